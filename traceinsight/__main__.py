@@ -1,0 +1,5 @@
+import sys
+
+from traceinsight.cli import main
+
+sys.exit(main())

@@ -1,0 +1,169 @@
+"""The one model of a captured run that flows capture -> analysis -> rendering.
+
+Everything the TUI, the reports and the diff show is read from these frozen objects; renderers never
+look at traces themselves. Times are milliseconds per step unless a name says otherwise.
+
+Categories (the attribution contract, see ``traceinsight.analysis.rules``): every step's main-thread
+wall time is split exclusively into ``CATEGORIES``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+CATEGORIES: tuple[str, ...] = ("op", "dispatch", "tracing", "compile", "input", "python", "other")
+
+CATEGORY_HELP: dict[str, str] = {
+    "op": "kernels running (eager kernels, graph-function and XLA executable runs)",
+    "dispatch": "the eager runtime and tf.function call machinery around kernels",
+    "tracing": "tf.function tracing / retracing (graph building)",
+    "compile": "XLA compilation",
+    "input": "getting inputs into tensors and onto the device (convert_to_tensor, tf.constant, copies, tf.data waits)",
+    "python": "main-thread time covered by no TensorFlow runtime event",
+    "other": "TensorFlow events no rule places yet (listed by name)",
+}
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Per-step wall times measured with time.perf_counter in the workload process (seconds)."""
+
+    steps_s: np.ndarray                 # untraced phase, one entry per step
+    first_step_s: float | None = None   # the process's first call (tracing / compilation live here)
+    traced_steps_s: np.ndarray | None = None  # host-traced phase, same clock: profiler distortion
+
+    @property
+    def median_ms(self) -> float:
+        return float(np.median(self.steps_s) * 1e3) if len(self.steps_s) else float("nan")
+
+    @property
+    def distortion(self) -> float | None:
+        """Traced median / untraced median - 1 (0.10 = the profiler made steps 10 % slower)."""
+        if self.traced_steps_s is None or not len(self.traced_steps_s) or not len(self.steps_s):
+            return None
+        return float(np.median(self.traced_steps_s) / np.median(self.steps_s) - 1.0)
+
+
+@dataclass(frozen=True)
+class ModeResult:
+    """One execution mode of a run (or one foreign trace, shown as a mode).
+
+    DataFrames (all may be empty, never None):
+      steps:      one row per step of the host-traced pass: step_num, start_ps, end_ps, wall_ms,
+                  first (bool: the process's first call), then one ``<category>`` column per
+                  CATEGORIES entry in ms; the categories sum to wall_ms.
+      breakdown:  index CATEGORIES; columns median, p25, p75, mean (ms/step over steady steps, i.e.
+                  excluding the first step); plus a row "total".
+      ops:        op, type, thread ("main" or "worker"), calls_per_step, self_ms_per_step, share
+                  (of that thread group's op time), sorted by self_ms_per_step descending.
+      retraces:   function, calls, traced_calls, tracing_ms (total over the trace), compile_ms,
+                  changes (str: what changed between traces, "" when unknown).
+      hotspots:   function, file, line, group ("user", "keras", "tensorflow", "other"), self_ms,
+                  inclusive_ms (per step, scaled to the host pass's python time when both passes
+                  exist), calls_per_step.
+      other:      name, ms_per_step, count: events the rules do not place.
+    """
+
+    name: str
+    status: str = "ok"                  # "ok" | "failed" | "missing"
+    error: str | None = None
+    timing: Timing | None = None
+    steps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    breakdown: pd.DataFrame = field(default_factory=pd.DataFrame)
+    first_step: pd.Series | None = None  # category -> ms of the first step, when the trace has it
+    ops: pd.DataFrame = field(default_factory=pd.DataFrame)
+    retraces: pd.DataFrame = field(default_factory=pd.DataFrame)
+    hotspots: pd.DataFrame = field(default_factory=pd.DataFrame)
+    other: pd.DataFrame = field(default_factory=pd.DataFrame)
+    step_rule: str = ""                 # how steps were found, in words
+    profile_options: dict[str, Any] = field(default_factory=dict)  # pass -> {requested, recorded, ok}
+    notes: tuple[str, ...] = ()         # things the user should know (missing pass, options mismatch)
+    trace_paths: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def median_ms(self) -> float:
+        """Median ms/step: untraced timing when captured, else the traced steps' wall time."""
+        if self.timing is not None and len(self.timing.steps_s):
+            return self.timing.median_ms
+        steady = self.steady_steps
+        return float(steady["wall_ms"].median()) if len(steady) else float("nan")
+
+    @property
+    def step_samples_ms(self) -> np.ndarray:
+        """The per-step samples the median and its confidence interval are computed from."""
+        if self.timing is not None and len(self.timing.steps_s):
+            return np.asarray(self.timing.steps_s, dtype=float) * 1e3
+        steady = self.steady_steps
+        return steady["wall_ms"].to_numpy(dtype=float) if len(steady) else np.array([])
+
+    @property
+    def steady_steps(self) -> pd.DataFrame:
+        if self.steps.empty:
+            return self.steps
+        return self.steps[~self.steps["first"]]
+
+    def category_ms(self) -> pd.Series:
+        """Median ms/step per category (steady steps), indexed by CATEGORIES."""
+        if self.breakdown.empty:
+            return pd.Series(np.nan, index=list(CATEGORIES))
+        return self.breakdown.loc[list(CATEGORIES), "median"]
+
+
+@dataclass(frozen=True)
+class Run:
+    """A captured run (a run folder) or a set of foreign traces, analysed."""
+
+    path: Path | None
+    name: str
+    modes: dict[str, ModeResult]
+    manifest: dict[str, Any] = field(default_factory=dict)   # run.json as written by capture
+    source: str = "run"                 # "run" | "traces"
+
+    @property
+    def environment(self) -> dict[str, Any]:
+        return self.manifest.get("environment", {})
+
+    @property
+    def command(self) -> str | None:
+        return self.manifest.get("command")
+
+    def ok_modes(self) -> list[ModeResult]:
+        return [m for m in self.modes.values() if m.ok]
+
+    def breakdown(self) -> pd.DataFrame:
+        """Mode x category median ms/step."""
+        rows = {m.name: m.category_ms() for m in self.ok_modes()}
+        return pd.DataFrame(rows).T.reindex(columns=list(CATEGORIES)) if rows else \
+            pd.DataFrame(columns=list(CATEGORIES))
+
+    def summary(self) -> pd.DataFrame:
+        """One row per mode: the figures of the overview (see traceinsight.stats.summarize)."""
+        from traceinsight.stats import summarize
+        return summarize(self)
+
+    def ops(self) -> pd.DataFrame:
+        return _concat_modes(self, "ops")
+
+    def retraces(self) -> pd.DataFrame:
+        return _concat_modes(self, "retraces")
+
+    def hotspots(self) -> pd.DataFrame:
+        return _concat_modes(self, "hotspots")
+
+
+def _concat_modes(run: Run, attr: str) -> pd.DataFrame:
+    frames = [getattr(m, attr).assign(mode=m.name) for m in run.ok_modes()
+              if not getattr(m, attr).empty]
+    if not frames:
+        return pd.DataFrame()
+    df = pd.concat(frames, ignore_index=True)
+    return df[["mode"] + [c for c in df.columns if c != "mode"]]
