@@ -1,0 +1,226 @@
+"""Each findings rule on hand-made runs: it fires with its evidence, and stays silent without it."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from traceinsight.findings import Finding, find, split_mode
+from traceinsight.model import Run
+from traceinsight.testing import make_mode, sample_run
+
+EAGER = {"op": 4.3, "python": 4.0, "dispatch": 1.4, "input": 0.5}
+FUNC = {"op": 3.8, "python": 0.9, "dispatch": 0.2, "input": 0.3}
+
+
+def run_of(*modes) -> Run:
+    return Run(path=None, name="t", modes={m.name: m for m in modes})
+
+
+def rules(run: Run) -> list[str]:
+    return [f.rule for f in find(run)]
+
+
+def only(run: Run, rule: str) -> Finding:
+    hits = [f for f in find(run) if f.rule == rule]
+    assert len(hits) == 1, [f.rule for f in find(run)]
+    return hits[0]
+
+
+def test_split_mode():
+    assert split_mode("tf_keras:eager+tensor") == ("tf_keras:", "eager", "+tensor")
+    assert split_mode("train_on_batch-xla") == ("", "train_on_batch-xla", "")
+
+
+def test_sample_run_findings_ranked_by_saving():
+    fs = find(sample_run())
+    assert [f.rule for f in fs] == ["eager-dispatch-bound", "xla-slower", "numpy-inputs",
+                                    "profiler-distortion"]
+    assert [f.rank for f in fs] == [1, 2, 3, 4]
+    savings = [f.saving_ms for f in fs if f.saving_ms is not None]
+    assert savings == sorted(savings, reverse=True)
+    assert fs[-1].saving_ms is None and fs[-1].severity == "info"
+    for f in fs:  # evidence names its modes and quotes figures
+        assert all(m in f.evidence for m in f.modes)
+        assert re.search(r"\d", f.evidence)
+
+
+def test_eager_dispatch_bound_saving_is_the_measured_drop():
+    run = sample_run()
+    f = only(run, "eager-dispatch-bound")
+    e, fn = run.modes["eager"].category_ms(), run.modes["function"].category_ms()
+    expected = (e["python"] + e["dispatch"]) - (fn["python"] + fn["dispatch"])
+    assert f.saving_ms == pytest.approx(expected)
+    assert f.saving_ms == pytest.approx(4.29, abs=0.01)   # 3.99 + 1.40 - 0.90 - 0.20
+    assert f.modes == ("eager", "function")
+    assert "tf.function" in f.fix
+    assert "53 %" in f.evidence and "2.06×" in f.evidence
+
+
+def test_eager_dispatch_bound_without_function_mode_has_no_saving():
+    f = only(run_of(make_mode("eager", EAGER, untraced_ms=9.5)), "eager-dispatch-bound")
+    assert f.saving_ms is None and f.severity == "info"
+
+
+def test_eager_dispatch_bound_silent_when_op_bound():
+    run = run_of(make_mode("eager", {"op": 9.0, "python": 1.0, "dispatch": 0.5}, untraced_ms=10.5),
+                 make_mode("function", {"op": 8.8, "python": 0.3}, untraced_ms=9.1))
+    assert "eager-dispatch-bound" not in rules(run)
+
+
+def test_eager_dispatch_bound_silent_when_function_not_faster_and_rule_8_speaks():
+    run = run_of(make_mode("eager", EAGER, untraced_ms=5.0),
+                 make_mode("function", FUNC, untraced_ms=5.0))
+    assert "eager-dispatch-bound" not in rules(run)
+    f = only(run, "no-difference")
+    assert "eager ≈ function" in f.title and f.saving_ms is None
+    assert "includes 1" in f.evidence
+
+
+def test_eager_dispatch_bound_for_train_on_batch_and_tf_keras():
+    run = run_of(make_mode("tf_keras:train_on_batch-eager", EAGER, untraced_ms=9.5),
+                 make_mode("tf_keras:train_on_batch", FUNC, untraced_ms=4.6))
+    f = only(run, "eager-dispatch-bound")
+    assert f.modes == ("tf_keras:train_on_batch-eager", "tf_keras:train_on_batch")
+
+
+@pytest.mark.parametrize("changes, cause, fix", [
+    ("input shape (32, 140, 30) -> (16, 140, 30)", "shapes change", "input_signature"),
+    ("Python float argument lr: 0.1 -> 0.2", "Python scalars", "tf.constant"),
+    ("new function object each call (created in a loop)", "per call", "outside the loop"),
+])
+def test_retracing_names_the_cause(changes, cause, fix):
+    m = make_mode("function", FUNC, retraces=[("train_step", 20, 15, 300.0, 0.0, changes)])
+    f = only(run_of(m), "retracing")
+    assert "train_step" in f.title and "14 times" in f.title
+    assert "traced 15 times in 20 calls" in f.evidence
+    assert cause in f.evidence and fix in f.fix
+    # 14 retraces of 300/15 = 20 ms each = 280 ms over 20 calls
+    assert f.saving_ms == pytest.approx(14.0)
+
+
+def test_retracing_unknown_cause_lists_the_usual_ones():
+    m = make_mode("function", FUNC, retraces=[("f", 10, 10, 50.0, 20.0, "")])
+    f = only(run_of(m), "retracing")
+    assert "not recorded" in f.evidence and "loop" in f.evidence
+    assert "XLA compile" in f.evidence
+    assert f.saving_ms == pytest.approx((50 + 20) * 9 / 10 / 10)
+
+
+def test_retracing_silent_with_one_trace():
+    assert "retracing" not in rules(sample_run())
+
+
+def test_numpy_inputs_measured_against_tensor_variant():
+    run = run_of(make_mode("eager", {"op": 3.0, "python": 1.0, "input": 2.0}, untraced_ms=6.0,
+                           hotspots=[("convert_to_tensor", "c.py", 1, "tensorflow", 1.0, 2.0, 3)]),
+                 make_mode("eager+tensor", {"op": 3.0, "python": 1.0, "input": 0.2}, untraced_ms=4.2))
+    f = only(run, "numpy-inputs")
+    assert f.saving_ms == pytest.approx(1.8, abs=0.05)
+    assert f.saving_basis.startswith("measured")
+    b = run.modes["eager"].breakdown
+    share = b.loc["input", "median"] / b.loc["total", "median"]   # ≈ 2.0 / 6.0, with jitter
+    assert "convert_to_tensor" in f.evidence and f"({share * 100:.0f} %)" in f.evidence
+    assert "prefetch" in f.fix
+
+
+def test_numpy_inputs_silent_when_tensor_variant_is_not_faster():
+    run = run_of(make_mode("eager", {"op": 3.0, "python": 1.0, "input": 2.0}, untraced_ms=6.0),
+                 make_mode("eager+tensor", {"op": 3.0, "python": 1.0, "input": 2.0}, untraced_ms=6.0))
+    assert "numpy-inputs" not in rules(run)
+
+
+def test_numpy_inputs_silent_when_input_is_small():
+    run = run_of(make_mode("eager", {"op": 9.0, "input": 0.2}, untraced_ms=9.2))
+    assert "numpy-inputs" not in rules(run)
+
+
+def test_xla_slower_names_ops_and_compile():
+    f = only(sample_run(), "xla-slower")
+    assert f.saving_ms == pytest.approx(6.216 - 4.605, abs=0.01)
+    assert "convolution.1 3.60" in f.evidence
+    assert "140 ms compile never pays back" in f.evidence
+    assert "jit_compile=False" in f.fix
+
+
+def test_xla_faster_counts_steps_to_amortize_compile():
+    run = run_of(make_mode("function", {"op": 8.0, "python": 1.0}, untraced_ms=9.0),
+                 make_mode("xla", {"op": 4.0, "python": 1.0}, untraced_ms=5.0,
+                           first_extra={"compile": 200.0}))
+    f = only(run, "xla-faster")
+    gain = f.saving_ms
+    assert gain == pytest.approx(4.0, abs=0.1)
+    assert f"paid back after {math.ceil(200.0 / gain)} steps" in f.evidence
+    assert "xla-slower" not in rules(run)
+
+
+def test_xla_silent_when_no_measurable_difference():
+    run = run_of(make_mode("function", FUNC, untraced_ms=5.0), make_mode("xla", FUNC, untraced_ms=5.0))
+    assert not {"xla-slower", "xla-faster"} & set(rules(run))
+    assert "xla ≈ function" in only(run, "no-difference").title
+
+
+def test_tiny_ops_fires_on_many_small_ops_only():
+    ops = [(f"op{i}", "AddV2", "main", 2, 0.01) for i in range(150)]  # 300 calls, 5 µs each
+    run = run_of(make_mode("eager", {"op": 1.5, "dispatch": 3.0, "python": 2.0}, ops=ops))
+    f = only(run, "tiny-ops")
+    assert "300 op calls per step" in f.evidence and "5.0 µs" in f.evidence
+    assert f.saving_ms == pytest.approx(3.0, abs=0.1) and f.saving_basis.startswith("upper bound")
+    assert "einsum" in f.fix
+    few = run_of(make_mode("eager", {"op": 1.5}, ops=ops[:20]))
+    assert "tiny-ops" not in rules(few)
+    big = run_of(make_mode("eager", {"op": 150.0}, ops=[(f"op{i}", "MatMul", "main", 2, 1.0)
+                                                        for i in range(150)]))
+    assert "tiny-ops" not in rules(big)
+
+
+def test_predict_overhead():
+    run = run_of(make_mode("predict", {"python": 8.0, "op": 2.0}, untraced_ms=10.0),
+                 make_mode("predict_on_batch", {"python": 1.0, "op": 2.0}, untraced_ms=3.0))
+    f = only(run, "predict-overhead")
+    assert f.saving_ms == pytest.approx(7.0, abs=0.2)
+    assert "predict_on_batch" in f.fix
+    same = run_of(make_mode("predict", {"op": 3.0}, untraced_ms=3.0),
+                  make_mode("predict_on_batch", {"op": 3.0}, untraced_ms=3.0))
+    assert "predict-overhead" not in rules(same)
+
+
+def test_fit_overhead_and_silence():
+    run = run_of(make_mode("fit", {"python": 6.0, "op": 4.0}, untraced_ms=10.0),
+                 make_mode("train_on_batch", {"python": 2.0, "op": 4.0}, untraced_ms=6.0))
+    f = only(run, "fit-overhead")
+    assert f.saving_ms == pytest.approx(4.0, abs=0.2)
+    assert "steps_per_execution" in f.fix and "python" in f.evidence
+    rev = run_of(make_mode("fit", {"op": 4.0}, untraced_ms=6.0),
+                 make_mode("train_on_batch", {"op": 4.0}, untraced_ms=8.0))
+    assert "fit-overhead" not in rules(rev)
+
+
+def test_input_bound_dataset_training():
+    f = only(run_of(make_mode("fit-dataset", {"op": 4.0, "input": 3.0, "python": 1.0})), "input-bound")
+    assert "38 %" in f.evidence and "prefetch" in f.fix
+    assert f.saving_ms == pytest.approx(3.0, abs=0.1)
+    quiet = run_of(make_mode("fit-dataset", {"op": 8.0, "input": 0.1}))
+    assert "input-bound" not in rules(quiet) and "numpy-inputs" not in rules(quiet)
+
+
+def test_profiler_distortion_says_by_how_much():
+    f = only(sample_run(), "profiler-distortion")
+    assert f.modes == ("function",) and "+17 %" in f.evidence
+    quiet = run_of(make_mode("eager", EAGER, untraced_ms=9.5, traced_ms=10.0))
+    assert "profiler-distortion" not in rules(quiet)
+
+
+def test_failed_and_empty_modes_never_fire():
+    from traceinsight.model import ModeResult
+    run = run_of(ModeResult(name="eager", status="failed", error="boom"),
+                 ModeResult(name="function", status="ok"))
+    assert find(run) == []
+
+
+def test_finding_to_dict_is_json_ready():
+    import json
+    d = find(sample_run())[0].to_dict()
+    assert json.loads(json.dumps(d))["modes"] == ["eager", "function"]

@@ -1,0 +1,522 @@
+"""Findings: rules that read a Run's analysis results and say what to change, ranked by saving.
+
+Every rule is a pure function of the Run. A rule fires only when the figures it quotes are in the
+run (never on a mode name alone), and its evidence quotes those figures with the mode names they
+come from. ``saving_ms`` is an estimate in ms/step; ``saving_basis`` says how it was estimated
+("measured" against another mode of the same run, or an "upper bound"). Findings without a saving
+(no measurable difference, profiler distortion) are informational and rank last.
+
+Medians of whole steps come from the untraced timing (``ModeResult.median_ms``), the category split
+from the host-traced steps (``ModeResult.category_ms``); evidence says which one it quotes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from traceinsight.compare import Comparison, compare_modes
+from traceinsight.model import ModeResult, Run
+
+# Thresholds. They decide when a rule speaks; each is a share or an absolute time, never a figure
+# of a particular model.
+DISPATCH_BOUND_SHARE = 0.30     # python + dispatch >= 30 % of an eager step
+INPUT_SHARE = 0.05              # input conversion >= 5 % of a step ...
+INPUT_MIN_MS = 0.05             # ... and at least 50 µs
+INPUT_BOUND_SHARE = 0.10        # tf.data waits >= 10 % of a step
+TINY_OPS_PER_STEP = 100         # "many ops": op calls per step
+TINY_OP_MEDIAN_MS = 0.030       # "tiny": median time of one op call <= 30 µs
+DISTORTION_HIGH = 0.15          # traced steps >= 15 % slower than untraced ones
+
+SEVERITIES = ("high", "medium", "low", "info")
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str                       # stable id, e.g. "eager-dispatch-bound"
+    title: str                      # one line, in the user's words
+    evidence: str                   # the figures and mode names the rule read
+    fix: str                        # a short code snippet naming the TF / Keras API
+    saving_ms: float | None = None  # estimated ms/step saved by the fix, None when not estimable
+    saving_basis: str = ""          # how saving_ms was estimated
+    modes: tuple[str, ...] = ()     # the modes the evidence comes from
+    severity: str = "info"          # "high" | "medium" | "low" | "info"
+    rank: int = 0                   # 1 = the largest saving; set by find()
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["modes"] = list(self.modes)
+        return d
+
+
+# --------------------------------------------------------------------------------------------------
+# helpers
+
+
+def fmt_ms(x: float | None) -> str:
+    """A time in ms with sensible precision (``4.6``, ``0.30``, ``85``, ``1234``)."""
+    if x is None or not np.isfinite(x):
+        return "–"
+    a = abs(x)
+    if a == 0:
+        return "0"
+    if a >= 100:
+        return f"{x:.0f}"
+    if a >= 10:
+        return f"{x:.1f}"
+    if a >= 0.1:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.0f} %"
+
+
+def _finite(*xs) -> bool:
+    return all(x is not None and np.isfinite(x) for x in xs)
+
+
+def _cat(m: ModeResult, *cats: str) -> float:
+    """Sum of the median ms/step of some categories (nan when the mode has no breakdown)."""
+    c = m.category_ms()
+    vals = [float(c.get(k, np.nan)) for k in cats]
+    return float(np.nansum(vals)) if any(np.isfinite(v) for v in vals) else float("nan")
+
+
+def _traced_total(m: ModeResult) -> float:
+    if m.breakdown.empty or "total" not in m.breakdown.index:
+        return float("nan")
+    return float(m.breakdown.loc["total", "median"])
+
+
+def split_mode(name: str) -> tuple[str, str, str]:
+    """``tf_keras:eager+tensor`` -> (``tf_keras:``, ``eager``, ``+tensor``)."""
+    prefix = ""
+    if ":" in name:
+        head, _, name = name.rpartition(":")
+        prefix = head + ":"
+    base, plus, variant = name.partition("+")
+    return prefix, base, plus + variant
+
+
+def sibling(run: Run, name: str, base: str, variant: str | None = None) -> ModeResult | None:
+    """The ok mode with the same library prefix (and variant) as ``name`` but another base."""
+    prefix, _, suffix = split_mode(name)
+    m = run.modes.get(prefix + base + (suffix if variant is None else variant))
+    return m if m is not None and m.ok and len(m.step_samples_ms) else None
+
+
+def _modes_with_base(run: Run, *bases: str) -> list[ModeResult]:
+    return [m for m in run.ok_modes() if split_mode(m.name)[1] in bases and len(m.step_samples_ms)]
+
+
+def _vs(c: Comparison) -> str:
+    return (f"{c.a} {fmt_ms(c.a_ms)} vs {c.b} {fmt_ms(c.b_ms)} ms/step "
+            f"({c.ratio:.2f}× [{c.ratio_lo:.2f}, {c.ratio_hi:.2f}], 95 % CI)")
+
+
+def _slower(c: Comparison) -> bool:
+    """a is measurably slower than b."""
+    return c.significant and c.delta_ms > 0
+
+
+# --------------------------------------------------------------------------------------------------
+# rules: each yields Findings (rank and severity are filled in by find())
+
+
+def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
+    """1. An eager mode whose steps are mostly Python + dispatch: wrap the step in tf.function."""
+    for e in _modes_with_base(run, "eager", "train_on_batch-eager"):
+        base = split_mode(e.name)[1]
+        f = sibling(run, e.name, "function" if base == "eager" else "train_on_batch")
+        pd_e, total = _cat(e, "python", "dispatch"), _traced_total(e)
+        if not _finite(pd_e, total) or total <= 0 or pd_e / total < DISPATCH_BOUND_SHARE:
+            continue
+        evidence = (f"In {e.name}, python {fmt_ms(_cat(e, 'python'))} + dispatch "
+                    f"{fmt_ms(_cat(e, 'dispatch'))} = {fmt_ms(pd_e)} ms of a {fmt_ms(total)} ms "
+                    f"traced step ({_pct(pd_e / total)}).")
+        saving, basis = None, "no graph-function mode in this run to measure against"
+        modes: tuple[str, ...] = (e.name,)
+        if f is not None:
+            c = compare_modes(e, f)
+            if not _slower(c):
+                continue  # the function mode is not measurably faster: rule 8 speaks instead
+            pd_f = _cat(f, "python", "dispatch")
+            saving = max(0.0, pd_e - pd_f)
+            basis = f"measured: python + dispatch of {e.name} minus {f.name}"
+            evidence += (f" {f.name} spends {fmt_ms(pd_f)} ms there; {_vs(c)}.")
+            modes = (e.name, f.name)
+        yield Finding(
+            rule="eager-dispatch-bound",
+            title=f"{e.name} is Python/dispatch-bound: compile the step with tf.function",
+            evidence=evidence, saving_ms=saving, saving_basis=basis, modes=modes,
+            fix=("step = tf.function(model)          # or decorate your train/predict step\n"
+                 "y = step(x)                        # x: a tensor of a fixed shape"
+                 if base == "eager" else
+                 "model.compile(optimizer, loss, run_eagerly=False)  # the default: "
+                 "train_on_batch runs a tf.function"))
+
+
+_SHAPE_WORDS = ("shape", "dim", "rank", "length")
+_PYTHON_WORDS = ("python", "scalar", "float", "int", "bool", "str", "object", "instance", "value")
+_LOOP_WORDS = ("new function", "created", "loop", "closure", "new tf.function")
+
+
+def _retrace_cause(changes: str, calls: int, traced: int) -> tuple[str, str]:
+    """(cause in words, fix snippet) from what the analysis recorded about the traces."""
+    text = (changes or "").lower()
+    if any(w in text for w in _LOOP_WORDS):
+        return ("a new tf.function object per call (created inside a loop or a function)",
+                "step = tf.function(step_fn)   # create it once, outside the loop\n"
+                "for x in batches:\n    step(x)")
+    if any(w in text for w in _SHAPE_WORDS):
+        return ("input shapes change between calls",
+                "@tf.function(reduce_retracing=True)   # or a fixed signature:\n"
+                "# @tf.function(input_signature=[tf.TensorSpec([None, 140, 30], tf.float32)])\n"
+                "def step(x): ...")
+    if any(w in text for w in _PYTHON_WORDS):
+        return ("Python scalars or objects passed as arguments (each new value is a new trace)",
+                "step(x, tf.constant(lr))   # pass tensors, not Python numbers or objects")
+    if changes:
+        return (f"recorded change: {changes}",
+                "@tf.function(reduce_retracing=True)\ndef step(x): ...")
+    cause = "not recorded in the trace; the usual causes are "
+    cause += ("a tf.function created per call (in a loop), changing input shapes, or Python "
+              "values as arguments" if traced >= calls > 1 else
+              "changing input shapes or Python values as arguments")
+    return (cause,
+            "step = tf.function(step_fn, reduce_retracing=True)  # create once, outside loops\n"
+            "step(tf.constant(x))      # pass tensors, not Python numbers or objects\n"
+            "# or fix shapes: input_signature=[tf.TensorSpec([None, ...], tf.float32)]")
+
+
+def rule_retracing(run: Run) -> Iterable[Finding]:
+    """2. A function traced more than once in the steady loop."""
+    for m in run.ok_modes():
+        r = m.retraces
+        if r.empty:
+            continue
+        for row in r.itertuples(index=False):
+            traced, calls = int(row.traced_calls), int(row.calls)
+            if traced < 2:
+                continue
+            tracing, compile_ = float(row.tracing_ms or 0.0), float(row.compile_ms or 0.0)
+            lost = (tracing + compile_) * (traced - 1) / traced
+            cause, fix = _retrace_cause(str(row.changes or ""), calls, traced)
+            per_call = lost / calls if calls else None
+            evidence = (f"In {m.name}, {row.function} was traced {traced} times in {calls} calls: "
+                        f"{fmt_ms(tracing)} ms tracing"
+                        + (f" + {fmt_ms(compile_)} ms XLA compile" if compile_ else "")
+                        + f"; the {traced - 1} retraces cost ≈ {fmt_ms(lost)} ms"
+                        + (f" ({fmt_ms(per_call)} ms per call)" if per_call is not None else "")
+                        + f". Cause: {cause}.")
+            yield Finding(
+                rule="retracing", title=f"{row.function} retraces {traced - 1} times in {m.name}",
+                evidence=evidence, fix=fix, saving_ms=per_call,
+                saving_basis="measured: time of retraces beyond the first, per call",
+                modes=(m.name,))
+
+
+def _conversion_hint(m: ModeResult) -> str:
+    names = []
+    if not m.hotspots.empty:
+        names += [str(f) for f in m.hotspots["function"] if "convert_to_tensor" in str(f)]
+    for df, col in ((m.ops, "op"), (m.other, "name")):
+        if not df.empty and col in df:
+            names += [str(n) for n in df[col] if any(k in str(n) for k in
+                                                     ("_EagerConst", "tf.constant", "convert_to_tensor"))]
+    names = list(dict.fromkeys(names))[:3]
+    return f" Conversion events seen: {', '.join(names)}." if names else ""
+
+
+def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
+    """3. Inputs converted from numpy every step."""
+    for m in run.ok_modes():
+        prefix, base, variant = split_mode(m.name)
+        if variant or "dataset" in base:
+            continue  # +tensor modes already pass tensors; dataset modes: rule 7
+        inp, total = _cat(m, "input"), _traced_total(m)
+        if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_SHARE:
+            continue
+        t = run.modes.get(m.name + "+tensor")
+        evidence = (f"In {m.name}, input (numpy → tensor conversion, copies) takes {fmt_ms(inp)} ms "
+                    f"of a {fmt_ms(total)} ms traced step ({_pct(inp / total)})."
+                    + _conversion_hint(m))
+        saving, basis, modes = inp, "upper bound: all of the mode's input time", (m.name,)
+        if t is not None and t.ok and len(t.step_samples_ms):
+            c = compare_modes(m, t)
+            if not _slower(c):
+                continue  # passing tensors made no measurable difference
+            saving = max(0.0, inp - _cat(t, "input"))
+            basis = f"measured: input time of {m.name} minus {t.name}"
+            evidence += f" With tensors as inputs: {_vs(c)}."
+            modes = (m.name, t.name)
+        yield Finding(
+            rule="numpy-inputs", title=f"{m.name} converts numpy inputs every step",
+            evidence=evidence, saving_ms=saving, saving_basis=basis, modes=modes,
+            fix=("x = tf.convert_to_tensor(x_np)     # once, outside the loop\n"
+                 "# or stream batches: tf.data.Dataset.from_tensor_slices((x, y))"
+                 ".batch(32).prefetch(tf.data.AUTOTUNE)"))
+
+
+def _first_compile_ms(m: ModeResult) -> float:
+    if m.first_step is not None and "compile" in m.first_step:
+        v = float(m.first_step["compile"])
+        if np.isfinite(v) and v > 0:
+            return v
+    if not m.retraces.empty and "compile_ms" in m.retraces:
+        return float(m.retraces["compile_ms"].fillna(0).sum())
+    return float("nan")
+
+
+def _top_ops(df: pd.DataFrame, change: tuple[str, ...], n: int = 3, col: str = "delta_ms") -> str:
+    rows = df[df["change"].isin(change)]
+    rows = rows.reindex(rows[col].abs().sort_values(ascending=False).index).head(n)
+    return ", ".join(f"{r.op} {fmt_ms(r.a_ms)}" + (f" (was {fmt_ms(r.b_ms)})" if r.b_ms else "")
+                     for r in rows.itertuples())
+
+
+def rule_xla(run: Run) -> Iterable[Finding]:
+    """4. XLA measurably slower (or faster) than the plain graph function on this machine."""
+    for x in _modes_with_base(run, "xla", "train_on_batch-xla"):
+        f = sibling(run, x.name, "function" if split_mode(x.name)[1] == "xla" else "train_on_batch")
+        if f is None:
+            continue
+        c = compare_modes(x, f)
+        if not c.significant:
+            continue
+        compile_ms = _first_compile_ms(x)
+        op_x, op_f = _cat(x, "op"), _cat(f, "op")
+        if c.delta_ms > 0:
+            slower = _top_ops(c.ops, ("only in a", "slower"))
+            evidence = (f"{_vs(c)}; op time {fmt_ms(op_x)} vs {fmt_ms(op_f)} ms/step."
+                        + (f" Costliest XLA ops: {slower}." if slower else "")
+                        + (f" Its {fmt_ms(compile_ms)} ms compile never pays back, since every "
+                           f"step is slower." if _finite(compile_ms) else ""))
+            yield Finding(
+                rule="xla-slower",
+                title=f"{x.name} (XLA) is slower per step than {f.name} on this machine",
+                evidence=evidence, saving_ms=c.delta_ms,
+                saving_basis=f"measured: median step of {x.name} minus {f.name}",
+                modes=(x.name, f.name),
+                fix=("step = tf.function(step_fn, jit_compile=False)\n"
+                     "# Keras: model.compile(..., jit_compile=False)"))
+        else:
+            gain = -c.delta_ms
+            steps = math.ceil(compile_ms / gain) if _finite(compile_ms) and gain > 0 else None
+            evidence = (f"{_vs(c)}; op time {fmt_ms(op_x)} vs {fmt_ms(op_f)} ms/step."
+                        + (f" Its {fmt_ms(compile_ms)} ms compile is paid back after {steps} steps."
+                           if steps is not None else ""))
+            yield Finding(
+                rule="xla-faster",
+                title=f"{x.name} (XLA) is faster per step than {f.name}: use jit_compile",
+                evidence=evidence, saving_ms=gain,
+                saving_basis=f"measured: median step of {f.name} minus {x.name}",
+                modes=(x.name, f.name),
+                fix=("step = tf.function(step_fn, jit_compile=True)\n"
+                     "# Keras: model.compile(..., jit_compile=True)"))
+
+
+def _op_call_stats(m: ModeResult) -> tuple[float, float]:
+    """(op calls per step, median ms of one op call weighted by calls)."""
+    ops = m.ops
+    if ops.empty or "calls_per_step" not in ops:
+        return 0.0, float("nan")
+    calls = ops["calls_per_step"].astype(float).to_numpy()
+    ok = calls > 0
+    if not ok.any():
+        return 0.0, float("nan")
+    per_call = ops["self_ms_per_step"].astype(float).to_numpy()[ok] / calls[ok]
+    order = np.argsort(per_call)
+    cum = np.cumsum(calls[ok][order])
+    median = float(per_call[order][np.searchsorted(cum, cum[-1] / 2)])
+    return float(calls.sum()), median
+
+
+def rule_tiny_ops(run: Run) -> Iterable[Finding]:
+    """5. Many tiny ops per step."""
+    hits = []
+    for m in run.ok_modes():
+        n, med = _op_call_stats(m)
+        if n >= TINY_OPS_PER_STEP and _finite(med) and med <= TINY_OP_MEDIAN_MS:
+            hits.append((n, med, m))
+    if not hits:
+        return
+    hits.sort(key=lambda h: -h[0])
+    n, med, m = hits[0]
+    overhead = _cat(m, "dispatch")
+    evidence = (f"{m.name} runs {n:.0f} op calls per step with a median of {med * 1e3:.1f} µs per "
+                f"call; per-op overhead (dispatch) is {fmt_ms(overhead)} ms/step.")
+    if len(hits) > 1:
+        evidence += " Also: " + ", ".join(f"{h[2].name} {h[0]:.0f} calls, {h[1] * 1e3:.1f} µs"
+                                          for h in hits[1:]) + "."
+    yield Finding(
+        rule="tiny-ops", title=f"Many tiny ops per step in {m.name}: vectorize",
+        evidence=evidence,
+        saving_ms=overhead if _finite(overhead) and overhead > 0 else None,
+        saving_basis="upper bound: the dispatch time, which grows with the number of op calls",
+        modes=tuple(h[2].name for h in hits),
+        fix=("# one batched op instead of a Python loop of small ones\n"
+             "y = tf.einsum('bij,bjk->bik', a, b)      # not [a[i] @ b[i] for i in range(n)]\n"
+             "z = tf.vectorized_map(fn, xs)            # or tf.map_fn(..., parallel_iterations)"))
+
+
+def rule_predict(run: Run) -> Iterable[Finding]:
+    """6. predict() on small batches costs more than model(x) / predict_on_batch."""
+    for p in _modes_with_base(run, "predict"):
+        alts = [a for a in (sibling(run, p.name, "predict_on_batch"), sibling(run, p.name, "eager"),
+                            sibling(run, p.name, "function")) if a is not None]
+        cs = [c for c in (compare_modes(p, a) for a in alts) if _slower(c)]
+        if not cs:
+            continue
+        best = min(cs, key=lambda c: c.b_ms)
+        yield Finding(
+            rule="predict-overhead",
+            title=f"{p.name}() costs more per batch than {best.b}",
+            evidence=f"{_vs(best)}. " + "; ".join(c.sentence() for c in cs if c is not best),
+            saving_ms=best.delta_ms,
+            saving_basis=f"measured: median step of {p.name} minus {best.b}",
+            modes=(p.name,) + tuple(c.b for c in cs),
+            fix=("y = model.predict_on_batch(x)     # one batch: no per-call data adapter\n"
+                 "y = model(x, training=False)      # or call the model (tf.function it for speed)"))
+
+
+def rule_fit_overhead(run: Run) -> Iterable[Finding]:
+    """7a. fit() per step costs more than train_on_batch."""
+    for f in _modes_with_base(run, "fit"):
+        t = sibling(run, f.name, "train_on_batch")
+        if t is None:
+            continue
+        c = compare_modes(f, t)
+        if not _slower(c):
+            continue
+        yield Finding(
+            rule="fit-overhead", title=f"{f.name} costs more per step than {t.name}",
+            evidence=f"{_vs(c)}. {c.sentence()}.",
+            saving_ms=c.delta_ms, saving_basis=f"measured: median step of {f.name} minus {t.name}",
+            modes=(f.name, t.name),
+            fix=("model.compile(optimizer, loss, steps_per_execution=32)  # fewer Python round trips\n"
+                 "model.fit(ds, epochs=1, verbose=0)   # no per-step progress bar\n"
+                 "# or, for a handful of steps: model.train_on_batch(x, y)"))
+
+
+def rule_input_bound(run: Run) -> Iterable[Finding]:
+    """7b. Training that waits on tf.data."""
+    for m in run.ok_modes():
+        if "dataset" not in split_mode(m.name)[1]:
+            continue
+        inp, total = _cat(m, "input"), _traced_total(m)
+        if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_BOUND_SHARE:
+            continue
+        yield Finding(
+            rule="input-bound", title=f"{m.name} waits on its input pipeline",
+            evidence=(f"In {m.name}, input (waiting on tf.data, copies) takes {fmt_ms(inp)} ms of a "
+                      f"{fmt_ms(total)} ms traced step ({_pct(inp / total)})."),
+            saving_ms=inp, saving_basis="upper bound: all of the mode's input time",
+            modes=(m.name,),
+            fix=("ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)\n"
+                 "ds = ds.cache().batch(32).prefetch(tf.data.AUTOTUNE)"))
+
+
+# (a, b) base pairs compared by the rules: the pairs users ask about.
+_PAIRS = [("eager", "function"), ("xla", "function"), ("predict", "predict_on_batch"),
+          ("fit", "train_on_batch"), ("train_on_batch-eager", "train_on_batch"),
+          ("train_on_batch-xla", "train_on_batch"), ("fit-dataset", "fit"),
+          ("v1-session", "function")]
+
+
+def compared_pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
+    """The pairs of ok modes of this run that the rules compare (incl. X vs X+tensor, Keras 2 vs 3)."""
+    out = []
+    for m in run.ok_modes():
+        if not len(m.step_samples_ms):
+            continue
+        prefix, base, variant = split_mode(m.name)
+        for a, b in _PAIRS:
+            if base == a:
+                other = sibling(run, m.name, b)
+                if other is not None:
+                    out.append((m, other))
+        if not variant:
+            t = run.modes.get(m.name + "+tensor")
+            if t is not None and t.ok and len(t.step_samples_ms):
+                out.append((m, t))
+        if prefix == "tf_keras:":
+            k3 = run.modes.get(m.name[len(prefix):])
+            if k3 is not None and k3.ok and len(k3.step_samples_ms):
+                out.append((m, k3))
+    return out
+
+
+def rule_no_difference(run: Run) -> Iterable[Finding]:
+    """8. Pairs whose confidence intervals overlap: no measurable difference, not a ranking."""
+    same = [compare_modes(a, b) for a, b in compared_pairs(run)]
+    same = [c for c in same if np.isfinite(c.ratio_lo) and not c.significant]
+    if not same:
+        return
+    modes = tuple(dict.fromkeys(n for c in same for n in (c.a, c.b)))
+    yield Finding(
+        rule="no-difference",
+        title="No measurable difference: " + "; ".join(f"{c.a} ≈ {c.b}" for c in same),
+        evidence="; ".join(f"{c.a} {fmt_ms(c.a_ms)} vs {c.b} {fmt_ms(c.b_ms)} ms/step, ratio "
+                           f"{c.ratio:.2f} [{c.ratio_lo:.2f}, {c.ratio_hi:.2f}] includes 1"
+                           for c in same) + ".",
+        saving_ms=None, saving_basis="the 95 % interval of the ratio includes 1", modes=modes,
+        fix="# Do not pick between these modes on speed: the difference is within noise.\n"
+            "# Capture more steps to narrow the interval.")
+
+
+def rule_distortion(run: Run) -> Iterable[Finding]:
+    """9. The profiler slowed the traced steps a lot: their absolute figures are less reliable."""
+    hits = []
+    for m in run.ok_modes():
+        d = m.timing.distortion if m.timing is not None else None
+        if d is not None and np.isfinite(d) and d >= DISTORTION_HIGH:
+            traced = float(np.median(m.timing.traced_steps_s) * 1e3)
+            hits.append((d, m.name, m.timing.median_ms, traced))
+    if not hits:
+        return
+    hits.sort(reverse=True)
+    yield Finding(
+        rule="profiler-distortion",
+        title="The profiler slowed traced steps by up to " + _pct(hits[0][0]),
+        evidence="Traced vs untraced median step: " + "; ".join(
+            f"{n} {fmt_ms(t)} vs {fmt_ms(u)} ms (+{_pct(d)})" for d, n, u, t in hits)
+            + ". Category times come from the traced steps and are inflated by about as much; "
+              "the mode medians come from untraced steps.",
+        saving_ms=None, saving_basis="not a speed-up: a caveat on the category split",
+        modes=tuple(h[1] for h in hits),
+        fix="# Compare modes by their untraced medians (the mode table); read the category\n"
+            "# split as proportions. Fewer tracer levels (no python tracer) distort less.")
+
+
+RULES: tuple[Callable[[Run], Iterable[Finding]], ...] = (
+    rule_eager_dispatch_bound, rule_retracing, rule_numpy_inputs, rule_xla, rule_tiny_ops,
+    rule_predict, rule_fit_overhead, rule_input_bound, rule_no_difference, rule_distortion)
+
+
+def _severity(f: Finding, run: Run) -> str:
+    if f.saving_ms is None or not np.isfinite(f.saving_ms):
+        return "info"
+    base = [run.modes[n].median_ms for n in f.modes[:1] if n in run.modes]
+    ref = base[0] if base and np.isfinite(base[0]) and base[0] > 0 else None
+    if ref is None:
+        return "low"
+    share = f.saving_ms / ref
+    return "high" if share >= 0.25 else "medium" if share >= 0.05 else "low"
+
+
+def find(run: Run) -> list[Finding]:
+    """All findings of a run, ranked: the largest estimated saving first, informational last."""
+    out: list[Finding] = []
+    for rule in RULES:
+        for f in rule(run):
+            out.append(replace(f, severity=_severity(f, run)))
+    out.sort(key=lambda f: (f.saving_ms is None, -(f.saving_ms or 0.0),
+                            SEVERITIES.index(f.severity), f.rule, f.modes))
+    return [replace(f, rank=i + 1) for i, f in enumerate(out)]
