@@ -72,6 +72,32 @@ _MESSAGES: list[tuple[str, list[tuple], list[str]]] = [
         ("stats", 5, "XStat", "repeated", None),
         ("child_id", 6, "int64", "repeated", None),
     ], []),
+    # The same messages with XLine.events left as raw bytes (wire-compatible: both are
+    # length-delimited field 4). traceinsight.analysis.events decodes the events of a whole line
+    # with numpy instead of building one Python object per event.
+    ("XSpaceRaw", [
+        ("planes", 1, "XPlaneRaw", "repeated", None),
+        ("errors", 2, "string", "repeated", None),
+        ("warnings", 3, "string", "repeated", None),
+        ("hostnames", 4, "string", "repeated", None),
+    ], []),
+    ("XPlaneRaw", [
+        ("id", 1, "int64", "optional", None),
+        ("name", 2, "string", "optional", None),
+        ("lines", 3, "XLineRaw", "repeated", None),
+        ("event_metadata", 4, "map:int64:XEventMetadata", "repeated", None),
+        ("stat_metadata", 5, "map:int64:XStatMetadata", "repeated", None),
+        ("stats", 6, "XStat", "repeated", None),
+    ], []),
+    ("XLineRaw", [
+        ("id", 1, "int64", "optional", None),
+        ("display_id", 10, "int64", "optional", None),
+        ("name", 2, "string", "optional", None),
+        ("display_name", 11, "string", "optional", None),
+        ("timestamp_ns", 3, "int64", "optional", None),
+        ("duration_ps", 9, "int64", "optional", None),
+        ("events", 4, "bytes", "repeated", None),
+    ], []),
     ("XStatMetadata", [
         ("id", 1, "int64", "optional", None),
         ("name", 2, "string", "optional", None),
@@ -113,7 +139,6 @@ def _build_file() -> descriptor_pb2.FileDescriptorProto:
 
 
 _pool = descriptor_pool.DescriptorPool()
-_file = _pool.Add(_build_file())
 _classes = message_factory.GetMessages([_build_file()], pool=_pool)
 
 XSpace = _classes[f"{_PACKAGE}.XSpace"]
@@ -123,5 +148,7 @@ XEvent = _classes[f"{_PACKAGE}.XEvent"]
 XStat = _classes[f"{_PACKAGE}.XStat"]
 XEventMetadata = _classes[f"{_PACKAGE}.XEventMetadata"]
 XStatMetadata = _classes[f"{_PACKAGE}.XStatMetadata"]
+XSpaceRaw = _classes[f"{_PACKAGE}.XSpaceRaw"]
 
-__all__ = ["XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata"]
+__all__ = ["XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata",
+           "XSpaceRaw"]

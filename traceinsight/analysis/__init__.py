@@ -1,0 +1,1 @@
+"""Trace loading and attribution: XSpace -> event table -> per-mode results (traceinsight.model)."""

@@ -1,0 +1,340 @@
+"""Exclusive attribution of main-thread time to categories, step by step.
+
+Pipeline on one event table (all numpy, no per-event Python):
+1. nesting: parent and depth of every positive-length event, per thread line;
+2. categories: each event's own category from ``rules``, then the effective one along the nesting;
+3. the main thread's timeline: the innermost open event owns each instant (gaps own nothing and are
+   Python), cut into segments at every event start and end;
+4. steps: windows from step markers (or a documented fallback), and each category's time inside each
+   window from the cumulative integral of the timeline, so the categories sum to the step's wall time
+   exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from traceinsight.analysis import rules
+from traceinsight.analysis.events import EventTable
+from traceinsight.model import CATEGORIES
+
+N_CAT = len(CATEGORIES)
+NONE = -1
+
+
+@dataclass
+class Attribution:
+    table: EventTable
+    main_line: int                 # index into table.lines, -1 when the trace has no host events
+    main_rule: str                 # how the main thread was chosen
+    parent: np.ndarray             # int64 per event, -1 for roots and zero-length events
+    depth: np.ndarray
+    crosser: np.ndarray            # bool per event: crosses another event, kept out of the nesting
+    own: np.ndarray                # own category code per event (rules codes)
+    cat: np.ndarray                # effective category per event (0..N_CAT-1)
+    # main-thread timeline
+    seg_start: np.ndarray
+    seg_end: np.ndarray
+    seg_owner: np.ndarray          # event index or -1 (no event: Python)
+    seg_cat: np.ndarray
+    cum: np.ndarray                # (N_CAT, len(bounds)) cumulative time per category at bounds
+    bounds: np.ndarray             # segment boundary times (len(seg)+1)
+    # steps
+    step_start: np.ndarray
+    step_end: np.ndarray
+    step_num: np.ndarray
+    step_rule: str
+    has_device_plane: bool
+
+    def category_time(self, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+        """(len(t0), N_CAT) main-thread time per category inside each window [t0, t1), in ps.
+        Time not covered by the timeline (before/after all events) is python."""
+        out = self._integral(t1) - self._integral(t0)
+        covered = out.sum(axis=1)
+        out[:, rules.PYTHON] += (np.asarray(t1) - np.asarray(t0)) - covered
+        return out
+
+    def _integral(self, t: np.ndarray) -> np.ndarray:
+        t = np.asarray(t, dtype=np.int64)
+        res = np.zeros((len(t), N_CAT), dtype=np.int64)
+        if len(self.bounds) < 2:
+            return res
+        k = np.searchsorted(self.bounds, t, side="right") - 1
+        inside = (k >= 0) & (k < len(self.seg_cat))
+        kc = np.clip(k, 0, len(self.seg_cat) - 1)
+        after = k >= len(self.seg_cat)
+        res[after] = self.cum[:, -1]
+        ki = kc[inside]
+        res[inside] = self.cum[:, ki].T
+        partial = t[inside] - self.bounds[ki]
+        rows = np.nonzero(inside)[0]
+        res[rows, self.seg_cat[ki]] += partial
+        return res
+
+
+def _nest_positions(table: EventTable, pos: np.ndarray, parent: np.ndarray,
+                    depth: np.ndarray) -> None:
+    """Parent and depth of the events ``pos`` (sorted by line, start, -end), assuming they nest.
+
+    For properly nested intervals in that order, the number of open ancestors of event i is
+    i - #(earlier events that ended by start_i); the parent is the last earlier event one level up.
+    """
+    parent[pos] = -1
+    depth[pos] = 0
+    if not len(pos):
+        return
+    lines = table.line[pos]
+    cuts = np.nonzero(np.diff(lines))[0] + 1
+    for block in np.split(np.arange(len(pos)), cuts):
+        idx = pos[block]
+        s = table.start[idx]
+        e = table.end[idx]
+        m = len(idx)
+        k = np.arange(m)
+        d = np.maximum(k - np.searchsorted(np.sort(e), s, side="right"), 0)
+        # the parent is the last earlier event one level up: per level, a search of sorted positions
+        order = np.argsort(d, kind="stable")
+        level_bounds = np.searchsorted(d[order], np.arange(int(d.max()) + 2))
+        par = np.full(m, -1, dtype=np.int64)
+        for level in range(1, len(level_bounds) - 1):
+            up = order[level_bounds[level - 1]:level_bounds[level]]
+            here = order[level_bounds[level]:level_bounds[level + 1]]
+            if not len(up) or not len(here):
+                continue
+            j = np.searchsorted(up, here) - 1
+            ok = j >= 0
+            par[here[ok]] = up[j[ok]]
+        parent[idx] = np.where(par >= 0, idx[np.maximum(par, 0)], -1)
+        depth[idx] = d
+
+
+def nest(table: EventTable, max_rounds: int = 6):
+    """Parent and depth of every positive-length event, and which events cross others.
+
+    TraceMe events nest among themselves, and python-tracer frames among themselves, but a TraceMe
+    started inside one Python frame and ended in another (a step marker opened in
+    ``Trace.__init__``) crosses frames. Such crossing events are taken out of the nesting (they
+    keep their own time span, e.g. as step windows, but own no timeline segments) and the rest is
+    nested again. Zero-length events own no time and get no parent."""
+    n = len(table)
+    parent = np.full(n, -1, dtype=np.int64)
+    depth = np.zeros(n, dtype=np.int64)
+    crosser = np.zeros(n, dtype=bool)
+    pos = np.nonzero(table.end > table.start)[0]
+    is_frame = np.array([n.startswith("$") for n in table.names] or [False], dtype=bool)
+    for _ in range(max_rounds):
+        _nest_positions(table, pos, parent, depth)
+        p = parent[pos]
+        bad = (p >= 0) & (table.end[pos] > table.end[np.maximum(p, 0)])
+        if not bad.any():
+            break
+        child, par = pos[bad], p[bad]
+        # A TraceMe opened in one Python frame (``__enter__``) and closed in another: the frame is
+        # the one taken out, so the TraceMe keeps its place (and its category) in the nesting.
+        drop_parent = is_frame[table.name[par]] & ~is_frame[table.name[child]]
+        out = np.unique(np.concatenate([par[drop_parent], child[~drop_parent]]))
+        crosser[out] = True
+        pos = pos[~np.isin(pos, out)]
+    else:  # still crossing after several rounds: take the rest of the offenders out as well
+        p = parent[pos]
+        bad = (p >= 0) & (table.end[pos] > table.end[np.maximum(p, 0)])
+        crosser[pos[bad]] = True
+    parent[crosser] = -1
+    depth[crosser] = 0
+    return parent, depth, crosser
+
+
+def effective_categories(own: np.ndarray, parent: np.ndarray, depth: np.ndarray,
+                         own_strength: np.ndarray, pass_strength: np.ndarray) -> np.ndarray:
+    """Each event's category along the nesting.
+
+    ``own_strength`` is how strongly an event holds its own category against the one inherited
+    from its ancestors; ``pass_strength`` how strongly it hands its category down (0: not at all).
+    An event without a rule of its own takes the inherited category, else ``python`` for a python
+    tracer frame and ``other`` for the rest."""
+    n = len(own)
+    cat = np.full(n, N_CAT, dtype=np.int64)
+    passed = np.zeros(n, dtype=np.int64)
+    if not n:
+        return cat
+    order = np.argsort(depth, kind="stable")
+    dsorted = depth[order]
+    bounds = np.searchsorted(dsorted, np.arange(int(dsorted.max()) + 2))
+    for level in range(len(bounds) - 1):
+        ev = order[bounds[level]:bounds[level + 1]]
+        if not len(ev):
+            continue
+        p = parent[ev]
+        has_p = p >= 0
+        pc = np.maximum(p, 0)
+        inh_str = np.where(has_p, passed[pc], 0)
+        inh_cat = np.where(inh_str > 0, cat[pc], N_CAT)
+        o = own[ev]
+        is_cat = o >= 0
+        keep_own = is_cat & (own_strength[ev] >= inh_str)
+        res = np.where(keep_own, o, inh_cat)
+        res_pass = np.where(keep_own, pass_strength[ev], inh_str)
+        fallback = np.where(o == rules.PYFRAME, rules.PYTHON, rules.OTHER)
+        nothing = res == N_CAT
+        res = np.where(nothing, fallback, res)
+        res_pass = np.where(nothing, 0, res_pass)
+        cat[ev] = res
+        passed[ev] = res_pass
+    return cat
+
+
+def _has_descendant(mask: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """True for events with a descendant (or themselves) in ``mask``."""
+    flag = mask.copy()
+    order = np.argsort(-depth, kind="stable")
+    dsorted = -depth[order]
+    bounds = np.searchsorted(dsorted, np.arange(int(dsorted.min()) if len(dsorted) else 0, 1))
+    for level in range(len(bounds) - 1):
+        ev = order[bounds[level]:bounds[level + 1]]
+        ev = ev[flag[ev] & (parent[ev] >= 0)]
+        flag[parent[ev]] = True
+    return flag
+
+
+def _choose_main_line(table: EventTable, marker: np.ndarray, host_lines: np.ndarray) -> tuple[int, str]:
+    if not len(host_lines):
+        return -1, "no host thread lines"
+    counts = np.bincount(table.line[marker], minlength=len(table.lines)) if marker.any() else None
+    if counts is not None and counts[host_lines].max() > 0:
+        best = host_lines[np.argmax(counts[host_lines])]
+        return int(best), f"the thread holding the step markers ({table.lines[best].name})"
+    for i in host_lines:
+        if table.lines[i].name in ("python", "MainThread", "python3"):
+            return int(i), f"the Python main thread ({table.lines[i].name})"
+    tfe = np.array([n.startswith("TFE_Py_") for n in table.names], dtype=bool)
+    ev_tfe = tfe[table.name] if len(table) else np.zeros(0, bool)
+    c = np.bincount(table.line[ev_tfe], minlength=len(table.lines))
+    if c[host_lines].max() > 0:
+        best = host_lines[np.argmax(c[host_lines])]
+        return int(best), f"the thread calling TF's Python API most ({table.lines[best].name})"
+    dur = np.bincount(table.line, weights=(table.end - table.start).astype(float),
+                      minlength=len(table.lines))
+    best = host_lines[np.argmax(dur[host_lines])]
+    return int(best), f"the busiest host thread ({table.lines[best].name})"
+
+
+def attribute(table: EventTable) -> Attribution:
+    names = table.names
+    has_device = any(p.name.startswith("/device:") and any(
+        ln.plane == i and ln.n_events for ln in table.lines) for i, p in enumerate(table.planes))
+    name_code = np.array([rules.own_category(n, has_device) for n in names] or [rules.UNKNOWN],
+                         dtype=np.int64)
+    own = name_code[table.name] if len(table) else np.zeros(0, dtype=np.int64)
+    own = own.copy()
+    if "hlo_op" in table.stat_str:
+        idx, _ = table.stat_str["hlo_op"]
+        own[idx] = rules.OP
+    if "tf_function_call" in table.stat_str:
+        idx, val = table.stat_str["tf_function_call"]
+        traced = np.array([v.startswith("traced") for v in val], dtype=bool)
+        own[idx] = np.where(traced, rules.TRACING, rules.DISPATCH)
+
+    parent, depth, crosser = nest(table)
+    end = table.end
+    prio = np.zeros(N_CAT, dtype=np.int64)
+    for c, pr in rules.INHERIT_PRIORITY.items():
+        prio[c] = 2 * pr
+    own_strength = np.where(own >= 0, prio[np.clip(own, 0, N_CAT - 1)], 0)
+    pass_strength = own_strength.copy()
+    gb = table.name_id(rules.GRAPH_BUILDING)
+    if gb >= 0:
+        sel = table.name == gb
+        own_strength[sel] = pass_strength[sel] = 2 * rules.GRAPH_BUILDING_PRIORITY
+    launch_names = np.array([bool(rules.XLA_LAUNCH.match(n)) for n in names] or [False])
+    launch = launch_names[table.name] if len(table) else np.zeros(0, bool)
+    if launch.any():
+        compiling = launch & _has_descendant(own == rules.COMPILE, parent, depth)
+        own[compiling] = rules.COMPILE
+        own_strength[compiling] = 2 * rules.INHERIT_PRIORITY[rules.COMPILE]
+        pass_strength[compiling] = 1  # weak: only nested events without a rule inherit it
+    cat = effective_categories(own, parent, depth, own_strength, pass_strength)
+
+    host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith("/host:")}
+    host_lines = np.array([i for i, ln in enumerate(table.lines)
+                           if ln.plane in host_planes and ln.n_events], dtype=np.int64)
+    marker_name = np.array([bool(rules.STEP_MARKER.match(n)) for n in names] or [False], dtype=bool)
+    step_num_col = table.stat_int_column("step_num")
+    marker = (marker_name[table.name] & (step_num_col >= 0)) if len(table) else np.zeros(0, bool)
+    main, main_rule = _choose_main_line(table, marker, host_lines)
+
+    # main-thread timeline
+    if main >= 0:
+        on_main = np.nonzero((table.line == main) & (end > table.start) & ~crosser)[0]
+    else:
+        on_main = np.zeros(0, dtype=np.int64)
+    t = np.concatenate([table.start[on_main], end[on_main]])
+    owner_after = np.concatenate([on_main, parent[on_main]])
+    kind = np.concatenate([np.ones(len(on_main), np.int64), np.zeros(len(on_main), np.int64)])
+    dkey = np.concatenate([depth[on_main], -depth[on_main]])
+    order = np.lexsort((dkey, kind, t))
+    t, owner_after = t[order], owner_after[order]
+    if len(t):
+        seg_start, seg_end, seg_owner = t[:-1], t[1:], owner_after[:-1]
+        keep = seg_end > seg_start
+        seg_start, seg_end, seg_owner = seg_start[keep], seg_end[keep], seg_owner[keep]
+    else:
+        seg_start = seg_end = seg_owner = np.zeros(0, dtype=np.int64)
+    seg_cat = np.where(seg_owner >= 0, cat[np.maximum(seg_owner, 0)], rules.PYTHON) \
+        if len(seg_owner) else np.zeros(0, dtype=np.int64)
+    # gaps between segments (no event open) are python: close them into the tiling
+    if len(seg_start):
+        bounds = np.concatenate([seg_start, seg_end[-1:]])
+        gap = seg_start[1:] > seg_end[:-1]
+        if gap.any():
+            gs = seg_end[:-1][gap]
+            ge = seg_start[1:][gap]
+            seg_start = np.concatenate([seg_start, gs])
+            seg_end = np.concatenate([seg_end, ge])
+            seg_owner = np.concatenate([seg_owner, np.full(len(gs), -1)])
+            seg_cat = np.concatenate([seg_cat, np.full(len(gs), rules.PYTHON)])
+            o = np.argsort(seg_start, kind="stable")
+            seg_start, seg_end, seg_owner, seg_cat = seg_start[o], seg_end[o], seg_owner[o], seg_cat[o]
+        bounds = np.concatenate([seg_start, seg_end[-1:]])
+        lengths = seg_end - seg_start
+        cum = np.zeros((N_CAT, len(bounds)), dtype=np.int64)
+        for c in range(N_CAT):
+            cum[c, 1:] = np.cumsum(np.where(seg_cat == c, lengths, 0))
+    else:
+        bounds = np.zeros(0, dtype=np.int64)
+        cum = np.zeros((N_CAT, 0), dtype=np.int64)
+
+    # steps
+    main_marker = np.nonzero(marker & (table.line == main))[0] if main >= 0 else np.zeros(0, np.int64)
+    if len(main_marker):
+        ss, se, sn = table.start[main_marker], table.end[main_marker], step_num_col[main_marker]
+        top = depth[main_marker] == depth[main_marker].min()  # markers nested in markers: outer ones
+        ss, se, sn = ss[top], se[top], sn[top]
+        marker_names = sorted({names[i] for i in table.name[main_marker]})
+        step_rule = f"step markers {', '.join(repr(n) for n in marker_names)} (step_num)"
+    else:
+        calls = np.zeros(0, dtype=np.int64)
+        if "tf_function_call" in table.stat_str and main >= 0:
+            idx, _ = table.stat_str["tf_function_call"]
+            idx = idx[(table.line[idx] == main) & (parent[idx] < 0)]
+            calls = np.sort(idx)
+        if len(calls) >= 2:
+            ss, se = table.start[calls], end[calls]
+            sn = np.arange(len(calls))
+            step_rule = ("no step markers: each top-level tf.function call on the main thread is "
+                         "a step")
+        elif len(on_main):
+            se = np.array([end[on_main].max()])
+            ss = np.array([table.start[on_main].min()])
+            sn = np.array([0])
+            step_rule = "no step markers and no repeated tf.function calls: the whole trace is one step"
+        else:
+            ss = se = sn = np.zeros(0, dtype=np.int64)
+            step_rule = "no main-thread events: no steps"
+    o = np.argsort(ss, kind="stable")
+    return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent, depth=depth,
+                       crosser=crosser, own=own, cat=cat, seg_start=seg_start,
+                       seg_end=seg_end, seg_owner=seg_owner, seg_cat=seg_cat, cum=cum, bounds=bounds,
+                       step_start=ss[o], step_end=se[o], step_num=sn[o], step_rule=step_rule,
+                       has_device_plane=has_device)

@@ -1,0 +1,146 @@
+"""The attribution rules: which TensorFlow trace event owns which category.
+
+One table, read top to bottom; the first rule whose pattern matches an event's name gives the event's
+own category. Every rule is tested in tests/test_rules.py. How the categories combine along the nesting
+(the innermost event owns the time; some categories are inherited by everything inside them):
+
+* ``compile``, ``input``, ``op``, ``tracing`` and ``dispatch`` are inherited by nested events that have
+  no rule of their own, and a stronger one (``INHERIT_PRIORITY``) also wins over a nested event's own
+  rule: everything inside ``tf.constant`` is input (its ``_EagerConst`` kernel included), everything
+  inside a kernel run is op, everything inside XLA compilation is compile; inside a *traced*
+  tf.function call the Python being traced is tracing, while compilation and kernels keep their own.
+* Python-tracer frames (``$file:line function``) take the category of the TensorFlow event around them
+  (so the python-traced pass attributes like the host pass), else ``python``.
+* Main-thread time covered by no event, and the step markers' own time, is ``python``.
+* An event no rule matches is ``other`` (reported by name) unless a category is inherited.
+"""
+
+from __future__ import annotations
+
+import re
+
+from traceinsight.model import CATEGORIES
+
+CAT = {name: i for i, name in enumerate(CATEGORIES)}
+OP, DISPATCH, TRACING, COMPILE, INPUT, PYTHON, OTHER = (CAT[c] for c in CATEGORIES)
+UNKNOWN = -2      # no rule: inherit, else "other"
+PYFRAME = -3      # python tracer frame: inherit, else "python"
+IGNORE = -4       # zero-length bookkeeping events (they own no time); inherit like UNKNOWN
+
+# Stronger categories win over weaker ones nested inside them; 0 = not inherited.
+INHERIT_PRIORITY = {COMPILE: 5, INPUT: 4, OP: 3, TRACING: 2, DISPATCH: 1, PYTHON: 0, OTHER: 0}
+# Everything inside graph building is tracing, whatever it is (e.g. convert_to_tensor of constants
+# while a function is traced): stronger than any category.
+GRAPH_BUILDING_PRIORITY = 6
+GRAPH_BUILDING = "tf.function-graph_building"
+# An XLA launch (``__inference_f:__inference_f``) that compiles (holds compile events) is compile
+# itself, and so is every nested event without a rule of its own (HLO passes such as
+# ``simplification``); its executable run (``CpuExecutable::...``) keeps ``op``.
+XLA_LAUNCH = re.compile(r"^__inference_.*:__inference_")
+
+# Step markers XProf recognizes (tensorflow/profiler step markers, `tf.profiler.experimental.Trace`).
+STEP_MARKER = re.compile(r"^(train|test)[^/]*$|^TraceContext$")
+
+# A graph op run by the executor: ``scope/name:OpType`` (exactly one colon, no spaces).
+GRAPH_OP_PATTERN = r"^[^$:\s][^:\s]*:[A-Za-z_][A-Za-z0-9_]*$"
+
+# (kind, pattern, category, why). kind: "exact" | "prefix" | "regex".
+RULES: list[tuple[str, str, str, str]] = [
+    # --- XLA compilation
+    ("prefix", "JitCompiler::", "compile", "XLA JIT compilation of a jit_compile function"),
+    ("prefix", "CpuCompiler::", "compile", "XLA CPU backend (RunBackend, CompileCpuExecutable)"),
+    ("prefix", "GpuCompiler::", "compile", "XLA GPU backend"),
+    ("prefix", "NVPTXCompiler::", "compile", "XLA GPU backend (PTX)"),
+    ("prefix", "FusionCompiler::", "compile", "XLA CPU fusion codegen"),
+    ("prefix", "XlaCompil", "compile", "XlaCompiler / XlaCompilationCache / XlaCompileOnDemand"),
+    ("exact", "XlaCompile", "compile", "tf2xla compile op"),
+    ("prefix", "DeviceCompiler::", "compile", "TF's XLA device compiler cache"),
+    ("prefix", "xla::", "compile", "XLA HLO passes and compilation"),
+    # --- tf.function tracing
+    ("exact", "tf.function-graph_building", "tracing", "graph building of a tf.function trace"),
+    ("prefix", "tf.function-", "tracing", "other tf.function tracing phases"),
+    # --- input conversion and copies
+    ("exact", "convert_to_tensor", "input", "Python value -> tensor conversion"),
+    ("exact", "tf.constant", "input", "tf.constant (numpy/Python argument conversion)"),
+    ("exact", "MemcpyH2D", "input", "host-to-device copy (GPU traces)"),
+    ("prefix", "IteratorGetNext", "input", "waiting on a tf.data iterator"),
+    ("prefix", "Iterator::", "input", "tf.data pipeline stage"),
+    ("exact", "EagerCopyToDevice", "dispatch",
+     "input handle placement; counted as input only on traces with an accelerator device plane"),
+    # --- kernels running
+    ("exact", "KernelAndDeviceFunc::Run", "op", "an eager kernel or a graph function running"),
+    ("exact", "FunctionRun", "op", "graph function executor"),
+    ("prefix", "ExecutorState::", "op", "graph executor scheduling"),
+    ("prefix", "Executor", "op", "graph executor bookkeeping (ExecutorPropagateOutputs, ...)"),
+    ("prefix", "CpuExecutable::", "op", "XLA CPU executable running"),
+    ("prefix", "GpuExecutable::", "op", "XLA GPU executable running"),
+    ("exact", "BlockUntilReady", "op", "waiting for an XLA executable's threads"),
+    ("regex", r"^__inference_.*:__inference_", "op", "an XLA-compiled function's launch"),
+    ("prefix", "end: ", "op", "end marker of an XLA HLO op"),
+    ("prefix", "ThreadpoolListener::", "op", "thread-pool bookkeeping inside kernels"),
+    ("regex", GRAPH_OP_PATTERN, "op", "a graph op `scope/name:OpType`"),
+    # --- the eager runtime
+    ("prefix", "TFE_Py_", "dispatch", "Python -> C eager fast path / execute"),
+    ("prefix", "TFE_", "dispatch", "eager C API (handle deletion, ...)"),
+    ("exact", "EagerExecute", "dispatch", "eager op dispatch"),
+    ("prefix", "EagerLocalExecute", "dispatch", "local eager execution (placement, cache lookup)"),
+    ("prefix", "EagerRemoteExecute", "dispatch", "remote eager execution"),
+    ("exact", "EagerKernelExecute", "dispatch", "eager kernel launch"),
+    ("exact", "ValidateInputTypeAndPlacement", "dispatch", "eager input checks"),
+    ("prefix", "TensorHandle::", "dispatch", "tensor handle bookkeeping"),
+    ("prefix", "GetOrCreateKernelAndDevice", "dispatch", "eager kernel cache"),
+    ("prefix", "EagerOperation", "dispatch", "eager op construction"),
+    # --- zero-length bookkeeping (own no time)
+    ("exact", "MemoryAllocation", "ignore", "allocator event (zero length)"),
+    ("exact", "MemoryDeallocation", "ignore", "allocator event (zero length)"),
+]
+
+_KIND_CODE = {"ignore": IGNORE}
+
+
+def _code(category: str) -> int:
+    return _KIND_CODE.get(category, CAT.get(category, UNKNOWN))
+
+
+def own_category(name: str, has_device_plane: bool = False) -> int:
+    """The category code an event name gets by itself (before nesting and stats are considered)."""
+    if name.startswith("$"):
+        return PYFRAME
+    if STEP_MARKER.match(name):
+        return PYTHON
+    if has_device_plane and name == "EagerCopyToDevice":
+        return INPUT
+    for kind, pattern, category, _ in RULES:
+        if (kind == "exact" and name == pattern) or (kind == "prefix" and name.startswith(pattern)) \
+                or (kind == "regex" and re.search(pattern, name)):
+            return _code(category)
+    return UNKNOWN
+
+
+def function_call_category(tf_function_call: str) -> int:
+    """Category of a tf.function call event from its ``tf_function_call`` stat."""
+    return TRACING if tf_function_call.startswith("traced") else DISPATCH
+
+
+def op_of_name(name: str) -> tuple[str, str] | None:
+    """(op, type) when the event name itself names an op, else None.
+
+    ``EagerLocalExecute: Conv2D`` -> ("Conv2D", "Conv2D"); a graph-function run
+    ``EagerLocalExecute: __inference_f_72`` -> ("__inference_f_72", "tf.function");
+    ``scope/conv:_MklNativeFusedConv2D`` -> ("scope/conv", "_MklNativeFusedConv2D").
+    """
+    if name.startswith("EagerLocalExecute: "):
+        op = name[len("EagerLocalExecute: "):]
+        return op, ("tf.function" if op.startswith("__inference_") else op)
+    if name.startswith("$") or name.startswith("end: "):
+        return None
+    if re.match(GRAPH_OP_PATTERN, name) and not name.startswith("__inference_"):
+        op, _, op_type = name.rpartition(":")
+        return op, op_type
+    return None
+
+
+def hlo_type(hlo_op: str) -> str:
+    """``convolution.1`` -> ``convolution``; ``broadcast_add_fusion`` -> ``fusion``."""
+    base = re.sub(r"\.\d+$", "", hlo_op)
+    return "fusion" if base.endswith("fusion") else base
