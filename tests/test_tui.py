@@ -1,0 +1,247 @@
+"""Pilot tests of the viewer: navigate, drill down, compare, filter, sort, write a report."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sys
+
+import pytest
+from textual.widgets import DataTable, Select, TabbedContent
+
+from traceinsight.compare import compare_modes
+from traceinsight.tui import get_app
+from traceinsight.tui.bars import CategoryBars, render_bars
+from traceinsight.tui.compare import CompareScreen
+from traceinsight.tui.findings import FindingsScreen
+from traceinsight.tui.frame_table import FrameTable
+from traceinsight.tui.help import HelpScreen
+from traceinsight.tui.mode import ModeScreen
+from traceinsight.tui.mode_table import ModeTable
+from traceinsight.tui.overview import OverviewScreen, bar_rows
+
+from tui_runs import (failed_only_run, large_run, no_steps_run, one_mode_run, sample_run)
+
+SIZE = (100, 30)
+
+
+def pilot_test(fn):
+    """Run an async pilot test with asyncio.run (no async pytest plugin is a dependency)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        asyncio.run(fn(*args, **kwargs))
+    return wrapper
+
+
+def screen_text(app) -> str:
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
+
+
+@pilot_test
+async def test_overview_lists_every_mode_and_failures_with_reason():
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, OverviewScreen)
+        table = app.screen.query_one(ModeTable)
+        assert [str(k.value) for k in table.rows] == ["eager", "function", "xla", "predict"]
+        text = screen_text(app)
+        assert "predict  failed: ValueError: predict() needs a batch dimension" in text
+        assert "fastest" in text
+        assert "■ python" in text
+
+
+def test_bars_share_one_scale():
+    rows = bar_rows(sample_run())
+    text = render_bars(rows, 80).plain.splitlines()
+    lengths = {line.split()[0]: line.count("█") for line in text}
+    run = sample_run()
+    sums = {m: float(run.modes[m].category_ms().sum()) for m in ("eager", "function", "xla")}
+    longest = max(lengths.values())
+    assert lengths["eager"] == longest  # eager's steps are the longest
+    for m in ("function", "xla"):       # every bar is on eager's scale, to one cell
+        assert abs(lengths[m] - longest * sums[m] / sums["eager"]) <= 1
+
+
+@pilot_test
+async def test_drill_down_filter_and_sort_ops():
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        assert isinstance(app.screen, ModeScreen) and app.screen.mode.name == "eager"
+        await pilot.press("slash")
+        assert app.screen.query_one(TabbedContent).active == "tab-ops"
+        ops = app.screen.query_one("#ops", FrameTable)
+        assert ops.table.row_count == 3
+        await pilot.press("m", "a", "t")
+        await pilot.pause(0.3)
+        assert ops.table.row_count == 1 and ops.view["op"].tolist() == ["MatMul"]
+        await pilot.press("enter")            # leaves the filter for the table
+        assert app.focused is ops.table
+        await pilot.press("slash", "backspace", "backspace", "backspace", "enter")
+        assert ops.table.row_count == 3
+        for _ in range(3):                    # s cycles to the third column: calls/step
+            await pilot.press("s")
+        assert ops.sort_key == "calls_per_step"
+        assert ops.view["calls_per_step"].tolist() == [3, 2, 1]
+        await pilot.press("S")
+        assert ops.view["calls_per_step"].tolist() == [1, 2, 3]
+        await pilot.press("escape")
+        assert isinstance(app.screen, OverviewScreen)
+
+
+@pilot_test
+async def test_header_click_sorts():
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter", "slash", "enter")
+        ops = app.screen.query_one("#ops", FrameTable)
+        ops.table.post_message(DataTable.HeaderSelected(ops.table, ops.table.ordered_columns[5].key,
+                                                        5, ops.table.ordered_columns[5].label))
+        await pilot.pause()
+        assert ops.sort_key == "op" and ops.view["op"].tolist() == ["BiasAdd", "Conv2D", "MatMul"]
+
+
+@pilot_test
+async def test_mode_detail_tabs_say_what_is_missing():
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("down", "enter")    # function: no python-tracer pass, one retrace
+        screen = app.screen
+        assert screen.mode.name == "function"
+        tabs = screen.query_one(TabbedContent)
+        tabs.active = "tab-python"
+        await pilot.pause()
+        assert "No python-tracer pass" in screen_text(app)
+        tabs.active = "tab-retraces"
+        await pilot.pause()
+        assert screen.query_one("#retraces", FrameTable).table.row_count == 1
+        tabs.active = "tab-steps"
+        await pilot.pause()
+        text = screen_text(app)
+        assert "first step 89.6 ms" in text and "▲" in text   # the first step is off the scale
+
+
+@pilot_test
+async def test_hotspots_group_and_expand():
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        screen = app.screen
+        screen.query_one(TabbedContent).active = "tab-python"
+        await pilot.pause()
+        tree = screen.query_one("#hotspots")
+        groups = [n.data for n in tree.root.children]
+        assert groups == ["keras", "tensorflow", "user"]   # by self time
+        tree.root.children[0].expand()
+        await pilot.pause()
+        assert "Layer.__call__" in str(tree.root.children[0].children[0].label)
+
+
+@pilot_test
+async def test_compare_from_overview_and_swap():
+    run = sample_run()
+    app = get_app(run)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CompareScreen) and (screen.a, screen.b) == ("eager", "function")
+        expected = compare_modes(run.modes["eager"], run.modes["function"]).sentence()
+        assert expected in screen_text(app).replace("\n ", " ")
+        assert screen.query_one("#category-diff", DataTable).row_count == 7
+        diff = screen.query_one("#op-diff", FrameTable)
+        assert diff.table.row_count == 5
+        await pilot.press("slash", "o", "n", "l", "y")
+        await pilot.pause(0.3)
+        assert set(diff.view["change"]) == {"only in a", "only in b"}
+        await pilot.press("enter", "x")
+        await pilot.pause()
+        assert (screen.a, screen.b) == ("function", "eager")
+        assert screen.query_one("#pick-a", Select).value == "function"
+
+
+@pilot_test
+async def test_compare_picker_changes_pair():
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        screen = app.screen
+        screen.query_one("#pick-b", Select).value = "xla"
+        await pilot.pause(0.2)
+        assert screen.comparison.b == "xla"
+
+
+@pilot_test
+async def test_report_key_writes_markdown(tmp_path):
+    target = tmp_path / "report.md"
+    app = get_app(sample_run(), report_path=target)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await pilot.pause()
+        assert app.last_report == target.resolve()
+        assert "sample-conv1d" in target.read_text()
+        assert any(str(target.resolve()) in str(n.message) for n in app._notifications)
+
+
+@pilot_test
+async def test_findings_help_theme_and_quit():
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        assert isinstance(app.screen, FindingsScreen)
+        screen = app.screen
+        if screen.problem is None and screen.findings:
+            assert screen.query_one("#findings", DataTable).row_count == len(screen.findings)
+            assert screen.findings[0].title in screen_text(app)
+        else:
+            assert (screen.problem or "No rule fired") .split()[0] in screen_text(app)
+        await pilot.press("escape", "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape", "t")
+        assert isinstance(app.screen, OverviewScreen) and app.theme == "textual-light"
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+@pytest.mark.parametrize("make", [one_mode_run, failed_only_run, no_steps_run])
+@pilot_test
+async def test_edge_runs_open_and_say_what_is_missing(make):
+    run = make()
+    app = get_app(run)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        await pilot.press("enter")
+        assert isinstance(app.screen, ModeScreen)
+        detail = screen_text(app)
+        await pilot.press("escape", "c")
+        compare = screen_text(app)
+    if make is one_mode_run:
+        assert "Only one mode succeeded" in text
+        assert "Comparing needs two modes" in compare
+    if make is failed_only_run:
+        assert "failed: RuntimeError: out of memory" in text and "did not run" in detail
+    if make is no_steps_run:
+        assert "no steps found in the trace" in text and "No steps were found" in detail
+
+
+@pilot_test
+async def test_large_run_loads_ops_lazily():
+    run = large_run()
+    app = get_app(run)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter", "slash")
+        ops = app.screen.query_one("#ops", FrameTable)
+        assert len(ops.frame) == 300_000 and ops.table.row_count == FrameTable.PAGE
+        await pilot.press("enter", "ctrl+end")  # the cursor reaching the end loads the next page
+        await pilot.pause()
+        assert ops.table.row_count >= 2 * FrameTable.PAGE
+        await pilot.press("slash", *"layer_12345/")
+        await pilot.pause(0.3)
+        assert ops.view["op"].tolist() == ["model/layer_12345/MatMul"]
+
+
+def test_no_tensorflow_imported():
+    assert "tensorflow" not in sys.modules

@@ -1,0 +1,56 @@
+"""Runs for the TUI tests: the hand-made sample, edge cases, a large run, and committed real runs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from traceinsight.model import ModeResult, Run
+from traceinsight.testing import make_mode, sample_run
+
+RUNS_DIR = Path(__file__).parent / "data" / "runs"
+
+
+def one_mode_run() -> Run:
+    m = make_mode("eager", {"op": 4.0, "python": 3.0, "dispatch": 1.0},
+                  ops=[("Conv2D", "Conv2D", "main", 1, 2.5)])
+    return Run(path=None, name="one-mode", modes={"eager": m})
+
+
+def failed_only_run() -> Run:
+    m = ModeResult(name="eager", status="failed", error="RuntimeError: out of memory")
+    return Run(path=None, name="all-failed", modes={"eager": m})
+
+
+def no_steps_run() -> Run:
+    """A trace without step markers: no steps, no breakdown, no timing; ops still there."""
+    m = make_mode("trace", {"op": 1.0}, ops=[("MatMul", "MatMul", "main", 1, 1.0)])
+    m = replace(m, steps=pd.DataFrame(), breakdown=pd.DataFrame(), timing=None, first_step=None,
+                step_rule="", notes=("no step markers found: the trace has no 'train' events",))
+    return Run(path=None, name="no-steps", modes={"trace": m}, source="traces")
+
+
+def large_run(n_ops: int = 300_000) -> Run:
+    """One mode with hundreds of thousands of distinct ops (the table must stay lazy)."""
+    base = make_mode("eager", {"op": 5.0, "python": 2.0})
+    rng = np.random.default_rng(1)
+    self_ms = np.sort(rng.exponential(0.01, n_ops))[::-1]
+    ops = pd.DataFrame({"op": [f"model/layer_{i}/MatMul" for i in range(n_ops)],
+                        "type": np.where(np.arange(n_ops) % 3, "MatMul", "AddV2"),
+                        "thread": "main", "calls_per_step": 1.0, "self_ms_per_step": self_ms})
+    ops["share"] = ops["self_ms_per_step"] / ops["self_ms_per_step"].sum()
+    return Run(path=None, name="large", modes={"eager": replace(base, ops=ops)})
+
+
+def committed_runs() -> list[Path]:
+    """Real small runs committed by the capture work (empty until they land)."""
+    if not RUNS_DIR.is_dir():
+        return []
+    return sorted(p for p in RUNS_DIR.iterdir() if (p / "run.json").is_file())
+
+
+__all__ = ["sample_run", "one_mode_run", "failed_only_run", "no_steps_run", "large_run",
+           "committed_runs"]

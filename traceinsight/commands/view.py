@@ -1,0 +1,51 @@
+"""Open the interactive viewer: why is one mode slower than another?
+
+RUN is a run folder written by ``traceinsight capture`` (default: the newest under ./runs), or
+foreign traces: an .xplane.pb file, a profile session folder or a TensorBoard logdir (one mode per
+trace).
+
+Screens: overview (one row per mode, categories on one scale), mode detail (enter), compare (c),
+findings (f). Keys: arrows/tab move, enter drills down, escape goes back, / filters, s sorts,
+r writes a markdown report, t toggles dark/light, ? help, q quits. The mouse works too.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from traceinsight.errors import TraceinsightError
+
+THEMES = {"dark": "textual-dark", "light": "textual-light"}
+
+
+def load_run(path: Path):
+    """Load a run with the analysis engine (imported here: ``--help`` stays fast)."""
+    if not path.exists():
+        raise TraceinsightError(f"{path}: no such file or folder")
+    import traceinsight
+    return traceinsight.load(path)
+
+
+class Command:
+    __doc__ = __doc__  # the module docstring is the --help text
+
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("run", nargs="?", type=Path, metavar="RUN",
+                            help="run folder, .xplane.pb, profile session folder or TensorBoard logdir "
+                                 "(default: the newest run under --runs-dir)")
+        parser.add_argument("--runs-dir", type=Path, default=Path("runs"),
+                            help="where to look for the newest run (default: ./runs)")
+        parser.add_argument("--theme", choices=sorted(THEMES), default=None,
+                            help="colour theme (default: dark; t switches while viewing)")
+        parser.add_argument("--report", type=Path, default=None, metavar="PATH",
+                            help="where r writes the markdown report (default: RUN/report.md)")
+
+    def run(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+        from traceinsight.runfolder import newest_run
+        path = args.run if args.run is not None else newest_run(args.runs_dir)
+        run = load_run(path)
+        from traceinsight.tui import get_app
+        app = get_app(run, report_path=args.report, theme=THEMES.get(args.theme))
+        app.run()
+        return int(app.return_code or 0)

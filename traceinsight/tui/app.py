@@ -1,0 +1,73 @@
+"""The traceinsight viewer app. Built by ``get_app(run)`` (tests drive it with a pilot); run by the
+``view`` command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from traceinsight.model import Run
+from traceinsight.tui.compare import CompareScreen, default_pair
+from traceinsight.tui.findings import FindingsScreen
+from traceinsight.tui.help import HelpScreen
+from traceinsight.tui.mode import ModeScreen
+from traceinsight.tui.overview import OverviewScreen
+from traceinsight.tui.report import write_report
+
+DARK, LIGHT = "textual-dark", "textual-light"
+
+
+class TraceinsightApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "traceinsight"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("r", "report", "Report"),
+        Binding("t", "toggle_theme", "Theme", show=False),
+    ]
+
+    def __init__(self, run: Run, *, report_path: Path | None = None, theme: str | None = None) -> None:
+        super().__init__()
+        self.run_data = run
+        self.report_path = report_path
+        self.last_report: Path | None = None
+        if theme:
+            self.theme = theme
+
+    def on_mount(self) -> None:
+        self.sub_title = self.run_data.name
+        self.push_screen(OverviewScreen(self.run_data))
+
+    # --- navigation --------------------------------------------------------------------------
+    def show_mode(self, name: str) -> None:
+        summary = self.run_data.summary()
+        rows = summary[summary["mode"] == name]
+        self.push_screen(ModeScreen(self.run_data.modes[name], rows.iloc[0] if len(rows) else None))
+
+    def action_compare(self) -> None:
+        if isinstance(self.screen, CompareScreen):
+            return
+        a, b = default_pair(self.run_data, getattr(self.screen, "selected_mode", None))
+        self.push_screen(CompareScreen(self.run_data, a, b))
+
+    def action_findings(self) -> None:
+        if not isinstance(self.screen, FindingsScreen):
+            self.push_screen(FindingsScreen(self.run_data))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT if self.theme != LIGHT else DARK
+
+    def action_report(self) -> None:
+        try:
+            self.last_report = write_report(self.run_data, self.report_path)
+        except Exception as e:  # noqa: BLE001 - a failed report must not take the viewer down
+            self.notify(f"report not written: {type(e).__name__}: {e}", severity="error", timeout=8)
+            return
+        self.notify(f"report written: {self.last_report}", title="Report", timeout=8)

@@ -1,0 +1,77 @@
+"""Stacked horizontal bars of the categories, one per mode, all on one scale."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widget import Widget
+
+from traceinsight.model import CATEGORIES
+from traceinsight.tui import fmt
+
+BLOCK = "█"
+
+
+@dataclass(frozen=True)
+class BarRow:
+    mode: str
+    categories: dict[str, float] | None   # category -> ms/step; None when the mode has no breakdown
+    reason: str = ""                      # why there is no bar (failed, no steps, ...)
+
+
+def legend() -> Text:
+    text = Text()
+    for i, cat in enumerate(CATEGORIES):
+        if i:
+            text.append("  ")
+        text.append("■ ", style=fmt.CATEGORY_COLORS[cat])
+        text.append(cat)
+    return text
+
+
+def render_bars(rows: list[BarRow], width: int) -> Text:
+    """One line per mode: name, a bar whose length is the sum of its categories on the scale shared
+    by every mode, and that sum in ms/step. Segments are cut at rounded cumulative boundaries, so
+    the bar's total length is exact to one cell."""
+    name_w = max([len(r.mode) for r in rows] + [4])
+    label_w = 9
+    bar_w = max(10, width - name_w - label_w - 2)
+    totals = [sum(v for v in r.categories.values() if fmt.is_num(v)) for r in rows if r.categories]
+    scale = max(totals, default=0.0)
+    out = Text(no_wrap=True, overflow="ellipsis")
+    for i, row in enumerate(rows):
+        if i:
+            out.append("\n")
+        out.append(row.mode.ljust(name_w) + " ", style="bold")
+        if not row.categories:
+            out.append(row.reason or "no breakdown", style="italic")
+            continue
+        cum = 0.0
+        edge = 0
+        for cat in CATEGORIES:
+            v = row.categories.get(cat)
+            if not fmt.is_num(v) or v <= 0:
+                continue
+            cum += v
+            nxt = round(cum / scale * bar_w) if scale > 0 else 0
+            if nxt > edge:
+                out.append(BLOCK * (nxt - edge), style=fmt.CATEGORY_COLORS[cat])
+                edge = nxt
+        out.append(" " * (bar_w - edge + 1))
+        out.append(f"{fmt.ms(cum):>6} ms")
+    return out
+
+
+class CategoryBars(Widget):
+    """The overview's wall of bars; re-renders to the widget's width."""
+
+    def __init__(self, rows: list[BarRow], **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.rows = rows
+
+    def render(self) -> Text:
+        return render_bars(self.rows, self.size.width)
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return max(1, len(self.rows))

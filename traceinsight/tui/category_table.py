@@ -1,0 +1,54 @@
+"""A mode's category table: median ms/step with quartiles, mean, share and the first step."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult
+from traceinsight.tui import fmt
+
+
+class CategoryTable(DataTable):
+    def __init__(self, mode: ModeResult, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.mode = mode
+
+    def on_mount(self) -> None:
+        b = self.mode.breakdown
+        self.add_columns("category", Text("median", justify="right"), Text("p25–p75", justify="right"),
+                         Text("mean", justify="right"), Text("share", justify="right"),
+                         Text("1st step", justify="right"))
+        if b.empty:
+            return
+        total = float(b.loc[list(CATEGORIES), "median"].sum())
+        first = self.mode.first_step
+        for cat in CATEGORIES:
+            row = b.loc[cat]
+            share = row["median"] / total if total else float("nan")
+            self.add_row(Text.assemble(("■ ", fmt.CATEGORY_COLORS[cat]), cat),
+                         Text(fmt.ms(row["median"]), justify="right", style="bold"),
+                         Text(f"{fmt.ms(row['p25'])}–{fmt.ms(row['p75'])}", justify="right"),
+                         Text(fmt.ms(row["mean"]), justify="right"),
+                         Text(fmt.percent(share), justify="right"),
+                         Text(fmt.ms(first[cat]) if first is not None and cat in first else fmt.MISSING,
+                              justify="right"),
+                         key=cat)
+        if "total" in b.index:
+            self.add_row(Text("step wall time", style="bold"),
+                         Text(fmt.ms(b.loc["total", "median"]), justify="right", style="bold"),
+                         Text(f"{fmt.ms(b.loc['total', 'p25'])}–{fmt.ms(b.loc['total', 'p75'])}",
+                              justify="right"),
+                         Text(fmt.ms(b.loc["total", "mean"]), justify="right"), "",
+                         Text(fmt.ms(first.sum()) if first is not None else fmt.MISSING,
+                              justify="right"),
+                         key="total")
+
+    @property
+    def highlighted_help(self) -> str:
+        if not self.row_count:
+            return ""
+        key = list(CATEGORIES)[self.cursor_row] if self.cursor_row < len(CATEGORIES) else "total"
+        if key == "total":
+            return "step wall time: the median of whole traced steps (not the sum of the medians)"
+        return f"{key}: {CATEGORY_HELP[key]}"

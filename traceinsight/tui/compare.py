@@ -1,0 +1,162 @@
+"""Compare two modes: what explains the difference, category by category, and the op diff."""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Label, Select, Static
+
+from traceinsight.compare import Comparison, compare_modes
+from traceinsight.model import Run
+from traceinsight.tui import fmt
+from traceinsight.tui.frame_table import Column, FrameTable
+
+HALF = 12  # cells on each side of the signed bar's axis
+
+CHANGE_STYLE = {"only in a": "bold #e15759", "only in b": "bold #59a14f", "slower": "#e15759",
+                "faster": "#59a14f", "same": "dim"}
+
+
+def default_pair(run: Run, selected: str | None) -> tuple[str | None, str | None]:
+    """The selected mode against the fastest other one (the slower of the two first, so the
+    differences read as 'what the slow mode spends extra')."""
+    ok = [m for m in run.ok_modes() if np.isfinite(m.median_ms)]
+    if len(ok) < 2:
+        return (ok[0].name if ok else None), None
+    by_speed = sorted(ok, key=lambda m: m.median_ms)
+    names = [m.name for m in by_speed]
+    a = selected if selected in names else names[-1]
+    b = names[0] if a != names[0] else names[1]
+    if run.modes[a].median_ms < run.modes[b].median_ms:
+        a, b = b, a
+    return a, b
+
+
+def signed_bar(delta: float, scale: float, color: str) -> Text:
+    out = Text(no_wrap=True)
+    n = int(round(abs(delta) / scale * HALF)) if fmt.is_num(delta) and scale > 0 else 0
+    n = min(HALF, n)
+    if fmt.is_num(delta) and delta < 0:
+        out.append(" " * (HALF - n)).append("█" * n, style=color).append("│").append(" " * HALF)
+    else:
+        out.append(" " * HALF).append("│").append("█" * n, style=color).append(" " * (HALF - n))
+    return out
+
+
+class CategoryDiffTable(DataTable):
+    def __init__(self, comparison: Comparison, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.comparison = comparison
+
+    def on_mount(self) -> None:
+        c = self.comparison
+        self.add_columns("category", Text(c.a, justify="right"), Text(c.b, justify="right"),
+                         Text("Δ ms/step", justify="right"), f"{'faster':>{HALF}} {'slower':<{HALF}}")
+        cats = c.categories
+        scale = float(np.nanmax(np.abs(cats["delta_ms"].to_numpy(float)))) if len(cats) else 0.0
+        for r in cats.itertuples():
+            color = fmt.CATEGORY_COLORS.get(r.category, "white")
+            self.add_row(Text.assemble(("■ ", color), r.category),
+                         Text(fmt.ms(r.a_ms), justify="right"), Text(fmt.ms(r.b_ms), justify="right"),
+                         Text(fmt.signed_ms(r.delta_ms), justify="right", style="bold"),
+                         signed_bar(r.delta_ms, scale, color), key=r.category)
+
+
+def op_columns(a: str, b: str) -> list[Column]:
+    return [
+        Column("change", "change", lambda v: Text({"only in a": f"only in {a}", "only in b": f"only in {b}"}
+                                                  .get(v, str(v)), style=CHANGE_STYLE.get(v, ""))),
+        Column("delta_ms", "Δ ms/step", fmt.signed_ms, numeric=True),
+        Column("a_ms", a, fmt.ms, numeric=True),
+        Column("b_ms", b, fmt.ms, numeric=True),
+        Column("op", "op"),
+        Column("type", "type"),
+        Column("thread", "thread"),
+    ]
+
+
+class CompareScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("/", "filter", "Filter"),
+        Binding("x", "swap", "Swap"),
+    ]
+
+    def __init__(self, run: Run, a: str | None, b: str | None) -> None:
+        super().__init__()
+        self.run = run
+        self.a = a
+        self.b = b
+
+    def compose(self) -> ComposeResult:
+        options = [(m.name, m.name) for m in self.run.ok_modes()]
+        with Horizontal(id="pickers"):
+            yield Label("compare")
+            yield Select(options, value=self.a if self.a else Select.NULL, allow_blank=self.a is None,
+                         id="pick-a", compact=True)
+            yield Label("with")
+            yield Select(options, value=self.b if self.b else Select.NULL, allow_blank=self.b is None,
+                         id="pick-b", compact=True)
+        yield Vertical(id="compare-body")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        await self.rebuild()
+
+    async def rebuild(self) -> None:
+        body = self.query_one("#compare-body", Vertical)
+        await body.remove_children()
+        if self.a is None or self.b is None:
+            await body.mount(Static("Comparing needs two modes that ran; this run has "
+                                    f"{len(self.run.ok_modes())}.", classes="missing"))
+            return
+        if self.a == self.b:
+            await body.mount(Static("Choose two different modes.", classes="missing"))
+            return
+        c = compare_modes(self.run.modes[self.a], self.run.modes[self.b])
+        self.comparison = c
+        widgets = [Static(Text(c.sentence(), style="bold"), id="sentence"),
+                   CategoryDiffTable(c, id="category-diff")]
+        if c.ops.empty:
+            widgets.append(Static("Neither mode has ops to compare.", classes="missing"))
+        else:
+            widgets.append(Static(Text(op_diff_heading(c), style="bold"), classes="heading"))
+            widgets.append(FrameTable(c.ops, op_columns(c.a, c.b), filter_columns=["op", "type", "change"],
+                                      noun="ops", placeholder="/ filter ops (name, type, 'only', 'slower')",
+                                      id="op-diff"))
+        await body.mount(*widgets)
+
+    async def on_select_changed(self, event: Select.Changed) -> None:
+        value = None if event.value is Select.NULL else str(event.value)
+        if event.select.id == "pick-a":
+            if value == self.a:
+                return
+            self.a = value
+        else:
+            if value == self.b:
+                return
+            self.b = value
+        await self.rebuild()
+
+    async def action_swap(self) -> None:
+        self.a, self.b = self.b, self.a
+        with self.prevent(Select.Changed):
+            self.query_one("#pick-a", Select).value = self.a if self.a else Select.NULL
+            self.query_one("#pick-b", Select).value = self.b if self.b else Select.NULL
+        await self.rebuild()
+
+    def action_filter(self) -> None:
+        tables = self.query("#op-diff")
+        if tables:
+            tables.first(FrameTable).focus_filter()
+
+
+def op_diff_heading(c: Comparison) -> str:
+    counts = c.ops["change"].value_counts()
+    return (f"Op diff: {counts.get('only in a', 0)} only in {c.a}, {counts.get('only in b', 0)} only "
+            f"in {c.b}, {counts.get('slower', 0)} slower, {counts.get('faster', 0)} faster "
+            f"(by |Δ|; s: sort)")

@@ -1,0 +1,83 @@
+"""Findings: what to change, ranked by the saving ``traceinsight.findings.find(run)`` estimates."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from traceinsight.model import Run
+from traceinsight.tui import fmt
+
+SEVERITY_STYLE = {"high": "bold #e15759", "medium": "bold #f28e2b", "low": "#4e79a7", "info": "dim"}
+
+
+def load_findings(run: Run) -> tuple[list, str | None]:
+    """The findings, or why there are none to show (the findings engine is another module, which
+    may be missing in a partial install or fail on an unusual run: the viewer keeps working)."""
+    try:
+        from traceinsight.findings import find
+    except (ModuleNotFoundError, ImportError, AttributeError):
+        return [], "Findings are not available in this install (traceinsight.findings is missing)."
+    try:
+        return list(find(run)), None
+    except Exception as e:  # noqa: BLE001 - show the rule engine's failure instead of crashing
+        return [], f"The findings engine failed on this run: {type(e).__name__}: {e}"
+
+
+def finding_detail(f) -> Text:
+    text = Text()
+    text.append(getattr(f, "title", str(f)), style="bold")
+    saving = getattr(f, "saving_ms", None)
+    if fmt.is_num(saving):
+        text.append(f"\nsaving ≈ {fmt.ms(saving)} ms/step", style="bold")
+        if getattr(f, "saving_basis", ""):
+            text.append(f" ({f.saving_basis})")
+    if getattr(f, "modes", ()):
+        text.append(f"\nmodes: {', '.join(f.modes)}", style="dim")
+    if getattr(f, "evidence", ""):
+        text.append("\n\nEvidence\n", style="bold").append(f.evidence)
+    if getattr(f, "fix", ""):
+        text.append("\n\nWhat to change\n", style="bold").append(f.fix, style="#59a14f")
+    return text
+
+
+class FindingsScreen(Screen):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, run: Run) -> None:
+        super().__init__()
+        self.run = run
+        self.findings, self.problem = load_findings(run)
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f"Findings for {self.run.name}, largest saving first", style="bold"),
+                     id="findings-title")
+        if self.problem or not self.findings:
+            yield Static(self.problem or "No rule fired on this run.", classes="missing")
+        else:
+            yield DataTable(cursor_type="row", zebra_stripes=True, id="findings")
+            with VerticalScroll(id="finding-detail-scroll"):
+                yield Static(id="finding-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if not self.findings:
+            return
+        table = self.query_one("#findings", DataTable)
+        table.add_columns("#", "severity", Text("saving", justify="right"), "finding")
+        for i, f in enumerate(self.findings):
+            sev = getattr(f, "severity", "")
+            saving = getattr(f, "saving_ms", None)
+            table.add_row(str(getattr(f, "rank", 0) or i + 1), Text(sev, style=SEVERITY_STYLE.get(sev, "")),
+                          Text(f"{fmt.ms(saving)} ms" if fmt.is_num(saving) else "", justify="right"),
+                          getattr(f, "title", str(f)), key=str(i))
+        table.focus()
+        self.query_one("#finding-detail", Static).update(finding_detail(self.findings[0]))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if 0 <= event.cursor_row < len(self.findings):
+            self.query_one("#finding-detail", Static).update(finding_detail(self.findings[event.cursor_row]))

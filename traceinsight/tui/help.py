@@ -1,0 +1,50 @@
+"""The ``?`` screen: keys, and what each category means."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from traceinsight.model import CATEGORIES, CATEGORY_HELP
+from traceinsight.tui import fmt
+
+KEYS = [
+    ("↑ ↓ ← →, tab", "move; shift+tab moves back"),
+    ("enter", "drill down: a mode's detail (categories, ops, Python, retraces, steps)"),
+    ("escape", "back to the previous screen"),
+    ("c", "compare the selected mode with the fastest other mode (x swaps)"),
+    ("f", "findings: what to change, largest saving first"),
+    ("r", "write a markdown report and show its path"),
+    ("/", "filter the ops table as you type (enter to go to the table)"),
+    ("s / click header", "sort a table by the next column / by that column"),
+    ("t", "switch between dark and light themes"),
+    ("?", "this help"),
+    ("q", "quit"),
+]
+
+
+def help_text() -> Text:
+    text = Text()
+    text.append("traceinsight view\n\n", style="bold")
+    for key, what in KEYS:
+        text.append(f"{key:>18}  ", style="bold").append(f"{what}\n")
+    text.append("\nCategories: every traced step's main-thread time is split into\n", style="bold")
+    for cat in CATEGORIES:
+        text.append("■ ", style=fmt.CATEGORY_COLORS[cat]).append(f"{cat:<9}", style="bold")
+        text.append(f"{CATEGORY_HELP[cat]}\n")
+    text.append("\nms/step is the median of steps timed without the profiler; the category split comes "
+                "from the host-traced steps ('profiler' = how much slower tracing made them).\n"
+                "Press escape or ? to close.", style="dim")
+    return text
+
+
+class HelpScreen(ModalScreen):
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Static(help_text())

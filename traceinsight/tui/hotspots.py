@@ -1,0 +1,46 @@
+"""Python hotspots grouped by whose code it is (user / keras / tensorflow / other); a group expands
+to its functions, loaded when it is first expanded."""
+
+from __future__ import annotations
+
+import pandas as pd
+from rich.text import Text
+from textual.widgets import Tree
+
+from traceinsight.tui import fmt
+
+GROUPS = {"user": "your code", "keras": "keras", "tensorflow": "tensorflow", "other": "other"}
+MAX_CHILDREN = 500
+
+
+class HotspotTree(Tree):
+    def __init__(self, hotspots: pd.DataFrame, **kwargs) -> None:
+        super().__init__(Text("Python self time, ms/step (incl = with callees)"), **kwargs)
+        self.hotspots = hotspots
+        self.show_root = True
+        self.guide_depth = 3
+
+    def on_mount(self) -> None:
+        self.root.expand()
+        groups = self.hotspots.groupby("group", sort=False)["self_ms"].sum().sort_values(ascending=False)
+        order = [g for g in groups.index if g in GROUPS] + [g for g in groups.index if g not in GROUPS]
+        total = float(groups.sum()) or 1.0
+        for g in order:
+            label = Text.assemble((f"{fmt.ms(groups[g]):>7} ", "bold"),
+                                  (f"{GROUPS.get(g, g):<11}", "bold"),
+                                  (f" {groups[g] / total:4.0%} of Python self time", "dim"))
+            self.root.add(label, data=g, allow_expand=True)
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:
+        node = event.node
+        if node is self.root or node.children or not isinstance(node.data, str):
+            return
+        rows = self.hotspots[self.hotspots["group"] == node.data].sort_values(
+            "self_ms", ascending=False)
+        for r in rows.head(MAX_CHILDREN).itertuples():
+            where = f"{r.file}:{r.line}" if r.file else ""
+            node.add_leaf(Text.assemble(
+                (f"{fmt.ms(r.self_ms):>7} ", "bold"), f"{r.function}  ",
+                (f"{where}  incl {fmt.ms(r.inclusive_ms)} · {fmt.count(r.calls_per_step)} calls/step", "dim")))
+        if len(rows) > MAX_CHILDREN:
+            node.add_leaf(Text(f"… {len(rows) - MAX_CHILDREN:,} more (smaller) functions", style="italic"))

@@ -1,0 +1,97 @@
+"""The first screen: one row per mode, and the categories of every mode on one scale."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from traceinsight.model import Run
+from traceinsight.tui.bars import BarRow, CategoryBars, legend
+from traceinsight.tui.mode_table import ModeTable
+
+
+def run_title(run: Run) -> Text:
+    env = run.environment
+    bits = [run.name]
+    workload = run.manifest.get("workload", {})
+    if workload.get("path"):
+        bits.append(str(workload["path"]))
+    if env.get("tensorflow"):
+        bits.append(f"TF {env['tensorflow']}")
+    if env.get("keras"):
+        bits.append(f"Keras {env['keras']}")
+    if env.get("cores"):
+        bits.append(f"{env['cores']} cores")
+    if run.source != "run":
+        bits.append("foreign traces: one mode per trace")
+    return Text(" · ".join(bits), style="bold")
+
+
+def bar_rows(run: Run) -> list[BarRow]:
+    rows = []
+    for m in run.modes.values():
+        if not m.ok:
+            rows.append(BarRow(m.name, None, f"{m.status}: {m.error or 'no reason recorded'}"))
+        elif m.breakdown.empty:
+            rows.append(BarRow(m.name, None, "no steps found in the trace: no breakdown"))
+        else:
+            rows.append(BarRow(m.name, {k: float(v) for k, v in m.category_ms().items()}))
+    return rows
+
+
+def missing_notes(run: Run) -> list[str]:
+    """What the user should know is missing or doubtful, one line each."""
+    notes = []
+    if not run.modes:
+        notes.append("This run has no modes.")
+    elif len(run.ok_modes()) == 1:
+        notes.append("Only one mode succeeded: nothing to compare it with.")
+    for m in run.modes.values():
+        if not m.ok:  # listed with its reason among the bars
+            continue
+        if m.steps.empty:
+            notes.append(f"{m.name}: no steps found in the trace ({m.step_rule or 'no step rule'}).")
+        if m.hotspots.empty:
+            notes.append(f"{m.name}: no python-tracer pass: no Python hotspots.")
+        notes.extend(f"{m.name}: {n}" for n in m.notes)
+    return notes
+
+
+class OverviewScreen(Screen):
+    BINDINGS = [
+        Binding("c", "app.compare", "Compare"),
+        Binding("f", "app.findings", "Findings"),
+    ]
+
+    def __init__(self, run: Run) -> None:
+        super().__init__()
+        self.run = run
+
+    def compose(self) -> ComposeResult:
+        summary = self.run.summary()
+        yield Static(run_title(self.run), id="title")
+        yield ModeTable(summary, id="modes")
+        yield Static(Text("Where a traced step's time goes (median ms/step per category, one scale)",
+                          style="bold"), classes="heading")
+        yield CategoryBars(bar_rows(self.run), id="bars")
+        yield Static(legend(), id="legend")
+        notes = missing_notes(self.run)
+        with VerticalScroll(id="notes"):
+            yield Static(Text("\n".join(notes), style="italic") if notes else "")
+        yield Footer()
+
+    @property
+    def selected_mode(self) -> str | None:
+        return self.query_one(ModeTable).highlighted_mode
+
+    def action_drill(self) -> None:
+        mode = self.selected_mode
+        if mode is not None:
+            self.app.show_mode(mode)
+
+    def on_mode_table_chosen(self, event: ModeTable.Chosen) -> None:
+        self.app.show_mode(event.mode)

@@ -1,0 +1,93 @@
+"""Per-step times as a small bar chart: the first step and outliers stand out in colour."""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.text import Text
+from textual.widget import Widget
+
+from traceinsight.tui import fmt
+
+EIGHTHS = " ▁▂▃▄▅▆▇█"
+FIRST_STYLE = "bold #b07aa1"      # the tracing colour: the first step is where tracing lives
+OUTLIER_STYLE = "bold #e15759"
+NORMAL_STYLE = "#4e79a7"
+OUTLIER_FACTOR = 1.5              # a step slower than 1.5x the median is drawn as an outlier
+
+
+def render_chart(values: np.ndarray, first: np.ndarray, width: int, height: int = 5) -> Text:
+    """Bars of ``height`` rows plus a marker row above; steps beyond the scale (usually the first
+    one, which traces and compiles) are drawn full height under a ▲. More steps than columns are
+    binned (the slowest step of each bin is drawn)."""
+    values = np.asarray(values, dtype=float)
+    first = np.asarray(first, dtype=bool)
+    out = Text(no_wrap=True)
+    if not len(values):
+        return out.append("no steps", style="italic")
+    width = max(10, width)
+    if len(values) > width:
+        edges = np.linspace(0, len(values), width + 1).astype(int)
+        values_b = np.array([values[a:b].max() for a, b in zip(edges[:-1], edges[1:])])
+        first_b = np.array([first[a:b].any() for a, b in zip(edges[:-1], edges[1:])])
+        values, first = values_b, first_b
+    steady = values[~first] if (~first).any() else values
+    median = float(np.median(steady))
+    cap = min(float(steady.max()), 4 * median) if median > 0 else float(values.max())
+    cap = cap if cap > 0 else 1.0
+    styles = [FIRST_STYLE if f else OUTLIER_STYLE if v > OUTLIER_FACTOR * median else NORMAL_STYLE
+              for v, f in zip(values, first)]
+    levels = np.clip(values / cap, 0, 1) * height * 8
+    for row in range(height, -1, -1):   # row `height` is the marker row
+        if row != height:
+            out.append("\n")
+        for v, lvl, style in zip(values, levels, styles):
+            if row == height:
+                out.append("▲" if v > cap * 1.0001 else " ", style=style)
+                continue
+            cell = int(round(min(8, max(0, lvl - row * 8))))
+            out.append(EIGHTHS[cell], style=style)
+    return out
+
+
+class StepChart(Widget):
+    """One chart per series (timed steps, traced steps), each with a line of its figures."""
+
+    def __init__(self, series: list[tuple[str, np.ndarray, np.ndarray]], **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.series = series   # (title, ms per step, is-first flags)
+
+    def render(self) -> Text:
+        out = Text()
+        if not self.series:
+            return out.append("No per-step times in this mode.", style="italic")
+        for i, (title, values, first) in enumerate(self.series):
+            if i:
+                out.append("\n\n")
+            values = np.asarray(values, dtype=float)
+            first = np.asarray(first, dtype=bool)
+            out.append(title, style="bold")
+            out.append("\n")
+            out.append_text(render_chart(values, first, self.size.width))
+            out.append("\n")
+            out.append_text(summary_line(values, first))
+        return out
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return max(1, len(self.series) * 9 - 2)
+
+
+def summary_line(values: np.ndarray, first: np.ndarray) -> Text:
+    line = Text(style="dim")
+    if not len(values):
+        return line
+    steady = values[~first]
+    if len(steady):
+        line.append(f"{len(steady)} steps: min {fmt.ms(steady.min())} · median "
+                    f"{fmt.ms(np.median(steady))} · max {fmt.ms(steady.max())} ms")
+        outliers = int((steady > OUTLIER_FACTOR * np.median(steady)).sum())
+        if outliers:
+            line.append(f" · {outliers} outlier{'s' if outliers > 1 else ''} (> {OUTLIER_FACTOR}× median)",
+                        style=OUTLIER_STYLE)
+    if first.any():
+        line.append(f"   first step {fmt.ms(values[first][0])} ms", style=FIRST_STYLE)
+    return line
