@@ -1,0 +1,115 @@
+"""The execution modes capture can run a workload in: stable names, what each one calls.
+
+This module imports nothing heavy; the runner (``traceinsight.capture.runner``) is where a mode is
+turned into TensorFlow calls. Mode names are part of the run folder's contract (run.json keys,
+folder names via ``runfolder.mode_dir``): never rename one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+
+KERAS = "keras"
+FUNCTION = "function"
+
+LEGACY_PREFIX = "tf_keras:"
+TENSOR_SUFFIX = "+tensor"
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    kind: str                 # "keras" | "function": the workload kind it applies to
+    base: str                 # the mode without prefix / suffix
+    help: str
+    tensor_inputs: bool = False   # inputs converted to tensors once, outside the step
+    legacy_keras: bool = False    # run under tf_keras (Keras 2) with TF_USE_LEGACY_KERAS=1
+    needs_y: bool = False         # training modes need data() to return (x, y)
+    driver: str = "call"          # "call": one call per step; "fit": one batch of a fit() per step
+
+
+_KERAS_BASE: list[tuple[str, str, bool, str]] = [
+    # name, help, needs_y, driver
+    ("eager", "model(x): eager call", False, "call"),
+    ("function", "tf.function(model)(x): graph function, no XLA", False, "call"),
+    ("xla", "tf.function(model, jit_compile=True)(x): XLA-compiled call", False, "call"),
+    ("predict", "model.predict(x, batch_size=len(x)): one predict() call per step", False, "call"),
+    ("predict_on_batch", "model.predict_on_batch(x)", False, "call"),
+    ("train_on_batch-eager", "model.train_on_batch(x, y) compiled with run_eagerly=True", True, "call"),
+    ("train_on_batch", "model.train_on_batch(x, y) compiled with jit_compile=False", True, "call"),
+    ("train_on_batch-xla", "model.train_on_batch(x, y) compiled with jit_compile=True", True, "call"),
+    ("fit", "model.fit(x, y) on numpy arrays; one step = one batch inside a fit() call", True, "fit"),
+    ("fit-dataset", "model.fit(tf.data.Dataset ... .prefetch(AUTOTUNE)); one step = one batch", True, "fit"),
+]
+
+_FUNCTION_BASE: list[tuple[str, str]] = [
+    ("eager", "step(*inputs): eager Python + TF ops"),
+    ("function", "tf.function(step)(*inputs): graph function, no XLA"),
+    ("xla", "tf.function(step, jit_compile=True)(*inputs): XLA-compiled"),
+    ("v1-session", "tf.compat.v1 graph of step built once (placeholders fed per step), "
+                   "Session.run; eager disabled in that process (the TF1 way)"),
+]
+
+
+def _build() -> dict[str, Mode]:
+    table: dict[str, Mode] = {}
+    for legacy in (False, True):
+        prefix = LEGACY_PREFIX if legacy else ""
+        for base, help_, needs_y, driver in _KERAS_BASE:
+            for tensor in (False, True):
+                if tensor and base == "fit-dataset":
+                    continue  # already tensors (a tf.data pipeline)
+                name = f"{prefix}{base}{TENSOR_SUFFIX if tensor else ''}"
+                h = help_ + (" — inputs converted to tensors once, outside the step" if tensor else "")
+                if legacy:
+                    h += " — under tf_keras (Keras 2, TF_USE_LEGACY_KERAS=1)"
+                table[name] = Mode(name, KERAS, base, h, tensor, legacy, needs_y, driver)
+    for base, help_ in _FUNCTION_BASE:
+        table[f"fn:{base}"] = Mode(base, FUNCTION, base, help_)
+    return table
+
+
+_TABLE = _build()
+
+
+def keras_modes() -> list[Mode]:
+    return [m for m in _TABLE.values() if m.kind == KERAS]
+
+
+def function_modes() -> list[Mode]:
+    return [m for m in _TABLE.values() if m.kind == FUNCTION]
+
+
+def tf_keras_installed() -> bool:
+    return importlib.util.find_spec("tf_keras") is not None
+
+
+def get(kind: str, name: str) -> Mode | None:
+    if kind == FUNCTION:
+        return _TABLE.get(f"fn:{name}")
+    return _TABLE.get(name) if not name.startswith("fn:") else None
+
+
+def default_modes(kind: str, has_y: bool) -> list[str]:
+    """What a workload without MODES captures: every base mode that applies (no +tensor, no tf_keras)."""
+    if kind == FUNCTION:
+        return [m.name for m in function_modes()]
+    return [m.name for m in keras_modes()
+            if not m.tensor_inputs and not m.legacy_keras and (has_y or not m.needs_y)]
+
+
+def check(kind: str, name: str, has_y: bool) -> Mode:
+    """The mode, or a ValueError saying in one line why it does not apply to this workload."""
+    mode = get(kind, name)
+    if mode is None:
+        other = FUNCTION if kind == KERAS else KERAS
+        if get(other, name) is not None:
+            raise ValueError(f"mode {name!r} applies to {other} workloads only "
+                             f"(this is a {kind} workload: {', '.join(default_modes(kind, True))} ...)")
+        raise ValueError(f"unknown mode {name!r} (see: traceinsight capture --list-modes)")
+    if mode.needs_y and not has_y:
+        raise ValueError(f"mode {name!r} trains, and data() returned no y: return (x, y) to train")
+    if mode.legacy_keras and not tf_keras_installed():
+        raise ValueError(f"mode {name!r} needs tf_keras (legacy Keras 2): pip install tf_keras")
+    return mode

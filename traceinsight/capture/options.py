@@ -1,0 +1,88 @@
+"""What a saved trace says the profiler really used (TF 2.21 can silently ignore requested options).
+
+The ``Task Environment`` plane of an XSpace carries a stat ``profile_options``: a serialized
+``tensorflow.ProfileOptions`` (public schema, tsl/profiler/protobuf/profiler_options.proto). We only
+need three varint fields, so we read the wire format directly instead of building the message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+# ProfileOptions field numbers (profiler_options.proto)
+_FIELDS = {2: "host_tracer_level", 3: "device_tracer_level", 4: "python_tracer_level"}
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if i >= len(buf):
+            raise ValueError("truncated varint")
+        b = buf[i]
+        i += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, i
+        shift += 7
+
+
+def decode_profile_options(buf: bytes) -> dict[str, int]:
+    """The tracer levels recorded in a serialized ProfileOptions (absent field = 0, proto3)."""
+    out = {name: 0 for name in _FIELDS.values()}
+    i = 0
+    while i < len(buf):
+        key, i = _varint(buf, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _varint(buf, i)
+            if field in _FIELDS:
+                out[_FIELDS[field]] = value
+        elif wire == 1:
+            i += 8
+        elif wire == 2:
+            n, i = _varint(buf, i)
+            i += n
+        elif wire == 5:
+            i += 4
+        else:
+            raise ValueError(f"unsupported wire type {wire}")
+    return out
+
+
+def recorded_options(xplane_path: str | Path) -> dict[str, int] | None:
+    """Tracer levels stored in a saved ``.xplane.pb``; None when the trace does not record them."""
+    from traceinsight.xplane import XSpace
+
+    space = XSpace()
+    space.ParseFromString(Path(xplane_path).read_bytes())
+    for plane in space.planes:
+        if plane.name != "Task Environment":
+            continue
+        for stat in plane.stats:
+            if plane.stat_metadata[stat.metadata_id].name == "profile_options":
+                kind = stat.WhichOneof("value")
+                raw = stat.bytes_value if kind == "bytes_value" else stat.str_value.encode("latin-1")
+                return decode_profile_options(raw)
+    return None
+
+
+def check(requested: dict[str, int], xplane_path: str | Path | None) -> dict[str, Any]:
+    """``{"requested", "recorded", "ok", "trace"}``: ok only when every requested level was recorded."""
+    if xplane_path is None:
+        return {"requested": requested, "recorded": None, "ok": False, "trace": None,
+                "problem": "no trace file was saved"}
+    try:
+        recorded = recorded_options(xplane_path)
+    except Exception as e:  # a truncated or foreign file: say so, do not crash the capture
+        return {"requested": requested, "recorded": None, "ok": False, "trace": str(xplane_path),
+                "problem": f"cannot read the trace ({type(e).__name__}: {e})"}
+    if recorded is None:
+        return {"requested": requested, "recorded": None, "ok": False, "trace": str(xplane_path),
+                "problem": "the trace records no profile_options"}
+    wrong = {k: (v, recorded.get(k)) for k, v in requested.items() if recorded.get(k) != v}
+    result: dict[str, Any] = {"requested": requested, "recorded": recorded, "ok": not wrong,
+                              "trace": str(xplane_path)}
+    if wrong:
+        result["problem"] = "; ".join(f"{k} asked {a}, recorded {b}" for k, (a, b) in wrong.items())
+    return result

@@ -1,0 +1,411 @@
+"""The parent side of a capture: one subprocess per mode, timeouts, run.json, progress, summary.
+
+Never imports TensorFlow: the workload runs in ``python -m traceinsight.capture.runner`` processes,
+which hand results back through JSON files (never pickle). run.json is rewritten atomically after
+every state change, so an interrupted capture (Ctrl-C, a killed process) leaves a readable run that
+``--resume`` completes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from traceinsight import __version__, runfolder
+from traceinsight.capture import modes as modes_mod
+from traceinsight.capture.workload import WorkloadFile, inspect_file, sha256_of
+from traceinsight.errors import TraceinsightError
+
+# Environment variables that change what TensorFlow / Keras do (recorded in run.json when set).
+TF_ENV_VARS = (
+    "TF_ENABLE_ONEDNN_OPTS", "TF_USE_LEGACY_KERAS", "XLA_FLAGS", "TF_XLA_FLAGS", "KERAS_BACKEND",
+    "TF_CPP_MIN_LOG_LEVEL", "TF_CPP_MAX_VLOG_LEVEL", "TF_NUM_INTEROP_THREADS", "TF_NUM_INTRAOP_THREADS",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TF_GPU_ALLOCATOR", "TF_FORCE_GPU_ALLOW_GROWTH",
+    "CUDA_VISIBLE_DEVICES", "TF_DETERMINISTIC_OPS", "TF_ENABLE_XLA", "TF_XLA_ENABLE_XLA_DEVICES",
+    "PYTHONHASHSEED", "TF_RUN_EAGER_OP_AS_FUNCTION", "TF_ENABLE_MLIR_BRIDGE",
+)
+
+STDERR_TAIL_LINES = 25
+
+
+@dataclass
+class Options:
+    """Capture settings (the command's flags)."""
+
+    timeout: float = 600.0
+    min_steps: int = 30
+    min_time: float = 2.0
+    max_time: float = 30.0
+    warmup_steps: int = 5
+    host_trace_ms: int = 3000
+    host_max_steps: int = 100
+    python_tracer: bool = True
+    python_trace_ms: int = 1500
+    python_max_steps: int = 5
+
+    def spec(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "timeout"}
+
+
+@dataclass
+class ModeState:
+    name: str
+    status: str = "pending"
+    error: str | None = None
+    stderr_tail: str | None = None
+    started: float | None = None
+    ended: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def elapsed(self) -> float | None:
+        if self.started is None:
+            return None
+        return (self.ended or time.monotonic()) - self.started
+
+
+# ----------------------------------------------------------------------------- environment
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def host_environment() -> dict[str, Any]:
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = None
+    return {
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+        "os": platform.platform(),
+        "machine": platform.machine(),
+        "hostname": platform.node(),
+        "cpu_model": _cpu_model(),
+        "cpu_cores": os.cpu_count(),
+        "cpu_cores_usable": affinity,
+        "env": {k: os.environ[k] for k in TF_ENV_VARS if k in os.environ},
+        "tf_keras_installed": modes_mod.tf_keras_installed(),
+    }
+
+
+def child_env(mode: modes_mod.Mode | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("KERAS_BACKEND", "tensorflow")
+    # TF's INFO logs (profiler session chatter) would bury a failing mode's real error in stderr.
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    env["PYTHONUNBUFFERED"] = "1"
+    if mode is not None and mode.legacy_keras:
+        env["TF_USE_LEGACY_KERAS"] = "1"
+    # the child must import this very traceinsight, also when it is not installed
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+# ----------------------------------------------------------------------------- child processes
+
+@dataclass
+class ChildResult:
+    ok: bool
+    result: dict | None
+    error: str | None
+    stderr_tail: str | None
+    returncode: int | None
+
+
+def _tail(text: str, n: int = STDERR_TAIL_LINES) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(lines[-n:])
+
+
+def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[str, str],
+              stderr_path: Path | None = None, poll: Callable[[], None] | None = None) -> ChildResult:
+    """Run the runner in its own process group; kill the group on timeout or Ctrl-C."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    out = workdir / f".{what}.result.json"
+    err_file = out.with_name(out.name + ".error")
+    for p in (out, err_file):
+        if p.exists():
+            p.unlink()
+    cmd = [sys.executable, "-m", "traceinsight.capture.runner", what, "--spec", json.dumps(spec),
+           "--out", str(out)]
+    log_fd, log_tmp = tempfile.mkstemp(dir=workdir, prefix=f".{what}.stderr.", suffix=".tmp")
+    timed_out = False
+    try:
+        with os.fdopen(log_fd, "wb") as log:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    env=env, start_new_session=True)
+            deadline = time.monotonic() + timeout
+            try:
+                while True:
+                    try:
+                        proc.wait(timeout=0.2)
+                        break
+                    except subprocess.TimeoutExpired:
+                        pass
+                    if poll is not None:
+                        poll()
+                    if time.monotonic() > deadline:
+                        timed_out = True
+                        _kill_group(proc)
+                        break
+            except BaseException:  # Ctrl-C: do not leave the workload running
+                _kill_group(proc)
+                raise
+        text = Path(log_tmp).read_text(encoding="utf-8", errors="replace")
+        if stderr_path is not None:
+            runfolder.atomic_write_bytes(stderr_path, text.encode())
+    finally:
+        try:
+            os.unlink(log_tmp)
+        except OSError:
+            pass
+    tail = _tail(text)
+    rc = proc.returncode
+    if timed_out:
+        return ChildResult(False, None, f"timed out after {timeout:g} s (--timeout)", tail, rc)
+    if rc == 0 and out.exists():
+        result = json.loads(out.read_text())
+        out.unlink()
+        return ChildResult(True, result, None, tail, rc)
+    if err_file.exists():
+        error = json.loads(err_file.read_text()).get("error")
+        err_file.unlink()
+    elif rc is not None and rc < 0:
+        try:
+            error = f"died with signal {signal.Signals(-rc).name}"
+        except ValueError:
+            error = f"died with signal {-rc}"
+    else:
+        last = tail.splitlines()[-1] if tail else ""
+        error = f"exited with status {rc}" + (f": {last}" if last else "")
+    return ChildResult(False, None, error, tail, rc)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group of the child we started, nothing else
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+# ----------------------------------------------------------------------------- run folder
+
+def utc_stamp(now: datetime | None = None) -> str:
+    return (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+
+
+def summary_of(timings: dict) -> dict[str, Any]:
+    steps = np.asarray(timings.get("steps_s") or [], dtype=float) * 1e3
+    traced = np.asarray(((timings.get("traced") or {}).get("host") or {}).get("steps_s") or [], dtype=float) * 1e3
+    out: dict[str, Any] = {"n": int(len(steps))}
+    if len(steps):
+        p25, med, p75 = np.percentile(steps, [25, 50, 75])
+        out.update(median_ms=float(med), p25_ms=float(p25), p75_ms=float(p75),
+                   min_ms=float(steps.min()), max_ms=float(steps.max()))
+    else:
+        out.update(median_ms=None, p25_ms=None, p75_ms=None)
+    first = timings.get("first_step_s")
+    out["first_step_ms"] = float(first) * 1e3 if first is not None else None
+    out["traced_median_ms"] = float(np.median(traced)) if len(traced) else None
+    out["traced_n"] = int(len(traced))
+    out["distortion"] = (float(np.median(traced) / np.median(steps) - 1.0)
+                         if len(traced) and len(steps) else None)
+    return out
+
+
+class RunWriter:
+    """Holds run.json in memory and rewrites it atomically on every change."""
+
+    def __init__(self, path: Path, manifest: dict):
+        self.path = Path(path)
+        self.manifest = manifest
+
+    def save(self) -> None:
+        self.manifest["updated_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        runfolder.atomic_write_json(self.path / runfolder.MANIFEST, self.manifest)
+
+    def mode(self, name: str) -> dict:
+        return self.manifest["modes"][name]
+
+
+def _mode_entry(name: str) -> dict:
+    return {"dir": runfolder.mode_dir(name), "status": "pending", "error": None, "stderr_tail": None,
+            "summary": None, "profile_options": {}, "notes": []}
+
+
+# ----------------------------------------------------------------------------- the capture
+
+@dataclass
+class Plan:
+    workload: WorkloadFile
+    modes: list[str]
+    probe: dict
+    run_path: Path
+    resume: bool = False
+
+
+def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
+    """Import and call the workload once in a child process (nothing written in the runs dir)."""
+    with tempfile.TemporaryDirectory(prefix="traceinsight-probe-") as tmp:
+        res = run_child("probe", {"workload": str(wf.path), "kind": wf.kind}, Path(tmp),
+                        timeout=min(timeout, 600.0), env=child_env(None))
+    if not res.ok:
+        raise TraceinsightError(f"{wf.path.name}: {res.error}")
+    return res.result
+
+
+def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool) -> list[str]:
+    names = requested if requested else (list(wf.modes) if wf.modes else
+                                         modes_mod.default_modes(wf.kind, has_y))
+    seen: list[str] = []
+    for name in names:
+        try:
+            modes_mod.check(wf.kind, name, has_y)
+        except ValueError as e:
+            raise TraceinsightError(f"{wf.path.name}: {e}") from None
+        if name not in seen:
+            seen.append(name)
+    if not seen:
+        raise TraceinsightError(f"{wf.path.name}: no modes to capture")
+    return seen
+
+
+def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, name: str | None,
+            opts: Options, command: str) -> tuple[Plan, RunWriter]:
+    wf = inspect_file(workload)
+    if requested:  # refuse unknown names before spending a TF import on the probe
+        for m in requested:
+            if modes_mod.get(wf.kind, m) is None:
+                try:
+                    modes_mod.check(wf.kind, m, True)
+                except ValueError as e:
+                    raise TraceinsightError(f"{wf.path.name}: {e}") from None
+    probe = probe_workload(wf, opts.timeout)
+    modes = resolve_modes(wf, requested, bool(probe.get("has_y")))
+    run_name = name or f"{utc_stamp()}-{wf.name}"
+    run_path = Path(out_dir) / run_name
+    if run_path.exists():
+        raise TraceinsightError(f"{run_path} already exists (use --resume {run_path} or another --name)")
+    env = host_environment()
+    env.update(tensorflow=probe.get("tensorflow"), keras=probe.get("keras"), numpy=probe.get("numpy"),
+               gpus=probe.get("gpus", []), tf_built_with_cuda=probe.get("tf_built_with_cuda"))
+    manifest = {
+        "schema_version": runfolder.SCHEMA_VERSION,
+        "tool": f"traceinsight {__version__}",
+        "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "workload": {"path": str(wf.path), "sha256": wf.sha256, "name": wf.name, "kind": wf.kind,
+                     "doc": wf.doc.strip().splitlines()[0] if wf.doc.strip() else ""},
+        "command": command,
+        "environment": env,
+        "options": opts.spec() | {"timeout": opts.timeout},
+        "modes": {m: _mode_entry(m) for m in modes},
+    }
+    run_path.mkdir(parents=True)
+    writer = RunWriter(run_path, manifest)
+    writer.save()
+    return Plan(wf, modes, probe, run_path), writer
+
+
+def resume_run(run_path: Path, requested: list[str] | None, opts: Options, command: str,
+               workload: str | Path | None = None) -> tuple[Plan, RunWriter, list[str]]:
+    manifest = runfolder.read_manifest(run_path)
+    wpath = Path(workload) if workload else Path(manifest["workload"]["path"])
+    wf = inspect_file(wpath)
+    notes = []
+    if wf.sha256 != manifest["workload"].get("sha256"):
+        notes.append(f"{wf.path.name} changed since the run began (sha256 differs): "
+                     "resumed modes run the new code")
+        manifest["workload"]["sha256_resumed"] = wf.sha256
+    for m in requested or []:
+        if m not in manifest["modes"]:
+            manifest["modes"][m] = _mode_entry(m)
+    todo = [m for m, e in manifest["modes"].items()
+            if e.get("status") != "ok" and (not requested or m in requested)]
+    probe = probe_workload(wf, opts.timeout) if todo else {}
+    for m in todo:
+        try:
+            modes_mod.check(wf.kind, m, bool(probe.get("has_y")))
+        except ValueError as e:
+            raise TraceinsightError(f"{wf.path.name}: {e}") from None
+    manifest.setdefault("resumed", []).append(
+        {"utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": command, "modes": todo})
+    writer = RunWriter(Path(run_path), manifest)
+    writer.save()
+    return Plan(wf, todo, probe, Path(run_path), resume=True), writer, notes
+
+
+def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
+                 poll: Callable[[], None] | None = None) -> ModeState:
+    state = ModeState(name, status="running", started=time.monotonic())
+    entry = writer.mode(name)
+    mode = modes_mod.get(plan.workload.kind, name)
+    mode_path = writer.path / entry["dir"]
+    if mode_path.exists():  # a failed or interrupted earlier attempt: start clean
+        shutil.rmtree(mode_path)
+    entry.update(status="running", error=None, stderr_tail=None, summary=None, profile_options={}, notes=[])
+    writer.save()
+    spec = opts.spec() | {"workload": str(plan.workload.path), "kind": plan.workload.kind, "mode": name,
+                          "mode_path": str(mode_path)}
+    try:
+        res = run_child("mode", spec, mode_path, opts.timeout, child_env(mode),
+                        stderr_path=mode_path / "stderr.log", poll=poll)
+    except KeyboardInterrupt:
+        entry.update(status="failed", error="interrupted (Ctrl-C)")
+        writer.save()
+        raise
+    state.ended = time.monotonic()
+    entry["wall_s"] = round(state.elapsed, 3)
+    if not res.ok:
+        entry.update(status="failed", error=res.error, stderr_tail=res.stderr_tail)
+        state.status, state.error, state.stderr_tail = "failed", res.error, res.stderr_tail
+        writer.save()
+        return state
+    timings = res.result
+    for pass_name, p in (timings.get("traced") or {}).items():
+        po = p.get("profile_options") or {}
+        if po.get("trace"):
+            try:
+                po["trace"] = str(Path(po["trace"]).relative_to(writer.path))
+            except ValueError:
+                pass
+        entry["profile_options"][pass_name] = po
+        if not po.get("ok"):
+            state.notes.append(f"{pass_name} pass: profiler options not as requested: "
+                               f"{po.get('problem', 'unknown')}")
+        if p.get("problem"):
+            state.notes.append(f"{pass_name} pass: {p['problem']}")
+        if p.get("first_step_note"):
+            state.notes.append(p["first_step_note"])
+    runfolder.atomic_write_json(mode_path / runfolder.TIMINGS, timings)
+    entry.update(status="ok", summary=summary_of(timings), notes=state.notes,
+                 details=timings.get("details", {}))
+    state.status = "ok"
+    writer.save()
+    return state

@@ -1,0 +1,247 @@
+"""``traceinsight capture``: run a workload in every execution mode, time it, trace it."""
+
+from __future__ import annotations
+
+import math
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from traceinsight.errors import TraceinsightError
+
+
+class Command:
+    """Run a workload (model.py) in every execution mode, time it, and trace it.
+
+    Each mode runs in its own process: the first step (tracing / compilation) is timed apart inside
+    a host trace (host tracer level 3), then warm-up, an untraced timing phase (per-step
+    perf_counter times), then a python-tracer pass (level 1). Results go to
+    runs/<UTC time>-<workload>/ (run.json; per mode: timings.json and TensorBoard-layout traces).
+
+    examples:
+      traceinsight capture samples/tf2_vs_tf1_small.py
+      traceinsight capture model.py --modes eager,function,xla
+      traceinsight capture --resume runs/20261121T120000Z-model
+      traceinsight capture --list-modes
+    """
+
+    def prepare_parser(self, parser) -> None:
+        parser.add_argument("workload", nargs="?", help="the workload file (model.py)")
+        parser.add_argument("--modes", help="comma-separated modes (default: the file's MODES, "
+                                            "else every mode that applies)")
+        parser.add_argument("--list-modes", action="store_true", help="list the modes and exit")
+        parser.add_argument("--out", default="runs", help="runs directory (default: ./runs)")
+        parser.add_argument("--name", help="run folder name (default: <UTC time>-<workload name>)")
+        parser.add_argument("--resume", metavar="RUN",
+                            help="complete a run: capture only its modes that are missing or failed")
+        parser.add_argument("--timeout", type=float, default=600.0,
+                            help="seconds per mode before it is killed and recorded failed (default 600)")
+        parser.add_argument("--min-steps", type=int, default=30,
+                            help="untraced timing: at least this many steps (default 30)")
+        parser.add_argument("--min-time", type=float, default=2.0,
+                            help="untraced timing: and at least this many seconds (default 2)")
+        parser.add_argument("--max-time", type=float, default=30.0,
+                            help="untraced timing: stop after this many seconds once 3 steps are done (default 30)")
+        parser.add_argument("--warmup", type=int, default=5, help="untimed warm-up steps (default 5)")
+        parser.add_argument("--host-trace-ms", type=int, default=3000,
+                            help="host-traced pass length; it holds the first step (default 3000)")
+        parser.add_argument("--host-max-steps", type=int, default=100,
+                            help="at most this many steps in the host-traced pass (default 100)")
+        parser.add_argument("--python-trace-ms", type=int, default=1500,
+                            help="python-traced pass length (default 1500)")
+        parser.add_argument("--python-max-steps", type=int, default=5,
+                            help="at most this many steps in the python-traced pass (default 5)")
+        parser.add_argument("--no-python-tracer", action="store_true",
+                            help="skip the python-tracer pass")
+
+    def run(self, args, parser) -> int:
+        from rich.console import Console
+
+        from traceinsight.capture import orchestrate as orch
+
+        console = Console(highlight=False)
+        if args.list_modes:
+            print_modes(console)
+            return 0
+        opts = orch.Options(timeout=args.timeout, min_steps=args.min_steps, min_time=args.min_time,
+                            max_time=args.max_time, warmup_steps=args.warmup,
+                            host_trace_ms=args.host_trace_ms, host_max_steps=args.host_max_steps,
+                            python_tracer=not args.no_python_tracer,
+                            python_trace_ms=args.python_trace_ms, python_max_steps=args.python_max_steps)
+        for flag, v in (("--timeout", opts.timeout), ("--host-trace-ms", opts.host_trace_ms),
+                        ("--python-trace-ms", opts.python_trace_ms)):
+            if not v > 0:
+                raise TraceinsightError(f"{flag} must be positive")
+        if opts.min_steps < 1 or opts.host_max_steps < 1 or opts.python_max_steps < 1:
+            raise TraceinsightError("--min-steps, --host-max-steps and --python-max-steps must be at least 1")
+        requested = [m.strip() for m in args.modes.split(",") if m.strip()] if args.modes else None
+        command = _command_line(args, parser)
+        notes: list[str] = []
+        started = time.monotonic()
+        if args.resume:
+            run_path = Path(args.resume)
+            if not (run_path / "run.json").is_file():
+                raise TraceinsightError(f"{run_path}: not a run folder (no run.json)")
+            plan, writer, notes = orch.resume_run(run_path, requested, opts, command, args.workload)
+        else:
+            if not args.workload:
+                raise TraceinsightError("give a workload file (model.py), --resume RUN or --list-modes")
+            console.print(f"checking {args.workload} ...")
+            plan, writer = orch.new_run(args.workload, requested, Path(args.out), args.name, opts, command)
+        for n in notes:
+            console.print(f"[yellow]note:[/] {n}")
+        console.print(f"run: [bold]{plan.run_path}[/]  ({plan.workload.kind} workload "
+                      f"{plan.workload.name}, {len(plan.modes)} mode(s) to capture)")
+        states = run_with_progress(console, plan, writer, opts)
+        wall = time.monotonic() - started
+        writer.manifest.setdefault("capture_wall_s", []).append(round(wall, 1))
+        writer.save()
+        print_summary(console, plan.run_path)
+        for s in states:
+            for n in s.notes:
+                console.print(f"[yellow]warning:[/] {s.name}: {n}")
+        console.print(f"captured in {wall:.0f} s")
+        console.print(f"next: traceinsight view {plan.run_path}")
+        failed = [s for s in states if s.status != "ok"]
+        return 1 if failed and len(failed) == len(states) else 0
+
+
+def _command_line(args, parser) -> str:
+    """The command as the user could retype it: the workload plus every flag that is not a default."""
+    words = ["traceinsight", "capture"] + ([args.workload] if args.workload else [])
+    for action in parser._actions:
+        if not action.option_strings or action.dest in ("help", "list_modes"):
+            continue
+        value = getattr(args, action.dest, None)
+        if value is None or value == action.default:
+            continue
+        flag = action.option_strings[-1]
+        words += [flag] if value is True else [flag, str(value)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def print_modes(console) -> None:
+    from rich.table import Table
+
+    from traceinsight.capture import modes as modes_mod
+
+    tk = modes_mod.tf_keras_installed()
+    for title, items in (("Keras workloads (model() + data())", modes_mod.keras_modes()),
+                         ("Function workloads (step() + inputs())", modes_mod.function_modes())):
+        table = Table(title=title, title_justify="left")
+        table.add_column("mode", style="bold", no_wrap=True)
+        table.add_column("what one step is")
+        table.add_column("needs")
+        for m in items:
+            needs = []
+            if m.needs_y:
+                needs.append("y")
+            if m.legacy_keras:
+                needs.append("tf_keras" + ("" if tk else " (not installed)"))
+            table.add_row(m.name, m.help, ", ".join(needs))
+        console.print(table)
+    console.print("[dim]median / IQR / 1st step in ms; × fastest: ratio of medians, bootstrap 95% CI; "
+                  "distortion: host-traced median / untraced median − 1[/]")
+    for mode, status, error in failed:
+        console.print(f"[red]{mode}: {status}[/]: {error or ''}")
+
+
+def run_with_progress(console, plan, writer, opts) -> list:
+    from rich.live import Live
+    from rich.table import Table
+
+    from traceinsight.capture import orchestrate as orch
+
+    states = {m: orch.ModeState(m) for m in plan.modes}
+    current: list[str | None] = [None]
+
+    def render():
+        t = Table(box=None, pad_edge=False)
+        t.add_column("mode", no_wrap=True)
+        t.add_column("status")
+        t.add_column("elapsed", justify="right")
+        t.add_column("")
+        for name, s in states.items():
+            style = {"ok": "green", "failed": "red", "running": "cyan"}.get(s.status, "dim")
+            el = f"{s.elapsed:.1f} s" if s.elapsed is not None else ""
+            detail = ""
+            if s.status == "ok" and (writer.mode(name).get("summary") or {}).get("median_ms") is not None:
+                detail = f"{writer.mode(name)['summary']['median_ms']:.3g} ms/step"
+            elif s.status == "failed":
+                detail = (s.error or "")[:80]
+            t.add_row(name, f"[{style}]{s.status}[/]", el, detail)
+        return t
+
+    with Live(render(), console=console, refresh_per_second=4, transient=False) as live:
+        def poll():
+            live.update(render())
+
+        for name in plan.modes:
+            st = states[name]
+            st.status, st.started = "running", time.monotonic()
+            current[0] = name
+            live.update(render())
+            done = orch.capture_mode(plan, writer, name, opts, poll=poll)
+            done.started = st.started
+            states[name] = done
+            live.update(render())
+    console.print()
+    return list(states.values())
+
+
+def _fmt_ms(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    return f"{v:.3g}" if v < 100 else f"{v:.0f}"
+
+
+def build_timing_run(run_path: Path):
+    """A traceinsight.model.Run holding only timings (no traces needed for the summary table)."""
+    import numpy as np
+
+    from traceinsight import runfolder
+    from traceinsight.model import ModeResult, Run, Timing
+
+    manifest = runfolder.read_manifest(run_path)
+    results = {}
+    for name, entry in manifest["modes"].items():
+        status = entry.get("status")
+        timing = None
+        tpath = Path(run_path) / entry["dir"] / runfolder.TIMINGS
+        if status == "ok" and tpath.is_file():
+            t = runfolder.read_json(tpath)
+            host = (t.get("traced") or {}).get("host") or {}
+            timing = Timing(steps_s=np.asarray(t.get("steps_s") or [], dtype=float),
+                            first_step_s=t.get("first_step_s"),
+                            traced_steps_s=np.asarray(host.get("steps_s") or [], dtype=float))
+        results[name] = ModeResult(name=name, status="ok" if status == "ok" else
+                                   ("missing" if status in ("pending", "running") else "failed"),
+                                   error=entry.get("error") or (None if status == "ok" else status),
+                                   timing=timing)
+    return Run(path=Path(run_path), name=Path(run_path).name, modes=results, manifest=manifest)
+
+
+def print_summary(console, run_path: Path) -> None:
+    from rich.table import Table
+
+    from traceinsight.stats import summarize
+
+    run = build_timing_run(run_path)
+    df = summarize(run)
+    table = Table(title=f"{run.name}: ms per step, untraced (perf_counter)", title_justify="left")
+    for col in ("mode", "median", "IQR", "n", "× fastest [95% CI]", "1st step", "distortion"):
+        table.add_column(col, justify="left" if col == "mode" else "right", no_wrap=True)
+    failed = []
+    for _, r in df.iterrows():
+        med = r["median_ms"]
+        if r["status"] != "ok" or med is None or (isinstance(med, float) and math.isnan(med)):
+            failed.append((r["mode"], r["status"], r["error"]))
+            table.add_row(r["mode"], f"[red]{r['status']}[/]", "", "", "", "", "")
+            continue
+        ratio = f"{r['ratio']:.2f} [{r['ratio_lo']:.2f}–{r['ratio_hi']:.2f}]"
+        dist = r["distortion"]
+        dist_s = "–" if dist is None or (isinstance(dist, float) and math.isnan(dist)) else f"{dist:+.0%}"
+        table.add_row(r["mode"], _fmt_ms(med), f"{_fmt_ms(r['p25_ms'])}–{_fmt_ms(r['p75_ms'])}",
+                      str(int(r["n"])), ratio, _fmt_ms(r["first_step_ms"]), dist_s)
+    console.print(table)
