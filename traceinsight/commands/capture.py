@@ -141,10 +141,6 @@ def print_modes(console) -> None:
                 needs.append("tf_keras" + ("" if tk else " (not installed)"))
             table.add_row(m.name, m.help, ", ".join(needs))
         console.print(table)
-    console.print("[dim]median / IQR / 1st step in ms; × fastest: ratio of medians, bootstrap 95% CI; "
-                  "distortion: host-traced median / untraced median − 1[/]")
-    for mode, status, error in failed:
-        console.print(f"[red]{mode}: {status}[/]: {error or ''}")
 
 
 def run_with_progress(console, plan, writer, opts) -> list:
@@ -245,3 +241,7 @@ def print_summary(console, run_path: Path) -> None:
         table.add_row(r["mode"], _fmt_ms(med), f"{_fmt_ms(r['p25_ms'])}–{_fmt_ms(r['p75_ms'])}",
                       str(int(r["n"])), ratio, _fmt_ms(r["first_step_ms"]), dist_s)
     console.print(table)
+    console.print("[dim]median / IQR / 1st step in ms; × fastest: ratio of medians, bootstrap 95% CI; "
+                  "distortion: host-traced median / untraced median − 1[/]")
+    for mode, status, error in failed:
+        console.print(f"[red]{mode}: {status}[/]: {error or ''}")
