@@ -41,11 +41,15 @@ class Command:
         parser.add_argument("--report", type=Path, default=None, metavar="PATH",
                             help="where r writes the markdown report (default: RUN/report.md)")
 
-    def run(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    def build_app(self, args: argparse.Namespace):
+        """Load the run and build the app without running it (tools/bench_view.py times this)."""
         from traceinsight.runfolder import newest_run
         path = args.run if args.run is not None else newest_run(args.runs_dir)
         run = load_run(path)
         from traceinsight.tui import get_app
-        app = get_app(run, report_path=args.report, theme=THEMES.get(args.theme))
+        return get_app(run, report_path=args.report, theme=THEMES.get(args.theme))
+
+    def run(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+        app = self.build_app(args)
         app.run()
         return int(app.return_code or 0)

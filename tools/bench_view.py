@@ -1,0 +1,97 @@
+"""How long ``traceinsight view RUN`` takes to open: wall time from process start to the first
+screen rendered, and whether TensorFlow got imported on the way (it must not).
+
+    .venv/bin/python tools/bench_view.py [RUN] [--repeat 5]
+
+RUN defaults to the newest committed run under tests/data/runs. ``--sample`` times the hand-made
+sample run instead (no trace loading: the app's own cost). Each repeat is a fresh process
+parsing ``view RUN`` with the CLI's own parser and building the app as the command does; the
+app is run headless.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def child(run: str | None, sample: bool) -> None:
+    """Runs in the measured process: open the app like the view command, report when it is drawn."""
+    t_import = time.perf_counter()
+    if sample:
+        from traceinsight.testing import sample_run
+        from traceinsight.tui import get_app
+        app = get_app(sample_run())
+    else:
+        from traceinsight.cli import build_parser
+        args = build_parser().parse_args(["view", run])
+        app = args._command().build_app(args)
+    t_built = time.perf_counter()
+
+    async def first_frame(pilot) -> None:
+        await pilot.pause()        # the first screen is composed, laid out and rendered
+        t_drawn = time.perf_counter()
+        tf = sorted(m for m in sys.modules if m == "tensorflow" or m.startswith("tensorflow."))
+        print(json.dumps({"ready": True, "load_and_build_s": t_built - t_import,
+                          "first_frame_s": t_drawn - t_built, "tensorflow_modules": tf[:5],
+                          "modes": len(app.run_data.modes)}), flush=True)
+        app.exit()
+
+    app.run(headless=True, size=(80, 24), auto_pilot=first_frame)
+
+
+def measure(run: str | None, sample: bool) -> dict:
+    cmd = [sys.executable, __file__, "--child"] + (["--sample"] if sample else [run])
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    line = ""
+    for line in proc.stdout:
+        if line.startswith("{"):
+            break
+    wall = time.perf_counter() - t0
+    proc.communicate(timeout=30)
+    if not line.startswith("{"):
+        raise SystemExit(f"the viewer did not open (exit {proc.returncode})")
+    out = json.loads(line)
+    out["wall_s"] = wall
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run", nargs="?")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--sample", action="store_true")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args()
+    if a.child:
+        child(a.run, a.sample)
+        return 0
+    run = a.run
+    if run is None and not a.sample:
+        runs = sorted(q for q in (ROOT / "tests" / "data" / "runs").glob("*") if (q / "run.json").is_file())
+        if not runs:
+            raise SystemExit("no committed run under tests/data/runs: pass RUN or --sample")
+        run = str(runs[-1])
+    results = [measure(run, a.sample) for _ in range(a.repeat)]
+    walls = [r["wall_s"] for r in results]
+    tf = sorted({m for r in results for m in r["tensorflow_modules"]})
+    print(f"run: {'hand-made sample' if a.sample else run} ({results[0]['modes']} modes)")
+    print(f"open time, process start -> first screen drawn: median {statistics.median(walls):.2f} s "
+          f"(min {min(walls):.2f}, max {max(walls):.2f}, n={len(walls)})")
+    print(f"  of which load + build app: median "
+          f"{statistics.median(r['load_and_build_s'] for r in results):.2f} s; first frame: "
+          f"{statistics.median(r['first_frame_s'] for r in results):.2f} s")
+    print(f"tensorflow imported: {'YES: ' + ', '.join(tf) if tf else 'no'}")
+    return 1 if tf else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
