@@ -1,0 +1,131 @@
+"""traceinsight diff: two modes of one run, two runs matched by mode name, formats, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from markdown_it import MarkdownIt
+
+from traceinsight import cli
+from traceinsight.model import Run
+from traceinsight.report import render_diff
+from traceinsight.report.diff import delta_ci, diff_data
+from traceinsight.report.json import load_schema
+from traceinsight.testing import make_mode, sample_run
+
+CONV = ("functional_1/conv1d_1/convolution", "_MklNativeFusedConv2D")
+
+
+def two_runs() -> tuple[Run, Run]:
+    """before: function 4.6 ms; after: the conv op got slower (2.4 -> 3.4 ms), a retrace appeared,
+    TensorFlow changed; eager is unchanged."""
+    def run(name, conv_ms, tf, retraced):
+        modes = {
+            "eager": make_mode("eager", {"op": 4.3, "python": 4.0, "dispatch": 1.4}, untraced_ms=9.7),
+            "function": make_mode("function", {"op": 1.1 + conv_ms, "python": 0.9},
+                                  ops=[(*CONV, "worker", 1, conv_ms),
+                                       ("functional_1/dense_1/MatMul", "MatMul", "worker", 2, 1.1)],
+                                  retraces=[("function", 21, retraced, 85.0 * retraced, 0.0, "")],
+                                  untraced_ms=2.0 + conv_ms),
+        }
+        if name == "before":
+            modes["xla"] = make_mode("xla", {"op": 5.0}, untraced_ms=5.0)
+        env = {"tensorflow": tf, "python": "3.11.7", "env_vars": {"TF_ENABLE_ONEDNN_OPTS": None}}
+        return Run(path=None, name=name, modes=modes, manifest={"environment": env})
+    return run("before", 2.4, "2.20.0", 1), run("after", 3.4, "2.21.0", 3)
+
+
+def pair(doc, a):
+    return next(p for p in doc["pairs"] if p["a"] == a)
+
+
+def test_two_runs_matched_by_mode_name():
+    a, b = two_runs()
+    doc = diff_data(a, b)
+    assert [p["a"] for p in doc["pairs"]] == ["eager", "function"]
+    assert doc["only_in_a"] == ["xla"] and doc["only_in_b"] == []
+    assert doc["environment_changes"] == [{"key": "tensorflow", "a": "2.20.0", "b": "2.21.0"}]
+    f = pair(doc, "function")
+    assert f["significant"] and f["delta_ms"] == pytest.approx(1.0, abs=0.1)  # B − A
+    assert f["sentence"].startswith("function − function = +")
+    op = {c["category"]: c for c in f["categories"]}["op"]
+    assert op["significant"] and op["delta_ms"] == pytest.approx(1.0, abs=0.1)
+    assert op["delta_lo"] > 0
+    assert [o["op"] for o in f["ops"]["slower"]] == [CONV[0]]
+    assert f["ops"]["slower"][0]["a_ms"] == 2.4 and f["ops"]["slower"][0]["b_ms"] == 3.4
+    assert f["ops"]["same_count"] == 1 and not f["ops"]["added"] and not f["ops"]["removed"]
+    assert f["retraces"] == [{"function": "function", "a_traced": 1, "b_traced": 3,
+                              "a_tracing_ms": 85.0, "b_tracing_ms": 255.0,
+                              "a_compile_ms": 0.0, "b_compile_ms": 0.0}]
+    e = pair(doc, "eager")
+    assert not e["significant"] and "no measurable difference" in e["sentence"]
+    jsonschema.validate(doc, load_schema())
+
+
+def test_two_modes_of_one_run_added_removed_ops():
+    run = sample_run()
+    doc = diff_data(run, run, [(run.modes["eager"], run.modes["function"])])
+    p = doc["pairs"][0]
+    assert p["significant"] and p["delta_ms"] < 0
+    assert {o["op"] for o in p["ops"]["removed"]} == {"Conv2D", "MatMul", "BiasAdd"}
+    assert {o["op"] for o in p["ops"]["added"]} == {CONV[0], "functional_1/dense_1/MatMul"}
+    assert all(o["a_ms"] is None for o in p["ops"]["added"])
+    assert doc["environment_changes"] == []
+    jsonschema.validate(doc, load_schema())
+
+
+def test_delta_ci_excludes_zero_only_for_real_changes():
+    import numpy as np
+    rng = np.random.default_rng(1)
+    x = 1 + 0.02 * rng.standard_normal(50)
+    d, lo, hi = delta_ci(x, x + 0.5)
+    assert d == pytest.approx(0.5) and lo > 0
+    _, lo, hi = delta_ci(x, x)
+    assert lo <= 0 <= hi
+
+
+@pytest.mark.parametrize("fmt", ["text", "md", "html", "json"])
+def test_every_format_renders(fmt):
+    a, b = two_runs()
+    out = render_diff(diff_data(a, b), fmt)
+    assert CONV[0] in out and "2.21.0" in out
+    if fmt == "md":
+        html = MarkdownIt("commonmark").enable("table").render(out)
+        assert html.count("<table>") >= 4
+    if fmt == "json":
+        jsonschema.validate(json.loads(out), load_schema())
+
+
+@pytest.fixture
+def fake_runs(monkeypatch, tmp_path):
+    import traceinsight
+    before, after = two_runs()
+    (tmp_path / "before").mkdir()
+    (tmp_path / "after").mkdir()
+    monkeypatch.setattr(traceinsight, "load",
+                        lambda path, **kw: before if path.name == "before" else after)
+    return tmp_path / "before", tmp_path / "after"
+
+
+def test_cli_diff(fake_runs, tmp_path, capsys):
+    a, b = fake_runs
+    assert cli.main(["diff", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "function − function = +" in out and "only in A" in out
+    assert cli.main(["diff", str(a), "--modes", "eager,function"]) == 0
+    assert "== eager → function" in capsys.readouterr().out
+    assert cli.main(["diff", str(a), str(b), "-o", str(tmp_path / "d.html")]) == 0
+    assert (tmp_path / "d.html").read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--modes", "eager"], "two mode names"),
+    (["--modes", "eager,nope"], "has no mode 'nope'"),
+    ([], "name the two modes"),
+])
+def test_cli_diff_user_errors(fake_runs, capsys, argv, message):
+    a, _ = fake_runs
+    assert cli.main(["diff", str(a), *argv]) == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,245 @@
+"""Report renderers: golden files, a real markdown parser, HTML escaping, the JSON schema, the CLI.
+
+Golden files live in tests/golden/; after an intended change, rewrite them with
+``TRACEINSIGHT_UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_report.py`` and read the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from html.parser import HTMLParser
+from pathlib import Path
+
+import jsonschema
+import pytest
+from markdown_it import MarkdownIt
+
+from traceinsight import cli
+from traceinsight.errors import TraceinsightError
+from traceinsight.model import ModeResult, Run
+from traceinsight.report import format_for, render
+from traceinsight.report.json import load_schema
+from traceinsight.report.markdown import GITHUB_LIMIT
+from traceinsight.testing import make_mode, sample_run
+
+GOLDEN = Path(__file__).parent / "golden"
+EVIL = '<script>alert("x")</script>'
+EVIL_Q = "\"'><img src=x onerror=alert(1)>"
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("TRACEINSIGHT_UPDATE_GOLDEN"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"{path} missing: run with TRACEINSIGHT_UPDATE_GOLDEN=1"
+    assert text == path.read_text(encoding="utf-8")
+
+
+def hostile_run() -> Run:
+    """Every string a trace or run can carry, made hostile."""
+    mode = make_mode(EVIL_Q, {"op": 2.0, "python": 6.0, "dispatch": 2.0},
+                     ops=[(EVIL, "Type|`x`", "main", 1, 1.5), ("a|b`c", EVIL_Q, "main", 2, 0.5)],
+                     retraces=[(EVIL, 10, 5, 40.0, 0.0, EVIL_Q)],
+                     hotspots=[(EVIL, EVIL_Q, 3, "user", 1.0, 2.0, 1)],
+                     other=[(EVIL, 0.1, 3)], notes=(EVIL,))
+    failed = ModeResult(name=EVIL, status="failed", error=EVIL_Q)
+    manifest = {"schema_version": 1, "command": f"traceinsight capture '{EVIL}'",
+                "workload": {"path": EVIL, "kind": EVIL_Q},
+                "environment": {"tensorflow": EVIL, "cpu": EVIL_Q, "env_vars": {EVIL: EVIL_Q}}}
+    return Run(path=None, name=EVIL, modes={mode.name: mode, EVIL: failed}, manifest=manifest)
+
+
+# ------------------------------------------------------------------------------------------- golden
+
+@pytest.mark.parametrize("fmt", ["md", "html", "json"])
+def test_golden_sample_run(fmt):
+    check_golden(f"sample_run.{fmt}", render(sample_run(), fmt))
+
+
+# ----------------------------------------------------------------------------------------- markdown
+
+def md_tokens(text: str):
+    return MarkdownIt("commonmark").enable("table").parse(text)
+
+
+def md_tables(tokens) -> list[list[list[str]]]:
+    """Each table as rows of cell texts (inline content, code spans unwrapped)."""
+    tables, row, in_cell = [], None, False
+    for t in tokens:
+        if t.type == "table_open":
+            tables.append([])
+        elif t.type == "tr_open":
+            row = []
+        elif t.type == "tr_close":
+            tables[-1].append(row)
+        elif t.type == "inline" and row is not None and in_cell:
+            row.append("".join(c.content for c in t.children or []))
+        if t.type in ("td_open", "th_open"):
+            in_cell = True
+        elif t.type in ("td_close", "th_close"):
+            in_cell = False
+    return tables
+
+
+def test_markdown_parses_into_the_expected_tables():
+    md = render(sample_run(), "md")
+    tokens = md_tokens(md)
+    tables = [i for i, t in enumerate(tokens) if t.type == "table_open"]
+    # environment, modes, categories, 3 op tables, retraces, hotspots
+    assert len(tables) == 8
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert headings[:6] == ["traceinsight report: sample-conv1d", "Environment", "Modes",
+                            "Where the time goes", "Findings",
+                            "1. eager is Python/dispatch-bound: compile the step with tf.function"]
+    assert headings[-1] == "Reproduce"
+    # the mode table: one body row per mode, in the run's order, the failed one with its error
+    modes = md_tables(tokens)[1]
+    assert [r[0] for r in modes[1:]] == ["eager", "function", "xla", "predict"]
+    assert modes[2][1:5] == ["4.60", "4.54–4.66", "1.00 [0.98, 1.02]", "fastest"]
+    assert modes[4][4] == "failed: ValueError: predict() needs a batch dimension"
+    html = MarkdownIt("commonmark").enable("table").render(md)
+    assert html.count("<details>") == 4
+    assert '<code class="language-sh">traceinsight capture samples/conv1d.py' in html
+
+
+def test_markdown_escapes_trace_strings():
+    md = render(hostile_run(), "md")
+    html = MarkdownIt("commonmark").enable("table").render(md)
+    assert "<script" not in html and "<img" not in html
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+    # pipes inside names do not split table cells: every body row of the op table has 6 cells
+    tokens = md_tokens(md)
+    rows, cells = [], 0
+    for t in tokens:
+        if t.type == "tr_open":
+            cells = 0
+        elif t.type in ("td_open", "th_open"):
+            cells += 1
+        elif t.type == "tr_close":
+            rows.append(cells)
+    assert 6 in rows and all(c in (2, 3, 4, 6, 7, 8, 9) for c in rows)
+
+
+def test_markdown_stays_under_githubs_limit_cutting_whole_rows():
+    ops = [(f"scope_{i}/" + "x" * 150, "MatMul", "worker", 1, 1.0 / (i + 1)) for i in range(3000)]
+    modes = {n: make_mode(n, {"op": 5.0, "python": 1.0}, ops=ops,
+                          hotspots=[(f"fn_{i}", "f.py", i, "user", 0.1, 0.2, 1) for i in range(500)])
+             for n in ("eager", "function", "xla", "predict", "fit", "train_on_batch")}
+    md = render(Run(path=None, name="big", modes=modes), "md")
+    assert len(md) <= GITHUB_LIMIT
+    assert "more ops not shown" in md
+    for line in md.splitlines():
+        if line.startswith("|"):
+            assert line.endswith("|") and line.count(" | ") >= 1
+    assert md_tokens(md)  # still parses
+
+
+# --------------------------------------------------------------------------------------------- html
+
+class TagCollector(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.attrs, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs += attrs
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "b", "span",
+                "code", "pre", "table", "thead", "tbody", "tr", "th", "td", "details", "summary",
+                "ul", "li", "div", "svg", "rect", "text", "title"}
+
+
+def test_html_escapes_every_trace_string():
+    page = render(hostile_run(), "html")
+    p = TagCollector()
+    p.feed(page)
+    assert set(p.tags) <= ALLOWED_TAGS, set(p.tags) - ALLOWED_TAGS
+    assert "script" not in p.tags and "img" not in p.tags
+    # the hostile strings come back as text, whole, after unescaping
+    text = "".join(p.text)
+    assert EVIL in text and EVIL_Q in text
+    assert all(EVIL not in (v or "") and "onerror" not in (k or "") for k, v in p.attrs)
+
+
+def test_html_is_self_contained():
+    page = render(sample_run(), "html")
+    p = TagCollector()
+    p.feed(page)
+    assert not [v for k, v in p.attrs if k in ("src", "href")]
+    assert "<svg" in page and page.count("<rect") >= 3 * 4   # 3 ok modes x their categories
+    assert "@import" not in page and "url(" not in page
+
+
+# --------------------------------------------------------------------------------------------- json
+
+@pytest.mark.parametrize("make", [sample_run, hostile_run])
+def test_json_validates_against_schema(make):
+    schema = load_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    doc = json.loads(render(make(), "json"))
+    jsonschema.validate(doc, schema)
+    assert doc["schema_version"] == 1 and doc["kind"] == "report"
+
+
+def test_json_holds_what_the_tui_shows():
+    run = sample_run()
+    doc = json.loads(render(run, "json"))
+    eager = next(m for m in doc["modes"] if m["name"] == "eager")
+    assert eager["median_ms"] == pytest.approx(run.modes["eager"].median_ms)
+    assert len(eager["steps"]) == len(run.modes["eager"].steps)
+    assert [o["op"] for o in eager["ops"]] == ["Conv2D", "MatMul", "BiasAdd"]
+    assert eager["vs_fastest"] == "slower"
+    assert [f["rule"] for f in doc["findings"]][0] == "eager-dispatch-bound"
+    failed = next(m for m in doc["modes"] if m["name"] == "predict")
+    assert failed["status"] == "failed" and "batch dimension" in failed["error"]
+
+
+def test_json_schema_rejects_a_broken_document():
+    doc = json.loads(render(sample_run(), "json"))
+    doc["findings"][0]["saving_ms"] = "a lot"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, load_schema())
+
+
+# ------------------------------------------------------------------------------------- format + CLI
+
+def test_format_from_extension():
+    assert format_for("r.md") == "md" and format_for("r.HTML") == "html"
+    assert format_for("r.json") == "json" and format_for(None) == "md"
+    assert format_for("r.md", "json") == "json"
+    with pytest.raises(TraceinsightError, match="cannot tell the format"):
+        format_for("r.pdf")
+
+
+@pytest.fixture
+def fake_load(monkeypatch, tmp_path):
+    """traceinsight.load -> sample_run() for any existing path."""
+    import traceinsight
+    monkeypatch.setattr(traceinsight, "load", lambda path, **kw: sample_run())
+    d = tmp_path / "run"
+    d.mkdir()
+    return d
+
+
+@pytest.mark.parametrize("name, marker", [("r.md", "# traceinsight report"),
+                                          ("r.html", "<!DOCTYPE html>"),
+                                          ("r.json", '"schema_version": 1')])
+def test_cli_report_writes_the_format_of_the_extension(fake_load, tmp_path, name, marker):
+    out = tmp_path / name
+    assert cli.main(["report", str(fake_load), "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8").startswith(marker) or marker in out.read_text()
+
+
+def test_cli_report_to_stdout_and_errors(fake_load, tmp_path, capsys):
+    assert cli.main(["report", str(fake_load)]) == 0
+    assert capsys.readouterr().out.startswith("# traceinsight report: sample-conv1d")
+    assert cli.main(["report", str(tmp_path / "nope")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert cli.main(["report", str(fake_load), "-o", str(tmp_path / "r.pdf")]) == 2

@@ -1,0 +1,32 @@
+"""traceinsight report: see Command."""
+
+from __future__ import annotations
+
+
+class Command:
+    """Write a report of a run: markdown for a bug issue, self-contained HTML, or JSON.
+
+      traceinsight report RUN                  markdown on stdout
+      traceinsight report RUN -o report.html   format from the extension: .md, .html, .json
+      traceinsight report RUN --format json    (--format wins over the extension)
+
+    RUN is a run folder written by `traceinsight capture` (default: the newest under runs/), a
+    TensorBoard logdir or an .xplane.pb. The report holds a one-line summary, the environment, the mode
+    table (median, 95 % CI, ratio to the fastest), the category split, ranked findings with the fix,
+    top ops / retraces / Python hotspots, and the command that reproduces the run.
+    """
+
+    def prepare_parser(self, parser) -> None:
+        parser.add_argument("run", nargs="?", metavar="RUN",
+                            help="run folder, logdir or .xplane.pb (default: newest under runs/)")
+        parser.add_argument("-o", "--output", metavar="FILE",
+                            help="write here instead of stdout; the extension picks the format")
+        parser.add_argument("--format", choices=("md", "html", "json"),
+                            help="output format (default: from -o's extension, else md)")
+
+    def run(self, args, parser) -> int:
+        from traceinsight.report import format_for, load_run, render, write_output
+        fmt = format_for(args.output, args.format)
+        run = load_run(args.run)
+        write_output(render(run, fmt), args.output)
+        return 0

@@ -1,0 +1,140 @@
+"""The report document: one JSON-ready dict built from a Run and its findings.
+
+The JSON renderer writes it as is (schema: ``traceinsight/schemas/report.schema.json``); the
+markdown and HTML renderers format the same dict, so the three formats always agree.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
+
+SCHEMA_VERSION = 1
+
+
+def clean(obj: Any) -> Any:
+    """JSON-ready copy: numpy scalars to Python, NaN/inf to None, tuples to lists, paths to str."""
+    if isinstance(obj, dict):
+        return {str(k): clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, np.ndarray, pd.Series)):
+        return [clean(v) for v in list(obj)]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, Path):
+        return str(obj)
+    if obj is pd.NA or obj is pd.NaT:
+        return None
+    return str(obj)
+
+
+def records(df: pd.DataFrame) -> list[dict]:
+    if df is None or df.empty:
+        return []
+    return [clean(r) for r in df.to_dict(orient="records")]
+
+
+def _generator() -> str:
+    from traceinsight import __version__
+    return f"traceinsight {__version__}"
+
+
+def run_info(run: Run) -> dict:
+    m = run.manifest
+    return clean({"name": run.name, "path": str(run.path) if run.path is not None else None,
+                  "source": run.source, "command": run.command,
+                  "workload": m.get("workload", {}), "created": m.get("created")})
+
+
+def _vs_fastest(row: pd.Series, fastest: str | None) -> str | None:
+    if row["status"] != "ok" or fastest is None or not np.isfinite(row.get("ratio", np.nan)):
+        return None
+    if row["mode"] == fastest:
+        return "fastest"
+    lo = row.get("ratio_lo")
+    return "slower" if lo is not None and np.isfinite(lo) and lo > 1.0 else "no measurable difference"
+
+
+def mode_entry(m: ModeResult, summary_row: pd.Series | None, fastest: str | None) -> dict:
+    e: dict[str, Any] = {"name": m.name, "status": m.status, "error": m.error}
+    if summary_row is not None:
+        for k in ("median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n", "ratio", "ratio_lo",
+                  "ratio_hi", "first_step_ms", "distortion"):
+            e[k] = summary_row.get(k)
+        e["vs_fastest"] = _vs_fastest(summary_row, fastest)
+    cats = m.category_ms()
+    e["categories"] = {c: cats.get(c) for c in CATEGORIES}
+    total = m.breakdown.loc["total", "median"] if (not m.breakdown.empty and
+                                                   "total" in m.breakdown.index) else None
+    e["traced_step_ms"] = total
+    e["breakdown"] = ([{"category": k, **r} for k, r in
+                       m.breakdown.to_dict(orient="index").items()] if not m.breakdown.empty else [])
+    e["first_step"] = dict(m.first_step) if m.first_step is not None else None
+    e["step_rule"] = m.step_rule
+    e["notes"] = list(m.notes)
+    e["profile_options"] = m.profile_options
+    e["trace_paths"] = list(m.trace_paths)
+    e["steps"] = records(m.steps)
+    e["ops"] = records(m.ops)
+    e["retraces"] = records(m.retraces)
+    e["hotspots"] = records(m.hotspots)
+    e["other"] = records(m.other)
+    return clean(e)
+
+
+def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
+    ok = [m for m in modes if m["status"] == "ok" and m.get("median_ms") is not None]
+    parts = [f"{run.name}: {len(ok)} of {len(modes)} modes measured"]
+    fastest = next((m for m in ok if m.get("vs_fastest") == "fastest"), None)
+    if fastest:
+        parts.append(f"fastest {fastest['name']} {fastest['median_ms']:.3g} ms/step")
+        slower = sorted((m for m in ok if m.get("vs_fastest") == "slower"), key=lambda m: -m["ratio"])
+        if slower:
+            parts.append(", ".join(f"{m['name']} {m['ratio']:.2f}× slower" for m in slower[:3])
+                         + (f" (+{len(slower) - 3} more)" if len(slower) > 3 else ""))
+        same = [m["name"] for m in ok if m.get("vs_fastest") == "no measurable difference"]
+        if same:
+            parts.append("no measurable difference: " + ", ".join(same[:3]))
+    top = next((f for f in findings if f.get("saving_ms") is not None), None)
+    if top:
+        parts.append(f"top finding: {top['title']} (≈ {top['saving_ms']:.2g} ms/step)")
+    failed = [m["name"] for m in modes if m["status"] != "ok"]
+    if failed:
+        parts.append(f"{len(failed)} failed: " + ", ".join(failed[:3]))
+    return "; ".join(parts) + "."
+
+
+def report_data(run: Run, findings=None) -> dict:
+    """Everything the TUI shows about a run, as one JSON-ready dict."""
+    if findings is None:
+        from traceinsight.findings import find
+        findings = find(run)
+    summary = run.summary()
+    ok = summary[summary["status"] == "ok"].dropna(subset=["median_ms"])
+    fastest = str(ok.loc[ok["median_ms"].idxmin(), "mode"]) if len(ok) else None
+    rows = {r["mode"]: r for _, r in summary.iterrows()}
+    modes = [mode_entry(m, rows.get(m.name), fastest) for m in run.modes.values()]
+    fdicts = [clean(f.to_dict()) for f in findings]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "report",
+        "generator": _generator(),
+        "run": run_info(run),
+        "summary": summary_line(run, modes, fdicts),
+        "environment": clean(run.environment),
+        "categories": [{"name": c, "help": CATEGORY_HELP[c]} for c in CATEGORIES],
+        "modes": modes,
+        "findings": fdicts,
+    }

@@ -1,0 +1,302 @@
+"""One self-contained HTML file: inline CSS and SVG, no script, nothing fetched.
+
+Every string that comes from a trace or a run (op, function and mode names, errors, environment,
+commands) goes through ``esc`` (``html.escape(..., quote=True)``); the only markup is ours.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Sequence
+
+from traceinsight.findings import fmt_ms
+from traceinsight.model import CATEGORIES, Run
+
+TOP_ROWS = 25
+
+COLORS = {"op": "#4c78a8", "dispatch": "#f58518", "tracing": "#e45756", "compile": "#b279a2",
+          "input": "#54a24b", "python": "#eeca3b", "other": "#9d9da0"}
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;
+ padding:0 1em;color:#1f2328}
+h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #d0d7de;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #d0d7de;padding:2px 8px;
+ vertical-align:top}th{background:#f6f8fa;text-align:left}td.n{text-align:right;
+ font-variant-numeric:tabular-nums}code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;
+ font-size:.92em}pre{background:#f6f8fa;padding:.6em;overflow:auto}.summary{font-weight:600}
+.finding{border-left:4px solid #d0d7de;padding:.1em 1em;margin:1em 0}.high{border-color:#cf222e}
+.medium{border-color:#bf8700}.low{border-color:#1a7f37}.info{border-color:#8c959f}.muted{color:#57606a}
+details{margin:.6em 0}summary{cursor:pointer;font-weight:600}.sig{font-weight:600}
+"""
+
+
+def esc(s: Any) -> str:
+    return html.escape("" if s is None else str(s), quote=True)
+
+
+def num(x: Any) -> str:
+    return esc(fmt_ms(x)) if isinstance(x, (int, float)) else "–"
+
+
+def signed(x: Any) -> str:
+    return "–" if not isinstance(x, (int, float)) else ("+" if x > 0 else "") + esc(fmt_ms(x))
+
+
+def pct(x: Any, signed_: bool = True) -> str:
+    if not isinstance(x, (int, float)):
+        return "–"
+    return f"{x * 100:+.0f} %" if signed_ else f"{x * 100:.0f} %"
+
+
+def table(header: Sequence[str], rows: list[Sequence[str]], numeric: str = "",
+          cap: int | None = None, what: str = "rows") -> str:
+    """Cells are already-escaped HTML; ``numeric`` marks right-aligned columns with 'r'."""
+    shown = rows if cap is None else rows[:cap]
+    out = ["<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr></thead><tbody>"]
+    for r in shown:
+        out.append("<tr>" + "".join(
+            f"<td class=\"n\">{c}</td>" if i < len(numeric) and numeric[i] == "r" else f"<td>{c}</td>"
+            for i, c in enumerate(r)) + "</tr>")
+    out.append("</tbody></table>")
+    if len(shown) < len(rows):
+        out.append(f"<p class=\"muted\">{len(rows) - len(shown)} more {esc(what)} not shown "
+                   f"(the JSON report has all).</p>")
+    return "\n".join(out)
+
+
+def count(x: Any) -> str:
+    if not isinstance(x, (int, float)):
+        return "–"
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+
+
+def code(s: Any) -> str:
+    return f"<code>{esc(s)}</code>"
+
+
+def bars_svg(modes: list[dict]) -> str:
+    """Stacked bars: median ms/step per category of each ok mode (host-traced steady steps)."""
+    ok = [m for m in modes if m["status"] == "ok" and any(
+        isinstance(v, (int, float)) for v in m["categories"].values())]
+    if not ok:
+        return ""
+    totals = [sum(v for v in m["categories"].values() if isinstance(v, (int, float))) for m in ok]
+    scale_max = max(totals) or 1.0
+    label_w, bar_w, row_h, top = 170, 560, 26, 8
+    height = top + row_h * len(ok) + 40
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 90}" '
+             f'height="{height}" role="img" aria-label="ms per step by category and mode">']
+    for i, (m, total) in enumerate(zip(ok, totals)):
+        y = top + i * row_h
+        name = m["name"] if len(m["name"]) <= 24 else m["name"][:23] + "…"
+        parts.append(f'<text x="{label_w - 6}" y="{y + 16}" text-anchor="end" font-size="12">'
+                     f'{esc(name)}<title>{esc(m["name"])}</title></text>')
+        x = float(label_w)
+        for c in CATEGORIES:
+            v = m["categories"].get(c)
+            if not isinstance(v, (int, float)) or v <= 0:
+                continue
+            w = bar_w * v / scale_max
+            parts.append(f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{row_h - 8}" '
+                         f'fill="{COLORS[c]}"><title>{esc(m["name"])} · {c}: {num(v)} ms/step'
+                         f'</title></rect>')
+            x += w
+        parts.append(f'<text x="{x + 5:.1f}" y="{y + 16}" font-size="12">{num(total)} ms</text>')
+    y = top + row_h * len(ok) + 14
+    x = float(label_w)
+    for c in CATEGORIES:
+        parts.append(f'<rect x="{x:.0f}" y="{y}" width="10" height="10" fill="{COLORS[c]}"/>'
+                     f'<text x="{x + 14:.0f}" y="{y + 9}" font-size="11">{c}</text>')
+        x += 14 + 7 * len(c) + 16
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _env_value(v: Any) -> str:
+    if v is None:
+        return "unset"
+    if isinstance(v, (list, tuple)):
+        return esc(", ".join(map(str, v))) if v else "none"
+    if isinstance(v, dict):
+        import json
+        return code(json.dumps(v, sort_keys=True))
+    return esc(v)
+
+
+def environment_table(env: dict) -> str:
+    from traceinsight.report.markdown import _ENV_LABELS
+    rows, seen = [], set()
+    for key, label in _ENV_LABELS:
+        if key in env:
+            rows.append([esc(label), _env_value(env[key])])
+            seen.add(key)
+    rows += [[esc(k), _env_value(v)] for k, v in env.items() if k not in seen and k != "env_vars"]
+    rows += [[code(k), "unset" if v is None else code(v)] for k, v in (env.get("env_vars") or {}).items()]
+    return table(["", ""], rows) if rows else ""
+
+
+def _mode_rows(modes: list[dict]) -> list[list[str]]:
+    rows = []
+    for m in modes:
+        if m["status"] != "ok" or m.get("median_ms") is None:
+            rows.append([code(m["name"]), "–", "–", "–",
+                         esc(m["status"]) + (f": {esc(m['error'])}" if m.get("error") else ""),
+                         "–", "–", "–"])
+            continue
+        rows.append([code(m["name"]), num(m["median_ms"]), f"{num(m['ci_lo_ms'])}–{num(m['ci_hi_ms'])}",
+                     f"{m['ratio']:.2f} [{m['ratio_lo']:.2f}, {m['ratio_hi']:.2f}]",
+                     esc(m.get("vs_fastest") or "–"), num(m.get("first_step_ms")),
+                     pct(m.get("distortion")), count(m.get("n"))])
+    return rows
+
+
+def _findings(findings: list[dict]) -> str:
+    if not findings:
+        return "<p>No rule found anything to change in this run.</p>"
+    out = []
+    for f in findings:
+        saving = (f"<b>Saves ≈ {num(f['saving_ms'])} ms/step</b> ({esc(f['saving_basis'])})"
+                  if f.get("saving_ms") is not None else
+                  f"<b>No saving estimate</b> ({esc(f['saving_basis'])})")
+        out.append(
+            f'<div class="finding {esc(f["severity"])}"><h3>{int(f["rank"])}. {esc(f["title"])}</h3>'
+            f"<p>{saving} · severity {esc(f['severity'])} · rule <code>{esc(f['rule'])}</code> · modes "
+            + ", ".join(code(m) for m in f["modes"]) + "</p>"
+            f"<p>{esc(f['evidence'])}</p><pre><code>{esc(f['fix'])}</code></pre></div>")
+    return "\n".join(out)
+
+
+def _details(modes: list[dict]) -> str:
+    ok = [m for m in modes if m["status"] == "ok"]
+    out = []
+    body = []
+    for m in ok:
+        if m["ops"]:
+            body.append(f"<h3>{code(m['name'])} ({len(m['ops'])} ops)</h3>")
+            body.append(table(["op", "type", "thread", "calls/step", "self ms/step", "share"],
+                              [[code(o.get("op")), code(o.get("type")), esc(o.get("thread")),
+                                count(o.get("calls_per_step")), num(o.get("self_ms_per_step")),
+                                pct(o.get("share"), False)] for o in m["ops"]],
+                              "lllrrr", TOP_ROWS, "ops"))
+    if body:
+        out.append("<details><summary>Top ops per mode</summary>" + "\n".join(body) + "</details>")
+    rows = [[code(m["name"]), code(r.get("function")), esc(r.get("calls")), esc(r.get("traced_calls")),
+             num(r.get("tracing_ms")), num(r.get("compile_ms")), esc(r.get("changes") or "–")]
+            for m in ok for r in m["retraces"]]
+    if rows:
+        out.append("<details><summary>Retraces</summary>" + table(
+            ["mode", "function", "calls", "traced calls", "tracing ms", "compile ms", "what changed"],
+            rows, "llrrrrl", TOP_ROWS, "functions") + "</details>")
+    body = []
+    for m in ok:
+        if m["hotspots"]:
+            body.append(f"<h3>{code(m['name'])}</h3>")
+            body.append(table(["function", "where", "group", "self ms/step", "incl. ms/step", "calls/step"],
+                              [[code(h.get("function")), code(f"{h.get('file')}:{h.get('line')}"),
+                                esc(h.get("group")), num(h.get("self_ms")), num(h.get("inclusive_ms")),
+                                count(h.get("calls_per_step"))] for h in m["hotspots"]],
+                              "lllrrr", TOP_ROWS, "functions"))
+    if body:
+        out.append("<details><summary>Python hotspots</summary>" + "\n".join(body) + "</details>")
+    rows = [[code(m["name"]), code(o.get("name")), num(o.get("ms_per_step")), esc(o.get("count"))]
+            for m in ok for o in m["other"]]
+    if rows:
+        out.append("<details><summary>Events no rule places (other)</summary>"
+                   + table(["mode", "event", "ms/step", "count"], rows, "llrr", TOP_ROWS, "events")
+                   + "</details>")
+    notes = [f"<li>{code(m['name'])}: {esc(n)}</li>" for m in modes for n in m.get("notes", [])]
+    notes += [f"<li>{code(m['name'])}: {esc(m['step_rule'])}</li>" for m in ok if m.get("step_rule")]
+    if notes:
+        out.append("<details><summary>Notes and how steps were found</summary><ul>"
+                   + "".join(notes) + "</ul></details>")
+    return "\n".join(out)
+
+
+def _page(title: str, body: list[str]) -> str:
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+def render_document(doc: dict) -> str:
+    run, modes = doc["run"], doc["modes"]
+    body = [f"<h1>traceinsight report: {esc(run['name'])}</h1>",
+            f"<p class=\"summary\">{esc(doc['summary'])}</p>"]
+    wl = run.get("workload") or {}
+    if wl.get("path") or wl.get("name"):
+        body.append(f"<p class=\"muted\">Workload {code(wl.get('path') or wl.get('name'))}"
+                    + (f" ({esc(wl['kind'])})" if wl.get("kind") else "")
+                    + f" · {esc(doc['generator'])}</p>")
+    env = environment_table(doc.get("environment") or {})
+    if env:
+        body += ["<h2>Environment</h2>", env]
+    body += ["<h2>Where the time goes</h2>",
+             "<p class=\"muted\">Median ms/step per category over the host-traced steady steps.</p>",
+             bars_svg(modes),
+             table(["mode", *CATEGORIES, "traced step"],
+                   [[code(m["name"])] + [num(m["categories"].get(c)) for c in CATEGORIES]
+                    + [num(m.get("traced_step_ms"))] for m in modes if m["status"] == "ok"],
+                   "l" + "r" * (len(CATEGORIES) + 1)),
+             "<h2>Modes</h2>",
+             "<p class=\"muted\">Median ms/step of the untraced steps with its 95 % bootstrap "
+             "interval; ratio to the fastest mode with its interval.</p>",
+             table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
+                    "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr"),
+             "<h2>Findings</h2>", _findings(doc["findings"]),
+             "<h2>Details</h2>", _details(modes)]
+    if run.get("command"):
+        body += ["<h2>Reproduce</h2>", f"<pre><code>{esc(run['command'])}</code></pre>"]
+    return _page(f"traceinsight report: {run['name']}", body)
+
+
+def render(run: Run, findings=None) -> str:
+    from traceinsight.report.data import report_data
+    return render_document(report_data(run, findings))
+
+
+def render_diff(diff: dict) -> str:
+    a, b = diff["a"]["name"], diff["b"]["name"]
+    body = [f"<h1>traceinsight diff: {esc(a)} → {esc(b)}</h1>",
+            f"<p class=\"summary\">{esc(diff['summary'])}</p>"]
+    if diff["environment_changes"]:
+        body += ["<h2>Environment changes</h2>", table(
+            ["", esc(a), esc(b)], [[esc(c["key"]), _env_value(c["a"]), _env_value(c["b"])]
+                                   for c in diff["environment_changes"]])]
+    body += ["<h2>Modes</h2>", "<p class=\"muted\">Delta = B − A in ms/step (positive: B is slower).</p>",
+             table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
+                   [[code(p["a"]), code(p["b"]), num(p["a_ms"]), num(p["b_ms"]), signed(p["delta_ms"]),
+                     f"{p['ratio']:.2f} [{p['ratio_lo']:.2f}, {p['ratio_hi']:.2f}]"
+                     if p.get("ratio") is not None else "–",
+                     "<span class=\"sig\">yes</span>" if p["significant"] else "no"]
+                    for p in diff["pairs"]], "llrrrll")]
+    for side, label in (("only_in_a", "A"), ("only_in_b", "B")):
+        if diff[side]:
+            body.append(f"<p>Only in {label}: " + ", ".join(code(n) for n in diff[side]) + "</p>")
+    for p in diff["pairs"]:
+        body += [f"<h2>{code(p['a'])} → {code(p['b'])}</h2>", f"<p>{esc(p['sentence'])}</p>",
+                 table(["category", "A ms/step", "B ms/step", "delta", "95 % CI of delta", "significant"],
+                       [[esc(c["category"]), num(c["a_ms"]), num(c["b_ms"]), signed(c["delta_ms"]),
+                         f"{num(c['delta_lo'])} … {num(c['delta_hi'])}"
+                         if c.get("delta_lo") is not None else "–",
+                         {True: "yes", False: "no", None: "–"}[c.get("significant")]]
+                        for c in p["categories"]], "lrrrll")]
+        ops = []
+        for kind in ("slower", "faster", "added", "removed"):
+            if p["ops"][kind]:
+                ops.append(f"<h3>{kind} ({len(p['ops'][kind])})</h3>" + table(
+                    ["op", "type", "thread", "A ms/step", "B ms/step", "delta"],
+                    [[code(o["op"]), code(o["type"]), esc(o["thread"]), num(o["a_ms"]), num(o["b_ms"]),
+                      signed(o["delta_ms"])] for o in p["ops"][kind]], "lllrrr", TOP_ROWS, "ops"))
+        if ops:
+            body.append(f"<details><summary>Op diff ({int(p['ops']['same_count'])} ops unchanged)"
+                        "</summary>" + "\n".join(ops) + "</details>")
+        if p["retraces"]:
+            body.append("<details><summary>Retrace diff</summary>" + table(
+                ["function", "A traced", "B traced", "A tracing ms", "B tracing ms", "A compile ms",
+                 "B compile ms"],
+                [[code(r["function"]), esc(r["a_traced"] if r["a_traced"] is not None else "–"),
+                  esc(r["b_traced"] if r["b_traced"] is not None else "–"), num(r["a_tracing_ms"]),
+                  num(r["b_tracing_ms"]), num(r["a_compile_ms"]), num(r["b_compile_ms"])]
+                 for r in p["retraces"]], "lrrrrrr", TOP_ROWS, "functions") + "</details>")
+    return _page(f"traceinsight diff: {a} → {b}", body)

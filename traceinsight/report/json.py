@@ -1,0 +1,30 @@
+"""JSON: the report document as is (everything the TUI shows), versioned by ``schema_version``.
+
+Schema: ``traceinsight/schemas/report.schema.json`` (``load_schema()``); tests validate against it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from traceinsight.model import Run
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "report.schema.json"
+
+
+def dumps(doc: dict) -> str:
+    return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def render(run: Run, findings=None) -> str:
+    from traceinsight.report.data import report_data
+    return dumps(report_data(run, findings))
+
+
+def render_diff(diff: dict) -> str:
+    return dumps(diff)
+
+
+def load_schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))

@@ -1,0 +1,330 @@
+"""GitHub-flavoured markdown that pastes into a bug issue: summary, environment, modes, categories,
+findings, collapsible details (top ops, retraces, Python hotspots) and the reproducing command.
+
+GitHub refuses issue bodies over 65,536 characters: long tables are cut, whole rows at a time, with a
+note saying how many rows were left out (the JSON report keeps them all).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Sequence
+
+from traceinsight.findings import fmt_ms
+from traceinsight.model import CATEGORIES, Run
+
+GITHUB_LIMIT = 65_536
+MAX_CELL = 200                       # characters of one table cell (op names can be huge)
+ROW_CAPS = (20, 10, 5, 3, 1, 0)      # rows per detail table, tried in order until the report fits
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
+
+
+# ---------------------------------------------------------------------------------------- escaping
+
+def text(s: Any) -> str:
+    """Plain text from a trace or run, safe in markdown prose and table cells."""
+    s = " ".join(str(s).split())
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", s)
+
+
+def code(s: Any, max_len: int = MAX_CELL, table: bool = True) -> str:
+    """An inline code span holding any string (backticks, pipes and newlines included)."""
+    s = " ".join(str(s).split())
+    if len(s) > max_len:
+        s = s[: max_len - 1] + "…"
+    if table:
+        s = s.replace("|", "\\|")
+    ticks = max((len(t) for t in re.findall(r"`+", s)), default=0) + 1
+    pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
+    return "`" * ticks + pad + s + pad + "`" * ticks
+
+
+def fence(body: str, lang: str = "") -> str:
+    ticks = max(3, max((len(t) for t in re.findall(r"`{3,}", body)), default=0) + 1)
+    return f"{'`' * ticks}{lang}\n{body.rstrip()}\n{'`' * ticks}"
+
+
+def num(x: Any) -> str:
+    return fmt_ms(x) if isinstance(x, (int, float)) and x is not None else "–"
+
+
+def count(x: Any) -> str:
+    """A count per step: ``3``, or ``2.5`` when steps differ."""
+    if not isinstance(x, (int, float)) or x is None:
+        return "–"
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+
+
+def pct(x: Any, signed: bool = True) -> str:
+    if not isinstance(x, (int, float)) or x is None:
+        return "–"
+    return f"{x * 100:+.0f} %" if signed else f"{x * 100:.0f} %"
+
+
+def table(header: Sequence[str], rows: list[Sequence[str]], align: str = "",
+          cap: int | None = None, what: str = "rows") -> list[str]:
+    """A GFM table; with ``cap``, only the first rows and a note on how many were left out."""
+    align = align or "l" * len(header)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    shown = rows if cap is None else rows[:cap]
+    out = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+    out += ["| " + " | ".join(r) + " |" for r in shown]
+    if len(shown) < len(rows):
+        out += ["", f"_{len(rows) - len(shown)} more {what} not shown (the JSON report has all)._"]
+    return out
+
+
+# ----------------------------------------------------------------------------------------- sections
+
+_ENV_LABELS = [("tensorflow", "TensorFlow"), ("keras", "Keras"), ("tf_keras", "tf_keras"),
+               ("python", "Python"), ("numpy", "NumPy"), ("os", "OS"), ("platform", "Platform"),
+               ("cpu", "CPU"), ("cores", "CPU cores"), ("gpus", "GPU"), ("cuda", "CUDA"),
+               ("cudnn", "cuDNN"), ("xprof", "xprof")]
+
+
+def _env_value(v: Any) -> str:
+    if v is None:
+        return "unset"
+    if isinstance(v, (list, tuple)):
+        return text(", ".join(map(str, v))) if v else "none"
+    if isinstance(v, dict):
+        return code(json.dumps(v, sort_keys=True))
+    return text(v)
+
+
+def environment_rows(env: dict) -> list[list[str]]:
+    rows, seen = [], set()
+    for key, label in _ENV_LABELS:
+        if key in env:
+            rows.append([label, _env_value(env[key])])
+            seen.add(key)
+    for key, v in env.items():
+        if key in seen or key == "env_vars":
+            continue
+        rows.append([text(key), _env_value(v)])
+    for key, v in (env.get("env_vars") or {}).items():
+        rows.append([code(key), "unset" if v is None else code(v)])
+    return rows
+
+
+def mode_rows(modes: list[dict]) -> list[list[str]]:
+    rows = []
+    for m in modes:
+        if m["status"] != "ok" or m.get("median_ms") is None:
+            why = f"{m['status']}" + (f": {text(m['error'])}" if m.get("error") else "")
+            rows.append([code(m["name"]), "–", "–", "–", why[:MAX_CELL], "–", "–", "–"])
+            continue
+        rows.append([
+            code(m["name"]), num(m["median_ms"]),
+            f"{num(m['ci_lo_ms'])}–{num(m['ci_hi_ms'])}",
+            f"{m['ratio']:.2f} [{m['ratio_lo']:.2f}, {m['ratio_hi']:.2f}]",
+            m.get("vs_fastest") or "–", num(m.get("first_step_ms")), pct(m.get("distortion")),
+            count(m.get("n"))])
+    return rows
+
+
+def category_rows(modes: list[dict]) -> list[list[str]]:
+    rows = []
+    for m in modes:
+        if m["status"] != "ok":
+            continue
+        cats = m["categories"]
+        rows.append([code(m["name"])] + [num(cats.get(c)) for c in CATEGORIES]
+                    + [num(m.get("traced_step_ms"))])
+    return rows
+
+
+def finding_lines(findings: list[dict]) -> list[str]:
+    if not findings:
+        return ["No rule found anything to change in this run."]
+    out = []
+    for f in findings:
+        out.append(f"### {f['rank']}. {text(f['title'])}")
+        out.append("")
+        if f.get("saving_ms") is not None:
+            head = f"**Saves ≈ {fmt_ms(f['saving_ms'])} ms/step** ({text(f['saving_basis'])})"
+        else:
+            head = f"**No saving estimate** ({text(f['saving_basis'])})"
+        modes = ", ".join(code(m, table=False) for m in f["modes"])
+        out += [f"{head} · severity {f['severity']} · rule `{f['rule']}` · modes {modes}", "",
+                text(f["evidence"]), "", fence(f["fix"], "python"), ""]
+    return out
+
+
+def _details(summary: str, body: list[str]) -> list[str]:
+    return ["<details>", f"<summary>{summary}</summary>", ""] + body + ["", "</details>", ""]
+
+
+def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
+    ok = [m for m in modes if m["status"] == "ok"]
+    out: list[str] = []
+
+    body: list[str] = []
+    for m in ok:
+        if not m["ops"]:
+            continue
+        rows = [[code(o.get("op")), code(o.get("type")), text(o.get("thread")),
+                 count(o.get("calls_per_step")), num(o.get("self_ms_per_step")),
+                 pct(o.get("share"), signed=False)] for o in m["ops"]]
+        body += [f"**{code(m['name'], table=False)}** ({len(rows)} ops)", ""]
+        body += table(["op", "type", "thread", "calls/step", "self ms/step", "share"], rows,
+                      "lllrrr", cap, "ops") + [""]
+    if body:
+        out += _details("Top ops per mode", body)
+
+    rows = [[code(m["name"]), code(r.get("function")), str(r.get("calls")),
+             str(r.get("traced_calls")), num(r.get("tracing_ms")), num(r.get("compile_ms")),
+             text(r.get("changes") or "–")] for m in ok for r in m["retraces"]]
+    if rows:
+        out += _details("Retraces (tf.function traces per function)", table(
+            ["mode", "function", "calls", "traced calls", "tracing ms", "compile ms", "what changed"],
+            rows, "llrrrrl", cap, "functions"))
+
+    body = []
+    for m in ok:
+        if not m["hotspots"]:
+            continue
+        rows = [[code(h.get("function")), code(f"{h.get('file')}:{h.get('line')}"),
+                 text(h.get("group")), num(h.get("self_ms")), num(h.get("inclusive_ms")),
+                 count(h.get("calls_per_step"))] for h in m["hotspots"]]
+        body += [f"**{code(m['name'], table=False)}**", ""]
+        body += table(["function", "where", "group", "self ms/step", "incl. ms/step", "calls/step"],
+                      rows, "lllrrr", cap, "functions") + [""]
+    if body:
+        out += _details("Python hotspots", body)
+
+    rows = [[code(m["name"]), code(o.get("name")), num(o.get("ms_per_step")), str(o.get("count"))]
+            for m in ok for o in m["other"]]
+    if rows:
+        out += _details("Events no rule places (category “other”)",
+                        table(["mode", "event", "ms/step", "count"], rows, "llrr", cap, "events"))
+
+    notes = [f"- {code(m['name'], table=False)}: {text(n)}" for m in modes for n in m.get("notes", [])]
+    steps = [f"- {code(m['name'], table=False)}: {text(m['step_rule'])}" for m in ok if m.get("step_rule")]
+    if notes or steps:
+        out += _details("Notes and how steps were found", notes + steps)
+    return out
+
+
+def _cut_to_limit(lines: list[str], limit: int) -> str:
+    """Last resort: drop whole lines from the end (never mid-row) and say so."""
+    note = "\n\n_Report cut to fit GitHub's 65,536-character limit; the JSON report has it all._\n"
+    out, size = [], len(note)
+    for line in lines:
+        if size + len(line) + 1 > limit:
+            break
+        out.append(line)
+        size += len(line) + 1
+    while out and out[-1].startswith("|"):   # do not leave a table without its end or a half table
+        out.pop()
+    return "\n".join(out) + note
+
+
+def render_document(doc: dict, limit: int = GITHUB_LIMIT) -> str:
+    run, modes = doc["run"], doc["modes"]
+    head = [f"# traceinsight report: {text(run['name'])}", "", f"**{text(doc['summary'])}**", ""]
+    wl = run.get("workload") or {}
+    if wl.get("path") or wl.get("name"):
+        head += [f"Workload {code(wl.get('path') or wl.get('name'), table=False)}"
+                 + (f" ({text(wl['kind'])})" if wl.get("kind") else "")
+                 + f" · {text(doc['generator'])}", ""]
+    env = environment_rows(doc.get("environment") or {})
+    if env:
+        head += ["## Environment", ""] + table(["", ""], env) + [""]
+    head += ["## Modes", "",
+             "Median ms/step of the untraced steps with its 95 % bootstrap interval; ratio to the "
+             "fastest mode with its interval (“no measurable difference” when it includes 1).", ""]
+    head += table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
+                   "first step ms", "profiler distortion", "steps"], mode_rows(modes), "lrlllrrr")
+    cats = category_rows(modes)
+    if cats:
+        head += ["", "## Where the time goes", "",
+                 "Median ms/step per category over the host-traced steady steps "
+                 "(the profiler inflates them by the distortion above).", ""]
+        head += table(["mode", *CATEGORIES, "traced step"], cats, "l" + "r" * (len(CATEGORIES) + 1))
+    head += ["", "## Findings", ""] + finding_lines(doc["findings"])
+    tail = []
+    if run.get("command"):
+        tail = ["## Reproduce", "", fence(run["command"], "sh"), ""]
+    for cap in ROW_CAPS:
+        lines = head + detail_sections(modes, cap) + tail
+        out = "\n".join(lines)
+        if len(out) <= limit:
+            return out
+    return _cut_to_limit(head + tail, limit)
+
+
+def render(run: Run, findings=None) -> str:
+    from traceinsight.report.data import report_data
+    return render_document(report_data(run, findings))
+
+
+# ---------------------------------------------------------------------------------------------- diff
+
+def render_diff(diff: dict, limit: int = GITHUB_LIMIT) -> str:
+    head = [f"# traceinsight diff: {text(diff['a']['name'])} → {text(diff['b']['name'])}", "",
+            f"**{text(diff['summary'])}**", ""]
+    if diff["environment_changes"]:
+        head += ["## Environment changes", ""] + table(
+            ["", text(diff["a"]["name"]), text(diff["b"]["name"])],
+            [[text(c["key"]), _env_value(c["a"]), _env_value(c["b"])]
+             for c in diff["environment_changes"]]) + [""]
+    head += ["## Modes", "", "Delta = B − A in ms/step (positive: B is slower); significant when "
+             "the 95 % bootstrap interval excludes no change.", ""]
+    head += table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
+                  [[code(p["a"]), code(p["b"]), num(p["a_ms"]), num(p["b_ms"]),
+                    _signed(p["delta_ms"]),
+                    f"{p['ratio']:.2f} [{p['ratio_lo']:.2f}, {p['ratio_hi']:.2f}]"
+                    if p.get("ratio") is not None else "–",
+                    "yes" if p["significant"] else "no"] for p in diff["pairs"]], "llrrrll")
+    for side in ("only_in_a", "only_in_b"):
+        if diff[side]:
+            head += ["", f"Only in {'A' if side == 'only_in_a' else 'B'}: "
+                     + ", ".join(code(n, table=False) for n in diff[side])]
+    for cap in ROW_CAPS:
+        lines = list(head)
+        for p in diff["pairs"]:
+            lines += ["", f"## {code(p['a'], table=False)} → {code(p['b'], table=False)}", "",
+                      text(p["sentence"]), ""]
+            lines += table(["category", "A ms/step", "B ms/step", "delta", "95 % CI of delta",
+                            "significant"],
+                           [[c["category"], num(c["a_ms"]), num(c["b_ms"]), _signed(c["delta_ms"]),
+                             f"{num(c['delta_lo'])} … {num(c['delta_hi'])}"
+                             if c.get("delta_lo") is not None else "–",
+                             {True: "yes", False: "no", None: "–"}[c.get("significant")]]
+                            for c in p["categories"]], "lrrrll")
+            body = []
+            for kind in ("slower", "faster", "added", "removed"):
+                ops = p["ops"][kind]
+                if ops:
+                    body += ["", f"**{kind}** ({len(ops)})", ""]
+                    body += table(["op", "type", "thread", "A ms/step", "B ms/step", "delta"],
+                                  [[code(o["op"]), code(o["type"]), text(o["thread"]),
+                                    num(o["a_ms"]), num(o["b_ms"]), _signed(o["delta_ms"])]
+                                   for o in ops], "lllrrr", cap, "ops")
+            if body:
+                lines += [""] + _details(f"Op diff ({p['ops']['same_count']} ops unchanged)", body)
+            if p["retraces"]:
+                lines += [""] + _details("Retrace diff", table(
+                    ["function", "A traced", "B traced", "A tracing ms", "B tracing ms",
+                     "A compile ms", "B compile ms"],
+                    [[code(r["function"]), _int(r["a_traced"]), _int(r["b_traced"]),
+                      num(r["a_tracing_ms"]), num(r["b_tracing_ms"]), num(r["a_compile_ms"]),
+                      num(r["b_compile_ms"])] for r in p["retraces"]], "lrrrrrr", cap, "functions"))
+        out = "\n".join(lines) + "\n"
+        if len(out) <= limit:
+            return out
+    return _cut_to_limit(head, limit)
+
+
+def _signed(x: Any) -> str:
+    if not isinstance(x, (int, float)) or x is None:
+        return "–"
+    return ("+" if x > 0 else "") + fmt_ms(x)
+
+
+def _int(x: Any) -> str:
+    return "–" if x is None else str(int(x))

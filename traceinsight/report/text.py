@@ -1,0 +1,74 @@
+"""Plain text for the terminal: the diff (``traceinsight diff A B`` without ``-o``)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from traceinsight.findings import fmt_ms
+
+TOP_OPS = 8
+
+
+def _table(header: Sequence[str], rows: list[Sequence[str]], right: str = "") -> list[str]:
+    rows = [[str(c) for c in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(header)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if i < len(right) and right[i] == "r" else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def _signed(x: Any) -> str:
+    if x is None:
+        return "–"
+    return ("+" if x > 0 else "") + fmt_ms(x)
+
+
+def _clip(s: Any, n: int = 60) -> str:
+    s = " ".join(str(s).split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def render_diff(diff: dict) -> str:
+    out = [f"A: {diff['a']['name']}", f"B: {diff['b']['name']}", "", diff["summary"], ""]
+    for c in diff["environment_changes"]:
+        out.append(f"environment {c['key']}: {c['a']} → {c['b']}")
+    if diff["environment_changes"]:
+        out.append("")
+    out += _table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A [95 % CI]", "significant"],
+                  [[p["a"], p["b"], fmt_ms(p["a_ms"]), fmt_ms(p["b_ms"]), _signed(p["delta_ms"]),
+                    f"{p['ratio']:.2f} [{p['ratio_lo']:.2f}, {p['ratio_hi']:.2f}]"
+                    if p.get("ratio") is not None else "–",
+                    "yes" if p["significant"] else "no"] for p in diff["pairs"]], "llrrrl")
+    for side, label in (("only_in_a", "A"), ("only_in_b", "B")):
+        if diff[side]:
+            out.append(f"only in {label} (or failed on one side): {', '.join(diff[side])}")
+    for p in diff["pairs"]:
+        out += ["", f"== {p['a']} → {p['b']}", p["sentence"], ""]
+        out += _table(["category", "A ms/step", "B ms/step", "delta", "95 % CI", "significant"],
+                      [[c["category"], fmt_ms(c["a_ms"]), fmt_ms(c["b_ms"]), _signed(c["delta_ms"]),
+                        f"{fmt_ms(c['delta_lo'])} … {fmt_ms(c['delta_hi'])}"
+                        if c.get("delta_lo") is not None else "–",
+                        {True: "yes", False: "no", None: "–"}[c.get("significant")]]
+                       for c in p["categories"]], "lrrrl")
+        for kind in ("slower", "faster", "added", "removed"):
+            ops = p["ops"][kind]
+            if ops:
+                out += ["", f"ops {kind} ({len(ops)}):"]
+                out += ["  " + line for line in _table(
+                    ["op", "A ms/step", "B ms/step", "delta"],
+                    [[_clip(o["op"]), fmt_ms(o["a_ms"]), fmt_ms(o["b_ms"]), _signed(o["delta_ms"])]
+                     for o in ops[:TOP_OPS]], "lrrr")]
+                if len(ops) > TOP_OPS:
+                    out.append(f"  … {len(ops) - TOP_OPS} more")
+        if p["retraces"]:
+            out += ["", "retraces:"]
+            out += ["  " + line for line in _table(
+                ["function", "A traced", "B traced", "A tracing ms", "B tracing ms"],
+                [[_clip(r["function"]), r["a_traced"] if r["a_traced"] is not None else "–",
+                  r["b_traced"] if r["b_traced"] is not None else "–",
+                  fmt_ms(r["a_tracing_ms"]), fmt_ms(r["b_tracing_ms"])] for r in p["retraces"]],
+                "lrrrr")]
+    return "\n".join(out) + "\n"
