@@ -1,0 +1,255 @@
+"""``traceinsight.load(path)``: a run folder, a TensorBoard logdir, a profile session folder or one
+``.xplane.pb`` file -> an analysed ``traceinsight.model.Run``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from traceinsight import runfolder
+from traceinsight.analysis import results
+from traceinsight.analysis.attribute import attribute
+from traceinsight.analysis.events import EventTable, load_files
+from traceinsight.errors import TraceinsightError
+from traceinsight.model import ModeResult, Run, Timing
+
+# ProfileOptions fields (tsl/profiler/protobuf/profiler_options.proto)
+_OPTION_FIELDS = {2: "host_tracer_level", 3: "device_tracer_level", 4: "python_tracer_level"}
+
+
+def decode_profile_options(data: bytes) -> dict[str, int]:
+    """The tracer levels a capture really used, from the ``Task Environment`` plane's
+    ``profile_options`` stat (a serialized ProfileOptions)."""
+    out: dict[str, int] = {}
+    i, n = 0, len(data)
+    try:
+        while i < n:
+            tag, i = _read_varint(data, i)
+            field, wt = tag >> 3, tag & 7
+            if wt == 0:
+                value, i = _read_varint(data, i)
+                if field in _OPTION_FIELDS:
+                    out[_OPTION_FIELDS[field]] = value
+            elif wt == 2:
+                length, i = _read_varint(data, i)
+                i += length
+            elif wt == 1:
+                i += 8
+            elif wt == 5:
+                i += 4
+            else:
+                break
+    except IndexError:
+        pass
+    for name in _OPTION_FIELDS.values():
+        out.setdefault(name, 0)  # proto3: a level of 0 is not written
+    return out
+
+
+def _read_varint(data: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+
+
+def recorded_options(table: EventTable) -> dict[str, int] | None:
+    for plane in table.planes:
+        raw = plane.stats.get("profile_options")
+        if isinstance(raw, (bytes, bytearray)):
+            return decode_profile_options(bytes(raw))
+    return None
+
+
+def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (), *,
+                 timing: Timing | None = None, user_files: frozenset[str] = frozenset(),
+                 requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = ()
+                 ) -> ModeResult:
+    """Analyse one mode's traces: the host pass gives steps, categories, ops, retraces; the python
+    pass gives hotspots, scaled to the host pass's python time."""
+    notes = list(extra_notes)
+    options: dict[str, Any] = {}
+    if not host_files and not python_files:
+        return ModeResult(name=name, status="failed", error="no trace file for this mode",
+                          timing=timing, notes=tuple(notes))
+    main_files = list(host_files) or list(python_files)
+    try:
+        table = load_files(main_files)
+    except TraceinsightError as e:
+        return ModeResult(name=name, status="failed", error=str(e), timing=timing,
+                          trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
+    a = attribute(table)
+    options["host" if host_files else "python"] = _options_entry(
+        recorded_options(table), (requested or {}).get("host" if host_files else "python"))
+    if a.main_line < 0:
+        return ModeResult(name=name, status="failed", timing=timing,
+                          error="the trace holds no host thread events (not a TensorFlow host trace?)",
+                          trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
+    steps = results.steps_frame(a)
+    breakdown = results.breakdown_frame(steps)
+    first = None
+    if len(steps) and steps["first"].iloc[0]:
+        first = steps.iloc[0][list(results.CATEGORIES)].astype(float)
+    if host_files and a.crosser.any():
+        notes.append(f"{int(a.crosser.sum())} events crossed other events' ends and were kept out "
+                     "of the nesting")
+    if not len(steps):
+        notes.append("no steps found in the trace")
+    other = results.other_frame(a, steps)
+    if len(other):
+        top = ", ".join(other["name"].head(3))
+        notes.append(f"{len(other)} event names have no attribution rule (other): {top}")
+    recorded = recorded_options(table) or {}
+    python_traced = bool(recorded.get("python_tracer_level")) or not host_files
+    hotspots = results.hotspots_frame(a, steps, user_files=user_files) if python_traced else None
+    if python_traced:
+        notes.append("this trace was recorded with the python tracer on: its times include the "
+                     "tracer's inflation of Python")
+    if host_files and python_files:
+        try:
+            ptable = load_files(list(python_files))
+        except TraceinsightError as e:
+            notes.append(f"python-tracer pass unreadable: {e}")
+            ptable = None
+        if ptable is not None:
+            pa = attribute(ptable)
+            options["python"] = _options_entry(recorded_options(ptable),
+                                               (requested or {}).get("python"))
+            psteps = results.steps_frame(pa)
+            pbreak = results.breakdown_frame(psteps)
+            scale = 1.0
+            if not breakdown.empty and not pbreak.empty and pbreak.loc["python", "median"] > 0:
+                scale = float(breakdown.loc["python", "median"] / pbreak.loc["python", "median"])
+                notes.append(f"Python hotspots are from the python-tracer pass, scaled by {scale:.2f} "
+                             "to the host pass's python time (the python tracer inflates Python)")
+            hotspots = results.hotspots_frame(pa, psteps, user_files=user_files, scale=scale)
+    elif not python_traced:
+        notes.append("no python-tracer pass: no Python hotspots")
+    for pass_name, entry in options.items():
+        if entry.get("ok") is False:
+            notes.append(f"{pass_name} pass: profiler options asked {entry['requested']} but the "
+                         f"trace recorded {entry['recorded']}")
+    return ModeResult(
+        name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
+        ops=results.ops_frame(a, steps), retraces=results.retraces_frame(a),
+        hotspots=hotspots if hotspots is not None else results.hotspots_frame(a, steps.iloc[0:0]),
+        other=other, step_rule=a.step_rule, profile_options=options, notes=tuple(notes),
+        trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)))
+
+
+def _options_entry(recorded: dict[str, int] | None, requested: dict[str, Any] | None) -> dict:
+    entry: dict[str, Any] = {"recorded": recorded}
+    if requested:
+        req = requested.get("requested", requested)
+        entry["requested"] = req
+        if recorded is not None:
+            entry["ok"] = all(recorded.get(k) == v for k, v in req.items() if k in recorded)
+    return entry
+
+
+def _timing(mode_path: Path) -> tuple[Timing | None, dict]:
+    f = mode_path / runfolder.TIMINGS
+    if not f.is_file():
+        return None, {}
+    data = runfolder.read_json(f)
+    traced = data.get("traced") or {}
+    host = traced.get("host") or {}
+    timing = Timing(steps_s=np.asarray(data.get("steps_s") or [], dtype=float),
+                    first_step_s=data.get("first_step_s"),
+                    traced_steps_s=np.asarray(host["steps_s"], dtype=float)
+                    if host.get("steps_s") else None)
+    requested = {p: (traced.get(p) or {}).get("profile_options") for p in runfolder.PASSES
+                 if (traced.get(p) or {}).get("profile_options")}
+    return timing, requested
+
+
+def load_run(path: Path) -> Run:
+    manifest = runfolder.read_manifest(path)
+    workload = manifest.get("workload") or {}
+    user_files = frozenset(filter(None, [Path(workload.get("path") or "").name]))
+    modes: dict[str, ModeResult] = {}
+    for name, info in (manifest.get("modes") or {}).items():
+        info = info or {}
+        folder = info.get("dir") or runfolder.mode_dir(name)
+        status = info.get("status", "ok")
+        timing, requested = _timing(path / folder)
+        if status != "ok":
+            error = info.get("error") or ("not captured (the capture was interrupted?)"
+                                          if status in ("pending", "running") else status)
+            modes[name] = ModeResult(name=name, status="failed" if status == "failed" else "missing",
+                                     error=error, timing=timing)
+            continue
+        modes[name] = analyze_mode(
+            name, runfolder.pass_traces(path, folder, "host"),
+            runfolder.pass_traces(path, folder, "python"), timing=timing, user_files=user_files,
+            requested=requested)
+    return Run(path=path, name=path.name, modes=modes, manifest=manifest, source="run")
+
+
+def _foreign_modes(root: Path, files: list[Path]) -> dict[str, list[Path]]:
+    """One mode per (session, host); named by the run folder inside the logdir, plus the session
+    when a run has several, plus the host when a session has several."""
+    by_session: dict[Path, list[Path]] = {}
+    for f in files:
+        by_session.setdefault(f.parent, []).append(f)
+    run_of = {}
+    for s in by_session:
+        run_dir = s.parent.parent.parent if s.parent.name == "profile" and \
+            s.parent.parent.name == "plugins" else s
+        try:
+            rel = run_dir.relative_to(root)
+            run_of[s] = str(rel) if str(rel) != "." else (root.name or str(root))
+        except ValueError:
+            run_of[s] = run_dir.name
+    sessions_per_run: dict[str, int] = {}
+    for s, r in run_of.items():
+        sessions_per_run[r] = sessions_per_run.get(r, 0) + 1
+    modes: dict[str, list[Path]] = {}
+    for s in sorted(by_session):
+        base = run_of[s]
+        if sessions_per_run[base] > 1:
+            base = f"{base}/{s.name}"
+        hosts = sorted(by_session[s])
+        for f in hosts:
+            host = f.name[: -len(".xplane.pb")]
+            name = base if len(hosts) == 1 else f"{base}/{host}"
+            modes[name] = [f]
+    return modes
+
+
+def load(path, **_: Any) -> Run:
+    path = Path(path)
+    if not path.exists():
+        raise TraceinsightError(f"{path}: no such file or folder")
+    if path.is_dir() and runfolder.is_run_folder(path):
+        return load_run(path)
+    if path.is_file():
+        if not path.name.endswith(".xplane.pb"):
+            raise TraceinsightError(f"{path}: not a run folder, logdir or .xplane.pb trace")
+        files = [path]
+        root = path.parent
+    else:
+        files = runfolder.find_xplanes(path)
+        root = path
+        if not files:
+            raise TraceinsightError(f"{path}: no *.xplane.pb traces found (expected a traceinsight "
+                                    "run, a TensorBoard logdir or a profile session folder)")
+    modes = {}
+    for name, mode_files in _foreign_modes(root, files).items():
+        if path.is_file():
+            name = path.name[: -len(".xplane.pb")]
+        m = analyze_mode(name, mode_files)
+        if m.status == "failed" and len(files) == 1:
+            raise TraceinsightError(m.error)
+        modes[name] = m
+    if all(m.status == "failed" for m in modes.values()):
+        raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
+                                + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))
+    return Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
+               manifest={"source": str(path)}, source="traces")

@@ -1,0 +1,337 @@
+"""Attribution -> the per-mode tables of ``traceinsight.model.ModeResult``."""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from traceinsight.analysis import rules
+from traceinsight.analysis.attribute import N_CAT, Attribution
+from traceinsight.model import CATEGORIES
+
+PS_PER_MS = 1e9
+
+OPS_COLUMNS = ["op", "type", "thread", "calls_per_step", "self_ms_per_step", "share"]
+RETRACE_COLUMNS = ["function", "calls", "traced_calls", "tracing_ms", "compile_ms", "changes"]
+HOTSPOT_COLUMNS = ["function", "file", "line", "group", "self_ms", "inclusive_ms", "calls_per_step"]
+OTHER_COLUMNS = ["name", "ms_per_step", "count"]
+
+
+def steps_frame(a: Attribution) -> pd.DataFrame:
+    """One row per step: step_num, start_ps, end_ps, wall_ms, first, and ms per category."""
+    cols = ["step_num", "start_ps", "end_ps", "wall_ms", "first"] + list(CATEGORIES)
+    if not len(a.step_start):
+        return pd.DataFrame(columns=cols)
+    ct = a.category_time(a.step_start, a.step_end) / PS_PER_MS
+    df = pd.DataFrame(ct, columns=list(CATEGORIES))
+    df.insert(0, "step_num", a.step_num.astype(np.int64))
+    df.insert(1, "start_ps", a.step_start)
+    df.insert(2, "end_ps", a.step_end)
+    df.insert(3, "wall_ms", (a.step_end - a.step_start) / PS_PER_MS)
+    # The first step in the trace is reported apart when it is the process's first call (step 0)
+    # or holds tracing / compilation: that is where one-time costs live.
+    first = np.zeros(len(df), dtype=bool)
+    first[0] = bool(a.step_num[0] == 0 or (ct[0, rules.TRACING] + ct[0, rules.COMPILE]) > 0)
+    if len(df) == 1:
+        first[0] = False  # a single step is all there is: keep it as the steady state
+    df.insert(4, "first", first)
+    return df[cols]
+
+
+def breakdown_frame(steps: pd.DataFrame) -> pd.DataFrame:
+    cols = list(CATEGORIES) + ["wall_ms"]
+    steady = steps[~steps["first"]] if len(steps) else steps
+    if steady.empty:
+        return pd.DataFrame(columns=["median", "p25", "p75", "mean"])
+    values = steady[cols].astype(float)
+    b = pd.DataFrame({"median": values.median(), "p25": values.quantile(0.25),
+                      "p75": values.quantile(0.75), "mean": values.mean()})
+    return b.rename(index={"wall_ms": "total"})
+
+
+def _steady_windows(a: Attribution, steps: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
+    if steps.empty:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), 0
+    steady = ~steps["first"].to_numpy()
+    return a.step_start[steady], a.step_end[steady], int(steady.sum())
+
+
+def _in_windows(t: np.ndarray, ws: np.ndarray, we: np.ndarray) -> np.ndarray:
+    """Index of the window holding each time, -1 when none (windows sorted, disjoint)."""
+    if not len(ws):
+        return np.full(len(t), -1, dtype=np.int64)
+    k = np.searchsorted(ws, t, side="right") - 1
+    ok = (k >= 0) & (t < we[np.clip(k, 0, len(we) - 1)])
+    return np.where(ok, k, -1)
+
+
+def _nearest_marked(mask: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """For each event, the nearest event at or above it (along parents) that is in ``mask``."""
+    res = np.where(mask, np.arange(len(mask)), -1)
+    order = np.argsort(depth, kind="stable")
+    dsorted = depth[order]
+    if not len(order):
+        return res
+    bounds = np.searchsorted(dsorted, np.arange(int(dsorted.max()) + 2))
+    for level in range(1, len(bounds) - 1):
+        ev = order[bounds[level]:bounds[level + 1]]
+        ev = ev[(res[ev] < 0) & (parent[ev] >= 0)]
+        res[ev] = res[parent[ev]]
+    return res
+
+
+def ops_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
+    """Ops on the main thread (op time owned inside each op's dispatch) and on worker threads
+    (self time of graph / HLO op events), per steady step."""
+    t = a.table
+    ws, we, n = _steady_windows(a, steps)
+    if n == 0 or not len(t):
+        return pd.DataFrame(columns=OPS_COLUMNS)
+    names = t.names
+    op_of_name = [rules.op_of_name(nm) for nm in names]
+    named_op = np.array([o is not None for o in op_of_name], dtype=bool)[t.name]
+    hlo = np.zeros(len(t), dtype=bool)
+    hlo_name = None
+    if "hlo_op" in t.stat_str:
+        idx, val = t.stat_str["hlo_op"]
+        hlo[idx] = True
+        hlo_name = t.stat_str_column("hlo_op")
+    is_op_event = named_op | hlo
+
+    def key_of(ev: np.ndarray) -> list[tuple[str, str]]:
+        out = []
+        for i in ev.tolist():
+            if hlo[i]:
+                out.append((hlo_name[i], rules.hlo_type(hlo_name[i])))
+            else:
+                out.append(op_of_name[t.name[i]])
+        return out
+
+    rows: list[dict] = []
+    # main thread: op-category timeline segments, owned by the nearest op event above the owner
+    if a.main_line >= 0 and len(a.seg_owner):
+        anchor = _nearest_marked(is_op_event, a.parent, a.depth)
+        seg_sel = (a.seg_cat == rules.OP) & (a.seg_owner >= 0)
+        step_of = _in_windows(a.seg_start[seg_sel], ws, we)
+        inside = step_of >= 0
+        owners = a.seg_owner[seg_sel][inside]
+        length = (np.minimum(a.seg_end[seg_sel][inside], we[step_of[inside]])
+                  - a.seg_start[seg_sel][inside])
+        anc = anchor[owners]
+        # op time with no op event above it: name it after the owning event
+        anc_key = np.where(anc >= 0, anc, owners)
+        uniq, inv = np.unique(anc_key, return_inverse=True)
+        per = np.bincount(inv, weights=length.astype(float))
+        keyed: dict[tuple[str, str], float] = {}
+        for ev, ps in zip(uniq.tolist(), per.tolist()):
+            k = key_of(np.array([ev]))[0] if is_op_event[ev] else (names[t.name[ev]], "(runtime)")
+            keyed[k] = keyed.get(k, 0.0) + ps
+        calls: dict[tuple[str, str], int] = {}
+        main_ops = np.nonzero(is_op_event & (t.line == a.main_line))[0]
+        main_ops = main_ops[_in_windows(t.start[main_ops], ws, we) >= 0]
+        for k in key_of(main_ops):
+            calls[k] = calls.get(k, 0) + 1
+        for k in set(keyed) | set(calls):
+            rows.append({"op": k[0], "type": k[1], "thread": "main",
+                         "calls_per_step": calls.get(k, 0) / n,
+                         "self_ms_per_step": keyed.get(k, 0.0) / PS_PER_MS / n})
+    # worker threads: self time of op events (duration minus nested events' durations)
+    worker = (t.line != a.main_line) & is_op_event & ~a.crosser
+    plane_names = [t.planes[ln.plane].name for ln in t.lines]
+    on_data_plane = np.array([not pn.startswith("Task Environment") for pn in plane_names] or [True])
+    worker &= on_data_plane[t.line] if len(t.lines) else worker
+    ev = np.nonzero(worker)[0]
+    ev = ev[_in_windows(t.start[ev], ws, we) >= 0]
+    if len(ev):
+        dur = (t.end - t.start).astype(float)
+        has_parent = (a.parent >= 0)
+        child_sum = np.bincount(a.parent[has_parent], weights=dur[has_parent], minlength=len(t))
+        self_ps = np.maximum(dur[ev] - child_sum[ev], 0.0)
+        keys = key_of(ev)
+        df = pd.DataFrame({"k": keys, "self": self_ps})
+        g = df.groupby("k", sort=False)["self"].agg(["sum", "count"])
+        for k, r in g.iterrows():
+            rows.append({"op": k[0], "type": k[1], "thread": "worker",
+                         "calls_per_step": r["count"] / n, "self_ms_per_step": r["sum"] / PS_PER_MS / n})
+    if not rows:
+        return pd.DataFrame(columns=OPS_COLUMNS)
+    ops = pd.DataFrame(rows)
+    total = ops.groupby("thread")["self_ms_per_step"].transform("sum")
+    ops["share"] = np.where(total > 0, ops["self_ms_per_step"] / total.where(total > 0, 1), 0.0)
+    return ops.sort_values("self_ms_per_step", ascending=False, ignore_index=True)[OPS_COLUMNS]
+
+
+def retraces_frame(a: Attribution) -> pd.DataFrame:
+    """tf.function calls grouped by function: calls, traced calls, time tracing and compiling."""
+    t = a.table
+    if "tf_function_call" not in t.stat_str:
+        return pd.DataFrame(columns=RETRACE_COLUMNS)
+    idx, val = t.stat_str["tf_function_call"]
+    traced = np.array([v.startswith("traced") for v in val], dtype=bool)
+    on_main = t.line[idx] == a.main_line
+    ct = np.zeros((len(idx), N_CAT))
+    if on_main.any():
+        ct[on_main] = a.category_time(t.start[idx[on_main]], t.end[idx[on_main]]) / PS_PER_MS
+    tc = t.stat_int_column("tracing_count")[idx]
+    df = pd.DataFrame({"function": [t.names[i] for i in t.name[idx]], "traced": traced,
+                       "tracing": ct[:, rules.TRACING], "compile": ct[:, rules.COMPILE],
+                       "kind": val, "tracing_count": tc, "start": t.start[idx]})
+    rows = []
+    for fn, g in df.sort_values("start").groupby("function", sort=False):
+        n_traced = int(g["traced"].sum())
+        changes = _retrace_pattern(g)
+        rows.append({"function": fn, "calls": len(g), "traced_calls": n_traced,
+                     "tracing_ms": float(g["tracing"].sum()), "compile_ms": float(g["compile"].sum()),
+                     "changes": changes})
+    out = pd.DataFrame(rows, columns=RETRACE_COLUMNS)
+    return out.sort_values(["traced_calls", "tracing_ms"], ascending=False, ignore_index=True)
+
+
+def _retrace_pattern(g: pd.DataFrame) -> str:
+    """What the call stats tell about the traces (the host trace does not record argument
+    signatures): when they happened and whether XLA was involved."""
+    n, traced = len(g), int(g["traced"].sum())
+    if traced == 0:
+        return ""
+    positions = np.nonzero(g["traced"].to_numpy())[0]
+    kinds = sorted(set(g["kind"]))
+    xla = any(k.endswith("-xla") for k in kinds)
+    tc = g["tracing_count"].to_numpy()
+    tc = tc[tc >= 0]
+    parts = []
+    if traced == n and n > 1:
+        parts.append(f"every one of the {n} calls traced a new graph")
+    elif traced == 1:
+        parts.append("traced once (first call)" if positions[0] == 0 else
+                     f"traced once, at call {positions[0] + 1}")
+    else:
+        later = positions[positions > 0]
+        parts.append(f"traced on {traced} of {n} calls"
+                     + (f" (calls {', '.join(str(p + 1) for p in later[:6])}"
+                        f"{', ...' if len(later) > 6 else ''})" if len(later) else ""))
+    if len(tc):
+        parts.append(f"tracing_count {int(tc.min())}→{int(tc.max())}")
+    if xla:
+        parts.append("XLA: each trace also compiles")
+    return "; ".join(parts)
+
+
+def other_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
+    """Main-thread time of events no rule places, by name."""
+    ws, we, n = _steady_windows(a, steps)
+    sel = (a.seg_cat == rules.OTHER) & (a.seg_owner >= 0)
+    if n == 0 or not sel.any():
+        return pd.DataFrame(columns=OTHER_COLUMNS)
+    step_of = _in_windows(a.seg_start[sel], ws, we)
+    inside = step_of >= 0
+    owners = a.seg_owner[sel][inside]
+    length = np.minimum(a.seg_end[sel][inside], we[step_of[inside]]) - a.seg_start[sel][inside]
+    name_ids = a.table.name[owners]
+    df = pd.DataFrame({"name": [a.table.names[i] for i in name_ids], "ps": length, "ev": owners})
+    g = df.groupby("name").agg(ps=("ps", "sum"), count=("ev", "nunique")).reset_index()
+    g["ms_per_step"] = g["ps"] / PS_PER_MS / n
+    return g.sort_values("ms_per_step", ascending=False, ignore_index=True)[OTHER_COLUMNS]
+
+
+# ---- Python hotspots (python-tracer pass) -----------------------------------------------------
+
+_FRAME = re.compile(r"^\$(?P<file>[^ :]+)(?::(?P<line>\d+))? (?P<func>.+)$")
+
+
+def parse_frame(name: str) -> tuple[str, int, str]:
+    """``$layer.py:872 __call__`` -> ("layer.py", 872, "__call__"); ``$builtins isinstance`` ->
+    ("builtins", 0, "isinstance")."""
+    m = _FRAME.match(name)
+    if not m:
+        return name.lstrip("$"), 0, ""
+    return m.group("file"), int(m.group("line") or 0), m.group("func")
+
+
+@lru_cache(maxsize=1)
+def _package_files() -> dict[str, str]:
+    """File basename -> "keras" / "tensorflow" for the installed packages (found without importing
+    them). The python tracer records base names only, so this is how frames are grouped."""
+    import importlib.util
+    out: dict[str, str] = {}
+    for pkg, group in (("tensorflow", "tensorflow"), ("keras", "keras"), ("tf_keras", "keras"),
+                       ("tsl", "tensorflow"), ("xla", "tensorflow")):
+        try:
+            spec = importlib.util.find_spec(pkg)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for root in spec.submodule_search_locations:
+            for dirpath, _, files in os.walk(root):
+                for f in files:
+                    if f.endswith(".py"):
+                        # keras wins over tensorflow on a shared base name: keras frames dominate
+                        # a Keras step; ambiguous names are few
+                        if out.get(f) != "keras":
+                            out[f] = group
+    return out
+
+
+def frame_group(file: str, user_files: frozenset[str]) -> str:
+    if file in user_files:
+        return "user"
+    if file.startswith("tensorflow.") or file.startswith("tsl") or file.startswith("_pywrap"):
+        return "tensorflow"
+    if file.startswith("keras"):
+        return "keras"
+    return _package_files().get(file, "other")
+
+
+def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset[str] = frozenset(),
+                   scale: float = 1.0) -> pd.DataFrame:
+    """Python time per function from python-tracer frames: self = python-category time owned by the
+    frame; inclusive = python-category time inside its outermost (non-recursive) calls; per steady
+    step, multiplied by ``scale`` (the host pass's python time / this pass's)."""
+    t = a.table
+    ws, we, n = _steady_windows(a, steps)
+    if n == 0 or a.main_line < 0:
+        return pd.DataFrame(columns=HOTSPOT_COLUMNS)
+    frame_name = np.array([nm.startswith("$") for nm in t.names] or [False], dtype=bool)
+    frames = np.nonzero(frame_name[t.name] & (t.line == a.main_line) & ~a.crosser
+                        & (t.end > t.start))[0]
+    frames = frames[_in_windows(t.start[frames], ws, we) >= 0]
+    if not len(frames):
+        return pd.DataFrame(columns=HOTSPOT_COLUMNS)
+    # self: python segments owned by a frame
+    sel = (a.seg_cat == rules.PYTHON) & (a.seg_owner >= 0)
+    step_of = _in_windows(a.seg_start[sel], ws, we)
+    ok = step_of >= 0
+    owners = a.seg_owner[sel][ok]
+    length = (np.minimum(a.seg_end[sel][ok], we[step_of[ok]]) - a.seg_start[sel][ok]).astype(float)
+    is_frame_owner = frame_name[t.name[owners]]
+    self_by_name = np.bincount(t.name[owners][is_frame_owner], weights=length[is_frame_owner],
+                               minlength=len(t.names))
+    # inclusive: python time inside each outermost call of a function (recursion counted once)
+    fnames = t.name[frames]
+    order = np.lexsort((t.start[frames], fnames))
+    fs, fe, fn = t.start[frames][order], t.end[frames][order], fnames[order]
+    new_group = np.r_[True, fn[1:] != fn[:-1]]
+    prev_end = np.maximum.accumulate(np.where(new_group, -1, np.r_[-1, fe[:-1]]))
+    # running max of earlier ends within the same function (reset at group starts)
+    grp = np.cumsum(new_group) - 1
+    run = pd.Series(np.r_[-1, fe[:-1]]).where(~pd.Series(new_group), -1).groupby(grp).cummax()
+    prev_end = run.to_numpy()
+    outermost = fs >= prev_end
+    ct = a.category_time(fs[outermost], fe[outermost])[:, rules.PYTHON].astype(float)
+    incl_by_name = np.bincount(fn[outermost], weights=ct, minlength=len(t.names))
+    calls_by_name = np.bincount(fn, minlength=len(t.names))
+    rows = []
+    for nid in np.unique(fn).tolist():
+        file, line, func = parse_frame(t.names[nid])
+        rows.append({"function": func or t.names[nid], "file": file, "line": line,
+                     "group": frame_group(file, user_files),
+                     "self_ms": self_by_name[nid] / PS_PER_MS / n * scale,
+                     "inclusive_ms": incl_by_name[nid] / PS_PER_MS / n * scale,
+                     "calls_per_step": calls_by_name[nid] / n})
+    df = pd.DataFrame(rows, columns=HOTSPOT_COLUMNS)
+    return df.sort_values("self_ms", ascending=False, ignore_index=True)

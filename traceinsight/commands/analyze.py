@@ -1,0 +1,38 @@
+"""Print the breakdown, top ops, retraces and Python hotspots of a run or of any TF trace.
+
+PATH is a traceinsight run folder, a TensorBoard logdir, a profile session folder or one
+.xplane.pb file. Every step's main-thread wall time is split into op, dispatch, tracing, compile,
+input, python and other (ms per step, median over steady steps).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+class Command:
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("path", metavar="PATH", nargs="?", default=None,
+                            help="run folder, logdir, session folder or .xplane.pb "
+                                 "(default: the newest run under ./runs)")
+        parser.add_argument("--top", type=int, default=10, help="rows of each table (default 10)")
+        parser.add_argument("--mode", action="append", default=None,
+                            help="only these modes (repeatable)")
+
+    def run(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+        from pathlib import Path
+
+        import traceinsight
+        from traceinsight import runfolder
+        from traceinsight.analysis.text import render_analysis
+        from traceinsight.errors import TraceinsightError
+
+        path = Path(args.path) if args.path else runfolder.newest_run()
+        run = traceinsight.load(path)
+        if args.mode:
+            missing = [m for m in args.mode if m not in run.modes]
+            if missing:
+                raise TraceinsightError(f"no mode {', '.join(missing)} in {path} "
+                                        f"(modes: {', '.join(run.modes)})")
+        render_analysis(run, top=args.top, modes=args.mode)
+        return 0
