@@ -50,6 +50,11 @@ async def test_overview_lists_every_mode_and_failures_with_reason():
         assert "predict  failed: ValueError: predict() needs a batch dimension" in text
         assert "fastest" in text
         assert "■ python" in text
+        run = sample_run()       # why eager is slower, as compare_modes says it, and the top finding
+        assert f"• {compare_modes(run.modes['eager'], run.modes['function']).sentence()}" in text
+        found, _ = app.findings()
+        if found:
+            assert f"• {found[0].title}" in text
 
 
 def test_bars_share_one_scale():

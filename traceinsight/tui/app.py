@@ -10,7 +10,7 @@ from textual.binding import Binding
 
 from traceinsight.model import Run
 from traceinsight.tui.compare import CompareScreen, default_pair
-from traceinsight.tui.findings import FindingsScreen
+from traceinsight.tui.findings import FindingsScreen, load_findings
 from traceinsight.tui.help import HelpScreen
 from traceinsight.tui.mode import ModeScreen
 from traceinsight.tui.overview import OverviewScreen
@@ -34,12 +34,19 @@ class TraceinsightApp(App):
         self.run_data = run
         self.report_path = report_path
         self.last_report: Path | None = None
+        self._findings: tuple[list, str | None] | None = None
         if theme:
             self.theme = theme
 
     def on_mount(self) -> None:
         self.sub_title = self.run_data.name
         self.push_screen(OverviewScreen(self.run_data))
+
+    def findings(self) -> tuple[list, str | None]:
+        """The run's findings (computed once), or why there are none."""
+        if self._findings is None:
+            self._findings = load_findings(self.run_data)
+        return self._findings
 
     # --- navigation --------------------------------------------------------------------------
     def show_mode(self, name: str) -> None:
@@ -55,7 +62,7 @@ class TraceinsightApp(App):
 
     def action_findings(self) -> None:
         if not isinstance(self.screen, FindingsScreen):
-            self.push_screen(FindingsScreen(self.run_data))
+            self.push_screen(FindingsScreen(self.run_data, self.findings()))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -11,6 +11,8 @@ from traceinsight.model import CATEGORIES
 from traceinsight.tui import fmt
 
 BLOCK = "█"
+WIDE = 110          # from this width on, each bar is followed by its largest categories
+DETAIL_WIDTH = 54
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,9 @@ def render_bars(rows: list[BarRow], width: int) -> Text:
     the bar's total length is exact to one cell."""
     name_w = max([len(r.mode) for r in rows] + [4])
     label_w = 9
-    bar_w = max(10, width - name_w - label_w - 2)
+    # Wide terminals: the largest categories in numbers after each bar.
+    detail_w = DETAIL_WIDTH if width >= WIDE else 0
+    bar_w = max(10, width - name_w - label_w - detail_w - 2)
     totals = [sum(v for v in r.categories.values() if fmt.is_num(v)) for r in rows if r.categories]
     scale = max(totals, default=0.0)
     out = Text(no_wrap=True, overflow="ellipsis")
@@ -60,6 +64,22 @@ def render_bars(rows: list[BarRow], width: int) -> Text:
                 edge = nxt
         out.append(" " * (bar_w - edge + 1))
         out.append(f"{fmt.ms(cum):>6} ms")
+        if detail_w:
+            out.append("  ")
+            out.append_text(top_categories(row.categories, detail_w - 2))
+    return out
+
+
+def top_categories(categories: dict[str, float], width: int, top: int = 4) -> Text:
+    """``python 3.99 · op 4.28 · ...``: the largest categories of one bar, largest first."""
+    items = sorted(((v, k) for k, v in categories.items() if fmt.is_num(v) and v >= 0.005),
+                   reverse=True)[:top]
+    out = Text(no_wrap=True, overflow="ellipsis")
+    for i, (v, k) in enumerate(items):
+        if i:
+            out.append(" · ", style="dim")
+        out.append(k, style=fmt.CATEGORY_COLORS[k]).append(f" {fmt.ms(v)}")
+    out.truncate(width)
     return out
 
 

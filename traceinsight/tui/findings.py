@@ -48,10 +48,10 @@ def finding_detail(f) -> Text:
 class FindingsScreen(Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Run, findings: tuple[list, str | None] | None = None) -> None:
         super().__init__()
         self.run = run
-        self.findings, self.problem = load_findings(run)
+        self.findings, self.problem = findings if findings is not None else load_findings(run)
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f"Findings for {self.run.name}, largest saving first", style="bold"),

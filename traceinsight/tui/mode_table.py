@@ -18,10 +18,9 @@ COLUMNS = ("mode", "ms/step", "IQR", "vs fastest (95% CI)", "1st step", "profile
 def summary_cells(row: pd.Series, fastest: str | None) -> list:
     """The table cells of one summary row; failed modes keep their reason in the status cell."""
     name = Text(str(row["mode"]), style="bold")
-    if row["status"] != "ok":
-        reason = str(row["error"] or row["status"])
-        short = reason if len(reason) <= 24 else reason[:23] + "…"
-        return [name, Text(row["status"], style="bold red"), "", "", "", "", Text(short, style="red")]
+    if row["status"] != "ok":   # the reason is listed in full under the bars
+        return [name, Text(fmt.MISSING, justify="right"), "", "", "", "",
+                Text(str(row["status"]), style="bold red")]
     if not fmt.is_num(row["median_ms"]):
         return [name, fmt.MISSING, "", "", fmt.ms(row["first_step_ms"]), "",
                 Text("no steps", style="italic")]

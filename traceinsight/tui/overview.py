@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -9,9 +10,14 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from traceinsight.compare import compare_modes
 from traceinsight.model import Run
+from traceinsight.tui import fmt
 from traceinsight.tui.bars import BarRow, CategoryBars, legend
 from traceinsight.tui.mode_table import ModeTable
+
+
+TOP_FINDINGS = 3
 
 
 def run_title(run: Run) -> Text:
@@ -61,6 +67,28 @@ def missing_notes(run: Run) -> list[str]:
     return notes
 
 
+def insights(run: Run, findings: tuple[list, str | None]) -> Text:
+    """Why each mode is slower than the fastest (from compare_modes), then the top findings."""
+    text = Text()
+    ok = sorted((m for m in run.ok_modes() if np.isfinite(m.median_ms)), key=lambda m: m.median_ms)
+    if len(ok) > 1:
+        text.append("Why slower than the fastest (c: compare)\n", style="bold")
+        for m in reversed(ok[1:]):      # the slowest first
+            text.append(f"• {compare_modes(m, ok[0]).sentence()}\n")
+    found, problem = findings
+    if found:
+        text.append("Top findings (f: all, with evidence and the fix)\n", style="bold")
+        for f in found[:TOP_FINDINGS]:
+            saving = getattr(f, "saving_ms", None)
+            text.append(f"• {getattr(f, 'title', str(f))}")
+            if fmt.is_num(saving):
+                text.append(f"  ≈ {fmt.ms(saving)} ms/step", style="bold")
+            text.append("\n")
+    elif problem:
+        text.append(problem + "\n", style="italic")
+    return text.rstrip() or text
+
+
 class OverviewScreen(Screen):
     BINDINGS = [
         Binding("c", "app.compare", "Compare"),
@@ -79,10 +107,18 @@ class OverviewScreen(Screen):
                           style="bold"), classes="heading")
         yield CategoryBars(bar_rows(self.run), id="bars")
         yield Static(legend(), id="legend")
-        notes = missing_notes(self.run)
         with VerticalScroll(id="notes"):
-            yield Static(Text("\n".join(notes), style="italic") if notes else "")
+            yield Static(id="insights")
+            notes = missing_notes(self.run)
+            yield Static(Text("\n".join(notes), style="italic") if notes else "", id="missing")
         yield Footer()
+
+    def on_mount(self) -> None:
+        # After the first frame: the comparisons and findings cost a little, the table does not.
+        self.call_after_refresh(self.show_insights)
+
+    def show_insights(self) -> None:
+        self.query_one("#insights", Static).update(insights(self.run, self.app.findings()))
 
     @property
     def selected_mode(self) -> str | None:
