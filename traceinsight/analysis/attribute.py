@@ -32,6 +32,7 @@ class Attribution:
     parent: np.ndarray             # int64 per event, -1 for roots and zero-length events
     depth: np.ndarray
     crosser: np.ndarray            # bool per event: crosses another event, kept out of the nesting
+    outside: np.ndarray            # bool per event: kept out of the nesting (crossers, step markers)
     own: np.ndarray                # own category code per event (rules codes)
     cat: np.ndarray                # effective category per event (0..N_CAT-1)
     # main-thread timeline
@@ -117,12 +118,17 @@ def nest(table: EventTable, max_rounds: int = 6):
     started inside one Python frame and ended in another (a step marker opened in
     ``Trace.__init__``) crosses frames. Such crossing events are taken out of the nesting (they
     keep their own time span, e.g. as step windows, but own no timeline segments) and the rest is
-    nested again. Zero-length events own no time and get no parent."""
+    nested again. Step markers are always kept out (they are windows). Zero-length events own no
+    time and get no parent."""
     n = len(table)
     parent = np.full(n, -1, dtype=np.int64)
     depth = np.zeros(n, dtype=np.int64)
     crosser = np.zeros(n, dtype=bool)
-    pos = np.nonzero(table.end > table.start)[0]
+    # Step markers are windows, not owners: kept out of the nesting so an event that crosses a
+    # step edge is split between the two steps instead of being lost.
+    is_marker = np.array([bool(rules.STEP_MARKER.match(n)) for n in table.names] or [False])
+    marker = is_marker[table.name] if n else np.zeros(0, dtype=bool)
+    pos = np.nonzero((table.end > table.start) & ~marker)[0]
     is_frame = np.array([n.startswith("$") for n in table.names] or [False], dtype=bool)
     for _ in range(max_rounds):
         _nest_positions(table, pos, parent, depth)
@@ -141,9 +147,9 @@ def nest(table: EventTable, max_rounds: int = 6):
         p = parent[pos]
         bad = (p >= 0) & (table.end[pos] > table.end[np.maximum(p, 0)])
         crosser[pos[bad]] = True
-    parent[crosser] = -1
-    depth[crosser] = 0
-    return parent, depth, crosser
+    parent[crosser | marker] = -1
+    depth[crosser | marker] = 0
+    return parent, depth, crosser, marker
 
 
 def effective_categories(own: np.ndarray, parent: np.ndarray, depth: np.ndarray,
@@ -236,7 +242,7 @@ def attribute(table: EventTable) -> Attribution:
         traced = np.array([v.startswith("traced") for v in val], dtype=bool)
         own[idx] = np.where(traced, rules.TRACING, rules.DISPATCH)
 
-    parent, depth, crosser = nest(table)
+    parent, depth, crosser, marker_ev = nest(table)
     end = table.end
     prio = np.zeros(N_CAT, dtype=np.int64)
     for c, pr in rules.INHERIT_PRIORITY.items():
@@ -266,7 +272,8 @@ def attribute(table: EventTable) -> Attribution:
 
     # main-thread timeline
     if main >= 0:
-        on_main = np.nonzero((table.line == main) & (end > table.start) & ~crosser)[0]
+        on_main = np.nonzero((table.line == main) & (end > table.start) & ~crosser
+                             & ~marker_ev)[0]
     else:
         on_main = np.zeros(0, dtype=np.int64)
     t = np.concatenate([table.start[on_main], end[on_main]])
@@ -334,7 +341,7 @@ def attribute(table: EventTable) -> Attribution:
             step_rule = "no main-thread events: no steps"
     o = np.argsort(ss, kind="stable")
     return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent, depth=depth,
-                       crosser=crosser, own=own, cat=cat, seg_start=seg_start,
+                       crosser=crosser, outside=crosser | marker_ev, own=own, cat=cat, seg_start=seg_start,
                        seg_end=seg_end, seg_owner=seg_owner, seg_cat=seg_cat, cum=cum, bounds=bounds,
                        step_start=ss[o], step_end=se[o], step_num=sn[o], step_rule=step_rule,
                        has_device_plane=has_device)

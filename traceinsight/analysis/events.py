@@ -96,10 +96,15 @@ class EventTable:
 # --------------------------------------------------------------------------------------------
 # vectorized protobuf wire decoding
 
+def _at(buf: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Bytes at positions; positions past the end (corrupt lengths) read the zero padding."""
+    return buf[np.minimum(pos, len(buf) - 1)]
+
+
 def _varint(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Decode the varint starting at each position. ``buf`` must be padded with 10 zero bytes.
+    """Decode the varint starting at each position. ``buf`` must end with zero padding.
     Returns (values as uint64, encoded lengths)."""
-    b = buf[pos]
+    b = _at(buf, pos)
     val = (b & 0x7F).astype(_U64)
     length = np.ones(len(pos), dtype=np.int64)
     cont = b >= 0x80
@@ -109,7 +114,7 @@ def _varint(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     cur = pos[idx]
     acc = val[idx]
     for k in range(1, 10):
-        b = buf[cur + k]
+        b = _at(buf, cur + k)
         acc |= (b & 0x7F).astype(_U64) << _U64(7 * k)
         done = b < 0x80
         if done.all():
@@ -172,7 +177,8 @@ def _walk_fields(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, varint_f
             for f in fixed64_fields:
                 sel = f1 == f
                 if sel.any():
-                    raw = np.stack([buf[p1[sel] + k].astype(_U64) << _U64(8 * k) for k in range(8)])
+                    raw = np.stack([_at(buf, p1[sel] + k).astype(_U64) << _U64(8 * k)
+                                    for k in range(8)])
                     fixed[f][idx[m1][sel]] = np.bitwise_or.reduce(raw, axis=0)
                     present[f][idx[m1][sel]] = True
             pos[m1] += 8
@@ -208,14 +214,14 @@ def _decode_events(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray):
     pos = starts.copy()
     for fnum in (1, 2, 3):
         live = pos < ends
-        has = live & (buf[pos] == (fnum << 3))
+        has = live & (_at(buf, pos) == (fnum << 3))
         idx = np.nonzero(has)[0]
         if idx.size:
             v, vl = _varint(buf, pos[idx] + 1)
             out[fnum][idx] = v
             pos[idx] += 1 + vl
     stat_parts = []
-    idx = np.nonzero((pos < ends) & (buf[pos] == 0x22))[0]
+    idx = np.nonzero((pos < ends) & (_at(buf, pos) == 0x22))[0]
     while idx.size:
         p = pos[idx] + 1
         length, ll = _varint(buf, p)
@@ -223,16 +229,16 @@ def _decode_events(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray):
         body_end = body + length.astype(np.int64)
         stat_parts.append((idx, body, body_end))
         pos[idx] = body_end
-        idx = idx[(body_end < ends[idx]) & (buf[body_end] == 0x22)]
-    idx = np.nonzero((pos < ends) & (buf[pos] == 0x28))[0]
+        idx = idx[(body_end < ends[idx]) & (_at(buf, body_end) == 0x22)]
+    idx = np.nonzero((pos < ends) & (_at(buf, pos) == 0x28))[0]
     if idx.size:
         v, vl = _varint(buf, pos[idx] + 1)
         out[5][idx] = v
         pos[idx] += 1 + vl
+    if (pos > ends).any():
+        raise CorruptTrace("a field runs past the end of its event")
     odd = np.nonzero(pos != ends)[0]
     if odd.size:  # another layout (or a corrupt event): decode those with the generic walker
-        if (pos[odd] > ends[odd]).any() and not (pos[odd] < ends[odd]).any():
-            raise CorruptTrace("a field runs past the end of its event")
         values, _, ld, _ = _walk_fields(buf, starts[odd], ends[odd], (1, 2, 3, 5), (4,))
         for f in out:
             out[f][odd] = values[f]
@@ -357,7 +363,7 @@ def _load_plane(plane, host, names, name_ids, lines, planes, stat_int, stat_str,
     if not bufs:
         return None
     raw = b"".join(bufs)
-    buf = np.frombuffer(raw + b"\0" * 16, dtype=np.uint8)
+    buf = np.frombuffer(raw + b"\0" * 16, dtype=np.uint8)  # padding: see _at
     lens = np.concatenate(ev_lens)
     ends = np.cumsum(lens)
     starts = ends - lens

@@ -84,6 +84,11 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
     except TraceinsightError as e:
         return ModeResult(name=name, status="failed", error=str(e), timing=timing,
                           trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
+    if not _is_tensorflow_trace(table):
+        return ModeResult(name=name, status="failed", timing=timing,
+                          error=f"{main_files[0]}: no TensorFlow events in this trace (a trace of "
+                                "another framework, or of a process that ran no TensorFlow?)",
+                          trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
     a = attribute(table)
     options["host" if host_files else "python"] = _options_entry(
         recorded_options(table), (requested or {}).get("host" if host_files else "python"))
@@ -141,6 +146,13 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
         hotspots=hotspots if hotspots is not None else results.hotspots_frame(a, steps.iloc[0:0]),
         other=other, step_rule=a.step_rule, profile_options=options, notes=tuple(notes),
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)))
+
+
+def _is_tensorflow_trace(table: EventTable) -> bool:
+    from traceinsight.analysis import rules
+    if "tf_function_call" in table.stat_str:
+        return True
+    return any(rules.TF_EVIDENCE.match(n) for n in table.names)
 
 
 def _options_entry(recorded: dict[str, int] | None, requested: dict[str, Any] | None) -> dict:

@@ -88,29 +88,37 @@ def _nearest_marked(mask: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> 
 def ops_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
     """Ops on the main thread (op time owned inside each op's dispatch) and on worker threads
     (self time of graph / HLO op events), per steady step."""
-    t = a.table
     ws, we, n = _steady_windows(a, steps)
-    if n == 0 or not len(t):
+    if n == 0 or not len(a.table):
         return pd.DataFrame(columns=OPS_COLUMNS)
+    totals = op_totals(a, ws, we)
+    if totals.empty:
+        return pd.DataFrame(columns=OPS_COLUMNS)
+    ops = totals.assign(calls_per_step=totals["calls"] / n,
+                        self_ms_per_step=totals["self_ps"] / PS_PER_MS / n)
+    total = ops.groupby("thread")["self_ms_per_step"].transform("sum")
+    ops["share"] = np.where(total > 0, ops["self_ms_per_step"] / total.where(total > 0, 1), 0.0)
+    return ops.sort_values("self_ms_per_step", ascending=False, ignore_index=True)[OPS_COLUMNS]
+
+
+def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
+    """op, type, thread, calls, self_ps summed over the windows [ws, we)."""
+    t = a.table
     names = t.names
     op_of_name = [rules.op_of_name(nm) for nm in names]
     named_op = np.array([o is not None for o in op_of_name], dtype=bool)[t.name]
     hlo = np.zeros(len(t), dtype=bool)
     hlo_name = None
     if "hlo_op" in t.stat_str:
-        idx, val = t.stat_str["hlo_op"]
+        idx, _ = t.stat_str["hlo_op"]
         hlo[idx] = True
         hlo_name = t.stat_str_column("hlo_op")
     is_op_event = named_op | hlo
 
-    def key_of(ev: np.ndarray) -> list[tuple[str, str]]:
-        out = []
-        for i in ev.tolist():
-            if hlo[i]:
-                out.append((hlo_name[i], rules.hlo_type(hlo_name[i])))
-            else:
-                out.append(op_of_name[t.name[i]])
-        return out
+    def key_of(ev: int) -> tuple[str, str]:
+        if hlo[ev]:
+            return hlo_name[ev], rules.hlo_type(hlo_name[ev])
+        return op_of_name[t.name[ev]]
 
     rows: list[dict] = []
     # main thread: op-category timeline segments, owned by the nearest op event above the owner
@@ -123,47 +131,40 @@ def ops_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
         length = (np.minimum(a.seg_end[seg_sel][inside], we[step_of[inside]])
                   - a.seg_start[seg_sel][inside])
         anc = anchor[owners]
-        # op time with no op event above it: name it after the owning event
+        # op time with no op event above it: named after the owning event
         anc_key = np.where(anc >= 0, anc, owners)
         uniq, inv = np.unique(anc_key, return_inverse=True)
         per = np.bincount(inv, weights=length.astype(float))
         keyed: dict[tuple[str, str], float] = {}
         for ev, ps in zip(uniq.tolist(), per.tolist()):
-            k = key_of(np.array([ev]))[0] if is_op_event[ev] else (names[t.name[ev]], "(runtime)")
+            k = key_of(ev) if is_op_event[ev] else (names[t.name[ev]], "(runtime)")
             keyed[k] = keyed.get(k, 0.0) + ps
         calls: dict[tuple[str, str], int] = {}
-        main_ops = np.nonzero(is_op_event & (t.line == a.main_line))[0]
+        main_ops = np.nonzero(is_op_event & (t.line == a.main_line) & ~a.outside)[0]
         main_ops = main_ops[_in_windows(t.start[main_ops], ws, we) >= 0]
-        for k in key_of(main_ops):
+        for ev in main_ops.tolist():
+            k = key_of(ev)
             calls[k] = calls.get(k, 0) + 1
         for k in set(keyed) | set(calls):
-            rows.append({"op": k[0], "type": k[1], "thread": "main",
-                         "calls_per_step": calls.get(k, 0) / n,
-                         "self_ms_per_step": keyed.get(k, 0.0) / PS_PER_MS / n})
+            rows.append({"op": k[0], "type": k[1], "thread": "main", "calls": calls.get(k, 0),
+                         "self_ps": keyed.get(k, 0.0)})
     # worker threads: self time of op events (duration minus nested events' durations)
-    worker = (t.line != a.main_line) & is_op_event & ~a.crosser
-    plane_names = [t.planes[ln.plane].name for ln in t.lines]
-    on_data_plane = np.array([not pn.startswith("Task Environment") for pn in plane_names] or [True])
-    worker &= on_data_plane[t.line] if len(t.lines) else worker
+    on_data_plane = np.array([not t.planes[ln.plane].name.startswith("Task Environment")
+                              for ln in t.lines] or [True])
+    worker = (t.line != a.main_line) & is_op_event & ~a.outside & on_data_plane[t.line]
     ev = np.nonzero(worker)[0]
     ev = ev[_in_windows(t.start[ev], ws, we) >= 0]
     if len(ev):
         dur = (t.end - t.start).astype(float)
-        has_parent = (a.parent >= 0)
+        has_parent = a.parent >= 0
         child_sum = np.bincount(a.parent[has_parent], weights=dur[has_parent], minlength=len(t))
         self_ps = np.maximum(dur[ev] - child_sum[ev], 0.0)
-        keys = key_of(ev)
-        df = pd.DataFrame({"k": keys, "self": self_ps})
+        df = pd.DataFrame({"k": [key_of(e) for e in ev.tolist()], "self": self_ps})
         g = df.groupby("k", sort=False)["self"].agg(["sum", "count"])
         for k, r in g.iterrows():
-            rows.append({"op": k[0], "type": k[1], "thread": "worker",
-                         "calls_per_step": r["count"] / n, "self_ms_per_step": r["sum"] / PS_PER_MS / n})
-    if not rows:
-        return pd.DataFrame(columns=OPS_COLUMNS)
-    ops = pd.DataFrame(rows)
-    total = ops.groupby("thread")["self_ms_per_step"].transform("sum")
-    ops["share"] = np.where(total > 0, ops["self_ms_per_step"] / total.where(total > 0, 1), 0.0)
-    return ops.sort_values("self_ms_per_step", ascending=False, ignore_index=True)[OPS_COLUMNS]
+            rows.append({"op": k[0], "type": k[1], "thread": "worker", "calls": int(r["count"]),
+                         "self_ps": float(r["sum"])})
+    return pd.DataFrame(rows, columns=["op", "type", "thread", "calls", "self_ps"])
 
 
 def retraces_frame(a: Attribution) -> pd.DataFrame:
@@ -297,7 +298,7 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
     if n == 0 or a.main_line < 0:
         return pd.DataFrame(columns=HOTSPOT_COLUMNS)
     frame_name = np.array([nm.startswith("$") for nm in t.names] or [False], dtype=bool)
-    frames = np.nonzero(frame_name[t.name] & (t.line == a.main_line) & ~a.crosser
+    frames = np.nonzero(frame_name[t.name] & (t.line == a.main_line) & ~a.outside
                         & (t.end > t.start))[0]
     frames = frames[_in_windows(t.start[frames], ws, we) >= 0]
     if not len(frames):

@@ -95,6 +95,11 @@ RULES: list[tuple[str, str, str, str]] = [
     ("exact", "MemoryDeallocation", "ignore", "allocator event (zero length)"),
 ]
 
+# Names only TensorFlow writes: a trace holding none of them (nor tf.function call stats) is not a
+# TensorFlow trace (a JAX or PyTorch trace, say) and is refused with a clear message.
+TF_EVIDENCE = re.compile(r"^(TFE_|Eager|KernelAndDeviceFunc::|tf\.|convert_to_tensor$|__inference_"
+                         r"|ExecutorState::|FunctionRun$|IteratorGetNext)")
+
 _KIND_CODE = {"ignore": IGNORE}
 
 

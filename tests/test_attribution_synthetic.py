@@ -1,0 +1,233 @@
+"""Attribution on synthetic XSpaces whose right answers are computed by hand (times in µs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import traceinsight
+from traceinsight.analysis.load import analyze_mode
+from traceinsight.model import CATEGORIES
+from xspace_builder import Space, session_path
+
+MS = 1e-3  # one µs in ms
+
+
+def cats(mode, step_index):
+    row = mode.steps.iloc[step_index]
+    return {c: round(float(row[c]) / MS, 6) for c in CATEGORIES if row[c]}
+
+
+def eager_and_function_space() -> Space:
+    sp = Space()
+    sp.task_environment()
+    h = sp.host()
+    main = h.line("python")
+    main.event("train", 0, 100, step_num=1, _r=1)
+    main.event("TFE_Py_FastPathExecute_C", 10, 40)
+    main.event("EagerExecute", 15, 30, eager_op="MatMul", is_func=0)
+    main.event("EagerLocalExecute: MatMul", 16, 28)
+    main.event("KernelAndDeviceFunc::Run", 20, 20)
+    main.event("MemoryAllocation", 30, 0, bytes_allocated=1024)
+    main.event("tf.constant", 60, 10)
+    main.event("EagerExecute", 62, 6, eager_op="_EagerConst")
+    main.event("EagerLocalExecute: _EagerConst", 62.5, 5)
+    main.event("KernelAndDeviceFunc::Run", 63, 3)
+    main.event("train", 100, 100, step_num=2, _r=1)
+    main.event("f", 110, 80, tf_function_call="notTraced-nonXla", tracing_count=1)
+    main.event("EagerExecute", 120, 60, eager_op="__inference_f_1", is_func=1)
+    main.event("EagerLocalExecute: __inference_f_1", 121, 58)
+    main.event("KernelAndDeviceFunc::Run", 125, 50)
+    worker = h.line("tf_Compute/1")
+    worker.event("ExecutorState::Process", 129, 44)
+    worker.event("model/MatMul:MatMul", 130, 40)
+    worker.event("MemoryAllocation", 131, 0)
+    worker.event("model/Relu:Relu", 170, 2)
+    return sp
+
+
+@pytest.fixture(scope="module")
+def eager_fn(tmp_path_factory):
+    path = eager_and_function_space().write(tmp_path_factory.mktemp("a") / "h.xplane.pb")
+    return analyze_mode("m", [path])
+
+
+def test_exclusive_split_by_hand(eager_fn):
+    # step 1: kernel 20; TFE_Py.. 40 minus the kernel = dispatch 20; tf.constant 10 (its
+    # _EagerConst kernel included) = input; the rest of the 100 is python
+    assert cats(eager_fn, 0) == {"op": 20, "dispatch": 20, "input": 10, "python": 50}
+    # step 2: the graph function's run 50 is op; the call machinery around it 80 - 50 = dispatch
+    assert cats(eager_fn, 1) == {"op": 50, "dispatch": 30, "python": 20}
+
+
+def test_conservation_and_steps(eager_fn):
+    s = eager_fn.steps
+    assert list(s["step_num"]) == [1, 2]
+    assert not s["first"].any()  # step numbers from 1, no tracing: no first step to set apart
+    np.testing.assert_allclose(s[list(CATEGORIES)].sum(axis=1), s["wall_ms"], rtol=1e-12)
+    assert eager_fn.breakdown.loc["op", "median"] == pytest.approx(35 * MS)
+    assert eager_fn.breakdown.loc["total", "median"] == pytest.approx(100 * MS)
+    assert "step markers 'train'" in eager_fn.step_rule
+
+
+def test_ops_main_and_worker(eager_fn):
+    ops = eager_fn.ops.set_index(["op", "thread"])
+    assert ops.loc[("MatMul", "main"), "self_ms_per_step"] == pytest.approx(10 * MS)
+    assert ops.loc[("MatMul", "main"), "calls_per_step"] == pytest.approx(0.5)
+    assert ops.loc[("__inference_f_1", "main"), "type"] == "tf.function"
+    assert ops.loc[("__inference_f_1", "main"), "self_ms_per_step"] == pytest.approx(25 * MS)
+    # the _EagerConst kernel's time is input, not op: listed with its calls, no op time
+    assert ops.loc[("_EagerConst", "main"), "self_ms_per_step"] == 0
+    # worker threads: self time, never added to the step
+    assert ops.loc[("model/MatMul", "worker"), "self_ms_per_step"] == pytest.approx(20 * MS)
+    assert ops.loc[("model/MatMul", "worker"), "type"] == "MatMul"
+    assert ops.loc[("model/Relu", "worker"), "self_ms_per_step"] == pytest.approx(1 * MS)
+    worker_share = ops.xs("worker", level="thread")["share"].sum()
+    assert worker_share == pytest.approx(1.0)
+
+
+def test_zero_length_events_own_no_time(eager_fn):
+    # MemoryAllocation inside the kernel is zero-length: the kernel keeps all 20 µs
+    assert cats(eager_fn, 0)["op"] == 20
+    assert eager_fn.other.empty
+
+
+def test_event_crossing_a_step_edge_is_split(tmp_path):
+    sp = Space()
+    main = sp.host().line("python")
+    main.event("train", 0, 100, step_num=1)
+    main.event("train", 100, 100, step_num=2)
+    main.event("TFE_Py_ExecuteCancelable", 90, 20)
+    m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")])
+    assert cats(m, 0) == {"dispatch": 10, "python": 90}
+    assert cats(m, 1) == {"dispatch": 10, "python": 90}
+
+
+def test_no_markers_repeated_function_calls_are_steps(tmp_path):
+    sp = Space()
+    main = sp.host().line("python")
+    for t0 in (0, 50, 100):
+        main.event("f", t0, 30, tf_function_call="notTraced-nonXla")
+        main.event("KernelAndDeviceFunc::Run", t0 + 5, 20)
+    m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")])
+    assert "tf.function call" in m.step_rule
+    assert len(m.steps) == 3
+    assert all(cats(m, i) == {"op": 20, "dispatch": 10} for i in range(3))
+
+
+def test_no_markers_no_calls_one_window(tmp_path):
+    sp = Space()
+    main = sp.host().line("python")
+    main.event("TFE_Py_FastPathExecute_C", 10, 10)
+    main.event("TFE_Py_FastPathExecute_C", 30, 20)
+    m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")])
+    assert "one step" in m.step_rule
+    assert cats(m, 0) == {"dispatch": 30, "python": 10}
+
+
+def test_python_frames_inherit_the_tf_event_around_them_and_hotspots(tmp_path):
+    sp = Space()
+    sp.task_environment(python_level=1)
+    main = sp.host().line("python")
+    main.event("train", 0, 100, step_num=1)
+    main.event("$model.py:10 step", 5, 90)
+    main.event("$layer.py:20 __call__", 10, 50)
+    main.event("TFE_Py_FastPathExecute_C", 20, 20)
+    main.event("KernelAndDeviceFunc::Run", 25, 10)
+    main.event("f", 60, 30, tf_function_call="notTraced-nonXla")
+    main.event("$polymorphic_function.py:800 __call__", 62, 8)
+    m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")], user_files=frozenset({"model.py"}))
+    assert cats(m, 0) == {"op": 10, "dispatch": 40, "python": 50}
+    hs = m.hotspots.set_index("function")
+    assert hs.loc["step", "self_ms"] == pytest.approx(10 * MS)
+    assert hs.loc["step", "inclusive_ms"] == pytest.approx(40 * MS)
+    assert hs.loc["step", "group"] == "user"
+    assert hs.loc["__call__", "self_ms"].max() == pytest.approx(30 * MS)
+    # the frame inside the tf.function call is dispatch, not python: no python self time
+    poly = m.hotspots[m.hotspots["file"] == "polymorphic_function.py"]
+    assert poly["self_ms"].iloc[0] == 0
+    assert any("python tracer" in n for n in m.notes)
+
+
+def xla_space() -> Space:
+    sp = Space()
+    main = sp.host().line("python")
+    main.event("train", 0, 1000, step_num=0)
+    main.event("f", 10, 980, tf_function_call="traced-xla", tracing_count=1)
+    main.event("tf.function-graph_building", 20, 180)
+    main.event("convert_to_tensor", 50, 10)
+    main.event("TFE_Py_ExecuteCancelable", 300, 680)
+    main.event("EagerExecute", 310, 660, eager_op="__inference_f_2", is_func=1)
+    main.event("EagerLocalExecute: __inference_f_2", 320, 640)
+    main.event("EagerKernelExecute", 330, 625)
+    main.event("__inference_f_2:__inference_f_2", 340, 610)
+    main.event("simplification", 350, 50)
+    main.event("CpuCompiler::RunBackend", 400, 400)
+    main.event("CpuExecutable::ExecuteAsyncOnStream", 800, 140)
+    main.event("convolution.1", 810, 90, hlo_op="convolution.1", hlo_module="m")
+    main.event("train", 1000, 100, step_num=1)
+    main.event("f", 1010, 80, tf_function_call="notTraced-xla", tracing_count=1)
+    main.event("TFE_Py_ExecuteCancelable", 1020, 60)
+    main.event("EagerExecute", 1025, 50)
+    main.event("EagerLocalExecute: __inference_f_2", 1030, 40)
+    main.event("EagerKernelExecute", 1035, 30)
+    main.event("__inference_f_2:__inference_f_2", 1040, 20)
+    main.event("CpuExecutable::ExecuteAsyncOnStream", 1045, 10)
+    return sp
+
+
+def test_xla_first_call_tracing_compile_and_steady_call(tmp_path):
+    m = analyze_mode("xla", [xla_space().write(tmp_path / "h.xplane.pb")])
+    # first call: the traced call's own time, graph building (its convert_to_tensor included) and
+    # the runtime around the launch are tracing (300 + 70); the compiling launch's own time, the HLO
+    # pass and the backend are compile (20 + 50 + 400); the executable run is op (140)
+    assert cats(m, 0) == {"tracing": 370, "compile": 470, "op": 140, "python": 20}
+    assert cats(m, 1) == {"dispatch": 60, "op": 20, "python": 20}
+    assert bool(m.steps["first"].iloc[0]) and not bool(m.steps["first"].iloc[1])
+    assert m.first_step["compile"] == pytest.approx(470 * MS)
+    assert m.breakdown.loc["compile", "median"] == 0  # compile only in the first step
+    r = m.retraces.set_index("function").loc["f"]
+    assert (r["calls"], r["traced_calls"]) == (2, 1)
+    assert r["tracing_ms"] == pytest.approx(370 * MS)
+    assert r["compile_ms"] == pytest.approx(470 * MS)
+    # ops are per steady step: the first step's HLO run is not among them
+    ops = m.ops.set_index(["op", "thread"])
+    assert ("convolution.1", "main") not in ops.index
+    assert ops.loc[("__inference_f_2", "main"), "self_ms_per_step"] == pytest.approx(20 * MS)
+
+
+def test_unknown_events_are_other_by_name(tmp_path):
+    sp = Space()
+    main = sp.host().line("python")
+    main.event("train", 0, 100, step_num=1)
+    main.event("SomeNewRuntimeThing", 10, 20)
+    main.event("KernelAndDeviceFunc::Run", 15, 5)
+    m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")])
+    assert cats(m, 0) == {"other": 15, "op": 5, "python": 80}
+    assert m.other.iloc[0]["name"] == "SomeNewRuntimeThing"
+    assert m.other.iloc[0]["ms_per_step"] == pytest.approx(15 * MS)
+    assert any("no attribution rule" in n for n in m.notes)
+
+
+def test_several_hosts_are_kept_apart(tmp_path):
+    for host, op_us in (("a", 20), ("b", 40)):
+        sp = Space()
+        main = sp.host().line("python")
+        main.event("train", 0, 100, step_num=1)
+        main.event("KernelAndDeviceFunc::Run", 10, op_us)
+        sp.write(session_path(tmp_path, "run1", host=host))
+    run = traceinsight.load(tmp_path)
+    assert sorted(run.modes) == ["run1/a", "run1/b"]
+    assert run.modes["run1/a"].category_ms()["op"] == pytest.approx(20 * MS)
+    assert run.modes["run1/b"].category_ms()["op"] == pytest.approx(40 * MS)
+
+
+def test_main_thread_is_the_marker_thread_and_other_threads_never_count(tmp_path):
+    sp = Space()
+    h = sp.host()
+    busy = h.line("tf_Compute/7")
+    busy.event("KernelAndDeviceFunc::Run", 0, 1000)  # longer than anything on the main thread
+    main = h.line("MainThread")
+    main.event("train", 0, 100, step_num=1)
+    m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")])
+    assert cats(m, 0) == {"python": 100}

@@ -1,0 +1,183 @@
+"""Bad input: one clear line on stderr, exit status 2, never a traceback."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+import traceinsight
+from traceinsight.cli import main
+from traceinsight.errors import TraceinsightError
+from xspace_builder import Space, session_path
+
+
+@pytest.fixture(scope="module")
+def good_trace(tmp_path_factory):
+    """A small real trace (retracing sample, eager host pass)."""
+    from conftest import RUNS
+    src = sorted((RUNS / "retracing" / "eager" / "host").rglob("*.xplane.pb"))[0]
+    dst = tmp_path_factory.mktemp("good") / "good.xplane.pb"
+    shutil.copy(src, dst)
+    return dst
+
+
+def run_cli(capsys, *argv):
+    code = main(["analyze", *map(str, argv)])
+    err = capsys.readouterr().err
+    return code, err
+
+
+def assert_one_line_error(code, err):
+    assert code == 2
+    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("traceinsight: error:")
+    assert "Traceback" not in err
+
+
+def test_good_trace_is_fine(capsys, good_trace):
+    assert main(["analyze", str(good_trace)]) == 0
+
+
+def test_missing_path(capsys, tmp_path):
+    assert_one_line_error(*run_cli(capsys, tmp_path / "nope.xplane.pb"))
+
+
+def test_empty_file(capsys, tmp_path):
+    p = tmp_path / "empty.xplane.pb"
+    p.write_bytes(b"")
+    code, err = run_cli(capsys, p)
+    assert_one_line_error(code, err)
+    assert "empty" in err
+
+
+def test_not_an_xspace(capsys, tmp_path):
+    p = tmp_path / "text.xplane.pb"
+    p.write_text("this is not a protobuf, just some text\n" * 10)
+    assert_one_line_error(*run_cli(capsys, p))
+
+
+def test_truncated(capsys, tmp_path, good_trace):
+    p = tmp_path / "trunc.xplane.pb"
+    p.write_bytes(good_trace.read_bytes()[: len(good_trace.read_bytes()) // 2])
+    assert_one_line_error(*run_cli(capsys, p))
+
+
+def test_folder_without_traces(capsys, tmp_path):
+    (tmp_path / "plugins" / "profile" / "s").mkdir(parents=True)
+    (tmp_path / "plugins" / "profile" / "s" / "ALL_HOSTS.op_stats_v2.pb").write_bytes(b"x")
+    code, err = run_cli(capsys, tmp_path)
+    assert_one_line_error(code, err)
+    assert "no *.xplane.pb" in err
+
+
+def test_jax_like_trace_without_tf_events(capsys, tmp_path):
+    sp = Space()
+    host = sp.host().line("python")
+    host.event("PjitFunction(f)", 0, 100)
+    host.event("CpuExecutable::ExecuteAsyncOnStream", 10, 50)
+    tpu = sp.plane("/device:TPU:0").line("XLA Ops")
+    tpu.event("fusion.1", 0, 10, hlo_op="fusion.1")
+    p = sp.write(tmp_path / "jax.xplane.pb")
+    code, err = run_cli(capsys, p)
+    assert_one_line_error(code, err)
+    assert "no TensorFlow events" in err
+
+
+def test_not_a_trace_file_name(capsys, tmp_path):
+    p = tmp_path / "notes.txt"
+    p.write_text("hello")
+    assert_one_line_error(*run_cli(capsys, p))
+
+
+def test_bad_run_json(capsys, tmp_path):
+    (tmp_path / "run.json").write_text("{not json")
+    assert_one_line_error(*run_cli(capsys, tmp_path))
+
+
+def test_one_corrupt_mode_does_not_lose_the_others(tmp_path):
+    """A run whose one mode's trace is damaged still shows the other modes."""
+    from conftest import RUNS
+    run = tmp_path / "run"
+    shutil.copytree(RUNS / "retracing", run)
+    victim = sorted((run / "function" / "host").rglob("*.xplane.pb"))[0]
+    victim.write_bytes(victim.read_bytes()[:100])
+    loaded = traceinsight.load(run)
+    assert loaded.modes["eager"].ok
+    assert loaded.modes["function"].status == "failed"
+    assert "xplane.pb" in loaded.modes["function"].error
+
+
+def mutate(data: bytes, rng: np.random.Generator) -> bytes:
+    b = bytearray(data)
+    kind = int(rng.integers(0, 5))
+    if kind == 0:  # truncate
+        return bytes(b[: int(rng.integers(0, len(b)))])
+    if kind == 1:  # flip bits
+        for _ in range(int(rng.integers(1, 20))):
+            i = int(rng.integers(0, len(b)))
+            b[i] ^= 1 << int(rng.integers(0, 8))
+        return bytes(b)
+    if kind == 2:  # overwrite a run of bytes with random ones
+        i = int(rng.integers(0, len(b)))
+        n = int(rng.integers(1, 64))
+        b[i:i + n] = rng.integers(0, 256, size=min(n, len(b) - i), dtype=np.uint8).tobytes()
+        return bytes(b)
+    if kind == 3:  # delete a run
+        i = int(rng.integers(0, len(b)))
+        del b[i:i + int(rng.integers(1, 64))]
+        return bytes(b)
+    i = int(rng.integers(0, len(b)))  # insert random bytes
+    b[i:i] = rng.integers(0, 256, size=int(rng.integers(1, 32)), dtype=np.uint8).tobytes()
+    return bytes(b)
+
+
+def small_trace_bytes() -> bytes:
+    sp = Space()
+    sp.task_environment()
+    main_line = sp.host().line("python")
+    for i in range(4):
+        t0 = i * 100
+        main_line.event("train", t0, 100, step_num=i)
+        main_line.event("f", t0 + 5, 90, tf_function_call="notTraced-nonXla", tracing_count=1)
+        main_line.event("tf.constant", t0 + 10, 10)
+        main_line.event("KernelAndDeviceFunc::Run", t0 + 30, 50)
+    sp.host().line("tf_Compute/1").event("a/b:MatMul", 35, 20)
+    return sp.bytes()
+
+
+@pytest.mark.parametrize("source", ["synthetic", "real"])
+def test_fuzz_mutated_traces_never_crash(tmp_path, good_trace, source):
+    """300 + 300 mutated traces: each loads or is refused with TraceinsightError, nothing else."""
+    data = small_trace_bytes() if source == "synthetic" else good_trace.read_bytes()
+    rng = np.random.default_rng(1234 if source == "synthetic" else 4321)
+    p = tmp_path / "m.xplane.pb"
+    outcomes = {"loaded": 0, "refused": 0}
+    for _ in range(300):
+        p.write_bytes(mutate(data, rng))
+        try:
+            run = traceinsight.load(p)
+            for m in run.ok_modes():
+                s = m.steps
+                if len(s):  # whatever survives is still fully attributed
+                    np.testing.assert_allclose(
+                        s[["op", "dispatch", "tracing", "compile", "input", "python", "other"]]
+                        .sum(axis=1), s["wall_ms"], rtol=0.01, atol=1e-9)
+            outcomes["loaded"] += 1
+        except TraceinsightError as e:
+            assert "\n" not in str(e)
+            outcomes["refused"] += 1
+    assert outcomes["loaded"] + outcomes["refused"] == 300
+    assert outcomes["refused"] > 0
+
+
+def test_session_path_layout_loads(tmp_path):
+    sp = Space()
+    line = sp.host().line("python")
+    line.event("train", 0, 10, step_num=1)
+    line.event("TFE_Py_FastPathExecute_C", 1, 5)
+    sp.write(session_path(tmp_path, "runA"))
+    run = traceinsight.load(tmp_path)
+    assert list(run.modes) == ["runA"]

@@ -1,0 +1,118 @@
+"""The numpy decoder of events must agree with protobuf's own parse, field for field."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from traceinsight.analysis.events import load_files
+from traceinsight.xplane import XSpace, XSpaceRaw
+from xspace_builder import Space
+
+
+def reference(data: bytes):
+    """(line name, name, start_ps, end_ps) for every event, and stats, via protobuf objects."""
+    space = XSpace.FromString(data)
+    events, stats = [], []
+    for plane in space.planes:
+        snames = {k: v.name for k, v in plane.stat_metadata.items()}
+        for line in plane.lines:
+            for ev in line.events:
+                md = plane.event_metadata.get(ev.metadata_id)
+                name = md.name if md is not None else f"<unknown event metadata {ev.metadata_id}>"
+                start = line.timestamp_ns * 1000 + ev.offset_ps
+                events.append((line.name, name, start, start + ev.duration_ps))
+                for st in ev.stats:
+                    kind = st.WhichOneof("value")
+                    val = getattr(st, kind) if kind else None
+                    if kind == "ref_value":
+                        val = snames.get(val, "")
+                    stats.append((start, name, snames.get(st.metadata_id), kind, val))
+    return sorted(events), stats
+
+
+def table_events(t):
+    return sorted((t.lines[l].name, t.names[n], int(s), int(e))
+                  for l, n, s, e in zip(t.line, t.name, t.start, t.end))
+
+
+def random_space(seed: int) -> Space:
+    rng = np.random.default_rng(seed)
+    sp = Space()
+    for p in range(2):
+        plane = sp.plane(f"/host:CPU{p}")
+        for li in range(3):
+            line = plane.line(f"t{li}", timestamp_ns=int(rng.integers(0, 2**40)))
+            for _ in range(int(rng.integers(0, 60))):
+                name = f"ev{int(rng.integers(0, 7))}"
+                start = float(rng.choice([0, rng.uniform(0, 1e6), rng.uniform(0, 1e9)]))
+                dur = float(rng.choice([0, rng.uniform(0, 1000), rng.uniform(0, 1e7)]))
+                stats = {}
+                if rng.random() < 0.4:
+                    stats["step_num"] = int(rng.integers(-2**62, 2**62))
+                if rng.random() < 0.3:
+                    stats["eager_op"] = "Op" + "x" * int(rng.integers(0, 300))
+                if rng.random() < 0.2:
+                    stats["tf_function_call"] = ("ref", "traced-nonXla")
+                if rng.random() < 0.2:
+                    stats["unwanted_stat"] = float(rng.random())
+                line.event(name, start, dur, **stats)
+    return sp
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_decoder_matches_protobuf(tmp_path, seed):
+    data = random_space(seed).bytes()
+    path = tmp_path / "r.xplane.pb"
+    path.write_bytes(data)
+    t = load_files([path])
+    ref_events, ref_stats = reference(data)
+    assert table_events(t) == ref_events
+    # wanted stats: ints and strings (str and ref values) come through exactly
+    want = sorted((s, n, v) for s, n, k, kind, v in ref_stats if k == "step_num")
+    idx, val = t.stat_int.get("step_num", (np.zeros(0, int), np.zeros(0, int)))
+    got = sorted((int(t.start[i]), t.names[t.name[i]], int(v)) for i, v in zip(idx, val))
+    assert got == want
+    for key in ("eager_op", "tf_function_call"):
+        want = sorted((s, n, v) for s, n, k, kind, v in ref_stats if k == key)
+        idx, val = t.stat_str.get(key, (np.zeros(0, int), np.zeros(0, object)))
+        got = sorted((int(t.start[i]), t.names[t.name[i]], v) for i, v in zip(idx, val))
+        assert got == want
+    assert "unwanted_stat" not in t.stat_int and "unwanted_stat" not in t.stat_str
+
+
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def test_fields_in_another_order_and_unknown_fields_use_the_generic_decoder(tmp_path):
+    raw = XSpaceRaw()
+    plane = raw.planes.add(name="/host:CPU")
+    plane.event_metadata[1].name = "a"
+    line = plane.lines.add(name="python", timestamp_ns=2)
+    # duration (3), then metadata id (1), an unknown fixed32 field (9), then offset (2)
+    line.events.append(b"\x18" + _varint(5000) + b"\x08\x01" + b"\x4d\x00\x00\x00\x00"
+                       + b"\x10" + _varint(7000))
+    line.events.append(b"\x08\x01\x10" + _varint(1) + b"\x18" + _varint(2))  # canonical
+    path = tmp_path / "o.xplane.pb"
+    path.write_bytes(raw.SerializeToString())
+    t = load_files([path])
+    assert sorted(zip(t.start.tolist(), t.end.tolist())) == [(2001, 2003), (9000, 14000)]
+    assert table_events(t) == reference(raw.SerializeToString())[0]
+
+
+def test_unknown_metadata_id_is_named_not_dropped(tmp_path):
+    sp = Space()
+    line = sp.host().line("python")
+    line.event("known", 0, 1)
+    line.proto.events.add(metadata_id=999, offset_ps=5, duration_ps=1)
+    t = load_files([sp.write(tmp_path / "u.xplane.pb")])
+    assert "<unknown event metadata 999>" in t.names

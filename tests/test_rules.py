@@ -1,0 +1,64 @@
+"""Every row of the rule table, tested on a name it is meant for."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from traceinsight.analysis import rules
+
+EXAMPLES = {  # regex rules: a name each must match
+    rules.GRAPH_OP_PATTERN: "functional_1/conv1d_1/convolution:_MklNativeFusedConv2D",
+    r"^__inference_.*:__inference_": "__inference_f_72:__inference_f_72",
+}
+
+
+def example(kind: str, pattern: str) -> str:
+    if kind == "exact":
+        return pattern
+    if kind == "prefix":
+        return pattern + "Something"
+    return EXAMPLES[pattern]
+
+
+@pytest.mark.parametrize("kind,pattern,category,why", rules.RULES,
+                         ids=[r[1] for r in rules.RULES])
+def test_each_rule(kind, pattern, category, why):
+    assert why, "every rule says why"
+    name = example(kind, pattern)
+    expected = rules.IGNORE if category == "ignore" else rules.CAT[category]
+    assert rules.own_category(name) == expected
+
+
+def test_special_names():
+    assert rules.own_category("$layer.py:872 __call__") == rules.PYFRAME
+    assert rules.own_category("train") == rules.PYTHON
+    assert rules.own_category("test_step_3") == rules.PYTHON
+    assert rules.own_category("TraceContext") == rules.PYTHON
+    assert rules.own_category("train/inner") == rules.UNKNOWN  # XProf ignores markers with "/"
+    assert rules.own_category("BasicCPUAllocator::Alloc") == rules.UNKNOWN  # not a graph op
+    assert rules.own_category("my_python_function") == rules.UNKNOWN
+    # EagerCopyToDevice copies only when a device is there
+    assert rules.own_category("EagerCopyToDevice") == rules.DISPATCH
+    assert rules.own_category("EagerCopyToDevice", has_device_plane=True) == rules.INPUT
+    assert rules.function_call_category("traced-xla") == rules.TRACING
+    assert rules.function_call_category("notTraced-nonXla") == rules.DISPATCH
+
+
+def test_op_names():
+    assert rules.op_of_name("EagerLocalExecute: Conv2D") == ("Conv2D", "Conv2D")
+    assert rules.op_of_name("EagerLocalExecute: __inference_f_7") == ("__inference_f_7", "tf.function")
+    assert rules.op_of_name("a/b/c:MatMul") == ("a/b/c", "MatMul")
+    assert rules.op_of_name("KernelAndDeviceFunc::Run") is None
+    assert rules.op_of_name("$x.py:1 f") is None
+    assert rules.hlo_type("convolution.1") == "convolution"
+    assert rules.hlo_type("broadcast_add_fusion") == "fusion"
+
+
+def test_priorities_are_ordered_as_documented():
+    p = rules.INHERIT_PRIORITY
+    assert p[rules.COMPILE] > p[rules.INPUT] > p[rules.OP] > p[rules.TRACING] > p[rules.DISPATCH] > 0
+    assert p[rules.PYTHON] == p[rules.OTHER] == 0
+    assert rules.GRAPH_BUILDING_PRIORITY > max(p.values())
+    assert re.match(rules.XLA_LAUNCH, "__inference_f_1:__inference_f_1")
