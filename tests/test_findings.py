@@ -224,3 +224,31 @@ def test_finding_to_dict_is_json_ready():
     import json
     d = find(sample_run())[0].to_dict()
     assert json.loads(json.dumps(d))["modes"] == ["eager", "function"]
+
+
+@pytest.mark.parametrize("changes, cause, fix", [
+    # what traceinsight.analysis records (the host trace has no argument signatures)
+    ("every one of the 25 calls traced a new graph; tracing_count 1→25", "tracing_count 1→25",
+     "reduce_retracing=True"),
+    ("every one of the 25 calls traced a new graph; tracing_count 1→1", "a new tf.function object",
+     "outside the loop"),
+])
+def test_retracing_cause_from_tracing_count(changes, cause, fix):
+    m = make_mode("function", FUNC, retraces=[("step", 25, 25, 250.0, 0.0, changes)])
+    f = only(run_of(m), "retracing")
+    assert cause in f.evidence and fix in f.fix and f"Recorded: {changes}" in f.evidence
+
+
+def test_numpy_inputs_is_one_finding_for_the_run():
+    run = run_of(make_mode("eager", {"op": 3.0, "python": 1.0, "input": 2.0}),
+                 make_mode("function", {"op": 3.0, "input": 0.5}))
+    f = only(run, "numpy-inputs")
+    assert f.modes == ("eager", "function") and f.title.startswith("eager converts")
+    assert "Also: function 0.50 ms" in f.evidence
+    assert f.saving_ms == pytest.approx(run.modes["eager"].category_ms()["input"])
+
+
+def test_distortion_counts_traced_steps_faster_too():
+    f = only(run_of(make_mode("xla", {"op": 3.0}, untraced_ms=8.0, traced_ms=3.0)),
+             "profiler-distortion")
+    assert f.title.startswith("Traced steps differ") and "(-62 %)" in f.evidence

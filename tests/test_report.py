@@ -192,7 +192,7 @@ def test_json_holds_what_the_tui_shows():
     run = sample_run()
     doc = json.loads(render(run, "json"))
     eager = next(m for m in doc["modes"] if m["name"] == "eager")
-    assert eager["median_ms"] == pytest.approx(run.modes["eager"].median_ms)
+    assert eager["median_ms"] == pytest.approx(run.modes["eager"].median_ms, rel=1e-5)
     assert len(eager["steps"]) == len(run.modes["eager"].steps)
     assert [o["op"] for o in eager["ops"]] == ["Conv2D", "MatMul", "BiasAdd"]
     assert eager["vs_fastest"] == "slower"

@@ -13,13 +13,15 @@ from the host-traced steps (``ModeResult.category_ms``); evidence says which one
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, replace
 from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
 
-from traceinsight.compare import Comparison, compare_modes
+from traceinsight.compare import Comparison
+from traceinsight.compare import compare_modes as _compare_modes
 from traceinsight.model import ModeResult, Run
 
 # Thresholds. They decide when a rule speaks; each is a share or an absolute time, never a figure
@@ -29,10 +31,23 @@ INPUT_SHARE = 0.05              # input conversion >= 5 % of a step ...
 INPUT_MIN_MS = 0.05             # ... and at least 50 µs
 INPUT_BOUND_SHARE = 0.10        # tf.data waits >= 10 % of a step
 TINY_OPS_PER_STEP = 100         # "many ops": op calls per step
-TINY_OP_MEDIAN_MS = 0.030       # "tiny": median time of one op call <= 30 µs
+TINY_OP_MEDIAN_MS = 0.050       # "tiny": median time of one op call <= 50 µs
 DISTORTION_HIGH = 0.15          # traced steps >= 15 % slower than untraced ones
 
 SEVERITIES = ("high", "medium", "low", "info")
+
+# compare_modes bootstraps (2000 resamples per side); several rules compare the same pairs, so
+# find() keeps the comparisons of one run here while it runs.
+_CACHE: dict[tuple[int, int], Comparison] | None = None
+
+
+def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
+    if _CACHE is None:
+        return _compare_modes(a, b)
+    key = (id(a), id(b))
+    if key not in _CACHE:
+        _CACHE[key] = _compare_modes(a, b)
+    return _CACHE[key]
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,13 @@ def fmt_ms(x: float | None) -> str:
     if a >= 0.1:
         return f"{x:.2f}"
     return f"{x:.3f}"
+
+
+def fmt_ratio(x: float | None) -> str:
+    """A ratio: ``1.35``, ``48.5``, ``136``."""
+    if x is None or not np.isfinite(x):
+        return "–"
+    return f"{x:.2f}" if abs(x) < 10 else f"{x:.1f}" if abs(x) < 100 else f"{x:.0f}"
 
 
 def _pct(x: float) -> str:
@@ -117,7 +139,7 @@ def _modes_with_base(run: Run, *bases: str) -> list[ModeResult]:
 
 def _vs(c: Comparison) -> str:
     return (f"{c.a} {fmt_ms(c.a_ms)} vs {c.b} {fmt_ms(c.b_ms)} ms/step "
-            f"({c.ratio:.2f}× [{c.ratio_lo:.2f}, {c.ratio_hi:.2f}], 95 % CI)")
+            f"({fmt_ratio(c.ratio)}× [{fmt_ratio(c.ratio_lo)}, {fmt_ratio(c.ratio_hi)}], 95 % CI)")
 
 
 def _slower(c: Comparison) -> bool:
@@ -162,29 +184,50 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                  "train_on_batch runs a tf.function"))
 
 
-_SHAPE_WORDS = ("shape", "dim", "rank", "length")
-_PYTHON_WORDS = ("python", "scalar", "float", "int", "bool", "str", "object", "instance", "value")
-_LOOP_WORDS = ("new function", "created", "loop", "closure", "new tf.function")
+_SHAPE_WORDS = re.compile(r"\b(shapes?|dims?|rank|length)\b", re.I)
+_PYTHON_WORDS = re.compile(r"\b(python|scalars?|float|int|bool|object|instance)\b", re.I)
+_LOOP_WORDS = re.compile(r"new (tf\.)?function object|created (in|inside) a loop|per call", re.I)
+_TRACING_COUNT = re.compile(r"tracing_count (\d+)\D+(\d+)")
+
+_FIX_NEW_FUNCTION = ("step = tf.function(step_fn)   # create it once, outside the loop\n"
+                     "for x in batches:\n    step(x)")
+_FIX_SHAPES = ("@tf.function(reduce_retracing=True)   # or a fixed signature:\n"
+               "# @tf.function(input_signature=[tf.TensorSpec([None, 140, 30], tf.float32)])\n"
+               "def step(x): ...")
+_FIX_PYTHON = "step(x, tf.constant(lr))   # pass tensors, not Python numbers or objects"
 
 
 def _retrace_cause(changes: str, calls: int, traced: int) -> tuple[str, str]:
-    """(cause in words, fix snippet) from what the analysis recorded about the traces."""
-    text = (changes or "").lower()
-    if any(w in text for w in _LOOP_WORDS):
-        return ("a new tf.function object per call (created inside a loop or a function)",
-                "step = tf.function(step_fn)   # create it once, outside the loop\n"
-                "for x in batches:\n    step(x)")
-    if any(w in text for w in _SHAPE_WORDS):
-        return ("input shapes change between calls",
-                "@tf.function(reduce_retracing=True)   # or a fixed signature:\n"
-                "# @tf.function(input_signature=[tf.TensorSpec([None, 140, 30], tf.float32)])\n"
-                "def step(x): ...")
-    if any(w in text for w in _PYTHON_WORDS):
+    """(cause in words, fix snippet) from what the analysis recorded about the traces.
+
+    The host trace records no argument signatures (TF 2.21), but each traced call carries the
+    function's ``tracing_count``: a count that climbs means one tf.function object retraced (its
+    arguments changed: shapes or Python values); a count stuck at 1 while every call traces means a
+    new tf.function object per call.
+    """
+    text = changes or ""
+    if _LOOP_WORDS.search(text):
+        return "a new tf.function object per call (created inside a loop or a function)", \
+            _FIX_NEW_FUNCTION
+    shapes, python = bool(_SHAPE_WORDS.search(text)), bool(_PYTHON_WORDS.search(text))
+    if shapes and not python:
+        return "input shapes change between calls", _FIX_SHAPES
+    if python and not shapes:
         return ("Python scalars or objects passed as arguments (each new value is a new trace)",
-                "step(x, tf.constant(lr))   # pass tensors, not Python numbers or objects")
-    if changes:
-        return (f"recorded change: {changes}",
-                "@tf.function(reduce_retracing=True)\ndef step(x): ...")
+                _FIX_PYTHON)
+    m = _TRACING_COUNT.search(text)
+    if m is not None:
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if hi == lo and traced > 1:
+            return (f"the function's tracing_count stays at {hi} while {traced} calls traced: a new "
+                    "tf.function object per call (created inside a loop or a function)",
+                    _FIX_NEW_FUNCTION)
+        if hi > lo:
+            return (f"one tf.function object retraced (tracing_count {lo}→{hi}): its arguments "
+                    "changed between calls — new input shapes or new Python values (the trace does "
+                    "not record which)",
+                    _FIX_SHAPES.replace("def step(x): ...", "def step(x, lr): ...") + "\n"
+                    + _FIX_PYTHON)
     cause = "not recorded in the trace; the usual causes are "
     cause += ("a tf.function created per call (in a loop), changing input shapes, or Python "
               "values as arguments" if traced >= calls > 1 else
@@ -208,13 +251,14 @@ def rule_retracing(run: Run) -> Iterable[Finding]:
             tracing, compile_ = float(row.tracing_ms or 0.0), float(row.compile_ms or 0.0)
             lost = (tracing + compile_) * (traced - 1) / traced
             cause, fix = _retrace_cause(str(row.changes or ""), calls, traced)
+            recorded = f" Recorded: {row.changes}." if row.changes else ""
             per_call = lost / calls if calls else None
             evidence = (f"In {m.name}, {row.function} was traced {traced} times in {calls} calls: "
                         f"{fmt_ms(tracing)} ms tracing"
                         + (f" + {fmt_ms(compile_)} ms XLA compile" if compile_ else "")
                         + f"; the {traced - 1} retraces cost ≈ {fmt_ms(lost)} ms"
                         + (f" ({fmt_ms(per_call)} ms per call)" if per_call is not None else "")
-                        + f". Cause: {cause}.")
+                        + f". Cause: {cause}." + recorded)
             yield Finding(
                 rule="retracing", title=f"{row.function} retraces {traced - 1} times in {m.name}",
                 evidence=evidence, fix=fix, saving_ms=per_call,
@@ -235,7 +279,9 @@ def _conversion_hint(m: ModeResult) -> str:
 
 
 def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
-    """3. Inputs converted from numpy every step."""
+    """3. Inputs (numpy arrays, Python numbers) converted to tensors every step: one finding for the
+    run, the mode with the most input time first."""
+    hits = []
     for m in run.ok_modes():
         prefix, base, variant = split_mode(m.name)
         if variant or "dataset" in base:
@@ -244,24 +290,37 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
         if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_SHARE:
             continue
         t = run.modes.get(m.name + "+tensor")
-        evidence = (f"In {m.name}, input (numpy → tensor conversion, copies) takes {fmt_ms(inp)} ms "
-                    f"of a {fmt_ms(total)} ms traced step ({_pct(inp / total)})."
-                    + _conversion_hint(m))
-        saving, basis, modes = inp, "upper bound: all of the mode's input time", (m.name,)
+        measured = None
         if t is not None and t.ok and len(t.step_samples_ms):
             c = compare_modes(m, t)
             if not _slower(c):
                 continue  # passing tensors made no measurable difference
-            saving = max(0.0, inp - _cat(t, "input"))
-            basis = f"measured: input time of {m.name} minus {t.name}"
-            evidence += f" With tensors as inputs: {_vs(c)}."
-            modes = (m.name, t.name)
-        yield Finding(
-            rule="numpy-inputs", title=f"{m.name} converts numpy inputs every step",
-            evidence=evidence, saving_ms=saving, saving_basis=basis, modes=modes,
-            fix=("x = tf.convert_to_tensor(x_np)     # once, outside the loop\n"
-                 "# or stream batches: tf.data.Dataset.from_tensor_slices((x, y))"
-                 ".batch(32).prefetch(tf.data.AUTOTUNE)"))
+            measured = (max(0.0, inp - _cat(t, "input")), t.name, c)
+        hits.append((measured[0] if measured else inp, m, inp, total, measured))
+    if not hits:
+        return
+    hits.sort(key=lambda h: -h[0])
+    saving, m, inp, total, measured = hits[0]
+    evidence = (f"In {m.name}, input (converting arrays and Python values to tensors, copies) takes "
+                f"{fmt_ms(inp)} ms of a {fmt_ms(total)} ms traced step ({_pct(inp / total)})."
+                + _conversion_hint(m))
+    modes = [m.name]
+    if measured:
+        evidence += f" Passing tensors instead: {_vs(measured[2])}."
+        modes.append(measured[1])
+        basis = f"measured: input time of {m.name} minus {measured[1]}"
+    else:
+        basis = f"upper bound: all of {m.name}'s input time"
+    if len(hits) > 1:
+        evidence += " Also: " + ", ".join(f"{h[1].name} {fmt_ms(h[2])} ms ({_pct(h[2] / h[3])})"
+                                          for h in hits[1:]) + "."
+        modes += [h[1].name for h in hits[1:]]
+    yield Finding(
+        rule="numpy-inputs", title=f"{m.name} converts its inputs to tensors every step",
+        evidence=evidence, saving_ms=saving, saving_basis=basis, modes=tuple(modes),
+        fix=("x = tf.convert_to_tensor(x_np)   # numpy inputs: convert once, outside the loop\n"
+             "ws = tf.unstack(w)               # Python ints as indices (w[i]) convert every call\n"
+             "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32).prefetch(tf.data.AUTOTUNE)"))
 
 
 def _first_compile_ms(m: ModeResult) -> float:
@@ -275,7 +334,7 @@ def _first_compile_ms(m: ModeResult) -> float:
 
 
 def _top_ops(df: pd.DataFrame, change: tuple[str, ...], n: int = 3, col: str = "delta_ms") -> str:
-    rows = df[df["change"].isin(change)]
+    rows = df[df["change"].isin(change)].groupby("op", as_index=False)[["a_ms", "b_ms", col]].sum()
     rows = rows.reindex(rows[col].abs().sort_values(ascending=False).index).head(n)
     return ", ".join(f"{r.op} {fmt_ms(r.a_ms)}" + (f" (was {fmt_ms(r.b_ms)})" if r.b_ms else "")
                      for r in rows.itertuples())
@@ -328,14 +387,15 @@ def _op_call_stats(m: ModeResult) -> tuple[float, float]:
     if ops.empty or "calls_per_step" not in ops:
         return 0.0, float("nan")
     calls = ops["calls_per_step"].astype(float).to_numpy()
-    ok = calls > 0
+    self_ms = ops["self_ms_per_step"].astype(float).to_numpy()
+    ok = (calls > 0) & (self_ms > 0)   # zero-time calls (e.g. _EagerConst) count, not in the median
     if not ok.any():
-        return 0.0, float("nan")
-    per_call = ops["self_ms_per_step"].astype(float).to_numpy()[ok] / calls[ok]
+        return float(calls[calls > 0].sum()), float("nan")
+    per_call = self_ms[ok] / calls[ok]
     order = np.argsort(per_call)
     cum = np.cumsum(calls[ok][order])
     median = float(per_call[order][np.searchsorted(cum, cum[-1] / 2)])
-    return float(calls.sum()), median
+    return float(calls[calls > 0].sum()), median
 
 
 def rule_tiny_ops(run: Run) -> Iterable[Finding]:
@@ -377,7 +437,7 @@ def rule_predict(run: Run) -> Iterable[Finding]:
         best = min(cs, key=lambda c: c.b_ms)
         yield Finding(
             rule="predict-overhead",
-            title=f"{p.name}() costs more per batch than {best.b}",
+            title=f"{p.name}() costs {fmt_ratio(best.ratio)}× as much per batch as {best.b}",
             evidence=f"{_vs(best)}. " + "; ".join(c.sentence() for c in cs if c is not best),
             saving_ms=best.delta_ms,
             saving_basis=f"measured: median step of {p.name} minus {best.b}",
@@ -464,7 +524,8 @@ def rule_no_difference(run: Run) -> Iterable[Finding]:
         rule="no-difference",
         title="No measurable difference: " + "; ".join(f"{c.a} ≈ {c.b}" for c in same),
         evidence="; ".join(f"{c.a} {fmt_ms(c.a_ms)} vs {c.b} {fmt_ms(c.b_ms)} ms/step, ratio "
-                           f"{c.ratio:.2f} [{c.ratio_lo:.2f}, {c.ratio_hi:.2f}] includes 1"
+                           f"{fmt_ratio(c.ratio)} [{fmt_ratio(c.ratio_lo)}, {fmt_ratio(c.ratio_hi)}] "
+                           "includes 1"
                            for c in same) + ".",
         saving_ms=None, saving_basis="the 95 % interval of the ratio includes 1", modes=modes,
         fix="# Do not pick between these modes on speed: the difference is within noise.\n"
@@ -476,18 +537,20 @@ def rule_distortion(run: Run) -> Iterable[Finding]:
     hits = []
     for m in run.ok_modes():
         d = m.timing.distortion if m.timing is not None else None
-        if d is not None and np.isfinite(d) and d >= DISTORTION_HIGH:
+        if d is not None and np.isfinite(d) and abs(d) >= DISTORTION_HIGH:
             traced = float(np.median(m.timing.traced_steps_s) * 1e3)
             hits.append((d, m.name, m.timing.median_ms, traced))
     if not hits:
         return
-    hits.sort(reverse=True)
+    hits.sort(key=lambda h: -abs(h[0]))
+    worst = hits[0][0]
     yield Finding(
         rule="profiler-distortion",
-        title="The profiler slowed traced steps by up to " + _pct(hits[0][0]),
+        title=("The profiler slowed traced steps by up to " if worst > 0 else
+               "Traced steps differ from untraced ones by up to ") + _pct(abs(worst)),
         evidence="Traced vs untraced median step: " + "; ".join(
-            f"{n} {fmt_ms(t)} vs {fmt_ms(u)} ms (+{_pct(d)})" for d, n, u, t in hits)
-            + ". Category times come from the traced steps and are inflated by about as much; "
+            f"{n} {fmt_ms(t)} vs {fmt_ms(u)} ms ({d * 100:+.0f} %)" for d, n, u, t in hits)
+            + ". Category times come from the traced steps and are off by about as much; "
               "the mode medians come from untraced steps.",
         saving_ms=None, saving_basis="not a speed-up: a caveat on the category split",
         modes=tuple(h[1] for h in hits),
@@ -513,10 +576,15 @@ def _severity(f: Finding, run: Run) -> str:
 
 def find(run: Run) -> list[Finding]:
     """All findings of a run, ranked: the largest estimated saving first, informational last."""
+    global _CACHE
     out: list[Finding] = []
-    for rule in RULES:
-        for f in rule(run):
-            out.append(replace(f, severity=_severity(f, run)))
+    _CACHE = {}
+    try:
+        for rule in RULES:
+            for f in rule(run):
+                out.append(replace(f, severity=_severity(f, run)))
+    finally:
+        _CACHE = None
     out.sort(key=lambda f: (f.saving_ms is None, -(f.saving_ms or 0.0),
                             SEVERITIES.index(f.severity), f.rule, f.modes))
     return [replace(f, rank=i + 1) for i, f in enumerate(out)]

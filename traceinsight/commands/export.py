@@ -32,8 +32,8 @@ class Command:
     def run(self, args, parser) -> int:
         from traceinsight import export
         from traceinsight.errors import TraceinsightError
-        from traceinsight.report import load_run
-        from traceinsight.runfolder import atomic_write_bytes, mode_dir
+        from traceinsight.report import load_run, write_file
+        from traceinsight.runfolder import mode_dir
 
         run = load_run(args.run)
         mode = run.modes.get(args.mode)
@@ -47,7 +47,7 @@ class Command:
         if args.trace != "none":
             trace = export.chrome_trace(export.pass_paths(mode, args.trace))
             path = outdir / "trace.json"
-            atomic_write_bytes(path, trace.encode("utf-8"))
+            write_file(path, trace.encode("utf-8"))
             written.append(path)
         if args.tables != "none" and mode.ok:
             written += export.write_tables(mode, outdir, args.tables)

@@ -59,9 +59,19 @@ def write_output(text: str, path: str | Path | None) -> None:
         import sys
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return
+    write_file(Path(path), text.encode("utf-8"))
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Atomic write, readable like any file the user creates (mkstemp makes it 0600)."""
+    import os
+
     from traceinsight.runfolder import atomic_write_bytes
     try:
-        atomic_write_bytes(Path(path), text.encode("utf-8"))
+        atomic_write_bytes(path, data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(path, 0o666 & ~umask)
     except OSError as e:
         raise TraceinsightError(f"cannot write {path}: {e.strerror or e}") from None
 

@@ -13,9 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
 
 SCHEMA_VERSION = 1
+FLOAT_DIGITS = 6
 
 
 def clean(obj: Any) -> Any:
@@ -30,7 +32,8 @@ def clean(obj: Any) -> Any:
         return int(obj)
     if isinstance(obj, (float, np.floating)):
         f = float(obj)
-        return f if math.isfinite(f) else None
+        # 6 significant digits: µs on ms figures, and no float noise in the last digits
+        return float(f"{f:.{FLOAT_DIGITS}g}") if math.isfinite(f) else None
     if obj is None or isinstance(obj, str):
         return obj
     if isinstance(obj, Path):
@@ -55,7 +58,8 @@ def run_info(run: Run) -> dict:
     m = run.manifest
     return clean({"name": run.name, "path": str(run.path) if run.path is not None else None,
                   "source": run.source, "command": run.command,
-                  "workload": m.get("workload", {}), "created": m.get("created")})
+                  "workload": m.get("workload", {}),
+                  "created": m.get("created_utc", m.get("created"))})
 
 
 def _vs_fastest(row: pd.Series, fastest: str | None) -> str | None:
@@ -102,7 +106,7 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
         parts.append(f"fastest {fastest['name']} {fastest['median_ms']:.3g} ms/step")
         slower = sorted((m for m in ok if m.get("vs_fastest") == "slower"), key=lambda m: -m["ratio"])
         if slower:
-            parts.append(", ".join(f"{m['name']} {m['ratio']:.2f}× slower" for m in slower[:3])
+            parts.append(", ".join(f"{m['name']} {fmt_ratio(m['ratio'])}× slower" for m in slower[:3])
                          + (f" (+{len(slower) - 3} more)" if len(slower) > 3 else ""))
         same = [m["name"] for m in ok if m.get("vs_fastest") == "no measurable difference"]
         if same:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from traceinsight.compare import compare_modes
+from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, ModeResult, Run
 from traceinsight.report.data import SCHEMA_VERSION, _generator, clean, records
 
@@ -107,7 +108,7 @@ def _sentence(na: str, nb: str, c) -> str:
         return f"{na} → {nb}: no step times to compare"
     if not c.significant:
         return (f"{na} → {nb}: no measurable difference ({c.b_ms:.3g} vs {c.a_ms:.3g} ms/step, "
-                f"ratio {c.ratio:.2f} [{c.ratio_lo:.2f}, {c.ratio_hi:.2f}])")
+                f"ratio {fmt_ratio(c.ratio)} [{fmt_ratio(c.ratio_lo)}, {fmt_ratio(c.ratio_hi)}])")
     return c.sentence().replace(f"{c.a} − {c.b}", f"{nb} − {na}", 1)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 from typing import Any, Sequence
 
-from traceinsight.findings import fmt_ms
+from traceinsight.findings import fmt_ms, fmt_ratio
 from traceinsight.model import CATEGORIES, Run
 
 TOP_ROWS = 25
@@ -68,7 +68,7 @@ def table(header: Sequence[str], rows: list[Sequence[str]], numeric: str = "",
 def count(x: Any) -> str:
     if not isinstance(x, (int, float)):
         return "–"
-    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2g}"
 
 
 def code(s: Any) -> str:
@@ -116,6 +116,8 @@ def bars_svg(modes: list[dict]) -> str:
 def _env_value(v: Any) -> str:
     if v is None:
         return "unset"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
     if isinstance(v, (list, tuple)):
         return esc(", ".join(map(str, v))) if v else "none"
     if isinstance(v, dict):
@@ -125,14 +127,10 @@ def _env_value(v: Any) -> str:
 
 
 def environment_table(env: dict) -> str:
-    from traceinsight.report.markdown import _ENV_LABELS
-    rows, seen = [], set()
-    for key, label in _ENV_LABELS:
-        if key in env:
-            rows.append([esc(label), _env_value(env[key])])
-            seen.add(key)
-    rows += [[esc(k), _env_value(v)] for k, v in env.items() if k not in seen and k != "env_vars"]
-    rows += [[code(k), "unset" if v is None else code(v)] for k, v in (env.get("env_vars") or {}).items()]
+    from traceinsight.report.markdown import env_items
+    rows = [[code(label) if kind == "var" else esc(label),
+             ("unset" if v is None else code(v)) if kind == "var" else _env_value(v)]
+            for kind, label, v in env_items(env)]
     return table(["", ""], rows) if rows else ""
 
 
@@ -145,7 +143,7 @@ def _mode_rows(modes: list[dict]) -> list[list[str]]:
                          "–", "–", "–"])
             continue
         rows.append([code(m["name"]), num(m["median_ms"]), f"{num(m['ci_lo_ms'])}–{num(m['ci_hi_ms'])}",
-                     f"{m['ratio']:.2f} [{m['ratio_lo']:.2f}, {m['ratio_hi']:.2f}]",
+                     f"{fmt_ratio(m['ratio'])} [{fmt_ratio(m['ratio_lo'])}, {fmt_ratio(m['ratio_hi'])}]",
                      esc(m.get("vs_fastest") or "–"), num(m.get("first_step_ms")),
                      pct(m.get("distortion")), count(m.get("n"))])
     return rows
@@ -266,7 +264,7 @@ def render_diff(diff: dict) -> str:
     body += ["<h2>Modes</h2>", "<p class=\"muted\">Delta = B − A in ms/step (positive: B is slower).</p>",
              table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
                    [[code(p["a"]), code(p["b"]), num(p["a_ms"]), num(p["b_ms"]), signed(p["delta_ms"]),
-                     f"{p['ratio']:.2f} [{p['ratio_lo']:.2f}, {p['ratio_hi']:.2f}]"
+                     f"{fmt_ratio(p['ratio'])} [{fmt_ratio(p['ratio_lo'])}, {fmt_ratio(p['ratio_hi'])}]"
                      if p.get("ratio") is not None else "–",
                      "<span class=\"sig\">yes</span>" if p["significant"] else "no"]
                     for p in diff["pairs"]], "llrrrll")]

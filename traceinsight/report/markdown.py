@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any, Callable, Sequence
 
-from traceinsight.findings import fmt_ms
+from traceinsight.findings import fmt_ms, fmt_ratio
 from traceinsight.model import CATEGORIES, Run
 
 GITHUB_LIMIT = 65_536
@@ -55,7 +55,7 @@ def count(x: Any) -> str:
     """A count per step: ``3``, or ``2.5`` when steps differ."""
     if not isinstance(x, (int, float)) or x is None:
         return "–"
-    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2g}"
 
 
 def pct(x: Any, signed: bool = True) -> str:
@@ -80,14 +80,38 @@ def table(header: Sequence[str], rows: list[Sequence[str]], align: str = "",
 # ----------------------------------------------------------------------------------------- sections
 
 _ENV_LABELS = [("tensorflow", "TensorFlow"), ("keras", "Keras"), ("tf_keras", "tf_keras"),
-               ("python", "Python"), ("numpy", "NumPy"), ("os", "OS"), ("platform", "Platform"),
-               ("cpu", "CPU"), ("cores", "CPU cores"), ("gpus", "GPU"), ("cuda", "CUDA"),
+               ("tf_keras_installed", "tf_keras installed"), ("python", "Python"),
+               ("numpy", "NumPy"), ("os", "OS"), ("platform", "Platform"), ("machine", "Machine"),
+               ("cpu", "CPU"), ("cpu_model", "CPU"), ("cores", "CPU cores"),
+               ("cpu_cores", "CPU cores"), ("cpu_cores_usable", "CPU cores usable"),
+               ("gpus", "GPU"), ("tf_built_with_cuda", "TF built with CUDA"), ("cuda", "CUDA"),
                ("cudnn", "cuDNN"), ("xprof", "xprof")]
+# Left out of the markdown and HTML (they are pasted into public issues), kept in the JSON.
+ENV_PRIVATE = ("hostname", "python_executable")
+ENV_VAR_KEYS = ("env", "env_vars")
+
+
+def env_items(env: dict) -> list[tuple[str, str, object]]:
+    """(kind, label, value) rows of the environment table: kind "key" or "var" (an env variable)."""
+    rows, seen = [], set(ENV_PRIVATE) | set(ENV_VAR_KEYS)
+    for key, label in _ENV_LABELS:
+        if key in env:
+            rows.append(("key", label, env[key]))
+            seen.add(key)
+    rows += [("key", k, v) for k, v in env.items() if k not in seen]
+    for key in ENV_VAR_KEYS:
+        if isinstance(env.get(key), dict):
+            if not env[key]:
+                rows.append(("key", "Environment variables", "none of the relevant ones set"))
+            rows += [("var", k, v) for k, v in env[key].items()]
+    return rows
 
 
 def _env_value(v: Any) -> str:
     if v is None:
         return "unset"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
     if isinstance(v, (list, tuple)):
         return text(", ".join(map(str, v))) if v else "none"
     if isinstance(v, dict):
@@ -96,18 +120,9 @@ def _env_value(v: Any) -> str:
 
 
 def environment_rows(env: dict) -> list[list[str]]:
-    rows, seen = [], set()
-    for key, label in _ENV_LABELS:
-        if key in env:
-            rows.append([label, _env_value(env[key])])
-            seen.add(key)
-    for key, v in env.items():
-        if key in seen or key == "env_vars":
-            continue
-        rows.append([text(key), _env_value(v)])
-    for key, v in (env.get("env_vars") or {}).items():
-        rows.append([code(key), "unset" if v is None else code(v)])
-    return rows
+    return [[code(label) if kind == "var" else text(label),
+             ("unset" if v is None else code(v)) if kind == "var" else _env_value(v)]
+            for kind, label, v in env_items(env)]
 
 
 def mode_rows(modes: list[dict]) -> list[list[str]]:
@@ -120,7 +135,7 @@ def mode_rows(modes: list[dict]) -> list[list[str]]:
         rows.append([
             code(m["name"]), num(m["median_ms"]),
             f"{num(m['ci_lo_ms'])}–{num(m['ci_hi_ms'])}",
-            f"{m['ratio']:.2f} [{m['ratio_lo']:.2f}, {m['ratio_hi']:.2f}]",
+            f"{fmt_ratio(m['ratio'])} [{fmt_ratio(m['ratio_lo'])}, {fmt_ratio(m['ratio_hi'])}]",
             m.get("vs_fastest") or "–", num(m.get("first_step_ms")), pct(m.get("distortion")),
             count(m.get("n"))])
     return rows
@@ -277,7 +292,7 @@ def render_diff(diff: dict, limit: int = GITHUB_LIMIT) -> str:
     head += table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
                   [[code(p["a"]), code(p["b"]), num(p["a_ms"]), num(p["b_ms"]),
                     _signed(p["delta_ms"]),
-                    f"{p['ratio']:.2f} [{p['ratio_lo']:.2f}, {p['ratio_hi']:.2f}]"
+                    f"{fmt_ratio(p['ratio'])} [{fmt_ratio(p['ratio_lo'])}, {fmt_ratio(p['ratio_hi'])}]"
                     if p.get("ratio") is not None else "–",
                     "yes" if p["significant"] else "no"] for p in diff["pairs"]], "llrrrll")
     for side in ("only_in_a", "only_in_b"):

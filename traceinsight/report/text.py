@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from traceinsight.findings import fmt_ms
+from traceinsight.findings import fmt_ms, fmt_ratio
 
 TOP_OPS = 8
 
@@ -39,7 +39,7 @@ def render_diff(diff: dict) -> str:
         out.append("")
     out += _table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A [95 % CI]", "significant"],
                   [[p["a"], p["b"], fmt_ms(p["a_ms"]), fmt_ms(p["b_ms"]), _signed(p["delta_ms"]),
-                    f"{p['ratio']:.2f} [{p['ratio_lo']:.2f}, {p['ratio_hi']:.2f}]"
+                    f"{fmt_ratio(p['ratio'])} [{fmt_ratio(p['ratio_lo'])}, {fmt_ratio(p['ratio_hi'])}]"
                     if p.get("ratio") is not None else "–",
                     "yes" if p["significant"] else "no"] for p in diff["pairs"]], "llrrrl")
     for side, label in (("only_in_a", "A"), ("only_in_b", "B")):
