@@ -78,6 +78,8 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None, fastest: str | None
                   "ratio_hi", "first_step_ms", "distortion"):
             e[k] = summary_row.get(k)
         e["vs_fastest"] = _vs_fastest(summary_row, fastest)
+    untraced = m.timing is not None and len(m.timing.steps_s) > 0
+    e["timing_source"] = "untraced" if untraced else "traced" if len(m.steady_steps) else None
     cats = m.category_ms()
     e["categories"] = {c: cats.get(c) for c in CATEGORIES}
     total = m.breakdown.loc["total", "median"] if (not m.breakdown.empty and

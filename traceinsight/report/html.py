@@ -149,6 +149,17 @@ def _mode_rows(modes: list[dict]) -> list[list[str]]:
     return rows
 
 
+def _timing_note(modes: list[dict]) -> str:
+    traced = [m["name"] for m in modes if m.get("timing_source") == "traced"]
+    if traced and len(traced) == sum(1 for m in modes if m.get("timing_source")):
+        return ("Median ms/step of the host-traced steps (no untraced timing was captured) with its "
+                "95 % bootstrap interval.")
+    note = "Median ms/step of the untraced steps with its 95 % bootstrap interval."
+    if traced:
+        note += " Without untraced timing, from the host-traced steps: " + ", ".join(traced) + "."
+    return note
+
+
 def _findings(findings: list[dict]) -> str:
     if not findings:
         return "<p>No rule found anything to change in this run.</p>"
@@ -237,8 +248,8 @@ def render_document(doc: dict) -> str:
                     + [num(m.get("traced_step_ms"))] for m in modes if m["status"] == "ok"],
                    "l" + "r" * (len(CATEGORIES) + 1)),
              "<h2>Modes</h2>",
-             "<p class=\"muted\">Median ms/step of the untraced steps with its 95 % bootstrap "
-             "interval; ratio to the fastest mode with its interval.</p>",
+             f"<p class=\"muted\">{esc(_timing_note(modes))} Ratio to the fastest mode with its "
+             "interval.</p>",
              table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
                     "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr"),
              "<h2>Findings</h2>", _findings(doc["findings"]),

@@ -125,6 +125,18 @@ def environment_rows(env: dict) -> list[list[str]]:
             for kind, label, v in env_items(env)]
 
 
+def timing_note(modes: list[dict]) -> str:
+    traced = [m["name"] for m in modes if m.get("timing_source") == "traced"]
+    note = "Median ms/step of the untraced steps with its 95 % bootstrap interval."
+    if traced and len(traced) == sum(1 for m in modes if m.get("timing_source")):
+        return "Median ms/step of the host-traced steps (no untraced timing was captured) with its " \
+               "95 % bootstrap interval."
+    if traced:
+        note += " Without untraced timing, from the host-traced steps: " + ", ".join(
+            code(n, table=False) for n in traced) + "."
+    return note
+
+
 def mode_rows(modes: list[dict]) -> list[list[str]]:
     rows = []
     for m in modes:
@@ -249,9 +261,8 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT) -> str:
     env = environment_rows(doc.get("environment") or {})
     if env:
         head += ["## Environment", ""] + table(["", ""], env) + [""]
-    head += ["## Modes", "",
-             "Median ms/step of the untraced steps with its 95 % bootstrap interval; ratio to the "
-             "fastest mode with its interval (“no measurable difference” when it includes 1).", ""]
+    head += ["## Modes", "", timing_note(modes) + " Ratio to the fastest mode with its interval "
+             "(“no measurable difference” when it includes 1).", ""]
     head += table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
                    "first step ms", "profiler distortion", "steps"], mode_rows(modes), "lrlllrrr")
     cats = category_rows(modes)
