@@ -54,6 +54,7 @@ class Command:
                             help="at most this many steps in the python-traced pass (default 5)")
         parser.add_argument("--no-python-tracer", action="store_true",
                             help="skip the python-tracer pass")
+        parser.set_defaults(_capture_parser=parser)  # run() gets the top-level parser
 
     def run(self, args, parser) -> int:
         from rich.console import Console
@@ -76,7 +77,7 @@ class Command:
         if opts.min_steps < 1 or opts.host_max_steps < 1 or opts.python_max_steps < 1:
             raise TraceinsightError("--min-steps, --host-max-steps and --python-max-steps must be at least 1")
         requested = [m.strip() for m in args.modes.split(",") if m.strip()] if args.modes else None
-        command = _command_line(args, parser)
+        command = _command_line(args, getattr(args, "_capture_parser", parser))
         notes: list[str] = []
         started = time.monotonic()
         if args.resume:
@@ -111,7 +112,7 @@ def _command_line(args, parser) -> str:
     """The command as the user could retype it: the workload plus every flag that is not a default."""
     words = ["traceinsight", "capture"] + ([args.workload] if args.workload else [])
     for action in parser._actions:
-        if not action.option_strings or action.dest in ("help", "list_modes"):
+        if not action.option_strings or action.dest in ("help", "list_modes", "version"):
             continue
         value = getattr(args, action.dest, None)
         if value is None or value == action.default:

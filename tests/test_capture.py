@@ -1,0 +1,189 @@
+"""Real captures (TensorFlow in child processes): run folder, timings, recorded profiler options,
+failing / hanging / dying modes, --resume. Few steps and short traces; one capture shared per workload."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from traceinsight import runfolder
+from traceinsight.cli import main
+
+pytestmark = pytest.mark.capture
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+WORKLOADS = Path(__file__).parent / "workloads"
+
+FAST = ["--min-steps", "5", "--min-time", "0", "--max-time", "3", "--warmup", "2",
+        "--host-trace-ms", "2500", "--host-max-steps", "10",
+        "--python-trace-ms", "300", "--python-max-steps", "2"]
+
+KERAS_MODES = ["eager", "function", "xla", "train_on_batch", "fit-dataset"]
+FUNCTION_MODES = ["eager", "function", "v1-session"]
+
+
+def _capture(tmp_path_factory, name, workload, modes, *extra):
+    out = tmp_path_factory.mktemp(name)
+    status = main(["capture", str(workload), "--modes", ",".join(modes), "--out", str(out),
+                   "--name", name, *FAST, *extra])
+    return out / name, status
+
+
+@pytest.fixture(scope="module")
+def keras_run(tmp_path_factory):
+    return _capture(tmp_path_factory, "keras", SAMPLES / "tf2_vs_tf1_small.py", KERAS_MODES)
+
+
+@pytest.fixture(scope="module")
+def function_run(tmp_path_factory):
+    return _capture(tmp_path_factory, "function", SAMPLES / "costly_loop.py", FUNCTION_MODES)
+
+
+@pytest.fixture(scope="module")
+def crash_run(tmp_path_factory):
+    return _capture(tmp_path_factory, "crash", WORKLOADS / "crash_under_xla.py",
+                    ["eager", "xla", "v1-session"], "--no-python-tracer")
+
+
+def _check_ok_mode(run: Path, manifest: dict, mode: str, python_pass: bool = True) -> dict:
+    entry = manifest["modes"][mode]
+    assert entry["status"] == "ok", (mode, entry["error"], entry["stderr_tail"])
+    assert entry["dir"] == runfolder.mode_dir(mode)
+    timings = runfolder.read_json(run / entry["dir"] / runfolder.TIMINGS)
+    assert timings["mode"] == mode
+    assert len(timings["steps_s"]) >= 5 and all(s > 0 for s in timings["steps_s"])
+    assert timings["first_step_s"] > 0 and timings["first_step_traced"] is True
+    assert timings["warmup_steps"] == 2
+    s = entry["summary"]
+    assert s["n"] == len(timings["steps_s"])
+    assert s["median_ms"] == pytest.approx(sorted(timings["steps_s"])[len(timings["steps_s"]) // 2] * 1e3,
+                                           rel=0.5)
+    passes = ["host", "python"] if python_pass else ["host"]
+    for p in passes:
+        traced = timings["traced"][p]
+        po = traced["profile_options"]
+        # the levels asked for are the levels the saved trace says were used
+        assert po["ok"] is True, po
+        assert po["recorded"]["host_tracer_level"] == 3
+        assert po["recorded"]["python_tracer_level"] == (1 if p == "python" else 0)
+        assert entry["profile_options"][p]["ok"] is True
+        files = runfolder.pass_traces(run, entry["dir"], p)
+        assert len(files) == 1 and files[0].stat().st_size > 0
+        assert traced["step_nums"] and 0 not in traced["step_nums"]
+    assert not (run / entry["dir"] / "python").exists() or python_pass
+    # step numbers are unique across passes, the first step is 0
+    nums = timings["traced"]["host"]["step_nums"] + timings["step_nums"]
+    assert len(nums) == len(set(nums)) and min(nums) >= 1
+    return timings
+
+
+def test_keras_run_folder(keras_run):
+    run, status = keras_run
+    assert status == 0
+    manifest = runfolder.read_manifest(run)
+    assert manifest["workload"]["kind"] == "keras"
+    assert manifest["workload"]["name"] == "tf2_vs_tf1_small"
+    assert len(manifest["workload"]["sha256"]) == 64
+    env = manifest["environment"]
+    for key in ("tensorflow", "keras", "numpy", "python", "os", "cpu_model", "cpu_cores", "gpus", "env"):
+        assert key in env
+    assert env["tensorflow"].startswith("2.")
+    assert list(manifest["modes"]) == KERAS_MODES
+    for mode in KERAS_MODES:
+        _check_ok_mode(run, manifest, mode)
+    assert manifest["modes"]["train_on_batch"]["details"]["compile_kwargs"]["jit_compile"] is False
+    assert "prefetch" in manifest["modes"]["fit-dataset"]["details"]["dataset"]
+    assert "--modes" in manifest["command"]
+
+
+def test_keras_traces_hold_step_markers_and_xla_compile(keras_run):
+    from traceinsight.xplane import XSpace
+    run, _ = keras_run
+    names_by_mode = {}
+    for mode in ("xla", "fit-dataset"):
+        (path,) = runfolder.pass_traces(run, runfolder.mode_dir(mode), "host")
+        space = XSpace()
+        space.ParseFromString(path.read_bytes())
+        names = set()
+        for plane in space.planes:
+            names |= {m.name for m in plane.event_metadata.values()}
+        names_by_mode[mode] = names
+    assert "train" in names_by_mode["xla"] and "train" in names_by_mode["fit-dataset"]
+    # the first step is inside the host trace, so XLA's compilation is in it
+    assert any("Compile" in n for n in names_by_mode["xla"])
+
+
+def test_function_run_folder(function_run):
+    run, status = function_run
+    assert status == 0
+    manifest = runfolder.read_manifest(run)
+    assert manifest["workload"]["kind"] == "function"
+    for mode in FUNCTION_MODES:
+        _check_ok_mode(run, manifest, mode)
+    assert manifest["modes"]["v1-session"]["details"]["graph_ops"] > 99
+
+
+def test_summary_printed(keras_run, function_run):
+    # the table is printed by the fixture's capture; rebuild it from disk the same way
+    from rich.console import Console
+
+    from traceinsight.commands.capture import print_summary
+    console = Console(record=True, width=120)
+    print_summary(console, function_run[0])
+    text = console.export_text()
+    for mode in FUNCTION_MODES:
+        assert mode in text
+    assert "1.00 [" in text  # the fastest mode's ratio to itself
+
+
+def test_failing_modes_leave_others_intact(crash_run):
+    run, status = crash_run
+    assert status == 0  # some modes worked
+    manifest = runfolder.read_manifest(run)
+    modes = manifest["modes"]
+    _check_ok_mode(run, manifest, "eager", python_pass=False)
+    assert modes["xla"]["status"] == "failed"
+    assert modes["xla"]["error"] and "stderr_tail" in modes["xla"]
+    assert modes["xla"]["stderr_tail"]
+    assert not (run / "xla" / runfolder.TIMINGS).exists()
+    assert modes["v1-session"]["status"] == "failed"
+    assert modes["v1-session"]["error"] == "died with signal SIGKILL"
+    assert (run / "v1-session" / "stderr.log").is_file()
+
+
+def test_resume_recaptures_only_failed_modes(crash_run, capsys):
+    run, _ = crash_run
+    before = runfolder.read_manifest(run)
+    eager_timings = (run / "eager" / runfolder.TIMINGS).read_bytes()
+    status = main(["capture", "--resume", str(run), *FAST, "--no-python-tracer"])
+    after = runfolder.read_manifest(run)
+    assert status == 1  # every resumed mode failed again (the workload did not change)
+    assert after["resumed"][-1]["modes"] == ["xla", "v1-session"]
+    assert (run / "eager" / runfolder.TIMINGS).read_bytes() == eager_timings
+    assert after["modes"]["eager"] == before["modes"]["eager"]
+    assert after["modes"]["xla"]["status"] == "failed"
+
+
+def test_hanging_mode_times_out(tmp_path):
+    out = tmp_path / "runs"
+    status = main(["capture", str(WORKLOADS / "hang_in_graph.py"), "--modes", "function,eager",
+                   "--out", str(out), "--name", "hang", "--timeout", "25", *FAST, "--no-python-tracer"])
+    assert status == 0
+    manifest = json.loads((out / "hang" / "run.json").read_text())
+    assert manifest["modes"]["function"]["status"] == "failed"
+    assert manifest["modes"]["function"]["error"] == "timed out after 25 s (--timeout)"
+    assert manifest["modes"]["eager"]["status"] == "ok"
+    assert (out / "hang" / "eager" / runfolder.TIMINGS).is_file()
+
+
+def test_workload_that_raises_is_refused_before_writing(tmp_path, capsys):
+    out = tmp_path / "runs"
+    status = main(["capture", str(WORKLOADS / "raises_in_data.py"), "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert status == 2
+    assert err == ("traceinsight: error: raises_in_data.py: data() raised RuntimeError: "
+                   "the dataset file is missing")
+    assert not out.exists()

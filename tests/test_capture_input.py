@@ -1,0 +1,176 @@
+"""capture's checks that need no TensorFlow: workload files, mode table, options decoding, bad input."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from traceinsight.capture import modes, options, workload
+from traceinsight.capture.orchestrate import summary_of
+from traceinsight.cli import main
+from traceinsight.errors import TraceinsightError
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+WORKLOADS = Path(__file__).parent / "workloads"
+
+
+def _one_line_error(capsys, argv, out_dir: Path) -> str:
+    status = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert status == 2
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("traceinsight: error: ")
+    assert not out_dir.exists() or not any(out_dir.iterdir()), "nothing may be written"
+    return err
+
+
+def test_missing_file(tmp_path, capsys):
+    err = _one_line_error(capsys, ["capture", str(tmp_path / "nope.py"), "--out", str(tmp_path / "runs")],
+                          tmp_path / "runs")
+    assert "no such file" in err
+
+
+def test_syntax_error(tmp_path, capsys):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def step(x):\n    return x +\n\ndef inputs():\n    return (1,)\n")
+    err = _one_line_error(capsys, ["capture", str(bad), "--out", str(tmp_path / "runs")], tmp_path / "runs")
+    assert "bad.py:2: syntax error" in err
+
+
+def test_missing_functions(tmp_path, capsys):
+    err = _one_line_error(capsys, ["capture", str(WORKLOADS / "no_functions.py"), "--out",
+                                   str(tmp_path / "runs")], tmp_path / "runs")
+    assert "defines model() but not data()" in err
+
+
+def test_not_a_workload(tmp_path, capsys):
+    f = tmp_path / "empty.py"
+    f.write_text("x = 1\n")
+    err = _one_line_error(capsys, ["capture", str(f), "--out", str(tmp_path / "runs")], tmp_path / "runs")
+    assert "define model() and data()" in err
+
+
+def test_mode_of_the_other_kind_refused_before_running(tmp_path, capsys):
+    err = _one_line_error(capsys, ["capture", str(SAMPLES / "retracing.py"), "--modes", "eager,fit",
+                                   "--out", str(tmp_path / "runs")], tmp_path / "runs")
+    assert "'fit' applies to keras workloads only" in err
+
+
+def test_unknown_mode_refused(tmp_path, capsys):
+    err = _one_line_error(capsys, ["capture", str(SAMPLES / "retracing.py"), "--modes", "warp-speed",
+                                   "--out", str(tmp_path / "runs")], tmp_path / "runs")
+    assert "unknown mode 'warp-speed'" in err
+
+
+def test_no_workload_given(capsys):
+    assert main(["capture"]) == 2
+    assert "give a workload file" in capsys.readouterr().err
+
+
+def test_list_modes(capsys):
+    assert main(["capture", "--list-modes"]) == 0
+    out = capsys.readouterr().out
+    for name in ("eager", "train_on_batch-xla", "fit-dataset", "predict_on_batch+tensor", "v1-session",
+                 "tf_keras:fit"):
+        assert name in out
+
+
+def test_every_sample_is_a_valid_workload():
+    kinds = {}
+    for path in sorted(SAMPLES.glob("*.py")):
+        wf = workload.inspect_file(path)
+        kinds[path.name] = wf.kind
+        assert wf.doc.strip(), f"{path.name}: the sample's question goes in its docstring"
+        for m in wf.modes or ():
+            modes.check(wf.kind, m, has_y=True)
+    assert "keras" in kinds.values() and "function" in kinds.values()
+
+
+def test_inspect_reads_modes_and_kind(tmp_path):
+    f = tmp_path / "w.py"
+    f.write_text('"""Doc."""\nMODES = ["eager", "xla"]\ndef step(x):\n    return x\n'
+                 'def inputs():\n    return (1,)\n')
+    wf = workload.inspect_file(f)
+    assert (wf.kind, wf.modes, wf.name, wf.doc) == ("function", ("eager", "xla"), "w", "Doc.")
+    assert len(wf.sha256) == 64
+
+
+def test_inspect_refuses_non_literal_modes(tmp_path):
+    f = tmp_path / "w.py"
+    f.write_text("MODES = make()\ndef step(x):\n    return x\ndef inputs():\n    return (1,)\n")
+    with pytest.raises(TraceinsightError, match="MODES must be a literal list"):
+        workload.inspect_file(f)
+
+
+def test_mode_table():
+    assert modes.default_modes("function", False) == ["eager", "function", "xla", "v1-session"]
+    keras_default = modes.default_modes("keras", True)
+    assert keras_default[:3] == ["eager", "function", "xla"] and "fit-dataset" in keras_default
+    assert not any(m.endswith("+tensor") or m.startswith("tf_keras:") for m in keras_default)
+    assert "train_on_batch" not in modes.default_modes("keras", False)  # no y: no training
+    with pytest.raises(ValueError, match="returned no y"):
+        modes.check("keras", "fit", has_y=False)
+    assert modes.check("keras", "eager+tensor", True).tensor_inputs
+    assert "fit-dataset+tensor" not in {m.name for m in modes.keras_modes()}
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def test_decode_profile_options():
+    # field 1 version=1, 2 host=3, 3 device=1, 4 python=1, 8 duration_ms=1000 (varint > 127),
+    # 10 repository_path (length-delimited), then a fixed64 field 13 (skipped)
+    buf = (b"\x08\x01" + b"\x10\x03" + b"\x18\x01" + b"\x20\x01" + b"\x40" + _varint(1000)
+           + b"\x52\x04/tmp" + b"\x69" + b"\0" * 8)
+    assert options.decode_profile_options(buf) == {"host_tracer_level": 3, "device_tracer_level": 1,
+                                                   "python_tracer_level": 1}
+    # proto3: an absent field is 0
+    assert options.decode_profile_options(b"\x10\x02")["python_tracer_level"] == 0
+
+
+def test_options_check_reports_mismatch(tmp_path):
+    from traceinsight.xplane import XSpace
+    space = XSpace()
+    plane = space.planes.add(name="Task Environment")
+    plane.stat_metadata[1].id = 1
+    plane.stat_metadata[1].name = "profile_options"
+    plane.stats.add(metadata_id=1, bytes_value=b"\x10\x02\x18\x01")  # host 2, python 0 (the TF 2.21 bug)
+    path = tmp_path / "h.xplane.pb"
+    path.write_bytes(space.SerializeToString())
+    res = options.check({"host_tracer_level": 3, "python_tracer_level": 1}, path)
+    assert res["ok"] is False
+    assert res["recorded"]["host_tracer_level"] == 2
+    assert "host_tracer_level asked 3, recorded 2" in res["problem"]
+    ok = options.check({"host_tracer_level": 2, "device_tracer_level": 1}, path)
+    assert ok["ok"] is True
+    assert options.check({"host_tracer_level": 3}, None)["ok"] is False
+
+
+def test_summary_of_timings():
+    t = {"steps_s": [0.001, 0.002, 0.003, 0.004], "first_step_s": 0.5,
+         "traced": {"host": {"steps_s": [0.0033, 0.0027]}}}
+    s = summary_of(t)
+    assert s["median_ms"] == pytest.approx(2.5)
+    assert s["first_step_ms"] == pytest.approx(500)
+    assert s["distortion"] == pytest.approx(3.0 / 2.5 - 1)
+    assert s["n"] == 4
+
+
+def test_capture_command_does_not_import_tensorflow(tmp_path):
+    import subprocess
+    code = ("import sys; from traceinsight.cli import main; "
+            "main(['capture', '--list-modes']); "
+            "main(['capture', sys.argv[1]]); "
+            "assert 'tensorflow' not in sys.modules, 'tensorflow imported'")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "missing.py")], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

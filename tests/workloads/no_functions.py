@@ -1,0 +1,5 @@
+"""Test workload: defines model() but not data()."""
+
+
+def model():
+    return None
