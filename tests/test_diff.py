@@ -49,7 +49,7 @@ def test_two_runs_matched_by_mode_name():
     assert doc["environment_changes"] == [{"key": "tensorflow", "a": "2.20.0", "b": "2.21.0"}]
     f = pair(doc, "function")
     assert f["significant"] and f["delta_ms"] == pytest.approx(1.0, abs=0.1)  # B − A
-    assert f["sentence"].startswith("function − function = +")
+    assert f["sentence"].startswith("function: B − A = +")
     op = {c["category"]: c for c in f["categories"]}["op"]
     assert op["significant"] and op["delta_ms"] == pytest.approx(1.0, abs=0.1)
     assert op["delta_lo"] > 0
@@ -113,7 +113,7 @@ def test_cli_diff(fake_runs, tmp_path, capsys):
     a, b = fake_runs
     assert cli.main(["diff", str(a), str(b)]) == 0
     out = capsys.readouterr().out
-    assert "function − function = +" in out and "only in A" in out
+    assert "function: B − A = +" in out and "only in A" in out
     assert cli.main(["diff", str(a), "--modes", "eager,function"]) == 0
     assert "== eager → function" in capsys.readouterr().out
     assert cli.main(["diff", str(a), str(b), "-o", str(tmp_path / "d.html")]) == 0

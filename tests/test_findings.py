@@ -252,3 +252,15 @@ def test_distortion_counts_traced_steps_faster_too():
     f = only(run_of(make_mode("xla", {"op": 3.0}, untraced_ms=8.0, traced_ms=3.0)),
              "profiler-distortion")
     assert f.title.startswith("Traced steps differ") and "(-62 %)" in f.evidence
+
+
+def test_eager_slower_for_other_reasons_still_points_to_tf_function():
+    # eager's gap is op time (e.g. slower eager kernels), not python + dispatch
+    run = run_of(make_mode("eager", {"op": 16.8, "input": 5.8, "python": 4.6, "dispatch": 3.8},
+                           untraced_ms=22.0),
+                 make_mode("function", {"op": 2.0, "dispatch": 0.2}, untraced_ms=2.6))
+    f = only(run, "eager-slower")
+    assert "eager-dispatch-bound" not in rules(run)
+    assert f.saving_ms == pytest.approx(22.0 - 2.6, abs=0.3)
+    assert re.search(r"op \+14\.\d", f.evidence) and "(27 %)" in f.evidence
+    assert f.title.startswith("eager is 8.") and "tf.function" in f.fix

@@ -165,6 +165,9 @@ def test_html_escapes_every_trace_string():
     # the hostile strings come back as text, whole, after unescaping
     text = "".join(p.text)
     assert EVIL in text and EVIL_Q in text
+    import re
+    import xml.etree.ElementTree as ET
+    ET.fromstring(re.search(r"<svg.*?</svg>", page, re.S).group(0))   # hostile names keep it XML
     assert all(EVIL not in (v or "") and "onerror" not in (k or "") for k, v in p.attrs)
 
 
@@ -175,6 +178,10 @@ def test_html_is_self_contained():
     assert not [v for k, v in p.attrs if k in ("src", "href")]
     assert "<svg" in page and page.count("<rect") >= 3 * 4   # 3 ok modes x their categories
     assert "@import" not in page and "url(" not in page
+    import re
+    import xml.etree.ElementTree as ET
+    svg = ET.fromstring(re.search(r"<svg.*?</svg>", page, re.S).group(0))   # well-formed
+    assert svg.get("width") and svg.get("height")
 
 
 # --------------------------------------------------------------------------------------------- json

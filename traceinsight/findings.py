@@ -152,36 +152,52 @@ def _slower(c: Comparison) -> bool:
 
 
 def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
-    """1. An eager mode whose steps are mostly Python + dispatch: wrap the step in tf.function."""
+    """1. Eager slower than its graph function: wrap the step in tf.function.
+
+    "eager-dispatch-bound" when python + dispatch are >= 30 % of the eager step (the saving is their
+    drop against the function mode, or unknown without one); "eager-slower" when the function mode
+    is measurably faster for other reasons (the saving is the measured step difference)."""
     for e in _modes_with_base(run, "eager", "train_on_batch-eager"):
         base = split_mode(e.name)[1]
         f = sibling(run, e.name, "function" if base == "eager" else "train_on_batch")
         pd_e, total = _cat(e, "python", "dispatch"), _traced_total(e)
-        if not _finite(pd_e, total) or total <= 0 or pd_e / total < DISPATCH_BOUND_SHARE:
+        bound = _finite(pd_e, total) and total > 0 and pd_e / total >= DISPATCH_BOUND_SHARE
+        c = compare_modes(e, f) if f is not None else None
+        if c is not None and not _slower(c):
+            continue  # the function mode is not measurably faster: rule 8 speaks instead
+        if not bound and c is None:
             continue
-        evidence = (f"In {e.name}, python {fmt_ms(_cat(e, 'python'))} + dispatch "
-                    f"{fmt_ms(_cat(e, 'dispatch'))} = {fmt_ms(pd_e)} ms of a {fmt_ms(total)} ms "
-                    f"traced step ({_pct(pd_e / total)}).")
-        saving, basis = None, "no graph-function mode in this run to measure against"
-        modes: tuple[str, ...] = (e.name,)
-        if f is not None:
-            c = compare_modes(e, f)
-            if not _slower(c):
-                continue  # the function mode is not measurably faster: rule 8 speaks instead
-            pd_f = _cat(f, "python", "dispatch")
-            saving = max(0.0, pd_e - pd_f)
-            basis = f"measured: python + dispatch of {e.name} minus {f.name}"
-            evidence += (f" {f.name} spends {fmt_ms(pd_f)} ms there; {_vs(c)}.")
-            modes = (e.name, f.name)
-        yield Finding(
-            rule="eager-dispatch-bound",
-            title=f"{e.name} is Python/dispatch-bound: compile the step with tf.function",
-            evidence=evidence, saving_ms=saving, saving_basis=basis, modes=modes,
-            fix=("step = tf.function(model)          # or decorate your train/predict step\n"
-                 "y = step(x)                        # x: a tensor of a fixed shape"
-                 if base == "eager" else
-                 "model.compile(optimizer, loss, run_eagerly=False)  # the default: "
-                 "train_on_batch runs a tf.function"))
+        fix = ("step = tf.function(model)          # or decorate your train/predict step\n"
+               "y = step(x)                        # x: a tensor of a fixed shape"
+               if base == "eager" else
+               "model.compile(optimizer, loss, run_eagerly=False)  # the default: "
+               "train_on_batch runs a tf.function")
+        split = (f"In {e.name}, python {fmt_ms(_cat(e, 'python'))} + dispatch "
+                 f"{fmt_ms(_cat(e, 'dispatch'))} = {fmt_ms(pd_e)} ms of a {fmt_ms(total)} ms "
+                 f"traced step ({_pct(pd_e / total)}).") if _finite(pd_e, total) and total > 0 else ""
+        if bound:
+            saving, basis = None, "no graph-function mode in this run to measure against"
+            modes: tuple[str, ...] = (e.name,)
+            evidence = split
+            if c is not None:
+                pd_f = _cat(f, "python", "dispatch")
+                saving = max(0.0, pd_e - pd_f)
+                basis = f"measured: python + dispatch of {e.name} minus {f.name}"
+                evidence += f" {f.name} spends {fmt_ms(pd_f)} ms there; {_vs(c)}."
+                modes = (e.name, f.name)
+            yield Finding(
+                rule="eager-dispatch-bound",
+                title=f"{e.name} is Python/dispatch-bound: compile the step with tf.function",
+                evidence=evidence, saving_ms=saving, saving_basis=basis, modes=modes, fix=fix)
+        else:
+            yield Finding(
+                rule="eager-slower",
+                title=(f"{e.name} is {fmt_ratio(c.ratio)}× slower than {f.name}: compile the step "
+                       "with tf.function"),
+                evidence=f"{_vs(c)}. By category (traced steps): {c.sentence()}. " + split,
+                saving_ms=c.delta_ms,
+                saving_basis=f"measured: median step of {e.name} minus {f.name}",
+                modes=(e.name, f.name), fix=fix)
 
 
 _SHAPE_WORDS = re.compile(r"\b(shapes?|dims?|rank|length)\b", re.I)

@@ -109,7 +109,8 @@ def _sentence(na: str, nb: str, c) -> str:
     if not c.significant:
         return (f"{na} → {nb}: no measurable difference ({c.b_ms:.3g} vs {c.a_ms:.3g} ms/step, "
                 f"ratio {fmt_ratio(c.ratio)} [{fmt_ratio(c.ratio_lo)}, {fmt_ratio(c.ratio_hi)}])")
-    return c.sentence().replace(f"{c.a} − {c.b}", f"{nb} − {na}", 1)
+    label = f"{nb}: B − A" if na == nb else f"{nb} − {na}"
+    return c.sentence().replace(f"{c.a} − {c.b}", label, 1)
 
 
 def _side(run: Run) -> dict:
