@@ -361,6 +361,19 @@ def resume_run(run_path: Path, requested: list[str] | None, opts: Options, comma
     return Plan(wf, todo, probe, Path(run_path), resume=True), writer, notes
 
 
+def _relative_traces(obj: Any, run_path: Path) -> None:
+    """Trace paths in timings.json relative to the run folder (the run can be moved)."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k == "trace" and isinstance(v, str) and os.path.isabs(v):
+                try:
+                    obj[k] = str(Path(v).relative_to(run_path))
+                except ValueError:
+                    pass
+            else:
+                _relative_traces(v, run_path)
+
+
 def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
                  poll: Callable[[], None] | None = None) -> ModeState:
     state = ModeState(name, status="running", started=time.monotonic())
@@ -372,7 +385,7 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     entry.update(status="running", error=None, stderr_tail=None, summary=None, profile_options={}, notes=[])
     writer.save()
     spec = opts.spec() | {"workload": str(plan.workload.path), "kind": plan.workload.kind, "mode": name,
-                          "mode_path": str(mode_path)}
+                          "mode_path": str(mode_path.resolve())}
     try:
         res = run_child("mode", spec, mode_path, opts.timeout, child_env(mode),
                         stderr_path=mode_path / "stderr.log", poll=poll)
@@ -388,13 +401,9 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
         writer.save()
         return state
     timings = res.result
+    _relative_traces(timings.get("traced") or {}, writer.path.resolve())
     for pass_name, p in (timings.get("traced") or {}).items():
         po = p.get("profile_options") or {}
-        if po.get("trace"):
-            try:
-                po["trace"] = str(Path(po["trace"]).relative_to(writer.path))
-            except ValueError:
-                pass
         entry["profile_options"][pass_name] = po
         if not po.get("ok"):
             state.notes.append(f"{pass_name} pass: profiler options not as requested: "
