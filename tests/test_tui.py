@@ -20,7 +20,8 @@ from traceinsight.tui.mode import ModeScreen
 from traceinsight.tui.mode_table import ModeTable
 from traceinsight.tui.overview import OverviewScreen, bar_rows
 
-from tui_runs import (failed_only_run, large_run, no_steps_run, one_mode_run, sample_run)
+from tui_runs import (committed_runs, failed_only_run, large_run, load_committed, no_steps_run,
+                      one_mode_run, sample_run)
 
 SIZE = (100, 30)
 
@@ -246,6 +247,38 @@ async def test_large_run_loads_ops_lazily():
         await pilot.press("slash", *"layer_12345/")
         await pilot.pause(0.3)
         assert ops.view["op"].tolist() == ["model/layer_12345/MatMul"]
+
+
+@pytest.mark.parametrize("name", [p.name for p in committed_runs()])
+@pilot_test
+async def test_committed_runs_open_every_mode_and_tab(name, tmp_path):
+    run = load_committed(name)
+    app = get_app(run, report_path=tmp_path / "report.md")
+    app.animation_level = "none"   # tab underlines would animate on every switch
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.screen.query_one(ModeTable).row_count == len(run.modes)
+        for mode in run.modes:
+            app.show_mode(mode)
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, ModeScreen) and screen.mode.name == mode
+            if run.modes[mode].ok:
+                tabs = screen.query_one(TabbedContent)
+                for pane in ("tab-ops", "tab-python", "tab-retraces", "tab-steps"):
+                    tabs.active = pane
+                    await pilot.pause()
+                if not run.modes[mode].ops.empty:
+                    ops = screen.query_one("#ops", FrameTable)
+                    assert ops.table.row_count == min(len(run.modes[mode].ops), FrameTable.PAGE)
+            await pilot.press("escape")
+        await pilot.press("c")
+        assert isinstance(app.screen, CompareScreen)
+        await pilot.press("escape", "f")
+        assert isinstance(app.screen, FindingsScreen)
+        await pilot.press("r")
+        await pilot.pause()
+        assert (tmp_path / "report.md").read_text().startswith("# ")
 
 
 def test_no_tensorflow_imported():

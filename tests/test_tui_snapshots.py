@@ -6,7 +6,7 @@ import pytest
 
 from traceinsight.tui import get_app
 
-from tui_runs import no_steps_run, sample_run
+from tui_runs import RUNS_DIR, load_committed, no_steps_run, sample_run
 
 SMALL, WIDE = (80, 24), (140, 40)
 
@@ -38,3 +38,20 @@ def test_mode_steps(snap_compare):
 
 def test_no_steps(snap_compare):
     assert snap_compare(get_app(no_steps_run()), terminal_size=SMALL)
+
+
+# The small real Conv1D run committed by the capture work: its figures are fixed, so is its look.
+# When the attribution rules change these figures, review the new look and --snapshot-update.
+needs_conv1d = pytest.mark.skipif(not (RUNS_DIR / "conv1d" / "run.json").is_file(),
+                                  reason="tests/data/runs/conv1d not present")
+
+
+@needs_conv1d
+@pytest.mark.parametrize("size", [SMALL, WIDE], ids=["80x24", "140x40"])
+def test_conv1d_overview(snap_compare, size):
+    assert snap_compare(get_app(load_committed("conv1d")), terminal_size=size)
+
+
+@needs_conv1d
+def test_conv1d_compare(snap_compare):
+    assert snap_compare(get_app(load_committed("conv1d")), press=["c"], terminal_size=WIDE)

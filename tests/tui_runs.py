@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from pathlib import Path
 
@@ -45,6 +46,13 @@ def large_run(n_ops: int = 300_000) -> Run:
     return Run(path=None, name="large", modes={"eager": replace(base, ops=ops)})
 
 
+@functools.cache
+def load_committed(name: str) -> Run:
+    """A committed run loaded once per test session (runs are frozen; the app only reads them)."""
+    import traceinsight
+    return traceinsight.load(RUNS_DIR / name)
+
+
 def committed_runs() -> list[Path]:
     """Real small runs committed by the capture work (empty until they land)."""
     if not RUNS_DIR.is_dir():
@@ -53,4 +61,4 @@ def committed_runs() -> list[Path]:
 
 
 __all__ = ["sample_run", "one_mode_run", "failed_only_run", "no_steps_run", "large_run",
-           "committed_runs"]
+           "committed_runs", "load_committed"]

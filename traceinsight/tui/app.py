@@ -35,12 +35,19 @@ class TraceinsightApp(App):
         self.report_path = report_path
         self.last_report: Path | None = None
         self._findings: tuple[list, str | None] | None = None
+        self._summary = None
         if theme:
             self.theme = theme
 
     def on_mount(self) -> None:
         self.sub_title = self.run_data.name
         self.push_screen(OverviewScreen(self.run_data))
+
+    def summary(self):
+        """``Run.summary()`` computed once (its bootstrap intervals take a moment on big runs)."""
+        if self._summary is None:
+            self._summary = self.run_data.summary()
+        return self._summary
 
     def findings(self) -> tuple[list, str | None]:
         """The run's findings (computed once), or why there are none."""
@@ -50,7 +57,7 @@ class TraceinsightApp(App):
 
     # --- navigation --------------------------------------------------------------------------
     def show_mode(self, name: str) -> None:
-        summary = self.run_data.summary()
+        summary = self.summary()
         rows = summary[summary["mode"] == name]
         self.push_screen(ModeScreen(self.run_data.modes[name], rows.iloc[0] if len(rows) else None))
 

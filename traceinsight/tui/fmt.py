@@ -57,9 +57,11 @@ def signed_ms(v) -> str:
 def ratio(r, lo=None, hi=None) -> str:
     if not is_num(r):
         return MISSING
+    def f(x: float) -> str:
+        return f"{x:.0f}" if abs(x) >= 100 else f"{x:.1f}" if abs(x) >= 10 else f"{x:.2f}"
     if is_num(lo) and is_num(hi) and (lo, hi) != (r, r):
-        return f"{r:.2f}× ({lo:.2f}–{hi:.2f})"
-    return f"{r:.2f}×"
+        return f"{f(r)}× ({f(lo)}–{f(hi)})"
+    return f"{f(r)}×"
 
 
 def percent(v, signed: bool = False) -> str:

@@ -41,13 +41,15 @@ class FrameTable(Vertical):
         shown: int
 
     def __init__(self, frame: pd.DataFrame, columns: list[Column], *, filter_columns: list[str],
-                 noun: str = "rows", placeholder: str = "/ filter", **kwargs) -> None:
+                 noun: str = "rows", placeholder: str = "/ filter",
+                 detail: Callable[[pd.Series], Any] | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.frame = frame.reset_index(drop=True)
         self.columns = [c for c in columns if c.key in self.frame.columns]
         self.filter_columns = [c for c in filter_columns if c in self.frame.columns]
         self.noun = noun
         self.placeholder = placeholder
+        self.detail = detail          # renders the highlighted row in full under the table
         self.query_text = ""
         self.sort_key: str | None = None
         self.sort_desc = True
@@ -58,6 +60,8 @@ class FrameTable(Vertical):
     def compose(self) -> ComposeResult:
         yield Input(placeholder=self.placeholder, classes="filter")
         yield DataTable(cursor_type="row", zebra_stripes=True)
+        if self.detail is not None:
+            yield Static(classes="row-detail")
         yield Static(classes="table-status")
 
     @property
@@ -132,6 +136,8 @@ class FrameTable(Vertical):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if self.loaded < len(self.view) and event.cursor_row >= self.loaded - 20:
             self.load_more()
+        if self.detail is not None and 0 <= event.cursor_row < len(self.view):
+            self.query_one(".row-detail", Static).update(self.detail(self.view.iloc[event.cursor_row]))
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         event.stop()

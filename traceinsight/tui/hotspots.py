@@ -29,7 +29,9 @@ class HotspotTree(Tree):
             label = Text.assemble((f"{fmt.ms(groups[g]):>7} ", "bold"),
                                   (f"{GROUPS.get(g, g):<11}", "bold"),
                                   (f" {groups[g] / total:4.0%} of Python self time", "dim"))
-            self.root.add(label, data=g, allow_expand=True)
+            node = self.root.add(label, data=g, allow_expand=True)
+            if g == order[0]:
+                node.expand()     # the largest group open: its functions show without a keypress
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:
         node = event.node

@@ -36,6 +36,19 @@ RETRACE_COLUMNS = [
 ]
 
 
+def op_detail(row: pd.Series) -> Text:
+    return Text.assemble((str(row["op"]), "bold"), f"  {row['type']} · {row['thread']} thread · ",
+                         f"{fmt.ms(row['self_ms_per_step'])} ms/step self, "
+                         f"{fmt.count(row['calls_per_step'])} calls/step")
+
+
+def retrace_detail(row: pd.Series) -> Text:
+    return Text.assemble((str(row["function"]), "bold"),
+                         f": {fmt.count(row['traced_calls'])} of {fmt.count(row['calls'])} calls traced, "
+                         f"{fmt.ms(row['tracing_ms'])} ms tracing, {fmt.ms(row['compile_ms'])} ms compiling. ",
+                         ("What changed: ", "bold"), str(row["changes"] or "unknown"))
+
+
 def mode_headline(mode: ModeResult, row: pd.Series | None) -> Text:
     text = Text()
     text.append(mode.name, style="bold")
@@ -95,6 +108,7 @@ class ModeScreen(Screen):
         super().__init__()
         self.mode = mode
         self.summary_row = summary_row
+        self._filled: set[str] = set()
 
     @property
     def selected_mode(self) -> str:
@@ -109,53 +123,72 @@ class ModeScreen(Screen):
             yield Footer()
             return
         with TabbedContent(id="mode-tabs"):
-            with TabPane("Categories", id="tab-categories"):
-                if m.breakdown.empty:
-                    yield Static("No steps were found in the trace, so there is no breakdown.",
-                                 classes="missing")
-                else:
-                    yield CategoryTable(m, id="categories")
-                    yield Static(id="category-help")
-                    if not m.other.empty:
-                        yield Static(other_text(m.other), id="other-events")
-            with TabPane(f"Ops ({len(m.ops):,})", id="tab-ops"):
-                if m.ops.empty:
-                    yield Static("No ops in this trace.", classes="missing")
-                else:
-                    yield FrameTable(m.ops, OP_COLUMNS, filter_columns=["op", "type", "thread"],
-                                     noun="ops", placeholder="/ filter ops by name, type or thread",
-                                     id="ops")
-            with TabPane("Python", id="tab-python"):
-                if m.hotspots.empty:
-                    yield Static(python_missing_text(m), classes="missing")
-                else:
-                    yield HotspotTree(m.hotspots, id="hotspots")
-            with TabPane(f"Retraces ({len(m.retraces)})", id="tab-retraces"):
-                if m.retraces.empty:
-                    yield Static("No tf.function was traced in this mode.", classes="missing")
-                else:
-                    yield FrameTable(m.retraces, RETRACE_COLUMNS, filter_columns=["function", "changes"],
-                                     noun="functions", placeholder="/ filter functions",
-                                     id="retraces")
-            with TabPane("Steps", id="tab-steps"):
-                with VerticalScroll():
-                    yield StepChart(step_series(m), id="steps")
+            # Panes are filled when first shown: a mode of a large run holds big tables.
+            yield TabPane("Categories", id="tab-categories")
+            yield TabPane(f"Ops ({len(m.ops):,})", id="tab-ops")
+            yield TabPane("Python", id="tab-python")
+            yield TabPane(f"Retraces ({len(m.retraces)})", id="tab-retraces")
+            yield TabPane("Steps", id="tab-steps")
         yield Footer()
 
-    def on_mount(self) -> None:
-        if self.mode.ok and not self.mode.breakdown.empty:
+    def pane_content(self, pane_id: str) -> list:
+        m = self.mode
+        if pane_id == "tab-categories":
+            if m.breakdown.empty:
+                return [Static("No steps were found in the trace, so there is no breakdown.",
+                               classes="missing")]
+            out = [CategoryTable(m, id="categories"), Static(id="category-help")]
+            if not m.other.empty:
+                out.append(Static(other_text(m.other), id="other-events"))
+            return out
+        if pane_id == "tab-ops":
+            if m.ops.empty:
+                return [Static("No ops in this trace.", classes="missing")]
+            return [FrameTable(m.ops, OP_COLUMNS, filter_columns=["op", "type", "thread"], noun="ops",
+                               placeholder="/ filter ops by name, type or thread", detail=op_detail,
+                               id="ops")]
+        if pane_id == "tab-python":
+            if m.hotspots.empty:
+                return [Static(python_missing_text(m), classes="missing")]
+            return [HotspotTree(m.hotspots, id="hotspots")]
+        if pane_id == "tab-retraces":
+            if m.retraces.empty:
+                return [Static("No tf.function was traced in this mode.", classes="missing")]
+            return [FrameTable(m.retraces, RETRACE_COLUMNS, filter_columns=["function", "changes"],
+                               noun="functions", placeholder="/ filter functions",
+                               detail=retrace_detail, id="retraces")]
+        if pane_id == "tab-steps":
+            return [VerticalScroll(StepChart(step_series(m), id="steps"))]
+        return []
+
+    async def fill_pane(self, pane_id: str) -> None:
+        if pane_id in self._filled:
+            return
+        self._filled.add(pane_id)
+        await self.query_one(f"#{pane_id}", TabPane).mount(*self.pane_content(pane_id))
+
+    async def on_mount(self) -> None:
+        if not self.mode.ok:
+            return
+        await self.fill_pane("tab-categories")
+        if not self.mode.breakdown.empty:
             self.query_one(CategoryTable).focus()
+
+    async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id:
+            await self.fill_pane(event.pane.id)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if isinstance(event.data_table, CategoryTable):
             self.query_one("#category-help", Static).update(
                 Text(event.data_table.highlighted_help, style="dim"))
 
-    def action_filter(self) -> None:
+    async def action_filter(self) -> None:
         if not self.mode.ok or self.mode.ops.empty:
             self.notify("No ops to filter in this mode.")
             return
         self.query_one(TabbedContent).active = "tab-ops"
+        await self.fill_pane("tab-ops")
         self.query_one("#ops", FrameTable).focus_filter()
 
 

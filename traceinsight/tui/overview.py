@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
@@ -25,7 +27,7 @@ def run_title(run: Run) -> Text:
     bits = [run.name]
     workload = run.manifest.get("workload", {})
     if workload.get("path"):
-        bits.append(str(workload["path"]))
+        bits.append(Path(str(workload["path"])).name)
     if env.get("tensorflow"):
         bits.append(f"TF {env['tensorflow']}")
     if env.get("keras"):
@@ -63,7 +65,9 @@ def missing_notes(run: Run) -> list[str]:
             notes.append(f"{m.name}: no steps found in the trace ({m.step_rule or 'no step rule'}).")
         if m.hotspots.empty:
             notes.append(f"{m.name}: no python-tracer pass: no Python hotspots.")
-        notes.extend(f"{m.name}: {n}" for n in m.notes)
+    with_notes = [m.name for m in run.modes.values() if m.ok and m.notes]
+    if with_notes:   # shown in full in each mode's detail
+        notes.append(f"Notes on how {', '.join(with_notes)} were measured: enter for the mode's detail.")
     return notes
 
 
@@ -100,7 +104,7 @@ class OverviewScreen(Screen):
         self.run = run
 
     def compose(self) -> ComposeResult:
-        summary = self.run.summary()
+        summary = self.app.summary()
         yield Static(run_title(self.run), id="title")
         yield ModeTable(summary, id="modes")
         yield Static(Text("Where a traced step's time goes (median ms/step per category, one scale)",
