@@ -264,3 +264,19 @@ def test_eager_slower_for_other_reasons_still_points_to_tf_function():
     assert f.saving_ms == pytest.approx(22.0 - 2.6, abs=0.3)
     assert re.search(r"op \+14\.\d", f.evidence) and "(27 %)" in f.evidence
     assert f.title.startswith("eager is 8.") and "tf.function" in f.fix
+
+
+def test_train_on_batch_slower_than_fit():
+    run = run_of(make_mode("fit", {"python": 1.0, "op": 2.5}, untraced_ms=3.5),
+                 make_mode("train_on_batch", {"python": 3.0, "op": 3.8}, untraced_ms=6.8))
+    f = only(run, "train-on-batch-overhead")
+    assert f.modes == ("train_on_batch", "fit") and f.saving_ms == pytest.approx(3.3, abs=0.2)
+    assert "model.fit(" in f.fix and "fit-overhead" not in rules(run)
+
+
+def test_tiny_ops_fix_fits_the_mode():
+    ops = [(f"op{i}", "AddV2", "worker", 2, 0.01) for i in range(150)]
+    graph = only(run_of(make_mode("function", {"op": 1.5, "dispatch": 0.3}, ops=ops)), "tiny-ops")
+    assert "jit_compile=True" in graph.fix
+    eager = only(run_of(make_mode("eager", {"op": 1.5, "dispatch": 3.0}, ops=ops)), "tiny-ops")
+    assert "tf.function(step_fn)" in eager.fix and "jit_compile" not in eager.fix
