@@ -56,6 +56,9 @@ def test_pass_paths_pick_the_pass():
     only_host = dataclasses.replace(mode, trace_paths=mode.trace_paths[:1])
     with pytest.raises(TraceinsightError, match="no python pass"):
         export.pass_paths(only_host, "python")
+    # a folder named like a pass higher up is not a pass
+    odd = dataclasses.replace(mode, trace_paths=("/home/python/runs/r/eager/host/plugins/profile/s/h.xplane.pb",))
+    assert export.pass_paths(odd, "host") == list(odd.trace_paths)
     foreign = dataclasses.replace(mode, trace_paths=("x.xplane.pb",))
     assert export.pass_paths(foreign, "host") == ["x.xplane.pb"]
     with pytest.raises(TraceinsightError, match="no trace files"):

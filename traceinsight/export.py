@@ -29,17 +29,22 @@ def pass_paths(mode: ModeResult, pass_name: str = "host") -> list[str]:
     paths = [str(p) for p in mode.trace_paths]
     if not paths:
         raise TraceinsightError(f"mode {mode.name!r} has no trace files to export")
-    marked = [p for p in paths if any(part == pass_name for part in Path(p).parts)]
+    marked = [p for p in paths if _pass_of(p) == pass_name]
     if marked:
         return marked
-    if any(any(part in PASSES for part in Path(p).parts) for p in paths):
+    present = sorted({_pass_of(p) for p in paths} - {None})
+    if present:
         raise TraceinsightError(f"mode {mode.name!r} has no {pass_name} pass trace "
-                                f"(passes present: {', '.join(_passes(paths))})")
+                                f"(passes present: {', '.join(present)})")
     return paths
 
 
-def _passes(paths: list[str]) -> list[str]:
-    return sorted({part for p in paths for part in Path(p).parts if part in PASSES})
+def _pass_of(path: str) -> str | None:
+    """``<mode>/<pass>/plugins/profile/<session>/<host>.xplane.pb`` -> pass (run folder layout)."""
+    parts = Path(path).parts
+    if len(parts) >= 5 and parts[-4:-2] == ("plugins", "profile") and parts[-5] in PASSES:
+        return parts[-5]
+    return None
 
 
 @contextlib.contextmanager
