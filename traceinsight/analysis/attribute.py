@@ -12,7 +12,7 @@ Pipeline on one event table (all numpy, no per-event Python):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,7 +40,6 @@ class Attribution:
     seg_end: np.ndarray
     seg_owner: np.ndarray          # event index or -1 (no event: Python)
     seg_cat: np.ndarray
-    cum: np.ndarray                # (N_CAT, len(bounds)) cumulative time per category at bounds
     bounds: np.ndarray             # segment boundary times (len(seg)+1)
     # steps
     step_start: np.ndarray
@@ -48,31 +47,65 @@ class Attribution:
     step_num: np.ndarray
     step_rule: str
     has_device_plane: bool
+    _cum: dict = field(default_factory=dict)  # category -> cumulative time at bounds (lazy)
 
-    def category_time(self, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+    def cumulative(self, c: int) -> np.ndarray:
+        """Main-thread time of category ``c`` before each segment boundary (ps), built on first
+        use: only the categories asked for cost memory."""
+        if c not in self._cum:
+            lengths = np.where(self.seg_cat == c, self.seg_end - self.seg_start, 0)
+            cum = np.empty(len(self.bounds), dtype=np.int64)
+            if len(cum):
+                cum[0] = 0
+                np.cumsum(lengths, out=cum[1:])
+            self._cum[c] = cum
+        return self._cum[c]
+
+    def category_time(self, t0: np.ndarray, t1: np.ndarray,
+                      categories: tuple[int, ...] | None = None) -> np.ndarray:
         """(len(t0), N_CAT) main-thread time per category inside each window [t0, t1), in ps.
-        Time not covered by the timeline (before/after all events) is python."""
-        out = self._integral(t1) - self._integral(t0)
-        covered = out.sum(axis=1)
-        out[:, rules.PYTHON] += (np.asarray(t1) - np.asarray(t0)) - covered
+        Time outside the timeline (before the first or after the last event) is python. With
+        ``categories``, only those columns are filled (the others stay 0)."""
+        t0 = np.asarray(t0, dtype=np.int64)
+        t1 = np.asarray(t1, dtype=np.int64)
+        out = np.zeros((len(t0), N_CAT), dtype=np.int64)
+        if not len(t0):
+            return out
+        wanted = range(N_CAT) if categories is None else categories
+        k0, k1 = self._locate(t0), self._locate(t1)
+        for c in wanted:
+            if c == rules.PYTHON and categories is None:
+                continue  # the remainder, below
+            out[:, c] = self._integral(c, t1, k1) - self._integral(c, t0, k0)
+        if categories is None:
+            out[:, rules.PYTHON] = (t1 - t0) - out.sum(axis=1)
         return out
 
-    def _integral(self, t: np.ndarray) -> np.ndarray:
-        t = np.asarray(t, dtype=np.int64)
-        res = np.zeros((len(t), N_CAT), dtype=np.int64)
+    def _locate(self, t: np.ndarray) -> np.ndarray:
+        if len(t) > 1 and (np.diff(t) < 0).any():  # sorted queries search much faster
+            order = np.argsort(t, kind="stable")
+            k = np.empty(len(t), dtype=np.int64)
+            k[order] = np.searchsorted(self.bounds, t[order], side="right") - 1
+            return k
+        return np.searchsorted(self.bounds, t, side="right") - 1
+
+    def _integral(self, c: int, t: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """Time of category c on the timeline before each time t (k: t's segment)."""
         if len(self.bounds) < 2:
-            return res
-        k = np.searchsorted(self.bounds, t, side="right") - 1
-        inside = (k >= 0) & (k < len(self.seg_cat))
-        kc = np.clip(k, 0, len(self.seg_cat) - 1)
-        after = k >= len(self.seg_cat)
-        res[after] = self.cum[:, -1]
-        ki = kc[inside]
-        res[inside] = self.cum[:, ki].T
-        partial = t[inside] - self.bounds[ki]
-        rows = np.nonzero(inside)[0]
-        res[rows, self.seg_cat[ki]] += partial
-        return res
+            return np.zeros(len(t), dtype=np.int64)
+        cum = self.cumulative(c)
+        nseg = len(self.seg_cat)
+        kc = np.clip(k, 0, nseg - 1)
+        res = np.where(k < 0, 0, np.where(k >= nseg, cum[-1], cum[kc]))
+        inside = (k >= 0) & (k < nseg)
+        partial = np.where(inside & (self.seg_cat[kc] == c), t - self.bounds[kc], 0)
+        return res + partial
+
+
+def depth_order(depth: np.ndarray) -> np.ndarray:
+    """Indices sorted by depth, stable; small integer keys let numpy use a linear radix sort."""
+    key = depth.astype(np.int16) if len(depth) and depth.max() < 32767 else depth
+    return np.argsort(key, kind="stable")
 
 
 def _nest_positions(table: EventTable, pos: np.ndarray, parent: np.ndarray,
@@ -96,7 +129,7 @@ def _nest_positions(table: EventTable, pos: np.ndarray, parent: np.ndarray,
         k = np.arange(m)
         d = np.maximum(k - np.searchsorted(np.sort(e), s, side="right"), 0)
         # the parent is the last earlier event one level up: per level, a search of sorted positions
-        order = np.argsort(d, kind="stable")
+        order = depth_order(d)
         level_bounds = np.searchsorted(d[order], np.arange(int(d.max()) + 2))
         par = np.full(m, -1, dtype=np.int64)
         for level in range(1, len(level_bounds) - 1):
@@ -130,19 +163,22 @@ def nest(table: EventTable, max_rounds: int = 6):
     marker = is_marker[table.name] if n else np.zeros(0, dtype=bool)
     pos = np.nonzero((table.end > table.start) & ~marker)[0]
     is_frame = np.array([n.startswith("$") for n in table.names] or [False], dtype=bool)
+    todo = pos
     for _ in range(max_rounds):
-        _nest_positions(table, pos, parent, depth)
-        p = parent[pos]
-        bad = (p >= 0) & (table.end[pos] > table.end[np.maximum(p, 0)])
+        _nest_positions(table, todo, parent, depth)
+        p = parent[todo]
+        bad = (p >= 0) & (table.end[todo] > table.end[np.maximum(p, 0)])
         if not bad.any():
             break
-        child, par = pos[bad], p[bad]
+        child, par = todo[bad], p[bad]
         # A TraceMe opened in one Python frame (``__enter__``) and closed in another: the frame is
         # the one taken out, so the TraceMe keeps its place (and its category) in the nesting.
         drop_parent = is_frame[table.name[par]] & ~is_frame[table.name[child]]
         out = np.unique(np.concatenate([par[drop_parent], child[~drop_parent]]))
         crosser[out] = True
         pos = pos[~np.isin(pos, out)]
+        # nest again only the lines that had crossings
+        todo = pos[np.isin(table.line[pos], np.unique(table.line[out]))]
     else:  # still crossing after several rounds: take the rest of the offenders out as well
         p = parent[pos]
         bad = (p >= 0) & (table.end[pos] > table.end[np.maximum(p, 0)])
@@ -165,7 +201,7 @@ def effective_categories(own: np.ndarray, parent: np.ndarray, depth: np.ndarray,
     passed = np.zeros(n, dtype=np.int64)
     if not n:
         return cat
-    order = np.argsort(depth, kind="stable")
+    order = depth_order(depth)
     dsorted = depth[order]
     bounds = np.searchsorted(dsorted, np.arange(int(dsorted.max()) + 2))
     for level in range(len(bounds) - 1):
@@ -194,7 +230,7 @@ def effective_categories(own: np.ndarray, parent: np.ndarray, depth: np.ndarray,
 def _has_descendant(mask: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
     """True for events with a descendant (or themselves) in ``mask``."""
     flag = mask.copy()
-    order = np.argsort(-depth, kind="stable")
+    order = depth_order(-depth)
     dsorted = -depth[order]
     bounds = np.searchsorted(dsorted, np.arange(int(dsorted.min()) if len(dsorted) else 0, 1))
     for level in range(len(bounds) - 1):
@@ -276,41 +312,30 @@ def attribute(table: EventTable) -> Attribution:
                              & ~marker_ev)[0]
     else:
         on_main = np.zeros(0, dtype=np.int64)
-    t = np.concatenate([table.start[on_main], end[on_main]])
-    owner_after = np.concatenate([on_main, parent[on_main]])
-    kind = np.concatenate([np.ones(len(on_main), np.int64), np.zeros(len(on_main), np.int64)])
-    dkey = np.concatenate([depth[on_main], -depth[on_main]])
-    order = np.lexsort((dkey, kind, t))
-    t, owner_after = t[order], owner_after[order]
+    # Boundaries: starts (already sorted by start, outer events first) merged with ends (sorted
+    # by end, inner events first: reversed table order, stable). At one instant ends come before
+    # starts, so the owner after it is the innermost event open then.
+    s_t = table.start[on_main]
+    rev = on_main[::-1]
+    e_order = rev[np.argsort(end[rev], kind="stable")]
+    e_t = end[e_order]
+    n_b = 2 * len(on_main)
+    pos_s = np.arange(len(s_t)) + np.searchsorted(e_t, s_t, side="right")
+    pos_e = np.arange(len(e_t)) + np.searchsorted(s_t, e_t, side="left")
+    t = np.empty(n_b, dtype=np.int64)
+    owner_after = np.empty(n_b, dtype=np.int64)
+    t[pos_s], t[pos_e] = s_t, e_t
+    owner_after[pos_s], owner_after[pos_e] = on_main, parent[e_order]
     if len(t):
-        seg_start, seg_end, seg_owner = t[:-1], t[1:], owner_after[:-1]
-        keep = seg_end > seg_start
-        seg_start, seg_end, seg_owner = seg_start[keep], seg_end[keep], seg_owner[keep]
+        keep = np.r_[t[1:] > t[:-1], False]  # drop zero-length segments
+        seg_start, seg_end, seg_owner = t[:-1][keep[:-1]], t[1:][keep[:-1]], owner_after[:-1][keep[:-1]]
     else:
         seg_start = seg_end = seg_owner = np.zeros(0, dtype=np.int64)
     seg_cat = np.where(seg_owner >= 0, cat[np.maximum(seg_owner, 0)], rules.PYTHON) \
         if len(seg_owner) else np.zeros(0, dtype=np.int64)
-    # gaps between segments (no event open) are python: close them into the tiling
-    if len(seg_start):
-        bounds = np.concatenate([seg_start, seg_end[-1:]])
-        gap = seg_start[1:] > seg_end[:-1]
-        if gap.any():
-            gs = seg_end[:-1][gap]
-            ge = seg_start[1:][gap]
-            seg_start = np.concatenate([seg_start, gs])
-            seg_end = np.concatenate([seg_end, ge])
-            seg_owner = np.concatenate([seg_owner, np.full(len(gs), -1)])
-            seg_cat = np.concatenate([seg_cat, np.full(len(gs), rules.PYTHON)])
-            o = np.argsort(seg_start, kind="stable")
-            seg_start, seg_end, seg_owner, seg_cat = seg_start[o], seg_end[o], seg_owner[o], seg_cat[o]
-        bounds = np.concatenate([seg_start, seg_end[-1:]])
-        lengths = seg_end - seg_start
-        cum = np.zeros((N_CAT, len(bounds)), dtype=np.int64)
-        for c in range(N_CAT):
-            cum[c, 1:] = np.cumsum(np.where(seg_cat == c, lengths, 0))
-    else:
-        bounds = np.zeros(0, dtype=np.int64)
-        cum = np.zeros((N_CAT, 0), dtype=np.int64)
+    # segments between consecutive boundaries tile the timeline: owner -1 is a gap (python)
+    bounds = np.concatenate([seg_start, seg_end[-1:]]) if len(seg_start) else \
+        np.zeros(0, dtype=np.int64)
 
     # steps
     main_marker = np.nonzero(marker & (table.line == main))[0] if main >= 0 else np.zeros(0, np.int64)
@@ -342,6 +367,6 @@ def attribute(table: EventTable) -> Attribution:
     o = np.argsort(ss, kind="stable")
     return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent, depth=depth,
                        crosser=crosser, outside=crosser | marker_ev, own=own, cat=cat, seg_start=seg_start,
-                       seg_end=seg_end, seg_owner=seg_owner, seg_cat=seg_cat, cum=cum, bounds=bounds,
+                       seg_end=seg_end, seg_owner=seg_owner, seg_cat=seg_cat, bounds=bounds,
                        step_start=ss[o], step_end=se[o], step_num=sn[o], step_rule=step_rule,
                        has_device_plane=has_device)

@@ -297,7 +297,12 @@ def load_files(paths: list[Path]) -> EventTable:
                 parts.append(part)
                 offset += len(part[0])
     if parts:
-        line, name, start, end = (np.concatenate(c) for c in zip(*parts))
+        line, name, ts_ns, off, dur = (np.concatenate(c) for c in zip(*parts))
+        # Times relative to the earliest line timestamp, in ps: absolute nanosecond timestamps
+        # (device planes carry them) times 1000 would overflow int64.
+        base_ns = int(ts_ns.min())
+        start = (ts_ns - base_ns) * 1000 + off
+        end = start + dur
     else:
         line = name = np.zeros(0, dtype=np.int32)
         start = end = np.zeros(0, dtype=np.int64)
@@ -359,7 +364,7 @@ def _load_plane(plane, host, names, name_ids, lines, planes, stat_int, stat_str,
         bufs.append(b"".join(evs))
         ev_lens.append(np.fromiter(map(len, evs), dtype=np.int64, count=len(evs)))
         chunks_line.append(np.full(len(evs), li, dtype=np.int32))
-        chunks_start.append(np.full(len(evs), line.timestamp_ns * 1000, dtype=np.int64))
+        chunks_start.append(np.full(len(evs), line.timestamp_ns, dtype=np.int64))
     if not bufs:
         return None
     raw = b"".join(bufs)
@@ -374,8 +379,7 @@ def _load_plane(plane, host, names, name_ids, lines, planes, stat_int, stat_str,
     if (dur < 0).any():
         raise CorruptTrace("negative event duration")
     line_col = np.concatenate(chunks_line)
-    start = np.concatenate(chunks_start) + off
-    end = start + dur
+    line_ts_ns = np.concatenate(chunks_start)
     pos = np.searchsorted(meta_keys, mid)
     pos_c = np.minimum(pos, max(len(meta_keys) - 1, 0))
     known = (pos < len(meta_keys)) & (meta_keys[pos_c] == mid) if len(meta_keys) else \
@@ -420,4 +424,4 @@ def _load_plane(plane, host, names, name_ids, lines, planes, stat_int, stat_str,
                 refs = _signed(sv[7][sel][has_ref]).tolist()
                 strs = np.array([stat_names.get(r, "") for r in refs], dtype=object)
                 stat_str.setdefault(sname, []).append((ev_of[has_ref], strs))
-    return line_col, gid, start, end
+    return line_col, gid, line_ts_ns, off, dur

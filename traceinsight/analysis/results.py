@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from traceinsight.analysis import rules
-from traceinsight.analysis.attribute import N_CAT, Attribution
+from traceinsight.analysis.attribute import N_CAT, Attribution, depth_order
 from traceinsight.model import CATEGORIES
 
 PS_PER_MS = 1e9
@@ -73,7 +73,7 @@ def _in_windows(t: np.ndarray, ws: np.ndarray, we: np.ndarray) -> np.ndarray:
 def _nearest_marked(mask: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
     """For each event, the nearest event at or above it (along parents) that is in ``mask``."""
     res = np.where(mask, np.arange(len(mask)), -1)
-    order = np.argsort(depth, kind="stable")
+    order = depth_order(depth)
     dsorted = depth[order]
     if not len(order):
         return res
@@ -177,7 +177,8 @@ def retraces_frame(a: Attribution) -> pd.DataFrame:
     on_main = t.line[idx] == a.main_line
     ct = np.zeros((len(idx), N_CAT))
     if on_main.any():
-        ct[on_main] = a.category_time(t.start[idx[on_main]], t.end[idx[on_main]]) / PS_PER_MS
+        ct[on_main] = a.category_time(t.start[idx[on_main]], t.end[idx[on_main]],
+                                      categories=(rules.TRACING, rules.COMPILE)) / PS_PER_MS
     tc = t.stat_int_column("tracing_count")[idx]
     df = pd.DataFrame({"function": [t.names[i] for i in t.name[idx]], "traced": traced,
                        "tracing": ct[:, rules.TRACING], "compile": ct[:, rules.COMPILE],
@@ -253,28 +254,57 @@ def parse_frame(name: str) -> tuple[str, int, str]:
     return m.group("file"), int(m.group("line") or 0), m.group("func")
 
 
+_PACKAGES = (("tensorflow", "tensorflow"), ("keras", "keras"), ("tf_keras", "keras"),
+             ("tsl", "tensorflow"), ("xla", "tensorflow"))
+
+
 @lru_cache(maxsize=1)
 def _package_files() -> dict[str, str]:
-    """File basename -> "keras" / "tensorflow" for the installed packages (found without importing
-    them). The python tracer records base names only, so this is how frames are grouped."""
+    """File basename -> "keras" / "tensorflow" for the installed packages, found without importing
+    them. The python tracer records base names only, so this is how frames are grouped. Walking
+    TensorFlow's tree takes a few hundred ms, so the index is cached on disk per package location
+    and version (~/.cache/traceinsight; TRACEINSIGHT_CACHE overrides)."""
+    import hashlib
+    import importlib.metadata
     import importlib.util
-    out: dict[str, str] = {}
-    for pkg, group in (("tensorflow", "tensorflow"), ("keras", "keras"), ("tf_keras", "keras"),
-                       ("tsl", "tensorflow"), ("xla", "tensorflow")):
+    import json
+
+    roots: list[tuple[str, str]] = []
+    for pkg, group in _PACKAGES:
         try:
             spec = importlib.util.find_spec(pkg)
         except (ImportError, ValueError):
             spec = None
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        for root in spec.submodule_search_locations:
-            for dirpath, _, files in os.walk(root):
-                for f in files:
-                    if f.endswith(".py"):
-                        # keras wins over tensorflow on a shared base name: keras frames dominate
-                        # a Keras step; ambiguous names are few
-                        if out.get(f) != "keras":
-                            out[f] = group
+        if spec is not None and spec.submodule_search_locations:
+            roots += [(r, group) for r in spec.submodule_search_locations]
+    versions = []
+    for dist in ("tensorflow", "tensorflow-cpu", "keras", "tf-keras"):
+        try:
+            versions.append(f"{dist}={importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    key = hashlib.sha256(json.dumps([roots, versions]).encode()).hexdigest()[:16]
+    cache_dir = Path(os.environ.get("TRACEINSIGHT_CACHE") or Path.home() / ".cache" / "traceinsight")
+    cache = cache_dir / f"pyfiles-{key}.json"
+    try:
+        data = json.loads(cache.read_text())
+        if isinstance(data, dict):
+            return data
+    except (OSError, ValueError):
+        pass
+    out: dict[str, str] = {}
+    for root, group in roots:
+        for _, _, files in os.walk(root):
+            for f in files:
+                # keras wins over tensorflow on a shared base name: keras frames dominate a Keras
+                # step, and ambiguous names are few
+                if f.endswith(".py") and out.get(f) != "keras":
+                    out[f] = group
+    try:
+        from traceinsight.runfolder import atomic_write_json
+        atomic_write_json(cache, out)
+    except OSError:
+        pass  # a read-only home: walk again next time
     return out
 
 
@@ -317,13 +347,14 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
     order = np.lexsort((t.start[frames], fnames))
     fs, fe, fn = t.start[frames][order], t.end[frames][order], fnames[order]
     new_group = np.r_[True, fn[1:] != fn[:-1]]
-    prev_end = np.maximum.accumulate(np.where(new_group, -1, np.r_[-1, fe[:-1]]))
-    # running max of earlier ends within the same function (reset at group starts)
+    # an occurrence is outermost when it starts after every earlier occurrence of the same
+    # function ended: running max of earlier ends, reset at each function's first occurrence
     grp = np.cumsum(new_group) - 1
     run = pd.Series(np.r_[-1, fe[:-1]]).where(~pd.Series(new_group), -1).groupby(grp).cummax()
     prev_end = run.to_numpy()
     outermost = fs >= prev_end
-    ct = a.category_time(fs[outermost], fe[outermost])[:, rules.PYTHON].astype(float)
+    ct = a.category_time(fs[outermost], fe[outermost],
+                         categories=(rules.PYTHON,))[:, rules.PYTHON].astype(float)
     incl_by_name = np.bincount(fn[outermost], weights=ct, minlength=len(t.names))
     calls_by_name = np.bincount(fn, minlength=len(t.names))
     rows = []

@@ -1,0 +1,47 @@
+"""Our XSpace schema (built without TensorFlow) must agree with TensorFlow's generated module."""
+
+from __future__ import annotations
+
+import pytest
+
+from traceinsight import xplane
+
+
+def _repeated(f) -> bool:
+    # protobuf >= 6 dropped FieldDescriptor.label in favour of is_repeated
+    return f.is_repeated if hasattr(f, "is_repeated") else f.label == f.LABEL_REPEATED
+
+
+def fields(descriptor):
+    return {f.name: (f.number, f.type, _repeated(f), f.message_type.name if f.message_type else None)
+            for f in descriptor.fields}
+
+
+def test_importing_the_schema_does_not_import_tensorflow():
+    import subprocess
+    import sys
+    code = "import sys, traceinsight.xplane, traceinsight.analysis.load; print('tensorflow' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_schema_matches_tensorflow_xplane_pb2():
+    pb2 = pytest.importorskip("tensorflow.tsl.profiler.protobuf.xplane_pb2")
+    for name in ("XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata"):
+        ours = fields(getattr(xplane, name).DESCRIPTOR)
+        theirs = fields(getattr(pb2, name).DESCRIPTOR)
+        for field_name, spec in ours.items():
+            their = theirs[field_name]
+            # map entries are named alike; compare number, type and label
+            assert spec[:3] == their[:3], (name, field_name)
+
+
+def test_raw_schema_is_wire_compatible():
+    space = xplane.XSpace()
+    plane = space.planes.add(name="/host:CPU")
+    plane.event_metadata[1].name = "a"
+    plane.lines.add(name="python").events.add(metadata_id=1, offset_ps=5, duration_ps=7)
+    raw = xplane.XSpaceRaw.FromString(space.SerializeToString())
+    event = xplane.XEvent.FromString(raw.planes[0].lines[0].events[0])
+    assert (event.metadata_id, event.offset_ps, event.duration_ps) == (1, 5, 7)
+    assert raw.planes[0].event_metadata[1].name == "a"
