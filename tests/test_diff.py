@@ -129,3 +129,16 @@ def test_cli_diff_user_errors(fake_runs, capsys, argv, message):
     a, _ = fake_runs
     assert cli.main(["diff", str(a), *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_markdown_diff_stays_under_githubs_limit():
+    from traceinsight.report.markdown import GITHUB_LIMIT
+
+    def big(name, scale):
+        ops = [(f"scope_{i}/" + "y" * 120, "MatMul", "worker", 1, scale / (i + 1)) for i in range(2000)]
+        return Run(path=None, name=name, modes={n: make_mode(n, {"op": 5.0 * scale}, ops=ops,
+                                                             untraced_ms=5.0 * scale)
+                                                for n in ("eager", "function", "xla")})
+    md = render_diff(diff_data(big("a", 1.0), big("b", 2.0)), "md")
+    assert len(md) <= GITHUB_LIMIT and "more ops not shown" in md
+    assert all(line.endswith("|") for line in md.splitlines() if line.startswith("|"))

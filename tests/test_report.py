@@ -250,3 +250,18 @@ def test_cli_report_to_stdout_and_errors(fake_load, tmp_path, capsys):
     assert cli.main(["report", str(tmp_path / "nope")]) == 2
     assert "no such file" in capsys.readouterr().err
     assert cli.main(["report", str(fake_load), "-o", str(tmp_path / "r.pdf")]) == 2
+
+
+@pytest.mark.parametrize("modes", [
+    {},
+    {"eager": ModeResult(name="eager", status="failed", error="boom"),
+     "function": ModeResult(name="function", status="ok")},   # ok but no steps
+])
+def test_runs_with_nothing_measured_still_render(modes):
+    run = Run(path=None, name="nothing", modes=modes)
+    jsonschema.validate(json.loads(render(run, "json")), load_schema())
+    md = render(run, "md")
+    assert "No rule found anything to change" in md and md_tokens(md)
+    page = render(run, "html")
+    if modes:
+        assert "no steps measured" in md and "no steps measured" in page

@@ -139,7 +139,8 @@ def _mode_rows(modes: list[dict]) -> list[list[str]]:
     for m in modes:
         if m["status"] != "ok" or m.get("median_ms") is None:
             rows.append([code(m["name"]), "–", "–", "–",
-                         esc(m["status"]) + (f": {esc(m['error'])}" if m.get("error") else ""),
+                         ("no steps measured" if m["status"] == "ok" else esc(m["status"]))
+                         + (f": {esc(m['error'])}" if m.get("error") else ""),
                          "–", "–", "–"])
             continue
         rows.append([code(m["name"]), num(m["median_ms"]), f"{num(m['ci_lo_ms'])}–{num(m['ci_hi_ms'])}",

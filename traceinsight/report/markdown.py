@@ -141,7 +141,8 @@ def mode_rows(modes: list[dict]) -> list[list[str]]:
     rows = []
     for m in modes:
         if m["status"] != "ok" or m.get("median_ms") is None:
-            why = f"{m['status']}" + (f": {text(m['error'])}" if m.get("error") else "")
+            why = ("no steps measured" if m["status"] == "ok" else m["status"]) + (
+                f": {text(m['error'])}" if m.get("error") else "")
             rows.append([code(m["name"]), "–", "–", "–", why[:MAX_CELL], "–", "–", "–"])
             continue
         rows.append([
