@@ -101,3 +101,18 @@ def test_cli_export(monkeypatch, tmp_path, capsys):
     assert (out / "ops.csv").exists()
     assert cli.main(["export", str(tmp_path / "run"), "--mode", "nope"]) == 2
     assert "has no mode 'nope'" in capsys.readouterr().err
+
+
+def test_chrome_trace_without_xprof_is_one_clear_line(monkeypatch, tmp_path):
+    import sys
+    monkeypatch.setitem(sys.modules, "xprof.convert", None)   # import fails as if not installed
+    with pytest.raises(TraceinsightError, match="needs xprof: pip install xprof"):
+        export.chrome_trace([str(tmp_path / "h.xplane.pb")])
+
+
+def test_unreadable_trace_is_a_user_error(tmp_path):
+    pytest.importorskip("xprof")
+    bad = tmp_path / "bad.xplane.pb"
+    bad.write_bytes(b"not a protobuf at all \xff\xfe")
+    with pytest.raises(TraceinsightError):
+        export.chrome_trace([str(bad)])
