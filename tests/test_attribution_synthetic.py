@@ -231,3 +231,18 @@ def test_main_thread_is_the_marker_thread_and_other_threads_never_count(tmp_path
     main.event("train", 0, 100, step_num=1)
     m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")])
     assert cats(m, 0) == {"python": 100}
+
+
+def test_main_thread_waiting_on_tf_data_is_input(tmp_path):
+    sp = Space()
+    h = sp.host()
+    main = h.line("python")
+    main.event("train", 0, 100, step_num=1)
+    main.event("train_function", 10, 80, tf_function_call="notTraced-nonXla")
+    main.event("KernelAndDeviceFunc::Run", 20, 60)
+    worker = h.line("tf_Compute/2")
+    worker.event("IteratorGetNext:IteratorGetNext", 25, 15)   # 25..40: the step waits on tf.data
+    worker.event("model/dense/MatMul:MatMul", 40, 35)
+    m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")])
+    # the function's run 20..80 is op except 25..40, when the input pipeline was working
+    assert cats(m, 0) == {"op": 45, "input": 15, "dispatch": 20, "python": 20}

@@ -33,10 +33,10 @@ def test_each_rule(kind, pattern, category, why):
 
 def test_special_names():
     assert rules.own_category("$layer.py:872 __call__") == rules.PYFRAME
-    assert rules.own_category("train") == rules.PYTHON
-    assert rules.own_category("test_step_3") == rules.PYTHON
-    assert rules.own_category("TraceContext") == rules.PYTHON
-    assert rules.own_category("train/inner") == rules.UNKNOWN  # XProf ignores markers with "/"
+    # step markers are recognized with their step_num stat (attribute.step_markers), not by name
+    assert rules.STEP_MARKER.match("train") and rules.STEP_MARKER.match("test_step_3")
+    assert rules.STEP_MARKER.match("TraceContext")
+    assert not rules.STEP_MARKER.match("train/inner")  # XProf ignores markers with "/"
     assert rules.own_category("BasicCPUAllocator::Alloc") == rules.UNKNOWN  # not a graph op
     assert rules.own_category("my_python_function") == rules.UNKNOWN
     # EagerCopyToDevice copies only when a device is there

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import re
+
 import numpy as np
 
 from traceinsight.analysis import rules
@@ -144,7 +146,16 @@ def _nest_positions(table: EventTable, pos: np.ndarray, parent: np.ndarray,
         depth[idx] = d
 
 
-def nest(table: EventTable, max_rounds: int = 6):
+def step_markers(table: EventTable) -> np.ndarray:
+    """Step marker events: named as XProf expects (``train…``, ``test…``, ``TraceContext``) and
+    carrying a ``step_num`` stat (a tf.function named ``train_function`` is not one)."""
+    if not len(table):
+        return np.zeros(0, dtype=bool)
+    named = np.array([bool(rules.STEP_MARKER.match(n)) for n in table.names], dtype=bool)
+    return named[table.name] & (table.stat_int_column("step_num") >= 0)
+
+
+def nest(table: EventTable, marker: np.ndarray | None = None, max_rounds: int = 6):
     """Parent and depth of every positive-length event, and which events cross others.
 
     TraceMe events nest among themselves, and python-tracer frames among themselves, but a TraceMe
@@ -159,8 +170,8 @@ def nest(table: EventTable, max_rounds: int = 6):
     crosser = np.zeros(n, dtype=bool)
     # Step markers are windows, not owners: kept out of the nesting so an event that crosses a
     # step edge is split between the two steps instead of being lost.
-    is_marker = np.array([bool(rules.STEP_MARKER.match(n)) for n in table.names] or [False])
-    marker = is_marker[table.name] if n else np.zeros(0, dtype=bool)
+    if marker is None:
+        marker = step_markers(table)
     pos = np.nonzero((table.end > table.start) & ~marker)[0]
     is_frame = np.array([n.startswith("$") for n in table.names] or [False], dtype=bool)
     todo = pos
@@ -240,6 +251,39 @@ def _has_descendant(mask: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> 
     return flag
 
 
+def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray):
+    """Merged time intervals of input work off the main thread: tf.data ``IteratorGetNext`` ops on
+    executor threads, host-to-device copies (``MemcpyH2D``) on device planes."""
+    is_input = np.array([bool(re.match(r"^(MemcpyH2D|IteratorGetNext)", n)
+                              or re.search(r":IteratorGetNext\w*$", n)) for n in table.names]
+                        or [False])
+    ev = np.nonzero(is_input[table.name] & (table.line != main) & ~outside
+                    & (table.end > table.start))[0]
+    if not len(ev):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    order = np.argsort(table.start[ev], kind="stable")
+    s, e = table.start[ev][order], table.end[ev][order]
+    run_end = np.maximum.accumulate(e)
+    new = np.r_[True, s[1:] > run_end[:-1]]
+    return s[new], np.maximum.reduceat(e, np.nonzero(new)[0])
+
+
+def _relabel_waits(seg_start, seg_end, seg_owner, seg_cat, w_start, w_end):
+    """Main-thread op time spent while input work runs elsewhere is input: the main thread is
+    blocked in the function / kernel waiting on tf.data or a copy. Segments are split at the
+    intervals' edges, and the op parts inside an interval become input."""
+    cuts = np.unique(np.concatenate([w_start, w_end]))
+    cuts = cuts[(cuts > seg_start[0]) & (cuts < seg_end[-1])]
+    bounds = np.union1d(np.concatenate([seg_start, seg_end[-1:]]), cuts)
+    new_start, new_end = bounds[:-1], bounds[1:]
+    src = np.searchsorted(seg_start, new_start, side="right") - 1
+    owner, cat = seg_owner[src], seg_cat[src].copy()
+    k = np.searchsorted(w_start, new_start, side="right") - 1
+    inside = (k >= 0) & (new_end <= w_end[np.maximum(k, 0)])
+    cat[inside & (cat == rules.OP)] = rules.INPUT
+    return new_start, new_end, owner, cat
+
+
 def _choose_main_line(table: EventTable, marker: np.ndarray, host_lines: np.ndarray) -> tuple[int, str]:
     if not len(host_lines):
         return -1, "no host thread lines"
@@ -278,7 +322,9 @@ def attribute(table: EventTable) -> Attribution:
         traced = np.array([v.startswith("traced") for v in val], dtype=bool)
         own[idx] = np.where(traced, rules.TRACING, rules.DISPATCH)
 
-    parent, depth, crosser, marker_ev = nest(table)
+    marker = step_markers(table)
+    own[marker] = rules.PYTHON  # a marker's own time (outside any event) is python
+    parent, depth, crosser, marker_ev = nest(table, marker)
     end = table.end
     prio = np.zeros(N_CAT, dtype=np.int64)
     for c, pr in rules.INHERIT_PRIORITY.items():
@@ -301,9 +347,7 @@ def attribute(table: EventTable) -> Attribution:
     host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith("/host:")}
     host_lines = np.array([i for i, ln in enumerate(table.lines)
                            if ln.plane in host_planes and ln.n_events], dtype=np.int64)
-    marker_name = np.array([bool(rules.STEP_MARKER.match(n)) for n in names] or [False], dtype=bool)
     step_num_col = table.stat_int_column("step_num")
-    marker = (marker_name[table.name] & (step_num_col >= 0)) if len(table) else np.zeros(0, bool)
     main, main_rule = _choose_main_line(table, marker, host_lines)
 
     # main-thread timeline
@@ -334,6 +378,11 @@ def attribute(table: EventTable) -> Attribution:
     seg_cat = np.where(seg_owner >= 0, cat[np.maximum(seg_owner, 0)], rules.PYTHON) \
         if len(seg_owner) else np.zeros(0, dtype=np.int64)
     # segments between consecutive boundaries tile the timeline: owner -1 is a gap (python)
+    if main >= 0 and len(seg_start):
+        waits = _input_work_intervals(table, main, crosser | marker_ev)
+        if len(waits[0]):
+            seg_start, seg_end, seg_owner, seg_cat = _relabel_waits(
+                seg_start, seg_end, seg_owner, seg_cat, *waits)
     bounds = np.concatenate([seg_start, seg_end[-1:]]) if len(seg_start) else \
         np.zeros(0, dtype=np.int64)
 

@@ -111,8 +111,6 @@ def own_category(name: str, has_device_plane: bool = False) -> int:
     """The category code an event name gets by itself (before nesting and stats are considered)."""
     if name.startswith("$"):
         return PYFRAME
-    if STEP_MARKER.match(name):
-        return PYTHON
     if has_device_plane and name == "EagerCopyToDevice":
         return INPUT
     for kind, pattern, category, _ in RULES:
