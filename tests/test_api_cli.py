@@ -1,0 +1,53 @@
+"""The Python API and `traceinsight analyze` on a committed real run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+
+from conftest import RUNS
+from traceinsight.cli import main
+from traceinsight.model import CATEGORIES
+
+
+def test_api_frames(real_runs):
+    run = real_runs["conv1d"]
+    b = run.breakdown()
+    assert list(b.columns) == list(CATEGORIES)
+    assert set(b.index) == {m.name for m in run.ok_modes()}
+    ops = run.ops()
+    assert {"mode", "op", "type", "thread", "calls_per_step", "self_ms_per_step", "share"} <= set(ops.columns)
+    assert set(ops["mode"]) == set(b.index)
+    assert {"mode", "function", "traced_calls"} <= set(run.retraces().columns)
+    hs = run.hotspots()
+    assert {"mode", "function", "file", "group", "self_ms", "inclusive_ms"} <= set(hs.columns)
+    s = run.summary().set_index("mode")
+    fastest = s["median_ms"].idxmin()
+    assert s.loc[fastest, "ratio"] == 1.0
+    assert (s["ratio_lo"] <= s["ratio"]).all() and (s["ratio"] <= s["ratio_hi"]).all()
+    # the per-mode medians come from the untraced timing phase
+    eager = run.modes["eager"]
+    assert s.loc["eager", "median_ms"] == np.median(eager.timing.steps_s) * 1e3
+
+
+def test_analyze_command_prints_every_section(capsys):
+    assert main(["analyze", str(RUNS / "conv1d"), "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    for text in ("ms per step", "where a steady step's time goes", "top ops", "Python hotspots",
+                 "tf.function calls and retraces", "step markers 'train'"):
+        assert text in out
+
+
+def test_analyze_unknown_mode_is_one_line(capsys):
+    assert main(["analyze", str(RUNS / "conv1d"), "--mode", "nope"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_cli_starts_without_tensorflow():
+    code = ("import sys; from traceinsight.cli import main; "
+            "import traceinsight.analysis.load, traceinsight.analysis.text; "
+            "print('tensorflow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
