@@ -19,8 +19,9 @@ MODES = ["eager", "function", "xla", "predict", "predict_on_batch", "train_on_ba
          "train_on_batch", "fit", "fit-dataset"]
 
 
-def model():
-    inputs = keras.Input((STEPS, CHANNELS))
+def build(steps: int) -> keras.Model:
+    """The model of the reports, for a sequence length (shared with tf2_vs_tf1_medium.py)."""
+    inputs = keras.Input((steps, CHANNELS))
     h = keras.layers.Conv1D(32, 3, padding="same", activation="relu")(inputs)
     h = keras.layers.Conv1D(32, 3, padding="same", activation="relu")(h)
     h = keras.layers.GlobalAveragePooling1D()(h)
@@ -29,11 +30,19 @@ def model():
     return keras.Model(inputs, outputs)
 
 
-def data():
+def batch(steps: int):
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((BATCH, STEPS, CHANNELS)).astype("float32")
+    x = rng.standard_normal((BATCH, steps, CHANNELS)).astype("float32")
     y = rng.integers(0, 2, (BATCH, 1)).astype("float32")
     return x, y
+
+
+def model():
+    return build(STEPS)
+
+
+def data():
+    return batch(STEPS)
 
 
 def compile_kwargs():
