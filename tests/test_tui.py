@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import DataTable, Select, TabbedContent
 
 from traceinsight.compare import compare_modes
-from traceinsight.tui import get_app
+from traceinsight.tui import fmt, get_app
 from traceinsight.tui.bars import CategoryBars, render_bars
 from traceinsight.tui.compare import CompareScreen
 from traceinsight.tui.findings import FindingsScreen
@@ -34,6 +34,13 @@ def pilot_test(fn):
     return wrapper
 
 
+async def settle(pilot) -> None:
+    """Wait for the overview's figures (computed in a worker thread after the first frame)."""
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 def screen_text(app) -> str:
     strips = app.screen._compositor.render_strips()
     return "\n".join("".join(seg.text for seg in strip) for strip in strips)
@@ -43,12 +50,14 @@ def screen_text(app) -> str:
 async def test_overview_lists_every_mode_and_failures_with_reason():
     app = get_app(sample_run())
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, OverviewScreen)
         table = app.screen.query_one(ModeTable)
         assert [str(k.value) for k in table.rows] == ["eager", "function", "xla", "predict"]
         text = screen_text(app)
         assert "predict  failed: ValueError: predict() needs a batch dimension" in text
+        eager = sample_run().summary().set_index("mode").loc["eager"]
+        assert fmt.ratio(eager["ratio"], eager["ratio_lo"], eager["ratio_hi"]) in text
         assert "fastest" in text
         assert "■ python" in text
         run = sample_run()       # why eager is slower, as compare_modes says it, and the top finding
@@ -217,7 +226,7 @@ async def test_edge_runs_open_and_say_what_is_missing(make):
     run = make()
     app = get_app(run)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         text = screen_text(app)
         await pilot.press("enter")
         assert isinstance(app.screen, ModeScreen)
@@ -256,7 +265,7 @@ async def test_committed_runs_open_every_mode_and_tab(name, tmp_path):
     app = get_app(run, report_path=tmp_path / "report.md")
     app.animation_level = "none"   # tab underlines would animate on every switch
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen.query_one(ModeTable).row_count == len(run.modes)
         for mode in run.modes:
             app.show_mode(mode)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from textual.app import App
@@ -36,6 +37,7 @@ class TraceinsightApp(App):
         self.last_report: Path | None = None
         self._findings: tuple[list, str | None] | None = None
         self._summary = None
+        self._lock = threading.Lock()   # the overview computes figures in a worker thread
         if theme:
             self.theme = theme
 
@@ -45,15 +47,17 @@ class TraceinsightApp(App):
 
     def summary(self):
         """``Run.summary()`` computed once (its bootstrap intervals take a moment on big runs)."""
-        if self._summary is None:
-            self._summary = self.run_data.summary()
-        return self._summary
+        with self._lock:
+            if self._summary is None:
+                self._summary = self.run_data.summary()
+            return self._summary
 
     def findings(self) -> tuple[list, str | None]:
         """The run's findings (computed once), or why there are none."""
-        if self._findings is None:
-            self._findings = load_findings(self.run_data)
-        return self._findings
+        with self._lock:
+            if self._findings is None:
+                self._findings = load_findings(self.run_data)
+            return self._findings
 
     # --- navigation --------------------------------------------------------------------------
     def show_mode(self, name: str) -> None:

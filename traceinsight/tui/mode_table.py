@@ -10,13 +10,14 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from traceinsight.model import ModeResult, Run
 from traceinsight.tui import fmt
 
 COLUMNS = ("mode", "ms/step", "IQR", "vs fastest (95% CI)", "1st step", "profiler", "status")
 
 
 def summary_cells(row: pd.Series, fastest: str | None) -> list:
-    """The table cells of one summary row; failed modes keep their reason in the status cell."""
+    """The table cells of one summary row (a failed mode's reason is listed under the bars)."""
     name = Text(str(row["mode"]), style="bold")
     if row["status"] != "ok":   # the reason is listed in full under the bars
         return [name, Text(fmt.MISSING, justify="right"), "", "", "", "",
@@ -41,8 +42,21 @@ def fastest_mode(summary: pd.DataFrame) -> str | None:
     return str(ok.loc[ok["median_ms"].astype(float).idxmin(), "mode"])
 
 
+def pending_cells(mode: ModeResult) -> list:
+    """A row before the summary's intervals are computed: name, the model's median and status."""
+    name = Text(mode.name, style="bold")
+    if not mode.ok:
+        return [name, Text(fmt.MISSING, justify="right"), "", "", "", "",
+                Text(mode.status, style="bold red")]
+    return [name, Text(fmt.ms(mode.median_ms), style="bold", justify="right"), Text("…", justify="right"),
+            Text("…", justify="right"), "", "", ""]
+
+
 class ModeTable(DataTable):
-    """Enter (or a click) on a row posts ``ModeTable.Chosen``."""
+    """One row per mode of the run, in the run's order. Rows appear at once with what the model
+    holds; ``fill(summary)`` adds the figures of ``Run.summary()`` (bootstrap intervals take a while
+    on long runs, so the screen computes them after its first frame). Enter (or a click) on a row
+    posts ``ModeTable.Chosen``."""
 
     BINDINGS = [Binding("enter", "select_cursor", "Detail")]
 
@@ -50,21 +64,29 @@ class ModeTable(DataTable):
     class Chosen(Message):
         mode: str
 
-    def __init__(self, summary: pd.DataFrame, **kwargs) -> None:
+    def __init__(self, run: Run, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-        self.summary = summary
+        self.run = run
+        self.summary: pd.DataFrame | None = None
+        self.column_keys: list = []
 
     def on_mount(self) -> None:
-        self.add_columns(*COLUMNS)
-        fastest = fastest_mode(self.summary)
-        for _, row in self.summary.iterrows():
-            self.add_row(*summary_cells(row, fastest), key=str(row["mode"]))
+        self.column_keys = self.add_columns(*COLUMNS)
+        for m in self.run.modes.values():
+            self.add_row(*pending_cells(m), key=m.name)
+
+    def fill(self, summary: pd.DataFrame) -> None:
+        self.summary = summary
+        fastest = fastest_mode(summary)
+        for _, row in summary.iterrows():
+            for key, cell in zip(self.column_keys, summary_cells(row, fastest)):
+                self.update_cell(str(row["mode"]), key, cell, update_width=True)
 
     @property
     def highlighted_mode(self) -> str | None:
         if not self.row_count:
             return None
-        return str(self.summary.iloc[self.cursor_row]["mode"])
+        return list(self.run.modes)[self.cursor_row]
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

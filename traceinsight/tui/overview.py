@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -102,11 +103,12 @@ class OverviewScreen(Screen):
     def __init__(self, run: Run) -> None:
         super().__init__()
         self.run = run
+        self.first_frame_at: float | None = None
+        self.figures_at: float | None = None
 
     def compose(self) -> ComposeResult:
-        summary = self.app.summary()
         yield Static(run_title(self.run), id="title")
-        yield ModeTable(summary, id="modes")
+        yield ModeTable(self.run, id="modes")
         yield Static(Text("Where a traced step's time goes (median ms/step per category, one scale)",
                           style="bold"), classes="heading")
         yield CategoryBars(bar_rows(self.run), id="bars")
@@ -118,11 +120,20 @@ class OverviewScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        # After the first frame: the comparisons and findings cost a little, the table does not.
-        self.call_after_refresh(self.show_insights)
+        self.call_after_refresh(self._first_frame_drawn)
 
-    def show_insights(self) -> None:
-        self.query_one("#insights", Static).update(insights(self.run, self.app.findings()))
+    def _first_frame_drawn(self) -> None:
+        self.first_frame_at = time.perf_counter()   # read by tools/bench_view.py
+        # The summary's bootstrap intervals, the comparisons and the findings take from a few ms to
+        # seconds (runs with thousands of steps): computed off the UI thread, after the first frame.
+        self.run_worker(self._figures, thread=True, group="figures", exit_on_error=False)
+
+    def _figures(self) -> None:
+        summary = self.app.summary()
+        self.app.call_from_thread(self.query_one(ModeTable).fill, summary)
+        text = insights(self.run, self.app.findings())
+        self.app.call_from_thread(self.query_one("#insights", Static).update, text)
+        self.figures_at = time.perf_counter()      # read by tools/bench_view.py
 
     @property
     def selected_mode(self) -> str | None:
