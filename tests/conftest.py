@@ -12,4 +12,6 @@ RUNS = DATA / "runs"
 def real_runs():
     """The committed real runs (captured by tools/make_test_data.py), loaded once per session."""
     import traceinsight
-    return {p.name: traceinsight.load(p) for p in sorted(RUNS.iterdir()) if (p / "run.json").is_file()}
+    # fresh analysis (no cache), so the tests exercise the analysis itself
+    return {p.name: traceinsight.load(p, use_cache=False) for p in sorted(RUNS.iterdir())
+            if (p / "run.json").is_file()}

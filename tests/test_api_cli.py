@@ -51,3 +51,28 @@ def test_cli_starts_without_tensorflow():
             "print('tensorflow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_cached_analysis_equals_fresh_analysis(tmp_path, real_runs):
+    import shutil
+
+    import pandas as pd
+
+    import traceinsight
+    run_dir = tmp_path / "conv1d"
+    shutil.copytree(RUNS / "conv1d", run_dir, ignore=shutil.ignore_patterns(".traceinsight"))
+    first = traceinsight.load(run_dir)          # analyses and writes the cache
+    assert any((run_dir / ".traceinsight").rglob("*.json"))
+    again = traceinsight.load(run_dir)          # reads the cache
+    fresh = real_runs["conv1d"]
+    for name, mode in fresh.modes.items():
+        for frame in ("steps", "breakdown", "ops", "retraces", "hotspots", "other"):
+            pd.testing.assert_frame_equal(getattr(again.modes[name], frame).reset_index(drop=True),
+                                          getattr(mode, frame).reset_index(drop=True),
+                                          check_dtype=False)
+        assert again.modes[name].notes == mode.notes
+    pd.testing.assert_frame_equal(again.summary(), first.summary())
+    # a changed trace invalidates its mode's cache
+    victim = sorted((run_dir / "eager" / "host").rglob("*.xplane.pb"))[0]
+    victim.write_bytes(victim.read_bytes()[:100])
+    assert traceinsight.load(run_dir).modes["eager"].status == "failed"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -98,10 +99,16 @@ def test_recorded_profiler_options_match_requested(real_runs):
                 assert m.profile_options["python"]["recorded"]["python_tracer_level"] == 1
 
 
-def test_op_self_time_matches_xprof_framework_op_stats(real_runs):
+def test_op_self_time_matches_xprof_framework_op_stats(real_runs, tmp_path):
     """Cross-check the graph ops' self time against XProf's own converter on the same trace."""
     raw_to_tool_data = pytest.importorskip("xprof.convert.raw_to_tool_data")
-    files = [p for p in real_runs["conv1d"].modes["function"].trace_paths if "/host/" in p]
+    import shutil
+    src = [p for p in real_runs["conv1d"].modes["function"].trace_paths if "/host/" in p]
+    files = []
+    for p in src:  # XProf writes cache files beside the trace: work on a copy
+        dst = tmp_path / Path(p).name
+        shutil.copy(p, dst)
+        files.append(str(dst))
     data = json.loads(raw_to_tool_data.xspace_to_tool_data(files, "framework_op_stats", {})[0])
     table = data[0] if isinstance(data, list) else data
     cols = [c["id"] for c in table["cols"]]

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from traceinsight import runfolder
-from traceinsight.analysis import results
+from traceinsight.analysis import cache, results
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.errors import TraceinsightError
@@ -181,7 +181,7 @@ def _timing(mode_path: Path) -> tuple[Timing | None, dict]:
     return timing, requested
 
 
-def load_run(path: Path) -> Run:
+def load_run(path: Path, use_cache: bool = True) -> Run:
     manifest = runfolder.read_manifest(path)
     workload = manifest.get("workload") or {}
     user_files = frozenset(filter(None, [Path(workload.get("path") or "").name]))
@@ -197,10 +197,18 @@ def load_run(path: Path) -> Run:
             modes[name] = ModeResult(name=name, status="failed" if status == "failed" else "missing",
                                      error=error, timing=timing)
             continue
-        modes[name] = analyze_mode(
-            name, runfolder.pass_traces(path, folder, "host"),
-            runfolder.pass_traces(path, folder, "python"), timing=timing, user_files=user_files,
-            requested=requested)
+        host = runfolder.pass_traces(path, folder, "host")
+        python = runfolder.pass_traces(path, folder, "python")
+        key = [cache.ANALYSIS_VERSION, cache.fingerprint(host + python), requested,
+               sorted(user_files)]
+        where = cache.cache_path(path, folder)
+        mode = cache.load(where, key, timing) if use_cache else None
+        if mode is None:
+            mode = analyze_mode(name, host, python, timing=timing, user_files=user_files,
+                                requested=requested)
+            if use_cache and mode.ok:
+                cache.save(where, mode, key)
+        modes[name] = mode
     return Run(path=path, name=path.name, modes=modes, manifest=manifest, source="run")
 
 
@@ -235,12 +243,14 @@ def _foreign_modes(root: Path, files: list[Path]) -> dict[str, list[Path]]:
     return modes
 
 
-def load(path, **_: Any) -> Run:
+def load(path, *, use_cache: bool = True) -> Run:
+    """Analyse a run folder (results cached in it, see ``analysis.cache``), a TensorBoard
+    logdir, a profile session folder or one ``.xplane.pb`` file."""
     path = Path(path)
     if not path.exists():
         raise TraceinsightError(f"{path}: no such file or folder")
     if path.is_dir() and runfolder.is_run_folder(path):
-        return load_run(path)
+        return load_run(path, use_cache=use_cache)
     if path.is_file():
         if not path.name.endswith(".xplane.pb"):
             raise TraceinsightError(f"{path}: not a run folder, logdir or .xplane.pb trace")

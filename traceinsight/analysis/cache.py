@@ -1,0 +1,96 @@
+"""A cache of analysed modes inside a run folder, so reopening a run (view, report) skips the
+trace analysis. JSON only (never pickle): ``<run>/.traceinsight/analysis-v<N>/<mode dir>.json``,
+valid while the analysis version and every input file's size and mtime are unchanged."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from traceinsight.model import ModeResult, Timing
+from traceinsight.runfolder import atomic_write_json
+
+# Bump when the analysis changes what it computes: old caches are then ignored.
+ANALYSIS_VERSION = 1
+FRAMES = ("steps", "breakdown", "ops", "retraces", "hotspots", "other")
+
+
+def cache_path(run: Path, mode_folder: str) -> Path:
+    return Path(run) / ".traceinsight" / f"analysis-v{ANALYSIS_VERSION}" / f"{mode_folder}.json"
+
+
+def fingerprint(files: list[Path]) -> list[list]:
+    out = []
+    for f in files:
+        try:
+            st = Path(f).stat()
+            out.append([str(f), st.st_size, st.st_mtime_ns])
+        except OSError:
+            out.append([str(f), None, None])
+    return out
+
+
+def _frame_to_json(df: pd.DataFrame) -> dict:
+    return json.loads(df.to_json(orient="split", double_precision=15, date_format="iso"))
+
+
+def _frame_from_json(d: dict) -> pd.DataFrame:
+    df = pd.DataFrame(d["data"], columns=d["columns"], index=d.get("index"))
+    return df
+
+
+def _clean(o: Any) -> Any:
+    if isinstance(o, dict):
+        return {str(k): _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating, float)):
+        return None if not math.isfinite(float(o)) else float(o)
+    if isinstance(o, np.ndarray):
+        return _clean(o.tolist())
+    return o
+
+
+def save(path: Path, mode: ModeResult, key: list) -> None:
+    data = {"key": key, "name": mode.name, "status": mode.status, "error": mode.error,
+            "step_rule": mode.step_rule, "notes": list(mode.notes),
+            "trace_paths": list(mode.trace_paths), "profile_options": _clean(mode.profile_options),
+            "first_step": None if mode.first_step is None else _clean(mode.first_step.to_dict())}
+    for name in FRAMES:
+        data[name] = _frame_to_json(getattr(mode, name))
+    try:
+        atomic_write_json(path, data)
+    except OSError:
+        pass  # a read-only run: analyse again next time
+
+
+def load(path: Path, key: list, timing: Timing | None) -> ModeResult | None:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None
+    try:
+        frames = {name: _frame_from_json(data[name]) for name in FRAMES}
+        steps = frames["steps"]
+        if "first" in steps.columns:
+            steps["first"] = steps["first"].astype(bool)
+        first = data.get("first_step")
+        return ModeResult(
+            name=data["name"], status=data["status"], error=data.get("error"), timing=timing,
+            steps=steps, breakdown=frames["breakdown"],
+            first_step=None if first is None else pd.Series(first, dtype=float),
+            ops=frames["ops"], retraces=frames["retraces"], hotspots=frames["hotspots"],
+            other=frames["other"], step_rule=data.get("step_rule", ""),
+            profile_options=data.get("profile_options") or {}, notes=tuple(data.get("notes") or ()),
+            trace_paths=tuple(data.get("trace_paths") or ()))
+    except (KeyError, TypeError, ValueError):
+        return None
