@@ -208,7 +208,8 @@ _TRACING_COUNT = re.compile(r"tracing_count (\d+)\D+(\d+)")
 _FIX_NEW_FUNCTION = ("step = tf.function(step_fn)   # create it once, outside the loop\n"
                      "for x in batches:\n    step(x)")
 _FIX_SHAPES = ("@tf.function(reduce_retracing=True)   # or a fixed signature:\n"
-               "# @tf.function(input_signature=[tf.TensorSpec([None, 140, 30], tf.float32)])\n"
+               "# @tf.function(input_signature=[tf.TensorSpec([None, 30], tf.float32)])\n"
+               "# (None: the dimension that varies)\n"
                "def step(x): ...")
 _FIX_PYTHON = "step(x, tf.constant(lr))   # pass tensors, not Python numbers or objects"
 
@@ -251,7 +252,7 @@ def _retrace_cause(changes: str, calls: int, traced: int) -> tuple[str, str]:
     return (cause,
             "step = tf.function(step_fn, reduce_retracing=True)  # create once, outside loops\n"
             "step(tf.constant(x))      # pass tensors, not Python numbers or objects\n"
-            "# or fix shapes: input_signature=[tf.TensorSpec([None, ...], tf.float32)]")
+            "# or fix shapes: input_signature=[tf.TensorSpec([None, 30], tf.float32)]")
 
 
 def rule_retracing(run: Run) -> Iterable[Finding]:
