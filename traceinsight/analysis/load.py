@@ -165,10 +165,11 @@ def _options_entry(recorded: dict[str, int] | None, requested: dict[str, Any] | 
     return entry
 
 
-def _timing(mode_path: Path) -> tuple[Timing | None, dict]:
+def _timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...]]:
+    """Timings, the requested profiler options, and the capture's own notes of a mode."""
     f = mode_path / runfolder.TIMINGS
     if not f.is_file():
-        return None, {}
+        return None, {}, ()
     data = runfolder.read_json(f)
     traced = data.get("traced") or {}
     host = traced.get("host") or {}
@@ -178,7 +179,13 @@ def _timing(mode_path: Path) -> tuple[Timing | None, dict]:
                     if host.get("steps_s") else None)
     requested = {p: (traced.get(p) or {}).get("profile_options") for p in runfolder.PASSES
                  if (traced.get(p) or {}).get("profile_options")}
-    return timing, requested
+    notes = []
+    for p in runfolder.PASSES:
+        info = traced.get(p) or {}
+        for key in ("problem", "first_step_note"):
+            if isinstance(info.get(key), str) and info[key]:
+                notes.append(f"{p} pass: {info[key]}")
+    return timing, requested, tuple(notes)
 
 
 def load_run(path: Path, use_cache: bool = True) -> Run:
@@ -190,7 +197,7 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
         info = info or {}
         folder = info.get("dir") or runfolder.mode_dir(name)
         status = info.get("status", "ok")
-        timing, requested = _timing(path / folder)
+        timing, requested, capture_notes = _timing(path / folder)
         if status != "ok":
             error = info.get("error") or ("not captured (the capture was interrupted?)"
                                           if status in ("pending", "running") else status)
@@ -200,12 +207,12 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
         host = runfolder.pass_traces(path, folder, "host")
         python = runfolder.pass_traces(path, folder, "python")
         key = [cache.ANALYSIS_VERSION, cache.fingerprint(host + python), requested,
-               sorted(user_files)]
+               sorted(user_files), list(capture_notes)]
         where = cache.cache_path(path, folder)
         mode = cache.load(where, key, timing) if use_cache else None
         if mode is None:
             mode = analyze_mode(name, host, python, timing=timing, user_files=user_files,
-                                requested=requested)
+                                requested=requested, extra_notes=capture_notes)
             if use_cache and mode.ok:
                 cache.save(where, mode, key)
         modes[name] = mode
