@@ -246,3 +246,21 @@ def test_main_thread_waiting_on_tf_data_is_input(tmp_path):
     m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")])
     # the function's run 20..80 is op except 25..40, when the input pipeline was working
     assert cats(m, 0) == {"op": 45, "input": 15, "dispatch": 20, "python": 20}
+
+
+@pytest.mark.parametrize("counts,expected", [
+    ((1, 2, 3), "one function traced for new input signatures"),
+    ((1, 1, 1), "a new tf.function object is made for each call"),
+])
+def test_retrace_pattern_from_tracing_count(tmp_path, counts, expected):
+    sp = Space()
+    main = sp.host().line("python")
+    for i, count in enumerate(counts):
+        main.event("train", i * 100, 100, step_num=i + 1)
+        main.event("g", i * 100 + 10, 50, tf_function_call="traced-nonXla", tracing_count=count)
+        main.event("tf.function-graph_building", i * 100 + 20, 30)
+    m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")])
+    r = m.retraces.iloc[0]
+    assert (r["calls"], r["traced_calls"]) == (3, 3)
+    assert r["tracing_ms"] == pytest.approx(3 * 50 * MS)
+    assert expected in r["changes"]

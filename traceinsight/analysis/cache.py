@@ -16,7 +16,7 @@ from traceinsight.model import ModeResult, Timing
 from traceinsight.runfolder import atomic_write_json
 
 # Bump when the analysis changes what it computes: old caches are then ignored.
-ANALYSIS_VERSION = 1
+ANALYSIS_VERSION = 2
 FRAMES = ("steps", "breakdown", "ops", "retraces", "hotspots", "other")
 
 

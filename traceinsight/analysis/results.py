@@ -216,8 +216,16 @@ def _retrace_pattern(g: pd.DataFrame) -> str:
         parts.append(f"traced on {traced} of {n} calls"
                      + (f" (calls {', '.join(str(p + 1) for p in later[:6])}"
                         f"{', ...' if len(later) > 6 else ''})" if len(later) else ""))
-    if len(tc):
-        parts.append(f"tracing_count {int(tc.min())}→{int(tc.max())}")
+    traced_tc = g["tracing_count"].to_numpy()[positions]
+    traced_tc = traced_tc[traced_tc >= 0]
+    if traced > 1 and len(traced_tc) == traced and (traced_tc == 1).all():
+        # every trace is the first of its tf.function object
+        parts.append("tracing_count stays 1: a new tf.function object is made for each call "
+                     "(created in a loop or per call?)")
+    elif len(tc):
+        parts.append(f"tracing_count {int(tc.min())}→{int(tc.max())}"
+                     + (": one function traced for new input signatures (shapes, dtypes or "
+                        "Python values)" if traced > 1 else ""))
     if xla:
         parts.append("XLA: each trace also compiles")
     return "; ".join(parts)
