@@ -142,3 +142,15 @@ def test_markdown_diff_stays_under_githubs_limit():
     md = render_diff(diff_data(big("a", 1.0), big("b", 2.0)), "md")
     assert len(md) <= GITHUB_LIMIT and "more ops not shown" in md
     assert all(line.endswith("|") for line in md.splitlines() if line.startswith("|"))
+
+
+def test_html_diff_escapes_trace_strings():
+    from test_report import ALLOWED_TAGS, EVIL, TagCollector, hostile_run
+    a, b = hostile_run(), hostile_run()
+    page = render_diff(diff_data(a, b), "html")
+    p = TagCollector()
+    p.feed(page)
+    assert set(p.tags) <= ALLOWED_TAGS and "script" not in p.tags
+    assert EVIL in "".join(p.text)
+    md = MarkdownIt("commonmark").enable("table").render(render_diff(diff_data(a, b), "md"))
+    assert "<script" not in md and "<img" not in md
