@@ -265,3 +265,30 @@ def test_runs_with_nothing_measured_still_render(modes):
     page = render(run, "html")
     if modes:
         assert "no steps measured" in md and "no steps measured" in page
+
+
+# ------------------------------------------------------------------------------- property: escaping
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.text(min_size=1, max_size=40))
+def test_any_op_name_keeps_tables_whole_and_html_out(name):
+    """Whatever a trace calls an op, the markdown op table keeps 6 cells a row, no raw HTML gets
+    through, and the HTML report shows the name back as text."""
+    mode = make_mode("eager", {"op": 1.0}, ops=[(name, name, "main", 1, 1.0)], n_steps=3)
+    run = Run(path=None, name="p", modes={"eager": mode})
+    md = render(run, "md")
+    tokens = md_tokens(md)
+    ops = md_tables(tokens)[-1]
+    assert all(len(row) == 6 for row in ops) and len(ops) == 2
+    html_tokens = [t for t in tokens if t.type == "html_block"]
+    html_tokens += [c for t in tokens if t.type == "inline" for c in t.children or []
+                    if c.type == "html_inline"]
+    assert all(t.content.strip().startswith(("<details", "</details", "<summary"))
+               for t in html_tokens), [t.content for t in html_tokens]
+    p = TagCollector()
+    p.feed(render(run, "html"))
+    assert set(p.tags) <= ALLOWED_TAGS
