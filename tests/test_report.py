@@ -292,3 +292,19 @@ def test_any_op_name_keeps_tables_whole_and_html_out(name):
     p = TagCollector()
     p.feed(render(run, "html"))
     assert set(p.tags) <= ALLOWED_TAGS
+
+
+def test_cli_report_defaults_to_the_newest_run(monkeypatch, tmp_path, capsys):
+    import traceinsight
+    seen = []
+    monkeypatch.setattr(traceinsight, "load", lambda path, **kw: seen.append(path) or sample_run())
+    for name in ("20260101T000000Z-old", "20260202T000000Z-new"):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+        (tmp_path / "runs" / name / "run.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["report"]) == 0
+    assert seen[0].name == "20260202T000000Z-new"
+    (tmp_path / "runs" / "20260101T000000Z-old" / "run.json").unlink()
+    (tmp_path / "runs" / "20260202T000000Z-new" / "run.json").unlink()
+    assert cli.main(["report"]) == 2
+    assert "no run found under runs/" in capsys.readouterr().err
