@@ -187,3 +187,65 @@ def test_workload_that_raises_is_refused_before_writing(tmp_path, capsys):
     assert err == ("traceinsight: error: raises_in_data.py: data() raised RuntimeError: "
                    "the dataset file is missing")
     assert not out.exists()
+
+
+def test_interrupted_capture_leaves_a_readable_run_that_resume_completes(tmp_path):
+    """Ctrl-C during the second mode: run.json stays readable with the first mode intact."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "runs"
+    run = out / "interrupted"
+    cmd = [sys.executable, "-m", "traceinsight", "capture", str(SAMPLES / "retracing.py"),
+           "--modes", "eager,function", "--out", str(out), "--name", "interrupted", *FAST,
+           "--no-python-tracer"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            try:
+                modes = json.loads((run / "run.json").read_text())["modes"]
+            except (FileNotFoundError, json.JSONDecodeError):
+                modes = {}
+            if modes.get("function", {}).get("status") == "running":
+                break
+            time.sleep(0.2)
+        time.sleep(2.0)  # the second mode's workload process is under way
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert b"interrupted" in err
+    manifest = runfolder.read_manifest(run)
+    assert manifest["modes"]["eager"]["status"] == "ok"
+    assert manifest["modes"]["function"]["status"] == "failed"
+    assert manifest["modes"]["function"]["error"] == "interrupted (Ctrl-C)"
+    assert (run / "eager" / runfolder.TIMINGS).is_file()
+    # no temporary file is left where the loader looks
+    assert not list(run.glob("*.tmp")) and not list((run / "eager").glob("*.tmp"))
+
+    assert main(["capture", "--resume", str(run), *FAST, "--no-python-tracer"]) == 0
+    manifest = runfolder.read_manifest(run)
+    assert [e["status"] for e in manifest["modes"].values()] == ["ok", "ok"]
+    assert manifest["resumed"][-1]["modes"] == ["function"]
+
+
+@pytest.mark.skipif(not __import__("traceinsight.capture.modes", fromlist=["x"]).tf_keras_installed(),
+                    reason="tf_keras (legacy Keras 2) is not installed")
+def test_tf_keras_mode_runs_under_keras_2(tmp_path):
+    out = tmp_path / "runs"
+    assert main(["capture", str(SAMPLES / "tf2_vs_tf1_small.py"), "--modes", "tf_keras:train_on_batch",
+                 "--out", str(out), "--name", "legacy", *FAST, "--no-python-tracer"]) == 0
+    manifest = runfolder.read_manifest(out / "legacy")
+    entry = manifest["modes"]["tf_keras:train_on_batch"]
+    assert entry["dir"] == "tf_keras-train_on_batch"
+    _check_ok_mode(out / "legacy", manifest, "tf_keras:train_on_batch", python_pass=False)
+    assert entry["details"]["keras_module"] == "tf_keras"
+    assert entry["details"]["model_class"].startswith("tf_keras.")
+    assert entry["details"]["compile_kwargs"]["optimizer"].startswith("tf_keras.")

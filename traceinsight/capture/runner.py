@@ -250,6 +250,8 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
         raise WorkloadError(f"model() returned {type(model).__name__}, not a keras.Model")
     x, y = keras_batch(module)
     details: dict[str, Any] = {"keras": getattr(keras, "__version__", "?"),
+                               "keras_module": keras.__name__,
+                               "model_class": f"{type(model).__module__}.{type(model).__name__}",
                                "x_shape": list(np.shape(x)), "y_shape": list(np.shape(y)) if y is not None else None}
     if mode.needs_y and y is None:
         raise WorkloadError(f"mode {mode.name} trains, and data() returned no y")
@@ -268,7 +270,8 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
         else:
             ck.update(run_eagerly=False, jit_compile=False)
         _call(lambda: model.compile(**ck), "model.compile()")
-        details["compile_kwargs"] = {k: (v if isinstance(v, (str, int, float, bool, type(None))) else repr(v))
+        details["compile_kwargs"] = {k: (v if isinstance(v, (str, int, float, bool, type(None)))
+                                         else f"{type(v).__module__}.{type(v).__name__}")
                                      for k, v in ck.items()}
 
     if base == "eager":
@@ -574,6 +577,19 @@ def probe(spec: dict) -> dict:
     return result
 
 
+def _exit_with_parent() -> None:
+    """A killed capture must not leave its workload running: exit when the parent goes away."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(5)
+
+    threading.Thread(target=watch, name="traceinsight-parent-watch", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m traceinsight.capture.runner")
     p.add_argument("what", choices=["probe", "mode"])
@@ -582,6 +598,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     spec = json.loads(args.spec)
     out = Path(args.out)
+    _exit_with_parent()
     try:
         result = probe(spec) if args.what == "probe" else run_mode(spec)
     except WorkloadError as e:
