@@ -300,8 +300,8 @@ def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool) ->
 def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, name: str | None,
             opts: Options, command: str) -> tuple[Plan, RunWriter]:
     wf = inspect_file(workload)
-    if requested:  # refuse unknown names before spending a TF import on the probe
-        for m in requested:
+    if requested or wf.modes:  # refuse unknown names before spending a TF import on the probe
+        for m in requested or wf.modes:
             if modes_mod.get(wf.kind, m) is None:
                 try:
                     modes_mod.check(wf.kind, m, True)
@@ -327,7 +327,10 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
         "options": opts.spec() | {"timeout": opts.timeout},
         "modes": {m: _mode_entry(m) for m in modes},
     }
-    run_path.mkdir(parents=True)
+    try:
+        run_path.mkdir(parents=True)
+    except OSError as e:
+        raise TraceinsightError(f"cannot create the run folder {run_path}: {e.strerror or e}") from None
     writer = RunWriter(run_path, manifest)
     writer.save()
     return Plan(wf, modes, probe, run_path), writer

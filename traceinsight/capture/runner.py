@@ -239,6 +239,11 @@ def _default_loss(np, y) -> str:
     return "mse"
 
 
+def _batch_size(tf, np, x) -> int:
+    """Rows of the batch (x may be an array, a tensor, or a structure of them for multi-input models)."""
+    return int(np.shape(tf.nest.flatten(x)[0])[0])
+
+
 def keras_driver(tf, mode: modes_mod.Mode, module):
     import numpy as np
     if mode.legacy_keras:
@@ -252,7 +257,8 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
     details: dict[str, Any] = {"keras": getattr(keras, "__version__", "?"),
                                "keras_module": keras.__name__,
                                "model_class": f"{type(model).__module__}.{type(model).__name__}",
-                               "x_shape": list(np.shape(x)), "y_shape": list(np.shape(y)) if y is not None else None}
+                               "x_shape": tf.nest.map_structure(lambda a: list(np.shape(a)), x),
+                               "y_shape": tf.nest.map_structure(lambda a: list(np.shape(a)), y) if y is not None else None}
     if mode.needs_y and y is None:
         raise WorkloadError(f"mode {mode.name} trains, and data() returned no y")
     if mode.tensor_inputs:
@@ -283,13 +289,13 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
         f = tf.function(model, jit_compile=True)
         return CallDriver(tf, lambda: f(x), details=details)
     if base == "predict":
-        n = len(x) if hasattr(x, "__len__") else int(x.shape[0])
+        n = _batch_size(tf, np, x)
         return CallDriver(tf, lambda: model.predict(x, batch_size=n, verbose=0), details=details)
     if base == "predict_on_batch":
         return CallDriver(tf, lambda: model.predict_on_batch(x), details=details)
     if base.startswith("train_on_batch"):
         return CallDriver(tf, lambda: model.train_on_batch(x, y), details=details)
-    n = int(np.shape(x)[0])
+    n = _batch_size(tf, np, x)
     if base == "fit":
         # Repeat the batch so one epoch holds several batches (epoch bookkeeping stays out of most
         # steps) without using much memory: at most 64 batches or ~64 MB.
