@@ -91,6 +91,7 @@ def test_keras_run_folder(keras_run):
     for key in ("tensorflow", "keras", "numpy", "python", "os", "cpu_model", "cpu_cores", "gpus", "env"):
         assert key in env
     assert env["tensorflow"].startswith("2.")
+    assert "KERAS_BACKEND" in env["workload_env"]
     assert list(manifest["modes"]) == KERAS_MODES
     for mode in KERAS_MODES:
         _check_ok_mode(run, manifest, mode)

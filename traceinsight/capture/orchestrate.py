@@ -314,6 +314,8 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
     if run_path.exists():
         raise TraceinsightError(f"{run_path} already exists (use --resume {run_path} or another --name)")
     env = host_environment()
+    workload_env = child_env(None)
+    env["workload_env"] = {k: workload_env[k] for k in TF_ENV_VARS if k in workload_env}
     env.update(tensorflow=probe.get("tensorflow"), keras=probe.get("keras"), numpy=probe.get("numpy"),
                gpus=probe.get("gpus", []), tf_built_with_cuda=probe.get("tf_built_with_cuda"))
     manifest = {
