@@ -69,7 +69,7 @@ def test_cached_analysis_equals_fresh_analysis(tmp_path, real_runs):
         for frame in ("steps", "breakdown", "ops", "retraces", "hotspots", "other"):
             pd.testing.assert_frame_equal(getattr(again.modes[name], frame).reset_index(drop=True),
                                           getattr(mode, frame).reset_index(drop=True),
-                                          check_dtype=False)
+                                          check_dtype=False, rtol=1e-12)
         assert again.modes[name].notes == mode.notes
     pd.testing.assert_frame_equal(again.summary(), first.summary())
     # a changed trace invalidates its mode's cache

@@ -120,3 +120,21 @@ def test_unknown_metadata_id_is_named_not_dropped(tmp_path):
     line.proto.events.add(metadata_id=999, offset_ps=5, duration_ps=1)
     t = load_files([sp.write(tmp_path / "u.xplane.pb")])
     assert "<unknown event metadata 999>" in t.names
+
+
+def test_decoding_in_small_batches_gives_the_same_table(tmp_path, monkeypatch):
+    from traceinsight.analysis import events
+    data = random_space(3).bytes()
+    path = tmp_path / "r.xplane.pb"
+    path.write_bytes(data)
+    whole = load_files([path])
+    monkeypatch.setattr(events, "CHUNK_EVENTS", 7)
+    batched = load_files([path])
+    for col in ("line", "name", "start", "end"):
+        np.testing.assert_array_equal(getattr(whole, col), getattr(batched, col))
+    for key, (idx, val) in whole.stat_int.items():
+        b_idx, b_val = batched.stat_int[key]
+        assert sorted(zip(idx.tolist(), val.tolist())) == sorted(zip(b_idx.tolist(), b_val.tolist()))
+    for key, (idx, val) in whole.stat_str.items():
+        b_idx, b_val = batched.stat_str[key]
+        assert sorted(zip(idx.tolist(), val.tolist())) == sorted(zip(b_idx.tolist(), b_val.tolist()))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import sys
 from typing import Sequence
 
@@ -44,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
             cls = _load(name)
         except ModuleNotFoundError:  # a command still being built
             continue
-        doc = (cls.__doc__ or "").strip()
+        doc = inspect.cleandoc(cls.__doc__ or "")
         p = sub.add_parser(name, help=doc.splitlines()[0] if doc else name, description=doc,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         cls().prepare_parser(p)

@@ -15,8 +15,26 @@ import pandas as pd
 from traceinsight.model import ModeResult, Timing
 from traceinsight.runfolder import atomic_write_json
 
-# Bump when the analysis changes what it computes: old caches are then ignored.
+# Bump when the analysis changes what it computes: old caches are then ignored. The key also holds
+# a digest of the analysis source (``source_digest``), so a change nobody bumped for still counts.
 ANALYSIS_VERSION = 2
+
+
+def source_digest() -> str:
+    """sha256 of the analysis package's source files (the code the cached results came from)."""
+    import hashlib
+    global _DIGEST
+    if _DIGEST is None:
+        h = hashlib.sha256()
+        here = Path(__file__).parent
+        for f in sorted(here.glob("*.py")):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+        _DIGEST = h.hexdigest()[:16]
+    return _DIGEST
+
+
+_DIGEST: str | None = None
 FRAMES = ("steps", "breakdown", "ops", "retraces", "hotspots", "other")
 
 

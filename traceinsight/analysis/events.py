@@ -260,15 +260,20 @@ def _signed(u: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------------------------
 
+# Events decoded per batch: bounds the memory of the Python byte strings of one batch.
+CHUNK_EVENTS = 1 << 18
+
+
 def load_files(paths: list[Path]) -> EventTable:
     """Parse XSpace files into one event table. Each file is one host."""
-    parts = []
+    parts: list[tuple] = []  # per line: (line index, name ids, start, end, file index)
     names: list[str] = []
     name_ids: dict[str, int] = {}
     lines: list[LineInfo] = []
     planes: list[PlaneInfo] = []
     stat_int: dict[str, list] = {}
     stat_str: dict[str, list] = {}
+    file_base_ns: list[int] = []
     offset = 0
     from traceinsight.xplane import XSpaceRaw
 
@@ -284,38 +289,39 @@ def load_files(paths: list[Path]) -> EventTable:
             space = XSpaceRaw.FromString(data)
         except (DecodeError, RuntimeError, ValueError) as e:
             raise TraceinsightError(f"{path}: not a readable XSpace trace (protobuf: {e})") from None
+        del data
         if not len(space.planes):
             raise TraceinsightError(f"{path}: not an XSpace trace (no planes)")
         host = path.name[: -len(".xplane.pb")] if path.name.endswith(".xplane.pb") else path.stem
+        # Times are kept relative to the earliest line timestamp, in ps: absolute nanosecond
+        # timestamps (device planes carry them) times 1000 would overflow int64.
+        base_ns = min((ln.timestamp_ns for pl in space.planes for ln in pl.lines if len(ln.events)),
+                      default=0)
+        file_base_ns.append(base_ns)
         for plane in space.planes:
             try:
-                part = _load_plane(plane, host, names, name_ids, lines, planes, stat_int,
-                                   stat_str, offset)
+                for part in _load_plane(plane, host, names, name_ids, lines, planes, stat_int,
+                                        stat_str, offset, base_ns):
+                    parts.append(part + (len(file_base_ns) - 1,))
+                    offset += len(part[1])
             except CorruptTrace as e:
                 raise CorruptTrace(f"{path}: corrupt trace ({e})") from None
-            if part is not None:
-                parts.append(part)
-                offset += len(part[0])
+        del space
     if parts:
-        line, name, ts_ns, off, dur = (np.concatenate(c) for c in zip(*parts))
-        # Times relative to the earliest line timestamp, in ps: absolute nanosecond timestamps
-        # (device planes carry them) times 1000 would overflow int64.
-        base_ns = int(ts_ns.min())
-        start = (ts_ns - base_ns) * 1000 + off
-        end = start + dur
+        global_base = min(file_base_ns)
+        shift = [(b - global_base) * 1000 for b in file_base_ns]
+        line = np.concatenate([np.full(len(p[1]), p[0], dtype=np.int32) for p in parts])
+        name = np.concatenate([p[1] for p in parts])
+        start = np.concatenate([p[2] + shift[p[4]] if shift[p[4]] else p[2] for p in parts])
+        end = np.concatenate([p[3] + shift[p[4]] if shift[p[4]] else p[3] for p in parts])
     else:
         line = name = np.zeros(0, dtype=np.int32)
         start = end = np.zeros(0, dtype=np.int64)
-    order = np.lexsort((-end, start, line))
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
-    table = EventTable(line=line[order], name=name[order], start=start[order], end=end[order],
+    table = EventTable(line=line, name=name, start=start, end=end,
                        names=names, lines=lines, planes=planes, files=[str(p) for p in paths])
     for src, dst in ((stat_int, table.stat_int), (stat_str, table.stat_str)):
         for k, chunks in src.items():
-            idx = inverse[np.concatenate([c[0] for c in chunks])]
-            val = np.concatenate([c[1] for c in chunks])
-            dst[k] = (idx, val)
+            dst[k] = (np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks]))
     return table
 
 
@@ -329,57 +335,82 @@ def _plane_stat_value(stat, stat_names: dict[int, str]):
     return value
 
 
-def _load_plane(plane, host, names, name_ids, lines, planes, stat_int, stat_str, offset):
+def _load_plane(plane, host, names, name_ids, lines, planes, stat_int, stat_str, offset, base_ns):
+    """Yield (line index, name ids, start ps, end ps) per line with events, each line sorted by
+    (start, -end); stats go to stat_int / stat_str with table-wide event indices."""
     stat_names = {k: v.name for k, v in plane.stat_metadata.items()}
     pstats = {stat_names.get(s.metadata_id, str(s.metadata_id)): _plane_stat_value(s, stat_names)
               for s in plane.stats}
     plane_idx = len(planes)
     planes.append(PlaneInfo(host=host, name=plane.name, stats=pstats))
     if not len(plane.lines):
-        return None
+        return
     # metadata id -> global name id
     meta_keys = np.fromiter(plane.event_metadata.keys(), dtype=np.int64)
-    order = np.argsort(meta_keys)
-    meta_keys = meta_keys[order]
+    meta_keys.sort()
     meta_gid = np.empty(len(meta_keys), dtype=np.int32)
     for i, k in enumerate(meta_keys.tolist()):
         md = plane.event_metadata[k]
-        nm = md.name or md.display_name or f"<event {k}>"
-        gid = name_ids.get(nm)
-        if gid is None:
-            gid = name_ids[nm] = len(names)
-            names.append(nm)
-        meta_gid[i] = gid
-    wanted_stat_ids = {k: v for k, v in stat_names.items() if v in WANTED_STATS}
+        meta_gid[i] = _intern(md.name or md.display_name or f"<event {k}>", names, name_ids)
+    wanted = {k: v for k, v in stat_names.items() if v in WANTED_STATS}
 
-    chunks_line, chunks_mid, chunks_start, chunks_end, bufs, ev_lens = [], [], [], [], [], []
     for line in plane.lines:
-        evs = list(line.events)
+        n_ev = len(line.events)
         li = len(lines)
         lines.append(LineInfo(plane=plane_idx, id=line.id, name=line.name,
                               display_name=line.display_name or line.name,
-                              timestamp_ns=line.timestamp_ns, n_events=len(evs)))
-        if not evs:
+                              timestamp_ns=line.timestamp_ns, n_events=n_ev))
+        if not n_ev:
             continue
-        bufs.append(b"".join(evs))
-        ev_lens.append(np.fromiter(map(len, evs), dtype=np.int64, count=len(evs)))
-        chunks_line.append(np.full(len(evs), li, dtype=np.int32))
-        chunks_start.append(np.full(len(evs), line.timestamp_ns, dtype=np.int64))
-    if not bufs:
-        return None
-    raw = b"".join(bufs)
+        line_base = (line.timestamp_ns - base_ns) * 1000
+        gids, starts, ends = [], [], []
+        line_int: dict[str, list] = {}
+        line_str: dict[str, list] = {}
+        for lo in range(0, n_ev, CHUNK_EVENTS):
+            evs = line.events[lo:lo + CHUNK_EVENTS]
+            g, s0, e0 = _decode_chunk(evs, meta_keys, meta_gid, names, name_ids, wanted,
+                                      stat_names, lo, line_int, line_str)
+            del evs
+            gids.append(g)
+            starts.append(s0 + line_base)
+            ends.append(e0 + line_base)
+        gid = np.concatenate(gids)
+        start = np.concatenate(starts)
+        end = np.concatenate(ends)
+        order = np.lexsort((-end, start))
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(len(order))
+        for src, dst in ((line_int, stat_int), (line_str, stat_str)):
+            for k, chunks in src.items():
+                for ev, val in chunks:
+                    dst.setdefault(k, []).append((inverse[ev] + offset, val))
+        offset += n_ev
+        yield li, gid[order], start[order], end[order]
+
+
+def _intern(name: str, names: list[str], name_ids: dict[str, int]) -> int:
+    gid = name_ids.get(name)
+    if gid is None:
+        gid = name_ids[name] = len(names)
+        names.append(name)
+    return gid
+
+
+def _decode_chunk(evs, meta_keys, meta_gid, names, name_ids, wanted, stat_names, lo,
+                  out_int, out_str):
+    """Decode a batch of serialized XEvents: (name ids, offset ps, end ps); wanted stats are
+    appended to out_int / out_str with line-local event indices."""
+    raw = b"".join(evs)
+    lens = np.fromiter(map(len, evs), dtype=np.int64, count=len(evs))
     buf = np.frombuffer(raw + b"\0" * 16, dtype=np.uint8)  # padding: see _at
-    lens = np.concatenate(ev_lens)
     ends = np.cumsum(lens)
     starts = ends - lens
-    values, stat_occurrences = _decode_events(buf, starts, ends)
+    values, (s_ev, s_beg, s_end) = _decode_events(buf, starts, ends)
     mid = _signed(values[1])
     off = _signed(values[2])
     dur = _signed(values[3])
     if (dur < 0).any():
         raise CorruptTrace("negative event duration")
-    line_col = np.concatenate(chunks_line)
-    line_ts_ns = np.concatenate(chunks_start)
     pos = np.searchsorted(meta_keys, mid)
     pos_c = np.minimum(pos, max(len(meta_keys) - 1, 0))
     known = (pos < len(meta_keys)) & (meta_keys[pos_c] == mid) if len(meta_keys) else \
@@ -388,40 +419,34 @@ def _load_plane(plane, host, names, name_ids, lines, planes, stat_int, stat_str,
     gid[known] = meta_gid[pos_c[known]]
     if (~known).any():
         for m in np.unique(mid[~known]).tolist():
-            nm = f"<unknown event metadata {m}>"
-            g = name_ids.get(nm)
-            if g is None:
-                g = name_ids[nm] = len(names)
-                names.append(nm)
-            gid[(~known) & (mid == m)] = g
+            gid[(~known) & (mid == m)] = _intern(f"<unknown event metadata {m}>", names, name_ids)
+    if len(s_ev) and wanted:
+        _decode_stats(buf, raw, s_ev + lo, s_beg, s_end, wanted, stat_names, out_int, out_str)
+    return gid, off, off + dur
 
-    # stats of events
-    s_ev, s_beg, s_end = stat_occurrences
-    if len(s_ev) and wanted_stat_ids:
-        sv, spresent, sld, sfixed = _walk_fields(buf, s_beg, s_end, (1, 3, 4, 7), (5, 6), (2,))
-        smid = _signed(sv[1])
-        for sid, sname in wanted_stat_ids.items():
-            sel = smid == sid
-            if not sel.any():
-                continue
-            ev_of = s_ev[sel] + offset
-            # integers (int64 / uint64 fields)
-            for f in (4, 3):
-                has = spresent[f][sel]
-                if has.any():
-                    stat_int.setdefault(sname, []).append((ev_of[has], _signed(sv[f][sel][has])))
-            # strings: str_value and ref_value (a stat metadata id whose name is the string)
-            stat_positions = np.nonzero(sel)[0]
-            s_idx, s_b, s_e = sld[5]
-            if len(s_idx):
-                m = np.isin(s_idx, stat_positions)
-                if m.any():
-                    strs = np.array([raw[b:e].decode("utf-8", "replace")
-                                     for b, e in zip(s_b[m].tolist(), s_e[m].tolist())], dtype=object)
-                    stat_str.setdefault(sname, []).append((s_ev[s_idx[m]] + offset, strs))
-            has_ref = spresent[7][sel]
-            if has_ref.any():
-                refs = _signed(sv[7][sel][has_ref]).tolist()
-                strs = np.array([stat_names.get(r, "") for r in refs], dtype=object)
-                stat_str.setdefault(sname, []).append((ev_of[has_ref], strs))
-    return line_col, gid, line_ts_ns, off, dur
+
+def _decode_stats(buf, raw, s_ev, s_beg, s_end, wanted, stat_names, out_int, out_str):
+    sv, spresent, sld, _ = _walk_fields(buf, s_beg, s_end, (1, 3, 4, 7), (5, 6), (2,))
+    smid = _signed(sv[1])
+    s_idx, s_b, s_e = sld[5]
+    for sid, sname in wanted.items():
+        sel = smid == sid
+        if not sel.any():
+            continue
+        ev_of = s_ev[sel]
+        for f in (4, 3):  # int64 / uint64 values
+            has = spresent[f][sel]
+            if has.any():
+                out_int.setdefault(sname, []).append((ev_of[has], _signed(sv[f][sel][has])))
+        # strings: str_value, and ref_value (a stat metadata id whose name is the string)
+        if len(s_idx):
+            m = sel[s_idx]
+            if m.any():
+                strs = np.array([raw[b:e].decode("utf-8", "replace")
+                                 for b, e in zip(s_b[m].tolist(), s_e[m].tolist())], dtype=object)
+                out_str.setdefault(sname, []).append((s_ev[s_idx[m]], strs))
+        has_ref = spresent[7][sel]
+        if has_ref.any():
+            refs = _signed(sv[7][sel][has_ref]).tolist()
+            out_str.setdefault(sname, []).append(
+                (ev_of[has_ref], np.array([stat_names.get(r, "") for r in refs], dtype=object)))

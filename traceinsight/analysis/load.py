@@ -206,7 +206,8 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
             continue
         host = runfolder.pass_traces(path, folder, "host")
         python = runfolder.pass_traces(path, folder, "python")
-        key = [cache.ANALYSIS_VERSION, cache.fingerprint(host + python), requested,
+        key = [cache.ANALYSIS_VERSION, cache.source_digest(), cache.fingerprint(host + python),
+               requested,
                sorted(user_files), list(capture_notes)]
         where = cache.cache_path(path, folder)
         mode = cache.load(where, key, timing) if use_cache else None

@@ -326,6 +326,22 @@ def frame_group(file: str, user_files: frozenset[str]) -> str:
     return _package_files().get(file, "other")
 
 
+def _subtree_sums(values: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """values summed over each event's subtree (itself and everything nested in it)."""
+    out = values.astype(float).copy()
+    order = depth_order(-depth)  # deepest first
+    d = depth[order]
+    if not len(d):
+        return out
+    bounds = np.r_[0, np.nonzero(np.diff(d))[0] + 1, len(d)]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        ev = order[lo:hi]
+        ev = ev[(parent[ev] >= 0) & (out[ev] != 0)]
+        if len(ev):
+            np.add.at(out, parent[ev], out[ev])
+    return out
+
+
 def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset[str] = frozenset(),
                    scale: float = 1.0) -> pd.DataFrame:
     """Python time per function from python-tracer frames: self = python-category time owned by the
@@ -341,29 +357,26 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
     frames = frames[_in_windows(t.start[frames], ws, we) >= 0]
     if not len(frames):
         return pd.DataFrame(columns=HOTSPOT_COLUMNS)
-    # self: python segments owned by a frame
+    # python time owned by each event (segments of steady steps, clipped to them)
     sel = (a.seg_cat == rules.PYTHON) & (a.seg_owner >= 0)
     step_of = _in_windows(a.seg_start[sel], ws, we)
     ok = step_of >= 0
     owners = a.seg_owner[sel][ok]
     length = (np.minimum(a.seg_end[sel][ok], we[step_of[ok]]) - a.seg_start[sel][ok]).astype(float)
-    is_frame_owner = frame_name[t.name[owners]]
-    self_by_name = np.bincount(t.name[owners][is_frame_owner], weights=length[is_frame_owner],
-                               minlength=len(t.names))
-    # inclusive: python time inside each outermost call of a function (recursion counted once)
-    fnames = t.name[frames]
-    order = np.lexsort((t.start[frames], fnames))
-    fs, fe, fn = t.start[frames][order], t.end[frames][order], fnames[order]
+    own_py = np.bincount(owners, weights=length, minlength=len(t))
+    self_by_name = np.bincount(t.name[frames], weights=own_py[frames], minlength=len(t.names))
+    # inclusive: python time in the frame's subtree, summed bottom-up along the nesting
+    subtree = _subtree_sums(own_py, a.parent, a.depth)
+    # recursion counted once: only occurrences with no earlier open occurrence of the same
+    # function (frames are in start order; stable-sort them by function)
+    by_name = np.argsort(t.name[frames], kind="stable")
+    fr = frames[by_name]
+    fn, fs, fe = t.name[fr], t.start[fr], t.end[fr]
     new_group = np.r_[True, fn[1:] != fn[:-1]]
-    # an occurrence is outermost when it starts after every earlier occurrence of the same
-    # function ended: running max of earlier ends, reset at each function's first occurrence
     grp = np.cumsum(new_group) - 1
-    run = pd.Series(np.r_[-1, fe[:-1]]).where(~pd.Series(new_group), -1).groupby(grp).cummax()
-    prev_end = run.to_numpy()
-    outermost = fs >= prev_end
-    ct = a.category_time(fs[outermost], fe[outermost],
-                         categories=(rules.PYTHON,))[:, rules.PYTHON].astype(float)
-    incl_by_name = np.bincount(fn[outermost], weights=ct, minlength=len(t.names))
+    prev_end = pd.Series(np.r_[-1, fe[:-1]]).where(~pd.Series(new_group), -1).groupby(grp).cummax()
+    outermost = fs >= prev_end.to_numpy()
+    incl_by_name = np.bincount(fn[outermost], weights=subtree[fr[outermost]], minlength=len(t.names))
     calls_by_name = np.bincount(fn, minlength=len(t.names))
     rows = []
     for nid in np.unique(fn).tolist():
