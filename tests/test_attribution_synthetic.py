@@ -264,3 +264,27 @@ def test_retrace_pattern_from_tracing_count(tmp_path, counts, expected):
     assert (r["calls"], r["traced_calls"]) == (3, 3)
     assert r["tracing_ms"] == pytest.approx(3 * 50 * MS)
     assert expected in r["changes"]
+
+
+def test_tracemes_opened_and_closed_in_other_python_frames(tmp_path):
+    """`with Trace(...)`: the TraceMe starts inside __enter__'s frame and ends inside __exit__'s.
+    The two frames are taken out of the nesting; the TraceMe keeps its category."""
+    sp = Space()
+    sp.task_environment(python_level=1)
+    main = sp.host().line("python")
+    main.event("train", 0, 100, step_num=1)
+    main.event("$model.py:1 f", 0, 100)
+    main.event("$trace.py:83 __enter__", 10, 10)
+    main.event("tf.constant", 15, 45)
+    main.event("KernelAndDeviceFunc::Run", 30, 10)
+    main.event("$trace.py:121 __exit__", 55, 15)
+    path = sp.write(tmp_path / "h.xplane.pb")
+    m = analyze_mode("m", [path], user_files=frozenset({"model.py"}))
+    assert cats(m, 0) == {"input": 45, "python": 55}
+    hs = m.hotspots.set_index("function")
+    assert hs.loc["f", "self_ms"] == pytest.approx(55 * MS)
+    from traceinsight.analysis.attribute import attribute
+    from traceinsight.analysis.events import load_files
+    a = attribute(load_files([path]))
+    crossing = sorted(a.table.names[i] for i in a.table.name[a.crosser])
+    assert crossing == ["$trace.py:121 __exit__", "$trace.py:83 __enter__"]

@@ -155,6 +155,55 @@ def step_markers(table: EventTable) -> np.ndarray:
     return named[table.name] & (table.stat_int_column("step_num") >= 0)
 
 
+def _boundaries(table: EventTable, ev: np.ndarray, parent: np.ndarray):
+    """Timeline boundaries of properly nested events ``ev`` (table order): every start and end in
+    time order, with the event that owns the time after it (the innermost one open then; -1 for
+    none). Starts are already sorted (outer events first); ends are sorted by time, inner events
+    first (reversed table order, stable sort); at one instant ends come before starts."""
+    s_t = table.start[ev]
+    rev = ev[::-1]
+    e_order = rev[np.argsort(table.end[rev], kind="stable")]
+    e_t = table.end[e_order]
+    pos_s = np.arange(len(s_t)) + np.searchsorted(e_t, s_t, side="right")
+    pos_e = np.arange(len(e_t)) + np.searchsorted(s_t, e_t, side="left")
+    t = np.empty(2 * len(ev), dtype=np.int64)
+    owner_after = np.empty(2 * len(ev), dtype=np.int64)
+    t[pos_s], t[pos_e] = s_t, e_t
+    owner_after[pos_s], owner_after[pos_e] = ev, parent[e_order]
+    return t, owner_after
+
+
+def _frames_crossing_tracemes(table: EventTable, pos: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """Python-tracer frames that partly overlap a TraceMe event of their thread (a TraceMe opened in
+    ``__enter__`` and closed in ``__exit__``): found per line from the TraceMe nesting alone."""
+    out = []
+    lines = table.line[pos]
+    cuts = np.nonzero(np.diff(lines))[0] + 1
+    for block in np.split(np.arange(len(pos)), cuts):
+        idx = pos[block]
+        fr = frame[block]
+        if not fr.any() or fr.all():
+            continue
+        a = idx[~fr]
+        parent = np.full(len(table), -1, dtype=np.int64)
+        _nest_positions(table, a, parent, np.zeros(len(table), dtype=np.int64))
+        t, owner = _boundaries(table, a, parent)  # who is innermost among TraceMes, when
+        f = idx[fr]
+        fs, fe = table.start[f], table.end[f]
+        # the TraceMe open when the frame starts ends inside the frame
+        k = np.searchsorted(t, fs, side="right") - 1
+        c = np.where(k >= 0, owner[np.maximum(k, 0)], -1)
+        cc = np.maximum(c, 0)
+        cross = (c >= 0) & (table.end[cc] < fe)
+        # the TraceMe open just before the frame ends started inside it and outlives it
+        k = np.searchsorted(t, fe, side="left") - 1
+        c = np.where(k >= 0, owner[np.maximum(k, 0)], -1)
+        cc = np.maximum(c, 0)
+        cross |= (c >= 0) & (table.start[cc] > fs) & (table.end[cc] > fe)
+        out.append(f[cross])
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
 def nest(table: EventTable, marker: np.ndarray | None = None, max_rounds: int = 6):
     """Parent and depth of every positive-length event, and which events cross others.
 
@@ -174,6 +223,11 @@ def nest(table: EventTable, marker: np.ndarray | None = None, max_rounds: int = 
         marker = step_markers(table)
     pos = np.nonzero((table.end > table.start) & ~marker)[0]
     is_frame = np.array([n.startswith("$") for n in table.names] or [False], dtype=bool)
+    # Find the frames that cross TraceMe events up front, so one round of nesting usually does.
+    pre = _frames_crossing_tracemes(table, pos, is_frame[table.name[pos]])
+    if len(pre):
+        crosser[pre] = True
+        pos = pos[~crosser[pos]]
     todo = pos
     for _ in range(max_rounds):
         _nest_positions(table, todo, parent, depth)
@@ -356,20 +410,7 @@ def attribute(table: EventTable) -> Attribution:
                              & ~marker_ev)[0]
     else:
         on_main = np.zeros(0, dtype=np.int64)
-    # Boundaries: starts (already sorted by start, outer events first) merged with ends (sorted
-    # by end, inner events first: reversed table order, stable). At one instant ends come before
-    # starts, so the owner after it is the innermost event open then.
-    s_t = table.start[on_main]
-    rev = on_main[::-1]
-    e_order = rev[np.argsort(end[rev], kind="stable")]
-    e_t = end[e_order]
-    n_b = 2 * len(on_main)
-    pos_s = np.arange(len(s_t)) + np.searchsorted(e_t, s_t, side="right")
-    pos_e = np.arange(len(e_t)) + np.searchsorted(s_t, e_t, side="left")
-    t = np.empty(n_b, dtype=np.int64)
-    owner_after = np.empty(n_b, dtype=np.int64)
-    t[pos_s], t[pos_e] = s_t, e_t
-    owner_after[pos_s], owner_after[pos_e] = on_main, parent[e_order]
+    t, owner_after = _boundaries(table, on_main, parent)
     if len(t):
         keep = np.r_[t[1:] > t[:-1], False]  # drop zero-length segments
         seg_start, seg_end, seg_owner = t[:-1][keep[:-1]], t[1:][keep[:-1]], owner_after[:-1][keep[:-1]]
