@@ -61,6 +61,22 @@ def _steady_windows(a: Attribution, steps: pd.DataFrame) -> tuple[np.ndarray, np
     return a.step_start[steady], a.step_end[steady], int(steady.sum())
 
 
+def owned_time(a: Attribution, ws: np.ndarray, we: np.ndarray,
+               category: int) -> tuple[np.ndarray, np.ndarray]:
+    """(owner event, ps) of the main-thread segments of one category inside the windows, clipped
+    to them. The segments' windows are found once per attribution and set of windows."""
+    key = ("windows", ws.tobytes(), we.tobytes())
+    if key not in a._cum:
+        step_of = _in_windows(a.seg_start, ws, we)
+        inside = (step_of >= 0) & (a.seg_owner >= 0)
+        idx = np.nonzero(inside)[0]
+        length = np.minimum(a.seg_end[idx], we[step_of[idx]]) - a.seg_start[idx]
+        a._cum[key] = (idx, length)
+    idx, length = a._cum[key]
+    sel = a.seg_cat[idx] == category
+    return a.seg_owner[idx[sel]], length[sel]
+
+
 def _in_windows(t: np.ndarray, ws: np.ndarray, we: np.ndarray) -> np.ndarray:
     """Index of the window holding each time, -1 when none (windows sorted, disjoint)."""
     if not len(ws):
@@ -124,12 +140,7 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
     # main thread: op-category timeline segments, owned by the nearest op event above the owner
     if a.main_line >= 0 and len(a.seg_owner):
         anchor = _nearest_marked(is_op_event, a.parent, a.depth)
-        seg_sel = (a.seg_cat == rules.OP) & (a.seg_owner >= 0)
-        step_of = _in_windows(a.seg_start[seg_sel], ws, we)
-        inside = step_of >= 0
-        owners = a.seg_owner[seg_sel][inside]
-        length = (np.minimum(a.seg_end[seg_sel][inside], we[step_of[inside]])
-                  - a.seg_start[seg_sel][inside])
+        owners, length = owned_time(a, ws, we, rules.OP)
         anc = anchor[owners]
         # op time with no op event above it: named after the owning event
         anc_key = np.where(anc >= 0, anc, owners)
@@ -234,13 +245,11 @@ def _retrace_pattern(g: pd.DataFrame) -> str:
 def other_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
     """Main-thread time of events no rule places, by name."""
     ws, we, n = _steady_windows(a, steps)
-    sel = (a.seg_cat == rules.OTHER) & (a.seg_owner >= 0)
-    if n == 0 or not sel.any():
+    if n == 0 or not (a.seg_cat == rules.OTHER).any():
         return pd.DataFrame(columns=OTHER_COLUMNS)
-    step_of = _in_windows(a.seg_start[sel], ws, we)
-    inside = step_of >= 0
-    owners = a.seg_owner[sel][inside]
-    length = np.minimum(a.seg_end[sel][inside], we[step_of[inside]]) - a.seg_start[sel][inside]
+    owners, length = owned_time(a, ws, we, rules.OTHER)
+    if not len(owners):
+        return pd.DataFrame(columns=OTHER_COLUMNS)
     name_ids = a.table.name[owners]
     df = pd.DataFrame({"name": [a.table.names[i] for i in name_ids], "ps": length, "ev": owners})
     g = df.groupby("name").agg(ps=("ps", "sum"), count=("ev", "nunique")).reset_index()
@@ -358,12 +367,8 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
     if not len(frames):
         return pd.DataFrame(columns=HOTSPOT_COLUMNS)
     # python time owned by each event (segments of steady steps, clipped to them)
-    sel = (a.seg_cat == rules.PYTHON) & (a.seg_owner >= 0)
-    step_of = _in_windows(a.seg_start[sel], ws, we)
-    ok = step_of >= 0
-    owners = a.seg_owner[sel][ok]
-    length = (np.minimum(a.seg_end[sel][ok], we[step_of[ok]]) - a.seg_start[sel][ok]).astype(float)
-    own_py = np.bincount(owners, weights=length, minlength=len(t))
+    owners, length = owned_time(a, ws, we, rules.PYTHON)
+    own_py = np.bincount(owners, weights=length.astype(float), minlength=len(t))
     self_by_name = np.bincount(t.name[frames], weights=own_py[frames], minlength=len(t.names))
     # inclusive: python time in the frame's subtree, summed bottom-up along the nesting
     subtree = _subtree_sums(own_py, a.parent, a.depth)
