@@ -174,3 +174,18 @@ def test_capture_command_does_not_import_tensorflow(tmp_path):
     r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "missing.py")], cwd=ROOT,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+
+@given(host=st.integers(0, 3), device=st.integers(0, 2), python=st.integers(0, 1),
+       duration=st.integers(0, 2**40), path=st.binary(max_size=300))
+def test_decode_profile_options_any_message(host, device, python, duration, path):
+    fields = [(2, host), (3, device), (4, python)]
+    buf = b"\x08\x01" + b"\x40" + _varint(duration) + b"\x52" + _varint(len(path)) + path
+    for number, value in fields:
+        if value:  # proto3 omits zeros
+            buf += _varint(number << 3) + _varint(value)
+    assert options.decode_profile_options(buf) == {"host_tracer_level": host, "device_tracer_level": device,
+                                                   "python_tracer_level": python}
