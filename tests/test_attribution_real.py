@@ -123,3 +123,21 @@ def test_op_self_time_matches_xprof_framework_op_stats(real_runs, tmp_path):
             assert mine[op] == pytest.approx(xt, rel=0.05), op
             compared += 1
     assert compared >= 5
+
+
+def test_window_sums_agree_with_cumulative_integrals(real_runs):
+    """The two ways category_time adds up the timeline give the same numbers."""
+    from traceinsight.analysis import rules
+    for run_name, mode in (("conv1d", "eager"), ("costly-loop", "xla"), ("retracing", "function")):
+        path = [p for p in real_runs[run_name].modes[mode].trace_paths if "/host/" in p]
+        a = attribute(load_files(path))
+        ws, we = a.step_start, a.step_end
+        fast = a.category_time(ws, we)  # disjoint windows: per-window sums
+        others = tuple(c for c in range(len(CATEGORIES)) if c != rules.PYTHON)
+        slow = a.category_time(ws, we, categories=others)  # cumulative integrals
+        slow[:, rules.PYTHON] = (we - ws) - slow.sum(axis=1)
+        np.testing.assert_array_equal(fast, slow)
+        # windows cutting through segments
+        mid = (ws + we) // 2
+        np.testing.assert_array_equal(a.category_time(mid[:-1], mid[1:])[:, list(others)],
+                                      a.category_time(mid[:-1], mid[1:], categories=others)[:, list(others)])

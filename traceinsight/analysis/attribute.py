@@ -37,11 +37,9 @@ class Attribution:
     outside: np.ndarray            # bool per event: kept out of the nesting (crossers, step markers)
     own: np.ndarray                # own category code per event (rules codes)
     cat: np.ndarray                # effective category per event (0..N_CAT-1)
-    # main-thread timeline
-    seg_start: np.ndarray
-    seg_end: np.ndarray
-    seg_owner: np.ndarray          # event index or -1 (no event: Python)
-    seg_cat: np.ndarray
+    # main-thread timeline: segments [bounds[i], bounds[i+1]) tile it
+    seg_owner: np.ndarray          # event index or -1 (no event: Python), int32
+    seg_cat: np.ndarray            # category of each segment, int8
     bounds: np.ndarray             # segment boundary times (len(seg)+1)
     # steps
     step_start: np.ndarray
@@ -51,11 +49,19 @@ class Attribution:
     has_device_plane: bool
     _cum: dict = field(default_factory=dict)  # category -> cumulative time at bounds (lazy)
 
+    @property
+    def seg_start(self) -> np.ndarray:
+        return self.bounds[:-1]
+
+    @property
+    def seg_end(self) -> np.ndarray:
+        return self.bounds[1:]
+
     def cumulative(self, c: int) -> np.ndarray:
         """Main-thread time of category ``c`` before each segment boundary (ps), built on first
         use: only the categories asked for cost memory."""
         if c not in self._cum:
-            lengths = np.where(self.seg_cat == c, self.seg_end - self.seg_start, 0)
+            lengths = np.where(self.seg_cat == c, np.diff(self.bounds), 0)
             cum = np.empty(len(self.bounds), dtype=np.int64)
             if len(cum):
                 cum[0] = 0
@@ -73,6 +79,9 @@ class Attribution:
         out = np.zeros((len(t0), N_CAT), dtype=np.int64)
         if not len(t0):
             return out
+        if categories is None and len(self.bounds) >= 2 and (t1 >= t0).all() and \
+                (len(t0) == 1 or (t0[1:] >= t1[:-1]).all()):
+            return self._window_sums(t0, t1)
         wanted = range(N_CAT) if categories is None else categories
         k0, k1 = self._locate(t0), self._locate(t1)
         for c in wanted:
@@ -81,6 +90,30 @@ class Attribution:
             out[:, c] = self._integral(c, t1, k1) - self._integral(c, t0, k0)
         if categories is None:
             out[:, rules.PYTHON] = (t1 - t0) - out.sum(axis=1)
+        return out
+
+    def _window_sums(self, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+        """category_time for sorted, disjoint windows (steps): each segment is added to the
+        window it starts in (clipped to the window's end), plus the part of the segment a window
+        starts inside; no cumulative arrays."""
+        w = len(t0)
+        seg_start, seg_end = self.seg_start, self.seg_end
+        lo, hi = np.searchsorted(seg_start, [t0[0], t1[-1]])
+        k = np.searchsorted(t0, seg_start[lo:hi], side="right") - 1
+        valid = (k >= 0) & (seg_start[lo:hi] < t1[np.maximum(k, 0)])
+        kv = k[valid]
+        length = np.minimum(seg_end[lo:hi][valid], t1[kv]) - seg_start[lo:hi][valid]
+        out = np.bincount(kv * N_CAT + self.seg_cat[lo:hi][valid], weights=length.astype(float),
+                          minlength=w * N_CAT).reshape(w, N_CAT)
+        j = np.searchsorted(seg_start, t0, side="right") - 1  # the segment a window starts in
+        jc = np.clip(j, 0, len(seg_start) - 1)
+        part = (j >= 0) & (seg_start[jc] < t0) & (seg_end[jc] > t0)
+        rows = np.nonzero(part)[0]
+        np.add.at(out, (rows, self.seg_cat[jc[rows]]),
+                  (np.minimum(seg_end[jc[rows]], t1[rows]) - t0[rows]).astype(float))
+        out = np.rint(out).astype(np.int64)
+        out[:, rules.PYTHON] = 0
+        out[:, rules.PYTHON] = (t1 - t0) - out.sum(axis=1)  # python: its segments and the rest
         return out
 
     def _locate(self, t: np.ndarray) -> np.ndarray:
@@ -412,20 +445,21 @@ def attribute(table: EventTable) -> Attribution:
         on_main = np.zeros(0, dtype=np.int64)
     t, owner_after = _boundaries(table, on_main, parent)
     if len(t):
-        keep = np.r_[t[1:] > t[:-1], False]  # drop zero-length segments
-        seg_start, seg_end, seg_owner = t[:-1][keep[:-1]], t[1:][keep[:-1]], owner_after[:-1][keep[:-1]]
+        keep = t[1:] > t[:-1]  # drop zero-length segments; the rest tile [t[0], t[-1]]
+        bounds = np.append(t[:-1][keep], t[-1])
+        seg_owner = owner_after[:-1][keep].astype(np.int32)
     else:
-        seg_start = seg_end = seg_owner = np.zeros(0, dtype=np.int64)
-    seg_cat = np.where(seg_owner >= 0, cat[np.maximum(seg_owner, 0)], rules.PYTHON) \
-        if len(seg_owner) else np.zeros(0, dtype=np.int64)
-    # segments between consecutive boundaries tile the timeline: owner -1 is a gap (python)
-    if main >= 0 and len(seg_start):
+        bounds = np.zeros(0, dtype=np.int64)
+        seg_owner = np.zeros(0, dtype=np.int32)
+    del t, owner_after
+    seg_cat = np.where(seg_owner >= 0, cat[np.maximum(seg_owner, 0)], rules.PYTHON).astype(np.int8)
+    # owner -1 is a gap between top-level events: python
+    if main >= 0 and len(seg_owner):
         waits = _input_work_intervals(table, main, crosser | marker_ev)
         if len(waits[0]):
             seg_start, seg_end, seg_owner, seg_cat = _relabel_waits(
-                seg_start, seg_end, seg_owner, seg_cat, *waits)
-    bounds = np.concatenate([seg_start, seg_end[-1:]]) if len(seg_start) else \
-        np.zeros(0, dtype=np.int64)
+                bounds[:-1], bounds[1:], seg_owner, seg_cat, *waits)
+            bounds = np.append(seg_start, seg_end[-1])
 
     # steps
     main_marker = np.nonzero(marker & (table.line == main))[0] if main >= 0 else np.zeros(0, np.int64)
@@ -456,7 +490,7 @@ def attribute(table: EventTable) -> Attribution:
             step_rule = "no main-thread events: no steps"
     o = np.argsort(ss, kind="stable")
     return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent, depth=depth,
-                       crosser=crosser, outside=crosser | marker_ev, own=own, cat=cat, seg_start=seg_start,
-                       seg_end=seg_end, seg_owner=seg_owner, seg_cat=seg_cat, bounds=bounds,
+                       crosser=crosser, outside=crosser | marker_ev, own=own, cat=cat,
+                       seg_owner=seg_owner, seg_cat=seg_cat, bounds=bounds,
                        step_start=ss[o], step_end=se[o], step_num=sn[o], step_rule=step_rule,
                        has_device_plane=has_device)
