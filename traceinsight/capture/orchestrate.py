@@ -366,6 +366,16 @@ def resume_run(run_path: Path, requested: list[str] | None, opts: Options, comma
     return Plan(wf, todo, probe, Path(run_path), resume=True), writer, notes
 
 
+PROGRESS = ".progress.json"  # written by the runner at each phase (runner.PROGRESS)
+
+
+def read_phase(mode_path: Path) -> str | None:
+    try:
+        return json.loads((Path(mode_path) / PROGRESS).read_text()).get("phase")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def _relative_traces(obj: Any, run_path: Path) -> None:
     """Trace paths in timings.json relative to the run folder (the run can be moved)."""
     if isinstance(obj, dict):
@@ -400,7 +410,16 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
         raise
     state.ended = time.monotonic()
     entry["wall_s"] = round(state.elapsed, 3)
+    phase = read_phase(mode_path)
+    try:
+        (mode_path / PROGRESS).unlink()
+    except OSError:
+        pass
     if not res.ok:
+        if phase and phase != "done":
+            entry["phase"] = phase
+            if res.returncode is None or res.returncode < 0 or res.error.startswith("timed out"):
+                res.error += f", during: {phase}"
         entry.update(status="failed", error=res.error, stderr_tail=res.stderr_tail)
         state.status, state.error, state.stderr_tail = "failed", res.error, res.stderr_tail
         writer.save()

@@ -461,6 +461,14 @@ def traced_phase(tf, driver, port, logdir, duration_ms, levels, max_steps, next_
     return rec, result
 
 
+PROGRESS = ".progress.json"
+
+
+def progress(mode_path: Path, phase: str) -> None:
+    """Tell the parent which phase runs (its live display, and what a timed-out mode was doing)."""
+    runfolder.atomic_write_json(mode_path / PROGRESS, {"phase": phase, "t": time.time()})
+
+
 def run_mode(spec: dict) -> dict:
     mode = modes_mod.get(spec["kind"], spec["mode"])
     if mode is None:
@@ -468,10 +476,12 @@ def run_mode(spec: dict) -> dict:
     if mode.legacy_keras:
         import tf_keras
         sys.modules["keras"] = tf_keras  # the workload's `import keras` gets Keras 2
+    mode_path = Path(spec["mode_path"])
+    progress(mode_path, "importing TensorFlow")
     import tensorflow as tf
     if mode.base == "v1-session":
         tf.compat.v1.disable_eager_execution()
-    mode_path = Path(spec["mode_path"])
+    progress(mode_path, "building the workload")
     module = load_workload(spec["workload"])
     driver = keras_driver(tf, mode, module) if mode.kind == modes_mod.KERAS else function_driver(tf, mode, module)
 
@@ -481,6 +491,7 @@ def run_mode(spec: dict) -> dict:
                                "first_step_s": None, "first_step_traced": True, "first_step_num": 0}
 
     # 1. host pass, holding the first step
+    progress(mode_path, "host trace: first step")
     rec, host = traced_phase(tf, driver, port, mode_path / "host", spec["host_trace_ms"], HOST_LEVELS,
                              spec["host_max_steps"], 0, "host")
     host_steps = [(s, n) for s, n, t in zip(rec.steps_s, rec.step_nums, rec.traced) if n != 0 and t]
@@ -502,6 +513,7 @@ def run_mode(spec: dict) -> dict:
     warm = Recorder(tf, "warmup", next_step,
                     lambda r: len(r.steps_s) >= spec["warmup_steps"] or
                     (len(r.steps_s) >= 1 and r.elapsed >= spec["max_time"]))
+    progress(mode_path, "warm-up")
     driver.run(warm)
     next_step = warm.next_step
 
@@ -512,6 +524,7 @@ def run_mode(spec: dict) -> dict:
         # stays for TensorBoard. Session folders are named to the second: do not collide.
         time.sleep(max(0.0, 1.1 - (time.monotonic() - host_started)))
         first_session = host
+        progress(mode_path, "host trace again (steady steps)")
         rec2, host = traced_phase(tf, driver, port, mode_path / "host", spec["host_trace_ms"],
                                   HOST_LEVELS, spec["host_max_steps"], next_step, "host")
         host.update(steps_s=[s for s, t in zip(rec2.steps_s, rec2.traced) if t],
@@ -530,6 +543,7 @@ def run_mode(spec: dict) -> dict:
     timing = Recorder(tf, "timing", next_step,
                       lambda r: len(r.steps_s) >= spec["min_steps"] and r.elapsed >= spec["min_time"]
                       or (len(r.steps_s) >= max(3, min(spec["min_steps"], 3)) and r.elapsed >= spec["max_time"]))
+    progress(mode_path, "timing (untraced)")
     driver.run(timing)
     timings.update(warmup_steps=len(warm.steps_s), steps_s=timing.steps_s,
                    step_nums=timing.step_nums, timing_phase_s=timing.elapsed)
@@ -538,6 +552,7 @@ def run_mode(spec: dict) -> dict:
     traced: dict[str, Any] = {"host": host}
     # 4. python pass
     if spec.get("python_tracer", True):
+        progress(mode_path, "python trace")
         prec, py = traced_phase(tf, driver, port, mode_path / "python", spec["python_trace_ms"],
                                 PYTHON_LEVELS, spec["python_max_steps"], next_step, "python")
         py.update(steps_s=[s for s, t in zip(prec.steps_s, prec.traced) if t],

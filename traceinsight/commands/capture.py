@@ -167,6 +167,8 @@ def run_with_progress(console, plan, writer, opts) -> list:
                 detail = f"{writer.mode(name)['summary']['median_ms']:.3g} ms/step"
             elif s.status == "failed":
                 detail = (s.error or "")[:80]
+            elif s.status == "running":
+                detail = orch.read_phase(writer.path / writer.mode(name)["dir"]) or "starting"
             t.add_row(name, f"[{style}]{s.status}[/]", el, detail)
         return t
 
