@@ -10,7 +10,9 @@ import pytest
 from textual.widgets import DataTable, Select, TabbedContent
 
 from traceinsight.compare import compare_modes
-from traceinsight.tui import fmt, get_app
+from traceinsight.cli import main
+from traceinsight.errors import TraceinsightError
+from traceinsight.tui import fmt, get_app, get_loading_app
 from traceinsight.tui.bars import CategoryBars, render_bars
 from traceinsight.tui.compare import CompareScreen
 from traceinsight.tui.findings import FindingsScreen
@@ -21,7 +23,7 @@ from traceinsight.tui.mode_table import ModeTable
 from traceinsight.tui.overview import OverviewScreen, bar_rows
 
 from tui_runs import (committed_runs, failed_only_run, large_run, load_committed, no_steps_run,
-                      one_mode_run, sample_run)
+                      one_mode_run, sample_run, settle)
 
 SIZE = (100, 30)
 
@@ -32,13 +34,6 @@ def pilot_test(fn):
     def wrapper(*args, **kwargs):
         asyncio.run(fn(*args, **kwargs))
     return wrapper
-
-
-async def settle(pilot) -> None:
-    """Wait for the overview's figures (computed in a worker thread after the first frame)."""
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def screen_text(app) -> str:
@@ -288,6 +283,34 @@ async def test_committed_runs_open_every_mode_and_tab(name, tmp_path):
         await pilot.press("r")
         await pilot.pause()
         assert (tmp_path / "report.md").read_text().startswith("# ")
+
+
+@pilot_test
+async def test_loading_app_shows_the_run_when_loaded():
+    app = get_loading_app(sample_run, "sample")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, OverviewScreen) and app.run_data.name == "sample-conv1d"
+        assert app.first_frame_at is not None
+
+
+@pilot_test
+async def test_loading_app_hands_back_a_failed_load():
+    def fail():
+        raise TraceinsightError("runs/x: no *.xplane.pb traces found")
+    app = get_loading_app(fail, "runs/x")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r", "c")      # nothing to report or compare while loading: ignored
+        for _ in range(500):
+            if app.load_error is not None:
+                break
+            await pilot.pause(0.01)
+    assert isinstance(app.load_error, TraceinsightError) and app.return_code == 2
+
+
+def test_view_command_reports_a_missing_path(capsys):
+    assert main(["view", "/no/such/run"]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
 
 
 def test_no_tensorflow_imported():

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from traceinsight.tui import get_app
 
-from tui_runs import RUNS_DIR, load_committed, no_steps_run, sample_run
+from tui_runs import RUNS_DIR, load_committed, no_steps_run, sample_run, settle
 
 SMALL, WIDE = (80, 24), (140, 40)
 
 
-async def settle(pilot) -> None:
-    """The overview's figures are computed in a worker thread after the first frame: wait."""
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+@pytest.fixture(autouse=True)
+def fixed_findings(monkeypatch):
+    """The findings rules are another module with its own tests: these snapshots pin how the viewer
+    shows findings, with two fixed ones, so a change of a rule's wording does not move them."""
+    findings = [
+        SimpleNamespace(rule="a", title="eager is Python/dispatch-bound: wrap the step in tf.function",
+                        evidence="python + dispatch are most of the eager step", fix="tf.function(step)",
+                        saving_ms=4.0, saving_basis="measured", modes=("eager",), severity="high",
+                        rank=1),
+        SimpleNamespace(rule="b", title="The profiler slowed traced steps", evidence="", fix="",
+                        saving_ms=None, saving_basis="", modes=(), severity="info", rank=2),
+    ]
+    monkeypatch.setattr("traceinsight.findings.find", lambda run: findings)
 
 
 @pytest.mark.parametrize("size", [SMALL, WIDE], ids=["80x24", "140x40"])

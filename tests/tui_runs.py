@@ -15,6 +15,23 @@ from traceinsight.testing import make_mode, sample_run
 RUNS_DIR = Path(__file__).parent / "data" / "runs"
 
 
+async def settle(pilot) -> None:
+    """Wait until the overview shows every figure: a loading app first loads the run, and the
+    overview computes its intervals, comparisons and findings in a worker thread after its first
+    frame."""
+    from traceinsight.tui.overview import OverviewScreen
+    for _ in range(1000):
+        overview = next((s for s in pilot.app.screen_stack if isinstance(s, OverviewScreen)), None)
+        if overview is not None and overview.figures_at is not None:
+            break
+        if getattr(pilot.app, "load_error", None) is not None:
+            break
+        await pilot.pause(0.01)
+    else:
+        raise TimeoutError("the overview's figures did not arrive in 10 s")
+    await pilot.pause()
+
+
 def one_mode_run() -> Run:
     m = make_mode("eager", {"op": 4.0, "python": 3.0, "dispatch": 1.0},
                   ops=[("Conv2D", "Conv2D", "main", 1, 2.5)])
@@ -60,5 +77,5 @@ def committed_runs() -> list[Path]:
     return sorted(p for p in RUNS_DIR.iterdir() if (p / "run.json").is_file())
 
 
-__all__ = ["sample_run", "one_mode_run", "failed_only_run", "no_steps_run", "large_run",
+__all__ = ["settle", "sample_run", "one_mode_run", "failed_only_run", "no_steps_run", "large_run",
            "committed_runs", "load_committed"]

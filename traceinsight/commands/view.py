@@ -42,14 +42,22 @@ class Command:
                             help="where r writes the markdown report (default: RUN/report.md)")
 
     def build_app(self, args: argparse.Namespace):
-        """Load the run and build the app without running it (tools/bench_view.py times this)."""
+        """The app, not yet run; it loads the run in a worker thread behind a loading screen
+        (tools/bench_view.py times this path)."""
         from traceinsight.runfolder import newest_run
         path = args.run if args.run is not None else newest_run(args.runs_dir)
-        run = load_run(path)
-        from traceinsight.tui import get_app
-        return get_app(run, report_path=args.report, theme=THEMES.get(args.theme))
+        if not path.exists():
+            raise TraceinsightError(f"{path}: no such file or folder")
+        from traceinsight.tui import get_loading_app
+        return get_loading_app(lambda: load_run(path), str(path), report_path=args.report,
+                               theme=THEMES.get(args.theme))
 
     def run(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         app = self.build_app(args)
         app.run()
+        if app.load_error is not None:
+            if isinstance(app.load_error, TraceinsightError):
+                raise app.load_error
+            raise TraceinsightError(f"{args.run or 'the newest run'}: could not be loaded: "
+                                    f"{type(app.load_error).__name__}: {app.load_error}") from app.load_error
         return int(app.return_code or 0)

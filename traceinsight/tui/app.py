@@ -1,10 +1,12 @@
-"""The traceinsight viewer app. Built by ``get_app(run)`` (tests drive it with a pilot); run by the
-``view`` command."""
+"""The traceinsight viewer app. Built by ``get_app(run)`` from a loaded run (tests drive it with a
+pilot), or by ``get_loading_app(load, what)`` for the ``view`` command, which loads in a worker thread
+behind a loading screen."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Callable
 
 from textual.app import App
 from textual.binding import Binding
@@ -13,6 +15,7 @@ from traceinsight.model import Run
 from traceinsight.tui.compare import CompareScreen, default_pair
 from traceinsight.tui.findings import FindingsScreen, load_findings
 from traceinsight.tui.help import HelpScreen
+from traceinsight.tui.loading import LoadingScreen
 from traceinsight.tui.mode import ModeScreen
 from traceinsight.tui.overview import OverviewScreen
 from traceinsight.tui.report import write_report
@@ -30,9 +33,14 @@ class TraceinsightApp(App):
         Binding("t", "toggle_theme", "Theme", show=False),
     ]
 
-    def __init__(self, run: Run, *, report_path: Path | None = None, theme: str | None = None) -> None:
+    def __init__(self, run: Run | None, *, load: Callable[[], Run] | None = None, what: str = "",
+                 report_path: Path | None = None, theme: str | None = None) -> None:
         super().__init__()
         self.run_data = run
+        self._load = load
+        self._what = what
+        self.load_error: BaseException | None = None   # re-raised by the view command after exit
+        self.first_frame_at: float | None = None        # set by the first screen drawn (bench)
         self.report_path = report_path
         self.last_report: Path | None = None
         self._findings: tuple[list, str | None] | None = None
@@ -42,8 +50,39 @@ class TraceinsightApp(App):
             self.theme = theme
 
     def on_mount(self) -> None:
-        self.sub_title = self.run_data.name
-        self.push_screen(OverviewScreen(self.run_data))
+        if self.run_data is not None:
+            self.show_run(self.run_data)
+            return
+        self.push_screen(LoadingScreen(self._what))
+        # Started after the loading screen is drawn: loading holds the GIL most of the time.
+        self.call_after_refresh(self.run_worker, self._load_in_thread, thread=True, group="load",
+                                exit_on_error=False)
+
+    def _load_in_thread(self) -> None:
+        try:
+            run = self._load()
+        except BaseException as e:  # noqa: BLE001 - handed to the command, which reports it
+            self.call_from_thread(self._load_failed, e)
+            return
+        self.call_from_thread(self.show_run, run)
+
+    def _load_failed(self, error: BaseException) -> None:
+        self.load_error = error
+        self.exit(return_code=2)
+
+    def show_run(self, run: Run) -> None:
+        self.run_data = run
+        self.sub_title = run.name
+        if isinstance(self.screen, LoadingScreen):
+            self.switch_screen(OverviewScreen(run))
+        else:
+            self.push_screen(OverviewScreen(run))
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """Nothing but quit and help until the run is loaded."""
+        if self.run_data is None and action in {"report", "compare", "findings", "toggle_theme"}:
+            return False
+        return True
 
     def summary(self):
         """``Run.summary()`` computed once (its bootstrap intervals take a moment on big runs)."""

@@ -81,6 +81,9 @@ class ModeTable(DataTable):
         for _, row in summary.iterrows():
             for key, cell in zip(self.column_keys, summary_cells(row, fastest)):
                 self.update_cell(str(row["mode"]), key, cell, update_width=True)
+        # DataTable widens columns for updated cells when it is next idle; called from another
+        # widget's handler it would wait for its own next message, so prompt it.
+        self.check_idle()
 
     @property
     def highlighted_mode(self) -> str | None:

@@ -21,7 +21,9 @@ def render_markdown(run: Run) -> str:
         return fallback_markdown(run)
     except (ImportError, AttributeError):
         return fallback_markdown(run)
-    return render(run)
+    from traceinsight.tui.findings import FIND_LOCK
+    with FIND_LOCK:          # the report runs the findings too
+        return render(run)
 
 
 def fallback_markdown(run: Run) -> str:
