@@ -160,7 +160,9 @@ async def test_compare_from_overview_and_swap():
         assert isinstance(screen, CompareScreen) and (screen.a, screen.b) == ("eager", "function")
         expected = compare_modes(run.modes["eager"], run.modes["function"]).sentence()
         assert expected in screen_text(app).replace("\n ", " ")
-        assert screen.query_one("#category-diff", DataTable).row_count == 7
+        shown = [str(k.value) for k in screen.query_one("#category-diff", DataTable).rows]
+        assert shown == ["python", "dispatch", "op", "input"]   # by |Δ|; zero in both: one line
+        assert "tracing, compile, other: 0 in both modes" in screen_text(app)
         diff = screen.query_one("#op-diff", FrameTable)
         assert diff.table.row_count == 5
         await pilot.press("slash", "o", "n", "l", "y")

@@ -16,6 +16,7 @@ from traceinsight.tui import fmt
 from traceinsight.tui.frame_table import Column, FrameTable
 
 HALF = 12  # cells on each side of the signed bar's axis
+ZERO_MS = 0.005  # a category under 5 µs/step in both modes gets no row of its own
 
 CHANGE_STYLE = {"only in a": "bold #e15759", "only in b": "bold #59a14f", "slower": "#e15759",
                 "faster": "#59a14f", "same": "dim"}
@@ -59,11 +60,21 @@ class CategoryDiffTable(DataTable):
         cats = c.categories
         scale = float(np.nanmax(np.abs(cats["delta_ms"].to_numpy(float)))) if len(cats) else 0.0
         for r in cats.itertuples():
+            if is_zero(r.a_ms) and is_zero(r.b_ms):     # listed once under the table instead
+                continue
             color = fmt.CATEGORY_COLORS.get(r.category, "white")
             self.add_row(Text.assemble(("■ ", color), r.category),
                          Text(fmt.ms(r.a_ms), justify="right"), Text(fmt.ms(r.b_ms), justify="right"),
                          Text(fmt.signed_ms(r.delta_ms), justify="right", style="bold"),
                          signed_bar(r.delta_ms, scale, color), key=r.category)
+
+
+def is_zero(v) -> bool:
+    return not fmt.is_num(v) or abs(v) < ZERO_MS
+
+
+def zero_categories(c: Comparison) -> list[str]:
+    return [r.category for r in c.categories.itertuples() if is_zero(r.a_ms) and is_zero(r.b_ms)]
 
 
 def op_columns(a: str, b: str) -> list[Column]:
@@ -121,13 +132,17 @@ class CompareScreen(Screen):
         self.comparison = c
         widgets = [Static(Text(c.sentence(), style="bold"), id="sentence"),
                    CategoryDiffTable(c, id="category-diff")]
+        zeros = zero_categories(c)
+        if zeros:
+            widgets.append(Static(Text(f"{', '.join(zeros)}: 0 in both modes", style="dim"),
+                                  id="zero-categories"))
         if c.ops.empty:
             widgets.append(Static("Neither mode has ops to compare.", classes="missing"))
         else:
             widgets.append(Static(Text(op_diff_heading(c), style="bold"), classes="heading"))
             widgets.append(FrameTable(c.ops, op_columns(c.a, c.b), filter_columns=["op", "type", "change"],
                                       noun="ops", placeholder="/ filter ops (name, type, 'only', 'slower')",
-                                      id="op-diff"))
+                                      detail=lambda r: op_diff_detail(r, c.a, c.b), id="op-diff"))
         await body.mount(*widgets)
 
     async def on_select_changed(self, event: Select.Changed) -> None:
@@ -153,6 +168,11 @@ class CompareScreen(Screen):
         tables = self.query("#op-diff")
         if tables:
             tables.first(FrameTable).focus_filter()
+
+
+def op_diff_detail(row, a: str, b: str) -> Text:
+    return Text.assemble((str(row["op"]), "bold"), f"  {row['type']} · {row['thread']} thread · ",
+                         f"{a} {fmt.ms(row['a_ms'])}, {b} {fmt.ms(row['b_ms'])} ms/step")
 
 
 def op_diff_heading(c: Comparison) -> str:

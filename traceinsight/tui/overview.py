@@ -37,7 +37,7 @@ def run_title(run: Run) -> Text:
         bits.append(f"{env['cores']} cores")
     if run.source != "run":
         bits.append("foreign traces: one mode per trace")
-    return Text(" · ".join(bits), style="bold")
+    return Text(" · ".join(bits), style="bold", no_wrap=True, overflow="ellipsis")
 
 
 def bar_rows(run: Run) -> list[BarRow]:
