@@ -114,6 +114,20 @@ async def test_header_click_sorts():
 
 
 @pilot_test
+async def test_mouse_opens_a_mode_and_a_tab():
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.click(ModeTable, offset=(3, 2))      # row 2 (function): highlight ...
+        assert isinstance(app.screen, OverviewScreen)
+        await pilot.click(ModeTable, offset=(3, 2))      # ... and open
+        assert isinstance(app.screen, ModeScreen) and app.screen.mode.name == "function"
+        await pilot.click("#--content-tab-tab-ops")
+        await pilot.pause()
+        assert app.screen.query_one(TabbedContent).active == "tab-ops"
+
+
+@pilot_test
 async def test_mode_detail_tabs_say_what_is_missing():
     app = get_app(sample_run())
     async with app.run_test(size=SIZE) as pilot:

@@ -50,7 +50,8 @@ def signed_bar(delta: float, scale: float, color: str) -> Text:
 
 class CategoryDiffTable(DataTable):
     def __init__(self, comparison: Comparison, **kwargs) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        # No cursor: it would paint over the bars' colours, and no row leads anywhere.
+        super().__init__(cursor_type="none", zebra_stripes=True, **kwargs)
         self.comparison = comparison
 
     def on_mount(self) -> None:

@@ -68,7 +68,8 @@ def missing_notes(run: Run) -> list[str]:
             notes.append(f"{m.name}: no python-tracer pass: no Python hotspots.")
     with_notes = [m.name for m in run.modes.values() if m.ok and m.notes]
     if with_notes:   # shown in full in each mode's detail
-        notes.append(f"Notes on how {', '.join(with_notes)} were measured: enter for the mode's detail.")
+        notes.append(f"Notes on how {', '.join(with_notes)} {'was' if len(with_notes) == 1 else 'were'} "
+                     f"measured: enter for the mode's detail.")
     return notes
 
 
