@@ -22,8 +22,8 @@ from traceinsight.tui.mode import ModeScreen
 from traceinsight.tui.mode_table import ModeTable
 from traceinsight.tui.overview import OverviewScreen, bar_rows
 
-from tui_runs import (committed_runs, failed_only_run, large_run, load_committed, no_steps_run,
-                      one_mode_run, sample_run, settle)
+from tui_runs import (committed_runs, compared, failed_only_run, large_run, load_committed,
+                      no_steps_run, one_mode_run, open_compare, sample_run, settle)
 
 SIZE = (100, 30)
 
@@ -89,7 +89,9 @@ async def test_drill_down_filter_and_sort_ops():
         assert ops.table.row_count == 1 and ops.view["op"].tolist() == ["MatMul"]
         await pilot.press("enter")            # leaves the filter for the table
         assert app.focused is ops.table
-        await pilot.press("slash", "backspace", "backspace", "backspace", "enter")
+        await pilot.press("slash", "backspace", "backspace", "backspace", "escape")
+        assert app.focused is ops.table and isinstance(app.screen, ModeScreen)
+        await pilot.pause(0.3)
         assert ops.table.row_count == 3
         for _ in range(3):                    # s cycles to the third column: calls/step
             await pilot.press("s")
@@ -168,8 +170,7 @@ async def test_compare_from_overview_and_swap():
     run = sample_run()
     app = get_app(run)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("c")
-        await pilot.pause()
+        await open_compare(pilot)
         screen = app.screen
         assert isinstance(screen, CompareScreen) and (screen.a, screen.b) == ("eager", "function")
         expected = compare_modes(run.modes["eager"], run.modes["function"]).sentence()
@@ -183,8 +184,8 @@ async def test_compare_from_overview_and_swap():
         await pilot.pause(0.3)
         assert set(diff.view["change"]) == {"only in a", "only in b"}
         await pilot.press("enter", "x")
-        await pilot.pause()
-        assert (screen.a, screen.b) == ("function", "eager")
+        await compared(pilot)
+        assert (screen.a, screen.b) == ("function", "eager") and screen.comparison.a == "function"
         assert screen.query_one("#pick-a", Select).value == "function"
 
 
@@ -192,10 +193,11 @@ async def test_compare_from_overview_and_swap():
 async def test_compare_picker_changes_pair():
     app = get_app(sample_run())
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("c")
+        await open_compare(pilot)
         screen = app.screen
         screen.query_one("#pick-b", Select).value = "xla"
-        await pilot.pause(0.2)
+        await pilot.pause()
+        await compared(pilot)
         assert screen.comparison.b == "xla"
 
 
@@ -243,6 +245,7 @@ async def test_edge_runs_open_and_say_what_is_missing(make):
         assert isinstance(app.screen, ModeScreen)
         detail = screen_text(app)
         await pilot.press("escape", "c")
+        await compared(pilot)
         compare = screen_text(app)
     if make is one_mode_run:
         assert "Only one mode succeeded" in text
@@ -293,7 +296,8 @@ async def test_committed_runs_open_every_mode_and_tab(name, tmp_path):
                     assert ops.table.row_count == min(len(run.modes[mode].ops), FrameTable.PAGE)
             await pilot.press("escape")
         await pilot.press("c")
-        assert isinstance(app.screen, CompareScreen)
+        await compared(pilot)
+        assert isinstance(app.screen, CompareScreen) and app.screen.comparison is not None
         await pilot.press("escape", "f")
         assert isinstance(app.screen, FindingsScreen)
         await pilot.press("r")

@@ -8,7 +8,7 @@ import pytest
 
 from traceinsight.tui import get_app
 
-from tui_runs import RUNS_DIR, load_committed, no_steps_run, sample_run, settle
+from tui_runs import RUNS_DIR, load_committed, no_steps_run, open_compare, sample_run, settle
 
 SMALL, WIDE = (80, 24), (140, 40)
 
@@ -40,7 +40,7 @@ def test_overview_light(snap_compare):
 
 @pytest.mark.parametrize("size", [SMALL, WIDE], ids=["80x24", "140x40"])
 def test_compare(snap_compare, size):
-    assert snap_compare(get_app(sample_run()), press=["c"], terminal_size=size, run_before=settle)
+    assert snap_compare(get_app(sample_run()), terminal_size=size, run_before=open_compare)
 
 
 def test_mode_detail(snap_compare):
@@ -74,5 +74,5 @@ def test_conv1d_overview(snap_compare, size):
 
 @needs_conv1d
 def test_conv1d_compare(snap_compare):
-    assert snap_compare(get_app(load_committed("conv1d")), press=["c"], terminal_size=WIDE,
-                        run_before=settle)
+    assert snap_compare(get_app(load_committed("conv1d")), terminal_size=WIDE,
+                        run_before=open_compare)

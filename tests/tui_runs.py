@@ -32,6 +32,23 @@ async def settle(pilot) -> None:
     await pilot.pause()
 
 
+async def compared(pilot) -> None:
+    """Wait until the compare screen shows its comparison (computed in a worker thread)."""
+    for _ in range(1000):
+        if getattr(pilot.app.screen, "compared_at", None) is not None:
+            break
+        await pilot.pause(0.01)
+    else:
+        raise TimeoutError("the comparison did not arrive in 10 s")
+    await pilot.pause()
+
+
+async def open_compare(pilot) -> None:
+    await settle(pilot)
+    await pilot.press("c")
+    await compared(pilot)
+
+
 def one_mode_run() -> Run:
     m = make_mode("eager", {"op": 4.0, "python": 3.0, "dispatch": 1.0},
                   ops=[("Conv2D", "Conv2D", "main", 1, 2.5)])
@@ -77,5 +94,5 @@ def committed_runs() -> list[Path]:
     return sorted(p for p in RUNS_DIR.iterdir() if (p / "run.json").is_file())
 
 
-__all__ = ["settle", "sample_run", "one_mode_run", "failed_only_run", "no_steps_run", "large_run",
+__all__ = ["settle", "compared", "open_compare", "sample_run", "one_mode_run", "failed_only_run", "no_steps_run", "large_run",
            "committed_runs", "load_committed"]

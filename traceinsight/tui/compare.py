@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import time
+
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
@@ -103,6 +106,8 @@ class CompareScreen(Screen):
         self.run = run
         self.a = a
         self.b = b
+        self.comparison: Comparison | None = None
+        self.compared_at: float | None = None
 
     def compose(self) -> ComposeResult:
         options = [(m.name, m.name) for m in self.run.ok_modes()]
@@ -122,15 +127,26 @@ class CompareScreen(Screen):
     async def rebuild(self) -> None:
         body = self.query_one("#compare-body", Vertical)
         await body.remove_children()
-        if self.a is None or self.b is None:
-            await body.mount(Static("Comparing needs two modes that ran; this run has "
-                                    f"{len(self.run.ok_modes())}.", classes="missing"))
+        self.comparison = None
+        self.compared_at = None
+        if self.a is None or self.b is None or self.a == self.b:
+            text = ("Choose two different modes." if self.a is not None and self.a == self.b else
+                    f"Comparing needs two modes that ran; this run has {len(self.run.ok_modes())}.")
+            await body.mount(Static(text, classes="missing"))
+            self.compared_at = time.perf_counter()
             return
-        if self.a == self.b:
-            await body.mount(Static("Choose two different modes.", classes="missing"))
+        await body.mount(Static(f"Comparing {self.a} with {self.b} …", classes="missing"))
+        # The op diff of two modes with hundreds of thousands of ops takes a second: off the UI thread.
+        self.run_worker(functools.partial(self._compare, self.a, self.b), thread=True,
+                        exclusive=True, group="compare", exit_on_error=False)
+
+    def _compare(self, a: str, b: str) -> None:
+        c = compare_modes(self.run.modes[a], self.run.modes[b])
+        self.app.call_from_thread(self.show_comparison, c)
+
+    async def show_comparison(self, c: Comparison) -> None:
+        if (c.a, c.b) != (self.a, self.b):    # the user picked another pair meanwhile
             return
-        c = compare_modes(self.run.modes[self.a], self.run.modes[self.b])
-        self.comparison = c
         widgets = [Static(Text(c.sentence(), style="bold"), id="sentence"),
                    CategoryDiffTable(c, id="category-diff")]
         zeros = zero_categories(c)
@@ -144,7 +160,14 @@ class CompareScreen(Screen):
             widgets.append(FrameTable(c.ops, op_columns(c.a, c.b), filter_columns=["op", "type", "change"],
                                       noun="ops", placeholder="/ filter ops (name, type, 'only', 'slower')",
                                       detail=lambda r: op_diff_detail(r, c.a, c.b), id="op-diff"))
+        body = self.query_one("#compare-body", Vertical)
+        await body.remove_children()
         await body.mount(*widgets)
+        self.comparison = c
+        self.call_after_refresh(self._shown)
+
+    def _shown(self) -> None:
+        self.compared_at = time.perf_counter()   # tests wait for it
 
     async def on_select_changed(self, event: Select.Changed) -> None:
         value = None if event.value is Select.NULL else str(event.value)

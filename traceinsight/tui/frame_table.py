@@ -28,6 +28,15 @@ class Column:
     numeric: bool = False
 
 
+class FilterInput(Input):
+    """The filter box: enter or escape go back to the table (escape elsewhere goes back a screen)."""
+
+    BINDINGS = [Binding("escape", "leave", "To table", show=False)]
+
+    def action_leave(self) -> None:
+        self.parent.query_one(DataTable).focus()
+
+
 class FrameTable(Vertical):
     """An Input (the filter), a DataTable and a status line."""
 
@@ -58,7 +67,7 @@ class FrameTable(Vertical):
         self._debounce: Timer | None = None
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder=self.placeholder, classes="filter")
+        yield FilterInput(placeholder=self.placeholder, classes="filter")
         yield DataTable(cursor_type="row", zebra_stripes=True)
         if self.detail is not None:
             yield Static(classes="row-detail")

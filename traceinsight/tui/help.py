@@ -19,7 +19,7 @@ KEYS = [
     ("c", "compare the selected mode with the fastest other mode (x swaps)"),
     ("f", "findings: what to change, largest saving first"),
     ("r", "write a markdown report and show its path"),
-    ("/", "filter the ops table as you type (enter to go to the table)"),
+    ("/", "filter the table as you type (enter or escape: back to the table)"),
     ("s / click header", "sort a table by the next column / by that column"),
     ("t", "switch between dark and light themes"),
     ("?", "this help"),
