@@ -21,6 +21,10 @@ BATCH = 4
 
 MODES = ["eager", "function", "xla", "predict_on_batch"]
 
+# The first step of function / xla (tracing, XLA's compile) takes several seconds here: a host trace
+# long enough to hold it, and a python-tracer pass long enough for one whole eager step.
+CAPTURE = {"host_trace_ms": 10000, "host_max_steps": 10, "python_trace_ms": 4000, "python_max_steps": 2}
+
 
 def model():
     return keras.applications.EfficientNetV2S(weights=None, input_shape=(RESOLUTION, RESOLUTION, 3),

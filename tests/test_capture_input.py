@@ -189,3 +189,36 @@ def test_decode_profile_options_any_message(host, device, python, duration, path
             buf += _varint(number << 3) + _varint(value)
     assert options.decode_profile_options(buf) == {"host_tracer_level": host, "device_tracer_level": device,
                                                    "python_tracer_level": python}
+
+
+def test_capture_settings_from_the_workload_file(tmp_path):
+    from traceinsight.capture.orchestrate import Options
+    f = tmp_path / "w.py"
+    f.write_text('CAPTURE = {"host_trace_ms": 9000, "python_tracer": False, "min_time": 1}\n'
+                 "def step(x):\n    return x\ndef inputs():\n    return (1,)\n")
+    wf = workload.inspect_file(f)
+    assert wf.capture == {"host_trace_ms": 9000, "python_tracer": False, "min_time": 1}
+    # built-in defaults < the file's CAPTURE < flags given on the command line
+    opts = Options.resolve(wf.capture, {"host_trace_ms": 500, "min_steps": None})
+    assert (opts.host_trace_ms, opts.python_tracer, opts.min_time, opts.min_steps) == (500, False, 1.0, 30)
+    with pytest.raises(TraceinsightError, match="host_trace_ms must be positive"):
+        Options.resolve({"host_trace_ms": 0})
+
+
+@pytest.mark.parametrize("text, message", [
+    ('CAPTURE = {"host_trace": 5}', "CAPTURE key 'host_trace' is not one of"),
+    ('CAPTURE = {"min_steps": 2.5}', "CAPTURE['min_steps'] must be int"),
+    ('CAPTURE = {"python_tracer": 1}', "CAPTURE['python_tracer'] must be bool"),
+    ("CAPTURE = dict(min_steps=3)", "CAPTURE must be a literal dict"),
+])
+def test_bad_capture_settings_are_one_line(tmp_path, capsys, text, message):
+    f = tmp_path / "w.py"
+    f.write_text(text + "\ndef step(x):\n    return x\ndef inputs():\n    return (1,)\n")
+    err = _one_line_error(capsys, ["capture", str(f), "--out", str(tmp_path / "runs")], tmp_path / "runs")
+    assert message in err
+
+
+def test_bad_flag_value_is_one_line(tmp_path, capsys):
+    err = _one_line_error(capsys, ["capture", str(SAMPLES / "retracing.py"), "--min-steps", "0",
+                                   "--out", str(tmp_path / "runs")], tmp_path / "runs")
+    assert "min_steps must be at least 1" in err

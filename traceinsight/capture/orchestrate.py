@@ -60,6 +60,33 @@ class Options:
     def spec(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "timeout"}
 
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+    @classmethod
+    def resolve(cls, *layers: dict[str, Any] | None) -> "Options":
+        """Built-in defaults, then each layer in turn (a run's saved options, the workload's
+        ``CAPTURE``, the flags given on the command line); unknown keys are ignored."""
+        values = cls().as_dict()
+        for layer in layers:
+            for k, v in (layer or {}).items():
+                if k in values and v is not None:
+                    values[k] = type(values[k])(v)
+        opts = cls(**values)
+        opts.validate()
+        return opts
+
+    def validate(self) -> None:
+        for name in ("timeout", "host_trace_ms", "python_trace_ms"):
+            if not getattr(self, name) > 0:
+                raise TraceinsightError(f"{name} must be positive")
+        for name in ("min_steps", "host_max_steps", "python_max_steps"):
+            if getattr(self, name) < 1:
+                raise TraceinsightError(f"{name} must be at least 1")
+        for name in ("min_time", "max_time", "warmup_steps"):
+            if getattr(self, name) < 0:
+                raise TraceinsightError(f"{name} must not be negative")
+
 
 @dataclass
 class ModeState:
@@ -268,6 +295,7 @@ class Plan:
     modes: list[str]
     probe: dict
     run_path: Path
+    opts: Options
     resume: bool = False
 
 
@@ -298,8 +326,9 @@ def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool) ->
 
 
 def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, name: str | None,
-            opts: Options, command: str) -> tuple[Plan, RunWriter]:
+            overrides: dict[str, Any], command: str) -> tuple[Plan, RunWriter]:
     wf = inspect_file(workload)
+    opts = Options.resolve(wf.capture, overrides)
     if requested or wf.modes:  # refuse unknown names before spending a TF import on the probe
         for m in requested or wf.modes:
             if modes_mod.get(wf.kind, m) is None:
@@ -326,7 +355,8 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
                      "doc": wf.doc.strip().splitlines()[0] if wf.doc.strip() else ""},
         "command": command,
         "environment": env,
-        "options": opts.spec() | {"timeout": opts.timeout},
+        "options": opts.as_dict(),
+        "options_from_workload": dict(wf.capture or {}),
         "modes": {m: _mode_entry(m) for m in modes},
     }
     try:
@@ -335,14 +365,16 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
         raise TraceinsightError(f"cannot create the run folder {run_path}: {e.strerror or e}") from None
     writer = RunWriter(run_path, manifest)
     writer.save()
-    return Plan(wf, modes, probe, run_path), writer
+    return Plan(wf, modes, probe, run_path, opts), writer
 
 
-def resume_run(run_path: Path, requested: list[str] | None, opts: Options, command: str,
+def resume_run(run_path: Path, requested: list[str] | None, overrides: dict[str, Any], command: str,
                workload: str | Path | None = None) -> tuple[Plan, RunWriter, list[str]]:
     manifest = runfolder.read_manifest(run_path)
     wpath = Path(workload) if workload else Path(manifest["workload"]["path"])
     wf = inspect_file(wpath)
+    # the run's own settings, so resumed modes are measured like the others, unless flags say otherwise
+    opts = Options.resolve(manifest.get("options"), overrides)
     notes = []
     if wf.sha256 != manifest["workload"].get("sha256"):
         notes.append(f"{wf.path.name} changed since the run began (sha256 differs): "
@@ -360,10 +392,11 @@ def resume_run(run_path: Path, requested: list[str] | None, opts: Options, comma
         except ValueError as e:
             raise TraceinsightError(f"{wf.path.name}: {e}") from None
     manifest.setdefault("resumed", []).append(
-        {"utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": command, "modes": todo})
+        {"utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": command, "modes": todo,
+         "options": opts.as_dict()})
     writer = RunWriter(Path(run_path), manifest)
     writer.save()
-    return Plan(wf, todo, probe, Path(run_path), resume=True), writer, notes
+    return Plan(wf, todo, probe, Path(run_path), opts, resume=True), writer, notes
 
 
 PROGRESS = ".progress.json"  # written by the runner at each phase (runner.PROGRESS)

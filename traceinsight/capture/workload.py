@@ -34,6 +34,7 @@ class WorkloadFile:
     kind: str                  # "keras" | "function"
     sha256: str
     modes: tuple[str, ...] | None   # MODES from the file, when it has one
+    capture: dict | None            # CAPTURE from the file: default capture settings
     functions: frozenset[str]
     doc: str                   # the module docstring (the sample's question)
 
@@ -59,6 +60,7 @@ def inspect_file(path: str | Path) -> WorkloadFile:
 
     functions: set[str] = set()
     modes: tuple[str, ...] | None = None
+    capture: dict | None = None
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.add(node.name)
@@ -79,6 +81,8 @@ def inspect_file(path: str | Path) -> WorkloadFile:
                     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
                         raise TraceinsightError(f"{path}:{node.lineno}: MODES must be a list of strings")
                     modes = tuple(value)
+                if isinstance(t, ast.Name) and t.id == "CAPTURE" and node.value is not None:
+                    capture = _capture_settings(path, node)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             if isinstance(node, ast.ImportFrom):
                 for alias in node.names:
@@ -101,4 +105,30 @@ def inspect_file(path: str | Path) -> WorkloadFile:
                                 "step() and inputs() (function)")
     doc = ast.get_docstring(tree) or ""
     return WorkloadFile(path=path.resolve(), name=path.stem, kind=KERAS if keras else FUNCTION,
-                        sha256=sha256_of(path), modes=modes, functions=frozenset(functions), doc=doc)
+                        sha256=sha256_of(path), modes=modes, capture=capture,
+                        functions=frozenset(functions), doc=doc)
+
+
+# CAPTURE keys: the capture command's settings, named like its flags (--host-trace-ms -> host_trace_ms)
+CAPTURE_KEYS = {"timeout": float, "min_steps": int, "min_time": float, "max_time": float,
+                "warmup_steps": int, "host_trace_ms": int, "host_max_steps": int,
+                "python_tracer": bool, "python_trace_ms": int, "python_max_steps": int}
+
+
+def _capture_settings(path: Path, node) -> dict:
+    try:
+        value = ast.literal_eval(node.value)
+    except ValueError:
+        raise TraceinsightError(f"{path}:{node.lineno}: CAPTURE must be a literal dict") from None
+    if not isinstance(value, dict):
+        raise TraceinsightError(f"{path}:{node.lineno}: CAPTURE must be a dict")
+    for k, v in value.items():
+        if k not in CAPTURE_KEYS:
+            raise TraceinsightError(f"{path}:{node.lineno}: CAPTURE key {k!r} is not one of "
+                                    f"{', '.join(CAPTURE_KEYS)}")
+        want = CAPTURE_KEYS[k]
+        ok = isinstance(v, bool) if want is bool else (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                       and (want is float or float(v).is_integer()))
+        if not ok:
+            raise TraceinsightError(f"{path}:{node.lineno}: CAPTURE[{k!r}] must be {want.__name__}")
+    return value

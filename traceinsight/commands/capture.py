@@ -35,25 +35,32 @@ class Command:
         parser.add_argument("--name", help="run folder name (default: <UTC time>-<workload name>)")
         parser.add_argument("--resume", metavar="RUN",
                             help="complete a run: capture only its modes that are missing or failed")
-        parser.add_argument("--timeout", type=float, default=600.0,
-                            help="seconds per mode before it is killed and recorded failed (default 600)")
-        parser.add_argument("--min-steps", type=int, default=30,
-                            help="untraced timing: at least this many steps (default 30)")
-        parser.add_argument("--min-time", type=float, default=2.0,
-                            help="untraced timing: and at least this many seconds (default 2)")
-        parser.add_argument("--max-time", type=float, default=30.0,
-                            help="untraced timing: stop after this many seconds once 3 steps are done (default 30)")
-        parser.add_argument("--warmup", type=int, default=5, help="untimed warm-up steps (default 5)")
-        parser.add_argument("--host-trace-ms", type=int, default=3000,
-                            help="host-traced pass length; it holds the first step (default 3000)")
-        parser.add_argument("--host-max-steps", type=int, default=100,
-                            help="at most this many steps in the host-traced pass (default 100)")
-        parser.add_argument("--python-trace-ms", type=int, default=1500,
-                            help="python-traced pass length (default 1500)")
-        parser.add_argument("--python-max-steps", type=int, default=5,
-                            help="at most this many steps in the python-traced pass (default 5)")
-        parser.add_argument("--no-python-tracer", action="store_true",
-                            help="skip the python-tracer pass")
+        d = _defaults()
+        settings = parser.add_argument_group(
+            "capture settings", "defaults below; a workload file's CAPTURE = {...} (keys named like the "
+            "flags: host_trace_ms, ...) changes them for that file; a flag given here wins. "
+            "--resume reuses the run's own settings.")
+        settings.add_argument("--timeout", type=float,
+                              help=f"seconds per mode before it is killed and recorded failed ({d.timeout:g})")
+        settings.add_argument("--min-steps", type=int,
+                              help=f"untraced timing: at least this many steps ({d.min_steps})")
+        settings.add_argument("--min-time", type=float,
+                              help=f"untraced timing: and at least this many seconds ({d.min_time:g})")
+        settings.add_argument("--max-time", type=float,
+                              help=f"untraced timing: stop after this many seconds once 3 steps are done "
+                                   f"({d.max_time:g})")
+        settings.add_argument("--warmup", type=int, dest="warmup_steps",
+                              help=f"untimed warm-up steps ({d.warmup_steps})")
+        settings.add_argument("--host-trace-ms", type=int,
+                              help=f"host-traced pass length; it holds the first step ({d.host_trace_ms})")
+        settings.add_argument("--host-max-steps", type=int,
+                              help=f"at most this many steps in the host-traced pass ({d.host_max_steps})")
+        settings.add_argument("--python-trace-ms", type=int,
+                              help=f"python-traced pass length ({d.python_trace_ms})")
+        settings.add_argument("--python-max-steps", type=int,
+                              help=f"at most this many steps in the python-traced pass ({d.python_max_steps})")
+        settings.add_argument("--no-python-tracer", action="store_const", const=False, dest="python_tracer",
+                              help="skip the python-tracer pass")
         parser.set_defaults(_capture_parser=parser)  # run() gets the top-level parser
 
     def run(self, args, parser) -> int:
@@ -65,17 +72,7 @@ class Command:
         if args.list_modes:
             print_modes(console)
             return 0
-        opts = orch.Options(timeout=args.timeout, min_steps=args.min_steps, min_time=args.min_time,
-                            max_time=args.max_time, warmup_steps=args.warmup,
-                            host_trace_ms=args.host_trace_ms, host_max_steps=args.host_max_steps,
-                            python_tracer=not args.no_python_tracer,
-                            python_trace_ms=args.python_trace_ms, python_max_steps=args.python_max_steps)
-        for flag, v in (("--timeout", opts.timeout), ("--host-trace-ms", opts.host_trace_ms),
-                        ("--python-trace-ms", opts.python_trace_ms)):
-            if not v > 0:
-                raise TraceinsightError(f"{flag} must be positive")
-        if opts.min_steps < 1 or opts.host_max_steps < 1 or opts.python_max_steps < 1:
-            raise TraceinsightError("--min-steps, --host-max-steps and --python-max-steps must be at least 1")
+        overrides = {k: getattr(args, k, None) for k in orch.Options().as_dict()}
         requested = [m.strip() for m in args.modes.split(",") if m.strip()] if args.modes else None
         command = _command_line(args, getattr(args, "_capture_parser", parser))
         notes: list[str] = []
@@ -84,17 +81,18 @@ class Command:
             run_path = Path(args.resume)
             if not (run_path / "run.json").is_file():
                 raise TraceinsightError(f"{run_path}: not a run folder (no run.json)")
-            plan, writer, notes = orch.resume_run(run_path, requested, opts, command, args.workload)
+            plan, writer, notes = orch.resume_run(run_path, requested, overrides, command, args.workload)
         else:
             if not args.workload:
                 raise TraceinsightError("give a workload file (model.py), --resume RUN or --list-modes")
             console.print(f"checking {args.workload} ...")
-            plan, writer = orch.new_run(args.workload, requested, Path(args.out), args.name, opts, command)
+            plan, writer = orch.new_run(args.workload, requested, Path(args.out), args.name, overrides,
+                                         command)
         for n in notes:
             console.print(f"[yellow]note:[/] {n}")
         console.print(f"run: [bold]{plan.run_path}[/]  ({plan.workload.kind} workload "
                       f"{plan.workload.name}, {len(plan.modes)} mode(s) to capture)")
-        states = run_with_progress(console, plan, writer, opts)
+        states = run_with_progress(console, plan, writer, plan.opts)
         wall = time.monotonic() - started
         writer.manifest.setdefault("capture_wall_s", []).append(round(wall, 1))
         writer.save()
@@ -108,6 +106,11 @@ class Command:
         return 1 if failed and len(failed) == len(states) else 0
 
 
+def _defaults():
+    from traceinsight.capture.orchestrate import Options
+    return Options()
+
+
 def _command_line(args, parser) -> str:
     """The command as the user could retype it: the workload plus every flag that is not a default."""
     words = ["traceinsight", "capture"] + ([args.workload] if args.workload else [])
@@ -118,7 +121,7 @@ def _command_line(args, parser) -> str:
         if value is None or value == action.default:
             continue
         flag = action.option_strings[-1]
-        words += [flag] if value is True else [flag, str(value)]
+        words += [flag] if action.nargs == 0 else [flag, str(value)]
     return " ".join(shlex.quote(w) for w in words)
 
 
