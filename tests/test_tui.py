@@ -207,7 +207,10 @@ async def test_report_key_writes_markdown(tmp_path):
     app = get_app(sample_run(), report_path=target)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
-        await pilot.pause()
+        for _ in range(1000):              # written in a worker thread
+            if app.last_report is not None:
+                break
+            await pilot.pause(0.01)
         assert app.last_report == target.resolve()
         assert "sample-conv1d" in target.read_text()
         assert any(str(target.resolve()) in str(n.message) for n in app._notifications)
@@ -301,7 +304,10 @@ async def test_committed_runs_open_every_mode_and_tab(name, tmp_path):
         await pilot.press("escape", "f")
         assert isinstance(app.screen, FindingsScreen)
         await pilot.press("r")
-        await pilot.pause()
+        for _ in range(1000):
+            if app.last_report is not None:
+                break
+            await pilot.pause(0.01)
         assert (tmp_path / "report.md").read_text().startswith("# ")
 
 

@@ -122,9 +122,19 @@ class TraceinsightApp(App):
         self.theme = LIGHT if self.theme != LIGHT else DARK
 
     def action_report(self) -> None:
+        # Rendering runs the findings and every comparison again: off the UI thread.
+        self.run_worker(self._write_report, thread=True, exclusive=True, group="report",
+                        exit_on_error=False)
+
+    def _write_report(self) -> None:
         try:
-            self.last_report = write_report(self.run_data, self.report_path)
+            path = write_report(self.run_data, self.report_path)
         except Exception as e:  # noqa: BLE001 - a failed report must not take the viewer down
-            self.notify(f"report not written: {type(e).__name__}: {e}", severity="error", timeout=8)
+            self.call_from_thread(self.notify, f"report not written: {type(e).__name__}: {e}",
+                                  severity="error", timeout=8)
             return
-        self.notify(f"report written: {self.last_report}", title="Report", timeout=8)
+        self.call_from_thread(self._report_written, path)
+
+    def _report_written(self, path: Path) -> None:
+        self.last_report = path
+        self.notify(f"report written: {path}", title="Report", timeout=8)

@@ -15,7 +15,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
@@ -42,12 +41,6 @@ class FrameTable(Vertical):
 
     PAGE = 200
     BINDINGS = [Binding("s", "cycle_sort", "Sort"), Binding("S", "reverse_sort", "Reverse", show=False)]
-
-    @dataclass
-    class Filtered(Message):
-        """Posted after the filter or the sort changed what the table shows."""
-        table: "FrameTable"
-        shown: int
 
     def __init__(self, frame: pd.DataFrame, columns: list[Column], *, filter_columns: list[str],
                  noun: str = "rows", placeholder: str = "/ filter",
@@ -99,7 +92,6 @@ class FrameTable(Vertical):
         self.table.clear()
         self.loaded = 0
         self.load_more()
-        self.post_message(self.Filtered(self, len(view)))
 
     def load_more(self) -> None:
         if self.loaded >= len(self.view):
