@@ -13,7 +13,7 @@ from traceinsight.compare import compare_modes
 from traceinsight.cli import main
 from traceinsight.errors import TraceinsightError
 from traceinsight.tui import fmt, get_app, get_loading_app
-from traceinsight.tui.bars import CategoryBars, render_bars
+from traceinsight.tui.bars import render_bars
 from traceinsight.tui.compare import CompareScreen
 from traceinsight.tui.findings import FindingsScreen
 from traceinsight.tui.frame_table import FrameTable

@@ -94,5 +94,5 @@ def committed_runs() -> list[Path]:
     return sorted(p for p in RUNS_DIR.iterdir() if (p / "run.json").is_file())
 
 
-__all__ = ["settle", "compared", "open_compare", "sample_run", "one_mode_run", "failed_only_run", "no_steps_run", "large_run",
-           "committed_runs", "load_committed"]
+__all__ = ["settle", "compared", "open_compare", "sample_run", "one_mode_run", "failed_only_run",
+           "no_steps_run", "large_run", "committed_runs", "load_committed"]

@@ -43,6 +43,7 @@ class HotspotTree(Tree):
             where = f"{r.file}:{r.line}" if r.file else ""
             node.add_leaf(Text.assemble(
                 (f"{fmt.ms(r.self_ms):>7} ", "bold"), f"{r.function}  ",
-                (f"{where}  incl {fmt.ms(r.inclusive_ms)} · {fmt.count(r.calls_per_step)} calls/step", "dim")))
+                (f"{where}  incl {fmt.ms(r.inclusive_ms)} · {fmt.count(r.calls_per_step)} calls/step",
+                 "dim")))
         if len(rows) > MAX_CHILDREN:
             node.add_leaf(Text(f"… {len(rows) - MAX_CHILDREN:,} more (smaller) functions", style="italic"))

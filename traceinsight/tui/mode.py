@@ -45,7 +45,8 @@ def op_detail(row: pd.Series) -> Text:
 def retrace_detail(row: pd.Series) -> Text:
     return Text.assemble((str(row["function"]), "bold"),
                          f": {fmt.count(row['traced_calls'])} of {fmt.count(row['calls'])} calls traced, "
-                         f"{fmt.ms(row['tracing_ms'])} ms tracing, {fmt.ms(row['compile_ms'])} ms compiling. ",
+                         f"{fmt.ms(row['tracing_ms'])} ms tracing, "
+                         f"{fmt.ms(row['compile_ms'])} ms compiling. ",
                          ("What changed: ", "bold"), str(row["changes"] or "unknown"))
 
 
