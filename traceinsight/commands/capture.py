@@ -49,7 +49,7 @@ class Command:
         settings.add_argument("--max-time", type=float,
                               help=f"untraced timing: stop after this many seconds once 3 steps are done "
                                    f"({d.max_time:g})")
-        settings.add_argument("--warmup", type=int, dest="warmup_steps",
+        settings.add_argument("--warmup", "--warmup-steps", type=int, dest="warmup_steps",
                               help=f"untimed warm-up steps ({d.warmup_steps})")
         settings.add_argument("--host-trace-ms", type=int,
                               help=f"host-traced pass length; it holds the first step ({d.host_trace_ms})")
