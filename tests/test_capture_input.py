@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -222,3 +223,40 @@ def test_bad_flag_value_is_one_line(tmp_path, capsys):
     err = _one_line_error(capsys, ["capture", str(SAMPLES / "retracing.py"), "--min-steps", "0",
                                    "--out", str(tmp_path / "runs")], tmp_path / "runs")
     assert "min_steps must be at least 1" in err
+
+
+def test_options_mismatch_is_recorded_and_shown(tmp_path, monkeypatch, capsys):
+    """A trace whose recorded levels differ from the requested ones: run.json and the screen say so."""
+    from rich.console import Console
+
+    from traceinsight.capture import orchestrate as orch
+    from traceinsight.commands.capture import print_summary
+
+    bad = {"requested": {"host_tracer_level": 3, "python_tracer_level": 0},
+           "recorded": {"host_tracer_level": 2, "python_tracer_level": 0}, "ok": False,
+           "trace": None, "problem": "host_tracer_level asked 3, recorded 2"}
+    timings = {"mode": "eager", "first_step_s": 0.1, "first_step_traced": True,
+               "steps_s": [0.002, 0.002, 0.003], "warmup_steps": 2,
+               "traced": {"host": {"steps_s": [0.0025], "step_nums": [1], "profile_options": bad}}}
+
+    def fake_run_child(what, spec, workdir, timeout, env, stderr_path=None, poll=None):
+        return orch.ChildResult(True, json.loads(json.dumps(timings)), None, "", 0)
+
+    monkeypatch.setattr(orch, "run_child", fake_run_child)
+    wf = workload.inspect_file(SAMPLES / "retracing.py")
+    run = tmp_path / "run"
+    run.mkdir()
+    manifest = {"schema_version": 1, "modes": {"eager": orch._mode_entry("eager")}}
+    writer = orch.RunWriter(run, manifest)
+    plan = orch.Plan(wf, ["eager"], {}, run, orch.Options())
+    state = orch.capture_mode(plan, writer, "eager", plan.opts)
+    assert state.status == "ok"
+    assert state.notes == ["host pass: profiler options not as requested: host_tracer_level asked 3, "
+                           "recorded 2"]
+    saved = json.loads((run / "run.json").read_text())["modes"]["eager"]
+    assert saved["profile_options"]["host"]["ok"] is False
+    assert saved["notes"] == state.notes
+    assert json.loads((run / "eager" / "timings.json").read_text())["traced"]["host"]["profile_options"] == bad
+    console = Console(record=True, width=120)
+    print_summary(console, run)
+    assert "eager" in console.export_text()
