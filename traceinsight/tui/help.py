@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -27,19 +29,23 @@ KEYS = [
 ]
 
 
-def help_text() -> Text:
-    text = Text()
-    text.append("traceinsight view\n\n", style="bold")
+def help_text() -> Group:
+    keys = Table.grid(padding=(0, 2))
+    keys.add_column(style="bold", no_wrap=True, justify="right")
+    keys.add_column()
     for key, what in KEYS:
-        text.append(f"{key:>18}  ", style="bold").append(f"{what}\n")
-    text.append("\nCategories: every traced step's main-thread time is split into\n", style="bold")
+        keys.add_row(key, what)
+    cats = Table.grid(padding=(0, 1))
+    cats.add_column(no_wrap=True)
+    cats.add_column()
     for cat in CATEGORIES:
-        text.append("■ ", style=fmt.CATEGORY_COLORS[cat]).append(f"{cat:<9}", style="bold")
-        text.append(f"{CATEGORY_HELP[cat]}\n")
-    text.append("\nms/step is the median of steps timed without the profiler; the category split comes "
-                "from the host-traced steps ('profiler' = how much slower tracing made them).\n"
-                "Press escape or ? to close.", style="dim")
-    return text
+        cats.add_row(Text.assemble(("■ ", fmt.CATEGORY_COLORS[cat]), (cat, "bold")), CATEGORY_HELP[cat])
+    return Group(
+        Text("traceinsight view\n", style="bold"), keys,
+        Text("\nCategories: every traced step's main-thread time is split into", style="bold"), cats,
+        Text("\nms/step is the median of steps timed without the profiler; the category split comes "
+             "from the host-traced steps ('profiler' = how much slower tracing made them).\n"
+             "Press escape or ? to close.", style="dim"))
 
 
 class HelpScreen(ModalScreen):
