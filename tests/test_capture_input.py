@@ -260,3 +260,14 @@ def test_options_mismatch_is_recorded_and_shown(tmp_path, monkeypatch, capsys):
     console = Console(record=True, width=120)
     print_summary(console, run)
     assert "eager" in console.export_text()
+
+
+def test_missing_tensorflow_is_one_line_about_the_setup(tmp_path, monkeypatch, capsys):
+    fake = tmp_path / "site"
+    (fake / "tensorflow").mkdir(parents=True)
+    (fake / "tensorflow" / "__init__.py").write_text("raise ImportError('no TensorFlow here (test)')\n")
+    monkeypatch.setenv("PYTHONPATH", str(fake))
+    err = _one_line_error(capsys, ["capture", str(SAMPLES / "retracing.py"), "--out", str(tmp_path / "runs")],
+                          tmp_path / "runs")
+    assert "capture needs TensorFlow" in err and "pip install 'traceinsight[cpu]'" in err
+    assert "retracing.py" not in err  # not the workload's fault

@@ -160,6 +160,7 @@ class ChildResult:
     error: str | None
     stderr_tail: str | None
     returncode: int | None
+    setup_problem: bool = False   # this Python cannot capture (no TensorFlow / xprof)
 
 
 def _tail(text: str, n: int = STDERR_TAIL_LINES) -> str:
@@ -218,8 +219,9 @@ def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[st
         out.unlink()
         return ChildResult(True, result, None, tail, rc)
     if err_file.exists():
-        error = json.loads(err_file.read_text()).get("error")
+        info = json.loads(err_file.read_text())
         err_file.unlink()
+        return ChildResult(False, None, info.get("error"), tail, rc, bool(info.get("setup")))
     elif rc is not None and rc < 0:
         try:
             error = f"died with signal {signal.Signals(-rc).name}"
@@ -305,7 +307,7 @@ def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
         res = run_child("probe", {"workload": str(wf.path), "kind": wf.kind}, Path(tmp),
                         timeout=min(timeout, 600.0), env=child_env(None))
     if not res.ok:
-        raise TraceinsightError(f"{wf.path.name}: {res.error}")
+        raise TraceinsightError(res.error if res.setup_problem else f"{wf.path.name}: {res.error}")
     return res.result
 
 

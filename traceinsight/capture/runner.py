@@ -51,6 +51,10 @@ class WorkloadError(Exception):
     """The workload's own code failed (shown to the user as one line)."""
 
 
+class SetupError(Exception):
+    """This Python cannot capture at all (TensorFlow or xprof missing): not the workload's fault."""
+
+
 # ----------------------------------------------------------------------------- workload loading
 
 def load_workload(path: str):
@@ -566,7 +570,16 @@ def run_mode(spec: dict) -> dict:
 def probe(spec: dict) -> dict:
     """Import the workload, call its functions once, report what it is and the environment."""
     import numpy as np
-    import tensorflow as tf
+    try:
+        import tensorflow as tf
+    except ImportError as e:
+        raise SetupError(f"capture needs TensorFlow in {sys.executable} ({_one_line(e)}): "
+                         "pip install 'traceinsight[cpu]' (or '[capture]' for GPU builds)") from e
+    try:
+        from xprof.convert import _pywrap_profiler_plugin  # noqa: F401  (the profiler client)
+    except ImportError as e:
+        raise SetupError(f"capture needs xprof's profiler client in {sys.executable} ({_one_line(e)}): "
+                         "pip install xprof") from e
     result: dict[str, Any] = {"tensorflow": tf.__version__, "numpy": np.__version__,
                               "gpus": [d.name for d in tf.config.list_physical_devices("GPU")],
                               "tf_built_with_cuda": bool(tf.test.is_built_with_cuda())}
@@ -625,6 +638,10 @@ def main(argv: list[str] | None = None) -> int:
     except WorkloadError as e:
         traceback.print_exc()
         runfolder.atomic_write_json(out.with_name(out.name + ".error"), {"error": str(e)})
+        status = 3
+    except SetupError as e:
+        traceback.print_exc()
+        runfolder.atomic_write_json(out.with_name(out.name + ".error"), {"error": str(e), "setup": True})
         status = 3
     except BaseException as e:
         traceback.print_exc()
