@@ -288,3 +288,25 @@ def test_tracemes_opened_and_closed_in_other_python_frames(tmp_path):
     a = attribute(load_files([path]))
     crossing = sorted(a.table.names[i] for i in a.table.name[a.crosser])
     assert crossing == ["$trace.py:121 __exit__", "$trace.py:83 __enter__"]
+
+
+def test_gpu_trace_copies_are_input_and_kernels_are_listed(tmp_path):
+    """A GPU trace: the main thread waits in a kernel run while a host-to-device copy and a kernel
+    run on the device; EagerCopyToDevice copies there, so it is input."""
+    sp = Space()
+    h = sp.host()
+    main = h.line("python")
+    main.event("train", 0, 100, step_num=1)
+    main.event("EagerExecute", 5, 90)
+    main.event("EagerCopyToDevice", 6, 4)
+    main.event("KernelAndDeviceFunc::Run", 20, 70)
+    stream = sp.plane("/device:GPU:0").line("Stream #14(Compute)", timestamp_ns=0)
+    stream.event("MemcpyH2D", 20, 30)
+    stream.event("volta_sgemm_128x64_nn", 50, 35)
+    m = analyze_mode("m", [sp.write(tmp_path / "gpu.xplane.pb")])
+    # dispatch: EagerExecute 90 - copy 4 - kernel run 70 = 16; the run waits 30 on the copy (input)
+    assert cats(m, 0) == {"input": 34, "op": 40, "dispatch": 16, "python": 10}
+    ops = m.ops.set_index(["op", "thread"])
+    assert ops.loc[("volta_sgemm_128x64_nn", "worker"), "self_ms_per_step"] == pytest.approx(35 * MS)
+    assert ops.loc[("volta_sgemm_128x64_nn", "worker"), "type"] == "device kernel"
+    assert ops.loc[("MemcpyH2D", "worker"), "type"] == "memcpy"

@@ -129,12 +129,20 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
         idx, _ = t.stat_str["hlo_op"]
         hlo[idx] = True
         hlo_name = t.stat_str_column("hlo_op")
-    is_op_event = named_op | hlo
+    # accelerator planes (/device:GPU:0, ...): every event of their lines is device work, a
+    # kernel or a copy (GPU traces name kernels, not TF ops)
+    device_line = np.array([t.planes[ln.plane].name.startswith("/device:") for ln in t.lines]
+                           or [False], dtype=bool)
+    device = device_line[t.line] if len(t) else np.zeros(0, dtype=bool)
+    is_op_event = named_op | hlo | device
 
     def key_of(ev: int) -> tuple[str, str]:
         if hlo[ev]:
             return hlo_name[ev], rules.hlo_type(hlo_name[ev])
-        return op_of_name[t.name[ev]]
+        if op_of_name[t.name[ev]] is not None:
+            return op_of_name[t.name[ev]]
+        name = names[t.name[ev]]
+        return name, ("memcpy" if name.startswith("Memcpy") else "device kernel")
 
     rows: list[dict] = []
     # main thread: op-category timeline segments, owned by the nearest op event above the owner
