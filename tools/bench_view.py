@@ -3,7 +3,8 @@ screen rendered, and whether TensorFlow got imported on the way (it must not).
 
     .venv/bin/python tools/bench_view.py [RUN] [--repeat 5]
 
-RUN defaults to the newest committed run under tests/data/runs. ``--sample`` times the hand-made
+RUN defaults to the newest committed run under tests/data/runs. ``--cold`` opens a copy without
+the analysis cache the loader keeps in the run folder (the first open after a capture). ``--sample`` times the hand-made
 sample run instead (no trace loading: the app's own cost). Each repeat is a fresh process
 parsing ``view RUN`` with the CLI's own parser and building the app as the command does; the
 app is run headless.
@@ -15,9 +16,11 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -60,7 +63,16 @@ def child(run: str | None, sample: bool) -> None:
     app.run(headless=True, size=(80, 24), auto_pilot=first_frame)
 
 
-def measure(run: str | None, sample: bool) -> dict:
+def measure(run: str | None, sample: bool, cold: bool = False) -> dict:
+    if cold and run is not None:
+        # A copy without the analysis cache (<run>/.traceinsight/): what opening a fresh capture costs.
+        tmp = Path(tempfile.mkdtemp(prefix="bench_view_"))
+        copy = tmp / Path(run).name
+        shutil.copytree(run, copy, ignore=shutil.ignore_patterns(".traceinsight"))
+        try:
+            return measure(str(copy), sample)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     cmd = [sys.executable, __file__, "--child"] + (["--sample"] if sample else [run])
     t0 = time.perf_counter()       # perf_counter is system-wide (CLOCK_MONOTONIC) on Linux
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
@@ -83,6 +95,8 @@ def main() -> int:
     p.add_argument("run", nargs="?")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--sample", action="store_true")
+    p.add_argument("--cold", action="store_true",
+                   help="open a copy of RUN without its analysis cache (a first open after capture)")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.child:
@@ -94,9 +108,10 @@ def main() -> int:
         if not runs:
             raise SystemExit("no committed run under tests/data/runs: pass RUN or --sample")
         run = str(runs[-1])
-    results = [measure(run, a.sample) for _ in range(a.repeat)]
+    results = [measure(run, a.sample, a.cold) for _ in range(a.repeat)]
     tf = sorted({m for r in results for m in r["tensorflow_modules"]})
-    print(f"run: {'hand-made sample' if a.sample else run} ({results[0]['modes']} modes)")
+    print(f"run: {'hand-made sample' if a.sample else run} ({results[0]['modes']} modes"
+          f"{', no analysis cache' if a.cold else ''})")
     def line(label: str, key: str) -> None:
         xs = [r[key] for r in results]
         print(f"  {label:<58} median {statistics.median(xs):.2f} s (min {min(xs):.2f}, "
