@@ -45,3 +45,15 @@ def test_raw_schema_is_wire_compatible():
     event = xplane.XEvent.FromString(raw.planes[0].lines[0].events[0])
     assert (event.metadata_id, event.offset_ps, event.duration_ps) == (1, 5, 7)
     assert raw.planes[0].event_metadata[1].name == "a"
+
+
+def test_profile_options_match_tensorflow():
+    pb2 = pytest.importorskip("tensorflow.tsl.profiler.protobuf.profiler_options_pb2")
+    ours = fields(xplane.ProfileOptions.DESCRIPTOR)
+    theirs = fields(pb2.ProfileOptions.DESCRIPTOR)
+    for field_name, spec in ours.items():
+        assert spec[:3] == theirs[field_name][:3], field_name
+    msg = pb2.ProfileOptions(host_tracer_level=3, device_tracer_level=1, python_tracer_level=1,
+                             duration_ms=1500, repository_path="/tmp/x")
+    assert xplane.decode_profile_options(msg.SerializeToString()) == {
+        "host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 1}

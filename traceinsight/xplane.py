@@ -22,6 +22,8 @@ _SCALARS = {
     "double": _F.TYPE_DOUBLE,
     "string": _F.TYPE_STRING,
     "bytes": _F.TYPE_BYTES,
+    "bool": _F.TYPE_BOOL,
+    "uint32": _F.TYPE_UINT32,
 }
 
 _MESSAGES: list[tuple[str, list[tuple], list[str]]] = [
@@ -72,37 +74,34 @@ _MESSAGES: list[tuple[str, list[tuple], list[str]]] = [
         ("stats", 5, "XStat", "repeated", None),
         ("child_id", 6, "int64", "repeated", None),
     ], []),
-    # The same messages with XLine.events left as raw bytes (wire-compatible: both are
-    # length-delimited field 4). traceinsight.analysis.events decodes the events of a whole line
-    # with numpy instead of building one Python object per event.
-    ("XSpaceRaw", [
-        ("planes", 1, "XPlaneRaw", "repeated", None),
-        ("errors", 2, "string", "repeated", None),
-        ("warnings", 3, "string", "repeated", None),
-        ("hostnames", 4, "string", "repeated", None),
-    ], []),
-    ("XPlaneRaw", [
-        ("id", 1, "int64", "optional", None),
-        ("name", 2, "string", "optional", None),
-        ("lines", 3, "XLineRaw", "repeated", None),
-        ("event_metadata", 4, "map:int64:XEventMetadata", "repeated", None),
-        ("stat_metadata", 5, "map:int64:XStatMetadata", "repeated", None),
-        ("stats", 6, "XStat", "repeated", None),
-    ], []),
-    ("XLineRaw", [
-        ("id", 1, "int64", "optional", None),
-        ("display_id", 10, "int64", "optional", None),
-        ("name", 2, "string", "optional", None),
-        ("display_name", 11, "string", "optional", None),
-        ("timestamp_ns", 3, "int64", "optional", None),
-        ("duration_ps", 9, "int64", "optional", None),
-        ("events", 4, "bytes", "repeated", None),
+    # tsl/profiler/protobuf/profiler_options.proto: what a capture really used (the Task
+    # Environment plane's ``profile_options`` stat holds one, serialized)
+    ("ProfileOptions", [
+        ("include_dataset_ops", 1, "bool", "optional", None),
+        ("host_tracer_level", 2, "uint32", "optional", None),
+        ("device_tracer_level", 3, "uint32", "optional", None),
+        ("python_tracer_level", 4, "uint32", "optional", None),
+        ("version", 5, "uint32", "optional", None),
+        ("duration_ms", 9, "uint64", "optional", None),
+        ("repository_path", 10, "string", "optional", None),
     ], []),
     ("XStatMetadata", [
         ("id", 1, "int64", "optional", None),
         ("name", 2, "string", "optional", None),
         ("description", 3, "string", "optional", None),
     ], []),
+]
+
+
+# The same messages with XLine.events left as raw bytes (wire-compatible: both are length-delimited
+# field 4). traceinsight.analysis.events decodes the events of a whole line with numpy instead of
+# building one Python object per event.
+_RAW_TYPES = {("XSpace", "planes"): "XPlaneRaw", ("XPlane", "lines"): "XLineRaw",
+              ("XLine", "events"): "bytes"}
+_MESSAGES += [
+    (f"{name}Raw", [(f[0], f[1], _RAW_TYPES.get((name, f[0]), f[2]), *f[3:]) for f in fields],
+     oneofs)
+    for name, fields, oneofs in list(_MESSAGES) if name in ("XSpace", "XPlane", "XLine")
 ]
 
 
@@ -149,6 +148,16 @@ XStat = _classes[f"{_PACKAGE}.XStat"]
 XEventMetadata = _classes[f"{_PACKAGE}.XEventMetadata"]
 XStatMetadata = _classes[f"{_PACKAGE}.XStatMetadata"]
 XSpaceRaw = _classes[f"{_PACKAGE}.XSpaceRaw"]
+ProfileOptions = _classes[f"{_PACKAGE}.ProfileOptions"]
+
+TRACER_LEVELS = ("host_tracer_level", "device_tracer_level", "python_tracer_level")
+
+
+def decode_profile_options(data: bytes) -> dict[str, int]:
+    """The tracer levels a capture really used, from a serialized ProfileOptions (the ``Task
+    Environment`` plane's ``profile_options`` stat). Raises google.protobuf DecodeError."""
+    opts = ProfileOptions.FromString(bytes(data))
+    return {name: int(getattr(opts, name)) for name in TRACER_LEVELS}
 
 __all__ = ["XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata",
-           "XSpaceRaw"]
+           "XSpaceRaw", "ProfileOptions", "decode_profile_options"]

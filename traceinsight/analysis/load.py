@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
 from traceinsight.analysis import cache, results
@@ -14,56 +15,16 @@ from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import ModeResult, Run, Timing
-
-# ProfileOptions fields (tsl/profiler/protobuf/profiler_options.proto)
-_OPTION_FIELDS = {2: "host_tracer_level", 3: "device_tracer_level", 4: "python_tracer_level"}
-
-
-def decode_profile_options(data: bytes) -> dict[str, int]:
-    """The tracer levels a capture really used, from the ``Task Environment`` plane's
-    ``profile_options`` stat (a serialized ProfileOptions)."""
-    out: dict[str, int] = {}
-    i, n = 0, len(data)
-    try:
-        while i < n:
-            tag, i = _read_varint(data, i)
-            field, wt = tag >> 3, tag & 7
-            if wt == 0:
-                value, i = _read_varint(data, i)
-                if field in _OPTION_FIELDS:
-                    out[_OPTION_FIELDS[field]] = value
-            elif wt == 2:
-                length, i = _read_varint(data, i)
-                i += length
-            elif wt == 1:
-                i += 8
-            elif wt == 5:
-                i += 4
-            else:
-                break
-    except IndexError:
-        pass
-    for name in _OPTION_FIELDS.values():
-        out.setdefault(name, 0)  # proto3: a level of 0 is not written
-    return out
-
-
-def _read_varint(data: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        b = data[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, i
-        shift += 7
-
+from traceinsight.xplane import decode_profile_options
 
 def recorded_options(table: EventTable) -> dict[str, int] | None:
     for plane in table.planes:
         raw = plane.stats.get("profile_options")
         if isinstance(raw, (bytes, bytearray)):
-            return decode_profile_options(bytes(raw))
+            try:
+                return decode_profile_options(bytes(raw))
+            except DecodeError:
+                return None
     return None
 
 
