@@ -76,3 +76,18 @@ def test_conv1d_overview(snap_compare, size):
 def test_conv1d_compare(snap_compare):
     assert snap_compare(get_app(load_committed("conv1d")), terminal_size=WIDE,
                         run_before=open_compare)
+
+
+def test_findings(snap_compare):
+    async def open_findings(pilot):
+        await settle(pilot)
+        await pilot.press("f")
+    assert snap_compare(get_app(sample_run()), run_before=open_findings, terminal_size=SMALL)
+
+
+def test_python_hotspots(snap_compare):
+    async def open_python(pilot):
+        await settle(pilot)
+        await pilot.press("enter")
+        pilot.app.screen.query_one("TabbedContent").active = "tab-python"
+    assert snap_compare(get_app(sample_run()), run_before=open_python, terminal_size=SMALL)

@@ -159,7 +159,7 @@ class ModeScreen(Screen):
                                noun="functions", placeholder="/ filter functions",
                                detail=retrace_detail, id="retraces")]
         if pane_id == "tab-steps":
-            return [VerticalScroll(StepChart(step_series(m), id="steps"))]
+            return [VerticalScroll(StepChart(step_series(m), m.steps, id="steps"))]
         return []
 
     async def fill_pane(self, pane_id: str) -> None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from rich.text import Text
 from textual.widget import Widget
 
+from traceinsight.model import CATEGORIES
 from traceinsight.tui import fmt
+from traceinsight.tui.fmt import CATEGORY_COLORS
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 FIRST_STYLE = "bold #b07aa1"      # the tracing colour: the first step is where tracing lives
@@ -50,11 +53,14 @@ def render_chart(values: np.ndarray, first: np.ndarray, width: int, height: int 
 
 
 class StepChart(Widget):
-    """One chart per series (timed steps, traced steps), each with a line of its figures."""
+    """One chart per series (timed steps, traced steps), each with a line of its figures, then the
+    slowest traced steps with the categories that made them slow."""
 
-    def __init__(self, series: list[tuple[str, np.ndarray, np.ndarray]], **kwargs) -> None:
+    def __init__(self, series: list[tuple[str, np.ndarray, np.ndarray]],
+                 steps: pd.DataFrame | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.series = series   # (title, ms per step, is-first flags)
+        self.steps = steps if steps is not None else pd.DataFrame()
 
     def render(self) -> Text:
         out = Text()
@@ -70,10 +76,36 @@ class StepChart(Widget):
             out.append_text(render_chart(values, first, self.size.width))
             out.append("\n")
             out.append_text(summary_line(values, first))
+        slow = slowest_steps(self.steps)
+        if slow.plain:
+            out.append("\n\n")
+            out.append_text(slow)
         return out
 
     def get_content_height(self, container, viewport, width: int) -> int:
-        return max(1, len(self.series) * 9 - 2)
+        slow = slowest_steps(self.steps).plain
+        return max(1, len(self.series) * 9 - 2 + (slow.count("\n") + 3 if slow else 0))
+
+
+def slowest_steps(steps: pd.DataFrame, top: int = 3) -> Text:
+    """The slowest steady traced steps, each with its largest categories (from the model's split)."""
+    out = Text()
+    if steps.empty or "wall_ms" not in steps:
+        return out
+    steady = steps[~steps["first"]] if "first" in steps else steps
+    if len(steady) < 2:
+        return out
+    median = float(steady["wall_ms"].median())
+    cats = [c for c in CATEGORIES if c in steady.columns]
+    out.append(f"Slowest traced steps (median {fmt.ms(median)} ms)", style="bold")
+    for _, row in steady.nlargest(top, "wall_ms").iterrows():
+        parts = sorted(((float(row[c]), c) for c in cats), reverse=True)[:3]
+        out.append(f"\n  step {int(row['step_num'])}: {fmt.ms(row['wall_ms'])} ms  ")
+        for i, (v, c) in enumerate(parts):
+            if i:
+                out.append(" · ", style="dim")
+            out.append(c, style=CATEGORY_COLORS[c]).append(f" {fmt.ms(v)}")
+    return out
 
 
 def summary_line(values: np.ndarray, first: np.ndarray) -> Text:
