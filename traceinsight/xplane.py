@@ -83,7 +83,6 @@ _MESSAGES: list[tuple[str, list[tuple], list[str]]] = [
         ("python_tracer_level", 4, "uint32", "optional", None),
         ("version", 5, "uint32", "optional", None),
         ("duration_ms", 9, "uint64", "optional", None),
-        ("repository_path", 10, "string", "optional", None),
     ], []),
     ("XStatMetadata", [
         ("id", 1, "int64", "optional", None),

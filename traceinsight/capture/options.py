@@ -1,8 +1,8 @@
 """What a saved trace says the profiler really used (TF 2.21 can silently ignore requested options).
 
 The ``Task Environment`` plane of an XSpace carries a stat ``profile_options``: a serialized
-``tensorflow.ProfileOptions`` (public schema, tsl/profiler/protobuf/profiler_options.proto). We only
-need three varint fields, so we read the wire format directly instead of building the message.
+``tensorflow.ProfileOptions`` (public schema, tsl/profiler/protobuf/profiler_options.proto), decoded
+by ``traceinsight.xplane.decode_profile_options``.
 """
 
 from __future__ import annotations
@@ -10,44 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-# ProfileOptions field numbers (profiler_options.proto)
-_FIELDS = {2: "host_tracer_level", 3: "device_tracer_level", 4: "python_tracer_level"}
+from traceinsight.xplane import decode_profile_options
 
-
-def _varint(buf: bytes, i: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if i >= len(buf):
-            raise ValueError("truncated varint")
-        b = buf[i]
-        i += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, i
-        shift += 7
-
-
-def decode_profile_options(buf: bytes) -> dict[str, int]:
-    """The tracer levels recorded in a serialized ProfileOptions (absent field = 0, proto3)."""
-    out = {name: 0 for name in _FIELDS.values()}
-    i = 0
-    while i < len(buf):
-        key, i = _varint(buf, i)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = _varint(buf, i)
-            if field in _FIELDS:
-                out[_FIELDS[field]] = value
-        elif wire == 1:
-            i += 8
-        elif wire == 2:
-            n, i = _varint(buf, i)
-            i += n
-        elif wire == 5:
-            i += 4
-        else:
-            raise ValueError(f"unsupported wire type {wire}")
-    return out
+__all__ = ["decode_profile_options", "recorded_options", "check"]
 
 
 def recorded_options(xplane_path: str | Path) -> dict[str, int] | None:
