@@ -13,7 +13,7 @@ from textual.widgets import DataTable
 from traceinsight.model import ModeResult, Run
 from traceinsight.tui import fmt
 
-COLUMNS = ("mode", "ms/step", "IQR", "vs fastest (95% CI)", "1st step", "profiler", "status")
+COLUMNS = ("mode", "ms/step", "IQR", "× fastest (95% CI)", "1st step", "profiler", "status")
 
 
 def summary_cells(row: pd.Series, fastest: str | None) -> list:

@@ -109,18 +109,20 @@ class OverviewScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(run_title(self.run), id="title")
-        yield ModeTable(self.run, id="modes")
-        yield Static(Text("Where a traced step's time goes (median ms/step per category, one scale)",
-                          style="bold"), classes="heading")
-        yield CategoryBars(bar_rows(self.run), id="bars")
-        yield Static(legend(), id="legend")
-        with VerticalScroll(id="notes"):
+        # One scroll for the page (many modes, a short terminal); tab reaches it, the mouse too.
+        with VerticalScroll(id="overview-body"):
+            yield ModeTable(self.run, id="modes")
+            yield Static(Text("Where a traced step's time goes (median ms/step per category, "
+                              "one scale)", style="bold"), classes="heading")
+            yield CategoryBars(bar_rows(self.run), id="bars")
+            yield Static(legend(), id="legend")
             yield Static(id="insights")
             notes = missing_notes(self.run)
             yield Static(Text("\n".join(notes), style="italic") if notes else "", id="missing")
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one(ModeTable).focus()     # not the page scroll, which comes first in tab order
         self.call_after_refresh(self._first_frame_drawn)
 
     def _first_frame_drawn(self) -> None:
