@@ -341,3 +341,16 @@ def test_view_command_reports_a_missing_path(capsys):
 
 def test_no_tensorflow_imported():
     assert "tensorflow" not in sys.modules
+
+
+@pilot_test
+async def test_a_failing_summary_is_said_not_hidden(monkeypatch):
+    def broken(self):
+        raise ValueError("bad samples")
+    monkeypatch.setattr("traceinsight.model.Run.summary", broken)
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "Could not compute the run's figures: ValueError: bad samples" in screen_text(app)
+        await pilot.press("enter")             # the detail still opens, without the summary row
+        assert isinstance(app.screen, ModeScreen) and app.screen.summary_row is None

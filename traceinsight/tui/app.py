@@ -100,9 +100,13 @@ class TraceinsightApp(App):
 
     # --- navigation --------------------------------------------------------------------------
     def show_mode(self, name: str) -> None:
-        summary = self.summary()
-        rows = summary[summary["mode"] == name]
-        self.push_screen(ModeScreen(self.run_data.modes[name], rows.iloc[0] if len(rows) else None))
+        try:
+            summary = self.summary()
+            rows = summary[summary["mode"] == name]
+            row = rows.iloc[0] if len(rows) else None
+        except Exception:  # noqa: BLE001 - the overview says why; the detail shows what it can
+            row = None
+        self.push_screen(ModeScreen(self.run_data.modes[name], row))
 
     def action_compare(self) -> None:
         if isinstance(self.screen, CompareScreen):

@@ -134,9 +134,13 @@ class OverviewScreen(Screen):
         self.run_worker(self._figures, thread=True, group="figures", exit_on_error=False)
 
     def _figures(self) -> None:
-        summary = self.app.summary()
-        self.app.call_from_thread(self.query_one(ModeTable).fill, summary)
-        text = insights(self.run, self.app.findings())
+        try:
+            summary = self.app.summary()
+            self.app.call_from_thread(self.query_one(ModeTable).fill, summary)
+            text = insights(self.run, self.app.findings())
+        except Exception as e:  # noqa: BLE001 - say so on the screen rather than fail silently
+            text = Text(f"Could not compute the run's figures: {type(e).__name__}: {e}",
+                        style="bold red")
         self.app.call_from_thread(self.query_one("#insights", Static).update, text)
         self.app.call_from_thread(self.call_after_refresh, self._figures_drawn)
 
@@ -146,11 +150,6 @@ class OverviewScreen(Screen):
     @property
     def selected_mode(self) -> str | None:
         return self.query_one(ModeTable).highlighted_mode
-
-    def action_drill(self) -> None:
-        mode = self.selected_mode
-        if mode is not None:
-            self.app.show_mode(mode)
 
     def on_mode_table_chosen(self, event: ModeTable.Chosen) -> None:
         self.app.show_mode(event.mode)
