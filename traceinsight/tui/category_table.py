@@ -9,6 +9,14 @@ from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult
 from traceinsight.tui import fmt
 
 
+BAR_WIDTH = 16
+
+
+def share_bar(share: float, color: str) -> Text:
+    n = int(round(share * BAR_WIDTH)) if fmt.is_num(share) else 0
+    return Text("█" * n, style=color) + Text("·" * (BAR_WIDTH - n), style="dim")
+
+
 class CategoryTable(DataTable):
     def __init__(self, mode: ModeResult, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
@@ -18,7 +26,7 @@ class CategoryTable(DataTable):
         b = self.mode.breakdown
         self.add_columns("category", Text("median", justify="right"), Text("p25–p75", justify="right"),
                          Text("mean", justify="right"), Text("share", justify="right"),
-                         Text("1st step", justify="right"))
+                         Text("1st step", justify="right"), "share of a step")
         if b.empty:
             return
         total = float(b.loc[list(CATEGORIES), "median"].sum())
@@ -33,6 +41,7 @@ class CategoryTable(DataTable):
                          Text(fmt.percent(share), justify="right"),
                          Text(fmt.ms(first[cat]) if first is not None and cat in first else fmt.MISSING,
                               justify="right"),
+                         share_bar(share, fmt.CATEGORY_COLORS[cat]),
                          key=cat)
         if "total" in b.index:
             self.add_row(Text("step wall time", style="bold"),

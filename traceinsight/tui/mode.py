@@ -22,6 +22,7 @@ OP_COLUMNS = [
     Column("self_ms_per_step", "self ms/step", fmt.ms, numeric=True),
     Column("share", "share", fmt.percent, numeric=True),
     Column("calls_per_step", "calls/step", fmt.count, numeric=True),
+    Column("ms_per_call", "ms/call", fmt.ms, numeric=True),
     Column("thread", "thread"),
     Column("type", "type"),
     Column("op", "op"),
@@ -34,6 +35,12 @@ RETRACE_COLUMNS = [
     Column("compile_ms", "compile ms", fmt.ms, numeric=True),
     Column("changes", "what changed", lambda v: v or "unknown"),
 ]
+
+
+def with_per_call(ops: pd.DataFrame) -> pd.DataFrame:
+    """The ops table plus self time per call (the model's per-step figures divided, for display)."""
+    calls = ops["calls_per_step"].astype(float).where(ops["calls_per_step"] > 0)
+    return ops.assign(ms_per_call=ops["self_ms_per_step"].astype(float) / calls)
 
 
 def op_detail(row: pd.Series) -> Text:
@@ -145,7 +152,7 @@ class ModeScreen(Screen):
         if pane_id == "tab-ops":
             if m.ops.empty:
                 return [Static("No ops in this trace.", classes="missing")]
-            return [FrameTable(m.ops, OP_COLUMNS, filter_columns=["op", "type", "thread"], noun="ops",
+            return [FrameTable(with_per_call(m.ops), OP_COLUMNS, filter_columns=["op", "type", "thread"], noun="ops",
                                placeholder="/ filter ops by name, type or thread", detail=op_detail,
                                id="ops")]
         if pane_id == "tab-python":
