@@ -370,3 +370,14 @@ def test_without_findings_and_report_modules(monkeypatch, tmp_path):
     assert text.startswith("# traceinsight: sample-conv1d")
     assert "| predict | failed: ValueError: predict() needs a batch dimension |" in text
     assert compare_modes(sample_run().modes["eager"], sample_run().modes["function"]).sentence() in text
+
+
+@pilot_test
+async def test_compare_opens_with_the_op_diff_focused():
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await open_compare(pilot)
+        diff = app.screen.query_one("#op-diff", FrameTable)
+        assert app.focused is diff.table
+        await pilot.press("down")
+        assert diff.table.cursor_row == 1

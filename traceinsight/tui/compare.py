@@ -108,6 +108,7 @@ class CompareScreen(Screen):
         self.b = b
         self.comparison: Comparison | None = None
         self.compared_at: float | None = None
+        self._shown_once = False
 
     def compose(self) -> ComposeResult:
         options = [(m.name, m.name) for m in self.run.ok_modes()]
@@ -163,6 +164,11 @@ class CompareScreen(Screen):
         body = self.query_one("#compare-body", Vertical)
         await body.remove_children()
         await body.mount(*widgets)
+        if self.comparison is None and not self._shown_once:
+            # First view: arrows move in the op diff (a focused picker would open on "down").
+            self._shown_once = True
+            for table in self.query("#op-diff DataTable"):
+                table.focus()
         self.comparison = c
         self.call_after_refresh(self._shown)
 
