@@ -381,3 +381,19 @@ async def test_compare_opens_with_the_op_diff_focused():
         assert app.focused is diff.table
         await pilot.press("down")
         assert diff.table.cursor_row == 1
+
+
+@pilot_test
+async def test_c_and_f_work_from_every_screen():
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter", "f")                  # findings from a mode's detail
+        assert isinstance(app.screen, FindingsScreen)
+        await pilot.press("c")                           # no compare from findings: nothing happens
+        assert isinstance(app.screen, FindingsScreen)
+        await pilot.press("escape", "c")                 # compare from the mode's detail
+        await compared(pilot)
+        assert isinstance(app.screen, CompareScreen) and app.screen.a == "eager"
+        await pilot.press("c")                           # already comparing: nothing happens
+        assert len(app.screen_stack) == 4                # default, overview, mode, compare

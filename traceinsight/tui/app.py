@@ -27,6 +27,8 @@ class TraceinsightApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "traceinsight"
     BINDINGS = [
+        Binding("c", "compare", "Compare"),
+        Binding("f", "findings", "Findings"),
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("r", "report", "Report"),
@@ -79,8 +81,13 @@ class TraceinsightApp(App):
             self.push_screen(OverviewScreen(run))
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        """Nothing but quit and help until the run is loaded."""
+        """Nothing but quit and help until the run is loaded; no key for the screen already shown
+        (False also hides it from the footer)."""
         if self.run_data is None and action in {"report", "compare", "findings", "toggle_theme"}:
+            return False
+        if action == "compare" and isinstance(self.screen, (CompareScreen, FindingsScreen)):
+            return False
+        if action == "findings" and isinstance(self.screen, FindingsScreen):
             return False
         return True
 

@@ -40,7 +40,9 @@ class FrameTable(Vertical):
     """An Input (the filter), a DataTable and a status line."""
 
     PAGE = 200
-    BINDINGS = [Binding("s", "cycle_sort", "Sort"), Binding("S", "reverse_sort", "Reverse", show=False)]
+    # Not in the footer: the status line under the table says "s: sort · click a header".
+    BINDINGS = [Binding("s", "cycle_sort", "Sort", show=False),
+                Binding("S", "reverse_sort", "Reverse", show=False)]
 
     def __init__(self, frame: pd.DataFrame, columns: list[Column], *, filter_columns: list[str],
                  noun: str = "rows", placeholder: str = "/ filter",

@@ -109,7 +109,6 @@ class ModeScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("/", "filter", "Filter"),
-        Binding("c", "app.compare", "Compare"),
     ]
 
     def __init__(self, mode: ModeResult, summary_row: pd.Series | None) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -96,11 +95,6 @@ def insights(run: Run, findings: tuple[list, str | None]) -> Text:
 
 
 class OverviewScreen(Screen):
-    BINDINGS = [
-        Binding("c", "app.compare", "Compare"),
-        Binding("f", "app.findings", "Findings"),
-    ]
-
     def __init__(self, run: Run) -> None:
         super().__init__()
         self.run = run
