@@ -143,6 +143,15 @@ def depth_order(depth: np.ndarray) -> np.ndarray:
     return np.argsort(key, kind="stable")
 
 
+def depth_levels(depth: np.ndarray) -> list[np.ndarray]:
+    """Event indices per nesting level (level 0 first), each in table order."""
+    if not len(depth):
+        return []
+    order = depth_order(depth)
+    bounds = np.r_[0, np.cumsum(np.bincount(depth))]
+    return [order[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
 def _nest_positions(table: EventTable, pos: np.ndarray, parent: np.ndarray,
                     depth: np.ndarray) -> None:
     """Parent and depth of the events ``pos`` (sorted by line, start, -end), assuming they nest.
@@ -164,12 +173,9 @@ def _nest_positions(table: EventTable, pos: np.ndarray, parent: np.ndarray,
         k = np.arange(m)
         d = np.maximum(k - np.searchsorted(np.sort(e), s, side="right"), 0)
         # the parent is the last earlier event one level up: per level, a search of sorted positions
-        order = depth_order(d)
-        level_bounds = np.searchsorted(d[order], np.arange(int(d.max()) + 2))
+        levels = depth_levels(d)
         par = np.full(m, -1, dtype=np.int64)
-        for level in range(1, len(level_bounds) - 1):
-            up = order[level_bounds[level - 1]:level_bounds[level]]
-            here = order[level_bounds[level]:level_bounds[level + 1]]
+        for up, here in zip(levels[:-1], levels[1:]):
             if not len(up) or not len(here):
                 continue
             j = np.searchsorted(up, here) - 1
@@ -299,11 +305,7 @@ def effective_categories(own: np.ndarray, parent: np.ndarray, depth: np.ndarray,
     passed = np.zeros(n, dtype=np.int64)
     if not n:
         return cat
-    order = depth_order(depth)
-    dsorted = depth[order]
-    bounds = np.searchsorted(dsorted, np.arange(int(dsorted.max()) + 2))
-    for level in range(len(bounds) - 1):
-        ev = order[bounds[level]:bounds[level + 1]]
+    for ev in depth_levels(depth):
         if not len(ev):
             continue
         p = parent[ev]
@@ -328,11 +330,7 @@ def effective_categories(own: np.ndarray, parent: np.ndarray, depth: np.ndarray,
 def _has_descendant(mask: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
     """True for events with a descendant (or themselves) in ``mask``."""
     flag = mask.copy()
-    order = depth_order(-depth)
-    dsorted = -depth[order]
-    bounds = np.searchsorted(dsorted, np.arange(int(dsorted.min()) if len(dsorted) else 0, 1))
-    for level in range(len(bounds) - 1):
-        ev = order[bounds[level]:bounds[level + 1]]
+    for ev in reversed(depth_levels(depth)):  # deepest first
         ev = ev[flag[ev] & (parent[ev] >= 0)]
         flag[parent[ev]] = True
     return flag

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from traceinsight.analysis import rules
-from traceinsight.analysis.attribute import N_CAT, Attribution, depth_order
+from traceinsight.analysis.attribute import N_CAT, Attribution, depth_levels
 from traceinsight.model import CATEGORIES
 
 PS_PER_MS = 1e9
@@ -89,13 +89,7 @@ def _in_windows(t: np.ndarray, ws: np.ndarray, we: np.ndarray) -> np.ndarray:
 def _nearest_marked(mask: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
     """For each event, the nearest event at or above it (along parents) that is in ``mask``."""
     res = np.where(mask, np.arange(len(mask)), -1)
-    order = depth_order(depth)
-    dsorted = depth[order]
-    if not len(order):
-        return res
-    bounds = np.searchsorted(dsorted, np.arange(int(dsorted.max()) + 2))
-    for level in range(1, len(bounds) - 1):
-        ev = order[bounds[level]:bounds[level + 1]]
+    for ev in depth_levels(depth)[1:]:
         ev = ev[(res[ev] < 0) & (parent[ev] >= 0)]
         res[ev] = res[parent[ev]]
     return res
@@ -346,13 +340,7 @@ def frame_group(file: str, user_files: frozenset[str]) -> str:
 def _subtree_sums(values: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
     """values summed over each event's subtree (itself and everything nested in it)."""
     out = values.astype(float).copy()
-    order = depth_order(-depth)  # deepest first
-    d = depth[order]
-    if not len(d):
-        return out
-    bounds = np.r_[0, np.nonzero(np.diff(d))[0] + 1, len(d)]
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        ev = order[lo:hi]
+    for ev in reversed(depth_levels(depth)):  # deepest first
         ev = ev[(parent[ev] >= 0) & (out[ev] != 0)]
         if len(ev):
             np.add.at(out, parent[ev], out[ev])
