@@ -141,3 +141,17 @@ def test_window_sums_agree_with_cumulative_integrals(real_runs):
         mid = (ws + we) // 2
         np.testing.assert_array_equal(a.category_time(mid[:-1], mid[1:])[:, list(others)],
                                       a.category_time(mid[:-1], mid[1:], categories=others)[:, list(others)])
+
+
+def test_hotspot_groups_come_from_the_capture_record_not_this_machine(real_runs, monkeypatch):
+    """The python tracer names files by base name only; a captured run carries the workload
+    process's own map, so grouping does not depend on what is installed where it is analysed."""
+    import traceinsight
+    from conftest import RUNS
+    from traceinsight.analysis import results
+    monkeypatch.setattr(results, "_package_files", lambda: {})  # as if nothing were installed
+    again = traceinsight.load(RUNS / "conv1d", use_cache=False)
+    for name, mode in real_runs["conv1d"].modes.items():
+        assert list(again.modes[name].hotspots["group"]) == list(mode.hotspots["group"])
+    groups = set(real_runs["conv1d"].modes["eager"].hotspots["group"])
+    assert {"keras", "tensorflow"} <= groups

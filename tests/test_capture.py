@@ -75,6 +75,10 @@ def _check_ok_mode(run: Path, manifest: dict, mode: str, python_pass: bool = Tru
         assert traced["step_nums"] and 0 not in traced["step_nums"]
     assert not (run / entry["dir"] / "python").exists() or python_pass
     # step numbers are unique across passes, the first step is 0
+    # the workload process records which package each loaded file's base name is from
+    files = timings["python_files"]
+    assert files[Path(manifest["workload"]["path"]).name] == "user"
+    assert "keras" in files.get("layer.py", "") or "tensorflow" in files.get("ops.py", "")
     nums = timings["traced"]["host"]["step_nums"] + timings["step_nums"]
     assert len(nums) == len(set(nums)) and min(nums) >= 1
     return timings

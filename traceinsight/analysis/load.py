@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +32,8 @@ def recorded_options(table: EventTable) -> dict[str, int] | None:
 
 def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (), *,
                  timing: Timing | None = None, user_files: frozenset[str] = frozenset(),
-                 requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = ()
-                 ) -> ModeResult:
+                 requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
+                 file_groups: dict[str, list[str]] | None = None) -> ModeResult:
     """Analyse one mode's traces: the host pass gives steps, categories, ops, retraces; the python
     pass gives hotspots, scaled to the host pass's python time."""
     notes = list(extra_notes)
@@ -73,7 +75,8 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
         notes.append(f"{len(other)} event names have no attribution rule (other): {top}")
     recorded = recorded_options(table) or {}
     python_traced = bool(recorded.get("python_tracer_level")) or not host_files
-    hotspots = results.hotspots_frame(a, steps, user_files=user_files) if python_traced else None
+    hotspots = results.hotspots_frame(a, steps, user_files=user_files,
+                                      python_files=file_groups) if python_traced else None
     if python_traced:
         notes.append("this trace was recorded with the python tracer on: its times include the "
                      "tracer's inflation of Python")
@@ -94,7 +97,8 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
                 scale = float(breakdown.loc["python", "median"] / pbreak.loc["python", "median"])
                 notes.append(f"Python hotspots are from the python-tracer pass, scaled by {scale:.2f} "
                              "to the host pass's python time (the python tracer inflates Python)")
-            hotspots = results.hotspots_frame(pa, psteps, user_files=user_files, scale=scale)
+            hotspots = results.hotspots_frame(pa, psteps, user_files=user_files, scale=scale,
+                                              python_files=file_groups)
     elif not python_traced:
         notes.append("no python-tracer pass: no Python hotspots")
     for pass_name, entry in options.items():
@@ -126,11 +130,12 @@ def _options_entry(recorded: dict[str, int] | None, requested: dict[str, Any] | 
     return entry
 
 
-def _timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...]]:
-    """Timings, the requested profiler options, and the capture's own notes of a mode."""
+def _timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], dict | None]:
+    """Timings, the requested profiler options, the capture's own notes of a mode, and the
+    python files the workload process had loaded (base name -> groups)."""
     f = mode_path / runfolder.TIMINGS
     if not f.is_file():
-        return None, {}, ()
+        return None, {}, (), None
     data = runfolder.read_json(f)
     traced = data.get("traced") or {}
     host = traced.get("host") or {}
@@ -146,7 +151,9 @@ def _timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...]]:
         for key in ("problem", "first_step_note"):
             if isinstance(info.get(key), str) and info[key]:
                 notes.append(f"{p} pass: {info[key]}")
-    return timing, requested, tuple(notes)
+    files = data.get("python_files")
+    files = files if isinstance(files, dict) else None
+    return timing, requested, tuple(notes), files
 
 
 def load_run(path: Path, use_cache: bool = True) -> Run:
@@ -158,7 +165,7 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
         info = info or {}
         folder = info.get("dir") or runfolder.mode_dir(name)
         status = info.get("status", "ok")
-        timing, requested, capture_notes = _timing(path / folder)
+        timing, requested, capture_notes, file_groups = _timing(path / folder)
         if status != "ok":
             error = info.get("error") or ("not captured (the capture was interrupted?)"
                                           if status in ("pending", "running") else status)
@@ -169,12 +176,15 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
         python = runfolder.pass_traces(path, folder, "python")
         key = [cache.ANALYSIS_VERSION, cache.source_digest(), cache.fingerprint(host + python),
                requested,
-               sorted(user_files), list(capture_notes)]
+               sorted(user_files), list(capture_notes),
+               hashlib.sha256(json.dumps(file_groups, sort_keys=True).encode()).hexdigest()[:16]
+               if file_groups else None]
         where = cache.cache_path(path, folder)
         mode = cache.load(where, key, timing) if use_cache else None
         if mode is None:
             mode = analyze_mode(name, host, python, timing=timing, user_files=user_files,
-                                requested=requested, extra_notes=capture_notes)
+                                requested=requested, extra_notes=capture_notes,
+                                file_groups=file_groups)
             if use_cache and mode.ok:
                 cache.save(where, mode, key)
         modes[name] = mode

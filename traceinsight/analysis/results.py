@@ -13,6 +13,7 @@ import pandas as pd
 from traceinsight.analysis import rules
 from traceinsight.analysis.attribute import N_CAT, Attribution, depth_levels
 from traceinsight.model import CATEGORIES
+from traceinsight.pyfiles import pick
 
 PS_PER_MS = 1e9
 
@@ -327,13 +328,21 @@ def _package_files() -> dict[str, str]:
     return out
 
 
-def frame_group(file: str, user_files: frozenset[str]) -> str:
+def frame_group(file: str, user_files: frozenset[str],
+                recorded: dict[str, list[str]] | None = None) -> str:
+    """user / keras / tensorflow / other for a python-tracer frame's file base name: from what the
+    capture recorded in the workload process when there is a record (exact for that run), else
+    from the packages installed here (foreign traces)."""
     if file in user_files:
         return "user"
+    if recorded and file in recorded:
+        return pick(recorded[file])
     if file.startswith("tensorflow.") or file.startswith("tsl") or file.startswith("_pywrap"):
         return "tensorflow"
-    if file.startswith("keras"):
+    if file.startswith("keras") or file.startswith("tf_keras"):
         return "keras"
+    if recorded:
+        return "other"  # not a file the workload process loaded: a builtin or extension module
     return _package_files().get(file, "other")
 
 
@@ -348,7 +357,8 @@ def _subtree_sums(values: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> 
 
 
 def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset[str] = frozenset(),
-                   scale: float = 1.0) -> pd.DataFrame:
+                   scale: float = 1.0, python_files: dict[str, list[str]] | None = None
+                   ) -> pd.DataFrame:
     """Python time per function from python-tracer frames: self = python-category time owned by the
     frame; inclusive = python-category time inside its outermost (non-recursive) calls; per steady
     step, multiplied by ``scale`` (the host pass's python time / this pass's)."""
@@ -383,7 +393,7 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
     for nid in np.unique(fn).tolist():
         file, line, func = parse_frame(t.names[nid])
         rows.append({"function": func or t.names[nid], "file": file, "line": line,
-                     "group": frame_group(file, user_files),
+                     "group": frame_group(file, user_files, python_files),
                      "self_ms": self_by_name[nid] / PS_PER_MS / n * scale,
                      "inclusive_ms": incl_by_name[nid] / PS_PER_MS / n * scale,
                      "calls_per_step": calls_by_name[nid] / n})

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from traceinsight import runfolder
+from traceinsight.pyfiles import loaded_python_files
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture import options as options_mod
 
@@ -564,6 +565,8 @@ def run_mode(spec: dict) -> dict:
         traced["python"] = py
     timings["traced"] = traced
     timings["details"] = dict(driver.details)
+    # the python tracer names frames by file base name only: record which package each is from
+    timings["python_files"] = loaded_python_files(spec.get("workload"))
     return timings
 
 
