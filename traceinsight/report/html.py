@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from traceinsight.findings import fmt_ms, fmt_ratio
 from traceinsight.model import CATEGORIES, Run
+from traceinsight.report.data import env_value
 
 TOP_ROWS = 25
 
@@ -114,16 +115,7 @@ def bars_svg(modes: list[dict]) -> str:
 
 
 def _env_value(v: Any) -> str:
-    if v is None:
-        return "unset"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, (list, tuple)):
-        return esc(", ".join(map(str, v))) if v else "none"
-    if isinstance(v, dict):
-        import json
-        return code(json.dumps(v, sort_keys=True))
-    return esc(v)
+    return env_value(v, esc, code)
 
 
 def environment_table(env: dict) -> str:

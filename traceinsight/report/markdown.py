@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 
 from traceinsight.findings import fmt_ms, fmt_ratio
 from traceinsight.model import CATEGORIES, Run
+from traceinsight.report.data import env_value
 
 GITHUB_LIMIT = 65_536
 MAX_CELL = 200                       # characters of one table cell (op names can be huge)
@@ -108,15 +109,7 @@ def env_items(env: dict) -> list[tuple[str, str, object]]:
 
 
 def _env_value(v: Any) -> str:
-    if v is None:
-        return "unset"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, (list, tuple)):
-        return text(", ".join(map(str, v))) if v else "none"
-    if isinstance(v, dict):
-        return code(json.dumps(v, sort_keys=True))
-    return text(v)
+    return env_value(v, text, code)
 
 
 def environment_rows(env: dict) -> list[list[str]]:
