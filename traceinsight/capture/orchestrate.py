@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shlex
 import shutil
 import signal
 import subprocess
@@ -27,7 +26,7 @@ import numpy as np
 
 from traceinsight import __version__, runfolder
 from traceinsight.capture import modes as modes_mod
-from traceinsight.capture.workload import WorkloadFile, inspect_file, sha256_of
+from traceinsight.capture.workload import WorkloadFile, inspect_file
 from traceinsight.errors import TraceinsightError
 
 # Environment variables that change what TensorFlow / Keras do (recorded in run.json when set).

@@ -7,9 +7,8 @@ note saying how many rows were left out (the JSON report keeps them all).
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from traceinsight.findings import fmt_ms, fmt_ratio
 from traceinsight.model import CATEGORIES, Run
