@@ -346,16 +346,6 @@ def frame_group(file: str, user_files: frozenset[str],
     return _package_files().get(file, "other")
 
 
-def _subtree_sums(values: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """values summed over each event's subtree (itself and everything nested in it)."""
-    out = values.astype(float).copy()
-    for ev in reversed(depth_levels(depth)):  # deepest first
-        ev = ev[(parent[ev] >= 0) & (out[ev] != 0)]
-        if len(ev):
-            np.add.at(out, parent[ev], out[ev])
-    return out
-
-
 def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset[str] = frozenset(),
                    scale: float = 1.0, python_files: dict[str, list[str]] | None = None
                    ) -> pd.DataFrame:
@@ -376,18 +366,25 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
     owners, length = owned_time(a, ws, we, rules.PYTHON)
     own_py = np.bincount(owners, weights=length.astype(float), minlength=len(t))
     self_by_name = np.bincount(t.name[frames], weights=own_py[frames], minlength=len(t.names))
-    # inclusive: python time in the frame's subtree, summed bottom-up along the nesting
-    subtree = _subtree_sums(own_py, a.parent, a.depth)
     # recursion counted once: only occurrences with no earlier open occurrence of the same
     # function (frames are in start order; stable-sort them by function)
-    by_name = np.argsort(t.name[frames], kind="stable")
+    names = t.name[frames]
+    by_name = np.argsort(names.astype(np.uint16) if len(t.names) < 65536 else names, kind="stable")
     fr = frames[by_name]
     fn, fs, fe = t.name[fr], t.start[fr], t.end[fr]
     new_group = np.r_[True, fn[1:] != fn[:-1]]
     grp = np.cumsum(new_group) - 1
     prev_end = pd.Series(np.r_[-1, fe[:-1]]).where(~pd.Series(new_group), -1).groupby(grp).cummax()
     outermost = fs >= prev_end.to_numpy()
-    incl_by_name = np.bincount(fn[outermost], weights=subtree[fr[outermost]], minlength=len(t.names))
+    # inclusive: python time owned in the frame's subtree. Nested events follow their ancestor in
+    # table order (start, then longest first), so a subtree is the run of the thread's events that
+    # start before the frame ends: a difference of prefix sums.
+    prefix = np.r_[0.0, np.cumsum(own_py)]
+    lo, hi = np.searchsorted(t.line, [a.main_line, a.main_line + 1])
+    top = fr[outermost]
+    past = lo + np.searchsorted(t.start[lo:hi], t.end[top], side="left")
+    incl_by_name = np.bincount(t.name[top], weights=prefix[past] - prefix[top],
+                               minlength=len(t.names))
     calls_by_name = np.bincount(fn, minlength=len(t.names))
     rows = []
     for nid in np.unique(fn).tolist():
