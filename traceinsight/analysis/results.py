@@ -381,8 +381,11 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
     # start before the frame ends: a difference of prefix sums.
     prefix = np.r_[0.0, np.cumsum(own_py)]
     lo, hi = np.searchsorted(t.line, [a.main_line, a.main_line + 1])
-    top = fr[outermost]
-    past = lo + np.searchsorted(t.start[lo:hi], t.end[top], side="left")
+    top = np.sort(fr[outermost])
+    ends = t.end[top]
+    order = np.argsort(ends)  # sorted needles: numpy's search reuses each bound for the next
+    past = np.empty(len(top), dtype=np.int64)
+    past[order] = lo + np.searchsorted(t.start[lo:hi], ends[order], side="left")
     incl_by_name = np.bincount(t.name[top], weights=prefix[past] - prefix[top],
                                minlength=len(t.names))
     calls_by_name = np.bincount(fn, minlength=len(t.names))
