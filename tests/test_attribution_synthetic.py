@@ -310,3 +310,39 @@ def test_gpu_trace_copies_are_input_and_kernels_are_listed(tmp_path):
     assert ops.loc[("volta_sgemm_128x64_nn", "worker"), "self_ms_per_step"] == pytest.approx(35 * MS)
     assert ops.loc[("volta_sgemm_128x64_nn", "worker"), "type"] == "device kernel"
     assert ops.loc[("MemcpyH2D", "worker"), "type"] == "memcpy"
+
+
+def test_recorded_input_signatures_say_what_changed(tmp_path):
+    """With the capture's log of the arguments fed to the step, the retrace row and the finding
+    name what changed: shapes and Python values."""
+    from traceinsight.findings import _retrace_cause
+    sp = Space()
+    main = sp.host().line("python")
+    for i in range(3):
+        main.event("train", i * 100, 100, step_num=i + 1)
+        main.event("step", i * 100 + 10, 50, tf_function_call="traced-nonXla", tracing_count=i + 1)
+    signatures = {"steps": 30, "truncated": False, "distinct": [
+        {"args": ["ndarray float32 shape (100,)", "Python float 0.0"], "first_step": 0, "steps": 1},
+        {"args": ["ndarray float32 shape (200,)", "Python float 0.01"], "first_step": 1, "steps": 1},
+        {"args": ["ndarray float32 shape (100,)", "Python float 0.02"], "first_step": 2, "steps": 1},
+    ]}
+    m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")], signatures=signatures)
+    changes = m.retraces.iloc[0]["changes"]
+    assert "argument 1 shape changed ((100,), (200,))" in changes
+    assert "argument 2 is a Python float: 3 distinct values" in changes
+    cause, fix = _retrace_cause(changes, 3, 3)
+    assert "every new shape and every new Python value" in cause
+    assert "tf.constant" in fix and "reduce_retracing" in fix
+    # only Python values
+    only_py = {"steps": 3, "distinct": [{"args": ["Python float 0.0"]}, {"args": ["Python float 1.0"]}]}
+    m = analyze_mode("m", [tmp_path / "h.xplane.pb"], signatures=only_py)
+    cause, fix = _retrace_cause(m.retraces.iloc[0]["changes"], 3, 3)
+    assert cause.startswith("Python values passed as arguments") and "tf.constant" in fix
+
+
+def test_describe_arg_keys_like_tf_function():
+    import numpy as np
+    from traceinsight.capture.runner import describe_arg
+    assert describe_arg(0.5) == "Python float 0.5"
+    assert describe_arg(np.zeros((2, 3), np.float32)) == "ndarray float32 shape (2, 3)"
+    assert describe_arg([1, 2]).startswith("list of 2: Python int 1")

@@ -75,6 +75,9 @@ def _check_ok_mode(run: Path, manifest: dict, mode: str, python_pass: bool = Tru
         assert traced["step_nums"] and 0 not in traced["step_nums"]
     assert not (run / entry["dir"] / "python").exists() or python_pass
     # step numbers are unique across passes, the first step is 0
+    if manifest["workload"]["kind"] == "function":  # the arguments fed, for retrace causes
+        sigs = timings["input_signatures"]
+        assert sigs["steps"] >= len(timings["steps_s"]) and len(sigs["distinct"]) >= 1
     # the workload process records which package each loaded file's base name is from
     files = timings["python_files"]
     assert files[Path(manifest["workload"]["path"]).name] == "user"

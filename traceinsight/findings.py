@@ -237,6 +237,21 @@ def _retrace_cause(changes: str, calls: int, traced: int) -> tuple[str, str]:
     new tf.function object per call.
     """
     text = changes or ""
+    if "recorded inputs:" in text:  # the capture logged the arguments it fed the step
+        fed = text.split("recorded inputs:", 1)[1]
+        shapes = [p.strip() for p in fed.split(";") if "shape changed" in p]
+        python = [p.strip() for p in fed.split(";") if " is a Python " in p]
+        if shapes or python:
+            what = "; ".join(shapes + python)
+            if shapes and python:
+                return (f"its inputs changed between calls: {what} — every new shape and every "
+                        "new Python value is a new trace",
+                        _FIX_SHAPES.replace("def step(x): ...", "def step(x, lr): ...") + "\n"
+                        + _FIX_PYTHON)
+            if shapes:
+                return f"input shapes change between calls: {what}", _FIX_SHAPES
+            return (f"Python values passed as arguments: {what} (each new value is a new trace)",
+                    _FIX_PYTHON)
     if _LOOP_WORDS.search(text):
         return "a new tf.function object per call (created inside a loop or a function)", \
             _FIX_NEW_FUNCTION

@@ -33,7 +33,8 @@ def recorded_options(table: EventTable) -> dict[str, int] | None:
 def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (), *,
                  timing: Timing | None = None, user_files: frozenset[str] = frozenset(),
                  requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
-                 file_groups: dict[str, list[str]] | None = None) -> ModeResult:
+                 file_groups: dict[str, list[str]] | None = None,
+                 signatures: dict | None = None) -> ModeResult:
     """Analyse one mode's traces: the host pass gives steps, categories, ops, retraces; the python
     pass gives hotspots, scaled to the host pass's python time."""
     notes = list(extra_notes)
@@ -107,7 +108,7 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
                          f"trace recorded {entry['recorded']}")
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
-        ops=results.ops_frame(a, steps), retraces=results.retraces_frame(a),
+        ops=results.ops_frame(a, steps), retraces=results.retraces_frame(a, signatures),
         hotspots=hotspots if hotspots is not None else results.hotspots_frame(a, steps.iloc[0:0]),
         other=other, step_rule=a.step_rule, profile_options=options, notes=tuple(notes),
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)))
@@ -130,12 +131,12 @@ def _options_entry(recorded: dict[str, int] | None, requested: dict[str, Any] | 
     return entry
 
 
-def _timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], dict | None]:
-    """Timings, the requested profiler options, the capture's own notes of a mode, and the
-    python files the workload process had loaded (base name -> groups)."""
+def _timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], dict]:
+    """Timings, the requested profiler options, the capture's own notes of a mode, and what the
+    workload process recorded (``python_files``: base name -> groups; ``input_signatures``)."""
     f = mode_path / runfolder.TIMINGS
     if not f.is_file():
-        return None, {}, (), None
+        return None, {}, (), {}
     data = runfolder.read_json(f)
     traced = data.get("traced") or {}
     host = traced.get("host") or {}
@@ -151,9 +152,9 @@ def _timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], dict
         for key in ("problem", "first_step_note"):
             if isinstance(info.get(key), str) and info[key]:
                 notes.append(f"{p} pass: {info[key]}")
-    files = data.get("python_files")
-    files = files if isinstance(files, dict) else None
-    return timing, requested, tuple(notes), files
+    recorded = {k: data[k] for k in ("python_files", "input_signatures")
+                if isinstance(data.get(k), dict)}
+    return timing, requested, tuple(notes), recorded
 
 
 def load_run(path: Path, use_cache: bool = True) -> Run:
@@ -165,7 +166,7 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
         info = info or {}
         folder = info.get("dir") or runfolder.mode_dir(name)
         status = info.get("status", "ok")
-        timing, requested, capture_notes, file_groups = _timing(path / folder)
+        timing, requested, capture_notes, recorded = _timing(path / folder)
         if status != "ok":
             error = info.get("error") or ("not captured (the capture was interrupted?)"
                                           if status in ("pending", "running") else status)
@@ -177,14 +178,14 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
         key = [cache.ANALYSIS_VERSION, cache.source_digest(), cache.fingerprint(host + python),
                requested,
                sorted(user_files), list(capture_notes),
-               hashlib.sha256(json.dumps(file_groups, sort_keys=True).encode()).hexdigest()[:16]
-               if file_groups else None]
+               hashlib.sha256(json.dumps(recorded, sort_keys=True).encode()).hexdigest()[:16]]
         where = cache.cache_path(path, folder)
         mode = cache.load(where, key, timing) if use_cache else None
         if mode is None:
             mode = analyze_mode(name, host, python, timing=timing, user_files=user_files,
                                 requested=requested, extra_notes=capture_notes,
-                                file_groups=file_groups)
+                                file_groups=recorded.get("python_files"),
+                                signatures=recorded.get("input_signatures"))
             if use_cache and mode.ok:
                 cache.save(where, mode, key)
         modes[name] = mode

@@ -181,8 +181,10 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["op", "type", "thread", "calls", "self_ps"])
 
 
-def retraces_frame(a: Attribution) -> pd.DataFrame:
-    """tf.function calls grouped by function: calls, traced calls, time tracing and compiling."""
+def retraces_frame(a: Attribution, signatures: dict | None = None) -> pd.DataFrame:
+    """tf.function calls grouped by function: calls, traced calls, time tracing and compiling.
+    ``signatures``: the argument signatures the capture fed the step (timings.json
+    ``input_signatures``), which say what changed between traces."""
     t = a.table
     if "tf_function_call" not in t.stat_str:
         return pd.DataFrame(columns=RETRACE_COLUMNS)
@@ -201,6 +203,10 @@ def retraces_frame(a: Attribution) -> pd.DataFrame:
     for fn, g in df.sort_values("start").groupby("function", sort=False):
         n_traced = int(g["traced"].sum())
         changes = _retrace_pattern(g)
+        if n_traced > 1 and signatures:
+            fed = describe_signature_changes(signatures)
+            if fed:
+                changes = f"{changes}; {fed}" if changes else fed
         rows.append({"function": fn, "calls": len(g), "traced_calls": n_traced,
                      "tracing_ms": float(g["tracing"].sum()), "compile_ms": float(g["compile"].sum()),
                      "changes": changes})
@@ -243,6 +249,39 @@ def _retrace_pattern(g: pd.DataFrame) -> str:
     if xla:
         parts.append("XLA: each trace also compiles")
     return "; ".join(parts)
+
+
+def describe_signature_changes(signatures: dict) -> str:
+    """Which arguments changed across the signatures the capture fed the step, in words the
+    findings read: ``recorded inputs: argument 1 shape changed ((100,), (200,), ...); argument 2
+    Python float, 25 distinct values``."""
+    distinct = [d.get("args") or [] for d in signatures.get("distinct") or []]
+    if len(distinct) < 2:
+        return ""
+    parts = []
+    for pos in range(max(len(d) for d in distinct)):
+        values = [d[pos] for d in distinct if pos < len(d)]
+        uniq = list(dict.fromkeys(values))
+        if len(uniq) < 2:
+            continue
+        more = "+" if signatures.get("truncated") else ""
+        if all(v.startswith("Python ") for v in uniq):
+            kinds = sorted({v.split(" ")[1] for v in uniq})
+            parts.append(f"argument {pos + 1} is a Python {'/'.join(kinds)}: "
+                         f"{len(uniq)}{more} distinct values")
+        elif all(" shape " in v for v in uniq):
+            shapes = list(dict.fromkeys(v.split(" shape ", 1)[1] for v in uniq))
+            dtypes = {v.split(" shape ", 1)[0] for v in uniq}
+            what = f"shape changed ({', '.join(shapes[:4])}{', ...' if len(shapes) > 4 else ''})"
+            if len(dtypes) > 1:
+                what += f" and dtype ({', '.join(sorted(dtypes))})"
+            parts.append(f"argument {pos + 1} {what}")
+        else:
+            parts.append(f"argument {pos + 1} changed type: {', '.join(uniq[:3])}")
+    if not parts:
+        return ""
+    return (f"recorded inputs: {len(distinct)}{'+' if signatures.get('truncated') else ''} "
+            f"argument signatures over {signatures.get('steps', '?')} steps; " + "; ".join(parts))
 
 
 def other_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:

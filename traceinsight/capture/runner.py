@@ -322,19 +322,64 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
     raise WorkloadError(f"mode {mode.name} is not implemented")
 
 
+def describe_arg(v: Any) -> str:
+    """What tf.function keys a trace on, for one argument: a Python value by its value, an array
+    or tensor by dtype and shape, anything else by its type."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return f"Python {type(v).__name__} {v!r}"[:80]
+    shape, dtype = getattr(v, "shape", None), getattr(v, "dtype", None)
+    if shape is not None and dtype is not None:
+        dims = tuple(None if d is None else int(d) for d in (shape.as_list()
+                     if hasattr(shape, "as_list") and shape.rank is not None else tuple(shape)))
+        kind = "ndarray" if type(v).__module__ == "numpy" else "tensor"
+        return f"{kind} {getattr(dtype, 'name', dtype)} shape {dims}"
+    if isinstance(v, (list, tuple)):
+        return f"{type(v).__name__} of {len(v)}: " + ", ".join(describe_arg(x) for x in v[:4])
+    return f"{type(v).__module__}.{type(v).__name__} object"
+
+
+class SignatureLog:
+    """Wraps a step's input source and records the distinct argument signatures it fed (kept to
+    the first ``limit``): the evidence for why a tf.function retraced."""
+
+    def __init__(self, source: Callable[[int], tuple], limit: int = 64):
+        self.source = source
+        self.limit = limit
+        self.seen: dict[tuple, dict] = {}
+        self.steps = 0
+
+    def __call__(self, i: int) -> tuple:
+        args = self.source(i)
+        sig = tuple(describe_arg(a) for a in args)
+        self.steps += 1
+        entry = self.seen.get(sig)
+        if entry is not None:
+            entry["steps"] += 1
+        elif len(self.seen) < self.limit:
+            self.seen[sig] = {"args": list(sig), "first_step": i, "steps": 1}
+        return args
+
+    def summary(self) -> dict:
+        return {"steps": self.steps, "distinct": list(self.seen.values()),
+                "truncated": len(self.seen) >= self.limit}
+
+
 def function_driver(tf, mode: modes_mod.Mode, module):
-    source = input_source(module)
+    source = SignatureLog(input_source(module))
     step = module.step
     details: dict[str, Any] = {}
     if mode.base == "eager":
-        return CallDriver(tf, step, prepare=source, details=details)
-    if mode.base == "function":
-        return CallDriver(tf, tf.function(step), prepare=source, details=details)
-    if mode.base == "xla":
-        return CallDriver(tf, tf.function(step, jit_compile=True), prepare=source, details=details)
-    if mode.base == "v1-session":
-        return session_driver(tf, step, source, details)
-    raise WorkloadError(f"mode {mode.name} is not implemented")
+        driver = CallDriver(tf, step, prepare=source, details=details)
+    elif mode.base == "function":
+        driver = CallDriver(tf, tf.function(step), prepare=source, details=details)
+    elif mode.base == "xla":
+        driver = CallDriver(tf, tf.function(step, jit_compile=True), prepare=source, details=details)
+    elif mode.base == "v1-session":
+        driver = session_driver(tf, step, source, details)
+    else:
+        raise WorkloadError(f"mode {mode.name} is not implemented")
+    driver.signatures = source
+    return driver
 
 
 def session_driver(tf, step, source, details):
@@ -567,6 +612,8 @@ def run_mode(spec: dict) -> dict:
     timings["details"] = dict(driver.details)
     # the python tracer names frames by file base name only: record which package each is from
     timings["python_files"] = loaded_python_files(spec.get("workload"))
+    if getattr(driver, "signatures", None) is not None:
+        timings["input_signatures"] = driver.signatures.summary()
     return timings
 
 
