@@ -47,7 +47,7 @@ class Attribution:
     step_num: np.ndarray
     step_rule: str
     has_device_plane: bool
-    _cum: dict = field(default_factory=dict)  # category -> cumulative time at bounds (lazy)
+    _memo: dict = field(default_factory=dict)  # lazily computed: cumulative times, window sums
 
     @property
     def seg_start(self) -> np.ndarray:
@@ -60,14 +60,14 @@ class Attribution:
     def cumulative(self, c: int) -> np.ndarray:
         """Main-thread time of category ``c`` before each segment boundary (ps), built on first
         use: only the categories asked for cost memory."""
-        if c not in self._cum:
+        if c not in self._memo:
             lengths = np.where(self.seg_cat == c, np.diff(self.bounds), 0)
             cum = np.empty(len(self.bounds), dtype=np.int64)
             if len(cum):
                 cum[0] = 0
                 np.cumsum(lengths, out=cum[1:])
-            self._cum[c] = cum
-        return self._cum[c]
+            self._memo[c] = cum
+        return self._memo[c]
 
     def category_time(self, t0: np.ndarray, t1: np.ndarray,
                       categories: tuple[int, ...] | None = None) -> np.ndarray:

@@ -67,13 +67,13 @@ def owned_time(a: Attribution, ws: np.ndarray, we: np.ndarray,
     """(owner event, ps) of the main-thread segments of one category inside the windows, clipped
     to them. The segments' windows are found once per attribution and set of windows."""
     key = ("windows", ws.tobytes(), we.tobytes())
-    if key not in a._cum:
+    if key not in a._memo:
         step_of = _in_windows(a.seg_start, ws, we)
         inside = (step_of >= 0) & (a.seg_owner >= 0)
         idx = np.nonzero(inside)[0]
         length = np.minimum(a.seg_end[idx], we[step_of[idx]]) - a.seg_start[idx]
-        a._cum[key] = (idx, length)
-    idx, length = a._cum[key]
+        a._memo[key] = (idx, length)
+    idx, length = a._memo[key]
     sel = a.seg_cat[idx] == category
     return a.seg_owner[idx[sel]], length[sel]
 
