@@ -31,8 +31,12 @@ class Comparison:
     ops: pd.DataFrame           # op, type, thread, a_ms, b_ms, delta_ms, change
     #                             change in {"only in a", "only in b", "slower", "faster", "same"}
 
-    def sentence(self, top: int = 4) -> str:
-        """``eager − function = 4.9 ms/step: python 3.1, dispatch 1.2, op 0.5, input 0.2``."""
+    def sentence(self, top: int = 4, traced_label: bool = True) -> str:
+        """``eager − function = +4.9 ms/step: in traced steps, python +3.1, dispatch +1.2, ...``.
+
+        The total is the difference of the modes' medians (untraced timing when captured); the
+        categories come from the host-traced steps, which the profiler slows unevenly, so the
+        sentence says so (``traced_label=False`` when the caller already does)."""
         if not np.isfinite(self.delta_ms):
             return f"{self.a} vs {self.b}: no step times to compare"
         if not self.significant:
@@ -42,7 +46,8 @@ class Comparison:
         cats = self.categories[np.isfinite(self.categories["delta_ms"])]
         cats = cats[cats["delta_ms"].abs() >= 0.005].head(top)
         parts = ", ".join(f"{r.category} {r.delta_ms:+.3g}" for r in cats.itertuples())
-        return f"{self.a} − {self.b} = {self.delta_ms:+.3g} ms/step" + (f": {parts}" if parts else "")
+        sep = ": in traced steps, " if traced_label else ": "
+        return f"{self.a} − {self.b} = {self.delta_ms:+.3g} ms/step" + (f"{sep}{parts}" if parts else "")
 
 
 def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
