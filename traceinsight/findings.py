@@ -208,7 +208,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                 rule="eager-slower",
                 title=(f"{e.name} is {fmt_ratio(c.ratio)}× slower than {f.name}: compile the step "
                        "with tf.function"),
-                evidence=f"{_vs(c)}. By category (traced steps): {c.sentence(traced_label=False)}. " + split,
+                evidence=_vs_by_category(c) + " " + split,
                 saving_ms=c.delta_ms,
                 saving_basis=f"measured: median step of {e.name} minus {f.name}",
                 modes=(e.name, f.name), fix=fix)
@@ -511,7 +511,7 @@ def rule_fit_overhead(run: Run) -> Iterable[Finding]:
         if c.delta_ms > 0:
             yield Finding(
                 rule="fit-overhead", title=f"{f.name} costs more per step than {t.name}",
-                evidence=f"{_vs(c)}. By category (traced steps): {c.sentence(traced_label=False)}.",
+                evidence=_vs_by_category(c),
                 saving_ms=c.delta_ms,
                 saving_basis=f"measured: median step of {f.name} minus {t.name}",
                 modes=(f.name, t.name),
@@ -523,13 +523,18 @@ def rule_fit_overhead(run: Run) -> Iterable[Finding]:
             yield Finding(
                 rule="train-on-batch-overhead",
                 title=f"{t.name} costs more per step than a batch inside {f.name}",
-                evidence=f"{_vs(rc)}. By category (traced steps): {rc.sentence(traced_label=False)}.",
+                evidence=_vs_by_category(rc),
                 saving_ms=rc.delta_ms,
                 saving_basis=f"measured: median step of {t.name} minus {f.name}",
                 modes=(t.name, f.name),
                 fix=("model.fit(x, y, batch_size=32, epochs=1, verbose=0)  # one call, many batches\n"
                      "# or keep the loop but compile fewer round trips:\n"
                      "model.compile(optimizer, loss, steps_per_execution=32)"))
+
+
+def _vs_by_category(c) -> str:
+    """The two modes' medians and ratio, then the category difference from traced steps."""
+    return f"{_vs(c)}. By category (traced steps): {c.sentence(traced_label=False)}."
 
 
 def rule_input_bound(run: Run) -> Iterable[Finding]:
