@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from traceinsight.analysis import rules
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import load_files
 from traceinsight.analysis.results import op_totals
@@ -125,22 +126,22 @@ def test_op_self_time_matches_xprof_framework_op_stats(real_runs, tmp_path):
     assert compared >= 5
 
 
-def test_window_sums_agree_with_cumulative_integrals(real_runs):
-    """The two ways category_time adds up the timeline give the same numbers."""
-    from traceinsight.analysis import rules
+def test_window_sums_agree_with_clipping_every_segment(real_runs):
+    """category_time (native.window_sums) against the plain formula: every segment clipped to every
+    window, on steps, on windows cutting through segments, and on overlapping windows."""
     for run_name, mode in (("conv1d", "eager"), ("costly-loop", "xla"), ("retracing", "function")):
         path = [p for p in real_runs[run_name].modes[mode].trace_paths if "/host/" in p]
         a = attribute(load_files(path))
         ws, we = a.step_start, a.step_end
-        fast = a.category_time(ws, we)  # disjoint windows: per-window sums
-        others = tuple(c for c in range(len(CATEGORIES)) if c != rules.PYTHON)
-        slow = a.category_time(ws, we, categories=others)  # cumulative integrals
-        slow[:, rules.PYTHON] = (we - ws) - slow.sum(axis=1)
-        np.testing.assert_array_equal(fast, slow)
-        # windows cutting through segments
         mid = (ws + we) // 2
-        np.testing.assert_array_equal(a.category_time(mid[:-1], mid[1:])[:, list(others)],
-                                      a.category_time(mid[:-1], mid[1:], categories=others)[:, list(others)])
+        for t0, t1 in ((ws, we), (mid[:-1], mid[1:]), (ws[:-2], we[2:])):
+            got = a.category_time(t0, t1)
+            overlap = np.clip(np.minimum(a.seg_end[None, :], t1[:, None])
+                              - np.maximum(a.seg_start[None, :], t0[:, None]), 0, None)
+            want = np.stack([overlap[:, a.seg_cat == c].sum(axis=1)
+                             for c in range(len(CATEGORIES))], axis=1)
+            want[:, rules.PYTHON] = (t1 - t0) - np.delete(want, rules.PYTHON, axis=1).sum(axis=1)
+            np.testing.assert_array_equal(got, want)
 
 
 def test_hotspot_groups_come_from_the_capture_record_not_this_machine(real_runs, monkeypatch):

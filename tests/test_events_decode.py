@@ -1,4 +1,5 @@
-"""The numpy decoder of events must agree with protobuf's own parse, field for field."""
+"""The C decoder of events (native.decode_line) must agree with protobuf's own parse, field for
+field."""
 
 from __future__ import annotations
 
@@ -97,15 +98,21 @@ def _varint(v: int) -> bytes:
             return bytes(out)
 
 
-def test_fields_in_another_order_and_unknown_fields_use_the_generic_decoder(tmp_path):
+def _len_field(number: int, body: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(body)) + body
+
+
+def test_fields_in_another_order_and_unknown_fields(tmp_path):
     raw = XSpaceRaw()
     plane = raw.planes.add(name="/host:CPU")
     plane.event_metadata[1].name = "a"
-    line = plane.lines.add(name="python", timestamp_ns=2)
     # duration (3), then metadata id (1), an unknown fixed32 field (9), then offset (2)
-    line.events.append(b"\x18" + _varint(5000) + b"\x08\x01" + b"\x4d\x00\x00\x00\x00"
-                       + b"\x10" + _varint(7000))
-    line.events.append(b"\x08\x01\x10" + _varint(1) + b"\x18" + _varint(2))  # canonical
+    odd = (b"\x18" + _varint(5000) + b"\x08\x01" + b"\x4d\x00\x00\x00\x00"
+           + b"\x10" + _varint(7000))
+    canonical = b"\x08\x01\x10" + _varint(1) + b"\x18" + _varint(2)
+    # the line's events before its name and timestamp, and an unknown length-delimited field (12)
+    plane.lines.append(_len_field(4, odd) + _len_field(12, b"xyz") + _len_field(4, canonical)
+                       + _len_field(2, b"python") + b"\x18\x02")
     path = tmp_path / "o.xplane.pb"
     path.write_bytes(raw.SerializeToString())
     t = load_files([path])
@@ -122,19 +129,15 @@ def test_unknown_metadata_id_is_named_not_dropped(tmp_path):
     assert "<unknown event metadata 999>" in t.names
 
 
-def test_decoding_in_small_batches_gives_the_same_table(tmp_path, monkeypatch):
-    from traceinsight.analysis import events
-    data = random_space(3).bytes()
-    path = tmp_path / "r.xplane.pb"
-    path.write_bytes(data)
-    whole = load_files([path])
-    monkeypatch.setattr(events, "CHUNK_EVENTS", 7)
-    batched = load_files([path])
-    for col in ("line", "name", "start", "end"):
-        np.testing.assert_array_equal(getattr(whole, col), getattr(batched, col))
-    for key, (idx, val) in whole.stat_int.items():
-        b_idx, b_val = batched.stat_int[key]
-        assert sorted(zip(idx.tolist(), val.tolist())) == sorted(zip(b_idx.tolist(), b_val.tolist()))
-    for key, (idx, val) in whole.stat_str.items():
-        b_idx, b_val = batched.stat_str[key]
-        assert sorted(zip(idx.tolist(), val.tolist())) == sorted(zip(b_idx.tolist(), b_val.tolist()))
+def test_lines_written_out_of_order_are_sorted_and_keep_their_stats(tmp_path):
+    from traceinsight.analysis import native
+    sp = Space()
+    line = sp.host().line("python")
+    line.event("late", 500, 10, step_num=2)
+    line.event("early", 100, 10, step_num=1)
+    line.event("outer", 100, 50)
+    t = load_files([sp.write(tmp_path / "o.xplane.pb")])
+    assert [t.names[n] for n in t.name] == ["outer", "early", "late"]
+    assert native.is_sorted(t.start, t.end)
+    idx, val = t.stat_int["step_num"]
+    assert {t.names[t.name[i]]: int(v) for i, v in zip(idx, val)} == {"early": 1, "late": 2}

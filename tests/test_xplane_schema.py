@@ -42,7 +42,7 @@ def test_raw_schema_is_wire_compatible():
     plane.event_metadata[1].name = "a"
     plane.lines.add(name="python").events.add(metadata_id=1, offset_ps=5, duration_ps=7)
     raw = xplane.XSpaceRaw.FromString(space.SerializeToString())
-    event = xplane.XEvent.FromString(raw.planes[0].lines[0].events[0])
+    event = xplane.XLine.FromString(raw.planes[0].lines[0]).events[0]
     assert (event.metadata_id, event.offset_ps, event.duration_ps) == (1, 5, 7)
     assert raw.planes[0].event_metadata[1].name == "a"
 

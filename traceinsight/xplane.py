@@ -92,15 +92,14 @@ _MESSAGES: list[tuple[str, list[tuple], list[str]]] = [
 ]
 
 
-# The same messages with XLine.events left as raw bytes (wire-compatible: both are length-delimited
-# field 4). traceinsight.analysis.events decodes the events of a whole line with numpy instead of
-# building one Python object per event.
-_RAW_TYPES = {("XSpace", "planes"): "XPlaneRaw", ("XPlane", "lines"): "XLineRaw",
-              ("XLine", "events"): "bytes"}
+# The same messages with XPlane.lines left as raw bytes (wire-compatible: both are length-delimited
+# field 3). traceinsight.analysis.events decodes each line's events in one pass of its C extension
+# instead of building one Python object per event.
+_RAW_TYPES = {("XSpace", "planes"): "XPlaneRaw", ("XPlane", "lines"): "bytes"}
 _MESSAGES += [
     (f"{name}Raw", [(f[0], f[1], _RAW_TYPES.get((name, f[0]), f[2]), *f[3:]) for f in fields],
      oneofs)
-    for name, fields, oneofs in list(_MESSAGES) if name in ("XSpace", "XPlane", "XLine")
+    for name, fields, oneofs in list(_MESSAGES) if name in ("XSpace", "XPlane")
 ]
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from traceinsight.analysis import rules
-from traceinsight.analysis.attribute import N_CAT, Attribution, depth_levels
+from traceinsight.analysis import native, rules
+from traceinsight.analysis.attribute import N_CAT, Attribution
 from traceinsight.model import CATEGORIES
 from traceinsight.pyfiles import pick
 
@@ -62,38 +62,31 @@ def _steady_windows(a: Attribution, steps: pd.DataFrame) -> tuple[np.ndarray, np
     return a.step_start[steady], a.step_end[steady], int(steady.sum())
 
 
-def owned_time(a: Attribution, ws: np.ndarray, we: np.ndarray,
-               category: int) -> tuple[np.ndarray, np.ndarray]:
-    """(owner event, ps) of the main-thread segments of one category inside the windows, clipped
-    to them. The segments' windows are found once per attribution and set of windows."""
-    key = ("windows", ws.tobytes(), we.tobytes())
+def owned_time(a: Attribution, ws: np.ndarray, we: np.ndarray, category: int) -> np.ndarray:
+    """Per event, the main-thread time (ps) of one category it owns inside the windows, clipped
+    to them (computed once per attribution, windows and category)."""
+    key = ("owned", ws.tobytes(), we.tobytes(), category)
     if key not in a._memo:
-        step_of = _in_windows(a.seg_start, ws, we)
-        inside = (step_of >= 0) & (a.seg_owner >= 0)
-        idx = np.nonzero(inside)[0]
-        length = np.minimum(a.seg_end[idx], we[step_of[idx]]) - a.seg_start[idx]
-        a._memo[key] = (idx, length)
-    idx, length = a._memo[key]
-    sel = a.seg_cat[idx] == category
-    return a.seg_owner[idx[sel]], length[sel]
+        a._memo[key] = native.owned_time(a.bounds, a.seg_owner, a.seg_cat, ws, we, category,
+                                         len(a.table))
+    return a._memo[key]
 
 
 def _in_windows(t: np.ndarray, ws: np.ndarray, we: np.ndarray) -> np.ndarray:
     """Index of the window holding each time, -1 when none (windows sorted, disjoint)."""
     if not len(ws):
         return np.full(len(t), -1, dtype=np.int64)
+    if len(t) > 1 and (t[1:] >= t[:-1]).all():
+        # sorted times (a thread's events, timeline segments): each window is a run of them, found
+        # by two searches per window instead of one per time
+        lo, hi = np.searchsorted(t, ws, side="left"), np.searchsorted(t, we, side="left")
+        delta = np.zeros(len(t) + 1, dtype=np.int64)
+        np.add.at(delta, lo, np.arange(1, len(ws) + 1))
+        np.add.at(delta, hi, -np.arange(1, len(ws) + 1))
+        return np.cumsum(delta[:-1]) - 1
     k = np.searchsorted(ws, t, side="right") - 1
     ok = (k >= 0) & (t < we[np.clip(k, 0, len(we) - 1)])
     return np.where(ok, k, -1)
-
-
-def _nearest_marked(mask: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """For each event, the nearest event at or above it (along parents) that is in ``mask``."""
-    res = np.where(mask, np.arange(len(mask)), -1)
-    for ev in depth_levels(depth)[1:]:
-        ev = ev[(res[ev] < 0) & (parent[ev] >= 0)]
-        res[ev] = res[parent[ev]]
-    return res
 
 
 def ops_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
@@ -109,7 +102,10 @@ def ops_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
                         self_ms_per_step=totals["self_ps"] / PS_PER_MS / n)
     total = ops.groupby("thread")["self_ms_per_step"].transform("sum")
     ops["share"] = np.where(total > 0, ops["self_ms_per_step"] / total.where(total > 0, 1), 0.0)
-    return ops.sort_values("self_ms_per_step", ascending=False, ignore_index=True)[OPS_COLUMNS]
+    # ties (XLA's repeated fusions often cost the same) in name order, so the table is the same
+    # from run to run of the analysis
+    return ops.sort_values(["self_ms_per_step", "op", "thread"], ascending=[False, True, True],
+                           kind="stable", ignore_index=True)[OPS_COLUMNS]
 
 
 def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
@@ -142,8 +138,10 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
     rows: list[dict] = []
     # main thread: op-category timeline segments, owned by the nearest op event above the owner
     if a.main_line >= 0 and len(a.seg_owner):
-        anchor = _nearest_marked(is_op_event, a.parent, a.depth)
-        owners, length = owned_time(a, ws, we, rules.OP)
+        anchor = native.nearest_marked(is_op_event, a.parent)
+        owned = owned_time(a, ws, we, rules.OP)
+        owners = np.nonzero(owned)[0]
+        length = owned[owners]
         anc = anchor[owners]
         # op time with no op event above it: named after the owning event
         anc_key = np.where(anc >= 0, anc, owners)
@@ -193,8 +191,7 @@ def retraces_frame(a: Attribution, signatures: dict | None = None) -> pd.DataFra
     on_main = t.line[idx] == a.main_line
     ct = np.zeros((len(idx), N_CAT))
     if on_main.any():
-        ct[on_main] = a.category_time(t.start[idx[on_main]], t.end[idx[on_main]],
-                                      categories=(rules.TRACING, rules.COMPILE)) / PS_PER_MS
+        ct[on_main] = a.category_time(t.start[idx[on_main]], t.end[idx[on_main]]) / PS_PER_MS
     tc = t.stat_int_column("tracing_count")[idx]
     df = pd.DataFrame({"function": [t.names[i] for i in t.name[idx]], "traced": traced,
                        "tracing": ct[:, rules.TRACING], "compile": ct[:, rules.COMPILE],
@@ -289,12 +286,13 @@ def other_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
     ws, we, n = _steady_windows(a, steps)
     if n == 0 or not (a.seg_cat == rules.OTHER).any():
         return pd.DataFrame(columns=OTHER_COLUMNS)
-    owners, length = owned_time(a, ws, we, rules.OTHER)
+    owned = owned_time(a, ws, we, rules.OTHER)
+    owners = np.nonzero(owned)[0]
     if not len(owners):
         return pd.DataFrame(columns=OTHER_COLUMNS)
     name_ids = a.table.name[owners]
-    df = pd.DataFrame({"name": [a.table.names[i] for i in name_ids], "ps": length, "ev": owners})
-    g = df.groupby("name").agg(ps=("ps", "sum"), count=("ev", "nunique")).reset_index()
+    df = pd.DataFrame({"name": [a.table.names[i] for i in name_ids], "ps": owned[owners]})
+    g = df.groupby("name").agg(ps=("ps", "sum"), count=("ps", "size")).reset_index()
     g["ms_per_step"] = g["ps"] / PS_PER_MS / n
     return g.sort_values("ms_per_step", ascending=False, ignore_index=True)[OTHER_COLUMNS]
 
@@ -402,31 +400,17 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
     if not len(frames):
         return pd.DataFrame(columns=HOTSPOT_COLUMNS)
     # python time owned by each event (segments of steady steps, clipped to them)
-    owners, length = owned_time(a, ws, we, rules.PYTHON)
-    own_py = np.bincount(owners, weights=length.astype(float), minlength=len(t))
+    own_py = owned_time(a, ws, we, rules.PYTHON)
     self_by_name = np.bincount(t.name[frames], weights=own_py[frames], minlength=len(t.names))
-    # recursion counted once: only occurrences with no earlier open occurrence of the same
-    # function (frames are in start order; stable-sort them by function)
-    names = t.name[frames]
-    by_name = np.argsort(names.astype(np.uint16) if len(t.names) < 65536 else names, kind="stable")
-    fr = frames[by_name]
-    fn, fs, fe = t.name[fr], t.start[fr], t.end[fr]
-    new_group = np.r_[True, fn[1:] != fn[:-1]]
-    grp = np.cumsum(new_group) - 1
-    prev_end = pd.Series(np.r_[-1, fe[:-1]]).where(~pd.Series(new_group), -1).groupby(grp).cummax()
-    outermost = fs >= prev_end.to_numpy()
-    # inclusive: python time owned in the frame's subtree. Nested events follow their ancestor in
-    # table order (start, then longest first), so a subtree is the run of the thread's events that
-    # start before the frame ends: a difference of prefix sums.
-    prefix = np.r_[0.0, np.cumsum(own_py)]
-    lo, hi = np.searchsorted(t.line, [a.main_line, a.main_line + 1])
-    top = np.sort(fr[outermost])
-    ends = t.end[top]
-    order = np.argsort(ends)  # sorted needles: numpy's search reuses each bound for the next
-    past = np.empty(len(top), dtype=np.int64)
-    past[order] = lo + np.searchsorted(t.start[lo:hi], ends[order], side="left")
-    incl_by_name = np.bincount(t.name[top], weights=prefix[past] - prefix[top],
-                               minlength=len(t.names))
+    # recursion counted once: only occurrences with no ancestor of the same function count
+    # towards inclusive time, the python time owned in their subtree
+    nested = ~a.outside & (t.end > t.start)
+    counted = np.zeros(len(t), dtype=bool)
+    counted[frames] = True
+    top = frames[native.outermost(a.parent, t.name, nested, counted, len(t.names))[frames]]
+    inclusive = native.subtree_sum(a.parent, own_py)
+    incl_by_name = np.bincount(t.name[top], weights=inclusive[top], minlength=len(t.names))
+    fn = t.name[frames]
     calls_by_name = np.bincount(fn, minlength=len(t.names))
     rows = []
     for nid in np.unique(fn).tolist():

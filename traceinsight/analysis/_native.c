@@ -1,0 +1,850 @@
+/* The per-event loops of traceinsight's trace analysis, in C.
+ *
+ * Python-traced captures hold millions of events. Everything that must visit every event in order
+ * (protobuf wire decoding of a line's events, nesting them with a stack, inheriting categories down
+ * the nesting, sweeping the main thread's timeline) is done here in one linear pass each; the rules
+ * and all arithmetic over the results stay in Python / numpy (traceinsight.analysis).
+ *
+ * Arrays come in as C-contiguous buffers whose element types the Python wrapper
+ * (traceinsight/analysis/native.py) guarantees: int64 unless said otherwise, flags as uint8.
+ * Trace bytes are untrusted: every read is bounds-checked and a malformed line raises ValueError.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- protobuf wire format ------------------------------------------------------------------- */
+
+static _Thread_local const char *err_msg; /* why the last decode failed */
+
+static inline int varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    uint64_t v = 0;
+    if (p < end && *p < 0x80) { /* one byte: tags, ids, small lengths */
+        *out = *p;
+        *pp = p + 1;
+        return 0;
+    }
+    for (int i = 0; i < 10; i++) {
+        if (p >= end) {
+            err_msg = "a varint runs past the end of its message";
+            return -1;
+        }
+        uint8_t b = *p++;
+        v |= (uint64_t)(b & 0x7F) << (7 * i);
+        if (!(b & 0x80)) {
+            *pp = p;
+            *out = v;
+            return 0;
+        }
+    }
+    err_msg = "a varint longer than 10 bytes";
+    return -1;
+}
+
+/* Reads a field's tag; for length-delimited fields also the length, checked against the end. */
+static inline int field(const uint8_t **pp, const uint8_t *end, uint32_t *fnum, uint32_t *wt,
+                 uint64_t *value)
+{
+    uint64_t tag;
+    if (varint(pp, end, &tag) < 0)
+        return -1;
+    *fnum = (uint32_t)(tag >> 3);
+    *wt = (uint32_t)(tag & 7);
+    switch (*wt) {
+    case 0:
+        return varint(pp, end, value);
+    case 1:
+        if (end - *pp < 8) {
+            err_msg = "a field runs past the end of its message";
+            return -1;
+        }
+        memcpy(value, *pp, 8); /* little-endian hosts only (x86-64, aarch64) */
+        *pp += 8;
+        return 0;
+    case 2:
+        if (varint(pp, end, value) < 0)
+            return -1;
+        if (*value > (uint64_t)(end - *pp)) {
+            err_msg = "a field runs past the end of its message";
+            return -1;
+        }
+        return 0; /* the body is [*pp, *pp + *value): the caller skips or reads it */
+    case 5:
+        if (end - *pp < 4) {
+            err_msg = "a field runs past the end of its message";
+            return -1;
+        }
+        *value = 0;
+        memcpy(value, *pp, 4);
+        *pp += 4;
+        return 0;
+    default:
+        err_msg = "an unsupported protobuf wire type";
+        return -1;
+    }
+}
+
+/* XLine (tsl/profiler/protobuf/xplane.proto): id 1, display_id 10, name 2, display_name 11,
+ * timestamp_ns 3, duration_ps 9, events 4. XEvent: metadata_id 1, offset_ps 2, duration_ps 3,
+ * stats 4, num_occurrences 5. XStat: metadata_id 1, double 2, uint64 3, int64 4, str 5, bytes 6,
+ * ref 7. */
+
+static PyObject *corrupt(void)
+{
+    PyErr_SetString(PyExc_ValueError, err_msg ? err_msg : "corrupt protobuf");
+    return NULL;
+}
+
+/* Argument checking: a buffer of n elements of the given size (n < 0: any count). */
+static int check(Py_buffer *b, Py_ssize_t itemsize, Py_ssize_t n, const char *what)
+{
+    if (b->len % itemsize || (n >= 0 && b->len / itemsize != n)) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd items of %zd bytes", what, n, itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+#define RELEASE(...)                                                                           \
+    do {                                                                                       \
+        Py_buffer *_bufs[] = {__VA_ARGS__};                                                    \
+        for (size_t _i = 0; _i < sizeof(_bufs) / sizeof(_bufs[0]); _i++)                      \
+            if (_bufs[_i]->obj)                                                                \
+                PyBuffer_Release(_bufs[_i]);                                                   \
+    } while (0)
+
+/* scan_line(xline) -> (id, timestamp_ns, name_b, name_e, display_name_b, display_name_e,
+ * n_events): the line's own fields and its number of events; event bodies are skipped. */
+static PyObject *scan_line(PyObject *self, PyObject *args)
+{
+    Py_buffer b = {0};
+    int64_t id = 0, ts = 0;
+    Py_ssize_t nb = 0, ne = 0, db = 0, de = 0, n = 0;
+    int rc = 0;
+    if (!PyArg_ParseTuple(args, "y*", &b))
+        return NULL;
+    const uint8_t *buf = b.buf, *p = buf, *end = buf + b.len;
+    while (p < end) {
+        uint32_t fnum, wt;
+        uint64_t v;
+        if ((rc = field(&p, end, &fnum, &wt, &v)) < 0)
+            break;
+        if (wt == 2) {
+            if (fnum == 4)
+                n++;
+            else if (fnum == 2) {
+                nb = p - buf;
+                ne = nb + (Py_ssize_t)v;
+            } else if (fnum == 11) {
+                db = p - buf;
+                de = db + (Py_ssize_t)v;
+            }
+            p += v;
+        } else if (wt == 0 && fnum == 1)
+            id = (int64_t)v;
+        else if (wt == 0 && fnum == 3)
+            ts = (int64_t)v;
+    }
+    PyBuffer_Release(&b);
+    if (rc < 0)
+        return corrupt();
+    return Py_BuildValue("(LLnnnnn)", (long long)id, (long long)ts, nb, ne, db, de, n);
+}
+
+/* The wanted stats of a line, in growable columns. */
+typedef struct {
+    int64_t *ev, *mid, *val, *b, *e;
+    uint8_t *kind;
+    Py_ssize_t n, cap;
+} stat_cols;
+
+static int stat_grow(stat_cols *c)
+{
+    Py_ssize_t cap = c->cap ? 2 * c->cap : 1024;
+    int64_t **cols[] = {&c->ev, &c->mid, &c->val, &c->b, &c->e};
+    for (int i = 0; i < 5; i++) {
+        int64_t *v = realloc(*cols[i], cap * sizeof(int64_t));
+        if (!v)
+            return -1;
+        *cols[i] = v;
+    }
+    uint8_t *k = realloc(c->kind, cap);
+    if (!k)
+        return -1;
+    c->kind = k;
+    c->cap = cap;
+    return 0;
+}
+
+static void stat_free(stat_cols *c)
+{
+    free(c->ev);
+    free(c->mid);
+    free(c->val);
+    free(c->b);
+    free(c->e);
+    free(c->kind);
+}
+
+typedef struct {
+    const uint8_t *buf;
+    int64_t base, *start, *end, *mid;
+    int32_t *gid;
+    const int32_t *lut; /* event metadata id -> name id, -1 unknown */
+    Py_ssize_t n_lut;
+    const uint8_t *wanted; /* stat metadata id -> 1 when the analysis reads that stat */
+    Py_ssize_t n_wanted;
+    stat_cols st;
+    int nomem;
+} line_ctx;
+
+/* One XStat body at [p, end) of event ev: recorded when its metadata id is wanted. */
+static int decode_stat(line_ctx *c, const uint8_t *p, const uint8_t *end, Py_ssize_t ev)
+{
+    int64_t mid = 0, val = 0, b = 0, e = 0;
+    uint8_t kind = 0;
+    while (p < end) {
+        uint32_t fnum, wt;
+        uint64_t v;
+        if (field(&p, end, &fnum, &wt, &v) < 0)
+            return -1;
+        if (wt == 2) {
+            if (fnum == 5 || fnum == 6) {
+                kind = (uint8_t)fnum;
+                b = p - c->buf;
+                e = b + (int64_t)v;
+            }
+            p += v;
+        } else if (wt == 0 && fnum == 1) {
+            mid = (int64_t)v;
+        } else if ((wt == 0 && (fnum == 3 || fnum == 4 || fnum == 7)) || (wt == 1 && fnum == 2)) {
+            kind = (uint8_t)fnum;
+            val = (int64_t)v;
+        }
+    }
+    if (mid < 0 || mid >= c->n_wanted || !c->wanted[mid])
+        return 0;
+    stat_cols *s = &c->st;
+    if (s->n == s->cap && stat_grow(s) < 0) {
+        c->nomem = 1;
+        err_msg = "out of memory";
+        return -1;
+    }
+    s->ev[s->n] = ev;
+    s->mid[s->n] = mid;
+    s->kind[s->n] = kind;
+    s->val[s->n] = val;
+    s->b[s->n] = b;
+    s->e[s->n] = e;
+    s->n++;
+    return 0;
+}
+
+static int decode_event(line_ctx *c, const uint8_t *p, const uint8_t *end, Py_ssize_t ev)
+{
+    int64_t mid = 0, off = 0, dur = 0;
+    while (p < end) {
+        uint32_t fnum, wt;
+        uint64_t v;
+        if (field(&p, end, &fnum, &wt, &v) < 0)
+            return -1;
+        if (wt == 2) {
+            if (fnum == 4 && decode_stat(c, p, p + v, ev) < 0)
+                return -1;
+            p += v;
+        } else if (wt == 0) {
+            if (fnum == 1)
+                mid = (int64_t)v;
+            else if (fnum == 2)
+                off = (int64_t)v;
+            else if (fnum == 3)
+                dur = (int64_t)v;
+            /* 5, num_occurrences: aggregated events have no time of their own */
+        }
+    }
+    if (dur < 0) {
+        err_msg = "negative event duration";
+        return -1;
+    }
+    c->mid[ev] = mid;
+    c->gid[ev] = mid >= 0 && mid < c->n_lut ? c->lut[mid] : -1;
+    c->start[ev] = c->base + off;
+    c->end[ev] = c->start[ev] + dur;
+    return 0;
+}
+
+static PyObject *bytes_of(const void *p, Py_ssize_t n)
+{
+    return PyBytes_FromStringAndSize(n ? p : NULL, n);
+}
+
+/* decode_line(xline, base_ps, lut, wanted, start, end, metadata_id, name_id)
+ *   -> (stat event, stat metadata id, stat kind, stat value, stat begin, stat end)
+ *
+ * Every event of a serialized XLine: start / end in ps (base_ps + offset), metadata id, and name id
+ * (lut[metadata id], -1 when not in the table); the output arrays hold scan_line's count. Stats
+ * whose metadata id is wanted (wanted[id] != 0) come back as six bytes columns: event index,
+ * metadata id (int64), kind (uint8: the value's field number, 2 double bits, 3 uint64, 4 int64,
+ * 5 str, 6 bytes, 7 ref, 0 none), value (int64) and the byte span of a str / bytes value. */
+static PyObject *decode_line(PyObject *self, PyObject *args)
+{
+    Py_buffer b = {0}, lut = {0}, wanted = {0}, start = {0}, end = {0}, mid = {0}, gid = {0};
+    long long base;
+    line_ctx c = {0};
+    PyObject *result = NULL;
+    int rc = -1;
+    if (!PyArg_ParseTuple(args, "y*Ly*y*w*w*w*w*", &b, &base, &lut, &wanted, &start, &end, &mid,
+                          &gid))
+        goto done;
+    Py_ssize_t n = start.len / 8;
+    if (check(&end, 8, n, "end") || check(&mid, 8, n, "mid") || check(&gid, 4, n, "gid") ||
+        check(&lut, 4, -1, "lut"))
+        goto done;
+    c.buf = b.buf;
+    c.base = (int64_t)base;
+    c.start = start.buf;
+    c.end = end.buf;
+    c.mid = mid.buf;
+    c.gid = gid.buf;
+    c.lut = lut.buf;
+    c.n_lut = lut.len / 4;
+    c.wanted = wanted.buf;
+    c.n_wanted = wanted.len;
+    Py_BEGIN_ALLOW_THREADS
+    const uint8_t *p = b.buf, *stop = p + b.len;
+    Py_ssize_t ev = 0;
+    rc = 0;
+    while (p < stop && rc == 0) {
+        uint32_t fnum, wt;
+        uint64_t v;
+        if ((rc = field(&p, stop, &fnum, &wt, &v)) < 0)
+            break;
+        if (wt == 2) {
+            if (fnum == 4) {
+                if (ev >= n) {
+                    err_msg = "more events than scan_line counted";
+                    rc = -1;
+                    break;
+                }
+                rc = decode_event(&c, p, p + v, ev++);
+            }
+            p += v;
+        }
+    }
+    if (rc == 0 && ev != n) {
+        err_msg = "fewer events than scan_line counted";
+        rc = -1;
+    }
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        if (c.nomem)
+            PyErr_NoMemory();
+        else
+            corrupt();
+        goto done;
+    }
+    Py_ssize_t m = c.st.n;
+    result = Py_BuildValue("(NNNNNN)", bytes_of(c.st.ev, m * 8), bytes_of(c.st.mid, m * 8),
+                           bytes_of(c.st.kind, m), bytes_of(c.st.val, m * 8),
+                           bytes_of(c.st.b, m * 8), bytes_of(c.st.e, m * 8));
+done:
+    stat_free(&c.st);
+    RELEASE(&b, &lut, &wanted, &start, &end, &mid, &gid);
+    return result;
+}
+
+static Py_ssize_t first_segment(const int64_t *b, Py_ssize_t nseg, int64_t t);
+
+/* ---- nesting -------------------------------------------------------------------------------- */
+
+typedef struct {
+    int64_t *v;
+    Py_ssize_t n, cap;
+} stack;
+
+static int push(stack *s, int64_t x)
+{
+    if (s->n == s->cap) {
+        Py_ssize_t cap = s->cap ? 2 * s->cap : 256;
+        int64_t *v = realloc(s->v, cap * sizeof(int64_t));
+        if (!v)
+            return -1;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = x;
+    return 0;
+}
+
+/* is_sorted(start, end) -> bool: sorted by (start, -end)? */
+static PyObject *is_sorted(PyObject *self, PyObject *args)
+{
+    Py_buffer s = {0}, e = {0};
+    int ok = 1;
+    if (!PyArg_ParseTuple(args, "y*y*", &s, &e))
+        return NULL;
+    Py_ssize_t n = s.len / 8;
+    if (check(&e, 8, n, "end")) {
+        RELEASE(&s, &e);
+        return NULL;
+    }
+    const int64_t *st = s.buf, *en = e.buf;
+    for (Py_ssize_t i = 1; i < n && ok; i++)
+        ok = st[i] > st[i - 1] || (st[i] == st[i - 1] && en[i] <= en[i - 1]);
+    RELEASE(&s, &e);
+    return PyBool_FromLong(ok);
+}
+
+/* nest(start, end, line, include, is_frame, parent, depth, crosser)
+ *
+ * Events in table order, sorted by (line, start, -end). For included events (positive length, not
+ * a step marker), per thread line: parent (the innermost enclosing event, -1 at top level), depth,
+ * and crosser for events that overlap another without nesting, which are kept out of the nesting.
+ * When an event starts inside an open event and ends after it: if the open event is a
+ * python-tracer frame and the new one a TraceMe (a TraceMe opened in one frame's ``__enter__`` and
+ * closed in another's ``__exit__``), the frame is the crosser (the TraceMe keeps its place and its
+ * category); otherwise the new event is. Children of a removed frame belong to its parent. */
+static PyObject *nest(PyObject *self, PyObject *args)
+{
+    Py_buffer bs = {0}, be = {0}, bl = {0}, binc = {0}, bfr = {0}, bp = {0}, bd = {0}, bc = {0};
+    stack stk = {0};
+    int ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*w*", &bs, &be, &bl, &binc, &bfr, &bp, &bd, &bc))
+        goto done;
+    Py_ssize_t n = bs.len / 8;
+    if (check(&be, 8, n, "end") || check(&bl, 4, n, "line") || check(&binc, 1, n, "include") ||
+        check(&bfr, 1, n, "is_frame") || check(&bp, 8, n, "parent") || check(&bd, 8, n, "depth") ||
+        check(&bc, 1, n, "crosser"))
+        goto done;
+    const int64_t *st = bs.buf, *en = be.buf;
+    const int32_t *ln = bl.buf;
+    const uint8_t *inc = binc.buf, *fr = bfr.buf;
+    int64_t *par = bp.buf, *dep = bd.buf;
+    uint8_t *cr = bc.buf;
+    int nomem = 0;
+    Py_BEGIN_ALLOW_THREADS
+    /* pass 1: crossers */
+    memset(cr, 0, n);
+    int32_t cur = 0;
+    stk.n = 0;
+    for (Py_ssize_t i = 0; i < n && !nomem; i++) {
+        par[i] = -1;
+        dep[i] = 0;
+        if (!inc[i])
+            continue;
+        if (stk.n && ln[i] != cur)
+            stk.n = 0;
+        cur = ln[i];
+        while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
+            stk.n--;
+        int crosses = 0;
+        while (stk.n) {
+            int64_t top = stk.v[stk.n - 1];
+            if (en[i] <= en[top])
+                break; /* nested */
+            if (fr[top] && !fr[i]) {
+                cr[top] = 1;
+                stk.n--;
+                continue;
+            }
+            crosses = 1;
+            break;
+        }
+        if (crosses)
+            cr[i] = 1;
+        else if (push(&stk, i) < 0)
+            nomem = 1;
+    }
+    /* pass 2: parents and depths of the rest */
+    stk.n = 0;
+    for (Py_ssize_t i = 0; i < n && !nomem; i++) {
+        if (!inc[i] || cr[i])
+            continue;
+        if (stk.n && ln[i] != cur)
+            stk.n = 0;
+        cur = ln[i];
+        while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
+            stk.n--;
+        if (stk.n && en[i] > en[stk.v[stk.n - 1]]) {
+            cr[i] = 1; /* cannot happen after pass 1; kept out if it does */
+            continue;
+        }
+        par[i] = stk.n ? stk.v[stk.n - 1] : -1;
+        dep[i] = stk.n;
+        if (push(&stk, i) < 0)
+            nomem = 1;
+    }
+    Py_END_ALLOW_THREADS
+    if (nomem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    ok = 1;
+done:
+    free(stk.v);
+    RELEASE(&bs, &be, &bl, &binc, &bfr, &bp, &bd, &bc);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other)
+ *
+ * Each event's effective category along the nesting, parents before children (table order). An
+ * event keeps its own category (own >= 0) when it holds it at least as strongly as its parent
+ * hands one down; otherwise it takes the inherited one; with neither, python for a python-tracer
+ * frame (own == pyframe), other for the rest. */
+static PyObject *inherit(PyObject *self, PyObject *args)
+{
+    Py_buffer bp = {0}, bo = {0}, bos = {0}, bps = {0}, bc = {0};
+    long long n_cat, pyframe, python, other;
+    int ok = 0;
+    int64_t *passed = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*LLLL", &bp, &bo, &bos, &bps, &bc, &n_cat, &pyframe,
+                          &python, &other))
+        goto done;
+    Py_ssize_t n = bp.len / 8;
+    if (check(&bo, 8, n, "own") || check(&bos, 8, n, "own_strength") ||
+        check(&bps, 8, n, "pass_strength") || check(&bc, 8, n, "cat"))
+        goto done;
+    const int64_t *par = bp.buf, *own = bo.buf, *os = bos.buf, *ps = bps.buf;
+    int64_t *cat = bc.buf;
+    passed = malloc((n ? n : 1) * sizeof(int64_t));
+    if (!passed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t p = par[i];
+        if (p >= i) {
+            PyErr_SetString(PyExc_ValueError, "inherit: a parent after its child");
+            goto done;
+        }
+        int64_t inh_str = p >= 0 ? passed[p] : 0;
+        int64_t inh_cat = inh_str > 0 ? cat[p] : n_cat;
+        int64_t o = own[i], res, rp;
+        if (o >= 0 && os[i] >= inh_str) {
+            res = o;
+            rp = ps[i];
+        } else {
+            res = inh_cat;
+            rp = inh_str;
+        }
+        if (res == n_cat) {
+            res = o == pyframe ? python : other;
+            rp = 0;
+        }
+        cat[i] = res;
+        passed[i] = rp;
+    }
+    ok = 1;
+done:
+    free(passed);
+    RELEASE(&bp, &bo, &bos, &bps, &bc);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* mark_ancestors(parent, flag): flag every ancestor of a flagged event (children after parents). */
+static PyObject *mark_ancestors(PyObject *self, PyObject *args)
+{
+    Py_buffer bp = {0}, bf = {0};
+    if (!PyArg_ParseTuple(args, "y*w*", &bp, &bf))
+        return NULL;
+    Py_ssize_t n = bp.len / 8;
+    if (check(&bf, 1, n, "flag")) {
+        RELEASE(&bp, &bf);
+        return NULL;
+    }
+    const int64_t *par = bp.buf;
+    uint8_t *fl = bf.buf;
+    for (Py_ssize_t i = n - 1; i >= 0; i--)
+        if (fl[i] && par[i] >= 0 && par[i] < i)
+            fl[par[i]] = 1;
+    RELEASE(&bp, &bf);
+    Py_RETURN_NONE;
+}
+
+/* nearest_marked(parent, mask, out): the nearest event at or above each event (along parents)
+ * with mask set, -1 for none. */
+static PyObject *nearest_marked(PyObject *self, PyObject *args)
+{
+    Py_buffer bp = {0}, bm = {0}, bo = {0};
+    if (!PyArg_ParseTuple(args, "y*y*w*", &bp, &bm, &bo))
+        return NULL;
+    Py_ssize_t n = bp.len / 8;
+    if (check(&bm, 1, n, "mask") || check(&bo, 8, n, "out")) {
+        RELEASE(&bp, &bm, &bo);
+        return NULL;
+    }
+    const int64_t *par = bp.buf;
+    const uint8_t *m = bm.buf;
+    int64_t *out = bo.buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        out[i] = m[i] ? i : (par[i] >= 0 && par[i] < i ? out[par[i]] : -1);
+    RELEASE(&bp, &bm, &bo);
+    Py_RETURN_NONE;
+}
+
+/* timeline(start, end, events, cat, python, t, owner, seg_cat) -> k
+ *
+ * The timeline of properly nested events (indices in table order): every instant where the
+ * innermost open event changes, the event that owns the time after it (int32, -1: none) and that
+ * time's category (int8: cat[owner], python where no event is open). At one instant only the
+ * last change is kept, so t[:k] is strictly increasing and segment j is [t[j], t[j+1]) owned by
+ * owner[j]. t, owner and seg_cat need room for 2 * len(events). */
+static PyObject *timeline(PyObject *self, PyObject *args)
+{
+    Py_buffer bs = {0}, be = {0}, bev = {0}, bcat = {0}, bt = {0}, bo = {0}, bsc = {0};
+    long long python;
+    stack stk = {0};
+    Py_ssize_t k = 0;
+    int ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*Lw*w*w*", &bs, &be, &bev, &bcat, &python, &bt, &bo,
+                          &bsc))
+        goto done;
+    Py_ssize_t n = bs.len / 8, m = bev.len / 8;
+    if (check(&be, 8, n, "end") || check(&bev, 8, m, "events") || check(&bcat, 8, n, "cat") ||
+        check(&bt, 8, 2 * m, "t") || check(&bo, 4, 2 * m, "owner") ||
+        check(&bsc, 1, 2 * m, "seg_cat"))
+        goto done;
+    const int64_t *st = bs.buf, *en = be.buf, *ev = bev.buf, *cat = bcat.buf;
+    int64_t *t = bt.buf;
+    int32_t *ow = bo.buf;
+    int8_t *sc = bsc.buf;
+#define EMIT(time, who)                                                                        \
+    do {                                                                                       \
+        int64_t _w = (who);                                                                    \
+        if (!(k && t[k - 1] == (time)))                                                        \
+            t[k++] = (time);                                                                   \
+        ow[k - 1] = (int32_t)_w;                                                               \
+        sc[k - 1] = (int8_t)(_w >= 0 ? cat[_w] : python);                                      \
+    } while (0)
+    for (Py_ssize_t j = 0; j < m; j++) {
+        int64_t e = ev[j];
+        if (e < 0 || e >= n || e > INT32_MAX) {
+            PyErr_SetString(PyExc_IndexError, "timeline: event index out of range");
+            goto done;
+        }
+        while (stk.n && en[stk.v[stk.n - 1]] <= st[e]) {
+            int64_t top = stk.v[--stk.n];
+            EMIT(en[top], stk.n ? stk.v[stk.n - 1] : -1);
+        }
+        EMIT(st[e], e);
+        if (push(&stk, e) < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    while (stk.n) {
+        int64_t top = stk.v[--stk.n];
+        EMIT(en[top], stk.n ? stk.v[stk.n - 1] : -1);
+    }
+#undef EMIT
+    ok = 1;
+done:
+    free(stk.v);
+    RELEASE(&bs, &be, &bev, &bcat, &bt, &bo, &bsc);
+    if (!ok)
+        return NULL;
+    return PyLong_FromSsize_t(k);
+}
+
+/* subtree_sum(parent, values, out): each event's value plus its descendants' (children come after
+ * their parents in table order, so one backward pass adds every subtree up). */
+static PyObject *subtree_sum(PyObject *self, PyObject *args)
+{
+    Py_buffer bp = {0}, bv = {0}, bo = {0};
+    if (!PyArg_ParseTuple(args, "y*y*w*", &bp, &bv, &bo))
+        return NULL;
+    Py_ssize_t n = bp.len / 8;
+    if (check(&bv, 8, n, "values") || check(&bo, 8, n, "out")) {
+        RELEASE(&bp, &bv, &bo);
+        return NULL;
+    }
+    const int64_t *par = bp.buf;
+    int64_t *out = bo.buf;
+    memcpy(out, bv.buf, n * sizeof(int64_t));
+    for (Py_ssize_t i = n - 1; i >= 0; i--)
+        if (par[i] >= 0 && par[i] < i)
+            out[par[i]] += out[i];
+    RELEASE(&bp, &bv, &bo);
+    Py_RETURN_NONE;
+}
+
+/* outermost(parent, name, nested, counted, n_names, out): for each counted event, 1 when no
+ * counted ancestor has the same name (the outermost call of a recursive function), else 0. One
+ * walk over the nesting (nested events) in table order, keeping the current chain of ancestors and
+ * a count of counted events per name along it. */
+static PyObject *outermost(PyObject *self, PyObject *args)
+{
+    Py_buffer bp = {0}, bn = {0}, bnest = {0}, bcnt = {0}, bo = {0};
+    Py_ssize_t n_names;
+    stack stk = {0};
+    int32_t *count = NULL;
+    int ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*nw*", &bp, &bn, &bnest, &bcnt, &n_names, &bo))
+        goto done;
+    Py_ssize_t n = bp.len / 8;
+    if (check(&bn, 4, n, "name") || check(&bnest, 1, n, "nested") ||
+        check(&bcnt, 1, n, "counted") || check(&bo, 1, n, "out"))
+        goto done;
+    const int64_t *par = bp.buf;
+    const int32_t *nm = bn.buf;
+    const uint8_t *nested = bnest.buf, *counted = bcnt.buf;
+    uint8_t *out = bo.buf;
+    count = calloc(n_names > 0 ? n_names : 1, sizeof(int32_t));
+    if (!count) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[i] = 0;
+        if (!nested[i])
+            continue;
+        if (nm[i] < 0 || nm[i] >= n_names) {
+            PyErr_SetString(PyExc_IndexError, "outermost: name id out of range");
+            goto done;
+        }
+        while (stk.n && stk.v[stk.n - 1] != par[i]) {
+            int64_t top = stk.v[--stk.n];
+            if (counted[top])
+                count[nm[top]]--;
+        }
+        if (counted[i]) {
+            out[i] = count[nm[i]] == 0;
+            count[nm[i]]++;
+        }
+        if (push(&stk, i) < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    ok = 1;
+done:
+    free(stk.v);
+    free(count);
+    RELEASE(&bp, &bn, &bnest, &bcnt, &bo);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* window_sums(bounds, seg_cat, t0, t1, out): out[w * n_cat + c] = time of the segments of category
+ * c (segment j is [bounds[j], bounds[j+1]), seg_cat int8) inside window [t0[w], t1[w]). Each window
+ * finds its first segment by binary search and walks its segments: linear in the segments the
+ * windows cover. */
+static PyObject *window_sums(PyObject *self, PyObject *args)
+{
+    Py_buffer bb = {0}, bc = {0}, b0 = {0}, b1 = {0}, bo = {0};
+    int ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &bb, &bc, &b0, &b1, &bo))
+        goto done;
+    Py_ssize_t nb = bb.len / 8, w = b0.len / 8;
+    Py_ssize_t nseg = nb > 0 ? nb - 1 : 0;
+    if (check(&bc, 1, nseg, "seg_cat") || check(&b1, 8, w, "t1") || (w && bo.len % (8 * w)))
+        goto done;
+    Py_ssize_t n_cat = w ? bo.len / 8 / w : 0;
+    const int64_t *b = bb.buf, *t0 = b0.buf, *t1 = b1.buf;
+    const int8_t *cat = bc.buf;
+    int64_t *out = bo.buf;
+    memset(out, 0, bo.len);
+    for (Py_ssize_t k = 0; k < w; k++) {
+        Py_ssize_t lo = first_segment(b, nseg, t0[k]);
+        for (Py_ssize_t j = lo; j < nseg && b[j] < t1[k]; j++) {
+            int64_t a = b[j] > t0[k] ? b[j] : t0[k];
+            int64_t z = b[j + 1] < t1[k] ? b[j + 1] : t1[k];
+            if (z > a && cat[j] >= 0 && cat[j] < n_cat)
+                out[k * n_cat + cat[j]] += z - a;
+        }
+    }
+    ok = 1;
+done:
+    RELEASE(&bb, &bc, &b0, &b1, &bo);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* first segment ending after t (segment j is [b[j], b[j + 1])) */
+static Py_ssize_t first_segment(const int64_t *b, Py_ssize_t nseg, int64_t t)
+{
+    Py_ssize_t lo = 0, hi = nseg;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (b[mid + 1] > t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out): out[e] += the time of the
+ * segments of one category owned by event e (seg_owner int32, -1 for none) inside the windows
+ * [t0, t1), clipped to them. */
+static PyObject *owned_time(PyObject *self, PyObject *args)
+{
+    Py_buffer bb = {0}, bown = {0}, bc = {0}, b0 = {0}, b1 = {0}, bo = {0};
+    int category, ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*iw*", &bb, &bown, &bc, &b0, &b1, &category, &bo))
+        goto done;
+    Py_ssize_t nb = bb.len / 8, w = b0.len / 8, n = bo.len / 8;
+    Py_ssize_t nseg = nb > 0 ? nb - 1 : 0;
+    if (check(&bown, 4, nseg, "seg_owner") || check(&bc, 1, nseg, "seg_cat") ||
+        check(&b1, 8, w, "t1") || check(&bo, 8, n, "out"))
+        goto done;
+    const int64_t *b = bb.buf, *t0 = b0.buf, *t1 = b1.buf;
+    const int32_t *owner = bown.buf;
+    const int8_t *cat = bc.buf;
+    int64_t *out = bo.buf;
+    for (Py_ssize_t k = 0; k < w; k++)
+        for (Py_ssize_t j = first_segment(b, nseg, t0[k]); j < nseg && b[j] < t1[k]; j++) {
+            if (cat[j] != category || owner[j] < 0 || owner[j] >= n)
+                continue;
+            int64_t a = b[j] > t0[k] ? b[j] : t0[k];
+            int64_t z = b[j + 1] < t1[k] ? b[j + 1] : t1[k];
+            if (z > a)
+                out[owner[j]] += z - a;
+        }
+    ok = 1;
+done:
+    RELEASE(&bb, &bown, &bc, &b0, &b1, &bo);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"scan_line", scan_line, METH_VARARGS,
+     "scan_line(xline) -> (id, timestamp_ns, name_b, name_e, display_name_b, display_name_e, "
+     "n_events)"},
+    {"decode_line", decode_line, METH_VARARGS,
+     "decode_line(xline, base_ps, lut, wanted, start, end, metadata_id, name_id) -> stat columns"},
+    {"is_sorted", is_sorted, METH_VARARGS, "is_sorted(start, end) -> bool"},
+    {"nest", nest, METH_VARARGS,
+     "nest(start, end, line, include, is_frame, parent, depth, crosser)"},
+    {"inherit", inherit, METH_VARARGS,
+     "inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other)"},
+    {"mark_ancestors", mark_ancestors, METH_VARARGS, "mark_ancestors(parent, flag)"},
+    {"nearest_marked", nearest_marked, METH_VARARGS, "nearest_marked(parent, mask, out)"},
+    {"timeline", timeline, METH_VARARGS,
+     "timeline(start, end, events, cat, python, t, owner, seg_cat) -> k"},
+    {"subtree_sum", subtree_sum, METH_VARARGS, "subtree_sum(parent, values, out)"},
+    {"owned_time", owned_time, METH_VARARGS,
+     "owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out)"},
+    {"outermost", outermost, METH_VARARGS, "outermost(parent, name, nested, counted, n_names, out)"},
+    {"window_sums", window_sums, METH_VARARGS, "window_sums(bounds, seg_cat, t0, t1, out)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
+                                    "traceinsight's per-event loops (see native.py)", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }

@@ -1,0 +1,137 @@
+"""Typed entry points of the C extension ``_native`` (traceinsight/analysis/_native.c): the loops
+that visit every event in order. Outputs are allocated here, with the dtypes the C code expects."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from traceinsight.errors import TraceinsightError
+
+try:
+    from traceinsight.analysis import _native
+except ImportError as e:  # a source checkout used without installing it
+    raise TraceinsightError(
+        "traceinsight's C extension is not built (pip install -e . builds it; it needs a C "
+        f"compiler): {e}") from None
+
+_I64 = np.int64
+
+
+def _i64(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=_I64)
+
+
+def _u8(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.uint8)
+
+
+def scan_line(data: bytes) -> tuple[int, int, str, str, int]:
+    """A serialized XLine's (id, timestamp_ns, name, display_name, number of events). ValueError
+    when it is malformed."""
+    lid, ts, nb, ne, db, de, n_ev = _native.scan_line(data)
+    name = data[nb:ne].decode("utf-8", "replace")
+    display = data[db:de].decode("utf-8", "replace")
+    return lid, ts, name, display, n_ev
+
+
+def decode_line(data: bytes, base_ps: int, n_events: int, name_lut: np.ndarray,
+                wanted: np.ndarray) -> dict[str, np.ndarray]:
+    """The events of a serialized XLine (``n_events`` from scan_line): start / end (ps,
+    ``base_ps`` + offset), metadata id, and name id (``name_lut[metadata id]``, -1 outside it);
+    and the stats whose metadata id is ``wanted`` (a bool lookup table): event index, metadata id,
+    kind (the XStat value's field number: 2 double bits, 3 uint64, 4 int64, 5 str, 6 bytes, 7 ref;
+    0 none), value, and the byte span of str / bytes values. ValueError when malformed."""
+    out = {k: np.empty(n_events, dtype=_I64) for k in ("start", "end", "metadata_id")}
+    out["name_id"] = np.empty(n_events, dtype=np.int32)
+    cols = _native.decode_line(data, base_ps, np.ascontiguousarray(name_lut, dtype=np.int32),
+                               _u8(wanted), out["start"], out["end"], out["metadata_id"],
+                               out["name_id"])
+    for key, raw in zip(("stat_event", "stat_metadata_id", "stat_kind", "stat_value",
+                         "stat_begin", "stat_end"), cols):
+        out[key] = np.frombuffer(raw, dtype=np.uint8 if key == "stat_kind" else _I64)
+    return out
+
+
+def is_sorted(start: np.ndarray, end: np.ndarray) -> bool:
+    """Sorted by (start, -end)?"""
+    return _native.is_sorted(_i64(start), _i64(end))
+
+
+def nest(start, end, line, include, is_frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(parent, depth, crosser) of the included events; see nest() in _native.c."""
+    n = len(start)
+    parent, depth = np.empty(n, dtype=_I64), np.empty(n, dtype=_I64)
+    crosser = np.empty(n, dtype=np.uint8)
+    _native.nest(_i64(start), _i64(end), np.ascontiguousarray(line, dtype=np.int32),
+                 _u8(include), _u8(is_frame), parent, depth, crosser)
+    return parent, depth, crosser.view(bool)
+
+
+def inherit(parent, own, own_strength, pass_strength, *, n_cat: int, pyframe: int, python: int,
+            other: int) -> np.ndarray:
+    """Effective category per event; see inherit() in _native.c."""
+    cat = np.empty(len(parent), dtype=_I64)
+    _native.inherit(_i64(parent), _i64(own), _i64(own_strength), _i64(pass_strength), cat,
+                    n_cat, pyframe, python, other)
+    return cat
+
+
+def mark_ancestors(flag: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """``flag`` with every ancestor of a flagged event flagged too."""
+    out = _u8(flag).copy()
+    _native.mark_ancestors(_i64(parent), out)
+    return out.view(bool)
+
+
+def nearest_marked(mask: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """For each event, the nearest event at or above it (along parents) in ``mask``; -1 for none."""
+    out = np.empty(len(parent), dtype=_I64)
+    _native.nearest_marked(_i64(parent), _u8(mask), out)
+    return out
+
+
+def timeline(start, end, events, cat, python: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(times, owner after each time (int32), its category (int8)) of properly nested ``events``
+    (table order), ``cat`` the events' categories; see timeline() in _native.c."""
+    events = _i64(events)
+    t = np.empty(2 * len(events), dtype=_I64)
+    owner = np.empty(2 * len(events), dtype=np.int32)
+    seg_cat = np.empty(2 * len(events), dtype=np.int8)
+    k = _native.timeline(_i64(start), _i64(end), events, _i64(cat), python, t, owner, seg_cat)
+    return t[:k], owner[:k], seg_cat[:k]
+
+
+def subtree_sum(parent: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each event's value (int64) plus its descendants'."""
+    out = np.empty(len(parent), dtype=_I64)
+    _native.subtree_sum(_i64(parent), _i64(values), out)
+    return out
+
+
+def owned_time(bounds, seg_owner, seg_cat, t0, t1, category: int, n_events: int) -> np.ndarray:
+    """Per event (n_events), the time (ps) of the timeline segments of ``category`` it owns inside
+    the windows [t0, t1), clipped to them."""
+    out = np.zeros(n_events, dtype=_I64)
+    _native.owned_time(_i64(bounds), np.ascontiguousarray(seg_owner, dtype=np.int32),
+                       np.ascontiguousarray(seg_cat, dtype=np.int8), _i64(t0), _i64(t1),
+                       int(category), out)
+    return out
+
+
+def outermost(parent: np.ndarray, name: np.ndarray, nested: np.ndarray, counted: np.ndarray,
+              n_names: int) -> np.ndarray:
+    """True for ``counted`` events with no counted ancestor of the same name (recursion counted
+    once). ``nested``: the events of the nesting (parent chains run through them)."""
+    out = np.empty(len(parent), dtype=np.uint8)
+    _native.outermost(_i64(parent), np.ascontiguousarray(name, dtype=np.int32), _u8(nested),
+                      _u8(counted), n_names, out)
+    return out.view(bool)
+
+
+def window_sums(bounds: np.ndarray, seg_cat: np.ndarray, t0: np.ndarray, t1: np.ndarray,
+                n_cat: int) -> np.ndarray:
+    """(len(t0), n_cat) time of each category's timeline segments inside each window [t0, t1)."""
+    out = np.zeros((len(t0), n_cat), dtype=_I64)
+    _native.window_sums(_i64(bounds), np.ascontiguousarray(seg_cat, dtype=np.int8), _i64(t0),
+                        _i64(t1), out)
+    return out
