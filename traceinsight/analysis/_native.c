@@ -655,72 +655,79 @@ done:
     return PyLong_FromSsize_t(k);
 }
 
-/* subtree_sum(parent, values, out): each event's value plus its descendants' (children come after
- * their parents in table order, so one backward pass adds every subtree up). */
-static PyObject *subtree_sum(PyObject *self, PyObject *args)
+/* frame_sums(parent, name, start, nested, is_frame_name, lo, hi, t0, t1, own, calls, self,
+ *            inclusive)
+ *
+ * Python hotspots of one thread (its events are rows [lo, hi), sorted by start): for every
+ * python-tracer frame (is_frame_name[name]) of the nesting (nested) that starts inside one of the
+ * sorted, disjoint windows [t0, t1), per name: calls, own time (``own``, the time the frame owns),
+ * and inclusive time, the own time of its whole subtree, counted for outermost calls only (no
+ * counted ancestor of the same name: recursion counted once). Subtrees are summed in one backward
+ * pass (children come after their parents); the chain of ancestors is kept in one forward pass. */
+static PyObject *frame_sums(PyObject *self, PyObject *args)
 {
-    Py_buffer bp = {0}, bv = {0}, bo = {0};
-    if (!PyArg_ParseTuple(args, "y*y*w*", &bp, &bv, &bo))
-        return NULL;
-    Py_ssize_t n = bp.len / 8;
-    if (check(&bv, 8, n, "values") || check(&bo, 8, n, "out")) {
-        RELEASE(&bp, &bv, &bo);
-        return NULL;
-    }
-    const int64_t *par = bp.buf;
-    int64_t *out = bo.buf;
-    memcpy(out, bv.buf, n * sizeof(int64_t));
-    for (Py_ssize_t i = n - 1; i >= 0; i--)
-        if (par[i] >= 0 && par[i] < i)
-            out[par[i]] += out[i];
-    RELEASE(&bp, &bv, &bo);
-    Py_RETURN_NONE;
-}
-
-/* outermost(parent, name, nested, counted, n_names, out): for each counted event, 1 when no
- * counted ancestor has the same name (the outermost call of a recursive function), else 0. One
- * walk over the nesting (nested events) in table order, keeping the current chain of ancestors and
- * a count of counted events per name along it. */
-static PyObject *outermost(PyObject *self, PyObject *args)
-{
-    Py_buffer bp = {0}, bn = {0}, bnest = {0}, bcnt = {0}, bo = {0};
-    Py_ssize_t n_names;
+    Py_buffer bp = {0}, bn = {0}, bs = {0}, bnest = {0}, bfn = {0}, b0 = {0}, b1 = {0},
+              bown = {0}, bcalls = {0}, bself = {0}, bincl = {0};
+    Py_ssize_t lo, hi;
     stack stk = {0};
+    int64_t *sub = NULL;
     int32_t *count = NULL;
     int ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*nw*", &bp, &bn, &bnest, &bcnt, &n_names, &bo))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nny*y*y*w*w*w*", &bp, &bn, &bs, &bnest, &bfn, &lo, &hi,
+                          &b0, &b1, &bown, &bcalls, &bself, &bincl))
         goto done;
-    Py_ssize_t n = bp.len / 8;
-    if (check(&bn, 4, n, "name") || check(&bnest, 1, n, "nested") ||
-        check(&bcnt, 1, n, "counted") || check(&bo, 1, n, "out"))
+    Py_ssize_t n = bp.len / 8, n_names = bfn.len, w = b0.len / 8;
+    if (check(&bn, 4, n, "name") || check(&bs, 8, n, "start") || check(&bnest, 1, n, "nested") ||
+        check(&b1, 8, w, "t1") || check(&bown, 8, n, "own") || check(&bcalls, 8, n_names, "calls") ||
+        check(&bself, 8, n_names, "self") || check(&bincl, 8, n_names, "inclusive"))
         goto done;
-    const int64_t *par = bp.buf;
+    if (lo < 0 || hi > n || lo > hi) {
+        PyErr_SetString(PyExc_IndexError, "frame_sums: rows out of range");
+        goto done;
+    }
+    const int64_t *par = bp.buf, *st = bs.buf, *t0 = b0.buf, *t1 = b1.buf, *own = bown.buf;
     const int32_t *nm = bn.buf;
-    const uint8_t *nested = bnest.buf, *counted = bcnt.buf;
-    uint8_t *out = bo.buf;
-    count = calloc(n_names > 0 ? n_names : 1, sizeof(int32_t));
-    if (!count) {
+    const uint8_t *nested = bnest.buf, *is_frame = bfn.buf;
+    int64_t *calls = bcalls.buf, *selft = bself.buf, *incl = bincl.buf;
+    for (Py_ssize_t i = lo; i < hi; i++)
+        if (nm[i] < 0 || nm[i] >= n_names) {
+            PyErr_SetString(PyExc_IndexError, "frame_sums: name id out of range");
+            goto done;
+        }
+    sub = malloc(((hi - lo) ? (hi - lo) : 1) * sizeof(int64_t));
+    count = calloc(n_names ? n_names : 1, sizeof(int32_t));
+    if (!sub || !count) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        out[i] = 0;
+    memcpy(sub, own + lo, (hi - lo) * sizeof(int64_t));
+    for (Py_ssize_t i = hi - 1; i >= lo; i--)
+        if (par[i] >= lo && par[i] < i)
+            sub[par[i] - lo] += sub[i - lo];
+    Py_ssize_t k = 0; /* the window a start may fall in */
+    for (Py_ssize_t i = lo; i < hi; i++) {
         if (!nested[i])
             continue;
-        if (nm[i] < 0 || nm[i] >= n_names) {
-            PyErr_SetString(PyExc_IndexError, "outermost: name id out of range");
-            goto done;
-        }
         while (stk.n && stk.v[stk.n - 1] != par[i]) {
             int64_t top = stk.v[--stk.n];
-            if (counted[top])
-                count[nm[top]]--;
+            if (top < 0) /* a counted marker: the name is stored negated, minus one */
+                count[-top - 1]--;
         }
-        if (counted[i]) {
-            out[i] = count[nm[i]] == 0;
-            count[nm[i]]++;
+        while (k < w && t1[k] <= st[i])
+            k++;
+        int64_t entry = i;
+        if (is_frame[nm[i]] && k < w && t0[k] <= st[i]) {
+            int32_t f = nm[i];
+            calls[f]++;
+            selft[f] += own[i];
+            if (count[f] == 0)
+                incl[f] += sub[i - lo];
+            count[f]++;
+            entry = -(int64_t)f - 1;
         }
-        if (push(&stk, i) < 0) {
+        /* the chain holds event indices; a counted frame's index sits on a marker of its name, so
+         * popping the frame pops the marker next and gives its count back */
+        if ((entry < 0 && push(&stk, entry) < 0) || push(&stk, i) < 0) {
             PyErr_NoMemory();
             goto done;
         }
@@ -728,8 +735,9 @@ static PyObject *outermost(PyObject *self, PyObject *args)
     ok = 1;
 done:
     free(stk.v);
+    free(sub);
     free(count);
-    RELEASE(&bp, &bn, &bnest, &bcnt, &bo);
+    RELEASE(&bp, &bn, &bs, &bnest, &bfn, &b0, &b1, &bown, &bcalls, &bself, &bincl);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
@@ -835,10 +843,11 @@ static PyMethodDef methods[] = {
     {"nearest_marked", nearest_marked, METH_VARARGS, "nearest_marked(parent, mask, out)"},
     {"timeline", timeline, METH_VARARGS,
      "timeline(start, end, events, cat, python, t, owner, seg_cat) -> k"},
-    {"subtree_sum", subtree_sum, METH_VARARGS, "subtree_sum(parent, values, out)"},
+    {"frame_sums", frame_sums, METH_VARARGS,
+     "frame_sums(parent, name, start, nested, is_frame_name, lo, hi, t0, t1, own, calls, self, "
+     "inclusive)"},
     {"owned_time", owned_time, METH_VARARGS,
      "owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out)"},
-    {"outermost", outermost, METH_VARARGS, "outermost(parent, name, nested, counted, n_names, out)"},
     {"window_sums", window_sums, METH_VARARGS, "window_sums(bounds, seg_cat, t0, t1, out)"},
     {NULL, NULL, 0, NULL},
 };

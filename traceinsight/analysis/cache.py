@@ -21,13 +21,14 @@ ANALYSIS_VERSION = 2
 
 
 def source_digest() -> str:
-    """sha256 of the analysis package's source files (the code the cached results came from)."""
+    """sha256 of the analysis package's source files, Python and C (the code the cached results
+    came from)."""
     import hashlib
     global _DIGEST
     if _DIGEST is None:
         h = hashlib.sha256()
         here = Path(__file__).parent
-        for f in sorted(here.glob("*.py")):
+        for f in sorted([*here.glob("*.py"), *here.glob("*.c")]):
             h.update(f.name.encode())
             h.update(f.read_bytes())
         _DIGEST = h.hexdigest()[:16]

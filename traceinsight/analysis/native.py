@@ -101,13 +101,6 @@ def timeline(start, end, events, cat, python: int) -> tuple[np.ndarray, np.ndarr
     return t[:k], owner[:k], seg_cat[:k]
 
 
-def subtree_sum(parent: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Each event's value (int64) plus its descendants'."""
-    out = np.empty(len(parent), dtype=_I64)
-    _native.subtree_sum(_i64(parent), _i64(values), out)
-    return out
-
-
 def owned_time(bounds, seg_owner, seg_cat, t0, t1, category: int, n_events: int) -> np.ndarray:
     """Per event (n_events), the time (ps) of the timeline segments of ``category`` it owns inside
     the windows [t0, t1), clipped to them."""
@@ -118,14 +111,16 @@ def owned_time(bounds, seg_owner, seg_cat, t0, t1, category: int, n_events: int)
     return out
 
 
-def outermost(parent: np.ndarray, name: np.ndarray, nested: np.ndarray, counted: np.ndarray,
-              n_names: int) -> np.ndarray:
-    """True for ``counted`` events with no counted ancestor of the same name (recursion counted
-    once). ``nested``: the events of the nesting (parent chains run through them)."""
-    out = np.empty(len(parent), dtype=np.uint8)
-    _native.outermost(_i64(parent), np.ascontiguousarray(name, dtype=np.int32), _u8(nested),
-                      _u8(counted), n_names, out)
-    return out.view(bool)
+def frame_sums(parent, name, start, nested, is_frame_name, lo: int, hi: int, t0, t1, own
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per name id: (calls, own time, inclusive time of outermost calls) of the python-tracer frames
+    among rows [lo, hi) (one thread) that start in the windows; see frame_sums() in _native.c."""
+    n_names = len(is_frame_name)
+    calls, self_t, incl = (np.zeros(n_names, dtype=_I64) for _ in range(3))
+    _native.frame_sums(_i64(parent), np.ascontiguousarray(name, dtype=np.int32), _i64(start),
+                       _u8(nested), _u8(is_frame_name), lo, hi, _i64(t0), _i64(t1), _i64(own),
+                       calls, self_t, incl)
+    return calls, self_t, incl
 
 
 def window_sums(bounds: np.ndarray, seg_cat: np.ndarray, t0: np.ndarray, t1: np.ndarray,

@@ -394,26 +394,17 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
     if n == 0 or a.main_line < 0:
         return pd.DataFrame(columns=HOTSPOT_COLUMNS)
     frame_name = np.array([nm.startswith("$") for nm in t.names] or [False], dtype=bool)
-    frames = np.nonzero(frame_name[t.name] & (t.line == a.main_line) & ~a.outside
-                        & (t.end > t.start))[0]
-    frames = frames[_in_windows(t.start[frames], ws, we) >= 0]
-    if not len(frames):
-        return pd.DataFrame(columns=HOTSPOT_COLUMNS)
-    # python time owned by each event (segments of steady steps, clipped to them)
+    # python time owned by each event (segments of steady steps, clipped to them); per function:
+    # calls, self time, and inclusive time of outermost (non-recursive) calls
     own_py = owned_time(a, ws, we, rules.PYTHON)
-    self_by_name = np.bincount(t.name[frames], weights=own_py[frames], minlength=len(t.names))
-    # recursion counted once: only occurrences with no ancestor of the same function count
-    # towards inclusive time, the python time owned in their subtree
-    nested = ~a.outside & (t.end > t.start)
-    counted = np.zeros(len(t), dtype=bool)
-    counted[frames] = True
-    top = frames[native.outermost(a.parent, t.name, nested, counted, len(t.names))[frames]]
-    inclusive = native.subtree_sum(a.parent, own_py)
-    incl_by_name = np.bincount(t.name[top], weights=inclusive[top], minlength=len(t.names))
-    fn = t.name[frames]
-    calls_by_name = np.bincount(fn, minlength=len(t.names))
+    lo, hi = np.searchsorted(t.line, [a.main_line, a.main_line + 1])
+    calls_by_name, self_by_name, incl_by_name = native.frame_sums(
+        a.parent, t.name, t.start, ~a.outside & (t.end > t.start), frame_name, lo, hi, ws, we,
+        own_py)
+    if not calls_by_name.any():
+        return pd.DataFrame(columns=HOTSPOT_COLUMNS)
     rows = []
-    for nid in np.unique(fn).tolist():
+    for nid in np.nonzero(calls_by_name)[0].tolist():
         file, line, func = parse_frame(t.names[nid])
         rows.append({"function": func or t.names[nid], "file": file, "line": line,
                      "group": frame_group(file, user_files, python_files),

@@ -1,0 +1,188 @@
+"""The C kernels (traceinsight.analysis.native) against brute-force definitions, on random events:
+nesting, the timeline, window sums, owned time, subtree sums and outermost recursive calls."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from traceinsight.analysis import native
+
+
+@st.composite
+def nested_lines(draw, max_lines=3):
+    """Events of a few thread lines, properly nested (touching and equal spans allowed), sorted by
+    (line, start, -end) like the event table: (line, start, end, name)."""
+    rows = []
+    for line in range(draw(st.integers(1, max_lines))):
+        def children(lo, hi, depth):
+            t = lo
+            for _ in range(draw(st.integers(0, 3 if depth < 4 else 0))):
+                if t >= hi:
+                    break
+                s = draw(st.integers(t, hi))
+                e = draw(st.integers(s, hi))
+                if e == s:
+                    continue
+                rows.append((line, s, e, draw(st.integers(0, 3))))
+                children(s, e, depth + 1)
+                t = draw(st.integers(e, hi))
+        children(0, 1000, 0)
+    rows.sort(key=lambda r: (r[0], r[1], -r[2]))
+    line, start, end, name = (np.array(c, dtype=np.int64) for c in zip(*rows)) if rows else \
+        (np.zeros(0, np.int64),) * 4
+    return line.astype(np.int32), start, end, name.astype(np.int32)
+
+
+def brute_parent(line, start, end):
+    """The innermost earlier event of the same line that contains each event."""
+    parent = np.full(len(start), -1)
+    for i in range(len(start)):
+        for j in range(i - 1, -1, -1):
+            if line[j] == line[i] and start[j] <= start[i] and end[i] <= end[j]:
+                parent[i] = j
+                break
+    return parent
+
+
+def nest_all(line, start, end, frames=None):
+    n = len(start)
+    frames = np.zeros(n, bool) if frames is None else frames
+    return native.nest(start, end, line, np.ones(n, bool), frames)
+
+
+@settings(max_examples=150, deadline=None)
+@given(nested_lines())
+def test_nest_finds_the_innermost_container(ev):
+    line, start, end, _ = ev
+    parent, depth, crosser = nest_all(line, start, end)
+    assert not crosser.any()
+    np.testing.assert_array_equal(parent, brute_parent(line, start, end))
+    want_depth = [0 if p < 0 else None for p in parent]
+    for i, p in enumerate(parent):
+        want_depth[i] = 0 if p < 0 else want_depth[p] + 1
+    np.testing.assert_array_equal(depth, want_depth)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(1, 30), st.booleans()), max_size=30))
+def test_nest_keeps_crossing_events_out_and_the_rest_nested(spans):
+    """Any events at all: whatever is not a crosser nests properly, and a frame crossing a TraceMe
+    is the one kept out."""
+    rows = sorted(((s, s + d, fr) for s, d, fr in spans), key=lambda r: (r[0], -r[1]))
+    start = np.array([r[0] for r in rows], dtype=np.int64)
+    end = np.array([r[1] for r in rows], dtype=np.int64)
+    frame = np.array([r[2] for r in rows], dtype=bool)
+    line = np.zeros(len(rows), dtype=np.int32)
+    parent, _, crosser = nest_all(line, start, end, frame)
+    kept = np.nonzero(~crosser)[0]
+    for a in kept:  # no two kept events partly overlap
+        for b in kept:
+            if start[a] < start[b] < end[a]:
+                assert end[b] <= end[a], (a, b)
+    # each kept event's parent is its innermost kept container
+    bp = brute_parent(line[kept], start[kept], end[kept])
+    np.testing.assert_array_equal(parent[kept], np.where(bp >= 0, kept[np.maximum(bp, 0)], -1))
+    assert (parent[crosser] == -1).all()
+
+
+def test_a_frame_crossing_a_traceme_is_kept_out_not_the_traceme():
+    # frame [0, 10), TraceMe [5, 20) opened inside it (``with Trace``), frame [12, 30) closes it
+    start = np.array([0, 5, 12], dtype=np.int64)
+    end = np.array([10, 20, 30], dtype=np.int64)
+    frame = np.array([True, False, True])
+    parent, depth, crosser = nest_all(np.zeros(3, np.int32), start, end, frame)
+    assert crosser.tolist() == [True, False, True]
+    assert parent.tolist() == [-1, -1, -1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(nested_lines(max_lines=1), st.lists(st.integers(-5, 1005), min_size=1, max_size=20))
+def test_timeline_owner_is_the_innermost_open_event(ev, probes):
+    line, start, end, _ = ev
+    parent, depth, _ = nest_all(line, start, end)
+    cat = np.arange(len(start)) % 5
+    t, owner, seg_cat = native.timeline(start, end, np.arange(len(start)), cat, 9)
+    assert (np.diff(t) > 0).all()
+    for x in probes:
+        open_ = [i for i in range(len(start)) if start[i] <= x < end[i]]
+        want = max(open_, key=lambda i: depth[i]) if open_ else -1
+        k = np.searchsorted(t, x, side="right") - 1
+        got = owner[k] if 0 <= k < len(t) - 1 else -1
+        assert got == want, (x, got, want)
+        if got >= 0:
+            assert seg_cat[k] == cat[got]
+        elif 0 <= k < len(t) - 1:
+            assert seg_cat[k] == 9
+
+
+@settings(max_examples=150, deadline=None)
+@given(nested_lines(max_lines=1), st.lists(st.tuples(st.integers(-50, 1050), st.integers(0, 400)),
+                                           max_size=8))
+def test_window_sums_and_owned_time_clip_every_segment(ev, windows):
+    line, start, end, _ = ev
+    if not len(start):
+        return
+    cat = np.arange(len(start)) % 3
+    bounds, owner, seg_cat = native.timeline(start, end, np.arange(len(start)), cat, 3)
+    owner, seg_cat = owner[:-1], seg_cat[:-1]
+    t0 = np.array([w[0] for w in windows], dtype=np.int64)
+    t1 = t0 + np.array([w[1] for w in windows], dtype=np.int64)
+    got = native.window_sums(bounds, seg_cat, t0, t1, 4)
+    clip = np.clip(np.minimum(bounds[1:][None, :], t1[:, None])
+                   - np.maximum(bounds[:-1][None, :], t0[:, None]), 0, None)
+    for c in range(4):
+        np.testing.assert_array_equal(got[:, c], clip[:, seg_cat == c].sum(axis=1))
+    # owned time: disjoint windows (the steps), per owning event
+    steps: list[tuple[int, int]] = []
+    for a, b in sorted(zip(t0.tolist(), t1.tolist())):
+        if not steps or a >= steps[-1][1]:
+            steps.append((a, b))
+    ws = np.array([a for a, _ in steps], dtype=np.int64)
+    we = np.array([b for _, b in steps], dtype=np.int64)
+    for c in range(3):
+        got = native.owned_time(bounds, owner, seg_cat, ws, we, c, len(start))
+        clip = np.clip(np.minimum(bounds[1:][None, :], we[:, None])
+                       - np.maximum(bounds[:-1][None, :], ws[:, None]), 0, None).sum(axis=0)
+        want = np.zeros(len(start), dtype=np.int64)
+        for j in np.nonzero((seg_cat == c) & (owner >= 0))[0]:
+            want[owner[j]] += clip[j]
+        np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(nested_lines(max_lines=1), st.lists(st.tuples(st.integers(-50, 1050), st.integers(0, 400)),
+                                           max_size=4))
+def test_frame_sums_count_self_and_outermost_inclusive_time(ev, windows):
+    line, start, end, name = ev
+    parent, _, _ = nest_all(line, start, end)
+    n = len(start)
+    own = (np.arange(n) * 7 + 3) % 11
+    is_frame_name = np.array([True, True, False, True])  # name 2 is a TraceMe
+    steps: list[tuple[int, int]] = []
+    for a, b in sorted((a, a + d) for a, d in windows):
+        if not steps or a >= steps[-1][1]:
+            steps.append((a, b))
+    ws = np.array([a for a, _ in steps], dtype=np.int64)
+    we = np.array([b for _, b in steps], dtype=np.int64)
+    calls, self_t, incl = native.frame_sums(parent, name, start, np.ones(n, bool), is_frame_name,
+                                            0, n, ws, we, own)
+    ancestors = []
+    for i in range(n):
+        chain, p = [], parent[i]
+        while p >= 0:
+            chain.append(p)
+            p = parent[p]
+        ancestors.append(chain)
+    counted = [bool(is_frame_name[name[i]]) and any(a <= start[i] < b for a, b in steps)
+               for i in range(n)]
+    want = np.zeros((3, 4), dtype=np.int64)
+    for i in range(n):
+        if not counted[i]:
+            continue
+        want[0, name[i]] += 1
+        want[1, name[i]] += own[i]
+        if not any(counted[a] and name[a] == name[i] for a in ancestors[i]):
+            want[2, name[i]] += own[i] + sum(own[j] for j in range(n) if i in ancestors[j])
+    np.testing.assert_array_equal(np.stack([calls, self_t, incl]), want)
