@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from traceinsight.analysis.events import load_files
-from traceinsight.xplane import XSpace, XSpaceRaw
+from traceinsight.xplane import XPlane, XSpace
 from xspace_builder import Space
 
 
@@ -103,21 +103,22 @@ def _len_field(number: int, body: bytes) -> bytes:
 
 
 def test_fields_in_another_order_and_unknown_fields(tmp_path):
-    raw = XSpaceRaw()
-    plane = raw.planes.add(name="/host:CPU")
+    plane = XPlane(name="/host:CPU")
     plane.event_metadata[1].name = "a"
     # duration (3), then metadata id (1), an unknown fixed32 field (9), then offset (2)
     odd = (b"\x18" + _varint(5000) + b"\x08\x01" + b"\x4d\x00\x00\x00\x00"
            + b"\x10" + _varint(7000))
     canonical = b"\x08\x01\x10" + _varint(1) + b"\x18" + _varint(2)
     # the line's events before its name and timestamp, and an unknown length-delimited field (12)
-    plane.lines.append(_len_field(4, odd) + _len_field(12, b"xyz") + _len_field(4, canonical)
-                       + _len_field(2, b"python") + b"\x18\x02")
+    line = (_len_field(4, odd) + _len_field(12, b"xyz") + _len_field(4, canonical)
+            + _len_field(2, b"python") + b"\x18\x02")
+    # the plane's lines before its metadata, and an unknown field (9) in the space
+    data = _len_field(1, _len_field(3, line) + plane.SerializeToString()) + b"\x48\x05"
     path = tmp_path / "o.xplane.pb"
-    path.write_bytes(raw.SerializeToString())
+    path.write_bytes(data)
     t = load_files([path])
     assert sorted(zip(t.start.tolist(), t.end.tolist())) == [(1, 3), (7000, 12000)]
-    assert table_events(t) == reference(raw.SerializeToString())[0]
+    assert table_events(t) == reference(data)[0]
 
 
 def test_unknown_metadata_id_is_named_not_dropped(tmp_path):

@@ -36,15 +36,23 @@ def test_schema_matches_tensorflow_xplane_pb2():
             assert spec[:3] == their[:3], (name, field_name)
 
 
-def test_raw_schema_is_wire_compatible():
-    space = xplane.XSpace()
-    plane = space.planes.add(name="/host:CPU")
-    plane.event_metadata[1].name = "a"
-    plane.lines.add(name="python").events.add(metadata_id=1, offset_ps=5, duration_ps=7)
-    raw = xplane.XSpaceRaw.FromString(space.SerializeToString())
-    event = xplane.XLine.FromString(raw.planes[0].lines[0]).events[0]
-    assert (event.metadata_id, event.offset_ps, event.duration_ps) == (1, 5, 7)
-    assert raw.planes[0].event_metadata[1].name == "a"
+def test_split_space_gives_planes_without_lines_and_the_lines_in_place():
+    from traceinsight.analysis import native
+    space = xplane.XSpace(hostnames=["h"])
+    for name in ("/host:CPU", "/device:GPU:0"):
+        plane = space.planes.add(name=name)
+        plane.event_metadata[1].name = "a"
+        for t in ("python", "tf_Compute"):
+            plane.lines.add(name=t).events.add(metadata_id=1, offset_ps=5, duration_ps=7)
+    data = space.SerializeToString()
+    split = native.split_space(data)
+    assert len(split) == 2
+    for (meta, spans), plane in zip(split, space.planes):
+        rest = xplane.XPlane.FromString(meta)
+        assert rest.name == plane.name and not len(rest.lines)
+        assert rest.event_metadata[1].name == "a"
+        lines = [xplane.XLine.FromString(data[o:o + n]) for o, n in spans]
+        assert lines == list(plane.lines)
 
 
 def test_profile_options_match_tensorflow():

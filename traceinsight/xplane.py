@@ -92,17 +92,6 @@ _MESSAGES: list[tuple[str, list[tuple], list[str]]] = [
 ]
 
 
-# The same messages with XPlane.lines left as raw bytes (wire-compatible: both are length-delimited
-# field 3). traceinsight.analysis.events decodes each line's events in one pass of its C extension
-# instead of building one Python object per event.
-_RAW_TYPES = {("XSpace", "planes"): "XPlaneRaw", ("XPlane", "lines"): "bytes"}
-_MESSAGES += [
-    (f"{name}Raw", [(f[0], f[1], _RAW_TYPES.get((name, f[0]), f[2]), *f[3:]) for f in fields],
-     oneofs)
-    for name, fields, oneofs in list(_MESSAGES) if name in ("XSpace", "XPlane")
-]
-
-
 def _build_file() -> descriptor_pb2.FileDescriptorProto:
     fdp = descriptor_pb2.FileDescriptorProto(name="traceinsight/xplane.proto", package=_PACKAGE,
                                              syntax="proto3")
@@ -145,7 +134,6 @@ XEvent = _classes[f"{_PACKAGE}.XEvent"]
 XStat = _classes[f"{_PACKAGE}.XStat"]
 XEventMetadata = _classes[f"{_PACKAGE}.XEventMetadata"]
 XStatMetadata = _classes[f"{_PACKAGE}.XStatMetadata"]
-XSpaceRaw = _classes[f"{_PACKAGE}.XSpaceRaw"]
 ProfileOptions = _classes[f"{_PACKAGE}.ProfileOptions"]
 
 TRACER_LEVELS = ("host_tracer_level", "device_tracer_level", "python_tracer_level")
@@ -158,4 +146,4 @@ def decode_profile_options(data: bytes) -> dict[str, int]:
     return {name: int(getattr(opts, name)) for name in TRACER_LEVELS}
 
 __all__ = ["XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata",
-           "XSpaceRaw", "ProfileOptions", "decode_profile_options"]
+           "ProfileOptions", "decode_profile_options"]

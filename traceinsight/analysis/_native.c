@@ -117,6 +117,81 @@ static int check(Py_buffer *b, Py_ssize_t itemsize, Py_ssize_t n, const char *wh
                 PyBuffer_Release(_bufs[_i]);                                                   \
     } while (0)
 
+/* split_space(xspace) -> [(plane_without_lines, [(line_offset, line_length), ...]), ...]
+ *
+ * An XSpace's planes (field 1), each split into its lines (XPlane field 3: where they lie in the
+ * buffer, for scan_line / decode_line to read in place) and everything else (name, metadata, plane
+ * stats: re-serialized as an XPlane without lines, small, for protobuf to parse). The XSpace's
+ * other fields (errors, warnings, hostnames) are not read. */
+static PyObject *split_space(PyObject *self, PyObject *args)
+{
+    Py_buffer b = {0};
+    PyObject *planes = NULL, *lines = NULL, *item = NULL;
+    uint8_t *meta = NULL;
+    if (!PyArg_ParseTuple(args, "y*", &b))
+        return NULL;
+    const uint8_t *buf = b.buf, *p = buf, *end = buf + b.len;
+    if (!(planes = PyList_New(0)))
+        goto fail;
+    while (p < end) {
+        uint32_t fnum, wt;
+        uint64_t v;
+        if (field(&p, end, &fnum, &wt, &v) < 0) {
+            corrupt();
+            goto fail;
+        }
+        if (wt != 2 || fnum != 1) {
+            if (wt == 2)
+                p += v;
+            continue;
+        }
+        const uint8_t *q = p, *plane_end = p + v;
+        p += v;
+        Py_ssize_t n_meta = 0;
+        if (!(meta = malloc(v ? v : 1)) || !(lines = PyList_New(0))) {
+            if (!meta)
+                PyErr_NoMemory();
+            goto fail;
+        }
+        while (q < plane_end) {
+            const uint8_t *field_start = q;
+            uint32_t f, w;
+            uint64_t len;
+            if (field(&q, plane_end, &f, &w, &len) < 0) {
+                corrupt();
+                goto fail;
+            }
+            if (w == 2)
+                q += len;
+            if (w == 2 && f == 3) {
+                item = Py_BuildValue("(nn)", (Py_ssize_t)(q - len - buf), (Py_ssize_t)len);
+                if (!item || PyList_Append(lines, item) < 0)
+                    goto fail;
+                Py_CLEAR(item);
+            } else { /* keep the whole field, tag and all */
+                memcpy(meta + n_meta, field_start, q - field_start);
+                n_meta += q - field_start;
+            }
+        }
+        item = Py_BuildValue("(y#N)", (const char *)meta, n_meta, lines);
+        lines = NULL; /* the tuple owns it now */
+        free(meta);
+        meta = NULL;
+        if (!item || PyList_Append(planes, item) < 0)
+            goto fail;
+        Py_CLEAR(item);
+    }
+    PyBuffer_Release(&b);
+    return planes;
+fail:
+    free(meta);
+    Py_XDECREF(item);
+    Py_XDECREF(lines);
+    Py_XDECREF(planes);
+    PyBuffer_Release(&b);
+    return NULL;
+}
+
 /* scan_line(xline) -> (id, timestamp_ns, name_b, name_e, display_name_b, display_name_e,
  * n_events): the line's own fields and its number of events; event bodies are skipped. */
 static PyObject *scan_line(PyObject *self, PyObject *args)
@@ -710,8 +785,8 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
             continue;
         while (stk.n && stk.v[stk.n - 1] != par[i]) {
             int64_t top = stk.v[--stk.n];
-            if (top < 0) /* a counted marker: the name is stored negated, minus one */
-                count[-top - 1]--;
+            if (top <= -2) /* a name marker (below -1, which is "no parent") */
+                count[-top - 2]--;
         }
         while (k < w && t1[k] <= st[i])
             k++;
@@ -723,7 +798,7 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
             if (count[f] == 0)
                 incl[f] += sub[i - lo];
             count[f]++;
-            entry = -(int64_t)f - 1;
+            entry = -(int64_t)f - 2;
         }
         /* the chain holds event indices; a counted frame's index sits on a marker of its name, so
          * popping the frame pops the marker next and gives its count back */
@@ -829,6 +904,8 @@ done:
 }
 
 static PyMethodDef methods[] = {
+    {"split_space", split_space, METH_VARARGS,
+     "split_space(xspace) -> [(plane_without_lines, [(line_offset, line_length), ...]), ...]"},
     {"scan_line", scan_line, METH_VARARGS,
      "scan_line(xline) -> (id, timestamp_ns, name_b, name_e, display_name_b, display_name_e, "
      "n_events)"},

@@ -1,15 +1,17 @@
 """XSpace files -> one columnar event table (numpy), names interned.
 
 Speed matters (python-traced captures hold millions of events), so events are not turned into Python
-objects one by one: protobuf (upb) parses the file with a schema in which ``XPlane.lines`` is a list
-of raw byte strings (``traceinsight.xplane.XSpaceRaw``; planes, metadata and plane stats are
-ordinary messages), and the C extension decodes each line's events and their stats in one pass into
-numpy arrays (``native.decode_line``). String values are materialized only for the stat names the
-analysis asks for (``WANTED_STATS``).
+objects one by one: the file is memory-mapped, the C extension splits each plane into its lines
+(left in place) and the rest (name, metadata, plane stats), which protobuf (upb) parses with the
+public schema (``traceinsight.xplane.XPlane``); the C extension then decodes each line's events and
+their stats in one pass, straight into the table's numpy columns (``native.decode_line``). String
+values are materialized only for the stat names the analysis asks for (``WANTED_STATS``).
 """
 
 from __future__ import annotations
 
+import mmap
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,63 +99,74 @@ class EventTable:
 
 def load_files(paths: list[Path]) -> EventTable:
     """Parse XSpace files into one event table. Each file is one host."""
-    parts: list[tuple] = []  # per line: (line index, name ids, start, end, file index)
     names: list[str] = []
     name_ids: dict[str, int] = {}
     lines: list[LineInfo] = []
     planes: list[PlaneInfo] = []
     stat_int: dict[str, list] = {}
     stat_str: dict[str, list] = {}
-    file_base_ns: list[int] = []
+    per_file: list[tuple[dict[str, np.ndarray], int | None]] = []  # (columns, base_ns)
     offset = 0
-    from traceinsight.xplane import XSpaceRaw
-
     for path in paths:
         path = Path(path)
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise TraceinsightError(f"{path}: cannot read ({e.strerror or e})") from None
-        if not data:
-            raise TraceinsightError(f"{path}: empty file, not an XSpace trace")
-        try:
-            space = XSpaceRaw.FromString(data)
-        except (DecodeError, RuntimeError, ValueError) as e:
-            raise TraceinsightError(f"{path}: not a readable XSpace trace (protobuf: {e})") from None
-        del data
-        if not len(space.planes):
-            raise TraceinsightError(f"{path}: not an XSpace trace (no planes)")
+        space = _open(path)
         host = path.name[: -len(".xplane.pb")] if path.name.endswith(".xplane.pb") else path.stem
         try:
-            heads = [[native.scan_line(raw) for raw in plane.lines] for plane in space.planes]
+            heads = [[native.scan_line(raw) for raw in raws] for _, raws in space]
             # Times are kept relative to the earliest line timestamp, in ps: absolute nanosecond
             # timestamps (device planes carry them) times 1000 would overflow int64.
-            base_ns = min((h[1] for plane in heads for h in plane if h[4]), default=0)
-            file_base_ns.append(base_ns)
-            for plane, plane_heads in zip(space.planes, heads):
-                for part in _load_plane(plane, plane_heads, host, names, name_ids, lines, planes,
-                                        stat_int, stat_str, offset, base_ns):
-                    parts.append(part + (len(file_base_ns) - 1,))
-                    offset += len(part[1])
+            base_ns = min((h[1] for plane in heads for h in plane if h[4]), default=None)
+            n = sum(h[4] for plane in heads for h in plane)
+            cols = {"line": np.empty(n, dtype=np.int32), "name": np.empty(n, dtype=np.int32),
+                    "start": np.empty(n, dtype=np.int64), "end": np.empty(n, dtype=np.int64)}
+            pos = 0
+            for (plane, raws), plane_heads in zip(space, heads):
+                pos = _load_plane(plane, raws, plane_heads, host, names, name_ids, lines, planes,
+                                  stat_int, stat_str, cols, pos, offset, base_ns or 0)
         except ValueError as e:
             raise CorruptTrace(f"{path}: corrupt trace ({e})") from None
         del space
-    if parts:
-        global_base = min(file_base_ns)
-        shift = [(b - global_base) * 1000 for b in file_base_ns]
-        line = np.concatenate([np.full(len(p[1]), p[0], dtype=np.int32) for p in parts])
-        name = np.concatenate([p[1] for p in parts])
-        start = np.concatenate([p[2] + shift[p[4]] if shift[p[4]] else p[2] for p in parts])
-        end = np.concatenate([p[3] + shift[p[4]] if shift[p[4]] else p[3] for p in parts])
+        offset += n
+        per_file.append((cols, base_ns))
+    bases = [b for _, b in per_file if b is not None]
+    for cols, b in per_file:  # one clock for all hosts
+        if b is not None and b != min(bases):
+            cols["start"] += (b - min(bases)) * 1000
+            cols["end"] += (b - min(bases)) * 1000
+    if len(per_file) == 1:
+        cols = per_file[0][0]
     else:
-        line = name = np.zeros(0, dtype=np.int32)
-        start = end = np.zeros(0, dtype=np.int64)
-    table = EventTable(line=line, name=name, start=start, end=end,
+        cols = {k: np.concatenate([c[k] for c, _ in per_file]) if per_file else
+                np.zeros(0, dtype=np.int32 if k in ("line", "name") else np.int64)
+                for k in ("line", "name", "start", "end")}
+    table = EventTable(line=cols["line"], name=cols["name"], start=cols["start"], end=cols["end"],
                        names=names, lines=lines, planes=planes, files=[str(p) for p in paths])
     for src, dst in ((stat_int, table.stat_int), (stat_str, table.stat_str)):
         for k, chunks in src.items():
             dst[k] = (np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks]))
     return table
+
+
+def _open(path: Path) -> list[tuple[object, list[memoryview]]]:
+    """The file's planes: each as (the XPlane without its lines, parsed by protobuf; its lines as
+    views of the serialized XLines in the memory-mapped file, which the C decoder reads in place).
+    The map is released when the last view is."""
+    from traceinsight.xplane import XPlane
+    try:
+        with open(path, "rb") as f:
+            if not os.fstat(f.fileno()).st_size:
+                raise TraceinsightError(f"{path}: empty file, not an XSpace trace")
+            view = memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+    except OSError as e:
+        raise TraceinsightError(f"{path}: cannot read ({e.strerror or e})") from None
+    try:
+        space = [(XPlane.FromString(meta), [view[o:o + n] for o, n in spans])
+                 for meta, spans in native.split_space(view)]
+    except (DecodeError, RuntimeError, ValueError) as e:
+        raise TraceinsightError(f"{path}: not a readable XSpace trace ({e})") from None
+    if not space:
+        raise TraceinsightError(f"{path}: not an XSpace trace (no planes)")
+    return space
 
 
 def _plane_stat_value(stat, stat_names: dict[int, str]):
@@ -171,18 +184,17 @@ _INT_KINDS = (3, 4)  # uint64_value, int64_value
 _STR, _REF = 5, 7    # str_value, ref_value (a stat metadata id whose name is the string)
 
 
-def _load_plane(plane, heads, host, names, name_ids, lines, planes, stat_int, stat_str, offset,
-                base_ns):
-    """Yield (line index, name ids, start ps, end ps) per line with events, each line sorted by
-    (start, -end); stats go to stat_int / stat_str with table-wide event indices. ``heads``: each
-    line's native.scan_line."""
+def _load_plane(plane, raws, heads, host, names, name_ids, lines, planes, stat_int, stat_str, cols, pos,
+                offset, base_ns) -> int:
+    """Decode a plane's lines into ``cols`` (the file's table columns) from row ``pos`` on, each
+    line sorted by (start, -end); stats go to stat_int / stat_str with table-wide event indices
+    (``offset``: the file's first row in the table). ``heads``: each line's native.scan_line.
+    Returns the next free row."""
     stat_names = {k: v.name for k, v in plane.stat_metadata.items()}
     pstats = {stat_names.get(s.metadata_id, str(s.metadata_id)): _plane_stat_value(s, stat_names)
               for s in plane.stats}
     plane_idx = len(planes)
     planes.append(PlaneInfo(host=host, name=plane.name, stats=pstats))
-    if not len(plane.lines):
-        return
     # metadata id -> global name id, as a lookup table the decoder indexes (TF numbers metadata
     # densely from 1); ids past LUT_MAX, or unknown, are looked up here afterwards
     meta_gid = {k: _intern(md.name or md.display_name or f"<event {k}>", names, name_ids)
@@ -190,27 +202,32 @@ def _load_plane(plane, heads, host, names, name_ids, lines, planes, stat_int, st
     lut = _lookup_table(meta_gid, np.int32, -1)
     wanted = {k: v for k, v in stat_names.items() if v in WANTED_STATS}
     wanted_lut = _lookup_table(dict.fromkeys(wanted, 1), np.uint8, 0)
+    mid = np.empty(max((h[4] for h in heads), default=0), dtype=np.int64)
 
-    for raw, (lid, ts, name, display, n_ev) in zip(plane.lines, heads):
+    for raw, (lid, ts, name, display, n_ev) in zip(raws, heads):
         li = len(lines)
         lines.append(LineInfo(plane=plane_idx, id=lid, name=name, display_name=display or name,
                               timestamp_ns=ts, n_events=n_ev))
         if not n_ev:
             continue
-        d = native.decode_line(raw, (ts - base_ns) * 1000, n_ev, lut, wanted_lut)
-        gid, start, end = d["name_id"], d["start"], d["end"]
+        rows = slice(pos, pos + n_ev)
+        gid, start, end = cols["name"][rows], cols["start"][rows], cols["end"][rows]
+        stats = native.decode_line(raw, (ts - base_ns) * 1000, lut, wanted_lut, start, end, gid,
+                                   mid[:n_ev])
+        cols["line"][rows] = li
         if (gid < 0).any():
-            _name_rest(gid, d["metadata_id"], meta_gid, names, name_ids)
+            _name_rest(gid, mid[:n_ev], meta_gid, names, name_ids)
         inverse = None
         if not native.is_sorted(start, end):  # TF writes lines sorted; other writers may not
             order = np.lexsort((-end, start))
             inverse = np.empty_like(order)
             inverse[order] = np.arange(len(order))
-            gid, start, end = gid[order], start[order], end[order]
-        if len(d["stat_event"]):
-            _collect_stats(raw, d, wanted, stat_names, inverse, offset, stat_int, stat_str)
-        offset += n_ev
-        yield li, gid, start, end
+            gid[:], start[:], end[:] = gid[order], start[order], end[order]
+        if len(stats["stat_event"]):
+            _collect_stats(raw, stats, wanted, stat_names, inverse, offset + pos, stat_int,
+                           stat_str)
+        pos += n_ev
+    return pos
 
 
 LUT_MAX = 1 << 22  # metadata ids beyond this are looked up in Python (no trace seen uses them)
@@ -252,7 +269,7 @@ def _collect_stats(raw, d, wanted, stat_names, inverse, offset, stat_int, stat_s
         strs = this.copy()
         strs[this] = k == _STR
         if strs.any():
-            text = np.array([raw[i:j].decode("utf-8", "replace")
+            text = np.array([str(raw[i:j], "utf-8", "replace")
                              for i, j in zip(b[strs].tolist(), e[strs].tolist())], dtype=object)
             stat_str.setdefault(sname, []).append((ev[strs], text))
         refs = this.copy()

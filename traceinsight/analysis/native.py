@@ -25,31 +25,36 @@ def _u8(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.uint8)
 
 
-def scan_line(data: bytes) -> tuple[int, int, str, str, int]:
-    """A serialized XLine's (id, timestamp_ns, name, display_name, number of events). ValueError
-    when it is malformed."""
+def split_space(data) -> list[tuple[bytes, list[tuple[int, int]]]]:
+    """An XSpace's planes: each as (the plane serialized without its lines, [(offset, length) of
+    each serialized XLine in ``data``]). ValueError when malformed."""
+    return _native.split_space(data)
+
+
+def scan_line(data) -> tuple[int, int, str, str, int]:
+    """A serialized XLine's (id, timestamp_ns, name, display_name, number of events); ``data`` is
+    any bytes-like object. ValueError when it is malformed."""
     lid, ts, nb, ne, db, de, n_ev = _native.scan_line(data)
-    name = data[nb:ne].decode("utf-8", "replace")
-    display = data[db:de].decode("utf-8", "replace")
+    name = str(data[nb:ne], "utf-8", "replace")
+    display = str(data[db:de], "utf-8", "replace")
     return lid, ts, name, display, n_ev
 
 
-def decode_line(data: bytes, base_ps: int, n_events: int, name_lut: np.ndarray,
-                wanted: np.ndarray) -> dict[str, np.ndarray]:
-    """The events of a serialized XLine (``n_events`` from scan_line): start / end (ps,
-    ``base_ps`` + offset), metadata id, and name id (``name_lut[metadata id]``, -1 outside it);
-    and the stats whose metadata id is ``wanted`` (a bool lookup table): event index, metadata id,
-    kind (the XStat value's field number: 2 double bits, 3 uint64, 4 int64, 5 str, 6 bytes, 7 ref;
-    0 none), value, and the byte span of str / bytes values. ValueError when malformed."""
-    out = {k: np.empty(n_events, dtype=_I64) for k in ("start", "end", "metadata_id")}
-    out["name_id"] = np.empty(n_events, dtype=np.int32)
+def decode_line(data, base_ps: int, name_lut: np.ndarray, wanted: np.ndarray,
+                start: np.ndarray, end: np.ndarray, name_id: np.ndarray,
+                metadata_id: np.ndarray) -> dict[str, np.ndarray]:
+    """Decode the events of a serialized XLine into the given arrays (int64 start / end in ps,
+    ``base_ps`` + offset; int32 name id, ``name_lut[metadata id]`` or -1 outside it; int64
+    metadata id), each as long as scan_line's count and contiguous (slices of the table's
+    columns). Returns the stats whose metadata id is ``wanted`` (a uint8 lookup table): event
+    index, metadata id, kind (the XStat value's field number: 2 double bits, 3 uint64, 4 int64,
+    5 str, 6 bytes, 7 ref; 0 none), value, and the byte span of str / bytes values. ValueError
+    when the line is malformed."""
     cols = _native.decode_line(data, base_ps, np.ascontiguousarray(name_lut, dtype=np.int32),
-                               _u8(wanted), out["start"], out["end"], out["metadata_id"],
-                               out["name_id"])
-    for key, raw in zip(("stat_event", "stat_metadata_id", "stat_kind", "stat_value",
-                         "stat_begin", "stat_end"), cols):
-        out[key] = np.frombuffer(raw, dtype=np.uint8 if key == "stat_kind" else _I64)
-    return out
+                               _u8(wanted), start, end, metadata_id, name_id)
+    return {key: np.frombuffer(raw, dtype=np.uint8 if key == "stat_kind" else _I64)
+            for key, raw in zip(("stat_event", "stat_metadata_id", "stat_kind", "stat_value",
+                                 "stat_begin", "stat_end"), cols)}
 
 
 def is_sorted(start: np.ndarray, end: np.ndarray) -> bool:
