@@ -118,8 +118,8 @@ def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray):
     is_input = np.array([bool(re.match(r"^(MemcpyH2D|IteratorGetNext)", n)
                               or re.search(r":IteratorGetNext\w*$", n)) for n in table.names]
                         or [False])
-    ev = np.nonzero(is_input[table.name] & (table.line != main) & ~outside
-                    & (table.end > table.start))[0]
+    ev = np.nonzero(is_input[table.name])[0]
+    ev = ev[(table.line[ev] != main) & ~outside[ev] & (table.end[ev] > table.start[ev])]
     if not len(ev):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     order = np.argsort(table.start[ev], kind="stable")
@@ -190,12 +190,16 @@ def attribute(table: EventTable) -> Attribution:
     prio = np.zeros(N_CAT, dtype=np.int64)
     for c, pr in rules.INHERIT_PRIORITY.items():
         prio[c] = 2 * pr
-    own_strength = np.where(own >= 0, prio[np.clip(own, 0, N_CAT - 1)], 0)
-    pass_strength = own_strength.copy()
+    # strength by own code, looked up (codes without a category, all negative, hold nothing)
+    low = min(int(own.min(initial=0)), 0)
+    strength_of = np.zeros(N_CAT - low, dtype=np.int64)
+    strength_of[-low:] = prio
+    own_strength = strength_of[own - low]
     gb = table.name_id(rules.GRAPH_BUILDING)
     if gb >= 0:
-        sel = table.name == gb
-        own_strength[sel] = pass_strength[sel] = 2 * rules.GRAPH_BUILDING_PRIORITY
+        sel = np.nonzero(table.name == gb)[0]
+        own_strength[sel] = 2 * rules.GRAPH_BUILDING_PRIORITY
+    pass_strength = own_strength.copy()
     launch_names = np.array([bool(rules.XLA_LAUNCH.match(n)) for n in names] or [False])
     launch = launch_names[table.name] if len(table) else np.zeros(0, bool)
     if launch.any():
