@@ -134,6 +134,36 @@ def mutate(data: bytes, rng: np.random.Generator) -> bytes:
     return bytes(b)
 
 
+def mutate_line(data: bytes, rng: np.random.Generator) -> bytes:
+    """Damage the inside of one thread line, keeping the file's outer structure valid, so that the
+    C decoder (not protobuf) meets the damage: flip bits, or overwrite a run with random bytes or
+    with a huge varint (extreme times, ids and lengths)."""
+    from traceinsight.analysis import native
+    spans = [sp for _, lines in native.split_space(data) for sp in lines if sp[1]]
+    off, n = spans[int(rng.integers(0, len(spans)))]
+    b = bytearray(data)
+    i = off + int(rng.integers(0, n))
+    kind = int(rng.integers(0, 3))
+    if kind == 0:
+        for _ in range(int(rng.integers(1, 8))):
+            j = off + int(rng.integers(0, n))
+            b[j] ^= 1 << int(rng.integers(0, 8))
+    elif kind == 1:
+        k = min(int(rng.integers(1, 16)), off + n - i)
+        b[i:i + k] = rng.integers(0, 256, size=k, dtype=np.uint8).tobytes()
+    else:  # a 10-byte varint of a large value, where the bytes fit
+        v = int(rng.integers(1 << 40, 1 << 63, dtype=np.uint64))
+        enc = bytearray()
+        while True:
+            enc.append((v & 0x7F) | (0x80 if v >> 7 else 0))
+            v >>= 7
+            if not v:
+                break
+        k = min(len(enc), off + n - i)
+        b[i:i + k] = enc[:k]
+    return bytes(b)
+
+
 def small_trace_bytes() -> bytes:
     sp = Space()
     sp.task_environment()
@@ -150,13 +180,14 @@ def small_trace_bytes() -> bytes:
 
 @pytest.mark.parametrize("source", ["synthetic", "real"])
 def test_fuzz_mutated_traces_never_crash(tmp_path, good_trace, source):
-    """300 + 300 mutated traces: each loads or is refused with TraceinsightError, nothing else."""
+    """300 + 300 mutated traces (half damaged anywhere, half inside a thread line, where the C
+    decoder reads): each loads or is refused with TraceinsightError, nothing else."""
     data = small_trace_bytes() if source == "synthetic" else good_trace.read_bytes()
     rng = np.random.default_rng(1234 if source == "synthetic" else 4321)
     p = tmp_path / "m.xplane.pb"
     outcomes = {"loaded": 0, "refused": 0}
-    for _ in range(300):
-        p.write_bytes(mutate(data, rng))
+    for k in range(300):
+        p.write_bytes(mutate(data, rng) if k % 2 else mutate_line(data, rng))
         try:
             run = traceinsight.load(p)
             for m in run.ok_modes():
@@ -181,3 +212,30 @@ def test_session_path_layout_loads(tmp_path):
     sp.write(session_path(tmp_path, "runA"))
     run = traceinsight.load(tmp_path)
     assert list(run.modes) == ["runA"]
+
+
+# Found by fuzzing the C decoder under UBSan: well-formed traces with extreme times.
+EXTREME_TIMES = {
+    # one event with offset_ps = duration_ps = 2**62: start + duration overflows int64
+    "offset_plus_duration": "0a3512105461736b20456e7669726f6e6d656e742a17080112130801120f70726f66"
+    "696c655f6f7074696f6e73320808013204100318010a44080112092f686f73743a4350551a2a0801120670797468"
+    "6f6e2216080110808080808080808040188080808080808080405a06707974686f6e220908011205080112016"
+    "6",
+    # two events 2**63 ps apart: window arithmetic would overflow
+    "events_far_apart": "0a3512105461736b20456e7669726f6e6d656e742a17080112130801120f70726f66696c"
+    "655f6f7074696f6e73320808013204100318010a51080112092f686f73743a4350551a3708011206707974686f6e"
+    "221108011080d39dfbffffffffbf0118c0843d221008011080ade284808080804018c0843d5a06707974686f6e22"
+    "09080112050801120166",
+    # two lines whose timestamps are 2**62 ns apart
+    "line_timestamps_far_apart": "0a3512105461736b20456e7669726f6e6d656e742a17080112130801120f7072"
+    "6f66696c655f6f7074696f6e73320808013204100318010a67080112092f686f73743a4350551a1c080112067079"
+    "74686f6e22080801100018c0843d5a06707974686f6e1a24080212056f746865721880808080808080804022080"
+    "802100018c0843d5a056f7468657222090802120508021201672209080112050801120166",
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXTREME_TIMES))
+def test_extreme_times_are_refused_in_one_line(capsys, tmp_path, case):
+    p = tmp_path / "x.xplane.pb"
+    p.write_bytes(bytes.fromhex(EXTREME_TIMES[case]))
+    assert_one_line_error(*run_cli(capsys, p))

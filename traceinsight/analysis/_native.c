@@ -19,6 +19,10 @@
 
 static _Thread_local const char *err_msg; /* why the last decode failed */
 
+/* Event times (ps from the trace's earliest line) are kept within +-2^61 ps (26 days): every
+ * difference and sum of them computed later, here or in numpy, then fits in int64. */
+#define TIME_LIMIT ((int64_t)1 << 61)
+
 static inline int varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 {
     const uint8_t *p = *pp;
@@ -345,10 +349,16 @@ static int decode_event(line_ctx *c, const uint8_t *p, const uint8_t *end, Py_ss
         err_msg = "negative event duration";
         return -1;
     }
+    int64_t t0, t1;
+    if (__builtin_add_overflow(c->base, off, &t0) || __builtin_add_overflow(t0, dur, &t1) ||
+        t0 < -TIME_LIMIT || t1 > TIME_LIMIT) {
+        err_msg = "an event time more than 26 days from the trace's start";
+        return -1;
+    }
     c->mid[ev] = mid;
     c->gid[ev] = mid >= 0 && mid < c->n_lut ? c->lut[mid] : -1;
-    c->start[ev] = c->base + off;
-    c->end[ev] = c->start[ev] + dur;
+    c->start[ev] = t0;
+    c->end[ev] = t1;
     return 0;
 }
 

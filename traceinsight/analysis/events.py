@@ -116,6 +116,7 @@ def load_files(paths: list[Path]) -> EventTable:
             # Times are kept relative to the earliest line timestamp, in ps: absolute nanosecond
             # timestamps (device planes carry them) times 1000 would overflow int64.
             base_ns = min((h[1] for plane in heads for h in plane if h[4]), default=None)
+            _check_span([h[1] for plane in heads for h in plane if h[4]], path)
             n = sum(h[4] for plane in heads for h in plane)
             cols = {"line": np.empty(n, dtype=np.int32), "name": np.empty(n, dtype=np.int32),
                     "start": np.empty(n, dtype=np.int64), "end": np.empty(n, dtype=np.int64)}
@@ -129,6 +130,7 @@ def load_files(paths: list[Path]) -> EventTable:
         offset += n
         per_file.append((cols, base_ns))
     bases = [b for _, b in per_file if b is not None]
+    _check_span(bases, "these traces' hosts")
     for cols, b in per_file:  # one clock for all hosts
         if b is not None and b != min(bases):
             cols["start"] += (b - min(bases)) * 1000
@@ -145,6 +147,17 @@ def load_files(paths: list[Path]) -> EventTable:
         for k, chunks in src.items():
             dst[k] = (np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks]))
     return table
+
+
+# Line timestamps (ns) of one table within this span: times in ps relative to the earliest then
+# stay within 2^61 ps, as the C decoder requires of every event time (its TIME_LIMIT).
+_SPAN_NS = (1 << 61) // 1000 // 2
+
+
+def _check_span(timestamps_ns: list[int], where) -> None:
+    if timestamps_ns and max(timestamps_ns) - min(timestamps_ns) > _SPAN_NS:
+        raise CorruptTrace(f"{where}: line timestamps {max(timestamps_ns) - min(timestamps_ns)} ns "
+                           "apart (more than 13 days): not one trace")
 
 
 def _open(path: Path) -> list[tuple[object, list[memoryview]]]:
