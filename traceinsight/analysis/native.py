@@ -1,5 +1,6 @@
 """Typed entry points of the C extension ``_native`` (traceinsight/analysis/_native.c): the loops
-that visit every event in order. Outputs are allocated here, with the dtypes the C code expects."""
+that visit every event in order. Inputs are converted to, and outputs allocated with, the dtypes the C
+code expects (decode_line writes into the table columns its caller passes)."""
 
 from __future__ import annotations
 

@@ -114,26 +114,51 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
     names = t.names
     op_of_name = [rules.op_of_name(nm) for nm in names]
     named_op = np.array([o is not None for o in op_of_name], dtype=bool)[t.name]
-    hlo = np.zeros(len(t), dtype=bool)
-    hlo_name = None
+    # events are grouped by an integer key code: the name id, or for events carrying an hlo_op
+    # stat, len(names) + the id of that HLO op's name; runtime (non-op) owners: -1 - name id
+    hlo_code = None
+    hlo_names: list[str] = []
     if "hlo_op" in t.stat_str:
-        idx, _ = t.stat_str["hlo_op"]
-        hlo[idx] = True
-        hlo_name = t.stat_str_column("hlo_op")
+        idx, val = t.stat_str["hlo_op"]
+        codes, uniq = pd.factorize(pd.Series(val, dtype=object))
+        hlo_code = np.full(len(t), -1, dtype=np.int64)
+        hlo_code[idx] = len(names) + codes
+        hlo_names = [str(u) for u in uniq]
     # accelerator planes (/device:GPU:0, ...): every event of their lines is device work, a
     # kernel or a copy (GPU traces name kernels, not TF ops)
     device_line = np.array([t.planes[ln.plane].name.startswith("/device:") for ln in t.lines]
                            or [False], dtype=bool)
     device = device_line[t.line] if len(t) else np.zeros(0, dtype=bool)
-    is_op_event = named_op | hlo | device
+    is_op_event = named_op | device
+    if hlo_code is not None:
+        is_op_event |= hlo_code >= 0
 
-    def key_of(ev: int) -> tuple[str, str]:
-        if hlo[ev]:
-            return hlo_name[ev], rules.hlo_type(hlo_name[ev])
-        if op_of_name[t.name[ev]] is not None:
-            return op_of_name[t.name[ev]]
-        name = names[t.name[ev]]
+    def codes_of(ev: np.ndarray) -> np.ndarray:
+        code = t.name[ev].astype(np.int64)
+        return code if hlo_code is None else np.where(hlo_code[ev] >= 0, hlo_code[ev], code)
+
+    def key_of(code: int) -> tuple[str, str]:
+        if code < 0:
+            return names[-1 - code], "(runtime)"
+        if code >= len(names):
+            hlo = hlo_names[code - len(names)]
+            return hlo, rules.hlo_type(hlo)
+        if op_of_name[code] is not None:
+            return op_of_name[code]
+        name = names[code]
         return name, ("memcpy" if name.startswith("Memcpy") else "device kernel")
+
+    def totals(codes: np.ndarray, weights: np.ndarray) -> dict[tuple[str, str], list]:
+        """key -> [events, summed weight]; several codes may share a key"""
+        uniq, inv = np.unique(codes, return_inverse=True)
+        sums = np.bincount(inv, weights=weights.astype(float), minlength=len(uniq))
+        counts = np.bincount(inv, minlength=len(uniq))
+        out: dict[tuple[str, str], list] = {}
+        for code, n, w in zip(uniq.tolist(), counts.tolist(), sums.tolist()):
+            acc = out.setdefault(key_of(code), [0, 0.0])
+            acc[0] += n
+            acc[1] += w
+        return out
 
     rows: list[dict] = []
     # main thread: op-category timeline segments, owned by the nearest op event above the owner
@@ -141,25 +166,17 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
         anchor = native.nearest_marked(is_op_event, a.parent)
         owned = owned_time(a, ws, we, rules.OP)
         owners = np.nonzero(owned)[0]
-        length = owned[owners]
         anc = anchor[owners]
         # op time with no op event above it: named after the owning event
         anc_key = np.where(anc >= 0, anc, owners)
-        uniq, inv = np.unique(anc_key, return_inverse=True)
-        per = np.bincount(inv, weights=length.astype(float))
-        keyed: dict[tuple[str, str], float] = {}
-        for ev, ps in zip(uniq.tolist(), per.tolist()):
-            k = key_of(ev) if is_op_event[ev] else (names[t.name[ev]], "(runtime)")
-            keyed[k] = keyed.get(k, 0.0) + ps
-        calls: dict[tuple[str, str], int] = {}
+        codes = np.where(is_op_event[anc_key], codes_of(anc_key), -1 - t.name[anc_key])
+        keyed = totals(codes, owned[owners])
         main_ops = np.nonzero(is_op_event & (t.line == a.main_line) & ~a.outside)[0]
         main_ops = main_ops[_in_windows(t.start[main_ops], ws, we) >= 0]
-        for ev in main_ops.tolist():
-            k = key_of(ev)
-            calls[k] = calls.get(k, 0) + 1
+        calls = totals(codes_of(main_ops), np.zeros(len(main_ops)))
         for k in set(keyed) | set(calls):
-            rows.append({"op": k[0], "type": k[1], "thread": "main", "calls": calls.get(k, 0),
-                         "self_ps": keyed.get(k, 0.0)})
+            rows.append({"op": k[0], "type": k[1], "thread": "main",
+                         "calls": calls.get(k, [0])[0], "self_ps": keyed.get(k, [0, 0.0])[1]})
     # worker threads: self time of op events (duration minus nested events' durations)
     on_data_plane = np.array([not t.planes[ln.plane].name.startswith("Task Environment")
                               for ln in t.lines] or [True])
@@ -171,11 +188,9 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
         has_parent = a.parent >= 0
         child_sum = np.bincount(a.parent[has_parent], weights=dur[has_parent], minlength=len(t))
         self_ps = np.maximum(dur[ev] - child_sum[ev], 0.0)
-        df = pd.DataFrame({"k": [key_of(e) for e in ev.tolist()], "self": self_ps})
-        g = df.groupby("k", sort=False)["self"].agg(["sum", "count"])
-        for k, r in g.iterrows():
-            rows.append({"op": k[0], "type": k[1], "thread": "worker", "calls": int(r["count"]),
-                         "self_ps": float(r["sum"])})
+        for k, (n, ps) in totals(codes_of(ev), self_ps).items():
+            rows.append({"op": k[0], "type": k[1], "thread": "worker", "calls": n,
+                         "self_ps": ps})
     return pd.DataFrame(rows, columns=["op", "type", "thread", "calls", "self_ps"])
 
 
