@@ -66,8 +66,11 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
     if len(steps) and steps["first"].iloc[0]:
         first = steps.iloc[0][list(results.CATEGORIES)].astype(float)
     if host_files and a.crosser.any():
+        ids, counts = np.unique(table.name[a.crosser], return_counts=True)
+        top = ", ".join(f"{table.names[i]} ×{c}" for c, i in
+                        sorted(zip(counts.tolist(), ids.tolist()), reverse=True)[:3])
         notes.append(f"{int(a.crosser.sum())} events crossed other events' ends and were kept out "
-                     "of the nesting")
+                     f"of the nesting (their time goes to the events around them): {top}")
     if not len(steps):
         notes.append("no steps found in the trace")
     other = results.other_frame(a, steps)
