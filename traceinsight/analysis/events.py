@@ -1,7 +1,7 @@
 """XSpace files -> one columnar event table (numpy), names interned.
 
 Speed matters (python-traced captures hold millions of events), so events are not turned into Python
-objects one by one: the file is memory-mapped, the C extension splits each plane into its lines
+objects one by one: the C extension splits each plane of the file into its lines
 (left in place) and the rest (name, metadata, plane stats), which protobuf (upb) parses with the
 public schema (``traceinsight.xplane.XPlane``); the C extension then decodes each line's events and
 their stats in one pass, straight into the table's numpy columns (``native.decode_line``). String
@@ -10,8 +10,6 @@ values are materialized only for the stat names the analysis asks for (``WANTED_
 
 from __future__ import annotations
 
-import mmap
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,16 +160,17 @@ def _check_span(timestamps_ns: list[int], where) -> None:
 
 def _open(path: Path) -> list[tuple[object, list[memoryview]]]:
     """The file's planes: each as (the XPlane without its lines, parsed by protobuf; its lines as
-    views of the serialized XLines in the memory-mapped file, which the C decoder reads in place).
-    The map is released when the last view is."""
+    views of the serialized XLines in the file's bytes, which the C decoder reads in place). The
+    file is read, not memory-mapped: a mapped file truncated while it is read would crash the
+    process (SIGBUS) instead of raising."""
     from traceinsight.xplane import XPlane
     try:
-        with open(path, "rb") as f:
-            if not os.fstat(f.fileno()).st_size:
-                raise TraceinsightError(f"{path}: empty file, not an XSpace trace")
-            view = memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+        data = path.read_bytes()
     except OSError as e:
         raise TraceinsightError(f"{path}: cannot read ({e.strerror or e})") from None
+    if not data:
+        raise TraceinsightError(f"{path}: empty file, not an XSpace trace")
+    view = memoryview(data)
     try:
         space = [(XPlane.FromString(meta), [view[o:o + n] for o, n in spans])
                  for meta, spans in native.split_space(view)]
