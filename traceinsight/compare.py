@@ -59,7 +59,9 @@ def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
     ca, cb = a.category_ms(), b.category_ms()
     cats = pd.DataFrame({"category": list(CATEGORIES), "a_ms": ca.to_numpy(), "b_ms": cb.to_numpy()})
     cats["delta_ms"] = cats["a_ms"] - cats["b_ms"]
-    cats = cats.reindex(cats["delta_ms"].abs().sort_values(ascending=False, na_position="last").index)
+    # largest |delta| first; ties (and NaN, last) keep the category order
+    cats = cats.assign(_abs=cats["delta_ms"].abs()).sort_values(
+        "_abs", ascending=False, na_position="last", kind="stable").drop(columns="_abs")
     return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, ratio, lo, hi, significant,
                       cats.reset_index(drop=True), op_diff(a.ops, b.ops))
 
@@ -83,5 +85,8 @@ def op_diff(ops_a: pd.DataFrame, ops_b: pd.DataFrame) -> pd.DataFrame:
     same = (m["delta_ms"].abs() <= np.maximum(_SAME_ABS_MS, _SAME_REL * m[["a_ms", "b_ms"]].max(axis=1)))
     m["change"] = np.select([only_a, only_b, same, m["delta_ms"] > 0],
                             ["only in a", "only in b", "same", "slower"], "faster")
-    m = m.reindex(m["delta_ms"].abs().sort_values(ascending=False).index)
+    # largest |delta| first; ties in op, type, thread order (a stable sort over named keys, so the
+    # order does not depend on the sort algorithm numpy picks on this machine)
+    m = m.assign(_abs=m["delta_ms"].abs()).sort_values(
+        ["_abs"] + OP_KEY, ascending=[False] + [True] * len(OP_KEY), kind="stable").drop(columns="_abs")
     return m[cols].reset_index(drop=True)

@@ -212,7 +212,7 @@ def retraces_frame(a: Attribution, signatures: dict | None = None) -> pd.DataFra
                        "tracing": ct[:, rules.TRACING], "compile": ct[:, rules.COMPILE],
                        "kind": val, "tracing_count": tc, "start": t.start[idx]})
     rows = []
-    for fn, g in df.sort_values("start").groupby("function", sort=False):
+    for fn, g in df.sort_values(["start", "function"], kind="stable").groupby("function", sort=False):
         n_traced = int(g["traced"].sum())
         changes = _retrace_pattern(g)
         if n_traced > 1 and signatures:
@@ -223,7 +223,8 @@ def retraces_frame(a: Attribution, signatures: dict | None = None) -> pd.DataFra
                      "tracing_ms": float(g["tracing"].sum()), "compile_ms": float(g["compile"].sum()),
                      "changes": changes})
     out = pd.DataFrame(rows, columns=RETRACE_COLUMNS)
-    return out.sort_values(["traced_calls", "tracing_ms"], ascending=False, ignore_index=True)
+    return out.sort_values(["traced_calls", "tracing_ms", "function"], ascending=[False, False, True],
+                           kind="stable", ignore_index=True)
 
 
 def _retrace_pattern(g: pd.DataFrame) -> str:
@@ -309,7 +310,8 @@ def other_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
     df = pd.DataFrame({"name": [a.table.names[i] for i in name_ids], "ps": owned[owners]})
     g = df.groupby("name").agg(ps=("ps", "sum"), count=("ps", "size")).reset_index()
     g["ms_per_step"] = g["ps"] / PS_PER_MS / n
-    return g.sort_values("ms_per_step", ascending=False, ignore_index=True)[OTHER_COLUMNS]
+    return g.sort_values(["ms_per_step", "name"], ascending=[False, True], kind="stable",
+                         ignore_index=True)[OTHER_COLUMNS]
 
 
 # ---- Python hotspots (python-tracer pass) -----------------------------------------------------
@@ -427,4 +429,5 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
                      "inclusive_ms": incl_by_name[nid] / PS_PER_MS / n * scale,
                      "calls_per_step": calls_by_name[nid] / n})
     df = pd.DataFrame(rows, columns=HOTSPOT_COLUMNS)
-    return df.sort_values("self_ms", ascending=False, ignore_index=True)
+    return df.sort_values(["self_ms", "inclusive_ms", "function", "file", "line"],
+                          ascending=[False, False, True, True, True], kind="stable", ignore_index=True)
