@@ -12,7 +12,8 @@ from textual.widgets import DataTable, Select, TabbedContent
 from traceinsight.compare import compare_modes
 from traceinsight.cli import main
 from traceinsight.errors import TraceinsightError
-from traceinsight.tui import fmt, get_app, get_loading_app
+from traceinsight import present as fmt
+from traceinsight.tui import get_app, get_loading_app
 from traceinsight.tui.bars import render_bars
 from traceinsight.tui.compare import CompareScreen
 from traceinsight.tui.findings import FindingsScreen
@@ -52,7 +53,7 @@ async def test_overview_lists_every_mode_and_failures_with_reason():
         text = screen_text(app)
         assert "predict  failed: ValueError: predict() needs a batch dimension" in text
         eager = sample_run().summary().set_index("mode").loc["eager"]
-        assert fmt.ratio(eager["ratio"], eager["ratio_lo"], eager["ratio_hi"]) in text
+        assert fmt.ratio_ci(eager["ratio"], eager["ratio_lo"], eager["ratio_hi"]) in text
         assert "fastest" in text
         assert "■ python" in text
         run = sample_run()       # why eager is slower, as compare_modes says it, and the top finding

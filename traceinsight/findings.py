@@ -20,6 +20,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
+from traceinsight import present
 from traceinsight.compare import Comparison
 from traceinsight.compare import compare_modes as _compare_modes
 from traceinsight.model import ModeResult, Run
@@ -72,27 +73,9 @@ class Finding:
 # helpers
 
 
-def fmt_ms(x: float | None) -> str:
-    """A time in ms with sensible precision (``4.6``, ``0.30``, ``85``, ``1234``)."""
-    if x is None or not np.isfinite(x):
-        return "–"
-    a = abs(x)
-    if a == 0:
-        return "0"
-    if a >= 100:
-        return f"{x:.0f}"
-    if a >= 10:
-        return f"{x:.1f}"
-    if a >= 0.1:
-        return f"{x:.2f}"
-    return f"{x:.3f}"
-
-
-def fmt_ratio(x: float | None) -> str:
-    """A ratio: ``1.35``, ``48.5``, ``136``."""
-    if x is None or not np.isfinite(x):
-        return "–"
-    return f"{x:.2f}" if abs(x) < 10 else f"{x:.1f}" if abs(x) < 100 else f"{x:.0f}"
+# one formatter for every figure shown (the viewer and the reports use the same)
+fmt_ms = present.ms
+fmt_ratio = present.ratio
 
 
 def _pct(x: float) -> str:

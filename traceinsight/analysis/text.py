@@ -1,98 +1,112 @@
-"""Terminal tables of an analysed run (rich), for ``traceinsight analyze``."""
+"""Terminal tables of an analysed run (rich), for ``traceinsight analyze``.
+
+Figures are formatted by ``traceinsight.present``; every string from a trace (op, function, file,
+mode names, errors, notes) goes through ``present.safe`` and into a rich ``Text`` (never parsed as
+markup), so escape codes, bidi controls and brackets in names reach the terminal as visible text.
+Numeric columns are never narrower than their widest figure: piped output (80 columns when not a
+terminal) folds the name columns, never a median.
+"""
 
 from __future__ import annotations
 
-import math
+from typing import Any, Sequence
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
 
 
-def _ms(v) -> str:
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return "–"
-    if math.isnan(v):
-        return "–"
-    return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
+def _s(v: Any) -> Text:
+    """A trace string as rich Text (shown literally)."""
+    return Text(present.safe(v))
+
+
+def _table(title: str, columns: Sequence[tuple[str, bool]], rows: list[list[Any]]) -> Table:
+    """``columns``: (header, numeric). Numeric columns keep their widest cell whole."""
+    t = Table(title=Text(title), title_justify="left")
+    for i, (header, numeric) in enumerate(columns):
+        if numeric:
+            width = max([len(header)] + [len(str(r[i])) for r in rows])
+            t.add_column(header, justify="right", no_wrap=True, min_width=width)
+        else:
+            t.add_column(header, justify="left", overflow="fold")
+    for r in rows:
+        t.add_row(*r)
+    return t
 
 
 def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
                     console: Console | None = None) -> None:
     console = console or Console()
+    ms = present.ms
     wanted = [m for m in run.modes.values() if modes is None or m.name in modes]
     summary = run.summary().set_index("mode")
 
-    t = Table(title=f"{run.name}: ms per step", title_justify="left")
-    for col in ("mode", "median", "IQR", "×fastest [95% CI]", "first step", "status / steps"):
-        t.add_column(col, justify="left" if col in ("mode", "status / steps") else "right",
-                     overflow="fold")
+    rows: list[list[Any]] = []
     for m in wanted:
         if not m.ok:
-            t.add_row(m.name, "", "", "", "", f"[red]{m.status}[/]: {m.error or ''}")
+            rows.append([_s(m.name), "", "", "", "",
+                         Text.assemble((present.safe(m.status), "red"), ": ",
+                                       present.safe(m.error or ""))])
             continue
         s = summary.loc[m.name]
-        ratio = f"{s['ratio']:.2f} [{s['ratio_lo']:.2f}, {s['ratio_hi']:.2f}]" \
-            if s["ratio"] == s["ratio"] else "–"
-        iqr = f"{_ms(s['p25_ms'])}–{_ms(s['p75_ms'])}" if s["p25_ms"] == s["p25_ms"] else "–"
-        t.add_row(m.name, _ms(s["median_ms"]), iqr, ratio, _ms(s["first_step_ms"]),
-                  f"ok, {int(s['n']) if s['n'] == s['n'] else 0} timed steps")
-    console.print(t)
+        n = int(s["n"]) if present.is_num(s["n"]) else 0
+        rows.append([_s(m.name), ms(s["median_ms"]), present.ms_range(s["p25_ms"], s["p75_ms"]),
+                     present.ratio_ci(s["ratio"], s["ratio_lo"], s["ratio_hi"]),
+                     ms(s["first_step_ms"]), f"ok, {n} timed steps"])
+    console.print(_table(f"{present.safe(run.name)}: ms per step",
+                         [("mode", False), ("median", True), ("IQR", True),
+                          ("×fastest [95% CI]", True), ("first step", True),
+                          ("status / steps", False)], rows))
 
-    c = Table(title="where a steady step's time goes (ms, median per category)",
-              title_justify="left")
-    c.add_column("mode", overflow="fold")
-    for cat in CATEGORIES:
-        c.add_column(cat, justify="right")
+    rows = []
     for m in wanted:
         if m.ok:
             cats = m.category_ms()
-            c.add_row(m.name, *[_ms(cats[k]) for k in CATEGORIES])
-    console.print(c)
+            rows.append([_s(m.name), *[ms(cats[k]) for k in CATEGORIES]])
+    console.print(_table("where a steady step's time goes (ms, median per category)",
+                         [("mode", False)] + [(c, True) for c in CATEGORIES], rows))
 
     for m in wanted:
         if not m.ok:
             continue
-        console.rule(f"[bold]{m.name}")
-        console.print(f"steps: {m.step_rule}; {len(m.steady_steps)} steady step(s)"
-                      + (f", first step apart: {_ms(m.first_step.sum())} ms "
-                         f"({', '.join(f'{k} {_ms(v)}' for k, v in m.first_step.items() if v > 0.0005)})"
-                         if m.first_step is not None else ""))
+        console.rule(Text(present.safe(m.name), style="bold"))
+        first = ""
+        if m.first_step is not None:
+            parts = ", ".join(f"{k} {ms(v)}" for k, v in m.first_step.items() if v > 0.0005)
+            first = f", first step apart: {ms(m.first_step.sum())} ms ({parts})"
+        console.print(Text(f"steps: {present.safe(m.step_rule)}; {len(m.steady_steps)} steady "
+                           f"step(s){first}"))
         for note in m.notes:
-            console.print(f"[yellow]note:[/] {note}")
+            console.print(Text.assemble(("note:", "yellow"), " ", present.safe(note, None)))
         if not m.ops.empty:
-            ot = Table(title="top ops (self ms per step)", title_justify="left")
-            for col in ("op", "type", "thread", "calls/step", "self ms/step", "share"):
-                ot.add_column(col, justify="right" if col not in ("op", "type", "thread") else "left",
-                              overflow="fold")
-            for r in m.ops.head(top).itertuples():
-                ot.add_row(r.op, r.type, r.thread, f"{r.calls_per_step:.1f}",
-                           _ms(r.self_ms_per_step), f"{r.share:.0%}")
-            console.print(ot)
+            console.print(_table("top ops (self ms per step)",
+                                 [("op", False), ("type", False), ("thread", False),
+                                  ("calls/step", True), ("self ms/step", True), ("share", True)],
+                                 [[_s(r.op), _s(r.type), _s(r.thread), present.count(r.calls_per_step),
+                                   ms(r.self_ms_per_step), present.percent(r.share)]
+                                  for r in m.ops.head(top).itertuples()]))
         if not m.retraces.empty:
-            rt = Table(title="tf.function calls and retraces", title_justify="left")
-            for col in ("function", "calls", "traced", "tracing ms", "compile ms", "what the trace shows"):
-                rt.add_column(col, overflow="fold")
-            for r in m.retraces.head(top).itertuples():
-                rt.add_row(r.function, str(r.calls), str(r.traced_calls), _ms(r.tracing_ms),
-                           _ms(r.compile_ms), r.changes)
-            console.print(rt)
+            console.print(_table("tf.function calls and retraces",
+                                 [("function", False), ("calls", True), ("traced", True),
+                                  ("tracing ms", True), ("compile ms", True),
+                                  ("what the trace shows", False)],
+                                 [[_s(r.function), present.integer(r.calls),
+                                   present.integer(r.traced_calls), ms(r.tracing_ms),
+                                   ms(r.compile_ms), Text(present.safe(r.changes, 2000))]
+                                  for r in m.retraces.head(top).itertuples()]))
         if not m.hotspots.empty:
-            ht = Table(title="Python hotspots (ms per step)", title_justify="left")
-            for col in ("function", "file:line", "group", "self", "inclusive", "calls/step"):
-                ht.add_column(col, overflow="fold")
-            for r in m.hotspots.head(top).itertuples():
-                ht.add_row(r.function, f"{r.file}:{r.line}", r.group, _ms(r.self_ms),
-                           _ms(r.inclusive_ms), f"{r.calls_per_step:.0f}")
-            console.print(ht)
+            console.print(_table("Python hotspots (ms per step)",
+                                 [("function", False), ("file:line", False), ("group", False),
+                                  ("self", True), ("inclusive", True), ("calls/step", True)],
+                                 [[_s(r.function), _s(present.where(r.file, r.line)), _s(r.group),
+                                   ms(r.self_ms), ms(r.inclusive_ms), present.count(r.calls_per_step)]
+                                  for r in m.hotspots.head(top).itertuples()]))
         if not m.other.empty:
-            xt = Table(title="events without a rule (other)", title_justify="left")
-            xt.add_column("name", overflow="fold")
-            xt.add_column("ms/step", justify="right")
-            xt.add_column("count", justify="right")
-            for r in m.other.head(top).itertuples():
-                xt.add_row(r.name, _ms(r.ms_per_step), str(r.count))
-            console.print(xt)
+            console.print(_table("events without a rule (other)",
+                                 [("name", False), ("ms/step", True), ("count", True)],
+                                 [[_s(r.name), ms(r.ms_per_step), present.integer(r.count)]
+                                  for r in m.other.head(top).itertuples()]))

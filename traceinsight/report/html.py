@@ -1,7 +1,8 @@
 """One self-contained HTML file: inline CSS and SVG, no script, nothing fetched.
 
 Every string that comes from a trace or a run (op, function and mode names, errors, environment,
-commands) goes through ``esc`` (``html.escape(..., quote=True)``); the only markup is ours.
+commands) goes through ``esc``: ``present.safe`` (control and bidi characters as visible escapes,
+long names cut) then ``html.escape(..., quote=True)``; the only markup is ours.
 """
 
 from __future__ import annotations
@@ -9,14 +10,14 @@ from __future__ import annotations
 import html
 from typing import Any, Sequence
 
-from traceinsight.findings import fmt_ms, fmt_ratio
+from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report.data import env_value
 
 TOP_ROWS = 25
 
-COLORS = {"op": "#4c78a8", "dispatch": "#f58518", "tracing": "#e45756", "compile": "#b279a2",
-          "input": "#54a24b", "python": "#eeca3b", "other": "#9d9da0"}
+COLORS = present.CATEGORY_COLORS
+MAX_TEXT = 4000       # characters of one paragraph (evidence quotes op names)
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;
@@ -32,22 +33,20 @@ details{margin:.6em 0}summary{cursor:pointer;font-weight:600}.sig{font-weight:60
 """
 
 
-def esc(s: Any) -> str:
-    return html.escape("" if s is None else str(s), quote=True)
+def esc(s: Any, limit: int | None = MAX_TEXT, newlines: bool = False) -> str:
+    return html.escape(present.safe(s, limit, newlines=newlines), quote=True)
 
 
 def num(x: Any) -> str:
-    return esc(fmt_ms(x)) if isinstance(x, (int, float)) else "–"
+    return esc(present.ms(x))
 
 
 def signed(x: Any) -> str:
-    return "–" if not isinstance(x, (int, float)) else ("+" if x > 0 else "") + esc(fmt_ms(x))
+    return esc(present.signed_ms(x))
 
 
 def pct(x: Any, signed_: bool = True) -> str:
-    if not isinstance(x, (int, float)):
-        return "–"
-    return f"{x * 100:+.0f} %" if signed_ else f"{x * 100:.0f} %"
+    return esc(present.percent(x, signed=signed_))
 
 
 def table(header: Sequence[str], rows: list[Sequence[str]], numeric: str = "",
@@ -67,13 +66,19 @@ def table(header: Sequence[str], rows: list[Sequence[str]], numeric: str = "",
 
 
 def count(x: Any) -> str:
-    if not isinstance(x, (int, float)):
-        return "–"
-    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2g}"
+    return esc(present.count(x))
+
+
+def integer(x: Any) -> str:
+    return esc(present.integer(x))
 
 
 def code(s: Any) -> str:
-    return f"<code>{esc(s)}</code>"
+    return f"<code>{esc(s, present.MAX_NAME)}</code>"
+
+
+def pre(s: Any) -> str:
+    return f"<pre><code>{esc(s, None, newlines=True)}</code></pre>"
 
 
 def bars_svg(modes: list[dict]) -> str:
@@ -90,9 +95,10 @@ def bars_svg(modes: list[dict]) -> str:
              f'height="{height}" role="img" aria-label="ms per step by category and mode">']
     for i, (m, total) in enumerate(zip(ok, totals)):
         y = top + i * row_h
-        name = m["name"] if len(m["name"]) <= 24 else m["name"][:23] + "…"
+        full = present.safe(m["name"])
+        name = full if len(full) <= 24 else full[:23] + "…"
         parts.append(f'<text x="{label_w - 6}" y="{y + 16}" text-anchor="end" font-size="12">'
-                     f'{esc(name)}<title>{esc(m["name"])}</title></text>')
+                     f'{esc(name)}<title>{esc(full)}</title></text>')
         x = float(label_w)
         for c in CATEGORIES:
             v = m["categories"].get(c)
@@ -100,7 +106,8 @@ def bars_svg(modes: list[dict]) -> str:
                 continue
             w = bar_w * v / scale_max
             parts.append(f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{row_h - 8}" '
-                         f'fill="{COLORS[c]}"><title>{esc(m["name"])} · {c}: {num(v)} ms/step'
+                         f'fill="{COLORS[c]}"><title>{esc(m["name"], present.MAX_NAME)} · {c}: '
+                         f'{num(v)} ms/step'
                          f'</title></rect>')
             x += w
         parts.append(f'<text x="{x + 5:.1f}" y="{y + 16}" font-size="12">{num(total)} ms</text>')
@@ -131,12 +138,13 @@ def _mode_rows(modes: list[dict]) -> list[list[str]]:
     for m in modes:
         if m["status"] != "ok" or m.get("median_ms") is None:
             rows.append([code(m["name"]), "–", "–", "–",
-                         ("no steps measured" if m["status"] == "ok" else esc(m["status"]))
-                         + (f": {esc(m['error'])}" if m.get("error") else ""),
+                         ("no steps measured" if m["status"] == "ok"
+                          else esc(m["status"], present.MAX_NAME))
+                         + (f": {esc(m['error'], present.MAX_NAME)}" if m.get("error") else ""),
                          "–", "–", "–"])
             continue
-        rows.append([code(m["name"]), num(m["median_ms"]), f"{num(m['ci_lo_ms'])}–{num(m['ci_hi_ms'])}",
-                     f"{fmt_ratio(m['ratio'])} [{fmt_ratio(m['ratio_lo'])}, {fmt_ratio(m['ratio_hi'])}]",
+        rows.append([code(m["name"]), num(m["median_ms"]), esc(present.ms_range(m["ci_lo_ms"], m["ci_hi_ms"])),
+                     esc(present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"])),
                      esc(m.get("vs_fastest") or "–"), num(m.get("first_step_ms")),
                      pct(m.get("distortion")), count(m.get("n"))])
     return rows
@@ -149,7 +157,8 @@ def _timing_note(modes: list[dict]) -> str:
                 "95 % bootstrap interval.")
     note = "Median ms/step of the untraced steps with its 95 % bootstrap interval."
     if traced:
-        note += " Without untraced timing, from the host-traced steps: " + ", ".join(traced) + "."
+        note += " Without untraced timing, from the host-traced steps: " + ", ".join(
+            present.safe(t) for t in traced) + "."
     return note
 
 
@@ -162,10 +171,10 @@ def _findings(findings: list[dict]) -> str:
                   if f.get("saving_ms") is not None else
                   f"<b>No saving estimate</b> ({esc(f['saving_basis'])})")
         out.append(
-            f'<div class="finding {esc(f["severity"])}"><h3>{int(f["rank"])}. {esc(f["title"])}</h3>'
+            f'<div class="finding {esc(f["severity"])}"><h3>{integer(f["rank"])}. {esc(f["title"])}</h3>'
             f"<p>{saving} · severity {esc(f['severity'])} · rule <code>{esc(f['rule'])}</code> · modes "
             + ", ".join(code(m) for m in f["modes"]) + "</p>"
-            f"<p>{esc(f['evidence'])}</p><pre><code>{esc(f['fix'])}</code></pre></div>")
+            f"<p>{esc(f['evidence'])}</p>{pre(f['fix'])}</div>")
     return "\n".join(out)
 
 
@@ -183,7 +192,7 @@ def _details(modes: list[dict]) -> str:
                               "lllrrr", TOP_ROWS, "ops"))
     if body:
         out.append("<details><summary>Top ops per mode</summary>" + "\n".join(body) + "</details>")
-    rows = [[code(m["name"]), code(r.get("function")), esc(r.get("calls")), esc(r.get("traced_calls")),
+    rows = [[code(m["name"]), code(r.get("function")), integer(r.get("calls")), integer(r.get("traced_calls")),
              num(r.get("tracing_ms")), num(r.get("compile_ms")), esc(r.get("changes") or "–")]
             for m in ok for r in m["retraces"]]
     if rows:
@@ -195,13 +204,13 @@ def _details(modes: list[dict]) -> str:
         if m["hotspots"]:
             body.append(f"<h3>{code(m['name'])}</h3>")
             body.append(table(["function", "where", "group", "self ms/step", "incl. ms/step", "calls/step"],
-                              [[code(h.get("function")), code(f"{h.get('file')}:{h.get('line')}"),
+                              [[code(h.get("function")), code(present.where(h.get("file"), h.get("line"))),
                                 esc(h.get("group")), num(h.get("self_ms")), num(h.get("inclusive_ms")),
                                 count(h.get("calls_per_step"))] for h in m["hotspots"]],
                               "lllrrr", TOP_ROWS, "functions"))
     if body:
         out.append("<details><summary>Python hotspots</summary>" + "\n".join(body) + "</details>")
-    rows = [[code(m["name"]), code(o.get("name")), num(o.get("ms_per_step")), esc(o.get("count"))]
+    rows = [[code(m["name"]), code(o.get("name")), num(o.get("ms_per_step")), integer(o.get("count"))]
             for m in ok for o in m["other"]]
     if rows:
         out.append("<details><summary>Events no rule places (other)</summary>"
@@ -217,7 +226,7 @@ def _details(modes: list[dict]) -> str:
 
 def _page(title: str, body: list[str]) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>\n"
+            f"<title>{esc(title, present.MAX_NAME)}</title><style>{CSS}</style></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")
 
 
@@ -248,7 +257,7 @@ def render_document(doc: dict) -> str:
              "<h2>Findings</h2>", _findings(doc["findings"]),
              "<h2>Details</h2>", _details(modes)]
     if run.get("command"):
-        body += ["<h2>Reproduce</h2>", f"<pre><code>{esc(run['command'])}</code></pre>"]
+        body += ["<h2>Reproduce</h2>", pre(run["command"])]
     return _page(f"traceinsight report: {run['name']}", body)
 
 
@@ -268,8 +277,7 @@ def render_diff(diff: dict) -> str:
     body += ["<h2>Modes</h2>", "<p class=\"muted\">Delta = B − A in ms/step (positive: B is slower).</p>",
              table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
                    [[code(p["a"]), code(p["b"]), num(p["a_ms"]), num(p["b_ms"]), signed(p["delta_ms"]),
-                     f"{fmt_ratio(p['ratio'])} [{fmt_ratio(p['ratio_lo'])}, {fmt_ratio(p['ratio_hi'])}]"
-                     if p.get("ratio") is not None else "–",
+                     esc(present.ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi"))),
                      "<span class=\"sig\">yes</span>" if p["significant"] else "no"]
                     for p in diff["pairs"]], "llrrrll")]
     for side, label in (("only_in_a", "A"), ("only_in_b", "B")):
@@ -297,8 +305,8 @@ def render_diff(diff: dict) -> str:
             body.append("<details><summary>Retrace diff</summary>" + table(
                 ["function", "A traced", "B traced", "A tracing ms", "B tracing ms", "A compile ms",
                  "B compile ms"],
-                [[code(r["function"]), esc(r["a_traced"] if r["a_traced"] is not None else "–"),
-                  esc(r["b_traced"] if r["b_traced"] is not None else "–"), num(r["a_tracing_ms"]),
+                [[code(r["function"]), integer(r["a_traced"]),
+                  integer(r["b_traced"]), num(r["a_tracing_ms"]),
                   num(r["b_tracing_ms"]), num(r["a_compile_ms"]), num(r["b_compile_ms"])]
                  for r in p["retraces"]], "lrrrrrr", TOP_ROWS, "functions") + "</details>")
     return _page(f"traceinsight diff: {a} → {b}", body)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from traceinsight.findings import fmt_ms, fmt_ratio
+from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report.data import env_value
 
 GITHUB_LIMIT = 65_536
-MAX_CELL = 200                       # characters of one table cell (op names can be huge)
+MAX_CELL = present.MAX_NAME          # characters of one table cell (op names can be huge)
+MAX_TEXT = 4000                      # characters of one paragraph (evidence quotes op names)
 ROW_CAPS = (20, 10, 5, 3, 1, 0)      # rows per detail table, tried in order until the report fits
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
@@ -23,18 +24,17 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
 
 # ---------------------------------------------------------------------------------------- escaping
 
-def text(s: Any) -> str:
-    """Plain text from a trace or run, safe in markdown prose and table cells."""
-    s = " ".join(str(s).split())
+def text(s: Any, limit: int | None = MAX_TEXT) -> str:
+    """Plain text from a trace or run, safe in markdown prose and table cells (control and bidi
+    characters shown as escapes, a newline as ``\\n``, cut at ``limit`` characters)."""
+    s = present.safe(s, limit)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_SPECIAL.sub(r"\\\1", s)
 
 
 def code(s: Any, max_len: int = MAX_CELL, table: bool = True) -> str:
     """An inline code span holding any string (backticks, pipes and newlines included)."""
-    s = " ".join(str(s).split())
-    if len(s) > max_len:
-        s = s[: max_len - 1] + "…"
+    s = present.safe(s, max_len)
     if table:
         s = s.replace("|", "\\|")
     ticks = max((len(t) for t in re.findall(r"`+", s)), default=0) + 1
@@ -43,25 +43,17 @@ def code(s: Any, max_len: int = MAX_CELL, table: bool = True) -> str:
 
 
 def fence(body: str, lang: str = "") -> str:
+    body = present.safe(body, None, newlines=True)
     ticks = max(3, max((len(t) for t in re.findall(r"`{3,}", body)), default=0) + 1)
     return f"{'`' * ticks}{lang}\n{body.rstrip()}\n{'`' * ticks}"
 
 
-def num(x: Any) -> str:
-    return fmt_ms(x) if isinstance(x, (int, float)) and x is not None else "–"
-
-
-def count(x: Any) -> str:
-    """A count per step: ``3``, or ``2.5`` when steps differ."""
-    if not isinstance(x, (int, float)) or x is None:
-        return "–"
-    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2g}"
+num = present.ms
+count = present.count
 
 
 def pct(x: Any, signed: bool = True) -> str:
-    if not isinstance(x, (int, float)) or x is None:
-        return "–"
-    return f"{x * 100:+.0f} %" if signed else f"{x * 100:.0f} %"
+    return present.percent(x, signed=signed)
 
 
 def table(header: Sequence[str], rows: list[Sequence[str]], align: str = "",
@@ -133,15 +125,15 @@ def mode_rows(modes: list[dict]) -> list[list[str]]:
     rows = []
     for m in modes:
         if m["status"] != "ok" or m.get("median_ms") is None:
-            why = ("no steps measured" if m["status"] == "ok" else m["status"]) + (
-                f": {text(m['error'])}" if m.get("error") else "")
-            rows.append([code(m["name"]), "–", "–", "–", why[:MAX_CELL], "–", "–", "–"])
+            why = ("no steps measured" if m["status"] == "ok" else text(m["status"], MAX_CELL)) + (
+                f": {text(m['error'], MAX_CELL)}" if m.get("error") else "")
+            rows.append([code(m["name"]), "–", "–", "–", why, "–", "–", "–"])
             continue
         rows.append([
             code(m["name"]), num(m["median_ms"]),
-            f"{num(m['ci_lo_ms'])}–{num(m['ci_hi_ms'])}",
-            f"{fmt_ratio(m['ratio'])} [{fmt_ratio(m['ratio_lo'])}, {fmt_ratio(m['ratio_hi'])}]",
-            m.get("vs_fastest") or "–", num(m.get("first_step_ms")), pct(m.get("distortion")),
+            present.ms_range(m["ci_lo_ms"], m["ci_hi_ms"]),
+            present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"]),
+            text(m.get("vs_fastest") or "–"), num(m.get("first_step_ms")), pct(m.get("distortion")),
             count(m.get("n"))])
     return rows
 
@@ -165,11 +157,12 @@ def finding_lines(findings: list[dict]) -> list[str]:
         out.append(f"### {f['rank']}. {text(f['title'])}")
         out.append("")
         if f.get("saving_ms") is not None:
-            head = f"**Saves ≈ {fmt_ms(f['saving_ms'])} ms/step** ({text(f['saving_basis'])})"
+            head = f"**Saves ≈ {num(f['saving_ms'])} ms/step** ({text(f['saving_basis'])})"
         else:
             head = f"**No saving estimate** ({text(f['saving_basis'])})"
         modes = ", ".join(code(m, table=False) for m in f["modes"])
-        out += [f"{head} · severity {f['severity']} · rule `{f['rule']}` · modes {modes}", "",
+        out += [f"{head} · severity {text(f['severity'])} · rule {code(f['rule'], table=False)} · "
+                f"modes {modes}", "",
                 text(f["evidence"]), "", fence(f["fix"], "python"), ""]
     return out
 
@@ -195,9 +188,10 @@ def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
     if body:
         out += _details("Top ops per mode", body)
 
-    rows = [[code(m["name"]), code(r.get("function")), str(r.get("calls")),
-             str(r.get("traced_calls")), num(r.get("tracing_ms")), num(r.get("compile_ms")),
-             text(r.get("changes") or "–")] for m in ok for r in m["retraces"]]
+    rows = [[code(m["name"]), code(r.get("function")), present.integer(r.get("calls")),
+             present.integer(r.get("traced_calls")), num(r.get("tracing_ms")),
+             num(r.get("compile_ms")), text(r.get("changes") or "–", MAX_TEXT)]
+            for m in ok for r in m["retraces"]]
     if rows:
         out += _details("Retraces (tf.function traces per function)", table(
             ["mode", "function", "calls", "traced calls", "tracing ms", "compile ms", "what changed"],
@@ -207,7 +201,7 @@ def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
     for m in ok:
         if not m["hotspots"]:
             continue
-        rows = [[code(h.get("function")), code(f"{h.get('file')}:{h.get('line')}"),
+        rows = [[code(h.get("function")), code(present.where(h.get("file"), h.get("line"))),
                  text(h.get("group")), num(h.get("self_ms")), num(h.get("inclusive_ms")),
                  count(h.get("calls_per_step"))] for h in m["hotspots"]]
         body += [f"**{code(m['name'], table=False)}**", ""]
@@ -216,7 +210,8 @@ def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
     if body:
         out += _details("Python hotspots", body)
 
-    rows = [[code(m["name"]), code(o.get("name")), num(o.get("ms_per_step")), str(o.get("count"))]
+    rows = [[code(m["name"]), code(o.get("name")), num(o.get("ms_per_step")),
+             present.integer(o.get("count"))]
             for m in ok for o in m["other"]]
     if rows:
         out += _details("Events no rule places (category “other”)",
@@ -296,8 +291,7 @@ def render_diff(diff: dict, limit: int = GITHUB_LIMIT) -> str:
     head += table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
                   [[code(p["a"]), code(p["b"]), num(p["a_ms"]), num(p["b_ms"]),
                     _signed(p["delta_ms"]),
-                    f"{fmt_ratio(p['ratio'])} [{fmt_ratio(p['ratio_lo'])}, {fmt_ratio(p['ratio_hi'])}]"
-                    if p.get("ratio") is not None else "–",
+                    present.ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi")),
                     "yes" if p["significant"] else "no"] for p in diff["pairs"]], "llrrrll")
     for side in ("only_in_a", "only_in_b"):
         if diff[side]:
@@ -310,7 +304,7 @@ def render_diff(diff: dict, limit: int = GITHUB_LIMIT) -> str:
                       text(p["sentence"]), ""]
             lines += table(["category", "A ms/step", "B ms/step", "delta", "95 % CI of delta",
                             "significant"],
-                           [[c["category"], num(c["a_ms"]), num(c["b_ms"]), _signed(c["delta_ms"]),
+                           [[text(c["category"]), num(c["a_ms"]), num(c["b_ms"]), _signed(c["delta_ms"]),
                              f"{num(c['delta_lo'])} … {num(c['delta_hi'])}"
                              if c.get("delta_lo") is not None else "–",
                              {True: "yes", False: "no", None: "–"}[c.get("significant")]]
@@ -339,11 +333,5 @@ def render_diff(diff: dict, limit: int = GITHUB_LIMIT) -> str:
     return _cut_to_limit(head, limit)
 
 
-def _signed(x: Any) -> str:
-    if not isinstance(x, (int, float)) or x is None:
-        return "–"
-    return ("+" if x > 0 else "") + fmt_ms(x)
-
-
-def _int(x: Any) -> str:
-    return "–" if x is None else str(int(x))
+_signed = present.signed_ms
+_int = present.integer

@@ -1,10 +1,14 @@
-"""Plain text for the terminal: the diff (``traceinsight diff A B`` without ``-o``)."""
+"""Plain text for the terminal: the diff (``traceinsight diff A B`` without ``-o``).
+
+Every string from a trace or a run goes through ``present.safe``: no escape code, control or bidi
+character reaches the terminal raw."""
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from traceinsight.findings import fmt_ms, fmt_ratio
+from traceinsight.present import MAX_NAME, integer, ratio_ci, safe, signed_ms
+from traceinsight.present import ms as fmt_ms
 
 TOP_OPS = 8
 
@@ -20,33 +24,32 @@ def _table(header: Sequence[str], rows: list[Sequence[str]], right: str = "") ->
     return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
-def _signed(x: Any) -> str:
-    if x is None:
-        return "–"
-    return ("+" if x > 0 else "") + fmt_ms(x)
+_signed = signed_ms
 
 
 def _clip(s: Any, n: int = 60) -> str:
-    s = " ".join(str(s).split())
+    """A trace string made safe; cut to ``n`` characters in the terminal's narrow tables."""
+    s = safe(s, MAX_NAME)
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def render_diff(diff: dict) -> str:
-    out = [f"A: {diff['a']['name']}", f"B: {diff['b']['name']}", "", diff["summary"], ""]
+    out = [f"A: {safe(diff['a']['name'])}", f"B: {safe(diff['b']['name'])}", "",
+           safe(diff["summary"], None), ""]
     for c in diff["environment_changes"]:
-        out.append(f"environment {c['key']}: {c['a']} → {c['b']}")
+        out.append(f"environment {safe(c['key'])}: {safe(c['a'])} → {safe(c['b'])}")
     if diff["environment_changes"]:
         out.append("")
     out += _table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A [95 % CI]", "significant"],
-                  [[p["a"], p["b"], fmt_ms(p["a_ms"]), fmt_ms(p["b_ms"]), _signed(p["delta_ms"]),
-                    f"{fmt_ratio(p['ratio'])} [{fmt_ratio(p['ratio_lo'])}, {fmt_ratio(p['ratio_hi'])}]"
-                    if p.get("ratio") is not None else "–",
+                  [[safe(p["a"]), safe(p["b"]), fmt_ms(p["a_ms"]), fmt_ms(p["b_ms"]),
+                    _signed(p["delta_ms"]), ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi")),
                     "yes" if p["significant"] else "no"] for p in diff["pairs"]], "llrrrl")
     for side, label in (("only_in_a", "A"), ("only_in_b", "B")):
         if diff[side]:
-            out.append(f"only in {label} (or failed on one side): {', '.join(diff[side])}")
+            out.append(f"only in {label} (or failed on one side): "
+                       f"{', '.join(safe(n) for n in diff[side])}")
     for p in diff["pairs"]:
-        out += ["", f"== {p['a']} → {p['b']}", p["sentence"], ""]
+        out += ["", f"== {safe(p['a'])} → {safe(p['b'])}", safe(p["sentence"], None), ""]
         out += _table(["category", "A ms/step", "B ms/step", "delta", "95 % CI", "significant"],
                       [[c["category"], fmt_ms(c["a_ms"]), fmt_ms(c["b_ms"]), _signed(c["delta_ms"]),
                         f"{fmt_ms(c['delta_lo'])} … {fmt_ms(c['delta_hi'])}"
@@ -67,8 +70,7 @@ def render_diff(diff: dict) -> str:
             out += ["", "retraces:"]
             out += ["  " + line for line in _table(
                 ["function", "A traced", "B traced", "A tracing ms", "B tracing ms"],
-                [[_clip(r["function"]), r["a_traced"] if r["a_traced"] is not None else "–",
-                  r["b_traced"] if r["b_traced"] is not None else "–",
+                [[_clip(r["function"]), integer(r["a_traced"]), integer(r["b_traced"]),
                   fmt_ms(r["a_tracing_ms"]), fmt_ms(r["b_tracing_ms"])] for r in p["retraces"]],
                 "lrrrr")]
     return "\n".join(out) + "\n"

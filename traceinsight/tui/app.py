@@ -11,6 +11,7 @@ from typing import Callable
 from textual.app import App
 from textual.binding import Binding
 
+from traceinsight import present as fmt
 from traceinsight.model import Run
 from traceinsight.tui.compare import CompareScreen, default_pair
 from traceinsight.tui.findings import FindingsScreen, load_findings
@@ -74,7 +75,7 @@ class TraceinsightApp(App):
 
     def show_run(self, run: Run) -> None:
         self.run_data = run
-        self.sub_title = run.name
+        self.sub_title = fmt.safe(run.name)
         if isinstance(self.screen, LoadingScreen):
             self.switch_screen(OverviewScreen(run))
         else:
@@ -141,11 +142,11 @@ class TraceinsightApp(App):
         try:
             path = write_report(self.run_data, self.report_path)
         except Exception as e:  # noqa: BLE001 - a failed report must not take the viewer down
-            self.call_from_thread(self.notify, f"report not written: {type(e).__name__}: {e}",
+            self.call_from_thread(self.notify, f"report not written: {type(e).__name__}: {fmt.safe(e)}",
                                   severity="error", timeout=8)
             return
         self.call_from_thread(self._report_written, path)
 
     def _report_written(self, path: Path) -> None:
         self.last_report = path
-        self.notify(f"report written: {path}", title="Report", timeout=8)
+        self.notify(f"report written: {fmt.safe(path)}", title="Report", timeout=8)

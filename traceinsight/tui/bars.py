@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from traceinsight.model import CATEGORIES
-from traceinsight.tui import fmt
+from traceinsight import present as fmt
 
 BLOCK = "█"
 WIDE = 110          # from this width on, each bar is followed by its largest categories

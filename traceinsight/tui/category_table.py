@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult
-from traceinsight.tui import fmt
+from traceinsight import present as fmt
 
 
 BAR_WIDTH = 16

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Label, Select, Static
 
 from traceinsight.compare import Comparison, compare_modes
 from traceinsight.model import Run
-from traceinsight.tui import fmt
+from traceinsight import present as fmt
 from traceinsight.tui.frame_table import Column, FrameTable
 
 HALF = 12  # cells on each side of the signed bar's axis
@@ -82,6 +82,7 @@ def zero_categories(c: Comparison) -> list[str]:
 
 
 def op_columns(a: str, b: str) -> list[Column]:
+    a, b = fmt.safe(a), fmt.safe(b)
     return [
         Column("change", "change", lambda v: Text({"only in a": f"only in {a}", "only in b": f"only in {b}"}
                                                   .get(v, str(v)), style=CHANGE_STYLE.get(v, ""))),
@@ -111,7 +112,7 @@ class CompareScreen(Screen):
         self._shown_once = False
 
     def compose(self) -> ComposeResult:
-        options = [(m.name, m.name) for m in self.run.ok_modes()]
+        options = [(Text(fmt.safe(m.name)), m.name) for m in self.run.ok_modes()]
         with Horizontal(id="pickers"):
             yield Label("compare")
             yield Select(options, value=self.a if self.a else Select.NULL, allow_blank=self.a is None,
@@ -136,7 +137,8 @@ class CompareScreen(Screen):
             await body.mount(Static(text, classes="missing"))
             self.compared_at = time.perf_counter()
             return
-        await body.mount(Static(f"Comparing {self.a} with {self.b} …", classes="missing"))
+        await body.mount(Static(Text(f"Comparing {fmt.safe(self.a)} with {fmt.safe(self.b)} …"),
+                                classes="missing"))
         # The op diff of two modes with hundreds of thousands of ops takes a second: off the UI thread.
         self.run_worker(functools.partial(self._compare, self.a, self.b), thread=True,
                         exclusive=True, group="compare", exit_on_error=False)
@@ -148,7 +150,7 @@ class CompareScreen(Screen):
     async def show_comparison(self, c: Comparison) -> None:
         if (c.a, c.b) != (self.a, self.b):    # the user picked another pair meanwhile
             return
-        widgets = [Static(Text(c.sentence(), style="bold"), id="sentence"),
+        widgets = [Static(Text(fmt.safe(c.sentence(), None), style="bold"), id="sentence"),
                    CategoryDiffTable(c, id="category-diff")]
         zeros = zero_categories(c)
         if zeros:
@@ -157,7 +159,7 @@ class CompareScreen(Screen):
         if c.ops.empty:
             widgets.append(Static("Neither mode has ops to compare.", classes="missing"))
         else:
-            widgets.append(Static(Text(op_diff_heading(c), style="bold"), classes="heading"))
+            widgets.append(Static(Text(fmt.safe(op_diff_heading(c), None), style="bold"), classes="heading"))
             widgets.append(FrameTable(c.ops, op_columns(c.a, c.b), filter_columns=["op", "type", "change"],
                                       noun="ops", placeholder="/ filter ops (name, type, 'only', 'slower')",
                                       detail=lambda r: op_diff_detail(r, c.a, c.b), id="op-diff"))
@@ -201,7 +203,8 @@ class CompareScreen(Screen):
 
 
 def op_diff_detail(row, a: str, b: str) -> Text:
-    return Text.assemble((str(row["op"]), "bold"), f"  {row['type']} · {row['thread']} thread · ",
+    return Text.assemble((fmt.safe(row["op"]), "bold"),
+                         f"  {fmt.safe(row['type'])} · {fmt.safe(row['thread'])} thread · ",
                          f"{a} {fmt.ms(row['a_ms'])}, {b} {fmt.ms(row['b_ms'])} ms/step")
 
 

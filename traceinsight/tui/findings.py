@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from traceinsight.model import Run
-from traceinsight.tui import fmt
+from traceinsight import present as fmt
 
 # traceinsight.findings.find keeps a module-level cache of comparisons while it runs (keyed by
 # id()), so two find() calls at once (the overview's worker thread and a report being written) must
@@ -33,12 +33,12 @@ def load_findings(run: Run) -> tuple[list, str | None]:
         with FIND_LOCK:
             return list(find(run)), None
     except Exception as e:  # noqa: BLE001 - show the rule engine's failure instead of crashing
-        return [], f"The findings engine failed on this run: {type(e).__name__}: {e}"
+        return [], f"The findings engine failed on this run: {type(e).__name__}: {fmt.safe(e)}"
 
 
 def finding_detail(f) -> Text:
     text = Text()
-    text.append(getattr(f, "title", str(f)), style="bold")
+    text.append(fmt.safe(getattr(f, "title", str(f)), None), style="bold")
     saving = getattr(f, "saving_ms", None)
     if fmt.is_num(saving):
         text.append(f"\nsaving ≈ {fmt.ms(saving)} ms/step", style="bold")
@@ -47,7 +47,7 @@ def finding_detail(f) -> Text:
     if getattr(f, "modes", ()):
         text.append(f"\nmodes: {', '.join(f.modes)}", style="dim")
     if getattr(f, "evidence", ""):
-        text.append("\n\nEvidence\n", style="bold").append(f.evidence)
+        text.append("\n\nEvidence\n", style="bold").append(fmt.safe(f.evidence, None))
     if getattr(f, "fix", ""):
         text.append("\n\nWhat to change\n", style="bold").append(f.fix, style="#59a14f")
     return text
@@ -62,7 +62,7 @@ class FindingsScreen(Screen):
         self.findings, self.problem = findings if findings is not None else load_findings(run)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f"Findings for {self.run.name}, largest saving first", style="bold"),
+        yield Static(Text(f"Findings for {fmt.safe(self.run.name)}, largest saving first", style="bold"),
                      id="findings-title")
         if self.problem or not self.findings:
             yield Static(self.problem or "No rule fired on this run.", classes="missing")
@@ -82,7 +82,7 @@ class FindingsScreen(Screen):
             saving = getattr(f, "saving_ms", None)
             table.add_row(str(getattr(f, "rank", 0) or i + 1), Text(sev, style=SEVERITY_STYLE.get(sev, "")),
                           Text(f"{fmt.ms(saving)} ms" if fmt.is_num(saving) else "", justify="right"),
-                          getattr(f, "title", str(f)), key=str(i))
+                          Text(fmt.safe(getattr(f, "title", str(f)), None)), key=str(i))
         table.focus()
         self.query_one("#finding-detail", Static).update(finding_detail(self.findings[0]))
 

@@ -18,6 +18,8 @@ from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
+from traceinsight import present
+
 
 @dataclass(frozen=True)
 class Column:
@@ -110,9 +112,11 @@ class FrameTable(Vertical):
 
     @staticmethod
     def _cell(col: Column, value: Any) -> Any:
+        """A cell: a figure right-aligned; a string (from a trace) made safe and shown as plain
+        text, never parsed as markup (``[b]`` in an op name stays as it is)."""
         out = col.format(value)
-        if col.numeric and isinstance(out, str):
-            return Text(out, justify="right")
+        if isinstance(out, str):
+            return Text(out, justify="right") if col.numeric else Text(present.safe(out))
         return out
 
     def _update_status(self) -> None:

@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from traceinsight.model import CATEGORIES, CATEGORY_HELP
-from traceinsight.tui import fmt
+from traceinsight import present as fmt
 
 KEYS = [
     ("↑ ↓ ← →, tab", "move; shift+tab moves back"),

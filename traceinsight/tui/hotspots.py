@@ -7,7 +7,7 @@ import pandas as pd
 from rich.text import Text
 from textual.widgets import Tree
 
-from traceinsight.tui import fmt
+from traceinsight import present as fmt
 
 GROUPS = {"user": "your code", "keras": "keras", "tensorflow": "tensorflow", "other": "other"}
 MAX_CHILDREN = 500
@@ -40,9 +40,9 @@ class HotspotTree(Tree):
         rows = self.hotspots[self.hotspots["group"] == node.data].sort_values(
             "self_ms", ascending=False)
         for r in rows.head(MAX_CHILDREN).itertuples():
-            where = f"{r.file}:{r.line}" if r.file else ""
+            where = fmt.safe(fmt.where(r.file, r.line)) if r.file else ""
             node.add_leaf(Text.assemble(
-                (f"{fmt.ms(r.self_ms):>7} ", "bold"), f"{r.function}  ",
+                (f"{fmt.ms(r.self_ms):>7} ", "bold"), f"{fmt.safe(r.function)}  ",
                 (f"{where}  incl {fmt.ms(r.inclusive_ms)} · {fmt.count(r.calls_per_step)} calls/step",
                  "dim")))
         if len(rows) > MAX_CHILDREN:

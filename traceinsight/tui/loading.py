@@ -10,6 +10,8 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, LoadingIndicator, Static
 
+from traceinsight import present as fmt
+
 
 class LoadingScreen(Screen):
     def __init__(self, what: str) -> None:
@@ -18,7 +20,7 @@ class LoadingScreen(Screen):
         self.first_frame_at: float | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(Text.assemble("Loading ", (self.what, "bold"), " …"), id="title")
+        yield Static(Text.assemble("Loading ", (fmt.safe(self.what), "bold"), " …"), id="title")
         yield LoadingIndicator()
         yield Footer()
 

@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from traceinsight.model import ModeResult
-from traceinsight.tui import fmt
+from traceinsight import present as fmt
 from traceinsight.tui.category_table import CategoryTable
 from traceinsight.tui.frame_table import Column, FrameTable
 from traceinsight.tui.hotspots import HotspotTree
@@ -44,36 +44,38 @@ def with_per_call(ops: pd.DataFrame) -> pd.DataFrame:
 
 
 def op_detail(row: pd.Series) -> Text:
-    return Text.assemble((str(row["op"]), "bold"), f"  {row['type']} · {row['thread']} thread · ",
+    return Text.assemble((fmt.safe(row["op"]), "bold"),
+                         f"  {fmt.safe(row['type'])} · {fmt.safe(row['thread'])} thread · ",
                          f"{fmt.ms(row['self_ms_per_step'])} ms/step self, "
                          f"{fmt.count(row['calls_per_step'])} calls/step")
 
 
 def retrace_detail(row: pd.Series) -> Text:
-    return Text.assemble((str(row["function"]), "bold"),
+    return Text.assemble((fmt.safe(row["function"]), "bold"),
                          f": {fmt.count(row['traced_calls'])} of {fmt.count(row['calls'])} calls traced, "
                          f"{fmt.ms(row['tracing_ms'])} ms tracing, "
                          f"{fmt.ms(row['compile_ms'])} ms compiling. ",
-                         ("What changed: ", "bold"), str(row["changes"] or "unknown"))
+                         ("What changed: ", "bold"), fmt.safe(row["changes"] or "unknown", 2000))
 
 
 def mode_headline(mode: ModeResult, row: pd.Series | None) -> Text:
     text = Text()
-    text.append(mode.name, style="bold")
+    text.append(fmt.safe(mode.name), style="bold")
     if not mode.ok:
-        return text.append(f"  {mode.status}: {mode.error or 'no reason recorded'}", style="bold red")
+        return text.append(f"  {fmt.safe(mode.status)}: {fmt.safe(mode.error or 'no reason recorded', 2000)}",
+                           style="bold red")
     if row is not None and fmt.is_num(row["median_ms"]):
         text.append(f"  {fmt.ms(row['median_ms'])} ms/step", style="bold")
         text.append(f" (IQR {fmt.ms(row['p25_ms'])}–{fmt.ms(row['p75_ms'])}, n={int(row['n'])})")
-        text.append(f" · {fmt.ratio(row['ratio'], row['ratio_lo'], row['ratio_hi'])} the fastest")
+        text.append(f" · {fmt.ratio_ci(row['ratio'], row['ratio_lo'], row['ratio_hi'])} the fastest")
     if row is not None and fmt.is_num(row["first_step_ms"]):
         text.append(f" · first step {fmt.ms(row['first_step_ms'])} ms")
     if row is not None and fmt.is_num(row["distortion"]):
         text.append(f" · profiler {fmt.percent(row['distortion'], signed=True)}")
     lines = []
     if mode.step_rule:
-        lines.append(f"steps: {mode.step_rule}")
-    lines.extend(mode.notes)
+        lines.append(f"steps: {fmt.safe(mode.step_rule)}")
+    lines.extend(fmt.safe(n, 2000) for n in mode.notes)
     if lines:
         text.append("\n" + "\n".join(lines), style="dim")
     return text
@@ -202,7 +204,7 @@ class ModeScreen(Screen):
 def other_text(other: pd.DataFrame, top: int = 8) -> Text:
     text = Text("TensorFlow events no rule places yet ('other'), ms/step:\n", style="bold")
     for r in other.sort_values("ms_per_step", ascending=False).head(top).itertuples():
-        text.append(f"{fmt.ms(r.ms_per_step):>8}  {r.name}  ×{fmt.count(r.count)}\n")
+        text.append(f"{fmt.ms(r.ms_per_step):>8}  {fmt.safe(r.name)}  ×{fmt.count(r.count)}\n")
     if len(other) > top:
         text.append(f"… {len(other) - top} more", style="italic")
     return text

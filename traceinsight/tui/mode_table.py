@@ -11,22 +11,22 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from traceinsight.model import ModeResult, Run
-from traceinsight.tui import fmt
+from traceinsight import present as fmt
 
 COLUMNS = ("mode", "ms/step", "IQR", "× fastest (95% CI)", "1st step", "profiler", "status")
 
 
 def summary_cells(row: pd.Series, fastest: str | None) -> list:
     """The table cells of one summary row (a failed mode's reason is listed under the bars)."""
-    name = Text(str(row["mode"]), style="bold")
+    name = Text(fmt.safe(row["mode"]), style="bold")
     if row["status"] != "ok":   # the reason is listed in full under the bars
         return [name, Text(fmt.MISSING, justify="right"), "", "", "", "",
-                Text(str(row["status"]), style="bold red")]
+                Text(fmt.safe(row["status"]), style="bold red")]
     if not fmt.is_num(row["median_ms"]):
         return [name, fmt.MISSING, "", "", fmt.ms(row["first_step_ms"]), "",
                 Text("no steps", style="italic")]
     iqr = f"{fmt.ms(row['p25_ms'])}–{fmt.ms(row['p75_ms'])}"
-    ratio = fmt.ratio(row["ratio"], row["ratio_lo"], row["ratio_hi"])
+    ratio = fmt.ratio_ci(row["ratio"], row["ratio_lo"], row["ratio_hi"])
     first = fmt.ms(row["first_step_ms"])
     distortion = fmt.percent(row["distortion"], signed=True)
     status = Text("fastest", style="green") if row["mode"] == fastest else Text(f"n={int(row['n'])}")
@@ -44,10 +44,10 @@ def fastest_mode(summary: pd.DataFrame) -> str | None:
 
 def pending_cells(mode: ModeResult) -> list:
     """A row before the summary's intervals are computed: name, the model's median and status."""
-    name = Text(mode.name, style="bold")
+    name = Text(fmt.safe(mode.name), style="bold")
     if not mode.ok:
         return [name, Text(fmt.MISSING, justify="right"), "", "", "", "",
-                Text(mode.status, style="bold red")]
+                Text(fmt.safe(mode.status), style="bold red")]
     return [name, Text(fmt.ms(mode.median_ms), style="bold", justify="right"), Text("…", justify="right"),
             Text("…", justify="right"), "", "", ""]
 

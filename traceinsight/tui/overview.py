@@ -14,7 +14,7 @@ from textual.widgets import Footer, Static
 
 from traceinsight.compare import compare_modes
 from traceinsight.model import Run
-from traceinsight.tui import fmt
+from traceinsight import present as fmt
 from traceinsight.tui.bars import BarRow, CategoryBars, legend
 from traceinsight.tui.mode_table import ModeTable
 
@@ -24,10 +24,10 @@ TOP_FINDINGS = 3
 
 def run_title(run: Run) -> Text:
     env = run.environment
-    bits = [run.name]
+    bits = [fmt.safe(run.name)]
     workload = run.manifest.get("workload", {})
     if workload.get("path"):
-        bits.append(Path(str(workload["path"])).name)
+        bits.append(fmt.safe(Path(str(workload["path"])).name))
     if env.get("tensorflow"):
         bits.append(f"TF {env['tensorflow']}")
     if env.get("keras"):
@@ -43,11 +43,12 @@ def bar_rows(run: Run) -> list[BarRow]:
     rows = []
     for m in run.modes.values():
         if not m.ok:
-            rows.append(BarRow(m.name, None, f"{m.status}: {m.error or 'no reason recorded'}"))
+            rows.append(BarRow(fmt.safe(m.name), None,
+                               f"{fmt.safe(m.status)}: {fmt.safe(m.error or 'no reason recorded')}"))
         elif m.breakdown.empty:
-            rows.append(BarRow(m.name, None, "no steps found in the trace: no breakdown"))
+            rows.append(BarRow(fmt.safe(m.name), None, "no steps found in the trace: no breakdown"))
         else:
-            rows.append(BarRow(m.name, {k: float(v) for k, v in m.category_ms().items()}))
+            rows.append(BarRow(fmt.safe(m.name), {k: float(v) for k, v in m.category_ms().items()}))
     return rows
 
 
@@ -62,10 +63,11 @@ def missing_notes(run: Run) -> list[str]:
         if not m.ok:  # listed with its reason among the bars
             continue
         if m.steps.empty:
-            notes.append(f"{m.name}: no steps found in the trace ({m.step_rule or 'no step rule'}).")
+            notes.append(f"{fmt.safe(m.name)}: no steps found in the trace "
+                         f"({fmt.safe(m.step_rule or 'no step rule')}).")
         if m.hotspots.empty:
-            notes.append(f"{m.name}: no python-tracer pass: no Python hotspots.")
-    with_notes = [m.name for m in run.modes.values() if m.ok and m.notes]
+            notes.append(f"{fmt.safe(m.name)}: no python-tracer pass: no Python hotspots.")
+    with_notes = [fmt.safe(m.name) for m in run.modes.values() if m.ok and m.notes]
     if with_notes:   # shown in full in each mode's detail
         notes.append(f"Notes on how {', '.join(with_notes)} {'was' if len(with_notes) == 1 else 'were'} "
                      f"measured: enter for the mode's detail.")
@@ -79,13 +81,13 @@ def insights(run: Run, findings: tuple[list, str | None]) -> Text:
     if len(ok) > 1:
         text.append("Why slower than the fastest (c: compare)\n", style="bold")
         for m in reversed(ok[1:]):      # the slowest first
-            text.append(f"• {compare_modes(m, ok[0]).sentence()}\n")
+            text.append(f"• {fmt.safe(compare_modes(m, ok[0]).sentence(), None)}\n")
     found, problem = findings
     if found:
         text.append("Top findings (f: all, with evidence and the fix)\n", style="bold")
         for f in found[:TOP_FINDINGS]:
             saving = getattr(f, "saving_ms", None)
-            text.append(f"• {getattr(f, 'title', str(f))}")
+            text.append(f"• {fmt.safe(getattr(f, 'title', str(f)), None)}")
             if fmt.is_num(saving):
                 text.append(f"  ≈ {fmt.ms(saving)} ms/step", style="bold")
             text.append("\n")
@@ -133,7 +135,7 @@ class OverviewScreen(Screen):
             self.app.call_from_thread(self.query_one(ModeTable).fill, summary)
             text = insights(self.run, self.app.findings())
         except Exception as e:  # noqa: BLE001 - say so on the screen rather than fail silently
-            text = Text(f"Could not compute the run's figures: {type(e).__name__}: {e}",
+            text = Text(f"Could not compute the run's figures: {type(e).__name__}: {fmt.safe(e)}",
                         style="bold red")
         self.app.call_from_thread(self.query_one("#insights", Static).update, text)
         self.app.call_from_thread(self.call_after_refresh, self._figures_drawn)

@@ -7,7 +7,7 @@ from pathlib import Path
 from traceinsight.compare import compare_modes
 from traceinsight.model import Run
 from traceinsight.runfolder import atomic_write_bytes
-from traceinsight.tui import fmt
+from traceinsight import present as fmt
 
 
 def render_markdown(run: Run) -> str:
@@ -35,7 +35,7 @@ def fallback_markdown(run: Run) -> str:
         if r.status != "ok":
             lines.append(f"| {r.mode} | {r.status}: {r.error or ''} | | |")
         else:
-            lines.append(f"| {r.mode} | {fmt.ms(r.median_ms)} | {fmt.ratio(r.ratio, r.ratio_lo, r.ratio_hi)}"
+            lines.append(f"| {r.mode} | {fmt.ms(r.median_ms)} | {fmt.ratio_ci(r.ratio, r.ratio_lo, r.ratio_hi)}"
                          f" | {fmt.ms(r.first_step_ms)} |")
     ok = sorted(run.ok_modes(), key=lambda m: m.median_ms)
     if len(ok) > 1:

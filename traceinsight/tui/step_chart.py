@@ -8,8 +8,8 @@ from rich.text import Text
 from textual.widget import Widget
 
 from traceinsight.model import CATEGORIES
-from traceinsight.tui import fmt
-from traceinsight.tui.fmt import CATEGORY_COLORS
+from traceinsight import present as fmt
+from traceinsight.present import CATEGORY_COLORS
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 FIRST_STYLE = "bold #b07aa1"      # the tracing colour: the first step is where tracing lives

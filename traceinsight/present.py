@@ -1,0 +1,187 @@
+"""How figures and trace strings are shown: one module for the viewer, markdown, HTML and text.
+
+Every renderer (``traceinsight.tui``, ``traceinsight.report.markdown`` / ``html`` / ``text``,
+``traceinsight.analysis.text``) formats numbers with these functions and passes every string that
+comes from a trace or a run folder (op, function, file, thread, mode and run names, errors, notes)
+through :func:`safe` before its own escaping, so that
+
+* a number prints the same everywhere (0.005 ms is ``0.005`` in the report and in the viewer);
+* a category has one colour everywhere;
+* a name holding control characters, terminal escape codes or bidi controls (U+202E turns the rest
+  of a line around) shows them as visible escapes (``\\x1b``, ``\\u202e``), a newline as ``\\n``
+  (so the name stays on its table row), and a huge name is cut with its length.
+
+Pure Python, no third-party imports: importing it costs nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+# Category order and colours. Mid-tone colours (Tableau 10) read on dark and light backgrounds.
+CATEGORY_COLORS: dict[str, str] = {
+    "op": "#4e79a7",
+    "dispatch": "#f28e2b",
+    "tracing": "#b07aa1",
+    "compile": "#e15759",
+    "input": "#59a14f",
+    "python": "#edc948",
+    "other": "#9c9c9c",
+}
+
+MISSING = "–"          # a figure that does not exist (failed mode, no steps)
+MAX_NAME = 200         # characters of a trace string shown in a table cell or a line
+
+# ------------------------------------------------------------------------------------ trace strings
+
+# C0 controls, DEL, C1 controls; bidi embeddings / overrides / isolates and marks; zero-width and
+# invisible format characters; line and paragraph separators. Everything else (any script, emoji,
+# the backslash) is shown as it is.
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(m: re.Match) -> str:
+    c = m.group(0)
+    if c in _NAMED:
+        return _NAMED[c]
+    o = ord(c)
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def safe(s: Any, limit: int | None = MAX_NAME, *, newlines: bool = False) -> str:
+    """A string from a trace or a run, fit to show: control characters, escape codes and
+    invisible / bidi format characters as visible escapes, cut to ``limit`` characters with an
+    ellipsis and the full length (``None``: never cut). ``newlines=True`` keeps line breaks (for
+    multi-line text such as a fix's code); otherwise they show as ``\\n``."""
+    s = "" if s is None else str(s)
+    n = len(s)
+    cut = limit is not None and n > limit
+    if cut:
+        s = s[:limit]
+    if newlines:
+        s = "\n".join(_UNSAFE.sub(_escape_char, line) for line in s.replace("\r\n", "\n").split("\n"))
+    else:
+        s = _UNSAFE.sub(_escape_char, s)
+    if limit is not None and len(s) > limit:        # escapes made it longer
+        s = s[:limit]
+        s = re.sub(r"\\(x[0-9a-f]?|u[0-9a-f]{0,3})?$", "", s)   # no half escape at the end
+        cut = True
+    if cut:
+        s = s.rstrip() + f"… ({n:,} characters)"
+    return s
+
+
+# ------------------------------------------------------------------------------------------ numbers
+
+def is_num(v: Any) -> bool:
+    """A finite number (not None, NaN, inf, a string or a bool)."""
+    if v is None or isinstance(v, (bool, str)):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def ms(v: Any) -> str:
+    """Milliseconds with a precision that fits their size, never in exponent notation:
+    ``1234``, ``85.0``, ``4.61``, ``0.35``, ``0.012``, ``0.005``, ``0``, ``<0.001``."""
+    if not is_num(v):
+        return MISSING
+    x = float(v)
+    a = abs(x)
+    if a == 0:
+        return "0"
+    if a >= 100:
+        return f"{x:.0f}"
+    if a >= 10:
+        return f"{x:.1f}"
+    if a >= 0.1:
+        return f"{x:.2f}"
+    if a >= 0.0005:
+        return f"{x:.3f}"
+    return "<0.001" if x > 0 else ">-0.001"
+
+
+def signed_ms(v: Any) -> str:
+    """A difference in ms with its sign: ``+1.20``, ``-0.035``, ``0``."""
+    if not is_num(v):
+        return MISSING
+    s = ms(v)
+    return s if s[0] in "-0>" else f"+{s}"
+
+
+def ratio(v: Any) -> str:
+    """A ratio: ``1.35``, ``48.5``, ``136``."""
+    if not is_num(v):
+        return MISSING
+    x = float(v)
+    a = abs(x)
+    return f"{x:.2f}" if a < 10 else f"{x:.1f}" if a < 100 else f"{x:.0f}"
+
+
+def ratio_ci(r: Any, lo: Any = None, hi: Any = None) -> str:
+    """A ratio with its 95 % interval: ``1.35× [1.30, 1.41]`` (``1.35×`` without one)."""
+    if not is_num(r):
+        return MISSING
+    if is_num(lo) and is_num(hi):
+        return f"{ratio(r)}× [{ratio(lo)}, {ratio(hi)}]"
+    return f"{ratio(r)}×"
+
+
+def ms_range(lo: Any, hi: Any) -> str:
+    """An interval in ms: ``4.50–4.62``."""
+    if not (is_num(lo) and is_num(hi)):
+        return MISSING
+    return f"{ms(lo)}–{ms(hi)}"
+
+
+def percent(v: Any, signed: bool = False) -> str:
+    """A fraction as a percentage: ``12 %`` (``+12 %`` signed)."""
+    if not is_num(v):
+        return MISSING
+    x = float(v) * 100
+    return f"{x:+.0f} %" if signed else f"{x:.0f} %"
+
+
+def count(v: Any) -> str:
+    """A count (per step): ``3``; ``2.5``, ``0.042``, ``12.5`` when steps differ."""
+    if not is_num(v):
+        return MISSING
+    x = float(v)
+    if x == int(x):
+        return f"{x:.0f}"
+    a = abs(x)
+    if a >= 10:
+        return f"{x:.1f}"
+    return f"{x:.2g}" if a >= 0.001 else ("<0.001" if x > 0 else ">-0.001")
+
+
+def integer(v: Any) -> str:
+    """A whole count: ``17``."""
+    return str(int(float(v))) if is_num(v) else MISSING
+
+
+# ------------------------------------------------------------------------------------ column specs
+
+# The columns of the per-mode tables, shared by every renderer: (key in the model's frame, label,
+# formatter; None = a trace string, shown through ``safe``). Numeric columns are right-aligned.
+OP_COLUMNS = (("op", "op", None), ("type", "type", None), ("thread", "thread", None),
+              ("calls_per_step", "calls/step", count), ("self_ms_per_step", "self ms/step", ms),
+              ("share", "share", percent))
+RETRACE_COLUMNS = (("function", "function", None), ("calls", "calls", integer),
+                   ("traced_calls", "traced calls", integer), ("tracing_ms", "tracing ms", ms),
+                   ("compile_ms", "compile ms", ms), ("changes", "what changed", None))
+HOTSPOT_COLUMNS = (("function", "function", None), ("where", "where", None),
+                   ("group", "group", None), ("self_ms", "self ms/step", ms),
+                   ("inclusive_ms", "incl. ms/step", ms), ("calls_per_step", "calls/step", count))
+OTHER_COLUMNS = (("name", "event", None), ("ms_per_step", "ms/step", ms), ("count", "count", integer))
+
+
+def where(file: Any, line: Any) -> str:
+    """``file.py:12`` of a Python hotspot."""
+    return f"{file}:{line}"
