@@ -41,6 +41,8 @@ MAX_NAME = 200         # characters of a trace string shown in a table cell or a
 # the backslash) is shown as it is.
 _UNSAFE = re.compile(
     "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
+# json escapes C0 itself; its layout (newlines, indentation) is C0 and must stay
+_UNSAFE_JSON = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -52,12 +54,24 @@ def _escape_char(m: re.Match) -> str:
     return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
 
 
+_LONG_WORD = re.compile(r"\S{%d,}" % (MAX_NAME + 1))
+
+
+def _cut_word(m: re.Match) -> str:
+    return f"{m.group(0)[:MAX_NAME]}… ({len(m.group(0)):,} characters)"
+
+
 def safe(s: Any, limit: int | None = MAX_NAME, *, newlines: bool = False) -> str:
     """A string from a trace or a run, fit to show: control characters, escape codes and
     invisible / bidi format characters as visible escapes, cut to ``limit`` characters with an
     ellipsis and the full length (``None``: never cut). ``newlines=True`` keeps line breaks (for
-    multi-line text such as a fix's code); otherwise they show as ``\\n``."""
+    multi-line text such as a fix's code); otherwise they show as ``\\n``. With a ``limit`` above
+    ``MAX_NAME`` (prose that quotes names), each word longer than ``MAX_NAME`` is cut the same
+    way."""
     s = "" if s is None else str(s)
+    if limit is not None and limit > MAX_NAME and len(s) > MAX_NAME:
+        # prose quoting a name (a finding's evidence, a note): each huge word cut on its own
+        s = _LONG_WORD.sub(_cut_word, s)
     n = len(s)
     cut = limit is not None and n > limit
     if cut:
@@ -73,6 +87,13 @@ def safe(s: Any, limit: int | None = MAX_NAME, *, newlines: bool = False) -> str
     if cut:
         s = s.rstrip() + f"… ({n:,} characters)"
     return s
+
+
+def json_escape(text: str) -> str:
+    """JSON text with every unsafe character (see ``safe``) as a ``\\uXXXX`` escape: the same
+    data, inert when printed. Only valid on JSON text (where these characters occur only inside
+    strings)."""
+    return _UNSAFE_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 # ------------------------------------------------------------------------------------------ numbers

@@ -8,13 +8,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from traceinsight import present
 from traceinsight.model import Run
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "report.schema.json"
 
 
 def dumps(doc: dict) -> str:
-    return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    """JSON text (UTF-8, readable); names are kept whole, and the characters that would act on a
+    terminal or turn text around (C1 controls, bidi and invisible format characters; json escapes
+    C0 itself) are written as ``\\uXXXX`` escapes, so the document is the same data, inert when
+    printed."""
+    return present.json_escape(json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)) + "\n"
 
 
 def render(run: Run, findings=None) -> str:

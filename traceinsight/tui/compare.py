@@ -59,7 +59,7 @@ class CategoryDiffTable(DataTable):
 
     def on_mount(self) -> None:
         c = self.comparison
-        self.add_columns("category", Text(c.a, justify="right"), Text(c.b, justify="right"),
+        self.add_columns("category", Text(fmt.safe(c.a), justify="right"), Text(fmt.safe(c.b), justify="right"),
                          Text("Δ ms/step", justify="right"), f"{'faster':>{HALF}} {'slower':<{HALF}}")
         cats = c.categories
         scale = float(np.nanmax(np.abs(cats["delta_ms"].to_numpy(float)))) if len(cats) else 0.0
@@ -205,7 +205,7 @@ class CompareScreen(Screen):
 def op_diff_detail(row, a: str, b: str) -> Text:
     return Text.assemble((fmt.safe(row["op"]), "bold"),
                          f"  {fmt.safe(row['type'])} · {fmt.safe(row['thread'])} thread · ",
-                         f"{a} {fmt.ms(row['a_ms'])}, {b} {fmt.ms(row['b_ms'])} ms/step")
+                         f"{fmt.safe(a)} {fmt.ms(row['a_ms'])}, {fmt.safe(b)} {fmt.ms(row['b_ms'])} ms/step")
 
 
 def op_diff_heading(c: Comparison) -> str:
