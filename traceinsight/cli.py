@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import inspect
 import sys
 from typing import Sequence
 
@@ -32,7 +31,33 @@ def _load(name: str):
     return importlib.import_module(f"traceinsight.commands.{COMMANDS[name]}").Command
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _cleandoc(doc: str) -> str:
+    """``inspect.cleandoc`` without importing inspect (start-up time)."""
+    lines = doc.expandtabs().splitlines()
+    indents = [len(x) - len(x.lstrip()) for x in lines[1:] if x.strip()]
+    margin = min(indents, default=0)
+    out = [lines[0].strip()] + [x[margin:].rstrip() for x in lines[1:]] if lines else []
+    while out and not out[-1]:
+        out.pop()
+    while out and not out[0]:
+        out.pop(0)
+    return "\n".join(out)
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand named on a command line (top-level options take no value)."""
+    for arg in argv:
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The full parser; given the command line ``argv``, only the named subcommand's options are
+    set up (``traceinsight --help`` then imports no command's dependencies: capture's options need
+    the capture package, which imports numpy)."""
     parser = argparse.ArgumentParser(
         prog="traceinsight",
         description="Why is my TensorFlow model slow in this mode, and what do I change?",
@@ -40,21 +65,21 @@ def build_parser() -> argparse.ArgumentParser:
     from traceinsight import __version__
     parser.add_argument("--version", action="version", version=f"traceinsight {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    wanted = None if argv is None else _command_in(argv)
     for name in COMMANDS:
-        try:
-            cls = _load(name)
-        except ModuleNotFoundError:  # a command still being built
-            continue
-        doc = inspect.cleandoc(cls.__doc__ or "")
+        cls = _load(name)
+        doc = _cleandoc(cls.__doc__ or "")
         p = sub.add_parser(name, help=doc.splitlines()[0] if doc else name, description=doc,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-        cls().prepare_parser(p)
+        if argv is None or name == wanted:
+            cls().prepare_parser(p)
         p.set_defaults(_command=cls)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if getattr(args, "_command", None) is None:
         parser.print_help()

@@ -35,12 +35,30 @@ def mode_dir(mode: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]", "-", mode)
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where the OS allows (Linux), since setting
+    it to read it races with threads creating files."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file + rename). The file gets the mode any file
+    the user creates gets, 0666 minus the umask (mkstemp's temp file alone would be 0600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

@@ -1,9 +1,4 @@
-"""Print the breakdown, top ops, retraces and Python hotspots of a run or of any TF trace.
-
-PATH is a traceinsight run folder, a TensorBoard logdir, a profile session folder or one
-.xplane.pb file. Every step's main-thread wall time is split into op, dispatch, tracing, compile,
-input, python and other (ms per step, median over steady steps).
-"""
+"""traceinsight analyze: see Command."""
 
 from __future__ import annotations
 
@@ -11,6 +6,17 @@ import argparse
 
 
 class Command:
+    """Print the breakdown, top ops, retraces and Python hotspots of a run or of any TF trace.
+
+    PATH is a traceinsight run folder, a TensorBoard logdir, a profile session folder or one
+    .xplane.pb file. Every step's main-thread wall time is split into op, dispatch, tracing,
+    compile, input, python and other (ms per step, median over steady steps).
+
+      traceinsight analyze runs/20261121T120000Z-model
+      traceinsight analyze trace.xplane.pb --top 20
+      traceinsight analyze RUN --mode eager --mode xla
+    """
+
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("path", metavar="PATH", nargs="?", default=None,
                             help="run folder, logdir, session folder or .xplane.pb "

@@ -12,7 +12,7 @@ class Command:
     as CSV (or Parquet, with pyarrow).
 
       traceinsight export RUN --mode eager                   into ./<run>-eager/
-      traceinsight export RUN --mode xla -o out/ --pass python
+      traceinsight export RUN --mode xla -o out/ --trace python
       traceinsight export RUN --mode eager --tables parquet --trace none
 
     The Chrome trace is made by XProf's own converter (needs the optional xprof package).

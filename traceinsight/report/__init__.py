@@ -63,15 +63,10 @@ def write_output(text: str, path: str | Path | None) -> None:
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """Atomic write, readable like any file the user creates (mkstemp makes it 0600)."""
-    import os
-
+    """Atomic write, with the mode any file the user creates gets (0666 minus the umask)."""
     from traceinsight.runfolder import atomic_write_bytes
     try:
         atomic_write_bytes(path, data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(path, 0o666 & ~umask)
     except OSError as e:
         raise TraceinsightError(f"cannot write {path}: {e.strerror or e}") from None
 

@@ -1,0 +1,105 @@
+"""The command line's own house rules: help texts, what ``--help`` imports, file modes of what it
+writes, and ``analyze`` output that survives a pipe."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from traceinsight import present
+from traceinsight.cli import COMMANDS, build_parser, main
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = ROOT / "tests" / "data" / "runs" / "retracing"
+
+
+def run_cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("COLUMNS", None)
+    code = "import sys; from traceinsight.cli import main; sys.exit(main())"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env=env, **kwargs)
+
+
+def test_help_imports_no_command_dependencies():
+    code = ("import sys\nfrom traceinsight.cli import main\ntry:\n    main(['--help'])\n"
+            "except SystemExit:\n    pass\n"
+            "print('LOADED', sorted(m for m in ('numpy', 'pandas', 'rich', 'textual', 'google', "
+            "'tensorflow', 'inspect') if m in sys.modules))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True).stdout
+    assert "LOADED []" in out, out
+
+
+def test_every_command_has_a_help_line():
+    out = run_cli("--help").stdout
+    for name in COMMANDS:
+        line = next(x for x in out.splitlines() if x.strip().startswith(name + " "))
+        assert line.split(None, 1)[1].strip() not in ("", name), line
+
+
+def test_the_flags_a_command_documents_exist():
+    """``export --help`` once named ``--pass``; every flag quoted in a command's text is real."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, p in sub.choices.items():
+        known = {s for a in p._actions for s in a.option_strings}
+        quoted = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", p.description or ""))
+        assert quoted <= known, (name, quoted - known)
+
+
+def test_a_command_is_set_up_only_when_named():
+    parser = build_parser(["view", "x"])
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert any("--theme" in a.option_strings for a in sub.choices["view"]._actions)
+    assert not any("--modes" in a.option_strings for a in sub.choices["capture"]._actions)
+    full = build_parser()
+    sub = next(a for a in full._actions if a.dest == "command")
+    assert any("--modes" in a.option_strings for a in sub.choices["capture"]._actions)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_written_files_follow_the_umask(tmp_path, mask):
+    from traceinsight.runfolder import atomic_write_bytes, atomic_write_json
+    old = os.umask(mask)
+    try:
+        atomic_write_bytes(tmp_path / "a.bin", b"x")
+        atomic_write_json(tmp_path / "run.json", {"a": 1})
+    finally:
+        os.umask(old)
+    for name in ("a.bin", "run.json"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~mask, name
+
+
+@pytest.mark.skipif(not RUN.is_dir(), reason="committed run missing")
+def test_report_file_mode(tmp_path):
+    old = os.umask(0o022)
+    try:
+        assert main(["report", str(RUN), "-o", str(tmp_path / "report.md")]) == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "report.md").stat().st_mode) == 0o644
+
+
+@pytest.mark.skipif(not RUN.is_dir(), reason="committed run missing")
+def test_piped_analyze_keeps_every_figure_whole():
+    """Not a terminal: rich lays tables out for 80 columns; names fold, figures are never cut."""
+    import traceinsight
+    r = run_cli("analyze", str(RUN))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    summary = traceinsight.load(RUN).summary()
+    for row in summary.itertuples():
+        assert re.search(rf"\b{re.escape(present.ms(row.median_ms))}\b", out), row.mode
+        ci = present.ratio_ci(row.ratio, row.ratio_lo, row.ratio_hi)
+        assert ci in out.replace("│\n", ""), (ci, out)
+    assert not re.search(r"\d…", out), "a figure was cut"
+    assert max(len(line) for line in out.splitlines()) <= 80
