@@ -7,7 +7,6 @@ arithmetic as one batched op) using ``traceinsight diff``.
 """
 
 import numpy as np
-
 import tensorflow as tf
 
 N, SIZE = 99, 100

@@ -6,7 +6,6 @@ runs with ``traceinsight diff``.
 """
 
 import numpy as np
-
 import tensorflow as tf
 
 N, SIZE = 99, 100

@@ -12,9 +12,8 @@ The default resolution is 128x128 so a capture takes a minute or two on a laptop
 
 import os
 
-import numpy as np
-
 import keras
+import numpy as np
 
 RESOLUTION = int(os.environ.get("EFFICIENTNET_RESOLUTION", "128"))
 BATCH = 4

@@ -6,9 +6,8 @@ dispatched from Python, ``tf.function`` turns the loop into a graph ``While``, a
 cell. Training modes add the backward loop.
 """
 
-import numpy as np
-
 import keras
+import numpy as np
 
 BATCH, TIMESTEPS, FEATURES = 32, 50, 16
 

@@ -5,7 +5,6 @@ Same inputs and result as ``samples/matmul_loop.py``; one kernel per step, so ea
 """
 
 import numpy as np
-
 import tensorflow as tf
 
 N = 1000

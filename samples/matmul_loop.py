@@ -8,7 +8,6 @@ removes the Python but still runs 1000 tiny kernels; XLA may fuse them. Compare 
 """
 
 import numpy as np
-
 import tensorflow as tf
 
 N = 1000

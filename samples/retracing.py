@@ -8,7 +8,6 @@ the ``tracing`` category and the retrace table). Eager does not trace at all. Th
 """
 
 import numpy as np
-
 import tensorflow as tf
 
 MODES = ["eager", "function"]

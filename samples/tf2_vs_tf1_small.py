@@ -9,9 +9,8 @@ Adam (learning rate 1e-4), binary crossentropy. Each mode runs the same batch; c
 * ``eager`` / ``function`` / ``xla``: the forward pass alone.
 """
 
-import numpy as np
-
 import keras
+import numpy as np
 
 BATCH, STEPS, CHANNELS = 32, 140, 30
 

@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import numpy as np
-
 from conftest import RUNS
+
 from traceinsight.cli import main
 from traceinsight.model import CATEGORIES
 

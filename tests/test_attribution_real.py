@@ -147,8 +147,9 @@ def test_window_sums_agree_with_clipping_every_segment(real_runs):
 def test_hotspot_groups_come_from_the_capture_record_not_this_machine(real_runs, monkeypatch):
     """The python tracer names files by base name only; a captured run carries the workload
     process's own map, so grouping does not depend on what is installed where it is analysed."""
-    import traceinsight
     from conftest import RUNS
+
+    import traceinsight
     from traceinsight.analysis import results
     monkeypatch.setattr(results, "_package_files", lambda: {})  # as if nothing were installed
     again = traceinsight.load(RUNS / "conv1d", use_cache=False)

@@ -8,6 +8,7 @@ import pytest
 import traceinsight
 from traceinsight.analysis.load import analyze_mode
 from traceinsight.model import CATEGORIES
+
 from xspace_builder import Space, session_path
 
 MS = 1e-3  # one µs in ms
@@ -342,6 +343,7 @@ def test_recorded_input_signatures_say_what_changed(tmp_path):
 
 def test_describe_arg_keys_like_tf_function():
     import numpy as np
+
     from traceinsight.capture.runner import describe_arg
     assert describe_arg(0.5) == "Python float 0.5"
     assert describe_arg(np.zeros((2, 3), np.float32)) == "ndarray float32 shape (2, 3)"

@@ -10,6 +10,7 @@ import pytest
 import traceinsight
 from traceinsight.cli import main
 from traceinsight.errors import TraceinsightError
+
 from xspace_builder import Space, session_path
 
 

@@ -177,7 +177,8 @@ def test_capture_command_does_not_import_tensorflow(tmp_path):
     assert r.returncode == 0, r.stderr
 
 
-from hypothesis import given, strategies as st  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 
 @given(host=st.integers(0, 3), device=st.integers(0, 2), python=st.integers(0, 1),

@@ -8,6 +8,7 @@ import pytest
 
 from traceinsight.analysis.events import load_files
 from traceinsight.xplane import XPlane, XSpace
+
 from xspace_builder import Space
 
 
@@ -36,8 +37,8 @@ def reference(data: bytes):
 
 
 def table_events(t):
-    return sorted((t.lines[l].name, t.names[n], int(s), int(e))
-                  for l, n, s, e in zip(t.line, t.name, t.start, t.end))
+    return sorted((t.lines[ln].name, t.names[n], int(s), int(e))
+                  for ln, n, s, e in zip(t.line, t.name, t.start, t.end))
 
 
 def random_space(seed: int) -> Space:

@@ -25,7 +25,7 @@ def nested_lines(draw, max_lines=3):
                 e = draw(st.integers(s, hi))
                 if e == s:
                     continue
-                rows.append((line, s, e, draw(st.integers(0, 3))))
+                rows.append((line, s, e, draw(st.integers(0, 3))))  # noqa: B023 (called in the loop)
                 children(s, e, depth + 1)
                 t = draw(st.integers(e, hi))
         children(0, 1000, 0)

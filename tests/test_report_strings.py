@@ -18,6 +18,7 @@ from rich.console import Console
 
 import traceinsight
 from traceinsight import present
+
 from xspace_builder import Space, session_path
 
 RLO = "\u202e"
@@ -25,7 +26,7 @@ ESC = "\x1b"
 HUGE = "A" * 1_000_000
 EVIL_OP = f"model/{RLO}evil{ESC}[31m"             # a graph op on a worker thread (no whitespace)
 EVIL_EVENTS = [f"rlo{RLO}gnp.exe", f"esc{ESC}]0;pwned\x07", "line1\nline2", "[bold]markup[/bold]",
-               f"bell\x07nul\x00del\x7fc1\x9bisolate\u2066zw\u200b", HUGE]
+               "bell\x07nul\x00del\x7fc1\x9bisolate\u2066zw\u200b", HUGE]
 RAW = (RLO, ESC, "\x07", "\x00", "\x7f", "\x9b", "\u2066", "\u200b")
 
 
@@ -137,10 +138,11 @@ def test_analyze_tables(run):
 def test_viewer(run):
     from textual.widgets import TabbedContent
 
-    from test_tui import screen_text
     from traceinsight.tui import get_app
     from traceinsight.tui.frame_table import FrameTable
     from traceinsight.tui.mode import ModeScreen
+
+    from test_tui import screen_text
     from tui_runs import compared, settle
 
     async def go():

@@ -9,10 +9,10 @@ import sys
 import pytest
 from textual.widgets import DataTable, Select, TabbedContent
 
-from traceinsight.compare import compare_modes
-from traceinsight.cli import main
-from traceinsight.errors import TraceinsightError
 from traceinsight import present as fmt
+from traceinsight.cli import main
+from traceinsight.compare import compare_modes
+from traceinsight.errors import TraceinsightError
 from traceinsight.tui import get_app, get_loading_app
 from traceinsight.tui.bars import render_bars
 from traceinsight.tui.compare import CompareScreen
@@ -23,8 +23,18 @@ from traceinsight.tui.mode import ModeScreen
 from traceinsight.tui.mode_table import ModeTable
 from traceinsight.tui.overview import OverviewScreen, bar_rows
 
-from tui_runs import (committed_runs, compared, failed_only_run, large_run, load_committed,
-                      no_steps_run, one_mode_run, open_compare, sample_run, settle)
+from tui_runs import (
+    committed_runs,
+    compared,
+    failed_only_run,
+    large_run,
+    load_committed,
+    no_steps_run,
+    one_mode_run,
+    open_compare,
+    sample_run,
+    settle,
+)
 
 SIZE = (100, 30)
 

@@ -55,6 +55,7 @@ def child_analyze(path: str) -> None:
 
 def child_xprof(path: str) -> None:
     import resource
+
     from xprof.convert import raw_to_tool_data
     t0 = time.perf_counter()
     raw_to_tool_data.xspace_to_tool_data([path], "overview_page", {})

@@ -54,7 +54,7 @@ def _escape_char(m: re.Match) -> str:
     return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
 
 
-_LONG_WORD = re.compile(r"\S{%d,}" % (MAX_NAME + 1))
+_LONG_WORD = re.compile(rf"\S{{{MAX_NAME + 1},}}")
 
 
 def _cut_word(m: re.Match) -> str:

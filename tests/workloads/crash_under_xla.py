@@ -8,7 +8,6 @@ import os
 import signal
 
 import numpy as np
-
 import tensorflow as tf
 
 

@@ -13,9 +13,8 @@ order; no per-event Python):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import re
+from dataclasses import dataclass, field
 
 import numpy as np
 

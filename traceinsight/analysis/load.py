@@ -19,6 +19,7 @@ from traceinsight.errors import TraceinsightError
 from traceinsight.model import ModeResult, Run, Timing
 from traceinsight.xplane import decode_profile_options
 
+
 def recorded_options(table: EventTable) -> dict[str, int] | None:
     for plane in table.planes:
         raw = plane.stats.get("profile_options")
@@ -211,7 +212,7 @@ def _foreign_modes(root: Path, files: list[Path]) -> dict[str, list[Path]]:
         except ValueError:
             run_of[s] = run_dir.name
     sessions_per_run: dict[str, int] = {}
-    for s, r in run_of.items():
+    for r in run_of.values():
         sessions_per_run[r] = sessions_per_run.get(r, 0) + 1
     modes: dict[str, list[Path]] = {}
     for s in sorted(by_session):

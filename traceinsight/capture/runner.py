@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from traceinsight import runfolder
-from traceinsight.pyfiles import loaded_python_files
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture import options as options_mod
+from traceinsight.pyfiles import loaded_python_files
 
 HOST_LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 0}
 PYTHON_LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 1}

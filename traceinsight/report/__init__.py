@@ -82,5 +82,6 @@ def load_run(path: str | Path | None):
         return traceinsight.load(p)
     except ModuleNotFoundError as e:
         if e.name and e.name.startswith("traceinsight"):
-            raise TraceinsightError(f"cannot load {p}: the trace loader ({e.name}) is not installed")
+            raise TraceinsightError(
+                f"cannot load {p}: the trace loader ({e.name}) is not installed") from None
         raise

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widget import Widget
 
-from traceinsight.model import CATEGORIES
 from traceinsight import present as fmt
+from traceinsight.model import CATEGORIES
 
 BLOCK = "█"
 WIDE = 110          # from this width on, each bar is followed by its largest categories

@@ -5,9 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult
 from traceinsight import present as fmt
-
+from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult
 
 BAR_WIDTH = 16
 

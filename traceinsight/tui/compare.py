@@ -13,9 +13,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 
+from traceinsight import present as fmt
 from traceinsight.compare import Comparison, compare_modes
 from traceinsight.model import Run
-from traceinsight import present as fmt
 from traceinsight.tui.frame_table import Column, FrameTable
 
 HALF = 12  # cells on each side of the signed bar's axis

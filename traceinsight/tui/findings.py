@@ -11,8 +11,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from traceinsight.model import Run
 from traceinsight import present as fmt
+from traceinsight.model import Run
 
 # traceinsight.findings.find keeps a module-level cache of comparisons while it runs (keyed by
 # id()), so two find() calls at once (the overview's worker thread and a report being written) must

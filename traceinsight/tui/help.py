@@ -11,8 +11,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from traceinsight.model import CATEGORIES, CATEGORY_HELP
 from traceinsight import present as fmt
+from traceinsight.model import CATEGORIES, CATEGORY_HELP
 
 KEYS = [
     ("↑ ↓ ← →, tab", "move; shift+tab moves back"),

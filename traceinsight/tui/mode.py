@@ -11,8 +11,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
-from traceinsight.model import ModeResult
 from traceinsight import present as fmt
+from traceinsight.model import ModeResult
 from traceinsight.tui.category_table import CategoryTable
 from traceinsight.tui.frame_table import Column, FrameTable
 from traceinsight.tui.hotspots import HotspotTree

@@ -10,8 +10,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
-from traceinsight.model import ModeResult, Run
 from traceinsight import present as fmt
+from traceinsight.model import ModeResult, Run
 
 COLUMNS = ("mode", "ms/step", "IQR", "× fastest (95% CI)", "1st step", "profiler", "status")
 

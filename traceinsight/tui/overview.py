@@ -12,12 +12,11 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from traceinsight import present as fmt
 from traceinsight.compare import compare_modes
 from traceinsight.model import Run
-from traceinsight import present as fmt
 from traceinsight.tui.bars import BarRow, CategoryBars, legend
 from traceinsight.tui.mode_table import ModeTable
-
 
 TOP_FINDINGS = 3
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from traceinsight import present as fmt
 from traceinsight.compare import compare_modes
 from traceinsight.model import Run
 from traceinsight.runfolder import atomic_write_bytes
-from traceinsight import present as fmt
 
 
 def render_markdown(run: Run) -> str:

@@ -7,8 +7,8 @@ import pandas as pd
 from rich.text import Text
 from textual.widget import Widget
 
-from traceinsight.model import CATEGORIES
 from traceinsight import present as fmt
+from traceinsight.model import CATEGORIES
 from traceinsight.present import CATEGORY_COLORS
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
