@@ -331,7 +331,7 @@ async def test_loading_app_shows_the_run_when_loaded():
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, OverviewScreen) and app.run_data.name == "sample-conv1d"
-        assert app.first_frame_at is not None
+        assert app.screen.figures is not None
 
 
 @pilot_test

@@ -16,30 +16,37 @@ RUNS_DIR = Path(__file__).parent / "data" / "runs"
 
 
 async def settle(pilot) -> None:
-    """Wait until the overview shows every figure: a loading app first loads the run, and the
-    overview computes its intervals, comparisons and findings in a worker thread after its first
-    frame."""
+    """Wait until the overview shows every figure. A loading app first loads the run in a worker;
+    the overview's worker then posts its figures (intervals, comparisons, findings) as a message,
+    and the screen holds them in ``figures`` once shown. Then two rounds through every widget's
+    message queue: the mode table measures its new column widths on its next idle, and the screen
+    lays the widened table out on its own next idle."""
     from traceinsight.tui.overview import OverviewScreen
     for _ in range(1000):
         overview = next((s for s in pilot.app.screen_stack if isinstance(s, OverviewScreen)), None)
-        if overview is not None and overview.figures_at is not None:
+        if overview is not None and overview.figures is not None:
             break
         if getattr(pilot.app, "load_error", None) is not None:
             break
         await pilot.pause(0.01)
     else:
         raise TimeoutError("the overview's figures did not arrive in 10 s")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
     await pilot.pause()
 
 
 async def compared(pilot) -> None:
-    """Wait until the compare screen shows its comparison (computed in a worker thread)."""
+    """Wait until the compare screen shows its comparison (posted by a worker thread)."""
+    from traceinsight.tui.compare import CompareScreen
     for _ in range(1000):
-        if getattr(pilot.app.screen, "compared_at", None) is not None:
+        if isinstance(pilot.app.screen, CompareScreen) and not pilot.app.screen.pending:
             break
         await pilot.pause(0.01)
     else:
         raise TimeoutError("the comparison did not arrive in 10 s")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
     await pilot.pause()
 
 

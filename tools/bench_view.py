@@ -41,16 +41,19 @@ def child(run: str | None, sample: bool) -> None:
     t_built = time.perf_counter()
 
     async def first_frame(pilot) -> None:
+        # The screens hold no timestamps: each moment is taken here when the pilot first sees it
+        # (polled every 10 ms, so each figure is late by up to 10 ms).
         from traceinsight.tui.overview import OverviewScreen
         await pilot.pause()        # the first screen (loading, or the overview) is drawn
+        t_first = time.perf_counter()
         while not isinstance(app.screen, OverviewScreen):     # the run is loading
             await pilot.pause(0.01)
-        while app.screen.figures_at is None:                 # intervals, comparisons, findings
+        await pilot.pause()        # the overview is drawn
+        t_drawn = time.perf_counter()
+        while app.screen.figures is None:                    # intervals, comparisons, findings
             await pilot.pause(0.01)
-        screen = app.screen
-        t_first = app.first_frame_at
-        t_drawn = screen.first_frame_at
-        t_figures = screen.figures_at
+        await pilot.pause()
+        t_figures = time.perf_counter()
         usage = resource.getrusage(resource.RUSAGE_SELF)
         tf = sorted(m for m in sys.modules if m == "tensorflow" or m.startswith("tensorflow."))
         print(json.dumps({"ready": True, "build_s": t_built - t_import,

@@ -43,7 +43,6 @@ class TraceinsightApp(App):
         self._load = load
         self._what = what
         self.load_error: BaseException | None = None   # re-raised by the view command after exit
-        self.first_frame_at: float | None = None        # set by the first screen drawn (bench)
         self.report_path = report_path
         self.last_report: Path | None = None
         self._findings: tuple[list, str | None] | None = None

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
-import time
+from dataclasses import dataclass
 
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 
@@ -108,7 +109,8 @@ class CompareScreen(Screen):
         self.a = a
         self.b = b
         self.comparison: Comparison | None = None
-        self.compared_at: float | None = None
+        # a worker is comparing (or about to): "Comparing a with b …" is shown
+        self.pending = a is not None and b is not None and a != b
         self._shown_once = False
 
     def compose(self) -> ComposeResult:
@@ -130,22 +132,29 @@ class CompareScreen(Screen):
         body = self.query_one("#compare-body", Vertical)
         await body.remove_children()
         self.comparison = None
-        self.compared_at = None
+        self.pending = False
         if self.a is None or self.b is None or self.a == self.b:
             text = ("Choose two different modes." if self.a is not None and self.a == self.b else
                     f"Comparing needs two modes that ran; this run has {len(self.run.ok_modes())}.")
             await body.mount(Static(text, classes="missing"))
-            self.compared_at = time.perf_counter()
             return
         await body.mount(Static(Text(f"Comparing {fmt.safe(self.a)} with {fmt.safe(self.b)} …"),
                                 classes="missing"))
         # The op diff of two modes with hundreds of thousands of ops takes a second: off the UI thread.
+        self.pending = True
         self.run_worker(functools.partial(self._compare, self.a, self.b), thread=True,
                         exclusive=True, group="compare", exit_on_error=False)
 
+    @dataclass
+    class Compared(Message):
+        comparison: Comparison
+
     def _compare(self, a: str, b: str) -> None:
-        c = compare_modes(self.run.modes[a], self.run.modes[b])
-        self.app.call_from_thread(self.show_comparison, c)
+        """Runs in a worker thread; hands the comparison to the screen as a message."""
+        self.post_message(self.Compared(compare_modes(self.run.modes[a], self.run.modes[b])))
+
+    async def on_compare_screen_compared(self, message: Compared) -> None:
+        await self.show_comparison(message.comparison)
 
     async def show_comparison(self, c: Comparison) -> None:
         if (c.a, c.b) != (self.a, self.b):    # the user picked another pair meanwhile
@@ -172,10 +181,7 @@ class CompareScreen(Screen):
             for table in self.query("#op-diff DataTable"):
                 table.focus()
         self.comparison = c
-        self.call_after_refresh(self._shown)
-
-    def _shown(self) -> None:
-        self.compared_at = time.perf_counter()   # tests wait for it
+        self.pending = False
 
     async def on_select_changed(self, event: Select.Changed) -> None:
         value = None if event.value is Select.NULL else str(event.value)

@@ -3,8 +3,6 @@ terminal answers at once even when a large trace takes seconds)."""
 
 from __future__ import annotations
 
-import time
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
@@ -17,17 +15,8 @@ class LoadingScreen(Screen):
     def __init__(self, what: str) -> None:
         super().__init__()
         self.what = what
-        self.first_frame_at: float | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text.assemble("Loading ", (fmt.safe(self.what), "bold"), " …"), id="title")
         yield LoadingIndicator()
         yield Footer()
-
-    def on_mount(self) -> None:
-        self.call_after_refresh(self._drawn)
-
-    def _drawn(self) -> None:
-        self.first_frame_at = time.perf_counter()   # read by tools/bench_view.py
-        if self.app.first_frame_at is None:
-            self.app.first_frame_at = self.first_frame_at

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -17,6 +19,9 @@ from traceinsight.compare import compare_modes
 from traceinsight.model import Run
 from traceinsight.tui.bars import BarRow, CategoryBars, legend
 from traceinsight.tui.mode_table import ModeTable
+
+if TYPE_CHECKING:
+    from traceinsight.tui.app import TraceinsightApp
 
 TOP_FINDINGS = 3
 
@@ -92,15 +97,24 @@ def insights(run: Run, findings: tuple[list, str | None]) -> Text:
             text.append("\n")
     elif problem:
         text.append(problem + "\n", style="italic")
-    return text.rstrip() or text
+    text.rstrip()
+    return text
 
 
 class OverviewScreen(Screen):
+    """The run at a glance. Rows appear at once with what the model holds; the figures that take
+    a while (the summary's bootstrap intervals, comparisons, findings) are computed by a worker
+    thread that posts them as ``FiguresReady``; ``figures`` holds them once shown."""
+
+    @dataclass
+    class FiguresReady(Message):
+        summary: object | None          # Run.summary(), None when it could not be computed
+        insights: Text                  # why each mode is slower, top findings (or the error)
+
     def __init__(self, run: Run) -> None:
         super().__init__()
         self.run = run
-        self.first_frame_at: float | None = None
-        self.figures_at: float | None = None
+        self.figures: OverviewScreen.FiguresReady | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(run_title(self.run), id="title")
@@ -121,30 +135,31 @@ class OverviewScreen(Screen):
         self.call_after_refresh(self._first_frame_drawn)
 
     def _first_frame_drawn(self) -> None:
-        self.first_frame_at = time.perf_counter()   # read by tools/bench_view.py
-        if self.app.first_frame_at is None:
-            self.app.first_frame_at = self.first_frame_at
         # The summary's bootstrap intervals, the comparisons and the findings take from a few ms to
         # seconds (runs with thousands of steps): computed off the UI thread, after the first frame.
         self.run_worker(self._figures, thread=True, group="figures", exit_on_error=False)
 
     def _figures(self) -> None:
+        """Runs in a worker thread; hands the figures to the screen as a message."""
+        app = cast("TraceinsightApp", self.app)
+        summary = None
         try:
-            summary = self.app.summary()
-            self.app.call_from_thread(self.query_one(ModeTable).fill, summary)
-            text = insights(self.run, self.app.findings())
+            summary = app.summary()
+            text = insights(self.run, app.findings())
         except Exception as e:  # noqa: BLE001 - say so on the screen rather than fail silently
             text = Text(f"Could not compute the run's figures: {type(e).__name__}: {fmt.safe(e)}",
                         style="bold red")
-        self.app.call_from_thread(self.query_one("#insights", Static).update, text)
-        self.app.call_from_thread(self.call_after_refresh, self._figures_drawn)
+        self.post_message(self.FiguresReady(summary, text))
 
-    def _figures_drawn(self) -> None:
-        self.figures_at = time.perf_counter()      # read by tools/bench_view.py and tests
+    def on_overview_screen_figures_ready(self, message: FiguresReady) -> None:
+        if message.summary is not None:
+            self.query_one(ModeTable).fill(message.summary)
+        self.query_one("#insights", Static).update(message.insights)
+        self.figures = message
 
     @property
     def selected_mode(self) -> str | None:
         return self.query_one(ModeTable).highlighted_mode
 
     def on_mode_table_chosen(self, event: ModeTable.Chosen) -> None:
-        self.app.show_mode(event.mode)
+        cast("TraceinsightApp", self.app).show_mode(event.mode)
