@@ -27,3 +27,9 @@ def test_ruff():
                        text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
+
+
+def test_mypy():
+    r = subprocess.run([tool("mypy"), "--no-incremental", "--cache-dir", "/dev/null"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

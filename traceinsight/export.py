@@ -32,7 +32,7 @@ def pass_paths(mode: ModeResult, pass_name: str = "host") -> list[str]:
     marked = [p for p in paths if _pass_of(p) == pass_name]
     if marked:
         return marked
-    present = sorted({_pass_of(p) for p in paths} - {None})
+    present = sorted(p for p in {_pass_of(p) for p in paths} if p is not None)
     if present:
         raise TraceinsightError(f"mode {mode.name!r} has no {pass_name} pass trace "
                                 f"(passes present: {', '.join(present)})")

@@ -7,6 +7,7 @@ Renderers should also be tested on real committed runs (tests/data/runs, loaded 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -39,8 +40,8 @@ def _breakdown(steps: pd.DataFrame) -> pd.DataFrame:
     return b.rename(index={"wall_ms": "total"})
 
 
-def make_mode(name: str, per_cat: dict[str, float], *, ops: list[tuple] = (),
-              retraces: list[tuple] = (), hotspots: list[tuple] = (), other: list[tuple] = (),
+def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = (),
+              retraces: Sequence[tuple] = (), hotspots: Sequence[tuple] = (), other: Sequence[tuple] = (),
               first_extra: dict[str, float] | None = None, n_steps: int = 20,
               untraced_ms: float | None = None, traced_ms: float | None = None,
               jitter: float = 0.02, notes: tuple[str, ...] = ()) -> ModeResult:

@@ -49,7 +49,7 @@ def pct(x: Any, signed_: bool = True) -> str:
     return esc(present.percent(x, signed=signed_))
 
 
-def table(header: Sequence[str], rows: list[Sequence[str]], numeric: str = "",
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: str = "",
           cap: int | None = None, what: str = "rows") -> str:
     """Cells are already-escaped HTML; ``numeric`` marks right-aligned columns with 'r'."""
     shown = rows if cap is None else rows[:cap]

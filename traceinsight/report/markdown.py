@@ -56,7 +56,7 @@ def pct(x: Any, signed: bool = True) -> str:
     return present.percent(x, signed=signed)
 
 
-def table(header: Sequence[str], rows: list[Sequence[str]], align: str = "",
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "",
           cap: int | None = None, what: str = "rows") -> list[str]:
     """A GFM table; with ``cap``, only the first rows and a note on how many were left out."""
     align = align or "l" * len(header)

@@ -61,6 +61,7 @@ class TraceinsightApp(App):
                                 exit_on_error=False)
 
     def _load_in_thread(self) -> None:
+        assert self._load is not None, "an app without a run is given a loader"
         try:
             run = self._load()
         except BaseException as e:  # noqa: BLE001 - handed to the command, which reports it
@@ -91,18 +92,24 @@ class TraceinsightApp(App):
             return False
         return True
 
+    @property
+    def loaded_run(self) -> Run:
+        """The run, once loaded (``check_action`` disables what needs it until then)."""
+        assert self.run_data is not None, "the run is not loaded yet"
+        return self.run_data
+
     def summary(self):
         """``Run.summary()`` computed once (its bootstrap intervals take a moment on big runs)."""
         with self._lock:
             if self._summary is None:
-                self._summary = self.run_data.summary()
+                self._summary = self.loaded_run.summary()
             return self._summary
 
     def findings(self) -> tuple[list, str | None]:
         """The run's findings (computed once), or why there are none."""
         with self._lock:
             if self._findings is None:
-                self._findings = load_findings(self.run_data)
+                self._findings = load_findings(self.loaded_run)
             return self._findings
 
     # --- navigation --------------------------------------------------------------------------
@@ -113,17 +120,17 @@ class TraceinsightApp(App):
             row = rows.iloc[0] if len(rows) else None
         except Exception:  # noqa: BLE001 - the overview says why; the detail shows what it can
             row = None
-        self.push_screen(ModeScreen(self.run_data.modes[name], row))
+        self.push_screen(ModeScreen(self.loaded_run.modes[name], row))
 
     def action_compare(self) -> None:
         if isinstance(self.screen, CompareScreen):
             return
-        a, b = default_pair(self.run_data, getattr(self.screen, "selected_mode", None))
-        self.push_screen(CompareScreen(self.run_data, a, b))
+        a, b = default_pair(self.loaded_run, getattr(self.screen, "selected_mode", None))
+        self.push_screen(CompareScreen(self.loaded_run, a, b))
 
     def action_findings(self) -> None:
         if not isinstance(self.screen, FindingsScreen):
-            self.push_screen(FindingsScreen(self.run_data, self.findings()))
+            self.push_screen(FindingsScreen(self.loaded_run, self.findings()))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -139,7 +146,7 @@ class TraceinsightApp(App):
 
     def _write_report(self) -> None:
         try:
-            path = write_report(self.run_data, self.report_path)
+            path = write_report(self.loaded_run, self.report_path)
         except Exception as e:  # noqa: BLE001 - a failed report must not take the viewer down
             self.call_from_thread(self.notify, f"report not written: {type(e).__name__}: {fmt.safe(e)}",
                                   severity="error", timeout=8)

@@ -55,7 +55,7 @@ def render_bars(rows: list[BarRow], width: int) -> Text:
         edge = 0
         for cat in CATEGORIES:
             v = row.categories.get(cat)
-            if not fmt.is_num(v) or v <= 0:
+            if v is None or not fmt.is_num(v) or v <= 0:
                 continue
             cum += v
             nxt = round(cum / scale * bar_w) if scale > 0 else 0

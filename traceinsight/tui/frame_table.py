@@ -35,7 +35,8 @@ class FilterInput(Input):
     BINDINGS = [Binding("escape", "leave", "To table", show=False)]
 
     def action_leave(self) -> None:
-        self.parent.query_one(DataTable).focus()
+        if self.parent is not None:
+            self.parent.query_one(DataTable).focus()
 
 
 class FrameTable(Vertical):
