@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 # Category order and colours. Mid-tone colours (Tableau 10) read on dark and light backgrounds.
@@ -189,20 +191,47 @@ def integer(v: Any) -> str:
 
 # ------------------------------------------------------------------------------------ column specs
 
-# The columns of the per-mode tables, shared by every renderer: (key in the model's frame, label,
-# formatter; None = a trace string, shown through ``safe``). Numeric columns are right-aligned.
-OP_COLUMNS = (("op", "op", None), ("type", "type", None), ("thread", "thread", None),
-              ("calls_per_step", "calls/step", count), ("self_ms_per_step", "self ms/step", ms),
-              ("share", "share", percent))
-RETRACE_COLUMNS = (("function", "function", None), ("calls", "calls", integer),
-                   ("traced_calls", "traced calls", integer), ("tracing_ms", "tracing ms", ms),
-                   ("compile_ms", "compile ms", ms), ("changes", "what changed", None))
-HOTSPOT_COLUMNS = (("function", "function", None), ("where", "where", None),
-                   ("group", "group", None), ("self_ms", "self ms/step", ms),
-                   ("inclusive_ms", "incl. ms/step", ms), ("calls_per_step", "calls/step", count))
-OTHER_COLUMNS = (("name", "event", None), ("ms_per_step", "ms/step", ms), ("count", "count", integer))
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One column of a per-mode table, the same in every renderer: its label, and how a cell is
+    shown: a figure (``format``, right-aligned), a name from the trace (a code span in markdown and
+    HTML) or plain text (``text=True``: a thread, a group, a sentence)."""
+
+    key: str
+    label: str
+    format: Callable[[Any], str] | None = None
+    text: bool = False
+    get: Callable[[Mapping[str, Any]], Any] | None = None     # the value, when not row[key]
+
+    @property
+    def numeric(self) -> bool:
+        return self.format is not None
+
+    def value(self, row: Mapping[str, Any]) -> Any:
+        return self.get(row) if self.get is not None else row.get(self.key)
 
 
 def where(file: Any, line: Any) -> str:
     """``file.py:12`` of a Python hotspot."""
     return f"{file}:{line}"
+
+
+OP_COLUMNS = (ColumnSpec("op", "op"), ColumnSpec("type", "type"),
+              ColumnSpec("thread", "thread", text=True),
+              ColumnSpec("calls_per_step", "calls/step", count),
+              ColumnSpec("self_ms_per_step", "self ms/step", ms),
+              ColumnSpec("share", "share", percent))
+RETRACE_COLUMNS = (ColumnSpec("function", "function"), ColumnSpec("calls", "calls", integer),
+                   ColumnSpec("traced_calls", "traced calls", integer),
+                   ColumnSpec("tracing_ms", "tracing ms", ms),
+                   ColumnSpec("compile_ms", "compile ms", ms),
+                   ColumnSpec("changes", "what changed", text=True,
+                              get=lambda r: r.get("changes") or MISSING))
+HOTSPOT_COLUMNS = (ColumnSpec("function", "function"),
+                   ColumnSpec("where", "where", get=lambda r: where(r.get("file"), r.get("line"))),
+                   ColumnSpec("group", "group", text=True),
+                   ColumnSpec("self_ms", "self ms/step", ms),
+                   ColumnSpec("inclusive_ms", "incl. ms/step", ms),
+                   ColumnSpec("calls_per_step", "calls/step", count))
+OTHER_COLUMNS = (ColumnSpec("name", "event"), ColumnSpec("ms_per_step", "ms/step", ms),
+                 ColumnSpec("count", "count", integer))

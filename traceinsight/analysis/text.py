@@ -38,6 +38,14 @@ def _table(title: str, columns: Sequence[tuple[str, bool]], rows: list[list[Any]
     return t
 
 
+def _spec_table(title: str, cols: Sequence[present.ColumnSpec], records: list[dict]) -> Table:
+    """A per-mode table by the column specs every renderer shares (``present``)."""
+    rows = [[c.format(c.value(r)) if c.format is not None
+             else Text(present.safe(c.value(r), 2000 if c.text else present.MAX_NAME))
+             for c in cols] for r in records]
+    return _table(title, [(c.label, c.numeric) for c in cols], rows)
+
+
 def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
                     console: Console | None = None) -> None:
     console = console or Console()
@@ -82,31 +90,11 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
                            f"step(s){first}"))
         for note in m.notes:
             console.print(Text.assemble(("note:", "yellow"), " ", present.safe(note, None)))
-        if not m.ops.empty:
-            console.print(_table("top ops (self ms per step)",
-                                 [("op", False), ("type", False), ("thread", False),
-                                  ("calls/step", True), ("self ms/step", True), ("share", True)],
-                                 [[_s(r.op), _s(r.type), _s(r.thread), present.count(r.calls_per_step),
-                                   ms(r.self_ms_per_step), present.percent(r.share)]
-                                  for r in m.ops.head(top).itertuples()]))
-        if not m.retraces.empty:
-            console.print(_table("tf.function calls and retraces",
-                                 [("function", False), ("calls", True), ("traced", True),
-                                  ("tracing ms", True), ("compile ms", True),
-                                  ("what the trace shows", False)],
-                                 [[_s(r.function), present.integer(r.calls),
-                                   present.integer(r.traced_calls), ms(r.tracing_ms),
-                                   ms(r.compile_ms), Text(present.safe(r.changes, 2000))]
-                                  for r in m.retraces.head(top).itertuples()]))
-        if not m.hotspots.empty:
-            console.print(_table("Python hotspots (ms per step)",
-                                 [("function", False), ("file:line", False), ("group", False),
-                                  ("self", True), ("inclusive", True), ("calls/step", True)],
-                                 [[_s(r.function), _s(present.where(r.file, r.line)), _s(r.group),
-                                   ms(r.self_ms), ms(r.inclusive_ms), present.count(r.calls_per_step)]
-                                  for r in m.hotspots.head(top).itertuples()]))
-        if not m.other.empty:
-            console.print(_table("events without a rule (other)",
-                                 [("name", False), ("ms/step", True), ("count", True)],
-                                 [[_s(r.name), ms(r.ms_per_step), present.integer(r.count)]
-                                  for r in m.other.head(top).itertuples()]))
+        for title, frame, cols in (("top ops (ms per steady step)", m.ops, present.OP_COLUMNS),
+                                   ("tf.function calls and retraces", m.retraces,
+                                    present.RETRACE_COLUMNS),
+                                   ("Python hotspots (ms per steady step)", m.hotspots,
+                                    present.HOTSPOT_COLUMNS),
+                                   ("events without a rule (other)", m.other, present.OTHER_COLUMNS)):
+            if not frame.empty:
+                console.print(_spec_table(title, cols, frame.head(top).to_dict("records")))

@@ -178,6 +178,24 @@ def _findings(findings: list[dict]) -> str:
     return "\n".join(out)
 
 
+def _cells(cols: Sequence[present.ColumnSpec], row: dict) -> list[str]:
+    out = []
+    for c in cols:
+        v = c.value(row)
+        out.append(esc(c.format(v)) if c.format is not None else esc(v) if c.text else code(v))
+    return out
+
+
+def _align(cols: Sequence[present.ColumnSpec]) -> str:
+    return "".join("r" if c.numeric else "l" for c in cols)
+
+
+def spec_table(cols: Sequence[present.ColumnSpec], records: list[dict], what: str) -> str:
+    """A per-mode table by its column specs (``present``), the first TOP_ROWS rows."""
+    return table([c.label for c in cols], [_cells(cols, r) for r in records], _align(cols),
+                 TOP_ROWS, what)
+
+
 def _details(modes: list[dict]) -> str:
     ok = [m for m in modes if m["status"] == "ok"]
     out = []
@@ -185,36 +203,26 @@ def _details(modes: list[dict]) -> str:
     for m in ok:
         if m["ops"]:
             body.append(f"<h3>{code(m['name'])} ({len(m['ops'])} ops)</h3>")
-            body.append(table(["op", "type", "thread", "calls/step", "self ms/step", "share"],
-                              [[code(o.get("op")), code(o.get("type")), esc(o.get("thread")),
-                                count(o.get("calls_per_step")), num(o.get("self_ms_per_step")),
-                                pct(o.get("share"), False)] for o in m["ops"]],
-                              "lllrrr", TOP_ROWS, "ops"))
+            body.append(spec_table(present.OP_COLUMNS, m["ops"], "ops"))
     if body:
         out.append("<details><summary>Top ops per mode</summary>" + "\n".join(body) + "</details>")
-    rows = [[code(m["name"]), code(r.get("function")), integer(r.get("calls")), integer(r.get("traced_calls")),
-             num(r.get("tracing_ms")), num(r.get("compile_ms")), esc(r.get("changes") or "–")]
-            for m in ok for r in m["retraces"]]
+    rows = [[code(m["name"])] + _cells(present.RETRACE_COLUMNS, r) for m in ok for r in m["retraces"]]
     if rows:
         out.append("<details><summary>Retraces</summary>" + table(
-            ["mode", "function", "calls", "traced calls", "tracing ms", "compile ms", "what changed"],
-            rows, "llrrrrl", TOP_ROWS, "functions") + "</details>")
+            ["mode"] + [c.label for c in present.RETRACE_COLUMNS], rows,
+            "l" + _align(present.RETRACE_COLUMNS), TOP_ROWS, "functions") + "</details>")
     body = []
     for m in ok:
         if m["hotspots"]:
             body.append(f"<h3>{code(m['name'])}</h3>")
-            body.append(table(["function", "where", "group", "self ms/step", "incl. ms/step", "calls/step"],
-                              [[code(h.get("function")), code(present.where(h.get("file"), h.get("line"))),
-                                esc(h.get("group")), num(h.get("self_ms")), num(h.get("inclusive_ms")),
-                                count(h.get("calls_per_step"))] for h in m["hotspots"]],
-                              "lllrrr", TOP_ROWS, "functions"))
+            body.append(spec_table(present.HOTSPOT_COLUMNS, m["hotspots"], "functions"))
     if body:
         out.append("<details><summary>Python hotspots</summary>" + "\n".join(body) + "</details>")
-    rows = [[code(m["name"]), code(o.get("name")), num(o.get("ms_per_step")), integer(o.get("count"))]
-            for m in ok for o in m["other"]]
+    rows = [[code(m["name"])] + _cells(present.OTHER_COLUMNS, o) for m in ok for o in m["other"]]
     if rows:
         out.append("<details><summary>Events no rule places (other)</summary>"
-                   + table(["mode", "event", "ms/step", "count"], rows, "llrr", TOP_ROWS, "events")
+                   + table(["mode"] + [c.label for c in present.OTHER_COLUMNS], rows,
+                           "l" + _align(present.OTHER_COLUMNS), TOP_ROWS, "events")
                    + "</details>")
     notes = [f"<li>{code(m['name'])}: {esc(n)}</li>" for m in modes for n in m.get("notes", [])]
     notes += [f"<li>{code(m['name'])}: {esc(m['step_rule'])}</li>" for m in ok if m.get("step_rule")]

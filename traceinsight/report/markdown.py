@@ -171,6 +171,25 @@ def _details(summary: str, body: list[str]) -> list[str]:
     return ["<details>", f"<summary>{summary}</summary>", ""] + body + ["", "</details>", ""]
 
 
+def _cell(c: present.ColumnSpec, row: dict) -> str:
+    v = c.value(row)
+    if c.format is not None:
+        return c.format(v)
+    return text(v, MAX_TEXT) if c.text else code(v)
+
+
+def spec_table(cols: Sequence[present.ColumnSpec], records: list[dict],
+               mode: str | None = None) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a per-mode table by its column specs (``mode``: a first column)."""
+    header = (["mode"] if mode is not None else []) + [c.label for c in cols]
+    rows = [([code(mode)] if mode is not None else []) + [_cell(c, r) for c in cols] for r in records]
+    return header, rows
+
+
+def _align(cols: Sequence[present.ColumnSpec], mode: bool = False) -> str:
+    return ("l" if mode else "") + "".join("r" if c.numeric else "l" for c in cols)
+
+
 def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
     ok = [m for m in modes if m["status"] == "ok"]
     out: list[str] = []
@@ -179,43 +198,33 @@ def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
     for m in ok:
         if not m["ops"]:
             continue
-        rows = [[code(o.get("op")), code(o.get("type")), text(o.get("thread")),
-                 count(o.get("calls_per_step")), num(o.get("self_ms_per_step")),
-                 pct(o.get("share"), signed=False)] for o in m["ops"]]
+        header, rows = spec_table(present.OP_COLUMNS, m["ops"])
         body += [f"**{code(m['name'], table=False)}** ({len(rows)} ops)", ""]
-        body += table(["op", "type", "thread", "calls/step", "self ms/step", "share"], rows,
-                      "lllrrr", cap, "ops") + [""]
+        body += table(header, rows, _align(present.OP_COLUMNS), cap, "ops") + [""]
     if body:
         out += _details("Top ops per mode", body)
 
-    rows = [[code(m["name"]), code(r.get("function")), present.integer(r.get("calls")),
-             present.integer(r.get("traced_calls")), num(r.get("tracing_ms")),
-             num(r.get("compile_ms")), text(r.get("changes") or "–", MAX_TEXT)]
-            for m in ok for r in m["retraces"]]
+    rows = [row for m in ok for row in spec_table(present.RETRACE_COLUMNS, m["retraces"], m["name"])[1]]
     if rows:
         out += _details("Retraces (tf.function traces per function)", table(
-            ["mode", "function", "calls", "traced calls", "tracing ms", "compile ms", "what changed"],
-            rows, "llrrrrl", cap, "functions"))
+            ["mode"] + [c.label for c in present.RETRACE_COLUMNS], rows,
+            _align(present.RETRACE_COLUMNS, mode=True), cap, "functions"))
 
     body = []
     for m in ok:
         if not m["hotspots"]:
             continue
-        rows = [[code(h.get("function")), code(present.where(h.get("file"), h.get("line"))),
-                 text(h.get("group")), num(h.get("self_ms")), num(h.get("inclusive_ms")),
-                 count(h.get("calls_per_step"))] for h in m["hotspots"]]
+        header, rows = spec_table(present.HOTSPOT_COLUMNS, m["hotspots"])
         body += [f"**{code(m['name'], table=False)}**", ""]
-        body += table(["function", "where", "group", "self ms/step", "incl. ms/step", "calls/step"],
-                      rows, "lllrrr", cap, "functions") + [""]
+        body += table(header, rows, _align(present.HOTSPOT_COLUMNS), cap, "functions") + [""]
     if body:
         out += _details("Python hotspots", body)
 
-    rows = [[code(m["name"]), code(o.get("name")), num(o.get("ms_per_step")),
-             present.integer(o.get("count"))]
-            for m in ok for o in m["other"]]
+    rows = [row for m in ok for row in spec_table(present.OTHER_COLUMNS, m["other"], m["name"])[1]]
     if rows:
         out += _details("Events no rule places (category “other”)",
-                        table(["mode", "event", "ms/step", "count"], rows, "llrr", cap, "events"))
+                        table(["mode"] + [c.label for c in present.OTHER_COLUMNS], rows,
+                              _align(present.OTHER_COLUMNS, mode=True), cap, "events"))
 
     notes = [f"- {code(m['name'], table=False)}: {text(n)}" for m in modes for n in m.get("notes", [])]
     steps = [f"- {code(m['name'], table=False)}: {text(m['step_rule'])}" for m in ok if m.get("step_rule")]
