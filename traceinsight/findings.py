@@ -367,7 +367,8 @@ def _first_compile_ms(m: ModeResult) -> float:
 
 def _top_ops(df: pd.DataFrame, change: tuple[str, ...], n: int = 3, col: str = "delta_ms") -> str:
     rows = df[df["change"].isin(change)].groupby("op", as_index=False)[["a_ms", "b_ms", col]].sum()
-    rows = rows.reindex(rows[col].abs().sort_values(ascending=False).index).head(n)
+    rows = rows.assign(_abs=rows[col].abs()).sort_values(["_abs", "op"], ascending=[False, True],
+                                                          kind="stable").head(n)
     return ", ".join(f"{r.op} {fmt_ms(r.a_ms)}" + (f" (was {fmt_ms(r.b_ms)})" if r.b_ms else "")
                      for r in rows.itertuples())
 

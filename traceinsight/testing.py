@@ -61,7 +61,8 @@ def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = ()
     if not ops_df.empty:
         ops_df["share"] = ops_df["self_ms_per_step"] / ops_df.groupby("thread")[
             "self_ms_per_step"].transform("sum")
-        ops_df = ops_df.sort_values("self_ms_per_step", ascending=False, ignore_index=True)
+        ops_df = ops_df.sort_values(["self_ms_per_step", "op"], ascending=[False, True], kind="stable",
+                                    ignore_index=True)
     first = steps.loc[steps["first"], list(CATEGORIES)]
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=_breakdown(steps),

@@ -22,13 +22,14 @@ class HotspotTree(Tree):
 
     def on_mount(self) -> None:
         self.root.expand()
-        groups = self.hotspots.groupby("group", sort=False)["self_ms"].sum().sort_values(ascending=False)
+        groups = (self.hotspots.groupby("group")["self_ms"].sum()
+                  .sort_values(ascending=False, kind="stable"))   # ties in group name order
         order = [g for g in groups.index if g in GROUPS] + [g for g in groups.index if g not in GROUPS]
         total = float(groups.sum()) or 1.0
         for g in order:
             label = Text.assemble((f"{fmt.ms(groups[g]):>7} ", "bold"),
                                   (f"{GROUPS.get(g, g):<11}", "bold"),
-                                  (f" {groups[g] / total:4.0%} of Python self time", "dim"))
+                                  (f" {fmt.percent(groups[g] / total):>4} of Python self time", "dim"))
             node = self.root.add(label, data=g, allow_expand=True)
             if g == order[0]:
                 node.expand()     # the largest group open: its functions show without a keypress
@@ -38,7 +39,7 @@ class HotspotTree(Tree):
         if node is self.root or node.children or not isinstance(node.data, str):
             return
         rows = self.hotspots[self.hotspots["group"] == node.data].sort_values(
-            "self_ms", ascending=False)
+            ["self_ms", "function"], ascending=[False, True], kind="stable")
         for r in rows.head(MAX_CHILDREN).itertuples():
             where = fmt.safe(fmt.where(r.file, r.line)) if r.file else ""
             node.add_leaf(Text.assemble(

@@ -203,7 +203,8 @@ class ModeScreen(Screen):
 
 def other_text(other: pd.DataFrame, top: int = 8) -> Text:
     text = Text("TensorFlow events no rule places yet ('other'), ms/step:\n", style="bold")
-    for r in other.sort_values("ms_per_step", ascending=False).head(top).itertuples():
+    for r in other.sort_values(["ms_per_step", "name"], ascending=[False, True],
+                               kind="stable").head(top).itertuples():
         text.append(f"{fmt.ms(r.ms_per_step):>8}  {fmt.safe(r.name)}  ×{fmt.count(r.count)}\n")
     if len(other) > top:
         text.append(f"… {len(other) - top} more", style="italic")
