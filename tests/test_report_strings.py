@@ -82,6 +82,9 @@ def test_safe_by_hand():
     # escapes that make a string longer than its limit are cut whole, never half an escape
     assert present.safe(ESC * 10, 6) == "\\x1b… (10 characters)"
     assert present.safe(None) == ""
+    # prose quoting a huge name: the word is cut with its own length, the sentence kept
+    assert present.safe("ops: " + "B" * 300 + " and more", 4000) == \
+        "ops: " + "B" * present.MAX_NAME + "… (300 characters) and more"
 
 
 def test_markdown(run):

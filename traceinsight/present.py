@@ -71,11 +71,11 @@ def safe(s: Any, limit: int | None = MAX_NAME, *, newlines: bool = False) -> str
     ``MAX_NAME`` (prose that quotes names), each word longer than ``MAX_NAME`` is cut the same
     way."""
     s = "" if s is None else str(s)
-    if limit is not None and limit > MAX_NAME and len(s) > MAX_NAME:
+    n = len(s)
+    if limit is not None and limit > MAX_NAME and n > MAX_NAME:
         # prose quoting a name (a finding's evidence, a note): each huge word cut on its own
         s = _LONG_WORD.sub(_cut_word, s)
-    n = len(s)
-    cut = limit is not None and n > limit
+    cut = limit is not None and len(s) > limit
     if cut:
         s = s[:limit]
     if newlines:
