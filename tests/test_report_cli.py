@@ -103,3 +103,17 @@ def test_piped_analyze_keeps_every_figure_whole():
         assert ci in out.replace("│\n", ""), (ci, out)
     assert not re.search(r"\d…", out), "a figure was cut"
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_rich_table_never_cuts_a_figure():
+    """The shared terminal table: at 40 columns the name folds, the figures stay whole."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+    buf = io.StringIO()
+    rows = [[Text("a-very-long-mode-name-" * 3), present.ms(8.4567), present.ratio_ci(2.5, 2.4, 2.6)]]
+    Console(file=buf, width=40, color_system=None).print(
+        present.rich_table("t", [("mode", False), ("median", True), ("vs fastest", True)], rows))
+    out = buf.getvalue()
+    assert "8.46" in out and "2.50× [2.40, 2.60]" in out and "…" not in out

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -209,6 +209,27 @@ class ColumnSpec:
 
     def value(self, row: Mapping[str, Any]) -> Any:
         return self.get(row) if self.get is not None else row.get(self.key)
+
+
+def rich_table(title: str, columns: Sequence[tuple[str, bool]], rows: list[list[Any]]) -> Any:
+    """A rich Table for the terminal: ``columns`` are (header, numeric). A numeric column is never
+    narrower than its widest figure, so output piped to a file or another program (rich lays it out
+    for 80 columns) folds the name columns and never cuts a figure to ``8.…``. Cells that are
+    strings from a trace should be passed as ``rich.text.Text(safe(s))`` (never parsed as markup).
+    rich is imported here, not with this module."""
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(title=Text(title), title_justify="left")
+    for i, (header, numeric) in enumerate(columns):
+        if numeric:
+            width = max([len(header)] + [len(str(r[i])) for r in rows])
+            t.add_column(header, justify="right", no_wrap=True, min_width=width)
+        else:
+            t.add_column(header, justify="left", overflow="fold")
+    for r in rows:
+        t.add_row(*r)
+    return t
 
 
 def where(file: Any, line: Any) -> str:

@@ -3,8 +3,8 @@
 Figures are formatted by ``traceinsight.present``; every string from a trace (op, function, file,
 mode names, errors, notes) goes through ``present.safe`` and into a rich ``Text`` (never parsed as
 markup), so escape codes, bidi controls and brackets in names reach the terminal as visible text.
-Numeric columns are never narrower than their widest figure: piped output (80 columns when not a
-terminal) folds the name columns, never a median.
+Tables come from ``present.rich_table``: piped output (80 columns when not a terminal) folds the
+name columns, never a median.
 """
 
 from __future__ import annotations
@@ -24,18 +24,7 @@ def _s(v: Any) -> Text:
     return Text(present.safe(v))
 
 
-def _table(title: str, columns: Sequence[tuple[str, bool]], rows: list[list[Any]]) -> Table:
-    """``columns``: (header, numeric). Numeric columns keep their widest cell whole."""
-    t = Table(title=Text(title), title_justify="left")
-    for i, (header, numeric) in enumerate(columns):
-        if numeric:
-            width = max([len(header)] + [len(str(r[i])) for r in rows])
-            t.add_column(header, justify="right", no_wrap=True, min_width=width)
-        else:
-            t.add_column(header, justify="left", overflow="fold")
-    for r in rows:
-        t.add_row(*r)
-    return t
+_table = present.rich_table
 
 
 def _spec_table(title: str, cols: Sequence[present.ColumnSpec], records: list[dict]) -> Table:
