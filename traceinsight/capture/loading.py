@@ -1,0 +1,121 @@
+"""Loading the workload file in the workload process, and calling its functions safely.
+
+Errors raised by the user's code become ``WorkloadError`` with one line naming the root cause.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+class WorkloadError(Exception):
+    """The workload's own code failed (shown to the user as one line)."""
+
+
+class SetupError(Exception):
+    """This Python cannot capture at all (TensorFlow or xprof missing): not the workload's fault."""
+
+
+def load_workload(path: str):
+    path = os.path.abspath(path)
+    sys.path.insert(0, os.path.dirname(path))
+    name = "_traceinsight_workload_" + Path(path).stem.replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as e:
+        raise WorkloadError(f"importing {Path(path).name} raised {_one_line(e)}") from e
+    return module
+
+
+def _one_line(e: BaseException) -> str:
+    msg = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {msg[0]}" if msg else type(e).__name__
+
+
+def _call(fn: Callable, what: str, *args):
+    try:
+        return fn(*args)
+    except BaseException as e:
+        raise WorkloadError(f"{what} raised {_one_line(e)}") from e
+
+
+def keras_batch(module) -> tuple[Any, Any]:
+    batch = _call(module.data, "data()")
+    if isinstance(batch, dict):
+        raise WorkloadError("data() must return x or (x, y), not a dict")
+    if isinstance(batch, (tuple, list)):
+        if len(batch) == 1:
+            return batch[0], None
+        if len(batch) == 2:
+            return batch[0], batch[1]
+        raise WorkloadError(f"data() returned {len(batch)} items; expected x or (x, y)")
+    return batch, None
+
+
+def input_source(module) -> Callable[[int], tuple]:
+    """``step number -> args``: ``inputs()`` once, or ``inputs(i)`` before every step."""
+    try:
+        n_params = len([p for p in inspect.signature(module.inputs).parameters.values()
+                        if p.default is inspect.Parameter.empty
+                        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+    except (TypeError, ValueError):
+        n_params = 0
+
+    def as_tuple(v):
+        return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+
+    if n_params >= 1:
+        return lambda i: as_tuple(_call(module.inputs, f"inputs({i})", i))
+    fixed = as_tuple(_call(module.inputs, "inputs()"))
+    return lambda i: fixed
+
+
+
+def describe_arg(v: Any) -> str:
+    """What tf.function keys a trace on, for one argument: a Python value by its value, an array
+    or tensor by dtype and shape, anything else by its type."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return f"Python {type(v).__name__} {v!r}"[:80]
+    shape, dtype = getattr(v, "shape", None), getattr(v, "dtype", None)
+    if shape is not None and dtype is not None:
+        dims = tuple(None if d is None else int(d) for d in (shape.as_list()
+                     if hasattr(shape, "as_list") and shape.rank is not None else tuple(shape)))
+        kind = "ndarray" if type(v).__module__ == "numpy" else "tensor"
+        return f"{kind} {getattr(dtype, 'name', dtype)} shape {dims}"
+    if isinstance(v, (list, tuple)):
+        return f"{type(v).__name__} of {len(v)}: " + ", ".join(describe_arg(x) for x in v[:4])
+    return f"{type(v).__module__}.{type(v).__name__} object"
+
+
+class SignatureLog:
+    """Wraps a step's input source and records the distinct argument signatures it fed (kept to
+    the first ``limit``): the evidence for why a tf.function retraced."""
+
+    def __init__(self, source: Callable[[int], tuple], limit: int = 64):
+        self.source = source
+        self.limit = limit
+        self.seen: dict[tuple, dict] = {}
+        self.steps = 0
+
+    def __call__(self, i: int) -> tuple:
+        args = self.source(i)
+        sig = tuple(describe_arg(a) for a in args)
+        self.steps += 1
+        entry = self.seen.get(sig)
+        if entry is not None:
+            entry["steps"] += 1
+        elif len(self.seen) < self.limit:
+            self.seen[sig] = {"args": list(sig), "first_step": i, "steps": 1}
+        return args
+
+    def summary(self) -> dict:
+        return {"steps": self.steps, "distinct": list(self.seen.values()),
+                "truncated": len(self.seen) >= self.limit}
+
