@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -34,9 +35,46 @@ def load_workload(path: str):
     return module
 
 
-def _one_line(e: BaseException) -> str:
-    msg = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {msg[0]}" if msg else type(e).__name__
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# "MemoryError: Unable to allocate ..." as the last line of a message that quotes the user's code
+_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))(?::\s*(.*))?$")
+# lines of TF / Keras wrappers that say where, not what
+_WRAPPER_LINES = ("in user code:", "Exception encountered when calling", "Arguments received by",
+                  "Traceback (most recent call last)", "File ", "•", "During handling of")
+
+
+def _root(e: BaseException) -> BaseException:
+    seen = {id(e)}
+    while e.__cause__ is not None and id(e.__cause__) not in seen:
+        e = e.__cause__
+        seen.add(id(e))
+    return e
+
+
+def _one_line(e: BaseException, limit: int = 300) -> str:
+    """The exception in one line, naming its root cause.
+
+    TF's ``StagingError`` (an exception while a tf.function traces) says only "in user code:" on its
+    first line and quotes the user's frames; the real error (``MemoryError: ...``) is its last line.
+    Keras 3 starts with "Exception encountered when calling X.call()." and gives the cause later.
+    """
+    root = _root(e)
+    lines = [ln.strip() for ln in _ANSI.sub("", str(root)).splitlines() if ln.strip()]
+    inner = None
+    for ln in reversed(lines):
+        m = _ERROR_LINE.match(ln)
+        if m and m.group(1) != type(root).__name__:
+            inner = f"{m.group(1)}: {m.group(2)}" if m.group(2) else m.group(1)
+            break
+    if inner is None:
+        useful = [ln for ln in lines if not ln.startswith(_WRAPPER_LINES)]
+        first = useful[0] if useful else (lines[0] if lines else "")
+        text = f"{type(root).__name__}: {first}" if first else type(root).__name__
+    else:
+        text = f"{type(root).__name__}, caused by {inner}"
+    if root is not e:
+        text = f"{type(e).__name__} from {text}"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _call(fn: Callable, what: str, *args):

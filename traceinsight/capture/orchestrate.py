@@ -226,6 +226,8 @@ def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[st
             error = f"died with signal {signal.Signals(-rc).name}"
         except ValueError:
             error = f"died with signal {-rc}"
+        if -rc == signal.SIGKILL:
+            error += " (a SIGKILL nobody asked for is usually the out-of-memory killer)"
     else:
         last = tail.splitlines()[-1] if tail else ""
         error = f"exited with status {rc}" + (f": {last}" if last else "")
@@ -454,6 +456,8 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
             entry["phase"] = phase
             if res.returncode is None or res.returncode < 0 or res.error.startswith("timed out"):
                 res.error += f", during: {phase}"
+        if (mode_path / "stderr.log").is_file():
+            res.error += f"; full output: {mode_path / 'stderr.log'}"
         entry.update(status="failed", error=res.error, stderr_tail=res.stderr_tail)
         state.status, state.error, state.stderr_tail = "failed", res.error, res.stderr_tail
         writer.save()

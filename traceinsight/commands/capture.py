@@ -102,7 +102,10 @@ class Command:
         console.print(f"captured in {wall:.0f} s")
         console.print(f"next: traceinsight view {plan.run_path}")
         failed = [s for s in states if s.status != "ok"]
-        return 1 if failed and len(failed) == len(states) else 0
+        if failed:
+            console.print(f"[red]{len(failed)} of {len(states)} mode(s) failed:[/] "
+                          f"{', '.join(s.name for s in failed)}")
+        return 1 if failed else 0
 
 
 def _defaults():
