@@ -74,9 +74,21 @@ def test_no_workload_given(capsys):
 def test_list_modes(capsys):
     assert main(["capture", "--list-modes"]) == 0
     out = capsys.readouterr().out
-    for name in ("eager", "train_on_batch-xla", "fit-dataset", "predict_on_batch+tensor", "v1-session",
-                 "tf_keras:fit"):
+    for name in ("eager", "train_on_batch-xla", "fit-dataset", "+tensor", "v1-session", "tf_keras:",
+                 "tf1:train_on_batch", "tf1:fit", "tf1:predict_on_batch"):
         assert name in out
+    # concise: each base mode once, the variants (+tensor, tf_keras:, tf1:) in one sentence
+    assert len(out.splitlines()) <= 40
+    assert "predict_on_batch+tensor" not in out and "tf_keras:fit" not in out
+
+
+def test_tf1_modes_are_keras_2_without_eager():
+    m = modes.check("keras", "tf1:train_on_batch", True) if modes.tf_keras_installed() \
+        else modes.get("keras", "tf1:train_on_batch")
+    assert m.tf1 and m.legacy_keras and m.needs_y and m.base == "train_on_batch"
+    assert modes.get("keras", "tf1:fit").driver == "fit"
+    assert modes.get("function", "tf1:fit") is None
+    assert not any(n.startswith("tf1:") for n in modes.default_modes("keras", True))
 
 
 def test_every_sample_is_a_valid_workload():

@@ -37,6 +37,9 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
                                "model_class": f"{type(model).__module__}.{type(model).__name__}",
                                "x_shape": tf.nest.map_structure(lambda a: list(np.shape(a)), x),
                                "y_shape": tf.nest.map_structure(lambda a: list(np.shape(a)), y) if y is not None else None}
+    if mode.tf1:
+        details["graph"] = ("TF1: eager disabled, Keras 2 builds a v1 graph run by a Session "
+                            f"(executing eagerly: {tf.executing_eagerly()})")
     if mode.needs_y and y is None:
         raise WorkloadError(f"mode {mode.name} trains, and data() returned no y")
     if mode.tensor_inputs:
@@ -47,7 +50,9 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
     if mode.needs_y:
         ck = dict(_call(module.compile_kwargs, "compile_kwargs()")) if hasattr(module, "compile_kwargs") \
             else {"optimizer": "adam", "loss": _default_loss(np, y)}
-        if base == "train_on_batch-eager":
+        if mode.tf1:
+            pass  # training_v1's compile takes neither run_eagerly nor jit_compile: a graph already
+        elif base == "train_on_batch-eager":
             ck.update(run_eagerly=True, jit_compile=False)
         elif base == "train_on_batch-xla":
             ck.update(run_eagerly=False, jit_compile=True)

@@ -300,6 +300,7 @@ class Plan:
     run_path: Path
     opts: Options
     resume: bool = False
+    notes: list[str] = field(default_factory=list)   # said to the user before the modes run
 
 
 def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
@@ -312,11 +313,19 @@ def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
     return res.result
 
 
-def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool) -> list[str]:
+def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
+                  notes: list[str] | None = None) -> list[str]:
     names = requested if requested else (list(wf.modes) if wf.modes else
                                          modes_mod.default_modes(wf.kind, has_y))
     seen: list[str] = []
     for name in names:
+        mode = modes_mod.get(wf.kind, name)
+        if (not requested and mode is not None and mode.legacy_keras
+                and not modes_mod.tf_keras_installed()):
+            # a sample's MODES name TF1 / Keras 2 modes: skip them (said) rather than refuse the file
+            if notes is not None:
+                notes.append(f"{name} skipped: it needs tf_keras ({modes_mod.TF_KERAS_INSTALL})")
+            continue
         try:
             modes_mod.check(wf.kind, name, has_y)
         except ValueError as e:
@@ -340,7 +349,8 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
                 except ValueError as e:
                     raise TraceinsightError(f"{wf.path.name}: {e}") from None
     probe = probe_workload(wf, opts.timeout)
-    modes = resolve_modes(wf, requested, bool(probe.get("has_y")))
+    notes: list[str] = []
+    modes = resolve_modes(wf, requested, bool(probe.get("has_y")), notes)
     run_name = name or f"{utc_stamp()}-{wf.name}"
     run_path = Path(out_dir) / run_name
     if run_path.exists():
@@ -368,7 +378,7 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
         raise TraceinsightError(f"cannot create the run folder {run_path}: {e.strerror or e}") from None
     writer = RunWriter(run_path, manifest)
     writer.save()
-    return Plan(wf, modes, probe, run_path, opts), writer
+    return Plan(wf, modes, probe, run_path, opts, notes=notes), writer
 
 
 def resume_run(run_path: Path, requested: list[str] | None, overrides: dict[str, Any], command: str,

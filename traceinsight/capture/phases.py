@@ -35,8 +35,10 @@ def run_mode(spec: dict) -> dict:
     mode_path = Path(spec["mode_path"])
     progress(mode_path, "importing TensorFlow")
     import tensorflow as tf
-    if mode.base == "v1-session":
+    if mode.base == "v1-session" or mode.tf1:
         tf.compat.v1.disable_eager_execution()
+    if mode.tf1:
+        _v1_optimizers()
     progress(mode_path, "building the workload")
     module = load_workload(spec["workload"])
     driver = keras_driver(tf, mode, module) if mode.kind == modes_mod.KERAS else function_driver(tf, mode, module)
@@ -122,3 +124,14 @@ def run_mode(spec: dict) -> dict:
         timings["input_signatures"] = driver.signatures.summary()
     return timings
 
+
+
+def _v1_optimizers() -> None:
+    """Keras 2's optimizers (``tf_keras.optimizers.Adam`` ...) need eager; their TF1 twins live in
+    ``tf_keras.optimizers.legacy``. A TF1 mode gives the workload the twins under the usual names,
+    as TF 1.x Keras did (tf-keras 2.21)."""
+    import tf_keras
+    legacy = tf_keras.optimizers.legacy
+    for name in dir(legacy):
+        if name[:1].isupper() and name != "Optimizer":
+            setattr(tf_keras.optimizers, name, getattr(legacy, name))

@@ -87,6 +87,7 @@ class Command:
             console.print(f"checking {args.workload} ...")
             plan, writer = orch.new_run(args.workload, requested, Path(args.out), args.name, overrides,
                                          command)
+            notes += plan.notes
         for n in notes:
             console.print(f"[yellow]note:[/] {n}")
         console.print(f"run: [bold]{plan.run_path}[/]  ({plan.workload.kind} workload "
@@ -128,25 +129,27 @@ def _command_line(args, parser) -> str:
 
 
 def print_modes(console) -> None:
+    """The modes in a few lines: base modes, then the variants (+tensor, tf_keras:, tf1:)."""
     from rich.table import Table
 
     from traceinsight.capture import modes as modes_mod
 
     tk = modes_mod.tf_keras_installed()
-    for title, items in (("Keras workloads (model() + data())", modes_mod.keras_modes()),
+    keras_base = [m for m in modes_mod.keras_modes() if not m.tensor_inputs and not m.legacy_keras]
+    tf1 = [m for m in modes_mod.keras_modes() if m.tf1]
+    for title, items in (("Keras workloads (model() + data())", keras_base),
                          ("Function workloads (step() + inputs())", modes_mod.function_modes())):
-        table = Table(title=title, title_justify="left")
+        table = Table(title=title, title_justify="left", box=None, pad_edge=False, show_header=False)
         table.add_column("mode", style="bold", no_wrap=True)
         table.add_column("what one step is")
-        table.add_column("needs")
         for m in items:
-            needs = []
-            if m.needs_y:
-                needs.append("y")
-            if m.legacy_keras:
-                needs.append("tf_keras" + ("" if tk else " (not installed)"))
-            table.add_row(m.name, m.help, ", ".join(needs))
+            table.add_row(m.name, m.help + (" (needs y)" if m.needs_y else ""))
         console.print(table)
+    installed = "" if tk else f" (tf_keras is not installed: {modes_mod.TF_KERAS_INSTALL})"
+    console.print(f"Keras variants: [bold]<mode>{modes_mod.TENSOR_SUFFIX}[/] converts the inputs to "
+                  "tensors once, outside the step; [bold]tf_keras:<mode>[/] runs it under Keras 2"
+                  f"{installed}; TF1 graph (Keras 2, eager disabled, Session): "
+                  + ", ".join(f"[bold]{m.name}[/]" for m in tf1) + ".")
 
 
 def run_with_progress(console, plan, writer, opts) -> list:
