@@ -25,6 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from traceinsight import __version__, runfolder
+from traceinsight.capture import lock as lock_mod
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.workload import WorkloadFile, inspect_file
 from traceinsight.errors import TraceinsightError
@@ -301,6 +302,7 @@ class Plan:
     opts: Options
     resume: bool = False
     notes: list[str] = field(default_factory=list)   # said to the user before the modes run
+    lock: lock_mod.RunLock | None = None              # held while the run is written
 
 
 def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
@@ -337,6 +339,15 @@ def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
     return seen
 
 
+def _refuse_existing(run_path: Path) -> None:
+    if not run_path.exists():
+        return
+    info = lock_mod.holder(run_path)
+    if info is not None:  # another capture writes it now: --resume would delete its mode folder
+        raise TraceinsightError(lock_mod.busy_message(run_path, info))
+    raise TraceinsightError(f"{run_path} already exists (use --resume {run_path} or another --name)")
+
+
 def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, name: str | None,
             overrides: dict[str, Any], command: str) -> tuple[Plan, RunWriter]:
     wf = inspect_file(workload)
@@ -348,13 +359,14 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
                     modes_mod.check(wf.kind, m, True)
                 except ValueError as e:
                     raise TraceinsightError(f"{wf.path.name}: {e}") from None
+    if name:  # refused before spending a TF import on the probe
+        _refuse_existing(Path(out_dir) / name)
     probe = probe_workload(wf, opts.timeout)
     notes: list[str] = []
     modes = resolve_modes(wf, requested, bool(probe.get("has_y")), notes)
     run_name = name or f"{utc_stamp()}-{wf.name}"
     run_path = Path(out_dir) / run_name
-    if run_path.exists():
-        raise TraceinsightError(f"{run_path} already exists (use --resume {run_path} or another --name)")
+    _refuse_existing(run_path)
     env = host_environment()
     workload_env = child_env(None)
     env["workload_env"] = {k: workload_env[k] for k in TF_ENV_VARS if k in workload_env}
@@ -376,13 +388,23 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
         run_path.mkdir(parents=True)
     except OSError as e:
         raise TraceinsightError(f"cannot create the run folder {run_path}: {e.strerror or e}") from None
+    lock = lock_mod.RunLock(run_path).acquire()
     writer = RunWriter(run_path, manifest)
     writer.save()
-    return Plan(wf, modes, probe, run_path, opts, notes=notes), writer
+    return Plan(wf, modes, probe, run_path, opts, notes=notes, lock=lock), writer
 
 
 def resume_run(run_path: Path, requested: list[str] | None, overrides: dict[str, Any], command: str,
                workload: str | Path | None = None) -> tuple[Plan, RunWriter, list[str]]:
+    lock = lock_mod.RunLock(run_path).acquire()   # before anything of the run is read or changed
+    try:
+        return _resume_locked(run_path, requested, overrides, command, workload, lock)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _resume_locked(run_path, requested, overrides, command, workload, lock):
     manifest = runfolder.read_manifest(run_path)
     wpath = Path(workload) if workload else Path(manifest["workload"]["path"])
     wf = inspect_file(wpath)
@@ -409,7 +431,7 @@ def resume_run(run_path: Path, requested: list[str] | None, overrides: dict[str,
          "options": opts.as_dict()})
     writer = RunWriter(Path(run_path), manifest)
     writer.save()
-    return Plan(wf, todo, probe, Path(run_path), opts, resume=True), writer, notes
+    return Plan(wf, todo, probe, Path(run_path), opts, resume=True, lock=lock), writer, notes
 
 
 PROGRESS = ".progress.json"  # written by the runner at each phase (runner.PROGRESS)

@@ -88,25 +88,29 @@ class Command:
             plan, writer = orch.new_run(args.workload, requested, Path(args.out), args.name, overrides,
                                          command)
             notes += plan.notes
-        for n in notes:
-            console.print(f"[yellow]note:[/] {n}")
-        console.print(f"run: [bold]{plan.run_path}[/]  ({plan.workload.kind} workload "
-                      f"{plan.workload.name}, {len(plan.modes)} mode(s) to capture)")
-        states = run_with_progress(console, plan, writer, plan.opts)
-        wall = time.monotonic() - started
-        writer.manifest.setdefault("capture_wall_s", []).append(round(wall, 1))
-        writer.save()
-        print_summary(console, plan.run_path)
-        for s in states:
-            for n in s.notes:
-                console.print(f"[yellow]warning:[/] {s.name}: {n}")
-        console.print(f"captured in {wall:.0f} s")
-        console.print(f"next: traceinsight view {plan.run_path}")
-        failed = [s for s in states if s.status != "ok"]
-        if failed:
-            console.print(f"[red]{len(failed)} of {len(states)} mode(s) failed:[/] "
-                          f"{', '.join(s.name for s in failed)}")
-        return 1 if failed else 0
+        try:
+            for n in notes:
+                console.print(f"[yellow]note:[/] {n}")
+            console.print(f"run: [bold]{plan.run_path}[/]  ({plan.workload.kind} workload "
+                          f"{plan.workload.name}, {len(plan.modes)} mode(s) to capture)")
+            states = run_with_progress(console, plan, writer, plan.opts)
+            wall = time.monotonic() - started
+            writer.manifest.setdefault("capture_wall_s", []).append(round(wall, 1))
+            writer.save()
+            print_summary(console, plan.run_path)
+            for s in states:
+                for n in s.notes:
+                    console.print(f"[yellow]warning:[/] {s.name}: {n}")
+            console.print(f"captured in {wall:.0f} s")
+            console.print(f"next: traceinsight view {plan.run_path}")
+            failed = [s for s in states if s.status != "ok"]
+            if failed:
+                console.print(f"[red]{len(failed)} of {len(states)} mode(s) failed:[/] "
+                              f"{', '.join(s.name for s in failed)}")
+            return 1 if failed else 0
+        finally:
+            if plan.lock is not None:
+                plan.lock.release()
 
 
 def _defaults():
