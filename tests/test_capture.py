@@ -193,6 +193,49 @@ def test_hanging_mode_times_out(tmp_path):
     assert (out / "hang" / "eager" / runfolder.TIMINGS).is_file()
 
 
+def test_first_step_outlasting_the_host_trace_is_captured_again_whole(tmp_path):
+    """A first step (1.5 s of injected sleep while tracing, then XLA's compile) longer than a 400 ms
+    host trace: the mode starts again in a fresh process with a host trace long enough, so the
+    trace holds the whole first step; its marker's length matches the perf_counter wall."""
+    import traceinsight
+    from traceinsight.xplane import XSpace
+
+    out = tmp_path / "runs"
+    status = main(["capture", str(WORKLOADS / "slow_first_step.py"), "--modes", "xla", "--out", str(out),
+                   "--name", "slow", *FAST, "--host-trace-ms", "400", "--no-python-tracer"])
+    assert status == 0
+    run = out / "slow"
+    timings = runfolder.read_json(run / "xla" / runfolder.TIMINGS)
+    first, second = timings["first_step_attempts"]
+    assert first["host_trace_ms"] == 400 and first["first_step_traced_whole"] is False
+    assert first["first_step_s"] >= 1.5
+    assert second["host_trace_ms"] >= first["first_step_s"] * 1e3 + 400
+    assert second["first_step_traced_whole"] is True and timings["first_step_traced"] is True
+    assert second["first_step_s"] == timings["first_step_s"] >= 1.5
+    # one session in host/, holding step 0 whole: its marker is as long as the perf_counter wall
+    (path,) = runfolder.pass_traces(run, "xla", "host")
+    space = XSpace()
+    space.ParseFromString(path.read_bytes())
+    markers = []
+    for plane in space.planes:
+        for line in plane.lines:
+            for ev in line.events:
+                if plane.event_metadata[ev.metadata_id].name == "train":
+                    nums = [st.int64_value or st.uint64_value for st in ev.stats
+                            if plane.stat_metadata[st.metadata_id].name == "step_num"]
+                    markers.append((nums[0] if nums else None, ev.duration_ps / 1e12))
+    step0 = [d for n, d in markers if n == 0]
+    assert len(step0) == 1
+    assert step0[0] == pytest.approx(timings["first_step_s"], abs=0.002)
+    assert any(n and n > 0 for n, _ in markers)  # and steady steps after it
+    manifest = runfolder.read_manifest(run)
+    assert any("captured again in a fresh process" in n for n in manifest["modes"]["xla"]["notes"])
+    # the analysis sees the injected sleep as tracing, and XLA's compile, inside the first step
+    first_row = traceinsight.load(run, use_cache=False).modes["xla"].steps.query("first").iloc[0]
+    assert first_row["tracing"] >= 1500
+    assert first_row["wall_ms"] == pytest.approx(timings["first_step_s"] * 1e3, abs=2)
+
+
 def test_error_while_tracing_names_its_root_cause(tmp_path, capsys):
     """A MemoryError raised while tf.function traces step() reaches the user as a StagingError
     whose first line is only "in user code:": the error shown names the MemoryError."""

@@ -40,6 +40,8 @@ TF_ENV_VARS = (
 )
 
 STDERR_TAIL_LINES = 25
+# processes a mode may take to hold its whole first step in the host trace (see capture_mode)
+FIRST_STEP_ATTEMPTS = 3
 
 
 @dataclass
@@ -469,13 +471,32 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     writer.save()
     spec = opts.spec() | {"workload": str(plan.workload.path), "kind": plan.workload.kind, "mode": name,
                           "mode_path": str(mode_path.resolve())}
-    try:
-        res = run_child("mode", spec, mode_path, opts.timeout, child_env(mode),
-                        stderr_path=mode_path / "stderr.log", poll=poll)
-    except KeyboardInterrupt:
-        entry.update(status="failed", error="interrupted (Ctrl-C)")
-        writer.save()
-        raise
+    attempts: list[dict] = []
+    while True:
+        # The host trace must hold the whole first step (tracing, XLA's compile). Capture is
+        # duration-based (xprof's client cannot stop a trace early), and a process takes its first
+        # step once: when the first step outlasts the trace, the mode starts again in a fresh
+        # process whose host trace is long enough for the first step just measured.
+        spec["retry_cut_first_step"] = len(attempts) < FIRST_STEP_ATTEMPTS - 1
+        try:
+            res = run_child("mode", spec, mode_path, opts.timeout, child_env(mode),
+                            stderr_path=mode_path / "stderr.log", poll=poll)
+        except KeyboardInterrupt:
+            entry.update(status="failed", error="interrupted (Ctrl-C)")
+            writer.save()
+            raise
+        if not (res.ok and res.result.get("first_step_cut")):
+            break
+        first_s = float(res.result["first_step_s"])
+        longer = int(first_s * 1e3 * 1.25) + max(2000, opts.host_trace_ms)
+        attempts.append({"host_trace_ms": spec["host_trace_ms"], "first_step_s": first_s,
+                         "first_step_traced_whole": False})
+        if longer / 1e3 + first_s > opts.timeout * 0.8:  # would not fit: keep the cut first step
+            spec["retry_cut_first_step"] = False
+            attempts[-1]["note"] = f"a {longer} ms host trace would not fit --timeout {opts.timeout:g} s"
+        spec["host_trace_ms"] = max(longer, spec["host_trace_ms"]) if "note" not in attempts[-1] \
+            else spec["host_trace_ms"]
+        shutil.rmtree(mode_path)
     state.ended = time.monotonic()
     entry["wall_s"] = round(state.elapsed, 3)
     phase = read_phase(mode_path)
@@ -495,6 +516,16 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
         writer.save()
         return state
     timings = res.result
+    if attempts:
+        timings["first_step_attempts"] = attempts + [
+            {"host_trace_ms": spec["host_trace_ms"], "first_step_s": timings.get("first_step_s"),
+             "first_step_traced_whole": bool(timings.get("first_step_traced"))}]
+        timings["host_trace_ms"] = spec["host_trace_ms"]
+        if timings.get("first_step_traced"):
+            state.notes.append(
+                f"the first step ({attempts[0]['first_step_s']:.1f} s) outlasted the "
+                f"{attempts[0]['host_trace_ms']} ms host trace: captured again in a fresh process "
+                f"with a {spec['host_trace_ms']} ms host trace, which holds the whole first step")
     _relative_traces(timings.get("traced") or {}, writer.path.resolve())
     for pass_name, p in (timings.get("traced") or {}).items():
         po = p.get("profile_options") or {}

@@ -66,6 +66,13 @@ def run_mode(spec: dict) -> dict:
                 untraced_steps=sum(1 for t in rec.traced if not t))
     host_started = time.monotonic()
     next_step = rec.next_step
+    if (spec.get("retry_cut_first_step") and not timings["first_step_traced"]
+            and host.get("live") and timings["first_step_s"] is not None):
+        # The first step (tracing, XLA compile) outlasted the host trace: this process cannot take a
+        # first step again (its caches are warm). Stop here; the parent starts a fresh process
+        # with a host trace long enough for it.
+        return {"mode": mode.name, "first_step_cut": True, "first_step_s": timings["first_step_s"],
+                "host_trace_ms": spec["host_trace_ms"]}
 
     # 2. warm-up
     warm = Recorder(tf, "warmup", next_step,

@@ -78,6 +78,7 @@ def traced_phase(tf, driver, port, logdir, duration_ms, levels, max_steps, next_
     path = tp.finish()
     result = {
         "duration_ms": duration_ms,
+        "live": bool(live),
         "profile_options": options_mod.check(levels, path),
         "trace": str(path.relative_to(logdir.parent.parent)) if path else None,
     }
