@@ -19,7 +19,7 @@ WORKLOADS = Path(__file__).parent / "workloads"
 
 FAST = ["--min-steps", "5", "--min-time", "0", "--max-time", "3", "--warmup", "2",
         "--host-trace-ms", "2500", "--host-max-steps", "10",
-        "--python-trace-ms", "300", "--python-max-steps", "2"]
+        "--python-trace-ms", "600", "--python-max-steps", "2", "--round-time", "0.2"]
 
 KERAS_MODES = ["eager", "function", "xla", "train_on_batch", "fit-dataset"]
 FUNCTION_MODES = ["eager", "function", "v1-session"]
@@ -131,7 +131,64 @@ def test_function_run_folder(function_run):
     assert manifest["workload"]["kind"] == "function"
     for mode in FUNCTION_MODES:
         _check_ok_mode(run, manifest, mode)
-    assert manifest["modes"]["v1-session"]["details"]["graph_ops"] > 99
+    details = manifest["modes"]["v1-session"]["details"]
+    assert details["graph_ops"] > 99
+    # inputs() gives the same x and w every step: nothing is fed, both are variables set once
+    assert details["placeholders"] == 0 and details["fed_args"] == [] and details["constant_args"] == [0, 1]
+
+
+def test_v1_session_feeds_only_what_changes(tmp_path):
+    """step(x, w, n): x changes every step (fed), w is a 1.8 MB array that does not (a variable set
+    once), n is a Python int used in range(n) (stays a Python int: 7 MatMul ops run per step)."""
+    out = tmp_path / "runs"
+    assert main(["capture", str(WORKLOADS / "v1_constants.py"), "--modes", "v1-session", "--out", str(out),
+                 "--name", "v1", *FAST, "--no-python-tracer"]) == 0
+    entry = runfolder.read_manifest(out / "v1")["modes"]["v1-session"]
+    assert entry["status"] == "ok", entry["error"]
+    details = entry["details"]
+    assert details["placeholders"] == 1 and details["fed_args"] == [0]
+    assert details["constant_args"] == [1, 2]
+    # the session's graph: one MatMul per loop iteration of the Python int
+    from traceinsight.xplane import XSpace
+    (path,) = runfolder.pass_traces(out / "v1", "v1-session", "host")
+    space = XSpace()
+    space.ParseFromString(path.read_bytes())
+    names = {m.name for p in space.planes for m in p.event_metadata.values()}
+    assert sum(1 for n in names if n.endswith(":MatMul")) == 7, sorted(names)
+
+
+def test_rounds_are_interleaved_and_recorded_with_the_load(function_run):
+    """Default --rounds 3: round 0 is each mode's timing phase, then rounds 1 and 2 run A B C A B C
+    in the modes' live processes; every round has its steps, start time and load; steps_s holds
+    every round's steps; the analysis loads them as Timing.rounds / Timing.load."""
+    import traceinsight
+
+    run, _ = function_run
+    rounds = {}
+    for mode in FUNCTION_MODES:
+        timings = runfolder.read_json(run / runfolder.mode_dir(mode) / runfolder.TIMINGS)
+        rounds[mode] = timings["rounds"]
+        assert [r["round"] for r in timings["rounds"]] == [0, 1, 2]
+        assert timings["steps_s"] == [s for r in timings["rounds"] for s in r["steps_s"]]
+        assert all(len(r["steps_s"]) >= 3 and len(r["loadavg"]) == 3 for r in timings["rounds"])
+        assert all(r["t_end_unix"] >= r["t_start_unix"] for r in timings["rounds"])
+        assert all(0.0 <= r["other_cpu_busy"] <= 1.0 for r in timings["rounds"])
+        load = timings["load"]
+        assert load["cpu_count"] >= 1 and len(load["loadavg_start"]) == 3
+        assert load["timing_phase"]["t_start_unix"] == timings["rounds"][0]["t_start_unix"]
+        nums = timings["step_nums"]
+        assert len(nums) == len(set(nums)) == len(timings["steps_s"])
+    # the order in time: every mode's round i, in mode order, before any mode's round i + 1
+    order = sorted((r["t_start_unix"], r["round"], FUNCTION_MODES.index(m))
+                   for m, rs in rounds.items() for r in rs)
+    assert [(i, k) for _, i, k in order] == [(i, k) for i in range(3) for k in range(len(FUNCTION_MODES))]
+    for i in range(2):  # no overlap: a round ends before the next one starts
+        ends = [r["t_end_unix"] for m in FUNCTION_MODES for r in rounds[m] if r["round"] == i]
+        starts = [r["t_start_unix"] for m in FUNCTION_MODES for r in rounds[m] if r["round"] == i + 1]
+        assert max(ends) <= min(starts)
+    timing = traceinsight.load(run, use_cache=False).modes["function"].timing
+    assert [list(a) for a in timing.rounds] == [r["steps_s"] for r in rounds["function"]]
+    assert timing.load["rounds"][2]["round"] == 2 and "steps_s" not in timing.load["rounds"][2]
 
 
 def test_summary_printed(keras_run, function_run):
@@ -318,10 +375,16 @@ def test_interrupted_capture_leaves_a_readable_run_that_resume_completes(tmp_pat
 
 @pytest.mark.skipif(not __import__("traceinsight.capture.modes", fromlist=["x"]).tf_keras_installed(),
                     reason="tf_keras (legacy Keras 2) is not installed")
-def test_tf_keras_mode_runs_under_keras_2(tmp_path):
+def test_tf_keras_and_tf1_modes_run_under_keras_2(tmp_path):
+    """tf_keras:train_on_batch is Keras 2 in TF2 (eager, tf.function); tf1:train_on_batch is the TF1
+    baseline: Keras 2 with eager disabled, its v1 training loop run by a Session, Adam replaced by
+    Keras 2's v1 optimizer. The trace shows the Session's run, and no tf.function call."""
+    from traceinsight.xplane import XSpace
+
     out = tmp_path / "runs"
-    assert main(["capture", str(SAMPLES / "tf2_vs_tf1_small.py"), "--modes", "tf_keras:train_on_batch",
-                 "--out", str(out), "--name", "legacy", *FAST, "--no-python-tracer"]) == 0
+    modes = ["tf_keras:train_on_batch", "tf1:train_on_batch"]
+    assert main(["capture", str(SAMPLES / "tf2_vs_tf1_small.py"), "--modes", ",".join(modes),
+                 "--out", str(out), "--name", "legacy", *FAST, "--no-python-tracer", "--rounds", "1"]) == 0
     manifest = runfolder.read_manifest(out / "legacy")
     entry = manifest["modes"]["tf_keras:train_on_batch"]
     assert entry["dir"] == "tf_keras-train_on_batch"
@@ -329,3 +392,20 @@ def test_tf_keras_mode_runs_under_keras_2(tmp_path):
     assert entry["details"]["keras_module"] == "tf_keras"
     assert entry["details"]["model_class"].startswith("tf_keras.")
     assert entry["details"]["compile_kwargs"]["optimizer"].startswith("tf_keras.")
+
+    tf1 = manifest["modes"]["tf1:train_on_batch"]
+    assert tf1["dir"] == "tf1-train_on_batch"
+    _check_ok_mode(out / "legacy", manifest, "tf1:train_on_batch", python_pass=False)
+    assert tf1["details"]["keras_module"] == "tf_keras"
+    assert "executing eagerly: False" in tf1["details"]["graph"]
+    assert tf1["details"]["compile_kwargs"]["optimizer"] == "tf_keras.src.optimizers.legacy.adam.Adam"
+    names = set()
+    for path in runfolder.pass_traces(out / "legacy", "tf1-train_on_batch", "host"):
+        space = XSpace()
+        space.ParseFromString(path.read_bytes())
+        for plane in space.planes:
+            names |= {m.name for m in plane.event_metadata.values()}
+    assert "SessionRun" in names or any(n.startswith("Session") for n in names), sorted(names)[:80]
+    assert not any(n.startswith("__inference_train_function") for n in names)
+    # the same Conv1D ops, run as graph ops of the v1 graph (scope/op:OpType)
+    assert any(n.endswith(":Conv2D") or "Conv" in n.split(":")[-1] for n in names if ":" in n)

@@ -251,7 +251,7 @@ def test_options_mismatch_is_recorded_and_shown(tmp_path, monkeypatch, capsys):
                "steps_s": [0.002, 0.002, 0.003], "warmup_steps": 2,
                "traced": {"host": {"steps_s": [0.0025], "step_nums": [1], "profile_options": bad}}}
 
-    def fake_run_child(what, spec, workdir, timeout, env, stderr_path=None, poll=None):
+    def fake_run_child(what, spec, workdir, timeout, env, stderr_path=None, poll=None, keep_alive=False):
         return orch.ChildResult(True, json.loads(json.dumps(timings)), None, "", 0)
 
     monkeypatch.setattr(orch, "run_child", fake_run_child)

@@ -60,7 +60,8 @@ def session_driver(tf, step, source, details):
 
     # What changes from step to step is fed; the rest is part of the graph, as a TF1 program would
     # write it: Python values stay Python values (a Python int used in range(n) works), unchanging
-    # arrays become constants (not copied into the session every step).
+    # arrays become non-trainable variables, initialized once (not copied into the session every
+    # step). Not graph constants: grappler would fold the whole step away at the first run.
     args0 = source(0)
     probe = getattr(raw_source, "source", raw_source)  # not counted as a step by SignatureLog
     args1 = fetch(probe(1))
@@ -69,10 +70,19 @@ def session_driver(tf, step, source, details):
     placeholders = []
     with graph.as_default():
         graph_args: list[Any] = []
+        init_feed = {}
         for i, a in enumerate(args0):
             if i not in fed:
-                is_python = a is None or isinstance(a, (bool, int, float, str))
-                graph_args.append(a if is_python else tf.constant(np.asarray(a), name=f"arg{i}"))
+                if a is None or isinstance(a, (bool, int, float, str)):
+                    graph_args.append(a)
+                    continue
+                arr = np.asarray(a)
+                if arr.dtype == np.float64 and not isinstance(a, np.ndarray):
+                    arr = arr.astype(np.float32)
+                init = v1.placeholder(tf.as_dtype(arr.dtype), shape=arr.shape, name=f"arg{i}_init")
+                init_feed[init] = arr
+                var = v1.Variable(init, trainable=False, name=f"arg{i}", use_resource=True)
+                graph_args.append(var.read_value())
                 continue
             arr = np.asarray(a)
             dtype = tf.as_dtype(np.float32 if arr.dtype == np.float64 and not isinstance(a, np.ndarray)
@@ -88,13 +98,14 @@ def session_driver(tf, step, source, details):
                                 "(v1-session runs what step returns)")
         init = v1.global_variables_initializer()
     sess = v1.Session(graph=graph)
-    sess.run(init)
+    sess.run(init, feed_dict=init_feed)
     details["graph_ops"] = len(graph.get_operations())
-    details["placeholders"] = sum(1 for op in graph.get_operations() if op.type == "Placeholder")
+    details["placeholders"] = sum(1 for op in graph.get_operations()
+                                  if op.type == "Placeholder" and not op.name.endswith("_init"))
     details["fed_args"] = fed
     details["constant_args"] = [i for i in range(len(args0)) if i not in fed]
     details["feeds"] = ("arguments that change between steps are placeholders fed per step (feed_dict); "
-                        "Python values and unchanging arrays are part of the graph")
+                        "Python values stay Python values, unchanging arrays are variables set once")
 
     def prepare(i: int) -> tuple:
         args = source(i)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from traceinsight import runfolder
+from traceinsight.capture import machine
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.function_driver import function_driver
 from traceinsight.capture.keras_driver import keras_driver
@@ -25,7 +27,7 @@ def progress(mode_path: Path, phase: str) -> None:
     runfolder.atomic_write_json(mode_path / PROGRESS, {"phase": phase, "t": time.time()})
 
 
-def run_mode(spec: dict) -> dict:
+def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
     mode = modes_mod.get(spec["kind"], spec["mode"])
     if mode is None:
         raise WorkloadError(f"unknown mode {spec['mode']!r} for a {spec['kind']} workload")
@@ -43,6 +45,7 @@ def run_mode(spec: dict) -> dict:
     module = load_workload(spec["workload"])
     driver = keras_driver(tf, mode, module) if mode.kind == modes_mod.KERAS else function_driver(tf, mode, module)
 
+    load_start = machine.loadavg()
     port = free_port()
     tf.profiler.experimental.server.start(port)
     timings: dict[str, Any] = {"mode": mode.name, "kind": mode.kind, "pid": os.getpid(),
@@ -72,7 +75,7 @@ def run_mode(spec: dict) -> dict:
         # first step again (its caches are warm). Stop here; the parent starts a fresh process
         # with a host trace long enough for it.
         return {"mode": mode.name, "first_step_cut": True, "first_step_s": timings["first_step_s"],
-                "host_trace_ms": spec["host_trace_ms"]}
+                "host_trace_ms": spec["host_trace_ms"]}, None
 
     # 2. warm-up
     warm = Recorder(tf, "warmup", next_step,
@@ -104,14 +107,18 @@ def run_mode(spec: dict) -> dict:
             host["profile_options"] = first_session["profile_options"]  # report the worse one
         next_step = rec2.next_step
 
-    # 3. untraced timing
+    # 3. untraced timing (round 0 of the interleaved rounds, see RoundServer)
     timing = Recorder(tf, "timing", next_step,
                       lambda r: len(r.steps_s) >= spec["min_steps"] and r.elapsed >= spec["min_time"]
                       or (len(r.steps_s) >= max(3, min(spec["min_steps"], 3)) and r.elapsed >= spec["max_time"]))
     progress(mode_path, "timing (untraced)")
+    usage = machine.Usage()
     driver.run(timing)
+    load = usage.finish()
     timings.update(warmup_steps=len(warm.steps_s), steps_s=timing.steps_s,
                    step_nums=timing.step_nums, timing_phase_s=timing.elapsed)
+    timings["rounds"] = [{"round": 0, "steps_s": list(timing.steps_s), "step_nums": list(timing.step_nums),
+                          **load}]
     next_step = timing.next_step
 
     traced: dict[str, Any] = {"host": host}
@@ -129,7 +136,50 @@ def run_mode(spec: dict) -> dict:
     timings["python_files"] = loaded_python_files(spec.get("workload"))
     if getattr(driver, "signatures", None) is not None:
         timings["input_signatures"] = driver.signatures.summary()
-    return timings
+    timings["load"] = {**machine.cpu_count(), "loadavg_start": load_start, "loadavg_end": machine.loadavg(),
+                       "timing_phase": load}
+    server = RoundServer(tf, driver, spec, mode_path, next_step) if spec.get("rounds", 1) > 1 else None
+    return timings, server
+
+
+class RoundServer:
+    """Interleaved rounds: after its capture, the mode's process stays alive and times another short
+    untraced round each time the parent asks (one JSON line on stdin: ``{"round": i, "out": path}``;
+    ``{"exit": true}`` ends it). The parent asks mode A, B, C, then A, B, C again, so a burst of load
+    on the machine lands on every mode's round alike, and ratios can come from paired rounds."""
+
+    def __init__(self, tf, driver, spec: dict, mode_path: Path, next_step: int):
+        self.tf, self.driver, self.spec, self.mode_path, self.next_step = tf, driver, spec, mode_path, next_step
+
+    def serve(self) -> None:
+        for line in sys.stdin:
+            try:
+                cmd = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(cmd, dict) or cmd.get("exit"):
+                return
+            runfolder.atomic_write_json(Path(cmd["out"]), self.round(int(cmd["round"])))
+
+    def round(self, i: int) -> dict:
+        spec = self.spec
+        progress(self.mode_path, f"round {i} (untraced)")
+        # one untimed step first: the process sat idle while the other modes ran (cold caches)
+        warm = Recorder(self.tf, "round-warmup", self.next_step, lambda r: len(r.steps_s) >= 1)
+        self.driver.run(warm)
+        min_steps = spec.get("round_min_steps", 3)
+        rec = Recorder(self.tf, f"round-{i}", warm.next_step,
+                       lambda r: len(r.steps_s) >= min_steps and r.elapsed >= spec.get("round_time", 1.0)
+                       or (len(r.steps_s) >= 1 and r.elapsed >= spec["max_time"]))
+        usage = machine.Usage()
+        self.driver.run(rec)
+        load = usage.finish()
+        self.next_step = rec.next_step
+        progress(self.mode_path, "waiting for the next round")
+        out = {"round": i, "steps_s": list(rec.steps_s), "step_nums": list(rec.step_nums), **load}
+        if getattr(self.driver, "signatures", None) is not None:  # the arguments fed, rounds included
+            out["input_signatures"] = self.driver.signatures.summary()
+        return out
 
 
 

@@ -115,8 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     spec = json.loads(args.spec)
     out = Path(args.out)
     _exit_with_parent()
+    server = None
     try:
-        result = probe(spec) if args.what == "probe" else run_mode(spec)
+        if args.what == "probe":
+            result = probe(spec)
+        else:
+            result, server = run_mode(spec)
     except WorkloadError as e:
         traceback.print_exc()
         runfolder.atomic_write_json(out.with_name(out.name + ".error"), {"error": str(e)})
@@ -132,6 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         runfolder.atomic_write_json(out, result)
         status = 0
+        if server is not None:  # the parent reads the result, then asks for rounds on stdin
+            sys.stdout.flush()
+            try:
+                server.serve()
+            except BaseException:
+                traceback.print_exc()
+                status = 4
     sys.stdout.flush()
     sys.stderr.flush()
     # os._exit: skip interpreter teardown (TF's profiler server and thread pools can make a clean

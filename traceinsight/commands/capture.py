@@ -15,7 +15,9 @@ class Command:
 
     Each mode runs in its own process: the first step (tracing / compilation) is timed apart inside
     a host trace (host tracer level 3), then warm-up, an untraced timing phase (per-step
-    perf_counter times), then a python-tracer pass (level 1). Results go to
+    perf_counter times), then a python-tracer pass (level 1). A first step longer than the host trace
+    is captured again in a fresh process with a longer trace. With several modes, the untraced
+    timing comes in --rounds interleaved rounds (A B C A B C ...). Results go to
     runs/<UTC time>-<workload>/ (run.json; per mode: timings.json and TensorBoard-layout traces).
 
     examples:
@@ -58,6 +60,14 @@ class Command:
                               help=f"python-traced pass length ({d.python_trace_ms})")
         settings.add_argument("--python-max-steps", type=int,
                               help=f"at most this many steps in the python-traced pass ({d.python_max_steps})")
+        settings.add_argument("--rounds", type=int,
+                              help=f"untraced timing rounds per mode, interleaved across modes (A B C A B C "
+                                   f"...): the modes' processes stay alive after their capture and time "
+                                   f"another round each in turn; 1 = no interleaving ({d.rounds})")
+        settings.add_argument("--round-time", type=float,
+                              help=f"rounds after the first: at least this many seconds ({d.round_time:g})")
+        settings.add_argument("--round-min-steps", type=int,
+                              help=f"rounds after the first: at least this many steps ({d.round_min_steps})")
         settings.add_argument("--no-python-tracer", action="store_const", const=False, dest="python_tracer",
                               help="skip the python-tracer pass")
         parser.set_defaults(_capture_parser=parser)  # run() gets the top-level parser
@@ -164,6 +174,7 @@ def run_with_progress(console, plan, writer, opts) -> list:
 
     states = {m: orch.ModeState(m) for m in plan.modes}
     current: list[str | None] = [None]
+    rounds_note: list[str | None] = [None]
 
     def render():
         t = Table(box=None, pad_edge=False)
@@ -182,21 +193,36 @@ def run_with_progress(console, plan, writer, opts) -> list:
             elif s.status == "running":
                 detail = orch.read_phase(writer.path / writer.mode(name)["dir"]) or "starting"
             t.add_row(name, f"[{style}]{s.status}[/]", el, detail)
+        if rounds_note[0]:
+            t.add_row("", "[cyan]timing[/]", "", rounds_note[0])
         return t
 
+    keep_alive = orch.rounds_fit(opts, len(plan.modes))
     with Live(render(), console=console, refresh_per_second=4, transient=False) as live:
         def poll():
             live.update(render())
 
-        for name in plan.modes:
-            st = states[name]
-            st.status, st.started = "running", time.monotonic()
-            current[0] = name
-            live.update(render())
-            done = orch.capture_mode(plan, writer, name, opts, poll=poll)
-            done.started = st.started
-            states[name] = done
-            live.update(render())
+        try:
+            for name in plan.modes:
+                st = states[name]
+                st.status, st.started = "running", time.monotonic()
+                current[0] = name
+                live.update(render())
+                done = orch.capture_mode(plan, writer, name, opts, poll=poll, keep_alive=keep_alive)
+                done.started = st.started
+                states[name] = done
+                live.update(render())
+            if keep_alive:
+                def on_round(name, i):
+                    rounds_note[0] = f"round {i + 1} of {opts.rounds}: {name}"
+                orch.run_rounds(writer, list(states.values()), opts, poll=poll, on_round=on_round)
+                rounds_note[0] = None
+                live.update(render())
+        except BaseException:  # Ctrl-C: no workload process may stay behind
+            for st in states.values():
+                if st.live is not None:
+                    st.live.kill()
+            raise
     console.print()
     return list(states.values())
 
