@@ -18,12 +18,16 @@ One mode, in order:
    ``client.trace`` silently drop them, see /work/shared/TRACE_FACTS.md section 1). We wait until
    ``traceme_enabled()`` turns true, then run the **first step** (tracing / compilation happen there,
    so the trace shows them; its time is measured with perf_counter, and is therefore a traced time),
-   then keep stepping until the trace ends or ``host_max_steps`` steps were taken;
+   then keep stepping until the trace ends or ``host_max_steps`` steps were taken. If the first
+   step outlasted the trace (``retry_cut_first_step``), stop here: the parent starts a fresh process
+   with a host trace long enough for it;
 3. warm-up steps, then the **untraced timing phase** (at least ``min_steps`` steps and ``min_time``
    seconds, at most ``max_time`` seconds once ``min_steps`` are done);
 4. **python pass** (python tracer level 1, host 3), bounded by time and ``python_max_steps``;
 5. read each saved trace's own ``profile_options`` and record requested vs recorded levels;
-6. write ``timings.json`` atomically.
+6. write the result (the parent writes ``timings.json``); with ``rounds`` > 1, stay alive and time
+   one more untraced round each time the parent asks on stdin (``phases.RoundServer``), so the
+   modes' rounds interleave (A B C A B C ...), with the machine's load recorded per round.
 
 Every step is wrapped in a step marker ``tf.profiler.experimental.Trace("train", step_num=n, _r=1)``
 (step numbers are unique across the passes; the first step is number 0), and its outputs are
