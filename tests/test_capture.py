@@ -178,6 +178,10 @@ def test_rounds_are_interleaved_and_recorded_with_the_load(function_run):
         assert load["timing_phase"]["t_start_unix"] == timings["rounds"][0]["t_start_unix"]
         nums = timings["step_nums"]
         assert len(nums) == len(set(nums)) == len(timings["steps_s"])
+        # unique across every pass and round: the rounds come after the python pass
+        assert not set(nums) & set(timings["traced"]["python"]["step_nums"])
+        assert min(n for r in timings["rounds"][1:] for n in r["step_nums"]) > \
+            max(timings["traced"]["python"]["step_nums"])
     # the order in time: every mode's round i, in mode order, before any mode's round i + 1
     order = sorted((r["t_start_unix"], r["round"], FUNCTION_MODES.index(m))
                    for m, rs in rounds.items() for r in rs)

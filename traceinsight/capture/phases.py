@@ -130,6 +130,7 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
         py.update(steps_s=[s for s, t in zip(prec.steps_s, prec.traced) if t],
                   step_nums=[n for n, t in zip(prec.step_nums, prec.traced) if t])
         traced["python"] = py
+        next_step = prec.next_step  # rounds number their steps after the python pass's
     timings["traced"] = traced
     timings["details"] = dict(driver.details)
     # the python tracer names frames by file base name only: record which package each is from
