@@ -6,7 +6,10 @@ Adam (learning rate 1e-4), binary crossentropy. Each mode runs the same batch; c
 * ``train_on_batch-eager`` vs ``train_on_batch``: what eager execution costs per step;
 * ``train_on_batch`` vs ``fit``: per-call overhead of ``train_on_batch`` vs a batch inside ``fit()``;
 * ``fit`` vs ``fit-dataset``: numpy input vs a ``tf.data`` pipeline with prefetch;
-* ``eager`` / ``function`` / ``xla``: the forward pass alone.
+* ``eager`` / ``function`` / ``xla``: the forward pass alone;
+* ``tf1:train_on_batch`` / ``tf1:fit`` / ``tf1:predict_on_batch``: the TF1 baseline itself, the same
+  model under Keras 2 (``tf_keras``) in a TF1 graph (eager disabled, run by a Session; Adam is Keras
+  2's v1 ``optimizers.legacy.Adam``). Skipped, and said so, when ``tf_keras`` is not installed.
 """
 
 import keras
@@ -15,7 +18,8 @@ import numpy as np
 BATCH, STEPS, CHANNELS = 32, 140, 30
 
 MODES = ["eager", "function", "xla", "predict", "predict_on_batch", "train_on_batch-eager",
-         "train_on_batch", "fit", "fit-dataset"]
+         "train_on_batch", "fit", "fit-dataset",
+         "tf1:predict_on_batch", "tf1:train_on_batch", "tf1:fit"]
 
 
 def build(steps: int) -> keras.Model:

@@ -19,7 +19,7 @@ WORKLOADS = Path(__file__).parent / "workloads"
 
 FAST = ["--min-steps", "5", "--min-time", "0", "--max-time", "3", "--warmup", "2",
         "--host-trace-ms", "2500", "--host-max-steps", "10",
-        "--python-trace-ms", "300", "--python-max-steps", "2"]
+        "--python-trace-ms", "600", "--python-max-steps", "2", "--round-time", "0.2"]
 
 KERAS_MODES = ["eager", "function", "xla", "train_on_batch", "fit-dataset"]
 FUNCTION_MODES = ["eager", "function", "v1-session"]
@@ -131,7 +131,68 @@ def test_function_run_folder(function_run):
     assert manifest["workload"]["kind"] == "function"
     for mode in FUNCTION_MODES:
         _check_ok_mode(run, manifest, mode)
-    assert manifest["modes"]["v1-session"]["details"]["graph_ops"] > 99
+    details = manifest["modes"]["v1-session"]["details"]
+    assert details["graph_ops"] > 99
+    # inputs() gives the same x and w every step: nothing is fed, both are variables set once
+    assert details["placeholders"] == 0 and details["fed_args"] == [] and details["constant_args"] == [0, 1]
+
+
+def test_v1_session_feeds_only_what_changes(tmp_path):
+    """step(x, w, n): x changes every step (fed), w is a 1.8 MB array that does not (a variable set
+    once), n is a Python int used in range(n) (stays a Python int: 7 MatMul ops run per step)."""
+    out = tmp_path / "runs"
+    assert main(["capture", str(WORKLOADS / "v1_constants.py"), "--modes", "v1-session", "--out", str(out),
+                 "--name", "v1", *FAST, "--no-python-tracer"]) == 0
+    entry = runfolder.read_manifest(out / "v1")["modes"]["v1-session"]
+    assert entry["status"] == "ok", entry["error"]
+    details = entry["details"]
+    assert details["placeholders"] == 1 and details["fed_args"] == [0]
+    assert details["constant_args"] == [1, 2]
+    # the session's graph: one MatMul per loop iteration of the Python int
+    from traceinsight.xplane import XSpace
+    (path,) = runfolder.pass_traces(out / "v1", "v1-session", "host")
+    space = XSpace()
+    space.ParseFromString(path.read_bytes())
+    names = {m.name for p in space.planes for m in p.event_metadata.values()}
+    assert sum(1 for n in names if n.endswith(":MatMul")) == 7, sorted(names)
+
+
+def test_rounds_are_interleaved_and_recorded_with_the_load(function_run):
+    """Default --rounds 3: round 0 is each mode's timing phase, then rounds 1 and 2 run A B C A B C
+    in the modes' live processes; every round has its steps, start time and load; steps_s holds
+    every round's steps; the analysis loads them as Timing.rounds / Timing.load."""
+    import traceinsight
+
+    run, _ = function_run
+    rounds = {}
+    for mode in FUNCTION_MODES:
+        timings = runfolder.read_json(run / runfolder.mode_dir(mode) / runfolder.TIMINGS)
+        rounds[mode] = timings["rounds"]
+        assert [r["round"] for r in timings["rounds"]] == [0, 1, 2]
+        assert timings["steps_s"] == [s for r in timings["rounds"] for s in r["steps_s"]]
+        assert all(len(r["steps_s"]) >= 3 and len(r["loadavg"]) == 3 for r in timings["rounds"])
+        assert all(r["t_end_unix"] >= r["t_start_unix"] for r in timings["rounds"])
+        assert all(0.0 <= r["other_cpu_busy"] <= 1.0 for r in timings["rounds"])
+        load = timings["load"]
+        assert load["cpu_count"] >= 1 and len(load["loadavg_start"]) == 3
+        assert load["timing_phase"]["t_start_unix"] == timings["rounds"][0]["t_start_unix"]
+        nums = timings["step_nums"]
+        assert len(nums) == len(set(nums)) == len(timings["steps_s"])
+        # unique across every pass and round: the rounds come after the python pass
+        assert not set(nums) & set(timings["traced"]["python"]["step_nums"])
+        assert min(n for r in timings["rounds"][1:] for n in r["step_nums"]) > \
+            max(timings["traced"]["python"]["step_nums"])
+    # the order in time: every mode's round i, in mode order, before any mode's round i + 1
+    order = sorted((r["t_start_unix"], r["round"], FUNCTION_MODES.index(m))
+                   for m, rs in rounds.items() for r in rs)
+    assert [(i, k) for _, i, k in order] == [(i, k) for i in range(3) for k in range(len(FUNCTION_MODES))]
+    for i in range(2):  # no overlap: a round ends before the next one starts
+        ends = [r["t_end_unix"] for m in FUNCTION_MODES for r in rounds[m] if r["round"] == i]
+        starts = [r["t_start_unix"] for m in FUNCTION_MODES for r in rounds[m] if r["round"] == i + 1]
+        assert max(ends) <= min(starts)
+    timing = traceinsight.load(run, use_cache=False).modes["function"].timing
+    assert [list(a) for a in timing.rounds] == [r["steps_s"] for r in rounds["function"]]
+    assert timing.load["rounds"][2]["round"] == 2 and "steps_s" not in timing.load["rounds"][2]
 
 
 def test_summary_printed(keras_run, function_run):
@@ -149,7 +210,7 @@ def test_summary_printed(keras_run, function_run):
 
 def test_failing_modes_leave_others_intact(crash_run):
     run, status = crash_run
-    assert status == 0  # some modes worked
+    assert status == 1  # some modes failed
     manifest = runfolder.read_manifest(run)
     modes = manifest["modes"]
     _check_ok_mode(run, manifest, "eager", python_pass=False)
@@ -159,7 +220,9 @@ def test_failing_modes_leave_others_intact(crash_run):
     assert not (run / "xla" / runfolder.TIMINGS).exists()
     assert modes["v1-session"]["status"] == "failed"
     # v1-session calls step() while building its graph, before any trace
-    assert modes["v1-session"]["error"] == "died with signal SIGKILL, during: building the workload"
+    assert modes["v1-session"]["error"] == (
+        "died with signal SIGKILL (a SIGKILL nobody asked for is usually the out-of-memory killer), "
+        f"during: building the workload; full output: {run / 'v1-session' / 'stderr.log'}")
     assert (run / "v1-session" / "stderr.log").is_file()
 
 
@@ -180,14 +243,74 @@ def test_hanging_mode_times_out(tmp_path):
     out = tmp_path / "runs"
     status = main(["capture", str(WORKLOADS / "hang_in_graph.py"), "--modes", "function,eager",
                    "--out", str(out), "--name", "hang", "--timeout", "25", *FAST, "--no-python-tracer"])
-    assert status == 0
+    assert status == 1  # a mode failed
     manifest = json.loads((out / "hang" / "run.json").read_text())
     assert manifest["modes"]["function"]["status"] == "failed"
     # tf.function traces step() in the first call, inside the host trace
-    assert manifest["modes"]["function"]["error"] == ("timed out after 25 s (--timeout), "
-                                                      "during: host trace: first step")
+    assert manifest["modes"]["function"]["error"] == (
+        "timed out after 25 s (--timeout), during: host trace: first step; "
+        f"full output: {out / 'hang' / 'function' / 'stderr.log'}")
     assert manifest["modes"]["eager"]["status"] == "ok"
     assert (out / "hang" / "eager" / runfolder.TIMINGS).is_file()
+
+
+def test_first_step_outlasting_the_host_trace_is_captured_again_whole(tmp_path):
+    """A first step (1.5 s of injected sleep while tracing, then XLA's compile) longer than a 400 ms
+    host trace: the mode starts again in a fresh process with a host trace long enough, so the
+    trace holds the whole first step; its marker's length matches the perf_counter wall."""
+    import traceinsight
+    from traceinsight.xplane import XSpace
+
+    out = tmp_path / "runs"
+    status = main(["capture", str(WORKLOADS / "slow_first_step.py"), "--modes", "xla", "--out", str(out),
+                   "--name", "slow", *FAST, "--host-trace-ms", "400", "--no-python-tracer"])
+    assert status == 0
+    run = out / "slow"
+    timings = runfolder.read_json(run / "xla" / runfolder.TIMINGS)
+    first, second = timings["first_step_attempts"]
+    assert first["host_trace_ms"] == 400 and first["first_step_traced_whole"] is False
+    assert first["first_step_s"] >= 1.5
+    assert second["host_trace_ms"] >= first["first_step_s"] * 1e3 + 400
+    assert second["first_step_traced_whole"] is True and timings["first_step_traced"] is True
+    assert second["first_step_s"] == timings["first_step_s"] >= 1.5
+    # one session in host/, holding step 0 whole: its marker is as long as the perf_counter wall
+    (path,) = runfolder.pass_traces(run, "xla", "host")
+    space = XSpace()
+    space.ParseFromString(path.read_bytes())
+    markers = []
+    for plane in space.planes:
+        for line in plane.lines:
+            for ev in line.events:
+                if plane.event_metadata[ev.metadata_id].name == "train":
+                    nums = [st.int64_value or st.uint64_value for st in ev.stats
+                            if plane.stat_metadata[st.metadata_id].name == "step_num"]
+                    markers.append((nums[0] if nums else None, ev.duration_ps / 1e12))
+    step0 = [d for n, d in markers if n == 0]
+    assert len(step0) == 1
+    assert step0[0] == pytest.approx(timings["first_step_s"], abs=0.002)
+    assert any(n and n > 0 for n, _ in markers)  # and steady steps after it
+    manifest = runfolder.read_manifest(run)
+    assert any("captured again in a fresh process" in n for n in manifest["modes"]["xla"]["notes"])
+    # the analysis sees the injected sleep as tracing, and XLA's compile, inside the first step
+    first_row = traceinsight.load(run, use_cache=False).modes["xla"].steps.query("first").iloc[0]
+    assert first_row["tracing"] >= 1500
+    assert first_row["wall_ms"] == pytest.approx(timings["first_step_s"] * 1e3, abs=2)
+
+
+def test_error_while_tracing_names_its_root_cause(tmp_path, capsys):
+    """A MemoryError raised while tf.function traces step() reaches the user as a StagingError
+    whose first line is only "in user code:": the error shown names the MemoryError."""
+    out = tmp_path / "runs"
+    status = main(["capture", str(WORKLOADS / "raises_while_tracing.py"), "--modes", "function",
+                   "--out", str(out), "--name", "oom", *FAST, "--no-python-tracer"])
+    assert status == 1
+    printed = capsys.readouterr().out
+    assert "1 of 1 mode(s) failed: function" in " ".join(printed.split())
+    entry = runfolder.read_manifest(out / "oom")["modes"]["function"]
+    assert entry["error"].startswith("StagingError, caused by MemoryError: Unable to allocate 8.00 GiB "
+                                     "for an array with shape (1073741824,)"), entry["error"]
+    assert entry["error"].endswith(f"full output: {out / 'oom' / 'function' / 'stderr.log'}")
+    assert (out / "oom" / "function" / "stderr.log").is_file()
 
 
 def test_workload_that_raises_is_refused_before_writing(tmp_path, capsys):
@@ -200,8 +323,9 @@ def test_workload_that_raises_is_refused_before_writing(tmp_path, capsys):
     assert not out.exists()
 
 
-def test_interrupted_capture_leaves_a_readable_run_that_resume_completes(tmp_path):
-    """Ctrl-C during the second mode: run.json stays readable with the first mode intact."""
+def test_interrupted_capture_leaves_a_readable_run_that_resume_completes(tmp_path, capsys):
+    """Ctrl-C during the second mode: run.json stays readable with the first mode intact. While the
+    capture runs, --resume of its run is refused (the run is locked) and does not touch it."""
     import os
     import signal
     import subprocess
@@ -226,6 +350,12 @@ def test_interrupted_capture_leaves_a_readable_run_that_resume_completes(tmp_pat
                 break
             time.sleep(0.2)
         time.sleep(2.0)  # the second mode's workload process is under way
+        capsys.readouterr()
+        assert main(["capture", "--resume", str(run), *FAST, "--no-python-tracer"]) == 2
+        err = capsys.readouterr().err
+        assert f"being written by another capture (pid {proc.pid}" in err and "--resume" not in err
+        assert proc.poll() is None  # the first capture goes on
+        assert runfolder.read_manifest(run)["modes"]["function"]["status"] == "running"
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -249,10 +379,16 @@ def test_interrupted_capture_leaves_a_readable_run_that_resume_completes(tmp_pat
 
 @pytest.mark.skipif(not __import__("traceinsight.capture.modes", fromlist=["x"]).tf_keras_installed(),
                     reason="tf_keras (legacy Keras 2) is not installed")
-def test_tf_keras_mode_runs_under_keras_2(tmp_path):
+def test_tf_keras_and_tf1_modes_run_under_keras_2(tmp_path):
+    """tf_keras:train_on_batch is Keras 2 in TF2 (eager, tf.function); tf1:train_on_batch is the TF1
+    baseline: Keras 2 with eager disabled, its v1 training loop run by a Session, Adam replaced by
+    Keras 2's v1 optimizer. The trace shows the Session's run, and no tf.function call."""
+    from traceinsight.xplane import XSpace
+
     out = tmp_path / "runs"
-    assert main(["capture", str(SAMPLES / "tf2_vs_tf1_small.py"), "--modes", "tf_keras:train_on_batch",
-                 "--out", str(out), "--name", "legacy", *FAST, "--no-python-tracer"]) == 0
+    modes = ["tf_keras:train_on_batch", "tf1:train_on_batch"]
+    assert main(["capture", str(SAMPLES / "tf2_vs_tf1_small.py"), "--modes", ",".join(modes),
+                 "--out", str(out), "--name", "legacy", *FAST, "--no-python-tracer", "--rounds", "1"]) == 0
     manifest = runfolder.read_manifest(out / "legacy")
     entry = manifest["modes"]["tf_keras:train_on_batch"]
     assert entry["dir"] == "tf_keras-train_on_batch"
@@ -260,3 +396,20 @@ def test_tf_keras_mode_runs_under_keras_2(tmp_path):
     assert entry["details"]["keras_module"] == "tf_keras"
     assert entry["details"]["model_class"].startswith("tf_keras.")
     assert entry["details"]["compile_kwargs"]["optimizer"].startswith("tf_keras.")
+
+    tf1 = manifest["modes"]["tf1:train_on_batch"]
+    assert tf1["dir"] == "tf1-train_on_batch"
+    _check_ok_mode(out / "legacy", manifest, "tf1:train_on_batch", python_pass=False)
+    assert tf1["details"]["keras_module"] == "tf_keras"
+    assert "executing eagerly: False" in tf1["details"]["graph"]
+    assert tf1["details"]["compile_kwargs"]["optimizer"] == "tf_keras.src.optimizers.legacy.adam.Adam"
+    names = set()
+    for path in runfolder.pass_traces(out / "legacy", "tf1-train_on_batch", "host"):
+        space = XSpace()
+        space.ParseFromString(path.read_bytes())
+        for plane in space.planes:
+            names |= {m.name for m in plane.event_metadata.values()}
+    assert "SessionRun" in names or any(n.startswith("Session") for n in names), sorted(names)[:80]
+    assert not any(n.startswith("__inference_train_function") for n in names)
+    # the same Conv1D ops, run as graph ops of the v1 graph (scope/op:OpType)
+    assert any(n.endswith(":Conv2D") or "Conv" in n.split(":")[-1] for n in names if ":" in n)

@@ -74,9 +74,21 @@ def test_no_workload_given(capsys):
 def test_list_modes(capsys):
     assert main(["capture", "--list-modes"]) == 0
     out = capsys.readouterr().out
-    for name in ("eager", "train_on_batch-xla", "fit-dataset", "predict_on_batch+tensor", "v1-session",
-                 "tf_keras:fit"):
+    for name in ("eager", "train_on_batch-xla", "fit-dataset", "+tensor", "v1-session", "tf_keras:",
+                 "tf1:train_on_batch", "tf1:fit", "tf1:predict_on_batch"):
         assert name in out
+    # concise: each base mode once, the variants (+tensor, tf_keras:, tf1:) in one sentence
+    assert len(out.splitlines()) <= 40
+    assert "predict_on_batch+tensor" not in out and "tf_keras:fit" not in out
+
+
+def test_tf1_modes_are_keras_2_without_eager():
+    m = modes.check("keras", "tf1:train_on_batch", True) if modes.tf_keras_installed() \
+        else modes.get("keras", "tf1:train_on_batch")
+    assert m.tf1 and m.legacy_keras and m.needs_y and m.base == "train_on_batch"
+    assert modes.get("keras", "tf1:fit").driver == "fit"
+    assert modes.get("function", "tf1:fit") is None
+    assert not any(n.startswith("tf1:") for n in modes.default_modes("keras", True))
 
 
 def test_every_sample_is_a_valid_workload():
@@ -240,7 +252,7 @@ def test_options_mismatch_is_recorded_and_shown(tmp_path, monkeypatch, capsys):
                "steps_s": [0.002, 0.002, 0.003], "warmup_steps": 2,
                "traced": {"host": {"steps_s": [0.0025], "step_nums": [1], "profile_options": bad}}}
 
-    def fake_run_child(what, spec, workdir, timeout, env, stderr_path=None, poll=None):
+    def fake_run_child(what, spec, workdir, timeout, env, stderr_path=None, poll=None, keep_alive=False):
         return orch.ChildResult(True, json.loads(json.dumps(timings)), None, "", 0)
 
     monkeypatch.setattr(orch, "run_child", fake_run_child)
@@ -272,3 +284,45 @@ def test_missing_tensorflow_is_one_line_about_the_setup(tmp_path, monkeypatch, c
                           tmp_path / "runs")
     assert "capture needs TensorFlow" in err and "pip install 'traceinsight[cpu]'" in err
     assert "retracing.py" not in err  # not the workload's fault
+
+
+def test_one_line_names_the_root_cause():
+    """The error line shown for a failed mode (TF and Keras wrap the real error; messages copied from
+    TF 2.21's StagingError and Keras 3.15's layer-call error)."""
+    from traceinsight.capture.loading import _one_line
+
+    class StagingError(Exception):
+        pass
+
+    staging = StagingError('in user code:\n\n    File "w.py", line 4, in step  *\n        raise MemoryError('
+                           '"Unable to allocate 8.00 GiB")\n\n    MemoryError: Unable to allocate 8.00 GiB\n')
+    assert _one_line(staging) == "StagingError, caused by MemoryError: Unable to allocate 8.00 GiB"
+    keras = ValueError("Exception encountered when calling Sequential.call().\n\n\x1b[1mInput 0 of layer "
+                       "'dense' is incompatible with the layer: expected axis -1 of input shape to have "
+                       "value 4, but received input with shape (2, 3)\x1b[0m\n\nArguments received by "
+                       "Sequential.call():\n  • inputs=tf.Tensor(shape=(2, 3), dtype=float32)")
+    assert _one_line(keras) == ("ValueError: Input 0 of layer 'dense' is incompatible with the layer: "
+                                "expected axis -1 of input shape to have value 4, but received input "
+                                "with shape (2, 3)")
+    try:
+        try:
+            raise KeyError("missing")
+        except KeyError as inner:
+            raise RuntimeError("wrapper") from inner
+    except RuntimeError as e:
+        assert _one_line(e) == "RuntimeError from KeyError: 'missing'"
+    assert _one_line(MemoryError()) == "MemoryError"
+    assert len(_one_line(ValueError("x" * 5000))) == 300
+
+
+def test_machine_usage_records_load_of_an_interval():
+    from traceinsight.capture import machine
+
+    usage = machine.Usage()
+    t_end = __import__("time").perf_counter() + 0.3
+    while __import__("time").perf_counter() < t_end:  # this process busy: own share > 0
+        pass
+    u = usage.finish()
+    assert u["t_end_unix"] >= u["t_start_unix"] and len(u["loadavg"]) == 3
+    assert 0.0 <= u["other_cpu_busy"] <= 1.0 and 0.0 < u["own_cpu_busy"] <= 1.0
+    assert machine.cpu_count()["cpu_count"] == __import__("os").cpu_count()

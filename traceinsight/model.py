@@ -33,9 +33,16 @@ CATEGORY_HELP: dict[str, str] = {
 class Timing:
     """Per-step wall times measured with time.perf_counter in the workload process (seconds)."""
 
-    steps_s: np.ndarray                 # untraced phase, one entry per step
+    steps_s: np.ndarray                 # untraced phase, one entry per step (every round's steps)
     first_step_s: float | None = None   # the process's first call (tracing / compilation live here)
     traced_steps_s: np.ndarray | None = None  # host-traced phase, same clock: profiler distortion
+    # untraced steps per round: round i of every mode of a capture ran in turn (A B C A B C ...), so
+    # rounds of the same index are paired; None when timings.json has no rounds
+    rounds: tuple[np.ndarray, ...] | None = None
+    # machine load while timing: cpu_count, cpu_usable, loadavg_start / loadavg_end (of the mode's
+    # process), timing_phase (round 0) and rounds[i]: {round, t_start_unix, t_end_unix, loadavg,
+    # loadavg_end, other_cpu_busy (share of all CPUs other processes used), own_cpu_busy}
+    load: dict | None = None
 
     @property
     def median_ms(self) -> float:

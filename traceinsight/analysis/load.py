@@ -144,10 +144,18 @@ def _timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], dict
     data = runfolder.read_json(f)
     traced = data.get("traced") or {}
     host = traced.get("host") or {}
+    rounds = [r for r in data.get("rounds") or [] if isinstance(r, dict)]
+    load = dict(data["load"]) if isinstance(data.get("load"), dict) else None
+    if rounds:
+        load = (load or {}) | {"rounds": [{k: v for k, v in r.items() if k not in ("steps_s", "step_nums")}
+                                          for r in rounds]}
     timing = Timing(steps_s=np.asarray(data.get("steps_s") or [], dtype=float),
                     first_step_s=data.get("first_step_s"),
                     traced_steps_s=np.asarray(host["steps_s"], dtype=float)
-                    if host.get("steps_s") else None)
+                    if host.get("steps_s") else None,
+                    rounds=tuple(np.asarray(r.get("steps_s") or [], dtype=float) for r in rounds)
+                    if rounds else None,
+                    load=load)
     requested = {p: (traced.get(p) or {}).get("profile_options") for p in runfolder.PASSES
                  if (traced.get(p) or {}).get("profile_options")}
     notes = []

@@ -14,7 +14,11 @@ KERAS = "keras"
 FUNCTION = "function"
 
 LEGACY_PREFIX = "tf_keras:"
+TF1_PREFIX = "tf1:"
 TENSOR_SUFFIX = "+tensor"
+# tf-keras 2.21 declares a dependency on the full `tensorflow` package; beside tensorflow-cpu it is
+# installed without dependencies (everything else it needs comes with TensorFlow).
+TF_KERAS_INSTALL = 'pip install --no-deps "tf-keras==2.21.*"'
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,7 @@ class Mode:
     legacy_keras: bool = False    # run under tf_keras (Keras 2) with TF_USE_LEGACY_KERAS=1
     needs_y: bool = False         # training modes need data() to return (x, y)
     driver: str = "call"          # "call": one call per step; "fit": one batch of a fit() per step
+    tf1: bool = False             # eager disabled in the process: a TF1 graph run by a Session
 
 
 _KERAS_BASE: list[tuple[str, str, bool, str]] = [
@@ -43,11 +48,22 @@ _KERAS_BASE: list[tuple[str, str, bool, str]] = [
     ("fit-dataset", "model.fit(tf.data.Dataset ... .prefetch(AUTOTUNE)); one step = one batch", True, "fit"),
 ]
 
+# Keras 2 (tf_keras) in a TF1 graph: eager disabled before the model is built, so Keras builds a
+# v1 graph and runs it with a Session (training_v1); Keras 2 optimizers replaced by their v1
+# (``optimizers.legacy``) twins, the only ones that work without eager.
+_TF1_BASE: list[tuple[str, str, bool, str]] = [
+    ("predict_on_batch", "model.predict_on_batch(x) on a TF1 graph (tf_keras, eager disabled, Session.run)",
+     False, "call"),
+    ("train_on_batch", "model.train_on_batch(x, y) on a TF1 graph (tf_keras, eager disabled, "
+     "v1 optimizer, Session.run)", True, "call"),
+    ("fit", "model.fit(x, y) on a TF1 graph (tf_keras, eager disabled); one step = one batch", True, "fit"),
+]
+
 _FUNCTION_BASE: list[tuple[str, str]] = [
     ("eager", "step(*inputs): eager Python + TF ops"),
     ("function", "tf.function(step)(*inputs): graph function, no XLA"),
     ("xla", "tf.function(step, jit_compile=True)(*inputs): XLA-compiled"),
-    ("v1-session", "tf.compat.v1 graph of step built once (placeholders fed per step), "
+    ("v1-session", "tf.compat.v1 graph of step built once (what changes per step is fed), "
                    "Session.run; eager disabled in that process (the TF1 way)"),
 ]
 
@@ -65,6 +81,9 @@ def _build() -> dict[str, Mode]:
                 if legacy:
                     h += " — under tf_keras (Keras 2, TF_USE_LEGACY_KERAS=1)"
                 table[name] = Mode(name, KERAS, base, h, tensor, legacy, needs_y, driver)
+    for base, help_, needs_y, driver in _TF1_BASE:
+        name = f"{TF1_PREFIX}{base}"
+        table[name] = Mode(name, KERAS, base, help_, False, True, needs_y, driver, tf1=True)
     for base, help_ in _FUNCTION_BASE:
         table[f"fn:{base}"] = Mode(base, FUNCTION, base, help_)
     return table
@@ -111,5 +130,5 @@ def check(kind: str, name: str, has_y: bool) -> Mode:
     if mode.needs_y and not has_y:
         raise ValueError(f"mode {name!r} trains, and data() returned no y: return (x, y) to train")
     if mode.legacy_keras and not tf_keras_installed():
-        raise ValueError(f"mode {name!r} needs tf_keras (legacy Keras 2): pip install tf_keras")
+        raise ValueError(f"mode {name!r} needs tf_keras (legacy Keras 2): {TF_KERAS_INSTALL}")
     return mode

@@ -25,6 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from traceinsight import __version__, runfolder
+from traceinsight.capture import lock as lock_mod
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.workload import WorkloadFile, inspect_file
 from traceinsight.errors import TraceinsightError
@@ -39,6 +40,8 @@ TF_ENV_VARS = (
 )
 
 STDERR_TAIL_LINES = 25
+# processes a mode may take to hold its whole first step in the host trace (see capture_mode)
+FIRST_STEP_ATTEMPTS = 3
 
 
 @dataclass
@@ -55,6 +58,9 @@ class Options:
     python_tracer: bool = True
     python_trace_ms: int = 1500
     python_max_steps: int = 5
+    rounds: int = 3             # untraced timing rounds per mode, interleaved across modes
+    round_time: float = 1.0     # rounds after the first: at least this many seconds ...
+    round_min_steps: int = 3    # ... and this many steps each
 
     def spec(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "timeout"}
@@ -79,10 +85,10 @@ class Options:
         for name in ("timeout", "host_trace_ms", "python_trace_ms"):
             if not getattr(self, name) > 0:
                 raise TraceinsightError(f"{name} must be positive")
-        for name in ("min_steps", "host_max_steps", "python_max_steps"):
+        for name in ("min_steps", "host_max_steps", "python_max_steps", "rounds", "round_min_steps"):
             if getattr(self, name) < 1:
                 raise TraceinsightError(f"{name} must be at least 1")
-        for name in ("min_time", "max_time", "warmup_steps"):
+        for name in ("min_time", "max_time", "warmup_steps", "round_time"):
             if getattr(self, name) < 0:
                 raise TraceinsightError(f"{name} must not be negative")
 
@@ -96,6 +102,7 @@ class ModeState:
     started: float | None = None
     ended: float | None = None
     notes: list[str] = field(default_factory=list)
+    live: "LiveChild | None" = None   # the mode's process, kept alive for interleaved rounds
 
     @property
     def elapsed(self) -> float | None:
@@ -160,6 +167,7 @@ class ChildResult:
     stderr_tail: str | None
     returncode: int | None
     setup_problem: bool = False   # this Python cannot capture (no TensorFlow / xprof)
+    live: "LiveChild | None" = None  # the process, still running, when it was kept alive for rounds
 
 
 def _tail(text: str, n: int = STDERR_TAIL_LINES) -> str:
@@ -167,9 +175,70 @@ def _tail(text: str, n: int = STDERR_TAIL_LINES) -> str:
     return "\n".join(lines[-n:])
 
 
+@dataclass
+class LiveChild:
+    """A mode's workload process kept alive after its capture, to time interleaved rounds."""
+
+    proc: subprocess.Popen
+    log_tmp: str
+    stderr_path: Path | None
+
+    def ask_round(self, i: int, out: Path, timeout: float) -> dict | None:
+        """Ask for round ``i``; its result, or None when the process died or timed out."""
+        if self.proc.poll() is not None:
+            return None
+        if out.exists():
+            out.unlink()
+        try:
+            self.proc.stdin.write((json.dumps({"round": i, "out": str(out)}) + "\n").encode())
+            self.proc.stdin.flush()
+        except OSError:
+            return None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if out.exists():
+                data = json.loads(out.read_text())
+                out.unlink()
+                return data
+            if self.proc.poll() is not None:
+                return None
+            time.sleep(0.02)
+        return None
+
+    def close(self) -> None:
+        """End the process (asked, then killed) and write its whole output to stderr.log."""
+        try:
+            if self.proc.poll() is None:
+                self.proc.stdin.write(b'{"exit": true}\n')
+                self.proc.stdin.close()
+                self.proc.wait(timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            _kill_group(self.proc)
+        try:
+            text = Path(self.log_tmp).read_text(encoding="utf-8", errors="replace")
+            if self.stderr_path is not None and self.stderr_path.parent.is_dir():
+                runfolder.atomic_write_bytes(self.stderr_path, text.encode())
+        finally:
+            try:
+                os.unlink(self.log_tmp)
+            except OSError:
+                pass
+
+    def kill(self) -> None:
+        _kill_group(self.proc)
+        try:
+            os.unlink(self.log_tmp)
+        except OSError:
+            pass
+
+
 def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[str, str],
-              stderr_path: Path | None = None, poll: Callable[[], None] | None = None) -> ChildResult:
-    """Run the runner in its own process group; kill the group on timeout or Ctrl-C."""
+              stderr_path: Path | None = None, poll: Callable[[], None] | None = None,
+              keep_alive: bool = False) -> ChildResult:
+    """Run the runner in its own process group; kill the group on timeout or Ctrl-C.
+
+    ``keep_alive``: return as soon as the result is written, leaving the process running (it then
+    serves interleaved rounds, see ``LiveChild``)."""
     workdir.mkdir(parents=True, exist_ok=True)
     out = workdir / f".{what}.result.json"
     err_file = out.with_name(out.name + ".error")
@@ -180,10 +249,11 @@ def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[st
            "--out", str(out)]
     log_fd, log_tmp = tempfile.mkstemp(dir=workdir, prefix=f".{what}.stderr.", suffix=".tmp")
     timed_out = False
+    alive = False
     try:
         with os.fdopen(log_fd, "wb") as log:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    env=env, start_new_session=True)
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if keep_alive else subprocess.DEVNULL,
+                                    stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
             deadline = time.monotonic() + timeout
             try:
                 while True:
@@ -192,6 +262,9 @@ def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[st
                         break
                     except subprocess.TimeoutExpired:
                         pass
+                    if keep_alive and out.exists():
+                        alive = True
+                        break
                     if poll is not None:
                         poll()
                     if time.monotonic() > deadline:
@@ -205,12 +278,17 @@ def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[st
         if stderr_path is not None:
             runfolder.atomic_write_bytes(stderr_path, text.encode())
     finally:
-        try:
-            os.unlink(log_tmp)
-        except OSError:
-            pass
+        if not alive:
+            try:
+                os.unlink(log_tmp)
+            except OSError:
+                pass
     tail = _tail(text)
     rc = proc.returncode
+    if alive:
+        result = json.loads(out.read_text())
+        out.unlink()
+        return ChildResult(True, result, None, tail, None, live=LiveChild(proc, log_tmp, stderr_path))
     if timed_out:
         return ChildResult(False, None, f"timed out after {timeout:g} s (--timeout)", tail, rc)
     if rc == 0 and out.exists():
@@ -226,6 +304,8 @@ def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[st
             error = f"died with signal {signal.Signals(-rc).name}"
         except ValueError:
             error = f"died with signal {-rc}"
+        if -rc == signal.SIGKILL:
+            error += " (a SIGKILL nobody asked for is usually the out-of-memory killer)"
     else:
         last = tail.splitlines()[-1] if tail else ""
         error = f"exited with status {rc}" + (f": {last}" if last else "")
@@ -298,6 +378,8 @@ class Plan:
     run_path: Path
     opts: Options
     resume: bool = False
+    notes: list[str] = field(default_factory=list)   # said to the user before the modes run
+    lock: lock_mod.RunLock | None = None              # held while the run is written
 
 
 def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
@@ -310,11 +392,19 @@ def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
     return res.result
 
 
-def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool) -> list[str]:
+def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
+                  notes: list[str] | None = None) -> list[str]:
     names = requested if requested else (list(wf.modes) if wf.modes else
                                          modes_mod.default_modes(wf.kind, has_y))
     seen: list[str] = []
     for name in names:
+        mode = modes_mod.get(wf.kind, name)
+        if (not requested and mode is not None and mode.legacy_keras
+                and not modes_mod.tf_keras_installed()):
+            # a sample's MODES name TF1 / Keras 2 modes: skip them (said) rather than refuse the file
+            if notes is not None:
+                notes.append(f"{name} skipped: it needs tf_keras ({modes_mod.TF_KERAS_INSTALL})")
+            continue
         try:
             modes_mod.check(wf.kind, name, has_y)
         except ValueError as e:
@@ -324,6 +414,15 @@ def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool) ->
     if not seen:
         raise TraceinsightError(f"{wf.path.name}: no modes to capture")
     return seen
+
+
+def _refuse_existing(run_path: Path) -> None:
+    if not run_path.exists():
+        return
+    info = lock_mod.holder(run_path)
+    if info is not None:  # another capture writes it now: --resume would delete its mode folder
+        raise TraceinsightError(lock_mod.busy_message(run_path, info))
+    raise TraceinsightError(f"{run_path} already exists (use --resume {run_path} or another --name)")
 
 
 def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, name: str | None,
@@ -337,12 +436,14 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
                     modes_mod.check(wf.kind, m, True)
                 except ValueError as e:
                     raise TraceinsightError(f"{wf.path.name}: {e}") from None
+    if name:  # refused before spending a TF import on the probe
+        _refuse_existing(Path(out_dir) / name)
     probe = probe_workload(wf, opts.timeout)
-    modes = resolve_modes(wf, requested, bool(probe.get("has_y")))
+    notes: list[str] = []
+    modes = resolve_modes(wf, requested, bool(probe.get("has_y")), notes)
     run_name = name or f"{utc_stamp()}-{wf.name}"
     run_path = Path(out_dir) / run_name
-    if run_path.exists():
-        raise TraceinsightError(f"{run_path} already exists (use --resume {run_path} or another --name)")
+    _refuse_existing(run_path)
     env = host_environment()
     workload_env = child_env(None)
     env["workload_env"] = {k: workload_env[k] for k in TF_ENV_VARS if k in workload_env}
@@ -364,13 +465,23 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
         run_path.mkdir(parents=True)
     except OSError as e:
         raise TraceinsightError(f"cannot create the run folder {run_path}: {e.strerror or e}") from None
+    lock = lock_mod.RunLock(run_path).acquire()
     writer = RunWriter(run_path, manifest)
     writer.save()
-    return Plan(wf, modes, probe, run_path, opts), writer
+    return Plan(wf, modes, probe, run_path, opts, notes=notes, lock=lock), writer
 
 
 def resume_run(run_path: Path, requested: list[str] | None, overrides: dict[str, Any], command: str,
                workload: str | Path | None = None) -> tuple[Plan, RunWriter, list[str]]:
+    lock = lock_mod.RunLock(run_path).acquire()   # before anything of the run is read or changed
+    try:
+        return _resume_locked(run_path, requested, overrides, command, workload, lock)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _resume_locked(run_path, requested, overrides, command, workload, lock):
     manifest = runfolder.read_manifest(run_path)
     wpath = Path(workload) if workload else Path(manifest["workload"]["path"])
     wf = inspect_file(wpath)
@@ -397,7 +508,7 @@ def resume_run(run_path: Path, requested: list[str] | None, overrides: dict[str,
          "options": opts.as_dict()})
     writer = RunWriter(Path(run_path), manifest)
     writer.save()
-    return Plan(wf, todo, probe, Path(run_path), opts, resume=True), writer, notes
+    return Plan(wf, todo, probe, Path(run_path), opts, resume=True, lock=lock), writer, notes
 
 
 PROGRESS = ".progress.json"  # written by the runner at each phase (runner.PROGRESS)
@@ -424,7 +535,9 @@ def _relative_traces(obj: Any, run_path: Path) -> None:
 
 
 def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
-                 poll: Callable[[], None] | None = None) -> ModeState:
+                 poll: Callable[[], None] | None = None, keep_alive: bool = False) -> ModeState:
+    """Capture one mode in its own process. ``keep_alive``: leave that process running afterwards
+    (``state.live``) for interleaved rounds (``run_rounds``)."""
     state = ModeState(name, status="running", started=time.monotonic())
     entry = writer.mode(name)
     mode = modes_mod.get(plan.workload.kind, name)
@@ -435,13 +548,35 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     writer.save()
     spec = opts.spec() | {"workload": str(plan.workload.path), "kind": plan.workload.kind, "mode": name,
                           "mode_path": str(mode_path.resolve())}
-    try:
-        res = run_child("mode", spec, mode_path, opts.timeout, child_env(mode),
-                        stderr_path=mode_path / "stderr.log", poll=poll)
-    except KeyboardInterrupt:
-        entry.update(status="failed", error="interrupted (Ctrl-C)")
-        writer.save()
-        raise
+    spec["rounds"] = opts.rounds if keep_alive else 1
+    attempts: list[dict] = []
+    while True:
+        # The host trace must hold the whole first step (tracing, XLA's compile). Capture is
+        # duration-based (xprof's client cannot stop a trace early), and a process takes its first
+        # step once: when the first step outlasts the trace, the mode starts again in a fresh
+        # process whose host trace is long enough for the first step just measured.
+        spec["retry_cut_first_step"] = len(attempts) < FIRST_STEP_ATTEMPTS - 1
+        try:
+            res = run_child("mode", spec, mode_path, opts.timeout, child_env(mode),
+                            stderr_path=mode_path / "stderr.log", poll=poll, keep_alive=keep_alive)
+        except KeyboardInterrupt:
+            entry.update(status="failed", error="interrupted (Ctrl-C)")
+            writer.save()
+            raise
+        if not (res.ok and res.result.get("first_step_cut")):
+            break
+        if res.live is not None:
+            res.live.close()
+        first_s = float(res.result["first_step_s"])
+        longer = int(first_s * 1e3 * 1.25) + max(2000, opts.host_trace_ms)
+        attempts.append({"host_trace_ms": spec["host_trace_ms"], "first_step_s": first_s,
+                         "first_step_traced_whole": False})
+        if longer / 1e3 + first_s > opts.timeout * 0.8:  # would not fit: keep the cut first step
+            spec["retry_cut_first_step"] = False
+            attempts[-1]["note"] = f"a {longer} ms host trace would not fit --timeout {opts.timeout:g} s"
+        spec["host_trace_ms"] = max(longer, spec["host_trace_ms"]) if "note" not in attempts[-1] \
+            else spec["host_trace_ms"]
+        shutil.rmtree(mode_path)
     state.ended = time.monotonic()
     entry["wall_s"] = round(state.elapsed, 3)
     phase = read_phase(mode_path)
@@ -454,11 +589,23 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
             entry["phase"] = phase
             if res.returncode is None or res.returncode < 0 or res.error.startswith("timed out"):
                 res.error += f", during: {phase}"
+        if (mode_path / "stderr.log").is_file():
+            res.error += f"; full output: {mode_path / 'stderr.log'}"
         entry.update(status="failed", error=res.error, stderr_tail=res.stderr_tail)
         state.status, state.error, state.stderr_tail = "failed", res.error, res.stderr_tail
         writer.save()
         return state
     timings = res.result
+    if attempts:
+        timings["first_step_attempts"] = attempts + [
+            {"host_trace_ms": spec["host_trace_ms"], "first_step_s": timings.get("first_step_s"),
+             "first_step_traced_whole": bool(timings.get("first_step_traced"))}]
+        timings["host_trace_ms"] = spec["host_trace_ms"]
+        if timings.get("first_step_traced"):
+            state.notes.append(
+                f"the first step ({attempts[0]['first_step_s']:.1f} s) outlasted the "
+                f"{attempts[0]['host_trace_ms']} ms host trace: captured again in a fresh process "
+                f"with a {spec['host_trace_ms']} ms host trace, which holds the whole first step")
     _relative_traces(timings.get("traced") or {}, writer.path.resolve())
     for pass_name, p in (timings.get("traced") or {}).items():
         po = p.get("profile_options") or {}
@@ -474,5 +621,61 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     entry.update(status="ok", summary=summary_of(timings), notes=state.notes,
                  details=timings.get("details", {}))
     state.status = "ok"
+    state.live = res.live
     writer.save()
     return state
+
+
+def rounds_fit(opts: Options, n_modes: int) -> bool:
+    """Interleaved rounds need two modes or more (one mode has nothing to pair with)."""
+    return opts.rounds > 1 and n_modes > 1
+
+
+def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
+               poll: Callable[[], None] | None = None,
+               on_round: Callable[[str, int], None] | None = None) -> None:
+    """Rounds 1 .. rounds-1, interleaved: A B C, A B C, ... in the live processes of the modes that
+    were captured (round 0 is each mode's own timing phase, taken in the same order). Each mode's
+    timings.json then holds every round (``rounds``) and ``steps_s`` = all its untraced steps."""
+    live = [s for s in states if s.status == "ok" and s.live is not None]
+    extra: dict[str, list[dict]] = {s.name: [] for s in live}
+    lost: dict[str, str] = {}
+    try:
+        for i in range(1, opts.rounds):
+            for st in live:
+                if st.name in lost:
+                    continue
+                if on_round is not None:
+                    on_round(st.name, i)
+                if poll is not None:
+                    poll()
+                mode_path = writer.path / writer.mode(st.name)["dir"]
+                got = st.live.ask_round(i, mode_path / ".round.json", opts.timeout)
+                if got is None:
+                    lost[st.name] = f"round {i}: the mode's process " + (
+                        "died" if st.live.proc.poll() is not None else "did not answer in time")
+                    st.live.kill()
+                    continue
+                extra[st.name].append(got)
+    finally:
+        for st in live:
+            if st.name not in lost:
+                st.live.close()
+            st.live = None
+    for st in live:
+        entry = writer.mode(st.name)
+        tpath = writer.path / entry["dir"] / runfolder.TIMINGS
+        timings = runfolder.read_json(tpath)
+        for r in extra[st.name]:
+            sigs = r.pop("input_signatures", None)
+            if sigs is not None:
+                timings["input_signatures"] = sigs
+        timings["rounds"] = list(timings.get("rounds") or []) + extra[st.name]
+        timings["steps_s"] = [s for r in timings["rounds"] for s in r["steps_s"]]
+        timings["step_nums"] = [n for r in timings["rounds"] for n in r["step_nums"]]
+        if st.name in lost:
+            st.notes.append(lost[st.name])
+            entry["notes"] = list(st.notes)
+        runfolder.atomic_write_json(tpath, timings)
+        entry["summary"] = summary_of(timings)
+    writer.save()

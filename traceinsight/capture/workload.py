@@ -112,7 +112,8 @@ def inspect_file(path: str | Path) -> WorkloadFile:
 # CAPTURE keys: the capture command's settings, named like its flags (--host-trace-ms -> host_trace_ms)
 CAPTURE_KEYS = {"timeout": float, "min_steps": int, "min_time": float, "max_time": float,
                 "warmup_steps": int, "host_trace_ms": int, "host_max_steps": int,
-                "python_tracer": bool, "python_trace_ms": int, "python_max_steps": int}
+                "python_tracer": bool, "python_trace_ms": int, "python_max_steps": int,
+                "rounds": int, "round_time": float, "round_min_steps": int}
 
 
 def _capture_settings(path: Path, node) -> dict:

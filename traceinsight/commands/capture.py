@@ -15,7 +15,9 @@ class Command:
 
     Each mode runs in its own process: the first step (tracing / compilation) is timed apart inside
     a host trace (host tracer level 3), then warm-up, an untraced timing phase (per-step
-    perf_counter times), then a python-tracer pass (level 1). Results go to
+    perf_counter times), then a python-tracer pass (level 1). A first step longer than the host trace
+    is captured again in a fresh process with a longer trace. With several modes, the untraced
+    timing comes in --rounds interleaved rounds (A B C A B C ...). Results go to
     runs/<UTC time>-<workload>/ (run.json; per mode: timings.json and TensorBoard-layout traces).
 
     examples:
@@ -58,6 +60,14 @@ class Command:
                               help=f"python-traced pass length ({d.python_trace_ms})")
         settings.add_argument("--python-max-steps", type=int,
                               help=f"at most this many steps in the python-traced pass ({d.python_max_steps})")
+        settings.add_argument("--rounds", type=int,
+                              help=f"untraced timing rounds per mode, interleaved across modes (A B C A B C "
+                                   f"...): the modes' processes stay alive after their capture and time "
+                                   f"another round each in turn; 1 = no interleaving ({d.rounds})")
+        settings.add_argument("--round-time", type=float,
+                              help=f"rounds after the first: at least this many seconds ({d.round_time:g})")
+        settings.add_argument("--round-min-steps", type=int,
+                              help=f"rounds after the first: at least this many steps ({d.round_min_steps})")
         settings.add_argument("--no-python-tracer", action="store_const", const=False, dest="python_tracer",
                               help="skip the python-tracer pass")
         parser.set_defaults(_capture_parser=parser)  # run() gets the top-level parser
@@ -87,22 +97,30 @@ class Command:
             console.print(f"checking {args.workload} ...")
             plan, writer = orch.new_run(args.workload, requested, Path(args.out), args.name, overrides,
                                          command)
-        for n in notes:
-            console.print(f"[yellow]note:[/] {n}")
-        console.print(f"run: [bold]{plan.run_path}[/]  ({plan.workload.kind} workload "
-                      f"{plan.workload.name}, {len(plan.modes)} mode(s) to capture)")
-        states = run_with_progress(console, plan, writer, plan.opts)
-        wall = time.monotonic() - started
-        writer.manifest.setdefault("capture_wall_s", []).append(round(wall, 1))
-        writer.save()
-        print_summary(console, plan.run_path)
-        for s in states:
-            for n in s.notes:
-                console.print(f"[yellow]warning:[/] {s.name}: {n}")
-        console.print(f"captured in {wall:.0f} s")
-        console.print(f"next: traceinsight view {plan.run_path}")
-        failed = [s for s in states if s.status != "ok"]
-        return 1 if failed and len(failed) == len(states) else 0
+            notes += plan.notes
+        try:
+            for n in notes:
+                console.print(f"[yellow]note:[/] {n}")
+            console.print(f"run: [bold]{plan.run_path}[/]  ({plan.workload.kind} workload "
+                          f"{plan.workload.name}, {len(plan.modes)} mode(s) to capture)")
+            states = run_with_progress(console, plan, writer, plan.opts)
+            wall = time.monotonic() - started
+            writer.manifest.setdefault("capture_wall_s", []).append(round(wall, 1))
+            writer.save()
+            print_summary(console, plan.run_path)
+            for s in states:
+                for n in s.notes:
+                    console.print(f"[yellow]warning:[/] {s.name}: {n}")
+            console.print(f"captured in {wall:.0f} s")
+            console.print(f"next: traceinsight view {plan.run_path}")
+            failed = [s for s in states if s.status != "ok"]
+            if failed:
+                console.print(f"[red]{len(failed)} of {len(states)} mode(s) failed:[/] "
+                              f"{', '.join(s.name for s in failed)}")
+            return 1 if failed else 0
+        finally:
+            if plan.lock is not None:
+                plan.lock.release()
 
 
 def _defaults():
@@ -125,25 +143,27 @@ def _command_line(args, parser) -> str:
 
 
 def print_modes(console) -> None:
+    """The modes in a few lines: base modes, then the variants (+tensor, tf_keras:, tf1:)."""
     from rich.table import Table
 
     from traceinsight.capture import modes as modes_mod
 
     tk = modes_mod.tf_keras_installed()
-    for title, items in (("Keras workloads (model() + data())", modes_mod.keras_modes()),
+    keras_base = [m for m in modes_mod.keras_modes() if not m.tensor_inputs and not m.legacy_keras]
+    tf1 = [m for m in modes_mod.keras_modes() if m.tf1]
+    for title, items in (("Keras workloads (model() + data())", keras_base),
                          ("Function workloads (step() + inputs())", modes_mod.function_modes())):
-        table = Table(title=title, title_justify="left")
+        table = Table(title=title, title_justify="left", box=None, pad_edge=False, show_header=False)
         table.add_column("mode", style="bold", no_wrap=True)
         table.add_column("what one step is")
-        table.add_column("needs")
         for m in items:
-            needs = []
-            if m.needs_y:
-                needs.append("y")
-            if m.legacy_keras:
-                needs.append("tf_keras" + ("" if tk else " (not installed)"))
-            table.add_row(m.name, m.help, ", ".join(needs))
+            table.add_row(m.name, m.help + (" (needs y)" if m.needs_y else ""))
         console.print(table)
+    installed = "" if tk else f" (tf_keras is not installed: {modes_mod.TF_KERAS_INSTALL})"
+    console.print(f"Keras variants: [bold]<mode>{modes_mod.TENSOR_SUFFIX}[/] converts the inputs to "
+                  "tensors once, outside the step; [bold]tf_keras:<mode>[/] runs it under Keras 2"
+                  f"{installed}; TF1 graph (Keras 2, eager disabled, Session): "
+                  + ", ".join(f"[bold]{m.name}[/]" for m in tf1) + ".")
 
 
 def run_with_progress(console, plan, writer, opts) -> list:
@@ -154,6 +174,7 @@ def run_with_progress(console, plan, writer, opts) -> list:
 
     states = {m: orch.ModeState(m) for m in plan.modes}
     current: list[str | None] = [None]
+    rounds_note: list[str | None] = [None]
 
     def render():
         t = Table(box=None, pad_edge=False)
@@ -172,21 +193,36 @@ def run_with_progress(console, plan, writer, opts) -> list:
             elif s.status == "running":
                 detail = orch.read_phase(writer.path / writer.mode(name)["dir"]) or "starting"
             t.add_row(name, f"[{style}]{s.status}[/]", el, detail)
+        if rounds_note[0]:
+            t.add_row("", "[cyan]timing[/]", "", rounds_note[0])
         return t
 
+    keep_alive = orch.rounds_fit(opts, len(plan.modes))
     with Live(render(), console=console, refresh_per_second=4, transient=False) as live:
         def poll():
             live.update(render())
 
-        for name in plan.modes:
-            st = states[name]
-            st.status, st.started = "running", time.monotonic()
-            current[0] = name
-            live.update(render())
-            done = orch.capture_mode(plan, writer, name, opts, poll=poll)
-            done.started = st.started
-            states[name] = done
-            live.update(render())
+        try:
+            for name in plan.modes:
+                st = states[name]
+                st.status, st.started = "running", time.monotonic()
+                current[0] = name
+                live.update(render())
+                done = orch.capture_mode(plan, writer, name, opts, poll=poll, keep_alive=keep_alive)
+                done.started = st.started
+                states[name] = done
+                live.update(render())
+            if keep_alive:
+                def on_round(name, i):
+                    rounds_note[0] = f"round {i + 1} of {opts.rounds}: {name}"
+                orch.run_rounds(writer, list(states.values()), opts, poll=poll, on_round=on_round)
+                rounds_note[0] = None
+                live.update(render())
+        except BaseException:  # Ctrl-C: no workload process may stay behind
+            for st in states.values():
+                if st.live is not None:
+                    st.live.kill()
+            raise
     console.print()
     return list(states.values())
 

@@ -1,0 +1,101 @@
+"""The driver of a Keras workload's mode (``model()`` + ``data()``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from traceinsight.capture import modes as modes_mod
+from traceinsight.capture.drivers import CallDriver, FitDriver
+from traceinsight.capture.loading import WorkloadError, _call, keras_batch
+
+def _default_loss(np, y) -> str:
+    y = np.asarray(y)
+    if np.issubdtype(y.dtype, np.integer):
+        return "sparse_categorical_crossentropy" if y.max(initial=0) > 1 else "binary_crossentropy"
+    if y.size and np.isin(y, (0, 1)).all():
+        return "binary_crossentropy"
+    return "mse"
+
+
+def _batch_size(tf, np, x) -> int:
+    """Rows of the batch (x may be an array, a tensor, or a structure of them for multi-input models)."""
+    return int(np.shape(tf.nest.flatten(x)[0])[0])
+
+
+def keras_driver(tf, mode: modes_mod.Mode, module):
+    import numpy as np
+    if mode.legacy_keras:
+        import tf_keras as keras
+    else:
+        import keras
+    model = _call(module.model, "model()")
+    if not hasattr(model, "predict_on_batch"):
+        raise WorkloadError(f"model() returned {type(model).__name__}, not a keras.Model")
+    x, y = keras_batch(module)
+    details: dict[str, Any] = {"keras": getattr(keras, "__version__", "?"),
+                               "keras_module": keras.__name__,
+                               "model_class": f"{type(model).__module__}.{type(model).__name__}",
+                               "x_shape": tf.nest.map_structure(lambda a: list(np.shape(a)), x),
+                               "y_shape": tf.nest.map_structure(lambda a: list(np.shape(a)), y) if y is not None else None}
+    if mode.tf1:
+        details["graph"] = ("TF1: eager disabled, Keras 2 builds a v1 graph run by a Session "
+                            f"(executing eagerly: {tf.executing_eagerly()})")
+    if mode.needs_y and y is None:
+        raise WorkloadError(f"mode {mode.name} trains, and data() returned no y")
+    if mode.tensor_inputs:
+        x = tf.nest.map_structure(tf.convert_to_tensor, x)
+        if y is not None:
+            y = tf.nest.map_structure(tf.convert_to_tensor, y)
+    base = mode.base
+    if mode.needs_y:
+        ck = dict(_call(module.compile_kwargs, "compile_kwargs()")) if hasattr(module, "compile_kwargs") \
+            else {"optimizer": "adam", "loss": _default_loss(np, y)}
+        if mode.tf1:
+            pass  # training_v1's compile takes neither run_eagerly nor jit_compile: a graph already
+        elif base == "train_on_batch-eager":
+            ck.update(run_eagerly=True, jit_compile=False)
+        elif base == "train_on_batch-xla":
+            ck.update(run_eagerly=False, jit_compile=True)
+        else:
+            ck.update(run_eagerly=False, jit_compile=False)
+        _call(lambda: model.compile(**ck), "model.compile()")
+        details["compile_kwargs"] = {k: (v if isinstance(v, (str, int, float, bool, type(None)))
+                                         else f"{type(v).__module__}.{type(v).__name__}")
+                                     for k, v in ck.items()}
+
+    if base == "eager":
+        return CallDriver(tf, lambda: model(x), details=details)
+    if base == "function":
+        f = tf.function(model)
+        return CallDriver(tf, lambda: f(x), details=details)
+    if base == "xla":
+        f = tf.function(model, jit_compile=True)
+        return CallDriver(tf, lambda: f(x), details=details)
+    if base == "predict":
+        n = _batch_size(tf, np, x)
+        return CallDriver(tf, lambda: model.predict(x, batch_size=n, verbose=0), details=details)
+    if base == "predict_on_batch":
+        return CallDriver(tf, lambda: model.predict_on_batch(x), details=details)
+    if base.startswith("train_on_batch"):
+        return CallDriver(tf, lambda: model.train_on_batch(x, y), details=details)
+    n = _batch_size(tf, np, x)
+    if base == "fit":
+        # Repeat the batch so one epoch holds several batches (epoch bookkeeping stays out of most
+        # steps) without using much memory: at most 64 batches or ~64 MB.
+        nbytes = sum(int(np.prod(np.shape(a))) * 4 for a in tf.nest.flatten((x, y)))
+        reps = max(1, min(64, (64 << 20) // max(1, nbytes)))
+        if mode.tensor_inputs:
+            xs = tf.nest.map_structure(lambda a: tf.concat([a] * reps, 0), x)
+            ys = tf.nest.map_structure(lambda a: tf.concat([a] * reps, 0), y)
+        else:
+            xs = tf.nest.map_structure(lambda a: np.concatenate([a] * reps, 0), x)
+            ys = tf.nest.map_structure(lambda a: np.concatenate([a] * reps, 0), y)
+        details.update(batches_per_epoch=reps, batch_size=n)
+        return FitDriver(tf, keras, model, {"x": xs, "y": ys, "batch_size": n, "epochs": 10**9,
+                                            "shuffle": False}, details)
+    if base == "fit-dataset":
+        ds = tf.data.Dataset.from_tensors((x, y)).repeat().prefetch(tf.data.AUTOTUNE)
+        details.update(batch_size=n, dataset="from_tensors((x, y)).repeat().prefetch(AUTOTUNE)")
+        return FitDriver(tf, keras, model, {"x": ds, "steps_per_epoch": 10**9, "epochs": 1}, details)
+    raise WorkloadError(f"mode {mode.name} is not implemented")
+

@@ -1,0 +1,195 @@
+"""One mode's phases in the workload process (see ``traceinsight.capture.runner``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from traceinsight import runfolder
+from traceinsight.capture import machine
+from traceinsight.capture import modes as modes_mod
+from traceinsight.capture.function_driver import function_driver
+from traceinsight.capture.keras_driver import keras_driver
+from traceinsight.capture.loading import WorkloadError, load_workload
+from traceinsight.capture.profiling import HOST_LEVELS, PYTHON_LEVELS, free_port, traced_phase
+from traceinsight.capture.steps import Recorder
+from traceinsight.pyfiles import loaded_python_files
+
+PROGRESS = ".progress.json"
+
+
+def progress(mode_path: Path, phase: str) -> None:
+    """Tell the parent which phase runs (its live display, and what a timed-out mode was doing)."""
+    runfolder.atomic_write_json(mode_path / PROGRESS, {"phase": phase, "t": time.time()})
+
+
+def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
+    mode = modes_mod.get(spec["kind"], spec["mode"])
+    if mode is None:
+        raise WorkloadError(f"unknown mode {spec['mode']!r} for a {spec['kind']} workload")
+    if mode.legacy_keras:
+        import tf_keras
+        sys.modules["keras"] = tf_keras  # the workload's `import keras` gets Keras 2
+    mode_path = Path(spec["mode_path"])
+    progress(mode_path, "importing TensorFlow")
+    import tensorflow as tf
+    if mode.base == "v1-session" or mode.tf1:
+        tf.compat.v1.disable_eager_execution()
+    if mode.tf1:
+        _v1_optimizers()
+    progress(mode_path, "building the workload")
+    module = load_workload(spec["workload"])
+    driver = keras_driver(tf, mode, module) if mode.kind == modes_mod.KERAS else function_driver(tf, mode, module)
+
+    load_start = machine.loadavg()
+    port = free_port()
+    tf.profiler.experimental.server.start(port)
+    timings: dict[str, Any] = {"mode": mode.name, "kind": mode.kind, "pid": os.getpid(),
+                               "first_step_s": None, "first_step_traced": True, "first_step_num": 0}
+
+    # 1. host pass, holding the first step
+    progress(mode_path, "host trace: first step")
+    rec, host = traced_phase(tf, driver, port, mode_path / "host", spec["host_trace_ms"], HOST_LEVELS,
+                             spec["host_max_steps"], 0, "host")
+    host_steps = [(s, n) for s, n, t in zip(rec.steps_s, rec.step_nums, rec.traced) if n != 0 and t]
+    if rec.steps_s and rec.step_nums[0] == 0:
+        timings["first_step_s"] = rec.steps_s[0]
+        timings["first_step_traced"] = bool(rec.traced[0])
+    else:  # the profiler never went live: take the first step untraced so timing still works
+        first = Recorder(tf, "first", 0, lambda r: len(r.steps_s) >= 1)
+        driver.run(first)
+        timings["first_step_s"] = first.steps_s[0]
+        timings["first_step_traced"] = False
+        rec = first
+    host.update(steps_s=[s for s, _ in host_steps], step_nums=[n for _, n in host_steps],
+                untraced_steps=sum(1 for t in rec.traced if not t))
+    host_started = time.monotonic()
+    next_step = rec.next_step
+    if (spec.get("retry_cut_first_step") and not timings["first_step_traced"]
+            and host.get("live") and timings["first_step_s"] is not None):
+        # The first step (tracing, XLA compile) outlasted the host trace: this process cannot take a
+        # first step again (its caches are warm). Stop here; the parent starts a fresh process
+        # with a host trace long enough for it.
+        return {"mode": mode.name, "first_step_cut": True, "first_step_s": timings["first_step_s"],
+                "host_trace_ms": spec["host_trace_ms"]}, None
+
+    # 2. warm-up
+    warm = Recorder(tf, "warmup", next_step,
+                    lambda r: len(r.steps_s) >= spec["warmup_steps"] or
+                    (len(r.steps_s) >= 1 and r.elapsed >= spec["max_time"]))
+    progress(mode_path, "warm-up")
+    driver.run(warm)
+    next_step = warm.next_step
+
+    if not timings["first_step_traced"] and "problem" not in host:
+        # The first step outlasted the host trace (an XLA compile, a big graph): that session holds
+        # its beginning only, and no steady step. Trace the host again, after warm-up, so the
+        # newest session of host/ (the one analysis reads) has steady steps; the older session
+        # stays for TensorBoard. Session folders are named to the second: do not collide.
+        time.sleep(max(0.0, 1.1 - (time.monotonic() - host_started)))
+        first_session = host
+        progress(mode_path, "host trace again (steady steps)")
+        rec2, host = traced_phase(tf, driver, port, mode_path / "host", spec["host_trace_ms"],
+                                  HOST_LEVELS, spec["host_max_steps"], next_step, "host")
+        host.update(steps_s=[s for s, t in zip(rec2.steps_s, rec2.traced) if t],
+                    step_nums=[n for n, t in zip(rec2.step_nums, rec2.traced) if t],
+                    untraced_steps=sum(1 for t in rec2.traced if not t),
+                    first_session={k: first_session.get(k) for k in ("trace", "profile_options")},
+                    first_step_note=(
+                        f"the first step ({timings['first_step_s']:.1f} s) outlasted the host trace "
+                        f"({spec['host_trace_ms']} ms): host/ has a second session, after warm-up, "
+                        "with steady steps; raise --host-trace-ms to trace the whole first step"))
+        if not first_session["profile_options"].get("ok"):
+            host["profile_options"] = first_session["profile_options"]  # report the worse one
+        next_step = rec2.next_step
+
+    # 3. untraced timing (round 0 of the interleaved rounds, see RoundServer)
+    timing = Recorder(tf, "timing", next_step,
+                      lambda r: len(r.steps_s) >= spec["min_steps"] and r.elapsed >= spec["min_time"]
+                      or (len(r.steps_s) >= max(3, min(spec["min_steps"], 3)) and r.elapsed >= spec["max_time"]))
+    progress(mode_path, "timing (untraced)")
+    usage = machine.Usage()
+    driver.run(timing)
+    load = usage.finish()
+    timings.update(warmup_steps=len(warm.steps_s), steps_s=timing.steps_s,
+                   step_nums=timing.step_nums, timing_phase_s=timing.elapsed)
+    timings["rounds"] = [{"round": 0, "steps_s": list(timing.steps_s), "step_nums": list(timing.step_nums),
+                          **load}]
+    next_step = timing.next_step
+
+    traced: dict[str, Any] = {"host": host}
+    # 4. python pass
+    if spec.get("python_tracer", True):
+        progress(mode_path, "python trace")
+        prec, py = traced_phase(tf, driver, port, mode_path / "python", spec["python_trace_ms"],
+                                PYTHON_LEVELS, spec["python_max_steps"], next_step, "python")
+        py.update(steps_s=[s for s, t in zip(prec.steps_s, prec.traced) if t],
+                  step_nums=[n for n, t in zip(prec.step_nums, prec.traced) if t])
+        traced["python"] = py
+        next_step = prec.next_step  # rounds number their steps after the python pass's
+    timings["traced"] = traced
+    timings["details"] = dict(driver.details)
+    # the python tracer names frames by file base name only: record which package each is from
+    timings["python_files"] = loaded_python_files(spec.get("workload"))
+    if getattr(driver, "signatures", None) is not None:
+        timings["input_signatures"] = driver.signatures.summary()
+    timings["load"] = {**machine.cpu_count(), "loadavg_start": load_start, "loadavg_end": machine.loadavg(),
+                       "timing_phase": load}
+    server = RoundServer(tf, driver, spec, mode_path, next_step) if spec.get("rounds", 1) > 1 else None
+    return timings, server
+
+
+class RoundServer:
+    """Interleaved rounds: after its capture, the mode's process stays alive and times another short
+    untraced round each time the parent asks (one JSON line on stdin: ``{"round": i, "out": path}``;
+    ``{"exit": true}`` ends it). The parent asks mode A, B, C, then A, B, C again, so a burst of load
+    on the machine lands on every mode's round alike, and ratios can come from paired rounds."""
+
+    def __init__(self, tf, driver, spec: dict, mode_path: Path, next_step: int):
+        self.tf, self.driver, self.spec, self.mode_path, self.next_step = tf, driver, spec, mode_path, next_step
+
+    def serve(self) -> None:
+        for line in sys.stdin:
+            try:
+                cmd = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(cmd, dict) or cmd.get("exit"):
+                return
+            runfolder.atomic_write_json(Path(cmd["out"]), self.round(int(cmd["round"])))
+
+    def round(self, i: int) -> dict:
+        spec = self.spec
+        progress(self.mode_path, f"round {i} (untraced)")
+        # one untimed step first: the process sat idle while the other modes ran (cold caches)
+        warm = Recorder(self.tf, "round-warmup", self.next_step, lambda r: len(r.steps_s) >= 1)
+        self.driver.run(warm)
+        min_steps = spec.get("round_min_steps", 3)
+        rec = Recorder(self.tf, f"round-{i}", warm.next_step,
+                       lambda r: len(r.steps_s) >= min_steps and r.elapsed >= spec.get("round_time", 1.0)
+                       or (len(r.steps_s) >= 1 and r.elapsed >= spec["max_time"]))
+        usage = machine.Usage()
+        self.driver.run(rec)
+        load = usage.finish()
+        self.next_step = rec.next_step
+        progress(self.mode_path, "waiting for the next round")
+        out = {"round": i, "steps_s": list(rec.steps_s), "step_nums": list(rec.step_nums), **load}
+        if getattr(self.driver, "signatures", None) is not None:  # the arguments fed, rounds included
+            out["input_signatures"] = self.driver.signatures.summary()
+        return out
+
+
+
+def _v1_optimizers() -> None:
+    """Keras 2's optimizers (``tf_keras.optimizers.Adam`` ...) need eager; their TF1 twins live in
+    ``tf_keras.optimizers.legacy``. A TF1 mode gives the workload the twins under the usual names,
+    as TF 1.x Keras did (tf-keras 2.21)."""
+    import tf_keras
+    legacy = tf_keras.optimizers.legacy
+    for name in dir(legacy):
+        if name[:1].isupper() and name != "Optimizer":
+            setattr(tf_keras.optimizers, name, getattr(legacy, name))
