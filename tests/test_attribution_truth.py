@@ -288,11 +288,13 @@ def test_compile_events_without_their_parent_synthetic(tmp_path):
     main.event("some-new-hlo-pass", 10, 10)                         # unlisted, pass-shaped
     main.event("ThunkEmitter::EmitKernel", 20, 5)
     main.event("LowerTensorsPass", 25, 5)
+    main.event("late-annotation", 32, 3)                            # after the last compile event
     main.event("__inference_f_1:__inference_f_1", 40, 40)
     main.event("CpuExecutable::ExecuteAsyncOnStream", 42, 36)
-    main.event("user-annotation", 85, 5)                            # after the first run: no rule
+    main.event("user-annotation", 85, 5)                            # after the first run
     m = analyze(sp, tmp_path)
-    assert cats(m) == {"compile": 30, "op": 40, "other": 5, "python": 25}
+    assert cats(m) == {"compile": 30, "op": 40, "other": 8, "python": 22}
+    assert set(m.other["name"]) == {"late-annotation", "user-annotation"}
 
 
 def test_every_compile_event_name_in_real_xla_traces_is_compile_on_its_own(runs):
@@ -345,3 +347,18 @@ def test_v1_session_wait_is_op_like_the_function_run_real(runs):
     for m in (v1, fn):
         w = m.ops[(m.ops["thread"] == "worker") & (m.ops["type"] == "MatMul")]
         assert w["calls_per_step"].sum() == pytest.approx(99), m.name
+
+
+def test_passes_of_a_cut_compilation_are_compile_real():
+    """xla-cut: a host trace shorter than XLA's first compilation (maxpool.py, --host-trace-ms
+    300). The trace holds HLO passes whose enclosing compile events had not ended when it
+    stopped: they sit at the top level of the main thread, and are compile, not other."""
+    first = sorted((DATA / "xla-cut" / "xla" / "host").glob("plugins/profile/*/*.xplane.pb"))[0]
+    a = attribute(load_files([first]))
+    t = a.table
+    top_passes = [i for i in np.nonzero((a.parent < 0) & (t.line == a.main_line))[0]
+                  if t.names[t.name[i]] in rules.NAME_SETS["XLA_PASS_NAMES"]]
+    assert len(top_passes) >= 3
+    assert (a.cat[top_passes] == rules.COMPILE).all()
+    whole = a.category_time(np.array([a.bounds[0]]), np.array([a.bounds[-1]]))[0]
+    assert whole[rules.OTHER] == 0 and whole[rules.COMPILE] > 0

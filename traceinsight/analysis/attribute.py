@@ -204,10 +204,11 @@ def _conversions_without_work(table: EventTable, own: np.ndarray, parent: np.nda
 
 
 def _compile_without_parent(table: EventTable, own: np.ndarray, parent: np.ndarray) -> None:
-    """HLO pass names not in the rule table, at the top level of a thread before that thread's
-    first XLA executable run, in a trace that compiles, are compile: a host trace that starts in
-    the middle of a long compilation holds the passes without the compile event around them
-    (nested in one, they are compile by inheritance already). In place on ``own``."""
+    """Events named like an HLO pass (rules.PASS_SHAPE) that no rule places, at the top level of a
+    thread before that thread's first XLA executable run and before its last compile event ends,
+    are compile: a host trace that starts in the middle of a long compilation holds the passes
+    without the compile event around them (nested in one, they are compile by inheritance
+    already). In place on ``own``."""
     if not len(table) or not (own == rules.COMPILE).any():
         return
     shaped = np.array([bool(rules.PASS_SHAPE.match(n)) for n in table.names], dtype=bool)
@@ -219,7 +220,11 @@ def _compile_without_parent(table: EventTable, own: np.ndarray, parent: np.ndarr
         run[table.stat_str["hlo_op"][0]] = True
     first_run = np.full(len(table.lines), np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first_run, table.line[run], table.start[run])
-    cand &= table.start < first_run[table.line]
+    # and while that thread compiles: before the end of its last compile event
+    compiling = own == rules.COMPILE
+    last_compile = np.full(len(table.lines), np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(last_compile, table.line[compiling], table.end[compiling])
+    cand &= (table.start < first_run[table.line]) & (table.start < last_compile[table.line])
     own[cand] = rules.COMPILE
 
 
