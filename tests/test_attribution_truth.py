@@ -169,6 +169,22 @@ def test_iterator_wait_beside_compute_synthetic(tmp_path):
     assert cats(analyze(sp, tmp_path)) == {"input": 20, "op": 60, "dispatch": 10, "python": 10}
 
 
+def test_iterator_wait_inside_a_loop_op_is_input_synthetic(tmp_path):
+    sp = Space()
+    h = sp.host()
+    main = h.line("python")
+    main.event("train", 0, 100, step_num=1)
+    main.event("train_function", 5, 90, tf_function_call="notTraced-nonXla")
+    main.event("KernelAndDeviceFunc::Run", 10, 80)
+    # steps_per_execution: a While op runs the loop whose body pulls from the iterator; the While
+    # and the call inside it hold the wait, they are not compute beside it
+    h.line("tf_Compute/1").event("while:While", 11, 78)
+    h.line("tf_Compute/2").event("while/body/call:StatefulPartitionedCall", 12, 76)
+    h.line("tf_Compute/3").event("while/body/IteratorGetNext:IteratorGetNext", 15, 30)
+    h.line("tf_Compute/4").event("while/body/call/dense/MatMul:MatMul", 50, 30)
+    assert cats(analyze(sp, tmp_path)) == {"input": 30, "op": 50, "dispatch": 10, "python": 10}
+
+
 def test_iterator_wait_beside_compute_real(runs):
     """data_overlap.py: the batch (4 matmuls in a sequential map) is made while the step's
     independent chain of 24 matmuls runs: the step waited on IteratorGetNext for a large part of

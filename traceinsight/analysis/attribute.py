@@ -138,6 +138,9 @@ def _subtract(a_s, a_e, b_s, b_e) -> tuple[np.ndarray, np.ndarray]:
     return _merge(lo[keep], hi[keep])
 
 
+_CONTAINER_OPS = frozenset({
+    "While", "StatelessWhile", "_While", "If", "StatelessIf", "_If", "Case", "StatelessCase",
+    "PartitionedCall", "StatefulPartitionedCall", "RemoteCall", "For"})
 _INPUT_WORK = re.compile(r"^(MemcpyH2D|IteratorGetNext)|:IteratorGetNext\w*$")
 
 
@@ -155,8 +158,11 @@ def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray, cat
     if not len(ev):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     w_s, w_e = _merge(table.start[ev], table.end[ev])
-    # the step's compute elsewhere: op events outside the input pipeline
-    named_op = np.array([rules.op_of_name(n) is not None for n in names] or [False])
+    # the step's compute elsewhere: op events outside the input pipeline. Control-flow and call
+    # ops (a While loop or a PartitionedCall holding the IteratorGetNext) contain the wait itself:
+    # their events are not compute
+    named_op = np.array([(o := rules.op_of_name(n)) is not None and o[1] not in _CONTAINER_OPS
+                         for n in names] or [False])
     compute = named_op[table.name]
     if "hlo_op" in table.stat_str:
         compute[table.stat_str["hlo_op"][0]] = True
