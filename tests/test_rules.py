@@ -11,6 +11,11 @@ from traceinsight.analysis import rules
 EXAMPLES = {  # regex rules: a name each must match
     rules.GRAPH_OP_PATTERN: "functional_1/conv1d_1/convolution:_MklNativeFusedConv2D",
     r"^__inference_.*:__inference_": "__inference_f_72:__inference_f_72",
+    r"^[A-Z][A-Za-z0-9]*Pass$": "LowerTensorsPass",
+    r"^(?!.*/)(?!.*[^:]:\w+$).*(?i:autotun)": "gemm-autotuner",
+    r"^(?!.*/)(?!.*[^:]:\w+$).*(?i:algorithm.?picker)": "GemmAlgorithmPicker::Run",
+    r"^(?!.*/)(?!.*[^:]:\w+$).*(?i:llvm)": "OptimizeLlvmIr",
+    r"^(?!.*/)(?!.*[^:]:\w+$).*(?i:ptx)": "CompileToPtx",
 }
 
 
@@ -19,6 +24,8 @@ def example(kind: str, pattern: str) -> str:
         return pattern
     if kind == "prefix":
         return pattern + "Something"
+    if kind == "set":
+        return sorted(rules.NAME_SETS[pattern])[0]
     return EXAMPLES[pattern]
 
 
@@ -44,6 +51,21 @@ def test_special_names():
     assert rules.own_category("EagerCopyToDevice", has_device_plane=True) == rules.INPUT
     assert rules.function_call_category("traced-xla") == rules.TRACING
     assert rules.function_call_category("notTraced-nonXla") == rules.DISPATCH
+
+
+def test_xla_compile_names_are_compile_and_graph_ops_are_not():
+    # every name of the XLA pass list (collected from real XLA CPU compilations) is compile
+    for name in rules.NAME_SETS["XLA_PASS_NAMES"]:
+        assert rules.own_category(name) == rules.COMPILE, name
+    for name in ("ThunkEmitter::EmitEntryComputation", "mlir::detail::OpToOpPassAdaptor",
+                 "float-normalization-bf16", "gemm-autotuner", "OptimizeLlvmIr"):
+        assert rules.own_category(name) == rules.COMPILE, name
+    # graph ops whose scope happens to hold a family word stay ops
+    assert rules.own_category("model/llvm_like/MatMul:MatMul") == rules.OP
+    assert rules.own_category("autotune_scope/conv:Conv2D") == rules.OP
+    assert rules.PASS_SHAPE.match("while-loop-simplifier")
+    assert rules.PASS_SHAPE.match("simplification after layout assignment")
+    assert not rules.PASS_SHAPE.match("step") and not rules.PASS_SHAPE.match("Conv2D")
 
 
 def test_op_names():

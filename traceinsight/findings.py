@@ -295,26 +295,63 @@ def rule_retracing(run: Run) -> Iterable[Finding]:
                 modes=(m.name,))
 
 
+def _main_calls(m: ModeResult, *types: str) -> float:
+    """Calls per step of main-thread ops of these types (0 without an ops table)."""
+    if m.ops.empty or "type" not in m.ops:
+        return 0.0
+    o = m.ops[(m.ops["thread"] == "main") & m.ops["type"].isin(types)]
+    return float(o["calls_per_step"].sum())
+
+
+def _waits_on_tf_data(m: ModeResult) -> bool:
+    """The mode's steps pull batches from tf.data: an ``IteratorGetNext`` op runs in them (a graph
+    op on the executor, or the eager op), or the mode is a dataset mode."""
+    if "dataset" in split_mode(m.name)[1]:
+        return True
+    return (not m.ops.empty and "type" in m.ops
+            and m.ops["type"].astype(str).str.startswith("IteratorGetNext").any())
+
+
+def _conversions(m: ModeResult) -> float:
+    """Conversions per step that did work: every numpy / Python value converted to a tensor runs
+    an ``_EagerConst`` op (a tensor passed to an op is returned unchanged and runs none)."""
+    return _main_calls(m, "_EagerConst")
+
+
 def _conversion_hint(m: ModeResult) -> str:
+    n = _conversions(m)
+    text = (f" {n:.0f} conversion{'s' if round(n) != 1 else ''} per step (`_EagerConst` runs)."
+            if n > 0 else "")
     names = []
     if not m.hotspots.empty:
         names += [str(f) for f in m.hotspots["function"] if "convert_to_tensor" in str(f)]
-    for df, col in ((m.ops, "op"), (m.other, "name")):
-        if not df.empty and col in df:
-            names += [str(n) for n in df[col] if any(k in str(n) for k in
-                                                     ("_EagerConst", "tf.constant", "convert_to_tensor"))]
+    if not m.other.empty and "name" in m.other:
+        names += [str(n) for n in m.other["name"] if any(k in str(n) for k in
+                                                         ("_EagerConst", "tf.constant", "convert_to_tensor"))]
     names = list(dict.fromkeys(names))[:3]
-    return f" Conversion events seen: {', '.join(names)}." if names else ""
+    return text + (f" Conversion events seen: {', '.join(names)}." if names else "")
+
+
+def _slicing(m: ModeResult) -> float:
+    """StridedSlice calls per step when the conversions are its Python indices: ``w[i]`` with a
+    Python int converts begin, end and strides (3 ``_EagerConst`` runs) for each slice."""
+    n = _main_calls(m, "StridedSlice")
+    return n if n >= 1 and _conversions(m) >= 2 * n else 0.0
 
 
 def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
-    """3. Inputs (numpy arrays, Python numbers) converted to tensors every step: one finding for the
-    run, the mode with the most input time first."""
+    """3. Values (numpy arrays, Python numbers) converted to tensors every step: one finding for the
+    run, the mode with the most input time first. A conversion of something that is a tensor
+    already is not input (the attribution makes it dispatch), so input time here is conversion
+    work (``_EagerConst`` runs, counted when the ops table has them); a step waiting on tf.data is
+    rule 7's, and input that is only host-to-device copies is not a conversion."""
     hits = []
     for m in run.ok_modes():
         prefix, base, variant = split_mode(m.name)
-        if variant or "dataset" in base:
-            continue  # +tensor modes already pass tensors; dataset modes: rule 7
+        if variant or _waits_on_tf_data(m):
+            continue  # +tensor modes already pass tensors; tf.data waits: rule 7
+        if _conversions(m) <= 0 and not m.ops.empty and (m.ops["type"] == "memcpy").any():
+            continue  # no conversion ran: the input time is host-to-device copies
         inp, total = _cat(m, "input"), _traced_total(m)
         if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_SHARE:
             continue
@@ -330,9 +367,16 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
         return
     hits.sort(key=lambda h: (h[4] is None, -h[0]))   # measured against +tensor first
     saving, m, inp, total, measured = hits[0]
-    evidence = (f"In {m.name}, input (converting arrays and Python values to tensors, copies) takes "
+    slices = _slicing(m)
+    what = ("converting Python values to tensors, copies" if slices else
+            "converting arrays and Python values to tensors, copies")
+    evidence = (f"In {m.name}, input ({what}) takes "
                 f"{fmt_ms(inp)} ms of a {fmt_ms(total)} ms traced step ({_pct(inp / total)})."
                 + _conversion_hint(m))
+    if slices:
+        evidence += (f" The step slices tensors {slices:.0f} times per step (StridedSlice): indexing "
+                     "with a Python int (w[i]) converts the slice's begin, end and strides to "
+                     "tensors on every call, whatever the inputs are.")
     modes = [m.name]
     if measured:
         evidence += f" Passing tensors instead: {_vs(measured[2])}."
@@ -347,12 +391,18 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
             + (f"; with tensors {fmt_ms(h[4][0])} ms/step faster" if h[4] else "") + ")"
             for h in hits[1:]) + "."
         modes += [h[1].name for h in hits[1:]]
+    if slices:
+        title = f"{m.name} converts slice indices to tensors every step"
+        fix = ("ws = tf.unstack(w)   # once, outside the step: ws[i] is a Python list lookup\n"
+               "# or index inside tf.function, where the slice's constants are built once")
+    else:
+        title = f"{m.name} converts its inputs to tensors every step"
+        fix = ("x = tf.convert_to_tensor(x_np)   # numpy inputs: convert once, outside the loop\n"
+               "ws = tf.unstack(w)               # Python ints as indices (w[i]) convert every call\n"
+               "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32).prefetch(tf.data.AUTOTUNE)")
     yield Finding(
-        rule="numpy-inputs", title=f"{m.name} converts its inputs to tensors every step",
-        evidence=evidence, saving_ms=saving, saving_basis=basis, modes=tuple(modes),
-        fix=("x = tf.convert_to_tensor(x_np)   # numpy inputs: convert once, outside the loop\n"
-             "ws = tf.unstack(w)               # Python ints as indices (w[i]) convert every call\n"
-             "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32).prefetch(tf.data.AUTOTUNE)"))
+        rule="numpy-inputs", title=title,
+        evidence=evidence, saving_ms=saving, saving_basis=basis, modes=tuple(modes), fix=fix)
 
 
 def _first_compile_ms(m: ModeResult) -> float:
@@ -522,22 +572,25 @@ def _vs_by_category(c) -> str:
 
 
 def rule_input_bound(run: Run) -> Iterable[Finding]:
-    """7b. Training that waits on tf.data."""
+    """7b. Steps that wait on tf.data, in any mode (a function workload iterating a dataset as much
+    as fit on one): the wait no other compute of the step overlaps is input."""
     for m in run.ok_modes():
-        if "dataset" not in split_mode(m.name)[1]:
+        if not _waits_on_tf_data(m):
             continue
         inp, total = _cat(m, "input"), _traced_total(m)
         if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_BOUND_SHARE:
             continue
         yield Finding(
             rule="input-bound", title=f"{m.name} waits on its input pipeline",
-            evidence=(f"In {m.name}, input (waiting on tf.data, copies) takes {fmt_ms(inp)} ms of a "
-                      f"{fmt_ms(total)} ms traced step ({_pct(inp / total)})."),
+            evidence=(f"In {m.name}, input (waiting on tf.data while nothing else of the step "
+                      f"computes, copies) takes {fmt_ms(inp)} ms of a {fmt_ms(total)} ms traced "
+                      f"step ({_pct(inp / total)})."),
             saving_ms=untraced(m, inp)[0],
             saving_basis="upper bound: all of the mode's input time" + untraced(m, inp)[1],
             modes=(m.name,),
-            fix=("ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)\n"
-                 "ds = ds.cache().batch(32).prefetch(tf.data.AUTOTUNE)"))
+            fix=("ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)   # parallel map\n"
+                 "ds = ds.cache()                                            # when it fits in memory\n"
+                 "ds = ds.batch(32).prefetch(tf.data.AUTOTUNE)               # overlap with the step"))
 
 
 # (a, b) base pairs compared by the rules: the pairs users ask about.

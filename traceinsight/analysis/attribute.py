@@ -111,21 +111,68 @@ def effective_categories(own: np.ndarray, parent: np.ndarray, own_strength: np.n
                           pyframe=rules.PYFRAME, python=rules.PYTHON, other=rules.OTHER)
 
 
-def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray):
-    """Merged time intervals of input work off the main thread: tf.data ``IteratorGetNext`` ops on
-    executor threads, host-to-device copies (``MemcpyH2D``) on device planes."""
-    is_input = np.array([bool(re.match(r"^(MemcpyH2D|IteratorGetNext)", n)
-                              or re.search(r":IteratorGetNext\w*$", n)) for n in table.names]
-                        or [False])
-    ev = np.nonzero(is_input[table.name])[0]
-    ev = ev[(table.line[ev] != main) & ~outside[ev] & (table.end[ev] > table.start[ev])]
-    if not len(ev):
+def _merge(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Union of intervals [s, e) as sorted, disjoint intervals."""
+    if not len(s):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    order = np.argsort(table.start[ev], kind="stable")
-    s, e = table.start[ev][order], table.end[ev][order]
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
     run_end = np.maximum.accumulate(e)
     new = np.r_[True, s[1:] > run_end[:-1]]
     return s[new], np.maximum.reduceat(e, np.nonzero(new)[0])
+
+
+def _subtract(a_s, a_e, b_s, b_e) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted disjoint intervals A minus sorted disjoint intervals B."""
+    if not len(a_s) or not len(b_s):
+        return a_s, a_e
+    pts = np.unique(np.concatenate([a_s, a_e, b_s, b_e]))
+    lo, hi = pts[:-1], pts[1:]
+
+    def covered(s, e):
+        k = np.searchsorted(s, lo, side="right") - 1
+        return (k >= 0) & (hi <= e[np.maximum(k, 0)])
+
+    keep = covered(a_s, a_e) & ~covered(b_s, b_e)
+    return _merge(lo[keep], hi[keep])
+
+
+_CONTAINER_OPS = frozenset({
+    "While", "StatelessWhile", "_While", "If", "StatelessIf", "_If", "Case", "StatelessCase",
+    "PartitionedCall", "StatefulPartitionedCall", "RemoteCall", "For"})
+_INPUT_WORK = re.compile(r"^(MemcpyH2D|IteratorGetNext)|:IteratorGetNext\w*$")
+
+
+def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray, cat: np.ndarray):
+    """Time intervals in which the step waits on input work off the main thread and nothing else
+    of the step computes: tf.data ``IteratorGetNext`` ops on executor / tf.data threads and
+    host-to-device copies (``MemcpyH2D``) on device planes, minus the time any other op of the step
+    runs elsewhere (graph ops, HLO ops, device kernels on threads that are not the input
+    pipeline's own ``tf_data*`` threads). While the step's own compute runs beside the iterator,
+    the wait is not on the step's critical path; the part no compute overlaps is."""
+    names = table.names
+    is_input = np.array([bool(_INPUT_WORK.search(n)) for n in names] or [False])
+    ok = (table.line != main) & ~outside & (table.end > table.start)
+    ev = np.nonzero(is_input[table.name] & ok)[0]
+    if not len(ev):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    w_s, w_e = _merge(table.start[ev], table.end[ev])
+    # the step's compute elsewhere: op events outside the input pipeline. Control-flow and call
+    # ops (a While loop or a PartitionedCall holding the IteratorGetNext) contain the wait itself:
+    # their events are not compute
+    named_op = np.array([(o := rules.op_of_name(n)) is not None and o[1] not in _CONTAINER_OPS
+                         for n in names] or [False])
+    compute = named_op[table.name]
+    if "hlo_op" in table.stat_str:
+        compute[table.stat_str["hlo_op"][0]] = True
+    device_line = np.array([table.planes[ln.plane].name.startswith("/device:")
+                            for ln in table.lines] or [False])
+    compute |= device_line[table.line]
+    pipeline_line = np.array([ln.name.startswith("tf_data") for ln in table.lines] or [False])
+    compute &= ok & ~is_input[table.name] & ~pipeline_line[table.line] & (cat != rules.INPUT)
+    compute &= ~np.array([n.startswith("Memcpy") for n in names] or [False])[table.name]
+    c = np.nonzero(compute)[0]
+    return _subtract(w_s, w_e, *_merge(table.start[c], table.end[c]))
 
 
 def _relabel_waits(seg_start, seg_end, seg_owner, seg_cat, w_start, w_end):
@@ -142,6 +189,89 @@ def _relabel_waits(seg_start, seg_end, seg_owner, seg_cat, w_start, w_end):
     inside = (k >= 0) & (new_end <= w_end[np.maximum(k, 0)])
     cat[inside & (cat == rules.OP)] = rules.INPUT
     return new_start, new_end, owner, cat
+
+
+def _conversions_without_work(table: EventTable, own: np.ndarray, parent: np.ndarray) -> None:
+    """``convert_to_tensor`` / ``tf.constant`` events that hold no TensorFlow event did no
+    conversion: every conversion of a Python or numpy value runs an ``_EagerConst`` op (an
+    ``EagerExecute`` inside the event), while a tensor comes back unchanged in a few µs. Those
+    are the op-call machinery's own time: dispatch, not input (in place on ``own``)."""
+    ids = [i for i in (table.name_id("convert_to_tensor"), table.name_id("tf.constant")) if i >= 0]
+    if not ids or not len(table):
+        return
+    conv = np.isin(table.name, ids) & (own == rules.INPUT)
+    if not conv.any():
+        return
+    is_frame = np.array([n.startswith("$") for n in table.names], dtype=bool)[table.name]
+    child = (parent >= 0) & ~is_frame
+    has_child = np.bincount(parent[child], minlength=len(table)) > 0
+    own[conv & ~has_child] = rules.DISPATCH
+
+
+def _compile_without_parent(table: EventTable, own: np.ndarray, parent: np.ndarray) -> None:
+    """Events named like an HLO pass (rules.PASS_SHAPE) that no rule places, at the top level of a
+    thread before that thread's first XLA executable run and before its last compile event ends,
+    are compile: a host trace that starts in the middle of a long compilation holds the passes
+    without the compile event around them (nested in one, they are compile by inheritance
+    already). In place on ``own``."""
+    if not len(table) or not (own == rules.COMPILE).any():
+        return
+    shaped = np.array([bool(rules.PASS_SHAPE.match(n)) for n in table.names], dtype=bool)
+    cand = shaped[table.name] & (own == rules.UNKNOWN) & (parent < 0)
+    if not cand.any():
+        return
+    run = np.array([bool(rules.XLA_RUN.match(n)) for n in table.names], dtype=bool)[table.name]
+    if "hlo_op" in table.stat_str:
+        run[table.stat_str["hlo_op"][0]] = True
+    first_run = np.full(len(table.lines), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first_run, table.line[run], table.start[run])
+    # and while that thread compiles: before the end of its last compile event
+    compiling = own == rules.COMPILE
+    last_compile = np.full(len(table.lines), np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(last_compile, table.line[compiling], table.end[compiling])
+    cand &= (table.start < first_run[table.line]) & (table.start < last_compile[table.line])
+    own[cand] = rules.COMPILE
+
+
+def _fast_path_conversions(table: EventTable, parent: np.ndarray, bounds: np.ndarray,
+                           seg_owner: np.ndarray, seg_cat: np.ndarray) -> np.ndarray:
+    """Input conversion inside the C fast path. ``TFE_Py_FastPathExecute_C`` converts each numpy
+    / Python argument itself: it copies the value into a new tensor (no event of its own), then
+    places it with an ``_EagerConst`` op (``EagerExecute`` > ``EagerLocalExecute: _EagerConst``).
+    The fast path's own time from its start, or from the end of its previous child, to such an
+    ``EagerExecute`` is that copy: input, not dispatch. Returns seg_cat relabelled."""
+    ec = table.name_id("EagerLocalExecute: _EagerConst")
+    fp = table.name_id("TFE_Py_FastPathExecute_C")
+    if ec < 0 or fp < 0:
+        return seg_cat
+    consts = np.nonzero(table.name == ec)[0]
+    ee = parent[consts]
+    ee = ee[ee >= 0]
+    ee = ee[(parent[ee] >= 0)]
+    ee = ee[table.name[parent[ee]] == fp]
+    if not len(ee):
+        return seg_cat
+    owners = np.unique(parent[ee])
+    # every child of those fast paths, in time order per fast path: the gap before each
+    # _EagerConst run starts where the previous child ended (or at the fast path's start)
+    kids = np.nonzero(np.isin(parent, owners))[0]
+    kids = kids[np.lexsort((table.start[kids], parent[kids]))]
+    same = np.r_[False, parent[kids[1:]] == parent[kids[:-1]]]
+    prev_end = np.r_[0, table.end[kids[:-1]]]
+    gap_start = np.where(same, prev_end, table.start[parent[kids]])
+    is_const = np.isin(kids, ee)
+    g_s, g_e, g_own = gap_start[is_const], table.start[kids[is_const]], parent[kids[is_const]]
+    o = np.argsort(g_s, kind="stable")
+    g_s, g_e, g_own = g_s[o], g_e[o], g_own[o]
+    seg_s, seg_e = bounds[:-1], bounds[1:]
+    k = np.searchsorted(g_s, seg_s, side="right") - 1
+    kk = np.maximum(k, 0)
+    inside = (k >= 0) & (seg_e <= g_e[kk]) & (seg_owner == g_own[kk])
+    if not inside.any():
+        return seg_cat
+    seg_cat = seg_cat.copy()
+    seg_cat[inside & (seg_cat == rules.DISPATCH)] = rules.INPUT
+    return seg_cat
 
 
 def _choose_main_line(table: EventTable, marker: np.ndarray, host_lines: np.ndarray) -> tuple[int, str]:
@@ -186,6 +316,8 @@ def attribute(table: EventTable) -> Attribution:
     own[marker] = rules.PYTHON  # a marker's own time (outside any event) is python
     parent, depth, crosser, marker_ev = nest(table, marker)
     end = table.end
+    _conversions_without_work(table, own, parent)
+    _compile_without_parent(table, own, parent)
     prio = np.zeros(N_CAT, dtype=np.int64)
     for c, pr in rules.INHERIT_PRIORITY.items():
         prio[c] = 2 * pr
@@ -227,7 +359,8 @@ def attribute(table: EventTable) -> Attribution:
                                                  rules.PYTHON)
     seg_owner, seg_cat = seg_owner[:-1], seg_cat[:-1]
     if main >= 0 and len(seg_owner):
-        waits = _input_work_intervals(table, main, crosser | marker_ev)
+        seg_cat = _fast_path_conversions(table, parent, bounds, seg_owner, seg_cat)
+        waits = _input_work_intervals(table, main, crosser | marker_ev, cat)
         if len(waits[0]):
             seg_start, seg_end, seg_owner, seg_cat = _relabel_waits(
                 bounds[:-1], bounds[1:], seg_owner, seg_cat, *waits)

@@ -177,7 +177,10 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
         for k in set(keyed) | set(calls):
             rows.append({"op": k[0], "type": k[1], "thread": "main",
                          "calls": calls.get(k, [0])[0], "self_ps": keyed.get(k, [0, 0.0])[1]})
-    # worker threads: self time of op events (duration minus nested events' durations)
+    # worker threads: self time of op events: duration minus the durations of the op events
+    # nested in it (the nearest ones, at any depth). Other nested events (ParallelFor, Eigen
+    # pool work, executor bookkeeping) are the op's own execution and stay in its self time, as
+    # in XProf's framework_op_stats.
     on_data_plane = np.array([not t.planes[ln.plane].name.startswith("Task Environment")
                               for ln in t.lines] or [True])
     worker = (t.line != a.main_line) & is_op_event & ~a.outside & on_data_plane[t.line]
@@ -185,8 +188,11 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
     ev = ev[_in_windows(t.start[ev], ws, we) >= 0]
     if len(ev):
         dur = (t.end - t.start).astype(float)
-        has_parent = a.parent >= 0
-        child_sum = np.bincount(a.parent[has_parent], weights=dur[has_parent], minlength=len(t))
+        op_anchor = native.nearest_marked(is_op_event, a.parent)  # at or above each event
+        nested_op = np.nonzero(is_op_event & (a.parent >= 0))[0]
+        above = op_anchor[a.parent[nested_op]]  # the nearest op event strictly above
+        nested_op, above = nested_op[above >= 0], above[above >= 0]
+        child_sum = np.bincount(above, weights=dur[nested_op], minlength=len(t))
         self_ps = np.maximum(dur[ev] - child_sum[ev], 0.0)
         for k, (n, ps) in totals(codes_of(ev), self_ps).items():
             rows.append({"op": k[0], "type": k[1], "thread": "worker", "calls": n,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from traceinsight.analysis.xla_names import XLA_PASS_NAMES
 from traceinsight.model import CATEGORIES
 
 CAT = {name: i for i, name in enumerate(CATEGORIES)}
@@ -38,13 +39,21 @@ GRAPH_BUILDING = "tf.function-graph_building"
 # ``simplification``); its executable run (``CpuExecutable::...``) keeps ``op``.
 XLA_LAUNCH = re.compile(r"^__inference_.*:__inference_")
 
+# An HLO pass / pipeline name by its shape: lowercase words joined by ``-``, ``_`` or spaces
+# (``while-loop-simplifier``, ``simplification after layout assignment``). Used only for top-level
+# events before the first XLA executable run of their thread, in a trace that compiles (attribute).
+PASS_SHAPE = re.compile(r"^[a-z][a-z0-9]*(?:[-_ ][a-z0-9]+)+$")
+# Events of an XLA executable running: compilation is over on that thread once one is seen.
+XLA_RUN = re.compile(r"^(CpuExecutable::|GpuExecutable::|__inference_.*:__inference_)")
+
 # Step markers XProf recognizes (tensorflow/profiler step markers, `tf.profiler.experimental.Trace`).
 STEP_MARKER = re.compile(r"^(train|test)[^/]*$|^TraceContext$")
 
 # A graph op run by the executor: ``scope/name:OpType`` (exactly one colon, no spaces).
 GRAPH_OP_PATTERN = r"^[^$:\s][^:\s]*:[A-Za-z_][A-Za-z0-9_]*$"
 
-# (kind, pattern, category, why). kind: "exact" | "prefix" | "regex".
+# (kind, pattern, category, why). kind: "exact" | "prefix" | "regex" | "set" (a name in the named
+# frozenset of NAME_SETS).
 RULES: list[tuple[str, str, str, str]] = [
     # --- XLA compilation
     ("prefix", "JitCompiler::", "compile", "XLA JIT compilation of a jit_compile function"),
@@ -56,12 +65,29 @@ RULES: list[tuple[str, str, str, str]] = [
     ("exact", "XlaCompile", "compile", "tf2xla compile op"),
     ("prefix", "DeviceCompiler::", "compile", "TF's XLA device compiler cache"),
     ("prefix", "xla::", "compile", "XLA HLO passes and compilation"),
+    ("prefix", "ThunkEmitter::", "compile", "XLA thunk emission (CPU and GPU backends)"),
+    ("prefix", "IrEmitter", "compile", "XLA LLVM IR emission"),
+    ("prefix", "BufferAssign", "compile", "XLA buffer assignment"),
+    ("prefix", "mlir::", "compile", "MLIR pass manager inside XLA codegen"),
+    ("set", "XLA_PASS_NAMES", "compile",
+     "HLO pass / pipeline names without a family prefix (analysis/xla_names.py: `layout-assignment`,"
+     " `algsimp`, `simplification`, ...)"),
+    ("regex", r"^[A-Z][A-Za-z0-9]*Pass$", "compile", "an MLIR codegen pass (`LowerTensorsPass`)"),
+    ("prefix", "float-normalization-", "compile", "XLA float-normalization passes"),
+    # (no `/`, not ending in a single `:Type`: never a graph op ``scope/name:Type``)
+    ("regex", r"^(?!.*/)(?!.*[^:]:\w+$).*(?i:autotun)", "compile", "XLA GPU autotuning"),
+    ("regex", r"^(?!.*/)(?!.*[^:]:\w+$).*(?i:algorithm.?picker)", "compile",
+     "XLA GPU autotuning (GEMM / convolution algorithm pickers)"),
+    ("regex", r"^(?!.*/)(?!.*[^:]:\w+$).*(?i:llvm)", "compile", "XLA LLVM code generation"),
+    ("regex", r"^(?!.*/)(?!.*[^:]:\w+$).*(?i:ptx)", "compile", "XLA GPU PTX code generation"),
     # --- tf.function tracing
     ("exact", "tf.function-graph_building", "tracing", "graph building of a tf.function trace"),
     ("prefix", "tf.function-", "tracing", "other tf.function tracing phases"),
     # --- input conversion and copies
     ("exact", "convert_to_tensor", "input", "Python value -> tensor conversion"),
     ("exact", "tf.constant", "input", "tf.constant (numpy/Python argument conversion)"),
+    ("exact", "EagerLocalExecute: _EagerConst", "input",
+     "places a converted value as a tensor: runs only for a conversion (also inside the C fast path)"),
     ("exact", "MemcpyH2D", "input", "host-to-device copy (GPU traces)"),
     ("prefix", "IteratorGetNext", "input", "waiting on a tf.data iterator"),
     ("prefix", "Iterator::", "input", "tf.data pipeline stage"),
@@ -70,6 +96,8 @@ RULES: list[tuple[str, str, str, str]] = [
     # --- kernels running
     ("exact", "KernelAndDeviceFunc::Run", "op", "an eager kernel or a graph function running"),
     ("exact", "FunctionRun", "op", "graph function executor"),
+    ("exact", "SessionRun", "op",
+     "TF1 Session.run: the main thread waits for the graph's executor (as for a tf.function run)"),
     ("prefix", "ExecutorState::", "op", "graph executor scheduling"),
     ("prefix", "Executor", "op", "graph executor bookkeeping (ExecutorPropagateOutputs, ...)"),
     ("prefix", "CpuExecutable::", "op", "XLA CPU executable running"),
@@ -100,6 +128,8 @@ RULES: list[tuple[str, str, str, str]] = [
 TF_EVIDENCE = re.compile(r"^(TFE_|Eager|KernelAndDeviceFunc::|tf\.|convert_to_tensor$|__inference_"
                          r"|ExecutorState::|FunctionRun$|IteratorGetNext)")
 
+NAME_SETS = {"XLA_PASS_NAMES": XLA_PASS_NAMES}
+
 _KIND_CODE = {"ignore": IGNORE}
 
 
@@ -115,7 +145,8 @@ def own_category(name: str, has_device_plane: bool = False) -> int:
         return INPUT
     for kind, pattern, category, _ in RULES:
         if (kind == "exact" and name == pattern) or (kind == "prefix" and name.startswith(pattern)) \
-                or (kind == "regex" and re.search(pattern, name)):
+                or (kind == "regex" and re.search(pattern, name)) \
+                or (kind == "set" and name in NAME_SETS[pattern]):
             return _code(category)
     return UNKNOWN
 

@@ -1,0 +1,72 @@
+"""Capture the small real runs under tests/data/attribution/ (tests/test_attribution_truth.py).
+
+    /work/wt/ti python tools/make_attribution_traces.py            # all runs
+    /work/wt/ti python tools/make_attribution_traces.py sum-numpy  # one of them
+
+Each is a real ``traceinsight capture`` of a workload in tests/workloads/attribution/ (or a sample)
+with few steps, a short host trace and no python-tracer pass, so the folder stays small (< 3 MB).
+Figures in them are whatever this machine measured; tests must not pin timings.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from traceinsight.cli import main  # noqa: E402
+
+OUT = ROOT / "tests" / "data" / "attribution"
+W = "tests/workloads/attribution"
+
+SMALL = ["--min-steps", "10", "--min-time", "0.5", "--max-time", "3", "--warmup", "2",
+         "--host-trace-ms", "800", "--host-max-steps", "6", "--no-python-tracer"]
+
+RUNS = {
+    # name: (workload, modes, extra flags)
+    "sum-numpy": (f"{W}/sum_numpy.py", "eager", []),
+    "sum-tensor": (f"{W}/sum_tensor.py", "eager", []),
+    "add-tensors": (f"{W}/add_tensors.py", "eager", ["--host-max-steps", "3"]),
+    "data-overlap": (f"{W}/data_overlap.py", "function", []),
+    "data-wait": (f"{W}/data_wait.py", "function", []),
+    "data-none": (f"{W}/data_none.py", "function", []),
+    "maxpool": (f"{W}/maxpool.py", "function,xla", []),
+    # a host trace shorter than the first step: it ends inside XLA's compilation, so the compile
+    # events around the passes it holds never ended in it (issue 9.1)
+    "xla-cut": (f"{W}/maxpool.py", "xla", ["--host-trace-ms", "300"]),
+    "costly-loop-v1": ("samples/costly_loop.py", "v1-session,function", ["--host-max-steps", "4"]),
+}
+
+
+def make(name: str) -> int:
+    workload, modes, extra = RUNS[name]
+    target = OUT / name
+    if target.exists():
+        shutil.rmtree(target)
+    t0 = time.monotonic()
+    status = main(["capture", str(ROOT / workload), "--modes", modes, "--out", str(OUT),
+                   "--name", name] + SMALL + extra)
+    print(f"{name}: exit {status} in {time.monotonic() - t0:.0f} s")
+    return status
+
+
+def main_(argv: list[str]) -> int:
+    names = argv or list(RUNS)
+    unknown = [n for n in names if n not in RUNS]
+    if unknown:
+        print(f"unknown run(s): {', '.join(unknown)}; known: {', '.join(RUNS)}", file=sys.stderr)
+        return 2
+    worst = 0
+    for n in names:
+        worst = max(worst, make(n))
+    size = sum(p.stat().st_size for p in OUT.rglob("*") if p.is_file())
+    print(f"tests/data/attribution: {size / 1e6:.1f} MB")
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main_(sys.argv[1:]))
