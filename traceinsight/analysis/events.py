@@ -24,6 +24,8 @@ from traceinsight.errors import TraceinsightError
 WANTED_STATS = frozenset({
     "step_num", "_r", "tf_function_call", "tracing_count", "eager_op", "is_func", "tf_op",
     "hlo_op", "hlo_module", "bytes_allocated", "peak_bytes_in_use", "group_id", "long_name",
+    # device side: a kernel's TF op (annotation stack), XProf's derived step lines
+    "level 0", "annotation", "step_name",
 })
 
 class CorruptTrace(TraceinsightError):
@@ -66,6 +68,7 @@ class EventTable:
     stat_int: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     stat_str: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+    zero_ns: int | None = None  # the trace clock's time 0 as a line timestamp (ns), if any line
 
     def __len__(self) -> int:
         return len(self.start)
@@ -140,7 +143,8 @@ def load_files(paths: list[Path]) -> EventTable:
                 np.zeros(0, dtype=np.int32 if k in ("line", "name") else np.int64)
                 for k in ("line", "name", "start", "end")}
     table = EventTable(line=cols["line"], name=cols["name"], start=cols["start"], end=cols["end"],
-                       names=names, lines=lines, planes=planes, files=[str(p) for p in paths])
+                       names=names, lines=lines, planes=planes, files=[str(p) for p in paths],
+                       zero_ns=min(bases) if bases else None)
     for src, dst in ((stat_int, table.stat_int), (stat_str, table.stat_str)):
         for k, chunks in src.items():
             dst[k] = (np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks]))

@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
-from traceinsight.analysis import cache, results
+from traceinsight.analysis import cache, device, results
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
+from traceinsight.analysis.steps import host_events_recorded
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import ModeResult, Run, Timing
 from traceinsight.xplane import decode_profile_options
@@ -56,16 +58,31 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
     a = attribute(table)
     options["host" if host_files else "python"] = _options_entry(
         recorded_options(table), (requested or {}).get("host" if host_files else "python"))
-    if a.main_line < 0:
+    if a.main_line < 0 and not len(a.step_start):
         return ModeResult(name=name, status="failed", timing=timing,
-                          error="the trace holds no host thread events (not a TensorFlow host trace?)",
+                          error="the trace holds no host thread events and no device steps (not a "
+                                "TensorFlow trace?)",
                           trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
+    host_recorded, why_not = host_events_recorded(table, a.main_line, recorded_options(table))
     steps = results.steps_frame(a)
+    notes.extend(a.step_notes)
+    if not host_recorded:
+        # the trace cannot split host time: no category is claimed (not "python")
+        steps[list(results.CATEGORIES)] = np.nan
+        notes.append(f"host categories not recorded: {why_not}. The device side is analysed; to "
+                     "see Python, dispatch and input on the host, capture with host_tracer_level "
+                     "2 or more (python_tracer_level 1 for Python hotspots), e.g. traceinsight "
+                     "capture, or xprof's trace client with those options")
+    dev = device.analyze_devices(table, a.step_start, a.step_end, a.step_num,
+                                 results.steady_mask(steps) if len(steps) else
+                                 np.zeros(0, dtype=bool))
+    if dev is not None:
+        notes.extend(dev.notes)
     breakdown = results.breakdown_frame(steps)
     first = None
     if len(steps) and steps["first"].iloc[0]:
         first = steps.iloc[0][list(results.CATEGORIES)].astype(float)
-    if host_files and a.crosser.any():
+    if host_recorded and host_files and a.crosser.any():
         ids, counts = np.unique(table.name[a.crosser], return_counts=True)
         top = ", ".join(f"{table.names[i]} ×{c}" for c, i in
                         sorted(zip(counts.tolist(), ids.tolist()), reverse=True)[:3])
@@ -74,7 +91,7 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
     if not len(steps):
         notes.append("no steps found in the trace")
     other = results.other_frame(a, steps)
-    if len(other):
+    if len(other) and host_recorded:
         top = ", ".join(other["name"].head(3))
         notes.append(f"{len(other)} event names have no attribution rule (other): {top}")
     recorded = recorded_options(table) or {}
@@ -114,6 +131,10 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
         ops=results.ops_frame(a, steps), retraces=results.retraces_frame(a, signatures),
         hotspots=hotspots if hotspots is not None else results.hotspots_frame(a, steps.iloc[0:0]),
         other=other, step_rule=a.step_rule, profile_options=options, notes=tuple(notes),
+        host_events_recorded=host_recorded,
+        device_steps=dev.steps if dev is not None else pd.DataFrame(),
+        devices=dev.devices if dev is not None else pd.DataFrame(),
+        kernels=dev.kernels if dev is not None else pd.DataFrame(),
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)))
 
 
