@@ -69,6 +69,9 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
     if not host_recorded:
         # the trace cannot split host time: no category is claimed (not "python")
         steps[list(results.CATEGORIES)] = np.nan
+        # nor can it tell the process's first call (tracing, compilation) from the others: a
+        # device step numbered 0 is XProf's first group, not necessarily the first call
+        steps["first"] = False
         notes.append(f"host categories not recorded: {why_not}. The device side is analysed; to "
                      "see Python, dispatch and input on the host, capture with host_tracer_level "
                      "2 or more (python_tracer_level 1 for Python hotspots), e.g. traceinsight "
@@ -247,6 +250,29 @@ def _foreign_modes(root: Path, files: list[Path]) -> dict[str, list[Path]]:
     return modes
 
 
+def _straggler_notes(modes: dict[str, ModeResult], session_of: dict[str, Path]
+                     ) -> dict[str, ModeResult]:
+    """Several hosts of one profile session (a multi-worker capture) stay separate modes; each says
+    which host is the straggler (the slowest median step, which the others wait for)."""
+    import dataclasses
+    by_session: dict[Path, list[str]] = {}
+    for name, m in modes.items():
+        if m.ok and np.isfinite(m.median_ms):
+            by_session.setdefault(session_of[name], []).append(name)
+    out = dict(modes)
+    for names in by_session.values():
+        if len(names) < 2:
+            continue
+        ranked = sorted(names, key=lambda n: (-modes[n].median_ms, n))
+        slow = modes[ranked[0]]
+        fast = modes[ranked[-1]]
+        note = (f"{len(names)} hosts in this profile session; the straggler is {slow.name} "
+                f"({slow.median_ms:.3g} ms/step median, the fastest host {fast.median_ms:.3g})")
+        for n in names:
+            out[n] = dataclasses.replace(modes[n], notes=modes[n].notes + (note,))
+    return out
+
+
 def load(path, *, use_cache: bool = True) -> Run:
     """Analyse a run folder (results cached in it, see ``analysis.cache``), a TensorBoard
     logdir, a profile session folder or one ``.xplane.pb`` file."""
@@ -267,6 +293,7 @@ def load(path, *, use_cache: bool = True) -> Run:
             raise TraceinsightError(f"{path}: no *.xplane.pb traces found (expected a traceinsight "
                                     "run, a TensorBoard logdir or a profile session folder)")
     modes = {}
+    session_of: dict[str, Path] = {}
     for name, mode_files in _foreign_modes(root, files).items():
         if path.is_file():
             name = path.name[: -len(".xplane.pb")]
@@ -274,6 +301,8 @@ def load(path, *, use_cache: bool = True) -> Run:
         if m.status == "failed" and len(files) == 1:
             raise TraceinsightError(m.error)
         modes[name] = m
+        session_of[name] = mode_files[0].parent
+    modes = _straggler_notes(modes, session_of)
     if all(m.status == "failed" for m in modes.values()):
         raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))

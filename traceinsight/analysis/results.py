@@ -439,4 +439,7 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
                      "inclusive_ms": incl_by_name[nid] / PS_PER_MS / n * scale,
                      "calls_per_step": calls_by_name[nid] / n})
     df = pd.DataFrame(rows, columns=HOTSPOT_COLUMNS)
-    return df.sort_values("self_ms", ascending=False, ignore_index=True)
+    # ties (many frames own no python time) in a fixed order, so reports do not reshuffle
+    return df.sort_values(["self_ms", "inclusive_ms", "function", "file", "line"],
+                          ascending=[False, False, True, True, True], kind="stable",
+                          ignore_index=True)

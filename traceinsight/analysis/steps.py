@@ -77,9 +77,14 @@ def stop_time_ps(table: EventTable) -> int | None:
     if table.zero_ns is None:
         return None
     for plane in table.planes:
-        stop = plane.stats.get("profile_stop_time")
-        if isinstance(stop, int) and not isinstance(stop, bool) and stop > 0:
-            return (stop - table.zero_ns) * 1000
+        stop, start = plane.stats.get("profile_stop_time"), plane.stats.get("profile_start_time")
+        if not (type(stop) is int and type(start) is int and 0 < start <= stop):
+            continue
+        # TF 2.21 writes CPU line timestamps relative to the profile start (tens of µs), device
+        # planes may carry wall-clock ones: the stop time goes on whichever clock the lines use
+        if table.zero_ns < start // 2:
+            return (stop - start - table.zero_ns) * 1000
+        return (stop - table.zero_ns) * 1000
     return None
 
 
