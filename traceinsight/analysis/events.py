@@ -10,6 +10,7 @@ values are materialized only for the stat names the analysis asks for (``WANTED_
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,12 +163,52 @@ def _check_span(timestamps_ns: list[int], where) -> None:
                            "apart (more than 13 days): not one trace")
 
 
+# protobuf cannot parse a message of 2 GiB or more: no XSpace that large was written by TF.
+MAX_TRACE_BYTES = (2 << 30) - 1
+# Reading a trace holds the file's bytes plus the decoded columns (measured: ~2.5x the file for
+# TF host traces); refuse a file that would not fit in the memory available now.
+MEMORY_PER_TRACE_BYTE = 3
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to this process now (Linux: MemAvailable), None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_trace_size(path: Path) -> None:
+    """Refuse, before reading it, a trace file larger than an XSpace can be or than memory
+    allows."""
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise TraceinsightError(f"{path}: cannot read ({e.strerror or e})") from None
+    if size > MAX_TRACE_BYTES:
+        raise TraceinsightError(f"{path}: {size:,} bytes, larger than an XSpace can be (protobuf's "
+                                "2 GiB limit): not read")
+    avail = available_memory()
+    if avail is not None and size * MEMORY_PER_TRACE_BYTE > avail:
+        raise TraceinsightError(f"{path}: {size:,} bytes would need about "
+                                f"{size * MEMORY_PER_TRACE_BYTE >> 20:,} MiB to analyse, more than "
+                                f"the {avail >> 20:,} MiB of memory available: not read")
+
+
 def _open(path: Path) -> list[tuple[object, list[memoryview]]]:
     """The file's planes: each as (the XPlane without its lines, parsed by protobuf; its lines as
     views of the serialized XLines in the file's bytes, which the C decoder reads in place). The
     file is read, not memory-mapped: a mapped file truncated while it is read would crash the
     process (SIGBUS) instead of raising."""
     from traceinsight.xplane import XPlane
+    check_trace_size(path)
     try:
         data = path.read_bytes()
     except OSError as e:

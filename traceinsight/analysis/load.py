@@ -164,7 +164,7 @@ def _timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], dict
     f = mode_path / runfolder.TIMINGS
     if not f.is_file():
         return None, {}, (), {}
-    data = runfolder.read_json(f)
+    data = runfolder.read_timings(f)  # validated: a damaged file raises one line
     traced = data.get("traced") or {}
     host = traced.get("host") or {}
     timing = Timing(steps_s=np.asarray(data.get("steps_s") or [], dtype=float),
@@ -192,8 +192,12 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
     for name, info in (manifest.get("modes") or {}).items():
         info = info or {}
         folder = info.get("dir") or runfolder.mode_dir(name)
-        status = info.get("status", "ok")
-        timing, requested, capture_notes, recorded = _timing(path / folder)
+        status = info.get("status") or "ok"
+        try:
+            timing, requested, capture_notes, recorded = _timing(path / folder)
+        except TraceinsightError as e:  # this mode's timings are damaged: the others still open
+            modes[name] = ModeResult(name=name, status="failed", error=str(e))
+            continue
         if status != "ok":
             error = info.get("error") or ("not captured (the capture was interrupted?)"
                                           if status in ("pending", "running") else status)
