@@ -345,3 +345,12 @@ def test_jax_trace_is_refused_in_one_line(tmp_path, capsys):
     assert main(["analyze", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no TensorFlow events" in err[0]
+
+
+def test_export_writes_the_device_tables(tmp_path):
+    gpu_space().write(session_path(tmp_path / "logdir"))
+    assert main(["export", str(tmp_path / "logdir"), "--mode", "logdir", "-o", str(tmp_path / "x"),
+                 "--trace", "none"]) == 0
+    import pandas as pd
+    k = pd.read_csv(tmp_path / "x" / "kernels.csv")
+    assert k["calls"].sum() == 5 and (tmp_path / "x" / "devices.csv").is_file()
