@@ -14,13 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xspace_builder import Space, session_path
 
 import traceinsight
 from traceinsight.analysis.device import kernel_totals
 from traceinsight.analysis.load import analyze_mode
 from traceinsight.cli import main
-
-from xspace_builder import Space, session_path
 
 DATA = Path(__file__).parent / "data"
 GPU_DEMO = DATA / "gpu_demo"
@@ -161,9 +160,10 @@ def test_host_not_recorded_finding_and_reports(tmp_path):
 
 
 def test_viewer_device_tab(tmp_path):
+    from textual.widgets import TabbedContent
+
     from traceinsight.tui import get_app
     from traceinsight.tui.mode import ModeScreen
-    from textual.widgets import TabbedContent
     gpu_space().write(session_path(tmp_path / "logdir"))
     run = traceinsight.load(tmp_path / "logdir", use_cache=False)
 

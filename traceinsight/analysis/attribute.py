@@ -20,8 +20,8 @@ import re
 import numpy as np
 
 from traceinsight.analysis import native, rules
-from traceinsight.analysis.steps import StepWindows, find_steps, step_markers  # noqa: F401
 from traceinsight.analysis.events import EventTable
+from traceinsight.analysis.steps import find_steps, step_markers  # noqa: F401 (re-exported)
 from traceinsight.model import CATEGORIES
 
 N_CAT = len(CATEGORIES)
@@ -206,7 +206,6 @@ def attribute(table: EventTable) -> Attribution:
     host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith("/host:")}
     host_lines = np.array([i for i, ln in enumerate(table.lines)
                            if ln.plane in host_planes and ln.n_events], dtype=np.int64)
-    step_num_col = table.stat_int_column("step_num")
     main, main_rule = _choose_main_line(table, marker, host_lines)
 
     # main-thread timeline

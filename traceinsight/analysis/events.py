@@ -18,7 +18,6 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight.analysis import native
-
 from traceinsight.errors import TraceinsightError
 
 # Stats the analysis reads. Others are skipped after their metadata id is decoded.

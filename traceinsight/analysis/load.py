@@ -21,6 +21,7 @@ from traceinsight.errors import TraceinsightError
 from traceinsight.model import ModeResult, Run, Timing
 from traceinsight.xplane import decode_profile_options
 
+
 def recorded_options(table: EventTable) -> dict[str, int] | None:
     for plane in table.planes:
         raw = plane.stats.get("profile_options")

@@ -57,7 +57,7 @@ class StepWindows:
     notes: tuple[str, ...] = ()
 
     @staticmethod
-    def empty(rule: str, notes: tuple[str, ...] = ()) -> "StepWindows":
+    def empty(rule: str, notes: tuple[str, ...] = ()) -> StepWindows:
         z = np.zeros(0, dtype=np.int64)
         return StepWindows(z, z, z, np.zeros(0, dtype=bool), rule, notes)
 
