@@ -193,7 +193,7 @@ def test_fuzz_mutated_traces_never_crash(tmp_path, good_trace, source):
             run = traceinsight.load(p)
             for m in run.ok_modes():
                 s = m.steps
-                if len(s):  # whatever survives is still fully attributed
+                if len(s) and m.host_events_recorded:  # whatever survives is fully attributed
                     np.testing.assert_allclose(
                         s[["op", "dispatch", "tracing", "compile", "input", "python", "other"]]
                         .sum(axis=1), s["wall_ms"], rtol=0.01, atol=1e-9)

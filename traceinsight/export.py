@@ -93,6 +93,8 @@ def tables(mode: ModeResult) -> dict[str, pd.DataFrame]:
         if not mode.breakdown.empty else mode.breakdown,
         "steps": mode.steps, "ops": mode.ops, "retraces": mode.retraces,
         "hotspots": mode.hotspots, "other": mode.other,
+        # GPU traces: the device side (empty, so left out, on CPU-only traces)
+        "devices": mode.devices, "device_steps": mode.device_steps, "kernels": mode.kernels,
     }
     return {k: v for k, v in out.items() if not v.empty}
 

@@ -485,6 +485,8 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
     """5. Many tiny ops per step."""
     hits = []
     for m in run.ok_modes():
+        if not m.host_events_recorded:
+            continue  # the host's op calls are not all in the trace: no per-call claim
         n, med = _op_call_stats(m)
         if n >= TINY_OPS_PER_STEP and _finite(med) and med <= TINY_OP_MEDIAN_MS:
             hits.append((n, med, m))
@@ -668,9 +670,40 @@ def rule_distortion(run: Run) -> Iterable[Finding]:
             "# split as proportions. Fewer tracer levels (no python tracer) distort less.")
 
 
+def rule_host_not_recorded(run: Run) -> Iterable[Finding]:
+    """10. The trace cannot split host time (host tracer level 0, or no TF Python-API events):
+    say what it can tell (the device side) and how to capture so it can tell the rest."""
+    hits = [m for m in run.ok_modes() if not m.host_events_recorded]
+    if not hits:
+        return
+    parts = []
+    for m in hits:
+        part = f"{m.name}: {fmt_ms(m.median_ms)} ms/step"
+        if not m.devices.empty and m.devices["slowest"].any():
+            d = m.devices[m.devices["slowest"].astype(bool)].iloc[0]
+            part += (f"; on the slowest device ({d['device']}) kernels {fmt_ms(d['compute_ms'])} ms, "
+                     f"copies {fmt_ms(d['h2d_ms'] + d['d2h_ms'] + d['d2d_ms'])} ms, idle "
+                     f"{fmt_ms(d['idle_ms'])} ms")
+        parts.append(part)
+    yield Finding(
+        rule="host-not-recorded",
+        title="The trace holds no host events to split: Python, dispatch and input are unknown",
+        evidence=("; ".join(parts) + ". The host trace holds no events of TF's Python API "
+                  "(host_tracer_level 0, or a trace of device activity only), so the time the "
+                  "device waits on the host cannot be attributed; the category columns say "
+                  "'not recorded'."),
+        saving_ms=None, saving_basis="not a speed-up: what this trace cannot tell",
+        modes=tuple(m.name for m in hits),
+        fix=("# capture the host side too: traceinsight capture model.py, or with XProf's client\n"
+             "from xprof.convert import _pywrap_profiler_plugin as p\n"
+             "p.trace('localhost:6009', logdir, '', True, 3000, 3,\n"
+             "        {'host_tracer_level': 2, 'python_tracer_level': 1, 'device_tracer_level': 1})"))
+
+
 RULES: tuple[Callable[[Run], Iterable[Finding]], ...] = (
     rule_eager_dispatch_bound, rule_retracing, rule_numpy_inputs, rule_xla, rule_tiny_ops,
-    rule_predict, rule_fit_overhead, rule_input_bound, rule_no_difference, rule_distortion)
+    rule_predict, rule_fit_overhead, rule_input_bound, rule_no_difference, rule_distortion,
+    rule_host_not_recorded)
 
 
 def _severity(f: Finding, run: Run) -> str:

@@ -74,6 +74,17 @@ class ModeResult:
                   inclusive_ms (per step, scaled to the host pass's python time when both passes
                   exist), calls_per_step.
       other:      name, ms_per_step, count: events the rules do not place.
+      device_steps: per (host, device, step): wall_ms, compute_ms (summed kernel time), h2d_ms,
+                  d2h_ms, d2d_ms (copies), busy_ms, idle_ms, launch_ms (host kernel launches),
+                  kernels (count); see ``traceinsight.analysis.device``. Empty on CPU-only traces.
+      devices:    per (host, device): medians over steady steps of the same figures, steps, and
+                  ``slowest`` (the device that sets the step).
+      kernels:    op, op_type, kernel (whole name), calls, device_ms (steady steps, all devices),
+                  ms_per_step, share.
+
+    ``host_events_recorded`` is False when the trace cannot split host time (host tracer level 0,
+    or no TF Python-API events on the main thread): the steps' category columns are then NaN
+    ("not recorded"), never python.
     """
 
     name: str
@@ -91,6 +102,10 @@ class ModeResult:
     profile_options: dict[str, Any] = field(default_factory=dict)  # pass -> {requested, recorded, ok}
     notes: tuple[str, ...] = ()         # things the user should know (missing pass, options mismatch)
     trace_paths: tuple[str, ...] = ()
+    host_events_recorded: bool = True
+    device_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    devices: pd.DataFrame = field(default_factory=pd.DataFrame)
+    kernels: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def ok(self) -> bool:
@@ -116,7 +131,10 @@ class ModeResult:
     def steady_steps(self) -> pd.DataFrame:
         if self.steps.empty:
             return self.steps
-        return self.steps[~self.steps["first"]]
+        steady = ~self.steps["first"].astype(bool)
+        if "partial" in self.steps.columns:
+            steady &= ~self.steps["partial"].astype(bool)
+        return self.steps[steady]
 
     def category_ms(self) -> pd.Series:
         """Median ms/step per category (steady steps), indexed by CATEGORIES."""

@@ -84,16 +84,137 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(o).__name__}")
 
 
-def read_json(path: Path) -> dict[str, Any]:
+# A run.json or timings.json larger than this is not one capture wrote (a timings.json of a
+# million steps is ~20 MB): refused before it is read, so a damaged or hostile file cannot take the
+# memory of the process.
+MAX_JSON_BYTES = 64 << 20
+
+
+def read_json(path: Path, max_bytes: int = MAX_JSON_BYTES) -> dict[str, Any]:
+    path = Path(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        size = path.stat().st_size
     except FileNotFoundError:
         raise TraceinsightError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise TraceinsightError(f"{path}: not readable JSON ({e})") from None
+    except OSError as e:
+        raise TraceinsightError(f"{path}: cannot read ({e.strerror or e})") from None
+    if size > max_bytes:
+        raise TraceinsightError(f"{path}: {size:,} bytes, more than the {max_bytes >> 20} MiB a "
+                                f"{path.name} may hold: refused before reading it")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.loads(f.read(max_bytes + 1), parse_constant=_no_constant)
+    except FileNotFoundError:
+        raise TraceinsightError(f"{path}: no such file") from None
+    except RecursionError:
+        raise TraceinsightError(f"{path}: not readable JSON (nested too deeply)") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise TraceinsightError(f"{path}: not readable JSON ({_short(str(e), 120)})") from None
     if not isinstance(data, dict):
         raise TraceinsightError(f"{path}: expected a JSON object")
+    return data
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _short(s: str, n: int = 60) -> str:
+    s = s.replace("\n", " ")
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, (list, dict)):
+        return f"a {type(value).__name__} of {len(value)} item(s)"
+    if isinstance(value, str):
+        return f"the string {_short(repr(value), 40)}"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    return _short(repr(value), 40)
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def _validator(schema: str):
+    if schema not in _VALIDATORS:
+        from jsonschema import Draft202012Validator
+        raw = (Path(__file__).parent / "schemas" / schema).read_text(encoding="utf-8")
+        _VALIDATORS[schema] = Draft202012Validator(json.loads(raw))
+    return _VALIDATORS[schema]
+
+
+def validate(data: dict[str, Any], schema: str, path: Path) -> None:
+    """Check a run.json / timings.json against its schema (traceinsight/schemas); the first error
+    as one line naming the file and the field."""
+    from jsonschema.exceptions import best_match
+    err = best_match(_validator(schema).iter_errors(data))
+    if err is None:
+        return
+    field = ".".join(str(p) for p in err.absolute_path) or "(the top level)"
+    want = err.validator_value
+    if err.validator == "type":
+        what = f"expected {' or '.join(want) if isinstance(want, list) else want}"
+    elif err.validator in ("minimum", "maximum", "maxItems", "maxProperties", "minLength",
+                           "maxLength", "pattern", "const", "enum"):
+        what = f"{err.validator} {_short(json.dumps(want), 80)}"
+    else:
+        what = f"fails {err.validator}"
+    raise TraceinsightError(f"{path}: field {field}: {what}, got {_describe(err.instance)}")
+
+
+def _check_seconds(path: Path, field: str, values: Any, max_items: int = 10_000_000) -> None:
+    """A list of per-step seconds, checked with numpy (a schema validator visiting millions of
+    items one by one would take minutes)."""
+    import numpy as np
+    if values is None:
+        return
+    if not isinstance(values, list):
+        raise TraceinsightError(f"{path}: field {field}: expected array, got {_describe(values)}")
+    if len(values) > max_items:
+        raise TraceinsightError(f"{path}: field {field}: {len(values):,} values, more than "
+                                f"{max_items:,}")
+    bad = next((i for i, v in enumerate(values) if type(v) not in (int, float)), None)
+    if bad is not None:
+        raise TraceinsightError(f"{path}: field {field}.{bad}: expected number, got "
+                                f"{_describe(values[bad])}")
+    arr = np.asarray(values, dtype=float)
+    wrong = np.nonzero(~np.isfinite(arr) | (arr < 0) | (arr > 86400))[0]
+    if len(wrong):
+        i = int(wrong[0])
+        raise TraceinsightError(f"{path}: field {field}.{i}: a step time must be finite, not "
+                                f"negative and at most a day (86400 s), got {_describe(values[i])}")
+
+
+def read_timings(path: Path) -> dict[str, Any]:
+    """A mode's timings.json, validated (schema ``timings.schema.json``; its long lists of seconds
+    with numpy)."""
+    data = read_json(path)
+    big = {"steps_s": data.get("steps_s"), "step_nums": data.get("step_nums")}
+    traced = data.get("traced")
+    passes = {}
+    if isinstance(traced, dict):
+        for p in PASSES:
+            if isinstance(traced.get(p), dict):
+                passes[p] = traced[p].get("steps_s")
+    _check_seconds(path, "steps_s", big["steps_s"])
+    for p, values in passes.items():
+        _check_seconds(path, f"traced.{p}.steps_s", values)
+    nums = big["step_nums"]
+    if isinstance(nums, list) and len(nums) > 10_000_000:
+        raise TraceinsightError(f"{path}: field step_nums: {len(nums):,} values, more than "
+                                "10,000,000")
+    # the schema checks the rest, with the long lists (already checked) left out
+    light = dict(data)
+    for k in big:
+        if isinstance(light.get(k), list):
+            light[k] = []
+    if passes:
+        light["traced"] = {k: (dict(v, steps_s=[]) if k in passes and isinstance(v, dict) and
+                               isinstance(v.get("steps_s"), list) else v)
+                           for k, v in traced.items()}
+    validate(light, "timings.schema.json", path)
     return data
 
 
@@ -102,11 +223,14 @@ def is_run_folder(path: Path) -> bool:
 
 
 def read_manifest(run_path: Path) -> dict[str, Any]:
-    manifest = read_json(Path(run_path) / MANIFEST)
+    path = Path(run_path) / MANIFEST
+    manifest = read_json(path)
     version = manifest.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version != SCHEMA_VERSION or type(version) is not int:
         raise TraceinsightError(
-            f"{run_path}: run.json schema version {version!r} is not supported (expected {SCHEMA_VERSION})")
+            f"{run_path}: run.json schema version {_describe(version)} is not supported "
+            f"(expected {SCHEMA_VERSION})")
+    validate(manifest, "run.schema.json", path)
     return manifest
 
 

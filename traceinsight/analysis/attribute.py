@@ -20,6 +20,7 @@ import numpy as np
 
 from traceinsight.analysis import native, rules
 from traceinsight.analysis.events import EventTable
+from traceinsight.analysis.steps import find_steps, step_markers  # noqa: F401 (re-exported)
 from traceinsight.model import CATEGORIES
 
 N_CAT = len(CATEGORIES)
@@ -47,6 +48,8 @@ class Attribution:
     step_num: np.ndarray
     step_rule: str
     has_device_plane: bool
+    step_partial: np.ndarray | None = None  # bool per step: cut by the end of the trace
+    step_notes: tuple[str, ...] = ()
     _memo: dict = field(default_factory=dict)  # lazily computed: segments inside sets of windows
 
     @property
@@ -67,15 +70,6 @@ class Attribution:
         out[:, rules.PYTHON] = 0
         out[:, rules.PYTHON] = (t1 - t0) - out.sum(axis=1)  # python: its segments and the rest
         return out
-
-
-def step_markers(table: EventTable) -> np.ndarray:
-    """Step marker events: named as XProf expects (``train…``, ``test…``, ``TraceContext``) and
-    carrying a ``step_num`` stat (a tf.function named ``train_function`` is not one)."""
-    if not len(table):
-        return np.zeros(0, dtype=bool)
-    named = np.array([bool(rules.STEP_MARKER.match(n)) for n in table.names], dtype=bool)
-    return named[table.name] & (table.stat_int_column("step_num") >= 0)
 
 
 def nest(table: EventTable, marker: np.ndarray | None = None):
@@ -343,7 +337,6 @@ def attribute(table: EventTable) -> Attribution:
     host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith("/host:")}
     host_lines = np.array([i for i, ln in enumerate(table.lines)
                            if ln.plane in host_planes and ln.n_events], dtype=np.int64)
-    step_num_col = table.stat_int_column("step_num")
     main, main_rule = _choose_main_line(table, marker, host_lines)
 
     # main-thread timeline
@@ -366,36 +359,11 @@ def attribute(table: EventTable) -> Attribution:
                 bounds[:-1], bounds[1:], seg_owner, seg_cat, *waits)
             bounds = np.append(seg_start, seg_end[-1])
 
-    # steps
-    main_marker = np.nonzero(marker & (table.line == main))[0] if main >= 0 else np.zeros(0, np.int64)
-    if len(main_marker):
-        ss, se, sn = table.start[main_marker], table.end[main_marker], step_num_col[main_marker]
-        top = depth[main_marker] == depth[main_marker].min()  # markers nested in markers: outer ones
-        ss, se, sn = ss[top], se[top], sn[top]
-        marker_names = sorted({names[i] for i in table.name[main_marker]})
-        step_rule = f"step markers {', '.join(repr(n) for n in marker_names)} (step_num)"
-    else:
-        calls = np.zeros(0, dtype=np.int64)
-        if "tf_function_call" in table.stat_str and main >= 0:
-            idx, _ = table.stat_str["tf_function_call"]
-            idx = idx[(table.line[idx] == main) & (parent[idx] < 0)]
-            calls = np.sort(idx)
-        if len(calls) >= 2:
-            ss, se = table.start[calls], end[calls]
-            sn = np.arange(len(calls))
-            step_rule = ("no step markers: each top-level tf.function call on the main thread is "
-                         "a step")
-        elif len(on_main):
-            se = np.array([end[on_main].max()])
-            ss = np.array([table.start[on_main].min()])
-            sn = np.array([0])
-            step_rule = "no step markers and no repeated tf.function calls: the whole trace is one step"
-        else:
-            ss = se = sn = np.zeros(0, dtype=np.int64)
-            step_rule = "no main-thread events: no steps"
-    o = np.argsort(ss, kind="stable")
+    # steps (traceinsight.analysis.steps: markers, tf.function calls, device grouping, fallback)
+    found = find_steps(table, main, marker, depth, parent, on_main)
     return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent, depth=depth,
                        crosser=crosser, outside=crosser | marker_ev, own=own, cat=cat,
                        seg_owner=seg_owner, seg_cat=seg_cat, bounds=bounds,
-                       step_start=ss[o], step_end=se[o], step_num=sn[o], step_rule=step_rule,
-                       has_device_plane=has_device)
+                       step_start=found.start, step_end=found.end, step_num=found.num,
+                       step_rule=found.rule, has_device_plane=has_device,
+                       step_partial=found.partial, step_notes=found.notes)

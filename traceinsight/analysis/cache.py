@@ -17,7 +17,7 @@ from traceinsight.runfolder import atomic_write_json
 
 # Bump when the analysis changes what it computes: old caches are then ignored. The key also holds
 # a digest of the analysis source (``source_digest``), so a change nobody bumped for still counts.
-ANALYSIS_VERSION = 2
+ANALYSIS_VERSION = 3
 
 
 def source_digest() -> str:
@@ -36,7 +36,8 @@ def source_digest() -> str:
 
 
 _DIGEST: str | None = None
-FRAMES = ("steps", "breakdown", "ops", "retraces", "hotspots", "other")
+FRAMES = ("steps", "breakdown", "ops", "retraces", "hotspots", "other", "device_steps", "devices",
+          "kernels")
 
 
 def cache_path(run: Path, mode_folder: str) -> Path:
@@ -81,6 +82,7 @@ def save(path: Path, mode: ModeResult, key: list) -> None:
     data = {"key": key, "name": mode.name, "status": mode.status, "error": mode.error,
             "step_rule": mode.step_rule, "notes": list(mode.notes),
             "trace_paths": list(mode.trace_paths), "profile_options": _clean(mode.profile_options),
+            "host_events_recorded": mode.host_events_recorded,
             "first_step": None if mode.first_step is None else _clean(mode.first_step.to_dict())}
     for name in FRAMES:
         data[name] = _frame_to_json(getattr(mode, name))
@@ -100,8 +102,9 @@ def load(path: Path, key: list, timing: Timing | None) -> ModeResult | None:
     try:
         frames = {name: _frame_from_json(data[name]) for name in FRAMES}
         steps = frames["steps"]
-        if "first" in steps.columns:
-            steps["first"] = steps["first"].astype(bool)
+        for flag in ("first", "partial"):
+            if flag in steps.columns:
+                steps[flag] = steps[flag].astype(bool)
         first = data.get("first_step")
         return ModeResult(
             name=data["name"], status=data["status"], error=data.get("error"), timing=timing,
@@ -110,6 +113,9 @@ def load(path: Path, key: list, timing: Timing | None) -> ModeResult | None:
             ops=frames["ops"], retraces=frames["retraces"], hotspots=frames["hotspots"],
             other=frames["other"], step_rule=data.get("step_rule", ""),
             profile_options=data.get("profile_options") or {}, notes=tuple(data.get("notes") or ()),
-            trace_paths=tuple(data.get("trace_paths") or ()))
+            trace_paths=tuple(data.get("trace_paths") or ()),
+            host_events_recorded=bool(data.get("host_events_recorded", True)),
+            device_steps=frames["device_steps"], devices=frames["devices"],
+            kernels=frames["kernels"])
     except (KeyError, TypeError, ValueError):
         return None

@@ -10,6 +10,7 @@ values are materialized only for the stat names the analysis asks for (``WANTED_
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from traceinsight.errors import TraceinsightError
 WANTED_STATS = frozenset({
     "step_num", "_r", "tf_function_call", "tracing_count", "eager_op", "is_func", "tf_op",
     "hlo_op", "hlo_module", "bytes_allocated", "peak_bytes_in_use", "group_id", "long_name",
+    # device side: a kernel's TF op (annotation stack), XProf's derived step lines
+    "level 0", "annotation", "step_name",
 })
 
 class CorruptTrace(TraceinsightError):
@@ -65,6 +68,7 @@ class EventTable:
     stat_int: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     stat_str: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+    zero_ns: int | None = None  # the trace clock's time 0 as a line timestamp (ns), if any line
 
     def __len__(self) -> int:
         return len(self.start)
@@ -139,7 +143,8 @@ def load_files(paths: list[Path]) -> EventTable:
                 np.zeros(0, dtype=np.int32 if k in ("line", "name") else np.int64)
                 for k in ("line", "name", "start", "end")}
     table = EventTable(line=cols["line"], name=cols["name"], start=cols["start"], end=cols["end"],
-                       names=names, lines=lines, planes=planes, files=[str(p) for p in paths])
+                       names=names, lines=lines, planes=planes, files=[str(p) for p in paths],
+                       zero_ns=min(bases) if bases else None)
     for src, dst in ((stat_int, table.stat_int), (stat_str, table.stat_str)):
         for k, chunks in src.items():
             dst[k] = (np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks]))
@@ -157,12 +162,52 @@ def _check_span(timestamps_ns: list[int], where) -> None:
                            "apart (more than 13 days): not one trace")
 
 
+# protobuf cannot parse a message of 2 GiB or more: no XSpace that large was written by TF.
+MAX_TRACE_BYTES = (2 << 30) - 1
+# Reading a trace holds the file's bytes plus the decoded columns (measured: ~2.5x the file for
+# TF host traces); refuse a file that would not fit in the memory available now.
+MEMORY_PER_TRACE_BYTE = 3
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to this process now (Linux: MemAvailable), None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_trace_size(path: Path) -> None:
+    """Refuse, before reading it, a trace file larger than an XSpace can be or than memory
+    allows."""
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise TraceinsightError(f"{path}: cannot read ({e.strerror or e})") from None
+    if size > MAX_TRACE_BYTES:
+        raise TraceinsightError(f"{path}: {size:,} bytes, larger than an XSpace can be (protobuf's "
+                                "2 GiB limit): not read")
+    avail = available_memory()
+    if avail is not None and size * MEMORY_PER_TRACE_BYTE > avail:
+        raise TraceinsightError(f"{path}: {size:,} bytes would need about "
+                                f"{size * MEMORY_PER_TRACE_BYTE >> 20:,} MiB to analyse, more than "
+                                f"the {avail >> 20:,} MiB of memory available: not read")
+
+
 def _open(path: Path) -> list[tuple[object, list[memoryview]]]:
     """The file's planes: each as (the XPlane without its lines, parsed by protobuf; its lines as
     views of the serialized XLines in the file's bytes, which the C decoder reads in place). The
     file is read, not memory-mapped: a mapped file truncated while it is read would crash the
     process (SIGBUS) instead of raising."""
     from traceinsight.xplane import XPlane
+    check_trace_size(path)
     try:
         data = path.read_bytes()
     except OSError as e:

@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
-from traceinsight.analysis import cache, results
+from traceinsight.analysis import cache, device, results
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
+from traceinsight.analysis.steps import host_events_recorded
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import ModeResult, Run, Timing
 from traceinsight.xplane import decode_profile_options
@@ -57,16 +59,34 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
     a = attribute(table)
     options["host" if host_files else "python"] = _options_entry(
         recorded_options(table), (requested or {}).get("host" if host_files else "python"))
-    if a.main_line < 0:
+    if a.main_line < 0 and not len(a.step_start):
         return ModeResult(name=name, status="failed", timing=timing,
-                          error="the trace holds no host thread events (not a TensorFlow host trace?)",
+                          error="the trace holds no host thread events and no device steps (not a "
+                                "TensorFlow trace?)",
                           trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
+    host_recorded, why_not = host_events_recorded(table, a.main_line, recorded_options(table))
     steps = results.steps_frame(a)
+    notes.extend(a.step_notes)
+    if not host_recorded:
+        # the trace cannot split host time: no category is claimed (not "python")
+        steps[list(results.CATEGORIES)] = np.nan
+        # nor can it tell the process's first call (tracing, compilation) from the others: a
+        # device step numbered 0 is XProf's first group, not necessarily the first call
+        steps["first"] = False
+        notes.append(f"host categories not recorded: {why_not}. The device side is analysed; to "
+                     "see Python, dispatch and input on the host, capture with host_tracer_level "
+                     "2 or more (python_tracer_level 1 for Python hotspots), e.g. traceinsight "
+                     "capture, or xprof's trace client with those options")
+    dev = device.analyze_devices(table, a.step_start, a.step_end, a.step_num,
+                                 results.steady_mask(steps) if len(steps) else
+                                 np.zeros(0, dtype=bool))
+    if dev is not None:
+        notes.extend(dev.notes)
     breakdown = results.breakdown_frame(steps)
     first = None
     if len(steps) and steps["first"].iloc[0]:
         first = steps.iloc[0][list(results.CATEGORIES)].astype(float)
-    if host_files and a.crosser.any():
+    if host_recorded and host_files and a.crosser.any():
         ids, counts = np.unique(table.name[a.crosser], return_counts=True)
         top = ", ".join(f"{table.names[i]} ×{c}" for c, i in
                         sorted(zip(counts.tolist(), ids.tolist()), reverse=True)[:3])
@@ -75,7 +95,7 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
     if not len(steps):
         notes.append("no steps found in the trace")
     other = results.other_frame(a, steps)
-    if len(other):
+    if len(other) and host_recorded:
         top = ", ".join(other["name"].head(3))
         notes.append(f"{len(other)} event names have no attribution rule (other): {top}")
     recorded = recorded_options(table) or {}
@@ -115,6 +135,10 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
         ops=results.ops_frame(a, steps), retraces=results.retraces_frame(a, signatures),
         hotspots=hotspots if hotspots is not None else results.hotspots_frame(a, steps.iloc[0:0]),
         other=other, step_rule=a.step_rule, profile_options=options, notes=tuple(notes),
+        host_events_recorded=host_recorded,
+        device_steps=dev.steps if dev is not None else pd.DataFrame(),
+        devices=dev.devices if dev is not None else pd.DataFrame(),
+        kernels=dev.kernels if dev is not None else pd.DataFrame(),
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)))
 
 
@@ -141,7 +165,7 @@ def _timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], dict
     f = mode_path / runfolder.TIMINGS
     if not f.is_file():
         return None, {}, (), {}
-    data = runfolder.read_json(f)
+    data = runfolder.read_timings(f)  # validated: a damaged file raises one line
     traced = data.get("traced") or {}
     host = traced.get("host") or {}
     rounds = [r for r in data.get("rounds") or [] if isinstance(r, dict)]
@@ -177,8 +201,12 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
     for name, info in (manifest.get("modes") or {}).items():
         info = info or {}
         folder = info.get("dir") or runfolder.mode_dir(name)
-        status = info.get("status", "ok")
-        timing, requested, capture_notes, recorded = _timing(path / folder)
+        status = info.get("status") or "ok"
+        try:
+            timing, requested, capture_notes, recorded = _timing(path / folder)
+        except TraceinsightError as e:  # this mode's timings are damaged: the others still open
+            modes[name] = ModeResult(name=name, status="failed", error=str(e))
+            continue
         if status != "ok":
             error = info.get("error") or ("not captured (the capture was interrupted?)"
                                           if status in ("pending", "running") else status)
@@ -235,6 +263,29 @@ def _foreign_modes(root: Path, files: list[Path]) -> dict[str, list[Path]]:
     return modes
 
 
+def _straggler_notes(modes: dict[str, ModeResult], session_of: dict[str, Path]
+                     ) -> dict[str, ModeResult]:
+    """Several hosts of one profile session (a multi-worker capture) stay separate modes; each says
+    which host is the straggler (the slowest median step, which the others wait for)."""
+    import dataclasses
+    by_session: dict[Path, list[str]] = {}
+    for name, m in modes.items():
+        if m.ok and np.isfinite(m.median_ms):
+            by_session.setdefault(session_of[name], []).append(name)
+    out = dict(modes)
+    for names in by_session.values():
+        if len(names) < 2:
+            continue
+        ranked = sorted(names, key=lambda n: (-modes[n].median_ms, n))
+        slow = modes[ranked[0]]
+        fast = modes[ranked[-1]]
+        note = (f"{len(names)} hosts in this profile session; the straggler is {slow.name} "
+                f"({slow.median_ms:.3g} ms/step median, the fastest host {fast.median_ms:.3g})")
+        for n in names:
+            out[n] = dataclasses.replace(modes[n], notes=modes[n].notes + (note,))
+    return out
+
+
 def load(path, *, use_cache: bool = True) -> Run:
     """Analyse a run folder (results cached in it, see ``analysis.cache``), a TensorBoard
     logdir, a profile session folder or one ``.xplane.pb`` file."""
@@ -255,6 +306,7 @@ def load(path, *, use_cache: bool = True) -> Run:
             raise TraceinsightError(f"{path}: no *.xplane.pb traces found (expected a traceinsight "
                                     "run, a TensorBoard logdir or a profile session folder)")
     modes = {}
+    session_of: dict[str, Path] = {}
     for name, mode_files in _foreign_modes(root, files).items():
         if path.is_file():
             name = path.name[: -len(".xplane.pb")]
@@ -262,6 +314,8 @@ def load(path, *, use_cache: bool = True) -> Run:
         if m.status == "failed" and len(files) == 1:
             raise TraceinsightError(m.error)
         modes[name] = m
+        session_of[name] = mode_files[0].parent
+    modes = _straggler_notes(modes, session_of)
     if all(m.status == "failed" for m in modes.values()):
         raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))

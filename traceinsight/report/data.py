@@ -97,6 +97,11 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None, fastest: str | None
     e["retraces"] = records(m.retraces)
     e["hotspots"] = records(m.hotspots)
     e["other"] = records(m.other)
+    # the device side (GPU traces) and whether the host trace can split host time at all
+    e["host_events_recorded"] = bool(m.host_events_recorded)
+    e["devices"] = records(m.devices)
+    e["device_steps"] = records(m.device_steps)
+    e["kernels"] = records(m.kernels)
     return clean(e)
 
 

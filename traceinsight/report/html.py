@@ -198,7 +198,7 @@ def spec_table(cols: Sequence[present.ColumnSpec], records: list[dict], what: st
 
 def _details(modes: list[dict]) -> str:
     ok = [m for m in modes if m["status"] == "ok"]
-    out = []
+    out = [_device_details(ok)] if any(m.get("devices") for m in ok) else []
     body = []
     for m in ok:
         if m["ops"]:
@@ -232,6 +232,30 @@ def _details(modes: list[dict]) -> str:
     return "\n".join(out)
 
 
+def _device_details(ok: list[dict]) -> str:
+    """GPU traces: per device (the slowest sets the step) and the top kernels with their TF ops."""
+    body = []
+    for m in ok:
+        if not m.get("devices"):
+            continue
+        body.append(f"<h3>{code(m['name'])}: median ms per steady step and device</h3>")
+        body.append(table(["host", "device", "steps", "step", "kernels", "H2D", "D2H", "D2D", "idle",
+                           "host launch", ""],
+                          [[code(d.get("host")), code(d.get("device")), count(d.get("steps")),
+                            num(d.get("wall_ms")), num(d.get("compute_ms")), num(d.get("h2d_ms")),
+                            num(d.get("d2h_ms")), num(d.get("d2d_ms")), num(d.get("idle_ms")),
+                            num(d.get("launch_ms")), "slowest" if d.get("slowest") else ""]
+                           for d in m["devices"]], "llrrrrrrrrl", TOP_ROWS, "devices"))
+        if m.get("kernels"):
+            body.append(table(["TF op", "type", "kernel", "calls", "device ms", "ms/step", "share"],
+                              [[code(k.get("op")), code(k.get("op_type")), code(k.get("kernel")),
+                                count(k.get("calls")), num(k.get("device_ms")),
+                                num(k.get("ms_per_step")), pct(k.get("share"), False)]
+                               for k in m["kernels"]], "lllrrrr", TOP_ROWS, "kernels"))
+    return ("<details><summary>Device side (kernels, copies, idle; per device)</summary>"
+            + "\n".join(body) + "</details>")
+
+
 def _page(title: str, body: list[str]) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{esc(title, present.MAX_NAME)}</title><style>{CSS}</style></head><body>\n"
@@ -254,7 +278,9 @@ def render_document(doc: dict) -> str:
              "<p class=\"muted\">Median ms/step per category over the host-traced steady steps.</p>",
              bars_svg(modes),
              table(["mode", *CATEGORIES, "traced step"],
-                   [[code(m["name"])] + [num(m["categories"].get(c)) for c in CATEGORIES]
+                   [[code(m["name"])] + [num(m["categories"].get(c))
+                                         if m.get("host_events_recorded") is not False
+                                         else "not recorded" for c in CATEGORIES]
                     + [num(m.get("traced_step_ms"))] for m in modes if m["status"] == "ok"],
                    "l" + "r" * (len(CATEGORIES) + 1)),
              "<h2>Modes</h2>",

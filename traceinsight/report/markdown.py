@@ -144,6 +144,10 @@ def category_rows(modes: list[dict]) -> list[list[str]]:
         if m["status"] != "ok":
             continue
         cats = m["categories"]
+        if m.get("host_events_recorded") is False:  # the trace cannot split host time
+            rows.append([code(m["name"])] + ["not recorded"] * len(CATEGORIES)
+                        + [num(m.get("traced_step_ms"))])
+            continue
         rows.append([code(m["name"])] + [num(cats.get(c)) for c in CATEGORIES]
                     + [num(m.get("traced_step_ms"))])
     return rows
@@ -194,6 +198,7 @@ def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
     ok = [m for m in modes if m["status"] == "ok"]
     out: list[str] = []
 
+    out += device_section(ok, cap)
     body: list[str] = []
     for m in ok:
         if not m["ops"]:
@@ -231,6 +236,29 @@ def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
     if notes or steps:
         out += _details("Notes and how steps were found", notes + steps)
     return out
+
+
+def device_section(ok: list[dict], cap: int | None) -> list[str]:
+    """GPU traces: per device (the slowest sets the step) and the top kernels with their TF ops."""
+    body: list[str] = []
+    for m in ok:
+        if not m.get("devices"):
+            continue
+        rows = [[code(d.get("host")), code(d.get("device")), count(d.get("steps")),
+                 num(d.get("wall_ms")), num(d.get("compute_ms")), num(d.get("h2d_ms")),
+                 num(d.get("d2h_ms")), num(d.get("d2d_ms")), num(d.get("idle_ms")),
+                 num(d.get("launch_ms")), "slowest" if d.get("slowest") else ""]
+                for d in m["devices"]]
+        body += [f"**{code(m['name'], table=False)}**: median ms per steady step and device", ""]
+        body += table(["host", "device", "steps", "step", "kernels", "H2D", "D2H", "D2D", "idle",
+                       "host launch", ""], rows, "llrrrrrrrrl", cap, "devices") + [""]
+        if m.get("kernels"):
+            rows = [[code(k.get("op")), code(k.get("op_type")), code(k.get("kernel")),
+                     count(k.get("calls")), num(k.get("device_ms")), num(k.get("ms_per_step")),
+                     pct(k.get("share"), signed=False)] for k in m["kernels"]]
+            body += table(["TF op", "type", "kernel", "calls", "device ms", "ms/step", "share"],
+                          rows, "lllrrrr", cap, "kernels") + [""]
+    return _details("Device side (kernels, copies, idle; per device)", body) if body else []
 
 
 def _cut_to_limit(lines: list[str], limit: int) -> str:

@@ -37,6 +37,33 @@ RETRACE_COLUMNS = [
 ]
 
 
+KERNEL_COLUMNS = [
+    Column("ms_per_step", "device ms/step", fmt.ms, numeric=True),
+    Column("share", "share", fmt.percent, numeric=True),
+    Column("calls", "calls", fmt.count, numeric=True),
+    Column("op_type", "type"),
+    Column("op", "TF op"),
+    Column("kernel", "kernel"),
+]
+
+
+def kernel_detail(row: pd.Series) -> Text:
+    return Text.assemble((str(row["kernel"]), "bold"), f"  for {row['op']} ({row['op_type']}) · ",
+                         f"{fmt.ms(row['ms_per_step'])} ms/step, {fmt.count(row['calls'])} calls")
+
+
+def device_text(devices: pd.DataFrame) -> Text:
+    """Per device, median ms per steady step: the slowest device sets the step."""
+    text = Text("Per device, median ms per steady step (kernels = summed kernel time; idle = step "
+                "- busy):\n", style="bold")
+    for r in devices.itertuples():
+        text.append(f"{r.host} {r.device}: step {fmt.ms(r.wall_ms)}, kernels {fmt.ms(r.compute_ms)}, "
+                    f"H2D {fmt.ms(r.h2d_ms)}, D2H {fmt.ms(r.d2h_ms)}, D2D {fmt.ms(r.d2d_ms)}, "
+                    f"idle {fmt.ms(r.idle_ms)}, host launches {fmt.ms(r.launch_ms)}"
+                    + ("  ← slowest\n" if r.slowest else "\n"))
+    return text
+
+
 def with_per_call(ops: pd.DataFrame) -> pd.DataFrame:
     """The ops table plus self time per call (the model's per-step figures divided, for display)."""
     calls = ops["calls_per_step"].astype(float).where(ops["calls_per_step"] > 0)
@@ -138,11 +165,17 @@ class ModeScreen(Screen):
             yield TabPane("Python", id="tab-python")
             yield TabPane(f"Retraces ({len(m.retraces)})", id="tab-retraces")
             yield TabPane("Steps", id="tab-steps")
+            if not m.devices.empty:  # GPU traces only: CPU runs keep their tabs
+                yield TabPane(f"Device ({len(m.devices)})", id="tab-device")
         yield Footer()
 
     def pane_content(self, pane_id: str) -> list:
         m = self.mode
         if pane_id == "tab-categories":
+            if not m.host_events_recorded:
+                return [Static(Text("Host categories not recorded: this trace holds no host events "
+                                    "to split (see the notes above). The Device tab has what the "
+                                    "trace can tell.", style="italic"), classes="missing")]
             if m.breakdown.empty:
                 return [Static("No steps were found in the trace, so there is no breakdown.",
                                classes="missing")]
@@ -168,6 +201,14 @@ class ModeScreen(Screen):
                                detail=retrace_detail, id="retraces")]
         if pane_id == "tab-steps":
             return [VerticalScroll(StepChart(step_series(m), m.steps, id="steps"))]
+        if pane_id == "tab-device":
+            out = [Static(device_text(m.devices), id="devices")]
+            if not m.kernels.empty:
+                out.append(FrameTable(m.kernels, KERNEL_COLUMNS,
+                                      filter_columns=["op", "op_type", "kernel"], noun="kernels",
+                                      placeholder="/ filter kernels by op, type or name",
+                                      detail=kernel_detail, id="kernels"))
+            return out
         return []
 
     async def fill_pane(self, pane_id: str) -> None:
@@ -180,7 +221,7 @@ class ModeScreen(Screen):
         if not self.mode.ok:
             return
         await self.fill_pane("tab-categories")
-        if not self.mode.breakdown.empty:
+        if not self.mode.breakdown.empty and self.mode.host_events_recorded:
             self.query_one(CategoryTable).focus()
 
     async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:

@@ -1,0 +1,260 @@
+"""The device side of a trace (GPU; TPU planes where they hold the same kind of lines): per step and
+per device, kernel compute, copies (H2D / D2H / D2D), idle time and the host's kernel launches; and
+kernels by name, each with the TF op it ran for.
+
+What is counted, and why:
+
+* only the device planes' own lines (CUDA streams). XProf's derived lines (``Steps``,
+  ``TensorFlow Ops``, ``TensorFlow Name Scope``, ... when XProf preprocessed the file) repeat the
+  kernels' times and are never summed;
+* device compute = the summed durations of kernels inside the step window (as XProf's
+  ``overview_page`` counts it; concurrent streams can make it exceed the wall time); copies by
+  kind likewise; busy = the union of all device activity, idle = step wall time - busy;
+* a kernel's TF op is its ``tf_op`` stat, else the innermost TraceMe annotation it was launched
+  under (``level 0`` / ``annotation`` stats: ``scope/name:OpType``), else the event of XProf's
+  derived ``TensorFlow Ops`` line at the same time on the same device;
+* windows: a device's own ``Steps`` event for that step when the trace has one (each device's step
+  differs), else the step windows found on the host (or from ``group_id``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from traceinsight.analysis.events import EventTable
+from traceinsight.analysis.steps import STEPS_LINE_ID, is_derived_line
+
+PS_PER_MS = 1e9
+STEP_COLUMNS = ["host", "device", "step_num", "wall_ms", "compute_ms", "h2d_ms", "d2h_ms", "d2d_ms",
+                "busy_ms", "idle_ms", "launch_ms", "kernels"]
+KERNEL_COLUMNS = ["op", "op_type", "kernel", "calls", "device_ms", "ms_per_step", "share"]
+DEVICE_COLUMNS = ["host", "device", "steps", "wall_ms", "compute_ms", "h2d_ms", "d2h_ms", "d2d_ms",
+                  "idle_ms", "launch_ms", "slowest"]
+
+KIND_COMPUTE, KIND_H2D, KIND_D2H, KIND_D2D, KIND_MEMSET = range(5)
+
+
+@dataclass(frozen=True)
+class DeviceAnalysis:
+    steps: pd.DataFrame        # STEP_COLUMNS: one row per (host, device, step)
+    devices: pd.DataFrame      # DEVICE_COLUMNS: medians over steady steps per device
+    kernels: pd.DataFrame      # KERNEL_COLUMNS: steady steps, all devices
+    notes: tuple[str, ...]
+
+
+def _kind(name: str) -> int:
+    if name.startswith("MemcpyH2D"):
+        return KIND_H2D
+    if name.startswith("MemcpyD2H"):
+        return KIND_D2H
+    if name.startswith(("MemcpyD2D", "MemcpyP2P", "Memcpy")):
+        return KIND_D2D
+    if name.startswith("Memset"):
+        return KIND_MEMSET
+    return KIND_COMPUTE
+
+
+def device_lines(table: EventTable) -> dict[int, list[int]]:
+    """plane index -> its own (non-derived) lines holding events, for device planes."""
+    out: dict[int, list[int]] = {}
+    for i, ln in enumerate(table.lines):
+        p = table.planes[ln.plane]
+        if p.name.startswith("/device:") and ln.n_events and not is_derived_line(ln):
+            out.setdefault(ln.plane, []).append(i)
+    return out
+
+
+def _union_ps(s: np.ndarray, e: np.ndarray) -> int:
+    if not len(s):
+        return 0
+    o = np.argsort(s, kind="stable")
+    s, e = s[o], e[o]
+    run_end = np.maximum.accumulate(e)
+    new = np.r_[True, s[1:] > run_end[:-1]]
+    starts = s[new]
+    ends = np.maximum.reduceat(e, np.nonzero(new)[0])
+    return int((ends - starts).sum())
+
+
+def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
+    """The TF op each device event ran for (``""`` when the trace does not say)."""
+    out = np.full(len(ev), "", dtype=object)
+    found = np.zeros(len(ev), dtype=bool)
+    pos = {int(e): i for i, e in enumerate(ev.tolist())}
+    for stat in ("tf_op", "level 0", "annotation"):
+        if stat not in table.stat_str:
+            continue
+        idx, val = table.stat_str[stat]
+        for e, v in zip(idx.tolist(), val.tolist()):
+            i = pos.get(e)
+            if i is not None and not found[i] and v:
+                # an annotation stack "outer::inner#shape=...#": the innermost, without its stats
+                out[i] = str(v).split("::")[-1].split("#")[0]
+                found[i] = True
+    if not found.all():
+        # XProf's derived "TensorFlow Ops" line: an event at the same start on the same plane
+        tfop_lines = {ln.plane: i for i, ln in enumerate(table.lines)
+                      if ln.name == "TensorFlow Ops" or ln.id == STEPS_LINE_ID + 3}
+        for plane, li in tfop_lines.items():
+            ops = np.nonzero(table.line == li)[0]
+            if not len(ops):
+                continue
+            at = {int(s): int(n) for s, n in zip(table.start[ops].tolist(), table.name[ops].tolist())}
+            disp = {}
+            for i in np.nonzero(~found)[0].tolist():
+                e = int(ev[i])
+                if table.lines[table.line[e]].plane != plane:
+                    continue
+                n = at.get(int(table.start[e]))
+                if n is not None:
+                    name = table.names[n]
+                    out[i] = name if ":" in name else f"{name}:{disp.get(n, '')}".rstrip(":")
+                    found[i] = True
+    return out.tolist()
+
+
+def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndarray,
+                    step_num: np.ndarray, steady: np.ndarray) -> DeviceAnalysis | None:
+    """Per step and device figures, per device medians and the kernel table; None when the trace
+    has no device activity."""
+    lines_of = device_lines(table)
+    if not lines_of:
+        return None
+    names = table.names
+    kind_of_name = np.array([_kind(n) for n in names], dtype=np.int8)
+    # host-side kernel launches: CUDA launch API calls, or (TF's GPU tracer) host events named
+    # after the kernel they launch
+    kernel_names = set()
+    dev_ev_all = np.nonzero(np.isin(table.line, [li for ls in lines_of.values() for li in ls]))[0]
+    for n in np.unique(table.name[dev_ev_all]).tolist():
+        if kind_of_name[n] == KIND_COMPUTE:
+            kernel_names.add(n)
+    launch_name = np.array([("Launch" in n and n.startswith(("cuda", "cu", "hip")))
+                            or i in kernel_names for i, n in enumerate(names)] or [False])
+    host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith("/host:")}
+    host_line = np.array([ln.plane in host_planes for ln in table.lines] or [False])
+    launch_ev = np.nonzero(launch_name[table.name] & host_line[table.line]
+                           & (table.end > table.start))[0] if len(table) else np.zeros(0, np.int64)
+
+    # a device's own step windows (XProf's derived Steps line), by step key
+    own_steps: dict[int, dict[int, tuple[int, int]]] = {}
+    gid = table.stat_int_column("group_id") if "group_id" in table.stat_int else None
+    for i, ln in enumerate(table.lines):
+        if ln.plane in lines_of and (ln.id == STEPS_LINE_ID or ln.name == "Steps"):
+            for e in np.nonzero(table.line == i)[0].tolist():
+                key = int(gid[e]) if gid is not None and gid[e] >= 0 else _int(names[table.name[e]])
+                own_steps.setdefault(ln.plane, {})[key] = (int(table.start[e]), int(table.end[e]))
+
+    rows = []
+    kernel_rows = []
+    for plane, lines in sorted(lines_of.items(), key=lambda kv: _device_order(table.planes[kv[0]].name)):
+        pinfo = table.planes[plane]
+        ev = np.nonzero(np.isin(table.line, lines))[0]
+        s, e, kind = table.start[ev], table.end[ev], kind_of_name[table.name[ev]]
+        ops = None
+        for k in range(len(step_start)):
+            w0, w1 = int(step_start[k]), int(step_end[k])
+            own = own_steps.get(plane, {}).get(int(step_num[k]))
+            if own is not None:
+                w0, w1 = own
+            cs, ce = np.maximum(s, w0), np.minimum(e, w1)
+            inside = ce > cs
+            if own is None and own_steps:
+                continue  # steps from XProf's Steps lines: a device without one ran no step
+            dur = (ce - cs)[inside]
+            kk = kind[inside]
+            lm = (table.start[launch_ev] < w1) & (table.end[launch_ev] > w0)
+            launch = (np.minimum(table.end[launch_ev][lm], w1)
+                      - np.maximum(table.start[launch_ev][lm], w0)).sum()
+            wall = w1 - w0
+            busy = _union_ps(cs[inside], ce[inside])
+            rows.append({"host": pinfo.host, "device": pinfo.name, "step_num": int(step_num[k]),
+                         "wall_ms": wall / PS_PER_MS,
+                         "compute_ms": dur[kk == KIND_COMPUTE].sum() / PS_PER_MS,
+                         "h2d_ms": dur[kk == KIND_H2D].sum() / PS_PER_MS,
+                         "d2h_ms": dur[kk == KIND_D2H].sum() / PS_PER_MS,
+                         "d2d_ms": dur[(kk == KIND_D2D) | (kk == KIND_MEMSET)].sum() / PS_PER_MS,
+                         "busy_ms": busy / PS_PER_MS, "idle_ms": max(wall - busy, 0) / PS_PER_MS,
+                         "launch_ms": float(launch) / PS_PER_MS,
+                         "kernels": int((kk == KIND_COMPUTE).sum()), "_steady": bool(steady[k])})
+            if steady[k]:
+                sel = np.nonzero(inside & (kind == KIND_COMPUTE))[0]
+                if len(sel):
+                    if ops is None:
+                        ops = kernel_ops(table, ev)
+                    for i in sel.tolist():
+                        kernel_rows.append((ops[i], names[table.name[ev[i]]],
+                                            int(ce[i] - cs[i])))
+    steps = pd.DataFrame(rows, columns=STEP_COLUMNS + ["_steady"])
+    n_steady = int(np.asarray(steady, dtype=bool).sum())
+    notes = []
+    devices = _device_summary(steps)
+    if len(devices) > 1:
+        slow = devices[devices["slowest"]].iloc[0]
+        notes.append(f"{len(devices)} devices with activity; the slowest, {slow['device']}"
+                     f"{' on ' + slow['host'] if devices['host'].nunique() > 1 else ''}, sets the "
+                     f"step ({slow['wall_ms']:.2f} ms median)")
+    kernels = _kernel_table(kernel_rows, n_steady)
+    return DeviceAnalysis(steps=steps[STEP_COLUMNS].reset_index(drop=True), devices=devices,
+                          kernels=kernels, notes=tuple(notes))
+
+
+def _device_summary(steps: pd.DataFrame) -> pd.DataFrame:
+    if steps.empty:
+        return pd.DataFrame(columns=DEVICE_COLUMNS)
+    steady = steps[steps["_steady"]]
+    if steady.empty:
+        steady = steps
+    cols = ["wall_ms", "compute_ms", "h2d_ms", "d2h_ms", "d2d_ms", "idle_ms", "launch_ms"]
+    g = steady.groupby(["host", "device"], sort=False)
+    out = g[cols].median().reset_index()
+    out.insert(2, "steps", g.size().to_numpy())
+    # the slowest device: the longest median step, then the most compute (ties: first listed)
+    order = out.sort_values(["wall_ms", "compute_ms"], ascending=False, kind="stable").index
+    out["slowest"] = False
+    out.loc[order[0], "slowest"] = True
+    return out[DEVICE_COLUMNS]
+
+
+def _kernel_table(rows: list[tuple[str, str, int]], n_steps: int) -> pd.DataFrame:
+    if not rows or not n_steps:
+        return pd.DataFrame(columns=KERNEL_COLUMNS)
+    df = pd.DataFrame(rows, columns=["op_full", "kernel", "ps"])
+    g = df.groupby(["op_full", "kernel"], sort=False).agg(calls=("ps", "size"), ps=("ps", "sum"))
+    g = g.reset_index()
+    split = g["op_full"].str.rpartition(":")
+    has_type = split[1] == ":"
+    g["op"] = np.where(has_type, split[0], g["op_full"])
+    g["op_type"] = np.where(has_type, split[2], "")
+    g["device_ms"] = g["ps"] / PS_PER_MS
+    g["ms_per_step"] = g["device_ms"] / n_steps
+    total = g["device_ms"].sum()
+    g["share"] = g["device_ms"] / total if total > 0 else 0.0
+    g = g.sort_values(["device_ms", "kernel", "op"], ascending=[False, True, True], kind="stable",
+                      ignore_index=True)
+    return g[KERNEL_COLUMNS]
+
+
+def kernel_totals(kernels: pd.DataFrame) -> pd.DataFrame:
+    """Kernels summed over their ops (XProf's kernel_stats lists a kernel once per op; this is the
+    per-kernel view): kernel, calls, device_ms."""
+    if kernels.empty:
+        return pd.DataFrame(columns=["kernel", "calls", "device_ms"])
+    g = kernels.groupby("kernel", sort=False)[["calls", "device_ms"]].sum().reset_index()
+    return g.sort_values(["device_ms", "kernel"], ascending=[False, True], kind="stable",
+                         ignore_index=True)
+
+
+def _device_order(name: str):
+    head, _, num = name.rpartition(":")
+    return (head, int(num)) if num.isdigit() else (name, -1)
+
+
+def _int(s: str) -> int:
+    try:
+        return int(s)
+    except ValueError:
+        return -1

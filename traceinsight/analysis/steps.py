@@ -1,0 +1,272 @@
+"""Where the steps of a trace are, and which rule found them.
+
+Rules, first that applies (the rule used is stated with every mode):
+
+1. host step markers on the main thread: ``train…`` / ``test…`` / ``TraceContext`` (what XProf
+   recognizes) and Keras' ``Profiled batch`` (the TensorBoard callback's ``profile_batch`` wraps
+   each batch in one), each with a ``step_num`` stat;
+2. no markers: each top-level tf.function call on the main thread;
+3. no host events at all (host tracer level 0, device-only traces): the device-side step grouping
+   XProf itself wrote into the trace (the derived ``Steps`` line of each device plane, one event
+   per step with its ``group_id``), else device events grouped by their ``group_id`` stat (TF's
+   event grouping, as XProf's ``group_events`` assigns it), else all device activity as one step;
+4. otherwise the whole main-thread span is one step.
+
+Two things a trace can hold that are not steady steps:
+
+* markers that repeat a ``step_num`` (a loop that reuses one number): each marker is still its own
+  window, numbered in time order, and a note says so;
+* a last step cut by the end of the trace (its window or the work started in it runs to the
+  recorded stop time): flagged ``partial`` and kept out of the steady steps.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from traceinsight.analysis.events import EventTable
+
+STEP_MARKER = re.compile(r"^(train|test)[^/]*$|^TraceContext$|^Profiled batch$")
+
+# XProf's derived lines (tsl/profiler/utils/xplane_schema.h: kThreadIdDerivedMin = 0xdeadbeef as
+# int32, then StepInfo, KernelLaunch, TfNameScope, TfOp, HloModule, HloOp, Overhead, Source...):
+# written into device planes when XProf preprocessed a trace. They repeat the kernels' times, so
+# they are never summed as device work.
+DERIVED_LINE_MIN = -559038737
+DERIVED_LINE_MAX = DERIVED_LINE_MIN + 64
+DERIVED_LINE_NAMES = frozenset({"Steps", "TensorFlow Ops", "TensorFlow Name Scope", "XLA Modules",
+                                "XLA Ops", "XLA TraceMe", "Launch Stats", "Source code",
+                                "Framework Name Scope", "Framework Ops", "SparseCore Steps"})
+STEPS_LINE_ID = DERIVED_LINE_MIN
+
+
+def is_derived_line(line) -> bool:
+    return DERIVED_LINE_MIN <= line.id < DERIVED_LINE_MAX or line.name in DERIVED_LINE_NAMES
+
+
+@dataclass(frozen=True)
+class StepWindows:
+    start: np.ndarray          # int64 ps, sorted
+    end: np.ndarray
+    num: np.ndarray            # step_num (renumbered in time order when markers repeat one)
+    partial: np.ndarray        # bool: cut by the end of the trace
+    rule: str
+    notes: tuple[str, ...] = ()
+
+    @staticmethod
+    def empty(rule: str, notes: tuple[str, ...] = ()) -> StepWindows:
+        z = np.zeros(0, dtype=np.int64)
+        return StepWindows(z, z, z, np.zeros(0, dtype=bool), rule, notes)
+
+
+def step_markers(table: EventTable) -> np.ndarray:
+    """Step marker events: named as XProf expects (``train…``, ``test…``, ``TraceContext``) or
+    Keras' ``Profiled batch``, and carrying a ``step_num`` stat (a tf.function named
+    ``train_function`` is not one)."""
+    if not len(table):
+        return np.zeros(0, dtype=bool)
+    named = np.array([bool(STEP_MARKER.match(n)) for n in table.names], dtype=bool)
+    return named[table.name] & (table.stat_int_column("step_num") >= 0)
+
+
+def stop_time_ps(table: EventTable) -> int | None:
+    """The recorded profile stop time on the table's clock (ps), when the trace has it."""
+    if table.zero_ns is None:
+        return None
+    for plane in table.planes:
+        stop, start = plane.stats.get("profile_stop_time"), plane.stats.get("profile_start_time")
+        if not (type(stop) is int and type(start) is int and 0 < start <= stop):
+            continue
+        # TF 2.21 writes CPU line timestamps relative to the profile start (tens of µs), device
+        # planes may carry wall-clock ones: the stop time goes on whichever clock the lines use
+        if table.zero_ns < start // 2:
+            return (stop - start - table.zero_ns) * 1000
+        return (stop - table.zero_ns) * 1000
+    return None
+
+
+def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarray,
+               parent: np.ndarray, on_main: np.ndarray) -> StepWindows:
+    """The step windows of a trace (see the module docstring for the rules)."""
+    names = table.names
+    main_marker = np.nonzero(marker & (table.line == main))[0] if main >= 0 else \
+        np.zeros(0, np.int64)
+    notes: list[str] = []
+    if len(main_marker):
+        ss, se = table.start[main_marker], table.end[main_marker]
+        sn = table.stat_int_column("step_num")[main_marker]
+        top = depth[main_marker] == depth[main_marker].min()  # markers nested in markers: outer
+        ss, se, sn = ss[top], se[top], sn[top]
+        marker_names = sorted({names[i] for i in table.name[main_marker]})
+        rule = f"step markers {', '.join(repr(n) for n in marker_names)} (step_num)"
+        o = np.lexsort((-se, ss))  # by start, the longest first
+        ss, se, sn = ss[o], se[o], sn[o]
+        ss, se, sn, more = _outermost(ss, se, sn)
+        notes += more
+        uniq, counts = np.unique(sn, return_counts=True)
+        if (counts > 1).any():
+            rep = ", ".join(f"{int(u)} ×{int(c)}" for u, c in zip(uniq, counts) if c > 1)
+            notes.append(f"{int(counts[counts > 1].sum())} step markers repeat a step_num ({rep}): "
+                         "each marker is counted as its own step, renumbered in time order from "
+                         f"{int(sn.min())}")
+            sn = int(sn.min()) + np.arange(len(sn))
+    else:
+        calls = np.zeros(0, dtype=np.int64)
+        if "tf_function_call" in table.stat_str and main >= 0:
+            idx, _ = table.stat_str["tf_function_call"]
+            idx = idx[(table.line[idx] == main) & (parent[idx] < 0)]
+            calls = np.sort(idx)
+        dev = None
+        if len(calls) >= 2:
+            ss, se = table.start[calls], table.end[calls]
+            sn = np.arange(len(calls))
+            rule = "no step markers: each top-level tf.function call on the main thread is a step"
+        elif (dev := device_steps(table, grouped_only=main >= 0 and len(on_main) > 0)) is not None:
+            return dev
+        elif main < 0 or not len(on_main):
+            return StepWindows.empty("no step markers, no main-thread events, no device steps: "
+                                     "no steps")
+        else:
+            ss = np.array([table.start[on_main].min()])
+            se = np.array([table.end[on_main].max()])
+            sn = np.array([0])
+            rule = "no step markers and no repeated tf.function calls: the whole trace is one step"
+    o = np.argsort(ss, kind="stable")
+    ss, se, sn = ss[o], se[o], sn[o]
+    partial = _partial(table, ss, se, main)
+    if partial.any():
+        notes.append(f"the last step (step {int(sn[partial][0])}) was cut by the end of the trace: "
+                     "kept out of the steady steps")
+    return StepWindows(ss, se, sn.astype(np.int64), partial, rule, tuple(notes))
+
+
+def _outermost(ss, se, sn):
+    """Markers that overlap an earlier marker's window (not nested in the thread's nesting: markers
+    are kept out of it) are folded into it; a note says how many."""
+    keep = np.ones(len(ss), dtype=bool)
+    run_end = None
+    for i in range(len(ss)):
+        if run_end is not None and ss[i] < run_end:
+            keep[i] = False
+        else:
+            run_end = se[i]
+    notes = []
+    if not keep.all():
+        notes.append(f"{int((~keep).sum())} step markers lie inside other markers' windows: "
+                     "the outer markers are the steps")
+    return ss[keep], se[keep], sn[keep], notes
+
+
+def _partial(table: EventTable, ss: np.ndarray, se: np.ndarray, main: int) -> np.ndarray:
+    """The last step is partial when the recorded stop time falls inside it, or when work started
+    in it on the main thread runs past its end and past every other event of the thread (the trace
+    ended while the step was still running)."""
+    partial = np.zeros(len(ss), dtype=bool)
+    if len(ss) < 2:
+        return partial  # a single step is all there is
+    stop = stop_time_ps(table)
+    if stop is not None and ss[-1] < stop <= se[-1]:
+        partial[-1] = True
+    return partial
+
+
+def device_steps(table: EventTable, grouped_only: bool = False) -> StepWindows | None:
+    """Steps from the device side of a trace with no host events: XProf's derived ``Steps`` line
+    (one event per step per device; a step spans from the earliest start to the latest end over
+    the devices: the slowest device sets it), else device events' ``group_id`` stat, else all
+    device activity as one step (not with ``grouped_only``: the caller has a host fallback).
+    None when the trace has no device events."""
+    dev_planes = {i for i, p in enumerate(table.planes) if p.name.startswith("/device:")}
+    steps_lines = [i for i, ln in enumerate(table.lines)
+                   if ln.plane in dev_planes and ln.n_events and
+                   (ln.id == STEPS_LINE_ID or ln.name == "Steps")]
+    gid = table.stat_int_column("group_id") if "group_id" in table.stat_int else None
+    if steps_lines:
+        ev = np.nonzero(np.isin(table.line, steps_lines))[0]
+        keys = gid[ev] if gid is not None and (gid[ev] >= 0).all() else \
+            np.array([_int_or(table.names[n], -1) for n in table.name[ev]], dtype=np.int64)
+        rule = ("no host events: steps from the device-side step grouping XProf wrote into the "
+                "trace (the 'Steps' line of each device, by group_id); a step spans all devices")
+    else:
+        dev_lines = [i for i, ln in enumerate(table.lines) if ln.plane in dev_planes
+                     and ln.n_events and not is_derived_line(ln)]
+        ev = np.nonzero(np.isin(table.line, dev_lines))[0]
+        if not len(ev):
+            return None
+        if gid is not None and (gid[ev] >= 0).any():
+            ev = ev[gid[ev] >= 0]
+            keys = gid[ev]
+            rule = ("no host events: device events grouped into steps by their group_id stat "
+                    "(TF's step grouping)")
+        elif grouped_only:
+            return None
+        else:
+            keys = np.zeros(len(ev), dtype=np.int64)
+            rule = ("no host events and no step grouping in the trace: all device activity is one "
+                    "step")
+    if steps_lines:
+        # each device's Steps event has its own clock span: the step is the longest of them (the
+        # slowest device sets the step, as XProf's overview reports it)
+        uniq, inv = np.unique(keys, return_inverse=True)
+        dur = table.end[ev] - table.start[ev]
+        best = np.full(len(uniq), -1, dtype=np.int64)
+        for i in np.lexsort((-dur, inv)).tolist():  # per key, the longest first
+            if best[inv[i]] < 0:
+                best[inv[i]] = ev[i]
+        ss, se = table.start[best], table.end[best]
+        o = np.argsort(ss, kind="stable")
+        return StepWindows(ss[o], se[o], uniq[o].astype(np.int64), np.zeros(len(ss), dtype=bool),
+                           rule, ())
+    uniq, inv = np.unique(keys, return_inverse=True)
+    ss = np.full(len(uniq), np.iinfo(np.int64).max, dtype=np.int64)
+    se = np.full(len(uniq), np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(ss, inv, table.start[ev])
+    np.maximum.at(se, inv, table.end[ev])
+    o = np.argsort(ss, kind="stable")
+    ss, se, sn = ss[o], se[o], uniq[o].astype(np.int64)
+    notes = []
+    partial = np.zeros(len(ss), dtype=bool)
+    stop = stop_time_ps(table)
+    if len(ss) >= 2 and stop is not None and ss[-1] < stop <= se[-1]:
+        partial[-1] = True
+        notes.append(f"the last step (step {int(sn[-1])}) was cut by the end of the trace: kept "
+                     "out of the steady steps")
+    return StepWindows(ss, se, sn, partial, rule, tuple(notes))
+
+
+def _int_or(s: str, default: int) -> int:
+    try:
+        return int(s)
+    except ValueError:
+        return default
+
+
+# Events a host trace holds even at host_tracer_level 0 or without TF's Python API in view; a main
+# thread with nothing else says nothing about Python, dispatch or input.
+_BOOKKEEPING = ("MemoryAllocation", "MemoryDeallocation", "ExecutorPropagateOutputs",
+                "ExecutorState::Process", "MemcpyH2D", "MemcpyD2H", "FunctionRun")
+
+
+def host_events_recorded(table: EventTable, main: int, recorded: dict | None) -> tuple[bool, str]:
+    """Whether the host trace can tell Python, dispatch and input apart on the main thread:
+    the recorded host tracer level when the trace has it (0: no TraceMe events), else whether the
+    main thread holds TF's Python-API events (``TFE_Py_*``, tf.function calls, step markers,
+    python-tracer frames). Returns (recorded, why not)."""
+    if recorded and recorded.get("host_tracer_level") == 0:
+        return False, "recorded with host_tracer_level 0 (no host TraceMe events)"
+    if main < 0:
+        return False, "the trace holds no host thread events"
+    on_main = np.unique(table.name[(table.line == main) & (table.end > table.start)])
+    api = [n for n in on_main.tolist()
+           if table.names[n].startswith(("TFE_", "$", "EagerExecute", "EagerLocalExecute"))
+           or STEP_MARKER.match(table.names[n])]
+    if api or ("tf_function_call" in table.stat_str
+               and (table.line[table.stat_str["tf_function_call"][0]] == main).any()):
+        return True, ""
+    if recorded and recorded.get("host_tracer_level", 0) >= 1:
+        return True, ""
+    return False, ("the main thread holds no events of TF's Python API (TFE_*, tf.function calls, "
+                   "step markers): the host trace was recorded at a low level or without Python")
