@@ -24,8 +24,9 @@ OTHER_COLUMNS = ["name", "ms_per_step", "count"]
 
 
 def steps_frame(a: Attribution) -> pd.DataFrame:
-    """One row per step: step_num, start_ps, end_ps, wall_ms, first, and ms per category."""
-    cols = ["step_num", "start_ps", "end_ps", "wall_ms", "first"] + list(CATEGORIES)
+    """One row per step: step_num, start_ps, end_ps, wall_ms, first, partial (cut by the end of
+    the trace), and ms per category."""
+    cols = ["step_num", "start_ps", "end_ps", "wall_ms", "first", "partial"] + list(CATEGORIES)
     if not len(a.step_start):
         return pd.DataFrame(columns=cols)
     ct = a.category_time(a.step_start, a.step_end) / PS_PER_MS
@@ -41,12 +42,22 @@ def steps_frame(a: Attribution) -> pd.DataFrame:
     if len(df) == 1:
         first[0] = False  # a single step is all there is: keep it as the steady state
     df.insert(4, "first", first)
+    df.insert(5, "partial", a.step_partial if a.step_partial is not None
+              else np.zeros(len(df), dtype=bool))
     return df[cols]
+
+
+def steady_mask(steps: pd.DataFrame) -> np.ndarray:
+    """Steady steps: neither the first step nor a step cut by the end of the trace."""
+    mask = ~steps["first"].to_numpy(dtype=bool)
+    if "partial" in steps.columns:
+        mask &= ~steps["partial"].to_numpy(dtype=bool)
+    return mask
 
 
 def breakdown_frame(steps: pd.DataFrame) -> pd.DataFrame:
     cols = list(CATEGORIES) + ["wall_ms"]
-    steady = steps[~steps["first"]] if len(steps) else steps
+    steady = steps[steady_mask(steps)] if len(steps) else steps
     if steady.empty:
         return pd.DataFrame(columns=["median", "p25", "p75", "mean"])
     values = steady[cols].astype(float)
@@ -58,7 +69,7 @@ def breakdown_frame(steps: pd.DataFrame) -> pd.DataFrame:
 def _steady_windows(a: Attribution, steps: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
     if steps.empty:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), 0
-    steady = ~steps["first"].to_numpy()
+    steady = steady_mask(steps)
     return a.step_start[steady], a.step_end[steady], int(steady.sum())
 
 
@@ -124,12 +135,13 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
         hlo_code = np.full(len(t), -1, dtype=np.int64)
         hlo_code[idx] = len(names) + codes
         hlo_names = [str(u) for u in uniq]
-    # accelerator planes (/device:GPU:0, ...): every event of their lines is device work, a
-    # kernel or a copy (GPU traces name kernels, not TF ops)
+    # accelerator planes (/device:GPU:0, ...) are not ops here: their kernels and copies are in
+    # the device analysis (traceinsight.analysis.device and copies are in the device analysis, traceinsight.analysis.device: by whole kernel
+    # name and TF op, and not from XProf's derived lines, which repeat the kernels' times)
     device_line = np.array([t.planes[ln.plane].name.startswith("/device:") for ln in t.lines]
                            or [False], dtype=bool)
     device = device_line[t.line] if len(t) else np.zeros(0, dtype=bool)
-    is_op_event = named_op | device
+    is_op_event = named_op & ~device
     if hlo_code is not None:
         is_op_event |= hlo_code >= 0
 
@@ -435,5 +447,7 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
                      "inclusive_ms": incl_by_name[nid] / PS_PER_MS / n * scale,
                      "calls_per_step": calls_by_name[nid] / n})
     df = pd.DataFrame(rows, columns=HOTSPOT_COLUMNS)
+    # ties (many frames own no python time) in a fixed order, so reports do not reshuffle
     return df.sort_values(["self_ms", "inclusive_ms", "function", "file", "line"],
-                          ascending=[False, False, True, True, True], kind="stable", ignore_index=True)
+                          ascending=[False, False, True, True, True], kind="stable",
+                          ignore_index=True)
