@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "report": "report",
     "diff": "diff",
     "export": "export",
+    "run": "run",
 }
 
 
