@@ -445,6 +445,88 @@ def tables(mode: ModeResult) -> dict[str, pd.DataFrame]:
     return {k: v for k, v in out.items() if not v.empty}
 
 
+# --------------------------------------------------------------------------- tables for fleets
+
+FLEET_TABLES = ("modes", "steps", "categories", "ops", "hotspots")
+# run metadata, the first columns of every fleet table (so tables of many runs stack by name)
+RUN_COLUMNS = ("run", "run_path", "created_utc", "workload", "tool", "tensorflow", "keras",
+               "python", "hostname", "cpu_model", "command", "mode", "host")
+
+
+def _host_of(mode: ModeResult) -> str:
+    """The host(s) a mode's traces were recorded on (``<host>.xplane.pb``)."""
+    hosts = sorted({Path(p).name[:-len(".xplane.pb")] for p in mode.trace_paths
+                    if Path(p).name.endswith(".xplane.pb")})
+    return ",".join(hosts)
+
+
+def run_metadata(run) -> dict[str, object]:
+    m, env = run.manifest or {}, run.environment or {}
+    return {"run": run.name, "run_path": str(run.path) if run.path else None,
+            "created_utc": m.get("created_utc"), "workload": (m.get("workload") or {}).get("name"),
+            "tool": m.get("tool"), "tensorflow": env.get("tensorflow"), "keras": env.get("keras"),
+            "python": env.get("python"), "hostname": env.get("hostname"),
+            "cpu_model": env.get("cpu_model"), "command": m.get("command")}
+
+
+def fleet_tables(run) -> dict[str, pd.DataFrame]:
+    """Every mode's (and host's) tables of one run, stacked, with the run's metadata as columns:
+    ``modes`` (the summary: untraced median ms/step, CI, ratio, first step, distortion, status),
+    ``steps`` (one row per traced step with its category split), ``categories`` (median / p25 /
+    p75 / mean ms per steady step, long form), ``ops`` and ``hotspots``. Many runs' tables can
+    then be queried together (README: DuckDB)."""
+    meta = run_metadata(run)
+    per_mode: dict[str, list[pd.DataFrame]] = {k: [] for k in FLEET_TABLES}
+    summary = run.summary()
+    for m in run.modes.values():
+        cols = dict(meta, mode=m.name, host=_host_of(m))
+        per_mode["modes"].append(summary[summary["mode"] == m.name].drop(columns="mode")
+                                 .assign(**cols))
+        if not m.ok:
+            continue
+        bd = m.breakdown.rename_axis("category").reset_index().rename(
+            columns={c: f"{c}_ms" for c in ("median", "p25", "p75", "mean")})
+        for name, df in (("steps", m.steps), ("categories", bd), ("ops", m.ops),
+                         ("hotspots", m.hotspots)):
+            if not df.empty:
+                per_mode[name].append(df.assign(**cols))
+    out = {}
+    for name, frames in per_mode.items():
+        df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(RUN_COLUMNS))
+        out[name] = df[list(RUN_COLUMNS) + [c for c in df.columns if c not in RUN_COLUMNS]]
+    return out
+
+
+def _need_pyarrow() -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise TraceinsightError("Parquet needs pyarrow: pip install 'traceinsight[tables]' "
+                                "(or use --tables csv)") from None
+
+
+def write_fleet_tables(run, outdir: Path, fmt: str = "parquet") -> list[Path]:
+    if fmt not in TABLE_FORMATS:
+        raise TraceinsightError(f"table format {fmt!r} is not one of {', '.join(TABLE_FORMATS)}")
+    if fmt == "parquet":
+        _need_pyarrow()
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, df in fleet_tables(run).items():
+        path = outdir / f"{name}.{fmt}"
+        tmp = path.with_name(f".{path.name}.tmp")
+        if fmt == "csv":
+            df.to_csv(tmp, index=False)
+        else:
+            # object columns of mixed None / str stay strings; all-None metadata columns too
+            df = df.astype({c: "string" for c in df.columns if df[c].dtype == object
+                            and df[c].map(lambda v: v is None or isinstance(v, str)).all()})
+            df.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+        written.append(path)
+    return written
+
+
 def write_tables(mode: ModeResult, outdir: Path, fmt: str = "csv") -> list[Path]:
     if fmt not in TABLE_FORMATS:
         raise TraceinsightError(f"table format {fmt!r} is not one of {', '.join(TABLE_FORMATS)}")

@@ -17,18 +17,26 @@ class Command:
       traceinsight export RUN --mode xla -o out/ --trace python --steps 5-9
       traceinsight export RUN --mode eager --tables parquet --trace none
       traceinsight export RUN --mode eager --via-xprof       XProf's own converter (all stats)
+      traceinsight export RUN --tables parquet               every mode's tables, for many runs
+
+    Without --mode: the modes, steps, categories, ops and hotspots tables of every mode and host,
+    stacked, with the run's metadata (run, workload, TensorFlow version, host, ...) as columns,
+    so the tables of many runs can be queried together (e.g. with DuckDB).
     """
 
     def prepare_parser(self, parser) -> None:
         parser.add_argument("run", nargs="?", metavar="RUN",
                             help="run folder, logdir or .xplane.pb (default: newest under runs/)")
-        parser.add_argument("--mode", required=True, metavar="MODE", help="the mode to export")
+        parser.add_argument("--mode", metavar="MODE",
+                            help="the mode to export (default: no trace, and the tables of every "
+                                 "mode and host with the run's metadata as columns)")
         parser.add_argument("-o", "--output", metavar="DIR",
-                            help="folder to write into (default: ./<run>-<mode>/)")
+                            help="folder to write into (default: ./<run>-<mode>/, or ./<run>-tables/)")
         parser.add_argument("--tables", choices=("csv", "parquet", "none"), default="csv",
                             help="table format (default: csv)")
-        parser.add_argument("--trace", choices=("host", "python", "none"), default="host",
-                            help="which capture pass to write as the trace (default: host)")
+        parser.add_argument("--trace", choices=("host", "python", "none"),
+                            help="which capture pass to write as the trace (default: host with "
+                                 "--mode, none without)")
         parser.add_argument("--steps", metavar="N[-M],...",
                             help="only these steps (step numbers as in the steps table, e.g. 5-9,12; "
                                  "default: the whole trace)")
@@ -45,6 +53,16 @@ class Command:
         from traceinsight.runfolder import mode_dir
 
         run = load_run(args.run)
+        if args.mode is None:
+            if args.trace not in (None, "none"):
+                raise TraceinsightError("a trace is exported per mode: add --mode MODE")
+            if args.tables == "none":
+                raise TraceinsightError("nothing to export: --tables none and no --mode")
+            outdir = Path(args.output) if args.output else Path(f"{run.name}-tables")
+            for p in export.write_fleet_tables(run, outdir, args.tables):
+                print(p)
+            return 0
+        args.trace = args.trace or "host"
         mode = run.modes.get(args.mode)
         if mode is None:
             raise TraceinsightError(f"{run.name} has no mode {args.mode!r}; modes: "
