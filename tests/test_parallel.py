@@ -88,3 +88,20 @@ def test_dask_local_cluster_equals_serial(logdir, monkeypatch):
     assert list(run.modes) == list(serial.modes)
     for name in serial.modes:
         assert_same_mode(run.modes[name], serial.modes[name])
+
+
+def test_unguarded_script_can_load_in_parallel(logdir, tmp_path):
+    """A user's script calling traceinsight.load at top level (no ``if __name__ == "__main__"``)
+    must not be re-run by the workers (what multiprocessing's spawn would do)."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "user.py"
+    script.write_text("import traceinsight\n"
+                      f"run = traceinsight.load({str(logdir)!r})\n"
+                      "print(sum(m.ok for m in run.modes.values()))\n")
+    env = dict(os.environ, **{parallel.JOBS_ENV: "2"})
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "4"

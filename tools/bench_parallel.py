@@ -9,7 +9,8 @@ that the hosts' traces are alike. Without --trace, one is captured from the Conv
 mode with the python tracer on for --python-ms (17 s gives ~5 M events here). Each measurement is
 ``traceinsight.load(logdir)`` in a fresh process: serial (``TRACEINSIGHT_JOBS=1``) and parallel
 (default: every usable core), alternating so machine load hits both alike; best of --repeat.
-Peak memory: the serial process's peak RSS (it holds one host at a time, so it is one host's peak)
+CPU time (all processes) is printed too: on a shared machine the wall-time ratio shows only
+when cores are idle. Peak memory: the serial process's peak RSS (it holds one host at a time, so it is one host's peak)
 against the parallel run's largest worker (``RUSAGE_CHILDREN``) and its parent.
 Target (issue 12.3): 8 x 5 M-event hosts >= 1.7x faster on 2 cores; peak per worker as for one host.
 """
@@ -36,7 +37,9 @@ def child(logdir: str) -> None:
     run = traceinsight.load(logdir)
     wall = time.perf_counter() - t0
     events = None
+    ru_s, ru_c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({
+        "cpu_s": ru_s.ru_utime + ru_s.ru_stime + ru_c.ru_utime + ru_c.ru_stime,
         "wall_s": wall, "modes": len(run.modes), "ok": sum(m.ok for m in run.modes.values()),
         "steps": sum(len(m.steps) for m in run.modes.values()), "events": events,
         "self_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -94,7 +97,7 @@ def main() -> None:
             for label, jobs in (("serial", "1"), ("parallel", None)):
                 res = measure(logdir, jobs)
                 assert res["ok"] == args.hosts, res
-                print(f"  run {r + 1} {label:8s} {res['wall_s']:7.2f} s  peak self "
+                print(f"  run {r + 1} {label:8s} {res['wall_s']:7.2f} s  cpu {res['cpu_s']:6.1f} s  peak self "
                       f"{res['self_peak_mb']:6.0f} MB  children {res['children_peak_mb']:6.0f} MB",
                       flush=True)
                 if label not in best or res["wall_s"] < best[label]["wall_s"]:
@@ -106,6 +109,8 @@ def main() -> None:
         print(f"serial   {s['wall_s']:7.2f} s  peak RSS {s['self_peak_mb']:.0f} MB (one host at a time)")
         print(f"parallel {q['wall_s']:7.2f} s  peak RSS per worker {q['children_peak_mb']:.0f} MB, "
               f"parent {q['self_peak_mb']:.0f} MB")
+        print(f"cpu time serial {s['cpu_s']:.1f} s, parallel (all processes) {q['cpu_s']:.1f} s "
+              f"(the machine's load shows in wall / cpu: serial {s['wall_s'] / s['cpu_s']:.2f})")
         print(f"speed-up {s['wall_s'] / q['wall_s']:.2f}x; worker peak / serial peak "
               f"{q['children_peak_mb'] / s['self_peak_mb']:.2f}")
 

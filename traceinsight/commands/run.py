@@ -132,13 +132,12 @@ def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path
         run_path = out / (name or f"{orch.utc_stamp()}-{stem}")
         if run_path.exists():
             raise TraceinsightError(f"{run_path} already exists (choose another --name, or --into it)")
-        env_info = orch.host_environment()
-        env_info["workload_env"] = env_info["env"]
+        env_info = orch.host_environment()   # the script runs in this environment (+ the hook)
         manifest = {
             "schema_version": runfolder.SCHEMA_VERSION,
             "tool": f"traceinsight {__version__}",
             "created_utc": _now(),
-            "workload": {"path": str(script) if script else None, "sha256": _sha256(script),
+            "workload": {"path": str(script) if script else shlex.join(cmd), "sha256": _sha256(script),
                          "name": stem, "kind": "script", "doc": shlex.join(cmd)},
             "command": "traceinsight run -- " + shlex.join(cmd),
             "environment": env_info,
