@@ -199,8 +199,11 @@ def test_real_trace_agrees_with_xprof():
 
 @pytest.mark.skipif(not REAL, reason="committed real run missing")
 def test_cli_export_writes_gzip(tmp_path, capsys):
+    import shutil
     out = tmp_path / "out"
-    run = DATA / "conv1d"
+    # a copy: loading a run caches its analysis in it
+    run = shutil.copytree(DATA / "conv1d", tmp_path / "conv1d",
+                          ignore=shutil.ignore_patterns(".traceinsight"))
     assert cli.main(["export", str(run), "--mode", "eager", "-o", str(out), "--tables", "none",
                      "--steps", "3-4"]) == 0
     doc = json.loads(gzip.decompress((out / "trace.json.gz").read_bytes()))
