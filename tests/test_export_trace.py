@@ -217,3 +217,18 @@ def test_cli_export_writes_gzip(tmp_path, capsys):
     assert cli.main(["export", str(run), "--mode", "eager", "-o", str(out), "--steps", "9999"]) == 2
     assert capsys.readouterr().err.startswith("traceinsight: error: --steps: no such step")
     assert cli.main(["export", str(run), "--mode", "eager", "-o", str(out), "--steps", "a"]) == 2
+
+
+def test_number_formatting_against_python():
+    """The numpy digit writer against Python's own formatting: µs with 3 decimals, right-aligned."""
+    import numpy as np
+    rng = np.random.default_rng(7)
+    ns = np.concatenate([[0, 1, 9, 10, 999, 1000, 1001, 99_999, 100_000, 10**13 - 1],
+                         rng.integers(0, 10**13, 500)]).astype(np.int64)
+    for width in range(1, 11):
+        vals = ns[ns // 1000 < 10**width]
+        arr = np.zeros((len(vals), width + 4), dtype=np.uint8)
+        export._put_us(arr, 0, width, vals)
+        got = [bytes(r).decode() for r in arr]
+        want = [f"{v // 1000:>{width}d}.{v % 1000:03d}" for v in vals.tolist()]
+        assert got == want

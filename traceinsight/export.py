@@ -186,24 +186,29 @@ def _digits(v: int) -> int:
     return max(1, len(str(int(v))))
 
 
+# "00".."99" as little-endian uint16: two ASCII digits written at once
+_PAIRS = np.array([(48 + i // 10) | ((48 + i % 10) << 8) for i in range(100)], dtype=np.uint16)
+
+
 def _put_us(arr: np.ndarray, col: int, width: int, ns: np.ndarray) -> None:
     """Write ns as µs with 3 decimals into columns [col, col + width + 4) of every row: the
     integer part right-aligned in ``width`` columns, left-padded with spaces (JSON whitespace)."""
-    ip, frac = np.divmod(ns, 1000)
-    rem = ip.astype(np.int32) if width <= 9 else ip
-    for d in range(width):
-        q = rem // 10
-        digit = (rem - q * 10 + 48).astype(np.uint8)
-        if d:
-            digit[rem == 0] = 32
-        arr[:, col + width - 1 - d] = digit
-        rem = q
+    n_digits = width + 3
+    pairs = (n_digits + 1) // 2
+    digits = np.empty((len(ns), 2 * pairs), dtype=np.uint8)
+    as_pairs = digits.view(np.uint16)
+    v = ns.astype(np.int64, copy=True)
+    for k in range(pairs - 1, -1, -1):      # two digits at a time, from the right
+        v, r = np.divmod(v, 100)
+        as_pairs[:, k] = _PAIRS[r]
+    off = 2 * pairs - n_digits
+    arr[:, col:col + width] = digits[:, off:off + width]
+    if width > 1:   # leading zeros of the integer part -> spaces
+        ip = ns // 1000
+        lead = ip[:, None] < _POW10[width - 1:0:-1][None, :]
+        arr[:, col:col + width - 1][lead] = 32
     arr[:, col + width] = 46  # "."
-    frac = frac.astype(np.int16)
-    for d in range(3):
-        q = frac // 10
-        arr[:, col + width + 3 - d] = frac - q * 10 + 48
-        frac = q
+    arr[:, col + width + 1:col + width + 4] = digits[:, off + width:]
 
 
 def _x_records(group: np.ndarray, prefixes: list[bytes], ts_ns: np.ndarray,
