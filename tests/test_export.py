@@ -1,4 +1,4 @@
-"""traceinsight export: the Chrome trace (XProf's converter) and the CSV / Parquet tables."""
+"""traceinsight export: the Chrome trace (ours, and XProf's converter) and the CSV / Parquet tables."""
 
 from __future__ import annotations
 
@@ -96,8 +96,13 @@ def test_cli_export(monkeypatch, tmp_path, capsys):
     run.modes["eager"] = dataclasses.replace(run.modes["eager"], trace_paths=(str(pb),))
     monkeypatch.setattr(traceinsight, "load", lambda path, **kw: run)
     out = tmp_path / "out"
-    assert cli.main(["export", str(tmp_path / "run"), "--mode", "eager", "-o", str(out)]) == 0
+    assert cli.main(["export", str(tmp_path / "run"), "--mode", "eager", "-o", str(out),
+                     "--via-xprof"]) == 0
     assert json.loads((out / "trace.json").read_text())["traceEvents"]
+    assert cli.main(["export", str(tmp_path / "run"), "--mode", "eager", "-o", str(out)]) == 0
+    import gzip
+    doc = json.loads(gzip.decompress((out / "trace.json.gz").read_bytes()))
+    assert {e["name"] for e in doc["traceEvents"]} >= {"train", "EagerExecute", "step 0"}
     assert (out / "ops.csv").exists()
     assert cli.main(["export", str(tmp_path / "run"), "--mode", "nope"]) == 2
     assert "has no mode 'nope'" in capsys.readouterr().err

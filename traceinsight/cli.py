@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "report": "report",
     "diff": "diff",
     "export": "export",
+    "run": "run",
 }
 
 

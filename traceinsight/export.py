@@ -1,10 +1,22 @@
 """Exports of one mode: a Chrome-trace JSON (Perfetto, chrome://tracing) and CSV / Parquet tables.
 
-The Chrome trace comes from XProf's own converter, ``raw_to_tool_data.xspace_to_tool_data(paths,
-"trace_viewer", {})`` (xprof 2.24): it already writes the catapult trace-event format
-(``{"displayTimeUnit": "ns", "metadata": ..., "traceEvents": [...]}``, ``ts``/``dur`` in µs, one
-``pid`` per plane, one ``tid`` per line, stats in ``args``) that Perfetto and chrome://tracing open.
-We only drop the empty ``{}`` it appends as the last event. xprof is an optional dependency.
+``trace_events`` writes the trace-event format (catapult's "JSON Object Format": ``{"traceEvents":
+[...], "displayTimeUnit": "ns"}``, ``ts`` / ``dur`` in µs) from the event table and attribution the
+analysis already holds, not through XProf's converter (which takes ~15 µs per event and writes every
+stat): one ``pid`` per plane, one ``tid`` per thread line, our category on every slice (``cat`` and
+``args.category``), a track per category on the main thread (its exclusive timeline: which category
+owns each instant), the steps as spans with their category split, and only the selected steps. The
+per-category tracks and the steps track come from the analysis (``Attribution``'s main-thread
+timeline and ``results.steps_frame``): this module only formats them.
+
+Every slice track is properly nested (what trace viewers need to draw a thread as a stack): events
+the analysis keeps out of the nesting (step markers, events that cross other events' ends) go to a
+"crossing events" track beside their thread. Times are floored to whole nanoseconds on the trace's
+clock, relative to the first exported event (``metadata.traceinsight.t0_ns``), which keeps nesting.
+
+``chrome_trace`` is the older route through XProf's own converter (``raw_to_tool_data.
+xspace_to_tool_data(paths, "trace_viewer", {})``, xprof 2.24), kept for ``export --via-xprof`` (all
+stats in ``args``) and for ``tools/bench_export.py``.
 """
 
 from __future__ import annotations
@@ -12,9 +24,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
+import re
 import tempfile
+import threading
+import zlib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from traceinsight.errors import TraceinsightError
@@ -86,6 +103,342 @@ def chrome_trace(paths: list[str]) -> str:
     return json.dumps(doc, separators=(",", ":"))
 
 
+# --------------------------------------------------------------------------- our trace export
+
+# tid ranges of the synthetic tracks, per pid (line tids are line index + 1)
+STEPS_TID = 1
+CATEGORY_TID0 = 10               # + category code: the main thread's per-category tracks
+LINE_TID0 = 100                  # + line index: the trace's thread lines
+CROSSING_TID0 = 1_000_000        # + line index: events kept out of a line's nesting
+
+
+def parse_steps(spec: str | None) -> list[int] | None:
+    """``"5-9,12"`` -> [5, 6, 7, 8, 9, 12]; None for all steps."""
+    if spec is None or spec.strip() in ("", "all"):
+        return None
+    out: list[int] = []
+    for part in spec.split(","):
+        m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+        if not m:
+            raise TraceinsightError(f"--steps {spec!r}: expected step numbers like 5-9,12")
+        a, b = int(m.group(1)), int(m.group(2) or m.group(1))
+        if b < a or b - a > 10_000_000:
+            raise TraceinsightError(f"--steps {spec!r}: bad range {part.strip()}")
+        out.extend(range(a, b + 1))
+    return out
+
+
+def analyzed_trace(paths: list[str]):
+    """The event table, attribution and steps frame of some trace files (what the analysis of a
+    mode computes first)."""
+    from traceinsight.analysis import results
+    from traceinsight.analysis.attribute import attribute
+    from traceinsight.analysis.events import load_files
+
+    table = load_files([Path(p) for p in paths])
+    a = attribute(table)
+    return table, a, results.steps_frame(a)
+
+
+def _windows(steps: pd.DataFrame, select: list[int] | None) -> np.ndarray | None:
+    """Sorted, merged [start, end) ps windows of the selected steps; None: everything."""
+    if select is None:
+        return None
+    if steps.empty:
+        raise TraceinsightError("--steps: this trace has no steps")
+    chosen = steps[steps["step_num"].isin(select)]
+    if chosen.empty:
+        nums = steps["step_num"].tolist()
+        raise TraceinsightError(f"--steps: no such step in this trace (its steps: "
+                                f"{nums[0]}..{nums[-1]}, {len(nums)} steps)")
+    w = chosen[["start_ps", "end_ps"]].to_numpy(dtype=np.int64)
+    w = w[np.argsort(w[:, 0], kind="stable")]
+    merged = [list(w[0])]
+    for s, e in w[1:]:
+        if s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    return np.asarray(merged, dtype=np.int64)
+
+
+def _in_windows(start: np.ndarray, end: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Events overlapping a window (zero-length ones: inside it, its ends included). Windows are
+    sorted and disjoint, so only the last one starting before an event's end can overlap it."""
+    pos = end > start
+    j = np.where(pos, np.searchsorted(w[:, 0], end, side="left"),
+                 np.searchsorted(w[:, 0], start, side="right")) - 1
+    jj = np.maximum(j, 0)
+    return (j >= 0) & np.where(pos, w[jj, 1] > start, w[jj, 1] >= start)
+
+
+def _fmt_us(ns: np.ndarray) -> list:
+    """ns -> µs as shortest round-tripping floats (exact to the ns: consumers round back)."""
+    return (ns / 1000.0).tolist()
+
+
+_POW10 = 10 ** np.arange(19, dtype=np.int64)
+_MID = np.frombuffer(b',"dur":', dtype=np.uint8)
+_END = np.frombuffer(b'},\n', dtype=np.uint8)
+
+
+def _digits(v: int) -> int:
+    return max(1, len(str(int(v))))
+
+
+# "00".."99" as little-endian uint16: two ASCII digits written at once
+_PAIRS = np.array([(48 + i // 10) | ((48 + i % 10) << 8) for i in range(100)], dtype=np.uint16)
+
+
+def _put_us(arr: np.ndarray, col: int, width: int, ns: np.ndarray) -> None:
+    """Write ns as µs with 3 decimals into columns [col, col + width + 4) of every row: the
+    integer part right-aligned in ``width`` columns, left-padded with spaces (JSON whitespace)."""
+    n_digits = width + 3
+    pairs = (n_digits + 1) // 2
+    digits = np.empty((len(ns), 2 * pairs), dtype=np.uint8)
+    as_pairs = digits.view(np.uint16)
+    v = ns.astype(np.int64, copy=True)
+    for k in range(pairs - 1, -1, -1):      # two digits at a time, from the right
+        v, r = np.divmod(v, 100)
+        as_pairs[:, k] = _PAIRS[r]
+    off = 2 * pairs - n_digits
+    arr[:, col:col + width] = digits[:, off:off + width]
+    if width > 1:   # leading zeros of the integer part -> spaces
+        ip = ns // 1000
+        lead = ip[:, None] < _POW10[width - 1:0:-1][None, :]
+        arr[:, col:col + width - 1][lead] = 32
+    arr[:, col + width] = 46  # "."
+    arr[:, col + width + 1:col + width + 4] = digits[:, off + width:]
+
+
+def _x_records(group: np.ndarray, prefixes: list[bytes], ts_ns: np.ndarray,
+               dur_ns: np.ndarray):
+    """Complete-event records ``<prefix>TS,"dur":DUR},\n`` for many events, one numpy block per
+    prefix (the part before ``"ts":`` is the same for every event of a group: pid, tid, name and
+    category). Trace-event consumers sort events themselves, so records go out group by group."""
+    if not len(group):
+        return
+    order = np.argsort(group, kind="stable")
+    g = group[order]
+    cut = np.flatnonzero(np.diff(g)) + 1
+    for lo, hi in zip(np.concatenate(([0], cut)).tolist(), np.concatenate((cut, [len(g)])).tolist()):
+        ix = order[lo:hi]
+        pre = np.frombuffer(prefixes[int(g[lo])], dtype=np.uint8)
+        ts, dur = ts_ns[ix], dur_ns[ix]
+        w1, w2 = _digits(ts.max() // 1000), _digits(dur.max() // 1000)
+        lp = len(pre)
+        c1 = lp + w1 + 4
+        c2 = c1 + len(_MID)
+        width = c2 + w2 + 4 + len(_END)
+        arr = np.empty((hi - lo, width), dtype=np.uint8)
+        arr[:, :lp] = pre
+        _put_us(arr, lp, w1, ts)
+        arr[:, c1:c2] = _MID
+        _put_us(arr, c2, w2, dur)
+        arr[:, width - len(_END):] = _END
+        yield arr.tobytes()
+
+
+def trace_events(table, a, steps: pd.DataFrame, select: list[int] | None = None,
+                 mode_name: str = "") -> bytes:
+    """The trace-event JSON document (UTF-8 bytes) of an analysed trace; see the module docstring."""
+    return b"".join(trace_chunks(table, a, steps, select, mode_name))
+
+
+def trace_chunks(table, a, steps: pd.DataFrame, select: list[int] | None = None,
+                 mode_name: str = ""):
+    """``trace_events`` as pieces to write one after the other (no copy of the whole document)."""
+    from traceinsight.analysis import rules
+    from traceinsight.model import CATEGORIES
+
+    w = _windows(steps, select)
+    idx = np.arange(len(table)) if w is None else \
+        np.flatnonzero(_in_windows(table.start, table.end, w))
+    start_ns = table.start[idx] // 1000
+    end_ns = table.end[idx] // 1000
+    # main-thread category timeline: runs of equal category, clipped to the windows
+    if a.main_line >= 0 and len(a.seg_cat):
+        change = np.flatnonzero(np.diff(a.seg_cat.astype(np.int16)) != 0) + 1
+        run_start = a.bounds[np.concatenate(([0], change))]
+        run_end = a.bounds[np.concatenate((change, [len(a.seg_cat)]))]
+        run_cat = a.seg_cat[np.concatenate(([0], change))].astype(np.int64)
+        # steps reach past the timeline (a marker opened before the first event): python, as in
+        # the analysis' category_time
+        if len(steps):
+            lo, hi = int(steps["start_ps"].min()), int(steps["end_ps"].max())
+            if lo < run_start[0]:
+                run_start, run_end = np.r_[lo, run_start], np.r_[run_start[0], run_end]
+                run_cat = np.r_[rules.PYTHON, run_cat]
+            if hi > run_end[-1]:
+                run_start, run_end = np.r_[run_start, run_end[-1]], np.r_[run_end, hi]
+                run_cat = np.r_[run_cat, rules.PYTHON]
+        if w is not None:
+            rs, re_, rc = [], [], []
+            for ws, we in w:
+                m = (run_start < we) & (run_end > ws)
+                rs.append(np.maximum(run_start[m], ws))
+                re_.append(np.minimum(run_end[m], we))
+                rc.append(run_cat[m])
+            run_start, run_end, run_cat = (np.concatenate(rs), np.concatenate(re_),
+                                           np.concatenate(rc))
+        run_start, run_end = run_start // 1000, run_end // 1000
+    else:
+        run_start = run_end = run_cat = np.zeros(0, dtype=np.int64)
+    chosen = steps if select is None or steps.empty else steps[steps["step_num"].isin(select)]
+    step_start = chosen["start_ps"].to_numpy(dtype=np.int64) // 1000 if len(chosen) else \
+        np.zeros(0, dtype=np.int64)
+    candidates = [x.min() for x in (start_ns, run_start, step_start) if len(x)]
+    t0 = int(min(candidates)) if candidates else 0
+
+    out: list[str] = []            # metadata and steps: few, formatted one by one, sent last
+    meta = {"traceinsight": {"mode": mode_name, "t0_ns": t0, "files": list(map(str, table.files)),
+                             "steps": None if select is None else sorted(set(select)),
+                             "events": int(len(idx)), "categories": list(CATEGORIES)}}
+    dumps = json.dumps
+    yield ('{"displayTimeUnit":"ns","metadata":' + dumps(meta) + ',"traceEvents":[\n').encode()
+    planes_used = sorted({table.lines[li].plane for li in np.unique(table.line[idx]).tolist()}
+                         | ({table.lines[a.main_line].plane} if a.main_line >= 0 else set()))
+    pid_of = {p: k + 1 for k, p in enumerate(planes_used)}
+    for p in planes_used:
+        info = table.planes[p]
+        out.append(f'{{"ph":"M","pid":{pid_of[p]},"tid":0,"name":"process_name",'
+                   f'"args":{{"name":{dumps(f"{info.host} {info.name}".strip())}}}}}')
+        out.append(f'{{"ph":"M","pid":{pid_of[p]},"tid":0,"name":"process_sort_index",'
+                   f'"args":{{"sort_index":{pid_of[p]}}}}}')
+    main_pid = pid_of.get(table.lines[a.main_line].plane) if a.main_line >= 0 else None
+
+    def thread(pid: int, tid: int, name: str) -> None:
+        out.append(f'{{"ph":"M","pid":{pid},"tid":{tid},"name":"thread_name",'
+                   f'"args":{{"name":{dumps(name)}}}}}')
+        out.append(f'{{"ph":"M","pid":{pid},"tid":{tid},"name":"thread_sort_index",'
+                   f'"args":{{"sort_index":{tid}}}}}')
+
+    # 1. the steps, as spans with their category split (from the analysis' steps frame)
+    if main_pid is not None and len(chosen):
+        thread(main_pid, STEPS_TID, "steps")
+        ts = _fmt_us(step_start - t0)
+        dur = _fmt_us(chosen["end_ps"].to_numpy(dtype=np.int64) // 1000 - step_start)
+        cols = ["wall_ms"] + list(CATEGORIES)
+        vals = chosen[cols].to_numpy(dtype=float).round(6).tolist()
+        for num, t, d, v in zip(chosen["step_num"].tolist(), ts, dur, vals):
+            args = ",".join(f'"{c if c == "wall_ms" else c + "_ms"}":{x!r}' for c, x in zip(cols, v))
+            out.append(f'{{"ph":"X","pid":{main_pid},"tid":{STEPS_TID},"name":"step {int(num)}",'
+                       f'"ts":{t},"dur":{d},"args":{{"step_num":{int(num)},{args}}}}}')
+    # 2. the main thread's exclusive timeline, one track per category
+    if main_pid is not None and len(run_cat):
+        main_name = table.lines[a.main_line].display_name or table.lines[a.main_line].name
+        for code in np.unique(run_cat).tolist():
+            thread(main_pid, CATEGORY_TID0 + code, f"{main_name} · {CATEGORIES[code]}")
+        cat_prefix = [(f'{{"ph":"X","pid":{main_pid},"tid":{CATEGORY_TID0 + c},"name":"{name}",'
+                       f'"args":{{"category":"{name}"}},"ts":').encode()
+                      for c, name in enumerate(CATEGORIES)]
+        yield from _x_records(run_cat, cat_prefix, run_start - t0, run_end - run_start)
+    # 3. the trace's own events, each with its category
+    if len(idx):
+        lines = table.line[idx].astype(np.int64)
+        crossing = a.outside[idx]
+        tid = np.where(crossing, CROSSING_TID0, LINE_TID0) + lines
+        for li in np.unique(lines).tolist():
+            info = table.lines[li]
+            label = info.display_name or info.name or f"line {info.id}"
+            pid = pid_of[info.plane]
+            thread(pid, LINE_TID0 + li, label)
+            if crossing[lines == li].any():
+                thread(pid, CROSSING_TID0 + li, f"{label} (crossing events)")
+        cat = a.cat[idx].astype(np.int64)
+        names = table.name[idx].astype(np.int64)
+        n_names, n_cat = len(table.names), len(CATEGORIES)
+        key = (tid * n_names + names) * n_cat + cat
+        uniq, inverse = np.unique(key, return_inverse=True)
+        pid_by_line = np.asarray([pid_of.get(ln.plane, 0) for ln in table.lines], dtype=np.int64)
+        prefixes = []
+        for k in uniq.tolist():
+            c = k % n_cat
+            nm = (k // n_cat) % n_names
+            t = k // n_cat // n_names
+            li = t - (CROSSING_TID0 if t >= CROSSING_TID0 else LINE_TID0)
+            prefixes.append(f'{{"ph":"X","pid":{pid_by_line[li]},"tid":{t},'
+                            f'"name":{dumps(table.names[nm])},'
+                            f'"args":{{"category":"{CATEGORIES[c]}"}},"ts":'.encode())
+        yield from _x_records(inverse.ravel().astype(np.int64), prefixes, start_ns - t0,
+                             end_ns - start_ns)
+    # every block record ends with ",\n"; the steps and metadata come last, the last one without
+    out.append('{"ph":"M","pid":0,"tid":0,"name":"process_name","args":{"name":"traceinsight"}}')
+    yield (",\n".join(out) + "\n]}\n").encode("utf-8")
+
+
+class _Compressor(threading.Thread):
+    """gzip chunks on a second thread (zlib releases the GIL) while the next ones are formatted."""
+
+    def __init__(self, f, level: int):
+        super().__init__(name="traceinsight-gzip", daemon=True)
+        self.f, self.q = f, queue.Queue(maxsize=4)
+        self.z = zlib.compressobj(level, zlib.DEFLATED, 31)
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            while (chunk := self.q.get()) is not None:
+                self.f.write(self.z.compress(chunk))
+            self.f.write(self.z.flush())
+        except BaseException as e:  # reported by close()
+            self.error = e
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.join()
+        if self.error is not None:
+            raise self.error
+
+
+def write_trace(path: Path, table, a, steps: pd.DataFrame, select: list[int] | None = None,
+                mode_name: str = "", gzip_level: int | None = 1) -> int:
+    """Write the trace-event document to ``path`` (gzip when ``gzip_level`` is not None),
+    atomically; returns the bytes written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            chunks = trace_chunks(table, a, steps, select, mode_name)
+            if gzip_level is None:
+                for c in chunks:
+                    f.write(c)
+            else:
+                comp = _Compressor(f, gzip_level)
+                comp.start()
+                try:
+                    for c in chunks:
+                        comp.q.put(c)
+                finally:
+                    comp.close()
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except OSError as e:
+        _unlink(tmp)
+        raise TraceinsightError(f"cannot write {path}: {e.strerror or e}") from None
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return path.stat().st_size
+
+
+def _unlink(p: str) -> None:
+    try:
+        os.unlink(p)
+    except OSError:
+        pass
+
+
+def gzip_bytes(data: bytes, level: int = 1) -> bytes:
+    """gzip (what ui.perfetto.dev and chrome://tracing open as .json.gz); level 1: fast, and
+    trace JSON still shrinks ~10x."""
+    c = zlib.compressobj(level, zlib.DEFLATED, 31)
+    return c.compress(data) + c.flush()
+
+
 def tables(mode: ModeResult) -> dict[str, pd.DataFrame]:
     """The mode's tables as the TUI and reports show them (empty ones left out)."""
     out = {
@@ -97,6 +450,88 @@ def tables(mode: ModeResult) -> dict[str, pd.DataFrame]:
         "devices": mode.devices, "device_steps": mode.device_steps, "kernels": mode.kernels,
     }
     return {k: v for k, v in out.items() if not v.empty}
+
+
+# --------------------------------------------------------------------------- tables for fleets
+
+FLEET_TABLES = ("modes", "steps", "categories", "ops", "hotspots")
+# run metadata, the first columns of every fleet table (so tables of many runs stack by name)
+RUN_COLUMNS = ("run", "run_path", "created_utc", "workload", "tool", "tensorflow", "keras",
+               "python", "hostname", "cpu_model", "command", "mode", "host")
+
+
+def _host_of(mode: ModeResult) -> str:
+    """The host(s) a mode's traces were recorded on (``<host>.xplane.pb``)."""
+    hosts = sorted({Path(p).name[:-len(".xplane.pb")] for p in mode.trace_paths
+                    if Path(p).name.endswith(".xplane.pb")})
+    return ",".join(hosts)
+
+
+def run_metadata(run) -> dict[str, object]:
+    m, env = run.manifest or {}, run.environment or {}
+    return {"run": run.name, "run_path": str(run.path) if run.path else None,
+            "created_utc": m.get("created_utc"), "workload": (m.get("workload") or {}).get("name"),
+            "tool": m.get("tool"), "tensorflow": env.get("tensorflow"), "keras": env.get("keras"),
+            "python": env.get("python"), "hostname": env.get("hostname"),
+            "cpu_model": env.get("cpu_model"), "command": m.get("command")}
+
+
+def fleet_tables(run) -> dict[str, pd.DataFrame]:
+    """Every mode's (and host's) tables of one run, stacked, with the run's metadata as columns:
+    ``modes`` (the summary: untraced median ms/step, CI, ratio, first step, distortion, status),
+    ``steps`` (one row per traced step with its category split), ``categories`` (median / p25 /
+    p75 / mean ms per steady step, long form), ``ops`` and ``hotspots``. Many runs' tables can
+    then be queried together (README: DuckDB)."""
+    meta = run_metadata(run)
+    per_mode: dict[str, list[pd.DataFrame]] = {k: [] for k in FLEET_TABLES}
+    summary = run.summary()
+    for m in run.modes.values():
+        cols = dict(meta, mode=m.name, host=_host_of(m))
+        per_mode["modes"].append(summary[summary["mode"] == m.name].drop(columns="mode")
+                                 .assign(**cols))
+        if not m.ok:
+            continue
+        bd = m.breakdown.rename_axis("category").reset_index().rename(
+            columns={c: f"{c}_ms" for c in ("median", "p25", "p75", "mean")})
+        for name, df in (("steps", m.steps), ("categories", bd), ("ops", m.ops),
+                         ("hotspots", m.hotspots)):
+            if not df.empty:
+                per_mode[name].append(df.assign(**cols))
+    out = {}
+    for name, frames in per_mode.items():
+        df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(RUN_COLUMNS))
+        out[name] = df[list(RUN_COLUMNS) + [c for c in df.columns if c not in RUN_COLUMNS]]
+    return out
+
+
+def _need_pyarrow() -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise TraceinsightError("Parquet needs pyarrow: pip install 'traceinsight[tables]' "
+                                "(or use --tables csv)") from None
+
+
+def write_fleet_tables(run, outdir: Path, fmt: str = "parquet") -> list[Path]:
+    if fmt not in TABLE_FORMATS:
+        raise TraceinsightError(f"table format {fmt!r} is not one of {', '.join(TABLE_FORMATS)}")
+    if fmt == "parquet":
+        _need_pyarrow()
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, df in fleet_tables(run).items():
+        path = outdir / f"{name}.{fmt}"
+        tmp = path.with_name(f".{path.name}.tmp")
+        if fmt == "csv":
+            df.to_csv(tmp, index=False)
+        else:
+            # object columns of mixed None / str stay strings; all-None metadata columns too
+            df = df.astype({c: "string" for c in df.columns if df[c].dtype == object
+                            and df[c].map(lambda v: v is None or isinstance(v, str)).all()})
+            df.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+        written.append(path)
+    return written
 
 
 def write_tables(mode: ModeResult, outdir: Path, fmt: str = "csv") -> list[Path]:

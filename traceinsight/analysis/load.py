@@ -307,10 +307,11 @@ def load(path, *, use_cache: bool = True) -> Run:
                                     "run, a TensorBoard logdir or a profile session folder)")
     modes = {}
     session_of: dict[str, Path] = {}
-    for name, mode_files in _foreign_modes(root, files).items():
-        if path.is_file():
-            name = path.name[: -len(".xplane.pb")]
-        m = analyze_mode(name, mode_files)
+    groups = {path.name[: -len(".xplane.pb")] if path.is_file() else name: mode_files
+              for name, mode_files in _foreign_modes(root, files).items()}
+    from traceinsight.analysis.parallel import analyze_modes  # hosts in parallel processes
+    for name, m in analyze_modes(groups).items():
+        mode_files = groups[name]
         if m.status == "failed" and len(files) == 1:
             raise TraceinsightError(m.error)
         modes[name] = m

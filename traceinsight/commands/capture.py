@@ -25,6 +25,7 @@ class Command:
       traceinsight capture model.py --modes eager,function,xla
       traceinsight capture --resume runs/20261121T120000Z-model
       traceinsight capture --list-modes
+      traceinsight capture --remote host1:6009,host2:6009 --duration-ms 2000
     """
 
     def prepare_parser(self, parser) -> None:
@@ -36,6 +37,10 @@ class Command:
         parser.add_argument("--name", help="run folder name (default: <UTC time>-<workload name>)")
         parser.add_argument("--resume", metavar="RUN",
                             help="complete a run: capture only its modes that are missing or failed")
+        parser.add_argument("--remote", metavar="HOST:PORT[,...]",
+                            help="trace a running job's TF profiler servers instead (one mode per "
+                                 "worker; see traceinsight.capture.remote); needs --duration-ms")
+        parser.add_argument("--duration-ms", type=int, help="--remote: trace length in ms")
         d = _defaults()
         settings = parser.add_argument_group(
             "capture settings", "defaults below; a workload file's CAPTURE = {...} (keys named like the "
@@ -78,6 +83,9 @@ class Command:
         from traceinsight.capture import orchestrate as orch
 
         console = Console(highlight=False)
+        if args.remote:
+            from traceinsight.capture import remote
+            return remote.run_command(args)
         if args.list_modes:
             print_modes(console)
             return 0

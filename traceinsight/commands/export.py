@@ -8,26 +8,43 @@ from pathlib import Path
 class Command:
     """Export one mode: a Chrome trace for Perfetto / chrome://tracing, and its tables as CSV.
 
-    Writes trace.json (trace-event format) and the breakdown, steps, op, retrace and hotspot tables
-    as CSV (or Parquet, with pyarrow).
+    Writes trace.json.gz (trace-event format: every slice carries its category, a track per
+    category shows the main thread's exclusive timeline, the steps are spans with their category
+    split) and the breakdown, steps, op, retrace and hotspot tables as CSV (or Parquet, with
+    pyarrow).
 
       traceinsight export RUN --mode eager                   into ./<run>-eager/
-      traceinsight export RUN --mode xla -o out/ --trace python
+      traceinsight export RUN --mode xla -o out/ --trace python --steps 5-9
       traceinsight export RUN --mode eager --tables parquet --trace none
+      traceinsight export RUN --mode eager --via-xprof       XProf's own converter (all stats)
+      traceinsight export RUN --tables parquet               every mode's tables, for many runs
 
-    The Chrome trace is made by XProf's own converter (needs the optional xprof package).
+    Without --mode: the modes, steps, categories, ops and hotspots tables of every mode and host,
+    stacked, with the run's metadata (run, workload, TensorFlow version, host, ...) as columns,
+    so the tables of many runs can be queried together (e.g. with DuckDB).
     """
 
     def prepare_parser(self, parser) -> None:
         parser.add_argument("run", nargs="?", metavar="RUN",
                             help="run folder, logdir or .xplane.pb (default: newest under runs/)")
-        parser.add_argument("--mode", required=True, metavar="MODE", help="the mode to export")
+        parser.add_argument("--mode", metavar="MODE",
+                            help="the mode to export (default: no trace, and the tables of every "
+                                 "mode and host with the run's metadata as columns)")
         parser.add_argument("-o", "--output", metavar="DIR",
-                            help="folder to write into (default: ./<run>-<mode>/)")
+                            help="folder to write into (default: ./<run>-<mode>/, or ./<run>-tables/)")
         parser.add_argument("--tables", choices=("csv", "parquet", "none"), default="csv",
                             help="table format (default: csv)")
-        parser.add_argument("--trace", choices=("host", "python", "none"), default="host",
-                            help="which capture pass to write as trace.json (default: host)")
+        parser.add_argument("--trace", choices=("host", "python", "none"),
+                            help="which capture pass to write as the trace (default: host with "
+                                 "--mode, none without)")
+        parser.add_argument("--steps", metavar="N[-M],...",
+                            help="only these steps (step numbers as in the steps table, e.g. 5-9,12; "
+                                 "default: the whole trace)")
+        parser.add_argument("--no-gzip", action="store_true",
+                            help="write trace.json uncompressed (default: trace.json.gz)")
+        parser.add_argument("--via-xprof", action="store_true",
+                            help="make trace.json with XProf's trace_viewer converter instead (all "
+                                 "stats in args, no categories; slow; needs xprof)")
 
     def run(self, args, parser) -> int:
         from traceinsight import export
@@ -36,6 +53,16 @@ class Command:
         from traceinsight.runfolder import mode_dir
 
         run = load_run(args.run)
+        if args.mode is None:
+            if args.trace not in (None, "none"):
+                raise TraceinsightError("a trace is exported per mode: add --mode MODE")
+            if args.tables == "none":
+                raise TraceinsightError("nothing to export: --tables none and no --mode")
+            outdir = Path(args.output) if args.output else Path(f"{run.name}-tables")
+            for p in export.write_fleet_tables(run, outdir, args.tables):
+                print(p)
+            return 0
+        args.trace = args.trace or "host"
         mode = run.modes.get(args.mode)
         if mode is None:
             raise TraceinsightError(f"{run.name} has no mode {args.mode!r}; modes: "
@@ -45,14 +72,23 @@ class Command:
         outdir = Path(args.output) if args.output else Path(f"{run.name}-{mode_dir(mode.name)}")
         written: list[Path] = []
         if args.trace != "none":
-            trace = export.chrome_trace(export.pass_paths(mode, args.trace))
-            path = outdir / "trace.json"
-            write_file(path, trace.encode("utf-8"))
+            paths = export.pass_paths(mode, args.trace)
+            if args.via_xprof:
+                if args.steps:
+                    raise TraceinsightError("--steps works with our export only, not --via-xprof")
+                path = outdir / "trace.json"
+                write_file(path, export.chrome_trace(paths).encode("utf-8"))
+            else:
+                select = export.parse_steps(args.steps)
+                table, a, steps = export.analyzed_trace(paths)
+                path = outdir / ("trace.json" if args.no_gzip else "trace.json.gz")
+                export.write_trace(path, table, a, steps, select, mode.name,
+                                   gzip_level=None if args.no_gzip else 1)
             written.append(path)
         if args.tables != "none" and mode.ok:
             written += export.write_tables(mode, outdir, args.tables)
         for p in written:
             print(p)
         if args.trace != "none":
-            print("open trace.json in https://ui.perfetto.dev or chrome://tracing")
+            print(f"open {written[0].name} in https://ui.perfetto.dev or chrome://tracing")
         return 0

@@ -1,0 +1,165 @@
+"""``traceinsight run -- python script.py``: real TensorFlow scripts (no model.py) profiled from
+outside by the startup hook. Few steps, short traces; one run shared per script."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import traceinsight
+from traceinsight import runfolder
+from traceinsight.cli import main
+from traceinsight.model import CATEGORIES
+
+pytestmark = pytest.mark.capture
+
+SCRIPTS = Path(__file__).parent / "scripts"
+PY = sys.executable
+
+
+def _run(capfd, *args):
+    rc = main(["run", *args])
+    out, err = capfd.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture(scope="module")
+def runs_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("runs")
+
+
+@pytest.fixture(scope="module")
+def fit_run(runs_dir):
+    # exit status 3 from the script itself: it must pass through
+    rc = main(["run", "--out", str(runs_dir), "--name", "fit", "--skip-steps", "5", "--steps", "8",
+               "--", PY, str(SCRIPTS / "keras_fit.py"), "3"])
+    return runs_dir / "fit", rc
+
+
+@pytest.fixture(scope="module")
+def loop_run(runs_dir):
+    """A custom loop, then a second mode of the same script that crashes at step 12 (--into)."""
+    run = runs_dir / "loop"
+    rc1 = main(["run", "--out", str(runs_dir), "--name", "loop", "--mode", "plain", "--steps", "6",
+                "--", PY, str(SCRIPTS / "custom_loop.py"), "30"])
+    rc2 = main(["run", "--into", str(run), "--mode", "crash", "--steps", "10",
+                "--", PY, str(SCRIPTS / "custom_loop.py"), "30", "12"])
+    return run, rc1, rc2
+
+
+def _timings(run: Path, mode: str) -> dict:
+    return runfolder.read_json(run / runfolder.mode_dir(mode) / runfolder.TIMINGS)
+
+
+def _check_steps_sum(mode, timings: dict) -> None:
+    """Every traced step's categories sum to its wall time, and the trace's step walls agree with
+    the script's own perf_counter times of the same steps (two clocks, one interval)."""
+    steps = mode.steps
+    assert len(steps) > 0
+    cats = steps[list(CATEGORIES)].sum(axis=1).to_numpy()
+    np.testing.assert_allclose(cats, steps["wall_ms"].to_numpy(), rtol=0.01)
+    host = timings["traced"]["host"]
+    assert steps["step_num"].tolist() == host["step_nums"]
+    np.testing.assert_allclose(steps["wall_ms"].to_numpy(), np.asarray(host["steps_s"]) * 1e3,
+                               atol=0.5)
+
+
+def test_keras_fit_script(fit_run):
+    run, rc = fit_run
+    assert rc == 3
+    manifest = runfolder.read_manifest(run)
+    entry = manifest["modes"]["keras_fit"]
+    assert entry["status"] == "ok", entry["error"]
+    assert entry["exit_status"] == 3
+    assert entry["profile_options"]["host"]["ok"] is True
+    assert entry["profile_options"]["host"]["recorded"]["host_tracer_level"] == 3
+    assert any("exited with status 3" in n for n in entry["notes"])
+    t = _timings(run, "keras_fit")
+    # 640 rows / batch 16 = 40 batches, each one step
+    assert t["details"]["step_kinds"] == {"fit batch": 40}
+    assert t["all_steps"]["step_nums"] == list(range(40))
+    assert t["traced"]["host"]["step_nums"][0] == 5   # the window starts after --skip-steps
+    assert 1 <= len(t["traced"]["host"]["step_nums"]) <= 40 - 5
+    assert t["warmup_steps"] == 4 and t["first_step_s"] > 0
+    # untraced steady steps: those after the traced window
+    assert t["step_nums"] and min(t["step_nums"]) > max(t["traced"]["host"]["step_nums"])
+    mode = traceinsight.load(run, use_cache=False).modes["keras_fit"]
+    assert mode.ok and not mode.other.size
+    _check_steps_sum(mode, t)
+    assert manifest["workload"]["kind"] == "script"
+    assert manifest["environment"]["tensorflow"] == t["details"]["versions"]["tensorflow"]
+
+
+def test_output_passes_through(runs_dir, capfd):
+    rc, out, err = _run(capfd, "--out", str(runs_dir), "--name", "fit2", "--steps", "3",
+                        "--", PY, str(SCRIPTS / "keras_fit.py"))
+    assert rc == 0
+    assert "trained: loss" in out                       # the script's stdout, untouched
+    assert "traced steps of mode keras_fit" in err
+    assert "traceinsight" not in out
+
+
+def test_custom_loop_and_crash(loop_run):
+    run, rc1, rc2 = loop_run
+    assert (rc1, rc2) == (0, 1)   # the crash's exit status passes through
+    manifest = runfolder.read_manifest(run)
+    assert list(manifest["modes"]) == ["plain", "crash"]
+    plain, crash = manifest["modes"]["plain"], manifest["modes"]["crash"]
+    assert plain["status"] == "ok", plain["error"]
+    assert crash["status"] == "ok", crash["error"]   # what was traced before the crash is kept
+    tp, tc = _timings(run, "plain"), _timings(run, "crash")
+    assert tp["details"]["step_kinds"] == {"tf.function": 30}
+    assert tc["all_steps"]["step_nums"] == list(range(12))      # steps 0..11, then the exception
+    assert tc["traced"]["host"]["step_nums"] == list(range(5, 12))
+    assert any("exited with status 1" in n for n in crash["notes"])
+    assert any("7 of the 10 steps" in n for n in crash["notes"])
+    loaded = traceinsight.load(run, use_cache=False)
+    for name, t in (("plain", tp), ("crash", tc)):
+        assert loaded.modes[name].ok
+        _check_steps_sum(loaded.modes[name], t)
+    assert loaded.modes["crash"].steps["step_num"].tolist() == list(range(5, 12))
+
+
+def test_view_report_diff_read_it(loop_run, tmp_path, capfd):
+    run = loop_run[0]
+    assert main(["diff", str(run), "--modes", "plain,crash"]) == 0
+    assert main(["report", str(run), "-o", str(tmp_path / "r.json")]) == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert {m["name"] for m in doc["modes"]} == {"plain", "crash"}
+    assert main(["analyze", str(run)]) == 0
+    capfd.readouterr()
+
+
+def test_step_function_filter(runs_dir):
+    # only calls of a function named "nothing_like_this" are steps: the loop makes none
+    rc = main(["run", "--out", str(runs_dir), "--name", "filtered", "--step-function",
+               "nothing_like_this", "--", PY, str(SCRIPTS / "custom_loop.py"), "8"])
+    assert rc == 0
+    entry = runfolder.read_manifest(runs_dir / "filtered")["modes"]["custom_loop"]
+    assert entry["status"] == "failed"
+    assert entry["error"].startswith("no steps: the script called neither")
+
+
+def test_no_tensorflow_and_not_python(runs_dir, capfd):
+    rc, out, _ = _run(capfd, "--out", str(runs_dir), "--name", "notf", "--", PY, "-c", "print('hi')")
+    assert rc == 0 and out == "hi\n"
+    entry = runfolder.read_manifest(runs_dir / "notf")["modes"]["script"]
+    assert entry["status"] == "failed" and "never imported TensorFlow" in entry["error"]
+    rc, _, _ = _run(capfd, "--out", str(runs_dir), "--name", "sh", "--", "sh", "-c", "exit 4")
+    assert rc == 4
+    entry = runfolder.read_manifest(runs_dir / "sh")["modes"]["script"]
+    assert entry["status"] == "failed" and "hook never ran" in entry["error"]
+
+
+def test_bad_arguments(tmp_path, capfd):
+    for args in (["run"], ["run", "--"], ["run", "--into", str(tmp_path / "nope"), "--", PY, "-c", "1"],
+                 ["run", "--steps", "0", "--", PY, "-c", "1"],
+                 ["run", "--out", str(tmp_path), "--", "/nonexistent/binary"]):
+        rc, _, err = _run(capfd, *args[1:])
+        assert rc == 2, args
+        assert err.strip().splitlines()[-1].startswith("traceinsight: error:"), (args, err)
+        assert "Traceback" not in err

@@ -1,0 +1,119 @@
+"""Many hosts: a logdir of N hosts analysed one after another vs in parallel processes.
+
+    .venv/bin/python tools/bench_parallel.py                        capture a ~5 M-event trace, 8 hosts
+    .venv/bin/python tools/bench_parallel.py --trace A.xplane.pb --hosts 8 [--repeat 3]
+
+The logdir is N hard links (copies where links fail) of one python-traced trace, one per host
+(``<logdir>/plugins/profile/<session>/host<i>.xplane.pb``): the per-host analysis does not care
+that the hosts' traces are alike. Without --trace, one is captured from the Conv1D sample's eager
+mode with the python tracer on for --python-ms (17 s gives ~5 M events here). Each measurement is
+``traceinsight.load(logdir)`` in a fresh process: serial (``TRACEINSIGHT_JOBS=1``) and parallel
+(default: every usable core), alternating so machine load hits both alike; best of --repeat.
+CPU time (all processes) is printed too: on a shared machine the wall-time ratio shows only
+when cores are idle. Peak memory: the serial process's peak RSS (it holds one host at a time, so it is one host's peak)
+against the parallel run's largest worker (``RUSAGE_CHILDREN``) and its parent.
+Target (issue 12.3): 8 x 5 M-event hosts >= 1.7x faster on 2 cores; peak per worker as for one host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "tf2_vs_tf1_small.py"
+
+
+def child(logdir: str) -> None:
+    import resource
+    t0 = time.perf_counter()
+    import traceinsight
+    run = traceinsight.load(logdir)
+    wall = time.perf_counter() - t0
+    events = None
+    ru_s, ru_c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(json.dumps({
+        "cpu_s": ru_s.ru_utime + ru_s.ru_stime + ru_c.ru_utime + ru_c.ru_stime,
+        "wall_s": wall, "modes": len(run.modes), "ok": sum(m.ok for m in run.modes.values()),
+        "steps": sum(len(m.steps) for m in run.modes.values()), "events": events,
+        "self_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "children_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+
+
+def measure(logdir: Path, jobs: str | None) -> dict:
+    env = dict(os.environ)
+    env.pop("TRACEINSIGHT_JOBS", None)
+    if jobs:
+        env["TRACEINSIGHT_JOBS"] = jobs
+    out = subprocess.run([sys.executable, __file__, "--child", str(logdir)], capture_output=True,
+                         text=True, check=True, env=env)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def capture(out: Path, python_ms: int) -> Path:
+    cmd = [sys.executable, "-m", "traceinsight", "capture", str(SAMPLE), "--modes", "eager",
+           "--out", str(out), "--name", f"py{python_ms}", "--min-steps", "3", "--min-time", "0",
+           "--warmup", "1", "--host-trace-ms", "500", "--host-max-steps", "3",
+           "--python-trace-ms", str(python_ms), "--python-max-steps", "1000000"]
+    print("capturing:", " ".join(cmd[2:]), flush=True)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return sorted((out / f"py{python_ms}" / "eager" / "python").rglob("*.xplane.pb"))[0]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--trace", help="an .xplane.pb (default: capture one)")
+    p.add_argument("--python-ms", type=int, default=17000)
+    p.add_argument("--hosts", type=int, default=8)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        child(args.child)
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-parallel-") as tmp:
+        tmp = Path(tmp)
+        trace = Path(args.trace) if args.trace else capture(tmp, args.python_ms)
+        session = tmp / "logdir" / "plugins" / "profile" / "2026_01_01_00_00_00"
+        session.mkdir(parents=True)
+        for i in range(args.hosts):
+            dest = session / f"host{i}.xplane.pb"
+            try:
+                os.link(trace, dest)
+            except OSError:
+                import shutil
+                shutil.copy(trace, dest)
+        from traceinsight.analysis.events import load_files
+        events = len(load_files([trace]))
+        logdir = tmp / "logdir"
+        best: dict[str, dict] = {}
+        for r in range(args.repeat):
+            for label, jobs in (("serial", "1"), ("parallel", None)):
+                res = measure(logdir, jobs)
+                assert res["ok"] == args.hosts, res
+                print(f"  run {r + 1} {label:8s} {res['wall_s']:7.2f} s  cpu {res['cpu_s']:6.1f} s  peak self "
+                      f"{res['self_peak_mb']:6.0f} MB  children {res['children_peak_mb']:6.0f} MB",
+                      flush=True)
+                if label not in best or res["wall_s"] < best[label]["wall_s"]:
+                    best[label] = res
+        from traceinsight.analysis.parallel import usable_cores
+        s, q = best["serial"], best["parallel"]
+        print(f"\n{args.hosts} hosts x {events:,} events ({trace.stat().st_size / 1e6:.0f} MB each), "
+              f"{usable_cores()} usable cores, best of {args.repeat}")
+        print(f"serial   {s['wall_s']:7.2f} s  peak RSS {s['self_peak_mb']:.0f} MB (one host at a time)")
+        print(f"parallel {q['wall_s']:7.2f} s  peak RSS per worker {q['children_peak_mb']:.0f} MB, "
+              f"parent {q['self_peak_mb']:.0f} MB")
+        print(f"cpu time serial {s['cpu_s']:.1f} s, parallel (all processes) {q['cpu_s']:.1f} s "
+              f"(the machine's load shows in wall / cpu: serial {s['wall_s'] / s['cpu_s']:.2f})")
+        print(f"speed-up {s['wall_s'] / q['wall_s']:.2f}x; worker peak / serial peak "
+              f"{q['children_peak_mb'] / s['self_peak_mb']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,283 @@
+"""``traceinsight run``: profile an unmodified training script; see Command."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from traceinsight.errors import TraceinsightError
+
+# tracer levels of the traced window (host tracer 3 sees the eager runtime; python tracer off: it
+# inflates Python ~several-fold, see TRACE_FACTS.md section 4)
+LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 0}
+RESULT = ".agent.json"
+
+
+class Command:
+    """Profile an unmodified script: traceinsight run [options] -- python train.py [args]
+
+    Runs the command with a startup hook (a sitecustomize first on PYTHONPATH) that marks steps
+    from outside: each Keras fit batch, each train_on_batch / predict / predict_on_batch /
+    test_on_batch call, or else each outermost tf.function call (a custom training loop's step).
+    It times every step with perf_counter, skips --skip-steps warm-up steps, traces the next
+    --steps steps with TF's profiler (host tracer level 3), and writes a run folder that view,
+    report, analyze, diff and export read like a capture. The script's output and exit status pass
+    through; a script that crashes keeps what was traced.
+
+    examples:
+      traceinsight run -- python train.py --epochs 1
+      traceinsight run --mode baseline --name mytrain -- python train.py
+      traceinsight run --mode mixed --into runs/mytrain -- python train.py --mixed-precision
+      traceinsight diff runs/mytrain --modes baseline,mixed
+    """
+
+    def prepare_parser(self, parser) -> None:
+        parser.add_argument("--mode", help="mode name (default: the script's name)")
+        parser.add_argument("--into", metavar="RUN",
+                            help="add the mode to this existing run folder (to diff two variants)")
+        parser.add_argument("--out", default="runs", help="runs directory (default: ./runs)")
+        parser.add_argument("--name", help="run folder name (default: <UTC time>-<script name>)")
+        parser.add_argument("--skip-steps", type=int, default=5,
+                            help="untraced warm-up steps before the traced window (default: 5)")
+        parser.add_argument("--steps", type=int, default=10,
+                            help="steps in the traced window (default: 10)")
+        parser.add_argument("--step-function", metavar="NAME",
+                            help="count only calls of the tf.function of this name as steps "
+                                 "(default: every outermost tf.function call outside Keras methods)")
+        parser.add_argument("--trace-ms", type=int,
+                            help="trace length in ms (default: from the warm-up steps' median, "
+                                 "twice the window plus 0.5 s, within 1 s .. --max-trace-ms)")
+        parser.add_argument("--max-trace-ms", type=int, default=30000,
+                            help="longest automatic trace (default: 30000)")
+        parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
+                            help="the script's command line, after --")
+
+    def run(self, args, parser) -> int:
+        cmd = list(args.command)
+        if cmd and cmd[0] == "--":
+            cmd = cmd[1:]
+        if not cmd:
+            raise TraceinsightError("no command to run: traceinsight run [options] -- python train.py")
+        if args.skip_steps < 0 or args.steps < 1:
+            raise TraceinsightError("--skip-steps must not be negative and --steps must be at least 1")
+        for flag in ("trace_ms", "max_trace_ms"):
+            if getattr(args, flag) is not None and getattr(args, flag) < 1:
+                raise TraceinsightError(f"--{flag.replace('_', '-')} must be positive")
+        return run_script(cmd, mode=args.mode, into=Path(args.into) if args.into else None,
+                          out=Path(args.out), name=args.name,
+                          settings={"skip_steps": args.skip_steps, "steps": args.steps,
+                                    "step_function": args.step_function, "trace_ms": args.trace_ms,
+                                    "max_trace_ms": args.max_trace_ms})
+
+
+def script_of(cmd: list[str]) -> Path | None:
+    """The Python file the command runs (``python train.py``, ``./train.py``), if it names one."""
+    for i, a in enumerate(cmd):
+        if a == "-m" or a == "-c":
+            return None
+        if a.endswith(".py") and Path(a).is_file():
+            return Path(a).resolve()
+        if i > 0 and not a.startswith("-"):
+            return None
+    return None
+
+
+def _sha256(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _script_env(spec: dict) -> dict[str, str]:
+    env = dict(os.environ)
+    hook = Path(__file__).resolve().parents[1] / "capture" / "hook"
+    root = Path(__file__).resolve().parents[2]    # the script imports this very traceinsight
+    parts = [str(hook), str(root)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    env["PYTHONPATH"] = os.pathsep.join(parts)
+    from traceinsight.capture.hook.agent import SPEC_ENV
+    env[SPEC_ENV] = json.dumps(spec)
+    return env
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path, name: str | None,
+               settings: dict[str, Any]) -> int:
+    from traceinsight import __version__, runfolder
+    from traceinsight.capture import orchestrate as orch
+
+    script = script_of(cmd)
+    stem = script.stem if script else "script"
+    mode = mode or stem
+    if into is not None:
+        run_path = into
+        manifest = runfolder.read_manifest(run_path)
+        if mode in (manifest.get("modes") or {}):
+            raise TraceinsightError(f"{run_path} already has a mode {mode!r} (choose another --mode)")
+    else:
+        run_path = out / (name or f"{orch.utc_stamp()}-{stem}")
+        if run_path.exists():
+            raise TraceinsightError(f"{run_path} already exists (choose another --name, or --into it)")
+        env_info = orch.host_environment()   # the script runs in this environment (+ the hook)
+        manifest = {
+            "schema_version": runfolder.SCHEMA_VERSION,
+            "tool": f"traceinsight {__version__}",
+            "created_utc": _now(),
+            "workload": {"path": str(script) if script else shlex.join(cmd), "sha256": _sha256(script),
+                         "name": stem, "kind": "script", "doc": shlex.join(cmd)},
+            "command": "traceinsight run -- " + shlex.join(cmd),
+            "environment": env_info,
+            "options": {k: v for k, v in settings.items()},
+            "modes": {},
+        }
+        try:
+            run_path.mkdir(parents=True)
+        except OSError as e:
+            raise TraceinsightError(f"cannot create the run folder {run_path}: {e.strerror or e}") from None
+    writer = orch.RunWriter(run_path, manifest)
+    folder = runfolder.mode_dir(mode)
+    mode_path = (run_path / folder).resolve()
+    if mode_path.exists():
+        raise TraceinsightError(f"{mode_path} already exists")
+    mode_path.mkdir(parents=True)
+    entry = {"dir": folder, "status": "running", "error": None, "stderr_tail": None, "summary": None,
+             "profile_options": {}, "notes": [], "command": shlex.join(cmd),
+             "script_sha256": _sha256(script), "settings": dict(settings)}
+    manifest["modes"][mode] = entry
+    writer.save()
+
+    spec = dict(settings, result=str(mode_path / RESULT), logdir=str(mode_path / "host"),
+                levels=LEVELS)
+    print(f"traceinsight: running {shlex.join(cmd)} (mode {mode}, run {run_path})", file=sys.stderr)
+    # Ctrl-C reaches the script (same process group); we wait for it and keep what it traced.
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        try:
+            proc = subprocess.Popen(cmd, env=_script_env(spec))
+        except OSError as e:
+            entry.update(status="failed", error=f"cannot start {cmd[0]}: {e.strerror or e}")
+            writer.save()
+            raise TraceinsightError(f"cannot start {cmd[0]}: {e.strerror or e}") from None
+        rc = proc.wait()
+    finally:
+        signal.signal(signal.SIGINT, old)
+    finish_mode(writer, mode, mode_path, rc, settings)
+    entry = writer.mode(mode)
+    if entry["status"] == "ok":
+        print(f"traceinsight: {entry['summary']['traced_n']} traced steps of mode {mode} in "
+              f"{run_path}; open it with: traceinsight view {run_path}", file=sys.stderr)
+    else:
+        print(f"traceinsight: mode {mode}: {entry['error']}", file=sys.stderr)
+    return rc if rc >= 0 else 128 - rc
+
+
+def _exit_text(rc: int) -> str:
+    if rc < 0:
+        try:
+            return f"died with signal {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"died with signal {-rc}"
+    return f"exited with status {rc}"
+
+
+def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict) -> None:
+    """Turn the agent's result file into timings.json and the mode's run.json entry."""
+    from traceinsight import runfolder
+    from traceinsight.capture import options as options_mod
+    from traceinsight.capture.orchestrate import summary_of
+
+    entry = writer.mode(mode)
+    entry["exit_status"] = rc
+    try:
+        res = json.loads((mode_path / RESULT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        res = None
+    if res is None:
+        entry.update(status="failed", error=f"the script {_exit_text(rc)} and the traceinsight hook "
+                     "never ran in it (not a Python command? a Python without this traceinsight?)")
+        writer.save()
+        return
+    steps = list(res.get("steps_s") or [])
+    nums = list(res.get("step_nums") or [])
+    traced = list(res.get("traced") or [])
+    trace = res.get("trace") or {}
+    notes = list(res.get("notes") or [])
+    path = trace.get("path")
+    skip, window = settings["skip_steps"], settings["steps"]
+    traced_steps = [(s, n) for s, n, t in zip(steps, nums, traced) if t]
+    after = [(s, n) for s, n, t in zip(steps, nums, traced) if not t and n >= skip and
+             (not traced_steps or n > traced_steps[-1][1])]
+    timings: dict[str, Any] = {
+        "mode": mode, "kind": "script", "pid": res.get("pid"),
+        "first_step_s": steps[0] if nums and nums[0] == 0 else None,
+        "first_step_traced": bool(traced[0]) if traced and nums[0] == 0 else False,
+        "first_step_num": 0,
+        "warmup_steps": sum(1 for n in nums if 0 < n < skip),
+        # the untimed-by-the-profiler steady steps: untraced steps after the traced window
+        "steps_s": [s for s, _ in after], "step_nums": [n for _, n in after],
+        "all_steps": {"steps_s": steps, "step_nums": nums, "traced": traced},
+        "details": {"command": entry.get("command"), "step_kinds": res.get("step_kinds") or {},
+                    "skip_steps": skip, "steps": window, "versions": res.get("versions") or {},
+                    "exit_status": rc},
+    }
+    host: dict[str, Any] = {"duration_ms": trace.get("duration_ms"),
+                            "steps_s": [s for s, _ in traced_steps],
+                            "step_nums": [n for _, n in traced_steps]}
+    if trace:
+        host["profile_options"] = options_mod.check(LEVELS, path)
+        if path:
+            try:   # relative to the run folder: the run can be moved
+                host["trace"] = host["profile_options"]["trace"] = str(
+                    Path(path).resolve().relative_to(writer.path.resolve()))
+            except ValueError:
+                host["trace"] = path
+        if trace.get("problem"):
+            host["problem"] = trace["problem"]
+        timings["traced"] = {"host": host}
+    env = writer.manifest.get("environment") or {}
+    for k, v in (res.get("versions") or {}).items():
+        env.setdefault(k, v)
+    if rc != 0:
+        notes.append(f"the script {_exit_text(rc)} after {len(steps)} steps")
+    if trace and len(traced_steps) < window:
+        notes.append(f"the trace holds {len(traced_steps)} of the {window} steps asked for "
+                     "(the script ended, or the steps were slower than the warm-up's)")
+    po = host.get("profile_options") or {}
+    if trace and po and not po.get("ok"):
+        notes.append(f"host pass: profiler options not as requested: {po.get('problem', 'unknown')}")
+    runfolder.atomic_write_json(mode_path / runfolder.TIMINGS, timings)
+    try:
+        (mode_path / RESULT).unlink()
+    except OSError:
+        pass
+    entry["profile_options"] = {"host": po} if po else {}
+    entry["notes"] = notes
+    entry["details"] = timings["details"]
+    if not steps:
+        error = ("no steps: the script called neither Keras fit / train_on_batch / predict nor a "
+                 "tf.function" if res.get("versions", {}).get("tensorflow") else
+                 "no steps: the script never imported TensorFlow")
+        entry.update(status="failed", error=error)
+    elif not trace:
+        entry.update(status="failed", error=f"the script made {len(steps)} steps, not more than "
+                     f"--skip-steps {skip}: nothing was traced")
+    elif not path:
+        entry.update(status="failed", error="the trace was not saved"
+                     + (f": {trace['problem']}" if trace.get("problem") else ""))
+    else:
+        entry.update(status="ok", summary=summary_of(timings))
+    writer.save()
