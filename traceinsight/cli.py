@@ -41,10 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"traceinsight {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            cls = _load(name)
-        except ModuleNotFoundError:  # a command still being built
-            continue
+        cls = _load(name)
         doc = inspect.cleandoc(cls.__doc__ or "")
         p = sub.add_parser(name, help=doc.splitlines()[0] if doc else name, description=doc,
                            formatter_class=argparse.RawDescriptionHelpFormatter)

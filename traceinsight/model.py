@@ -9,12 +9,17 @@ wall time is split exclusively into ``CATEGORIES``.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from traceinsight.compare import Comparison
 
 CATEGORIES: tuple[str, ...] = ("op", "dispatch", "tracing", "compile", "input", "python", "other")
 
@@ -36,6 +41,18 @@ class Timing:
     steps_s: np.ndarray                 # untraced phase, one entry per step
     first_step_s: float | None = None   # the process's first call (tracing / compilation live here)
     traced_steps_s: np.ndarray | None = None  # host-traced phase, same clock: profiler distortion
+    # interleaved rounds (modes run A B C A B C ...): one array of step times (s) per round, in
+    # round order; None when the capture ran each mode once, one after another
+    rounds: tuple[np.ndarray, ...] | None = None
+    load: dict[str, Any] | None = None  # machine load / CPU count recorded while the mode ran
+
+    @property
+    def round_medians_ms(self) -> np.ndarray | None:
+        """Median ms/step of each round with steps (None without rounds)."""
+        if not self.rounds:
+            return None
+        meds = [float(np.median(r)) * 1e3 for r in self.rounds if len(r)]
+        return np.asarray(meds, dtype=float) if meds else None
 
     @property
     def median_ms(self) -> float:
@@ -111,6 +128,20 @@ class ModeResult:
             return self.steps
         return self.steps[~self.steps["first"]]
 
+    @cached_property
+    def boot_medians(self) -> np.ndarray:
+        """Bootstrap medians of ``step_samples_ms`` (fixed seed), computed once per mode: its
+        interval and every ratio it takes part in reuse them."""
+        from traceinsight.stats import bootstrap_medians
+        return bootstrap_medians(self.step_samples_ms)
+
+    @property
+    def traced_ms(self) -> float:
+        """Median wall ms of the host-traced steady steps (nan without a breakdown)."""
+        if self.breakdown.empty or "total" not in self.breakdown.index:
+            return float("nan")
+        return float(self.breakdown.loc["total", "median"])
+
     def category_ms(self) -> pd.Series:
         """Median ms/step per category (steady steps), indexed by CATEGORIES."""
         if self.breakdown.empty:
@@ -146,9 +177,57 @@ class Run:
             pd.DataFrame(columns=list(CATEGORIES))
 
     def summary(self) -> pd.DataFrame:
-        """One row per mode: the figures of the overview (see traceinsight.stats.summarize)."""
+        """One row per mode: the figures of the overview (see traceinsight.stats.summarize),
+        computed once per run."""
+        return self._summary
+
+    @cached_property
+    def _summary(self) -> pd.DataFrame:
         from traceinsight.stats import summarize
         return summarize(self)
+
+    @cached_property
+    def fastest(self) -> str | None:
+        """The ok mode with the lowest median ms/step (ties: the first in the run's order); every
+        screen and document reads it from here."""
+        best, best_ms = None, float("inf")
+        for m in self.ok_modes():
+            ms = m.median_ms
+            if np.isfinite(ms) and ms < best_ms:
+                best, best_ms = m.name, ms
+        return best
+
+    def by_speed(self) -> list[ModeResult]:
+        """Ok modes with a median, fastest first (ties in the run's order)."""
+        ok = [m for m in self.ok_modes() if np.isfinite(m.median_ms)]
+        return sorted(ok, key=lambda m: m.median_ms)   # sorted() is stable: ties keep run order
+
+    def compare(self, a: str, b: str) -> "Comparison":
+        """``compare_modes`` of two of this run's modes, computed once per pair and kept on the
+        run (findings, the overview, the report and the compare screen share it)."""
+        cache = self._comparisons
+        key = (a, b)
+        c = cache.get(key)
+        if c is None:
+            from traceinsight.compare import compare_modes
+            c = compare_modes(self.modes[a], self.modes[b])
+            with self._lock:
+                c = cache.setdefault(key, c)
+        return c
+
+    @cached_property
+    def findings(self) -> list:
+        """``traceinsight.findings.find(self)``, computed once per run."""
+        from traceinsight.findings import find
+        return find(self)
+
+    @cached_property
+    def _comparisons(self) -> dict[tuple[str, str], "Comparison"]:
+        return {}
+
+    @cached_property
+    def _lock(self) -> threading.Lock:
+        return threading.Lock()
 
     def ops(self) -> pd.DataFrame:
         return _concat_modes(self, "ops")

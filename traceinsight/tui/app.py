@@ -4,7 +4,6 @@ behind a loading screen."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Callable
 
@@ -45,9 +44,6 @@ class TraceinsightApp(App):
         self.first_frame_at: float | None = None        # set by the first screen drawn (bench)
         self.report_path = report_path
         self.last_report: Path | None = None
-        self._findings: tuple[list, str | None] | None = None
-        self._summary = None
-        self._lock = threading.Lock()   # the overview computes figures in a worker thread
         if theme:
             self.theme = theme
 
@@ -92,18 +88,12 @@ class TraceinsightApp(App):
         return True
 
     def summary(self):
-        """``Run.summary()`` computed once (its bootstrap intervals take a moment on big runs)."""
-        with self._lock:
-            if self._summary is None:
-                self._summary = self.run_data.summary()
-            return self._summary
+        """``Run.summary()`` (computed once, kept on the run)."""
+        return self.run_data.summary()
 
     def findings(self) -> tuple[list, str | None]:
-        """The run's findings (computed once), or why there are none."""
-        with self._lock:
-            if self._findings is None:
-                self._findings = load_findings(self.run_data)
-            return self._findings
+        """The run's findings (computed once, kept on the run), or why there are none."""
+        return load_findings(self.run_data)
 
     # --- navigation --------------------------------------------------------------------------
     def show_mode(self, name: str) -> None:

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 
-from traceinsight.compare import Comparison, compare_modes
+from traceinsight.compare import Comparison
 from traceinsight.model import Run
 from traceinsight.tui import fmt
 from traceinsight.tui.frame_table import Column, FrameTable
@@ -28,10 +28,9 @@ CHANGE_STYLE = {"only in a": "bold #e15759", "only in b": "bold #59a14f", "slowe
 def default_pair(run: Run, selected: str | None) -> tuple[str | None, str | None]:
     """The selected mode against the fastest other one (the slower of the two first, so the
     differences read as 'what the slow mode spends extra')."""
-    ok = [m for m in run.ok_modes() if np.isfinite(m.median_ms)]
-    if len(ok) < 2:
-        return (ok[0].name if ok else None), None
-    by_speed = sorted(ok, key=lambda m: m.median_ms)
+    by_speed = run.by_speed()
+    if len(by_speed) < 2:
+        return (by_speed[0].name if by_speed else None), None
     names = [m.name for m in by_speed]
     a = selected if selected in names else names[-1]
     b = names[0] if a != names[0] else names[1]
@@ -142,7 +141,7 @@ class CompareScreen(Screen):
                         exclusive=True, group="compare", exit_on_error=False)
 
     def _compare(self, a: str, b: str) -> None:
-        c = compare_modes(self.run.modes[a], self.run.modes[b])
+        c = self.run.compare(a, b)
         self.app.call_from_thread(self.show_comparison, c)
 
     async def show_comparison(self, c: Comparison) -> None:

@@ -5,14 +5,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from traceinsight.compare import compare_modes
 from traceinsight.model import Run
 from traceinsight.tui import fmt
 from traceinsight.tui.bars import BarRow, CategoryBars, legend
@@ -75,11 +73,11 @@ def missing_notes(run: Run) -> list[str]:
 def insights(run: Run, findings: tuple[list, str | None]) -> Text:
     """Why each mode is slower than the fastest (from compare_modes), then the top findings."""
     text = Text()
-    ok = sorted((m for m in run.ok_modes() if np.isfinite(m.median_ms)), key=lambda m: m.median_ms)
+    ok = run.by_speed()
     if len(ok) > 1:
         text.append("Why slower than the fastest (c: compare)\n", style="bold")
         for m in reversed(ok[1:]):      # the slowest first
-            text.append(f"• {compare_modes(m, ok[0]).sentence()}\n")
+            text.append(f"• {run.compare(m.name, run.fastest).sentence()}\n")
     found, problem = findings
     if found:
         text.append("Top findings (f: all, with evidence and the fix)\n", style="bold")
