@@ -367,8 +367,18 @@ def _family_evidence(c: Comparison, slower: bool = True) -> str:
     if fam is None:
         return ""
     a_ms, b_ms = float(fam["a_ms"]), float(fam["b_ms"])
-    return (f" By op family (ops matched across modes), {fam['family']} costs most of the "
-            f"difference: {c.a} {fmt_ms(a_ms)} vs {c.b} {fmt_ms(b_ms)} ms/step of kernel time.")
+    out = (f" By op family (ops matched across modes), {fam['family']} costs most of the "
+           f"difference: {c.a} {fmt_ms(a_ms)} vs {c.b} {fmt_ms(b_ms)} ms/step of kernel time.")
+    # a side with no time in that family may run it inside fusions whose names hide their kind
+    hidden = c.families[c.families["family"].str.startswith(("library fusion", "fusion ("))]
+    for side, ms in ((c.a, a_ms), (c.b, b_ms)):
+        col = "a_ms" if side == c.a else "b_ms"
+        if ms == 0 and len(hidden) and hidden[col].sum() > 0:
+            out += (f" {side} has no {fam['family']} op by name but runs "
+                    + ", ".join(f"{r.family} {fmt_ms(getattr(r, col))}"
+                                for r in hidden.itertuples() if getattr(r, col) > 0)
+                    + " ms/step, which may hold it.")
+    return out
 
 
 def _op_evidence(c: Comparison, x: ModeResult, f: ModeResult) -> str:
@@ -438,6 +448,47 @@ def _op_call_stats(m: ModeResult) -> tuple[float, float]:
     cum = np.cumsum(calls[ok][order])
     median = float(per_call[order][np.searchsorted(cum, cum[-1] / 2)])
     return float(calls[calls > 0].sum()), median
+
+
+def rule_function_slower(run: Run) -> Iterable[Finding]:
+    """1b. A graph function measurably slower than the same step run eagerly (e.g. a vectorized
+    step: one large op leaves no per-op Python overhead for tf.function to remove). Says where the
+    difference is: the call machinery or the kernels (by op family)."""
+    for f in _modes_with_base(run, "function"):
+        e = sibling(run, f.name, "eager")
+        if e is None:
+            continue
+        c = compare_modes(run, f, e)
+        if not _slower(c):
+            continue
+        n_f, _ = _op_call_stats(f)
+        n_e, _ = _op_call_stats(e)
+        overhead_e = _cat(e, "python", "dispatch")
+        why = []
+        if _finite(overhead_e) and n_e:
+            why.append(f"the eager step issues {n_e:.0f} op call(s) per step with "
+                       f"{fmt_ms(overhead_e)} ms of Python + dispatch: little for tf.function to "
+                       "remove")
+        fam = None if c.traced_disagrees else c.top_family(True)
+        if fam is not None:
+            why.append(f"{fam['family']} kernels take {fmt_ms(float(fam['a_ms']))} ms/step in "
+                       f"{f.name} against {fmt_ms(float(fam['b_ms']))} in {e.name}: the same work "
+                       "runs slower inside the graph (another kernel or fewer threads)")
+        call = _cat(f, "dispatch")
+        if _finite(call) and call > 0 and not c.traced_disagrees:
+            why.append(f"the function call machinery costs {fmt_ms(call)} ms/step (dispatch)")
+        evidence = (_vs_by_category(c) + (" Why: " + "; ".join(why) + "." if why else ""))
+        yield Finding(
+            rule="function-slower",
+            title=(f"{f.name} is {fmt_ratio(c.ratio)}× slower than {e.name}"
+                   + (f": its {fam['family']} kernels run slower in the graph" if fam is not None
+                      else "")),
+            evidence=evidence, saving_ms=c.delta_ms,
+            saving_basis=f"measured: median step of {f.name} minus {e.name}",
+            modes=(f.name, e.name),
+            fix=("# a step of a few large ops gains nothing from tf.function: run it eagerly,\n"
+                 "# or let XLA fuse it (compare the xla mode):\n"
+                 "step = tf.function(step_fn, jit_compile=True)"))
 
 
 # Keras' own step functions: the user does not write their ops, so "vectorize" is no advice there
@@ -721,7 +772,7 @@ def rule_distortion(run: Run) -> Iterable[Finding]:
 
 
 RULES: tuple[Callable[[Run], Iterable[Finding]], ...] = (
-    rule_eager_dispatch_bound, rule_retracing, rule_numpy_inputs, rule_xla, rule_tiny_ops,
+    rule_eager_dispatch_bound, rule_function_slower, rule_retracing, rule_numpy_inputs, rule_xla, rule_tiny_ops,
     rule_predict, rule_fit_overhead, rule_input_bound, rule_no_difference, rule_distortion)
 
 

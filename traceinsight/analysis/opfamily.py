@@ -9,8 +9,9 @@ The host trace records HLO ops by name only (TF 2.21 CPU: stats ``hlo_op`` and `
 HLO category), so a fusion's family comes from its name: XLA names a fusion after its constituent
 opcodes (``add_maximum_fusion``), and HLO instructions lowered from a TF op keep that op's node name
 (``MatMul_98.2``). A fusion holding a convolution or a dot is that family (the heavy constituent);
-one of elementwise opcodes only is ``elementwise``; one whose name says nothing (``ynn_fusion``,
-``fusion.12``) is ``fusion (unnamed)``.
+one of elementwise opcodes only is ``elementwise``; ``ynn_fusion`` (a dot or convolution handed to the
+YNNPACK library) is a library fusion; one whose name says nothing (``fusion.12``) is
+``fusion (unnamed)``.
 
 tf.function calls are matched across renames: ``__inference_step_503`` and ``__inference_step_8``
 are the same function ``step`` traced in two processes.
@@ -33,6 +34,9 @@ TF_DATA = "tf.data"
 OPTIMIZER = "optimizer update"
 CONTROL_FLOW = "control flow"
 UNNAMED_FUSION = "fusion (unnamed)"
+# XLA CPU (TF 2.21) hands dots / convolutions (with their fused elementwise ops) to the YNNPACK
+# library as ``ynn_fusion``: the name does not say which, so it is a family of its own
+LIBRARY_FUSION = "library fusion (ynn: dot or convolution)"
 
 # TF op types (after the oneDNN / fused prefixes are removed) and HLO opcodes, by family
 _EXACT: dict[str, str] = {}
@@ -97,6 +101,8 @@ def _fusion_family(name: str) -> str:
     known = [p for p in parts if p in _ELEMENTWISE_HLO or _EXACT.get(p) == DATA_MOVEMENT]
     if parts and len(known) == len(parts):
         return ELEMENTWISE
+    if parts and parts[0] in ("ynn", "xnn"):
+        return LIBRARY_FUSION
     return UNNAMED_FUSION
 
 
