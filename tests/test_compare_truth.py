@@ -44,6 +44,8 @@ def run_of(*modes) -> Run:
     ("Relu", "Relu", "elementwise"),
     ("ynn_fusion", "fusion", "library fusion (ynn: dot or convolution)"),
     ("fusion.12", "fusion", "fusion (unnamed)"),
+    ("slice_bitcast_fusion.780", "fusion", "data movement"),
+    ("stack.2001", "stack", "data movement"),       # an HLO op named after the TF node (Pack)
     ("Mean", "Mean", "reduction"),
     ("__inference_step_503", "tf.function", "tf.function step"),
     ("__inference_step_8", "tf.function", "tf.function step"),

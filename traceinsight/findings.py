@@ -360,6 +360,11 @@ def _first_compile_ms(m: ModeResult) -> float:
     return float("nan")
 
 
+def _family_dominates(c: Comparison, fam) -> bool:
+    """The family's difference (traced kernel time) is at least half the step difference."""
+    return fam is not None and abs(float(fam["delta_ms"])) >= 0.5 * abs(c.delta_ms)
+
+
 def _family_evidence(c: Comparison, slower: bool = True) -> str:
     """`` The difference is mostly convolution: 3.1 vs 1.2 ms/step of op time (ops matched by
     family across modes).`` — the op family that costs most of it, with both sides' ms/step."""
@@ -367,8 +372,14 @@ def _family_evidence(c: Comparison, slower: bool = True) -> str:
     if fam is None:
         return ""
     a_ms, b_ms = float(fam["a_ms"]), float(fam["b_ms"])
-    out = (f" By op family (ops matched across modes), {fam['family']} costs most of the "
-           f"difference: {c.a} {fmt_ms(a_ms)} vs {c.b} {fmt_ms(b_ms)} ms/step of kernel time.")
+    sides = f"{c.a} {fmt_ms(a_ms)} vs {c.b} {fmt_ms(b_ms)} ms/step of kernel time"
+    if _family_dominates(c, fam):
+        out = (f" By op family (ops matched across modes), {fam['family']} costs most of the "
+               f"difference: {sides}.")
+    else:
+        out = (f" By op family (ops matched across modes), {fam['family']} differs most: {sides}, "
+               f"{fmt_ms(abs(float(fam['delta_ms'])))} of the {fmt_ms(abs(c.delta_ms))} ms/step "
+               "difference; the rest is not in any one op family.")
     # a side with no time in that family may run it inside fusions whose names hide their kind
     hidden = c.families[c.families["family"].str.startswith(("library fusion", "fusion ("))]
     for side, ms in ((c.a, a_ms), (c.b, b_ms)):
@@ -406,6 +417,7 @@ def rule_xla(run: Run) -> Iterable[Finding]:
                         + (f" Its {fmt_ms(compile_ms)} ms compile never pays back, since every "
                            f"step is slower." if _finite(compile_ms) and compile_ms > 0 else ""))
             fam = None if c.traced_disagrees else c.top_family(True)
+            fam = fam if _family_dominates(c, fam) else None
             yield Finding(
                 rule="xla-slower",
                 title=(f"{x.name} (XLA) is slower per step than {f.name} on this machine"
@@ -444,7 +456,7 @@ def _op_call_stats(m: ModeResult) -> tuple[float, float]:
     if not ok.any():
         return float(calls[calls > 0].sum()), float("nan")
     per_call = self_ms[ok] / calls[ok]
-    order = np.argsort(per_call)
+    order = np.argsort(per_call, kind="stable")
     cum = np.cumsum(calls[ok][order])
     median = float(per_call[order][np.searchsorted(cum, cum[-1] / 2)])
     return float(calls[calls > 0].sum()), median
@@ -461,7 +473,11 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
         c = compare_modes(run, f, e)
         if not _slower(c):
             continue
-        n_f, _ = _op_call_stats(f)
+        traced_gap = c.traced_a_ms - c.traced_b_ms
+        trace_cost = _cat(f, "tracing", "compile") - _cat(e, "tracing", "compile")
+        if _finite(traced_gap, trace_cost) and traced_gap > 0 and trace_cost >= 0.5 * traced_gap:
+            continue  # it keeps tracing (or compiling): the retracing rule says why and what to do
+        n_e, _ = _op_call_stats(e)
         n_e, _ = _op_call_stats(e)
         overhead_e = _cat(e, "python", "dispatch")
         why = []
@@ -470,12 +486,13 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
                        f"{fmt_ms(overhead_e)} ms of Python + dispatch: little for tf.function to "
                        "remove")
         fam = None if c.traced_disagrees else c.top_family(True)
+        fam = fam if _family_dominates(c, fam) else None
         if fam is not None:
             why.append(f"{fam['family']} kernels take {fmt_ms(float(fam['a_ms']))} ms/step in "
                        f"{f.name} against {fmt_ms(float(fam['b_ms']))} in {e.name}: the same work "
                        "runs slower inside the graph (another kernel or fewer threads)")
         call = _cat(f, "dispatch")
-        if _finite(call) and call > 0 and not c.traced_disagrees:
+        if _finite(call) and call >= 0.005 and not c.traced_disagrees:
             why.append(f"the function call machinery costs {fmt_ms(call)} ms/step (dispatch)")
         evidence = (_vs_by_category(c) + (" Why: " + "; ".join(why) + "." if why else ""))
         yield Finding(
@@ -520,7 +537,7 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
             hits.append((n, med, m))
     if not hits:
         return
-    hits.sort(key=lambda h: -h[0])
+    hits.sort(key=lambda h: (-h[0], h[2].name))
     n, med, m = hits[0]
     overhead = _cat(m, "dispatch")
     evidence = (f"{m.name} runs {n:.0f} op calls per step with a median of {med * 1e3:.1f} µs per "

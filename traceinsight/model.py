@@ -9,7 +9,6 @@ wall time is split exclusively into ``CATEGORIES``.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -210,9 +209,9 @@ class Run:
         c = cache.get(key)
         if c is None:
             from traceinsight.compare import compare_modes
-            c = compare_modes(self.modes[a], self.modes[b])
-            with self._lock:
-                c = cache.setdefault(key, c)
+            # two threads may compute the same pair at once; setdefault keeps one (atomic under
+            # the GIL), so every reader gets the same object
+            c = cache.setdefault(key, compare_modes(self.modes[a], self.modes[b]))
         return c
 
     @cached_property
@@ -224,10 +223,6 @@ class Run:
     @cached_property
     def _comparisons(self) -> dict[tuple[str, str], "Comparison"]:
         return {}
-
-    @cached_property
-    def _lock(self) -> threading.Lock:
-        return threading.Lock()
 
     def ops(self) -> pd.DataFrame:
         return _concat_modes(self, "ops")

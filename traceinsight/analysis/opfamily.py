@@ -63,7 +63,8 @@ for _fam, _names in {
                    "TensorScatterUpdate ResizeBilinear ResizeNearestNeighbor MaxPool AvgPool "
                    "MaxPoolGrad AvgPoolGrad "
                    "bitcast copy broadcast reshape transpose concatenate slice dynamic-slice "
-                   "dynamic-update-slice pad gather scatter iota tuple get-tuple-element",
+                   "dynamic-update-slice pad gather scatter iota tuple get-tuple-element stack "
+                   "strided_slice",
     VARIABLES: "ReadVariableOp AssignVariableOp AssignAddVariableOp AssignSubVariableOp VarHandleOp "
                "_Arg _Retval _Recv _Send parameter",
     CONSTANTS: "Const _EagerConst HostConst constant",
@@ -98,7 +99,10 @@ def _fusion_family(name: str) -> str:
         return MATMUL
     if "reduce" in parts:
         return REDUCTION
-    known = [p for p in parts if p in _ELEMENTWISE_HLO or _EXACT.get(p) == DATA_MOVEMENT]
+    moves = [p for p in parts if _EXACT.get(p) == DATA_MOVEMENT]
+    known = [p for p in parts if p in _ELEMENTWISE_HLO or p in moves]
+    if parts and len(moves) == len(parts):
+        return DATA_MOVEMENT
     if parts and len(known) == len(parts):
         return ELEMENTWISE
     if parts and parts[0] in ("ynn", "xnn"):

@@ -121,7 +121,7 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
     fastest = next((m for m in ok if m.get("vs_fastest") == "fastest"), None)
     if fastest:
         parts.append(f"fastest {fastest['name']} {fastest['median_ms']:.3g} ms/step")
-        slower = sorted((m for m in ok if m.get("vs_fastest") == "slower"), key=lambda m: -m["ratio"])
+        slower = sorted((m for m in ok if m.get("vs_fastest") == "slower"), key=lambda m: (-m["ratio"], m["name"]))
         if slower:
             parts.append(", ".join(f"{m['name']} {fmt_ratio(m['ratio'])}× slower" for m in slower[:3])
                          + (f" (+{len(slower) - 3} more)" if len(slower) > 3 else ""))
