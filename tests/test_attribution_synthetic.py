@@ -333,16 +333,22 @@ def test_recorded_input_signatures_say_what_changed(tmp_path):
         {"args": ["ndarray float32 shape (100,)", "Python float 0.02"], "first_step": 2, "steps": 1},
     ]}
     m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")], signatures=signatures)
-    changes = m.retraces.iloc[0]["changes"]
+    row = m.retraces.iloc[0]
+    changes = row["changes"]
     assert "argument 1 shape changed ((100,), (200,))" in changes
     assert "argument 2 is a Python float: 3 distinct values" in changes
-    cause, fix = _retrace_cause(changes, 3, 3)
+    assert row["cause"] == "shapes and python values"
+    assert row["cause_detail"] == ("argument 1 shape changed ((100,), (200,)); "
+                                   "argument 2 is a Python float: 3 distinct values")
+    cause, fix = _retrace_cause(row["cause"], row["cause_detail"], 3, 3)
     assert "every new shape and every new Python value" in cause
     assert "tf.constant" in fix and "reduce_retracing" in fix
     # only Python values
     only_py = {"steps": 3, "distinct": [{"args": ["Python float 0.0"]}, {"args": ["Python float 1.0"]}]}
     m = analyze_mode("m", [tmp_path / "h.xplane.pb"], signatures=only_py)
-    cause, fix = _retrace_cause(m.retraces.iloc[0]["changes"], 3, 3)
+    row = m.retraces.iloc[0]
+    assert row["cause"] == "python values"
+    cause, fix = _retrace_cause(row["cause"], row["cause_detail"], 3, 3)
     assert cause.startswith("Python values passed as arguments") and "tf.constant" in fix
 
 

@@ -23,6 +23,7 @@ from traceinsight.analysis.results import op_totals
 from traceinsight.findings import find
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.testing import make_mode
+
 from xspace_builder import Space
 
 DATA = Path(__file__).parent / "data" / "attribution"

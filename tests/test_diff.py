@@ -11,16 +11,18 @@ from markdown_it import MarkdownIt
 from traceinsight import cli
 from traceinsight.model import Run
 from traceinsight.report import render_diff
-from traceinsight.report.diff import delta_ci, diff_data
+from traceinsight.report.diff import diff_data
 from traceinsight.report.json import load_schema
+from traceinsight.stats import delta_ci
 from traceinsight.testing import make_mode, sample_run
 
 CONV = ("functional_1/conv1d_1/convolution", "_MklNativeFusedConv2D")
 
 
-def two_runs() -> tuple[Run, Run]:
-    """before: function 4.6 ms; after: the conv op got slower (2.4 -> 3.4 ms), a retrace appeared,
-    TensorFlow changed; eager is unchanged."""
+def two_runs(after_conv_ms: float = 5.4) -> tuple[Run, Run]:
+    """before: function 4.4 ms; after: the conv op got slower (2.4 -> 5.4 ms: the step 4.4 -> 7.4,
+    beyond the assumed run-to-run tolerance), a retrace appeared, TensorFlow changed; eager is
+    unchanged."""
     def run(name, conv_ms, tf, retraced):
         modes = {
             "eager": make_mode("eager", {"op": 4.3, "python": 4.0, "dispatch": 1.4}, untraced_ms=9.7),
@@ -34,7 +36,7 @@ def two_runs() -> tuple[Run, Run]:
             modes["xla"] = make_mode("xla", {"op": 5.0}, untraced_ms=5.0)
         env = {"tensorflow": tf, "python": "3.11.7", "env_vars": {"TF_ENABLE_ONEDNN_OPTS": None}}
         return Run(path=None, name=name, modes=modes, manifest={"environment": env})
-    return run("before", 2.4, "2.20.0", 1), run("after", 3.4, "2.21.0", 3)
+    return run("before", 2.4, "2.20.0", 1), run("after", after_conv_ms, "2.21.0", 3)
 
 
 def pair(doc, a):
@@ -48,13 +50,18 @@ def test_two_runs_matched_by_mode_name():
     assert doc["only_in_a"] == ["xla"] and doc["only_in_b"] == []
     assert doc["environment_changes"] == [{"key": "tensorflow", "a": "2.20.0", "b": "2.21.0"}]
     f = pair(doc, "function")
-    assert f["significant"] and f["delta_ms"] == pytest.approx(1.0, abs=0.1)  # B − A
+    assert f["significant"] and f["delta_ms"] == pytest.approx(3.0, abs=0.2)  # B − A
+    assert f["basis"] == "assumed" and f["verdict"] == "slower"
     assert f["sentence"].startswith("function: B − A = +")
+    assert "run-to-run variation is not measured" in f["sentence"]
     op = {c["category"]: c for c in f["categories"]}["op"]
-    assert op["significant"] and op["delta_ms"] == pytest.approx(1.0, abs=0.1)
+    assert op["significant"] and op["delta_ms"] == pytest.approx(3.0, abs=0.1)
     assert op["delta_lo"] > 0
     assert [o["op"] for o in f["ops"]["slower"]] == [CONV[0]]
-    assert f["ops"]["slower"][0]["a_ms"] == 2.4 and f["ops"]["slower"][0]["b_ms"] == 3.4
+    assert f["ops"]["slower"][0]["a_ms"] == 2.4 and f["ops"]["slower"][0]["b_ms"] == 5.4
+    assert f["ops"]["slower"][0]["delta_ms"] == pytest.approx(3.0)
+    fam = {r["family"]: r for r in f["families"]}
+    assert fam["convolution"]["a_ms"] == 2.4 and fam["convolution"]["delta_ms"] == pytest.approx(3.0)
     assert f["ops"]["same_count"] == 1 and not f["ops"]["added"] and not f["ops"]["removed"]
     assert f["retraces"] == [{"function": "function", "a_traced": 1, "b_traced": 3,
                               "a_tracing_ms": 85.0, "b_tracing_ms": 255.0,
@@ -74,6 +81,46 @@ def test_two_modes_of_one_run_added_removed_ops():
     assert all(o["a_ms"] is None for o in p["ops"]["added"])
     assert doc["environment_changes"] == []
     jsonschema.validate(doc, load_schema())
+
+
+def test_small_change_between_runs_is_noise_without_rounds():
+    """A 23 % slower step in a second capture, no interleaved rounds: within the run-to-run
+    variation measured between two captures of the same sample, so not called a change, and the
+    sentence says the variation was assumed, not measured."""
+    a, b = two_runs(after_conv_ms=3.4)
+    f = pair(diff_data(a, b), "function")
+    assert f["ratio_lo"] > 1.0            # the steps alone would call it significant
+    assert not f["significant"] and f["verdict"] == "within noise"
+    assert "within run-to-run variation" in f["sentence"] and "not measured" in f["sentence"]
+
+
+def _with_rounds(m, medians_ms, n=8):
+    """The mode with interleaved rounds whose steps sit at these medians (±1 %)."""
+    import dataclasses
+
+    import numpy as np
+    rounds = tuple(np.full(n, ms * 1e-3) * (1 + 0.01 * np.linspace(-1, 1, n)) for ms in medians_ms)
+    timing = dataclasses.replace(m.timing, rounds=rounds, steps_s=np.concatenate(rounds))
+    return dataclasses.replace(m, timing=timing)
+
+
+def test_rounds_measure_run_to_run_variation():
+    """With rounds on both sides the between-round spread is the noise: a 10 % change that every
+    round shows counts; the same 10 % against rounds that themselves wander by 30 % does not."""
+    a, b = two_runs()
+    fa, fb = a.modes["function"], b.modes["function"]
+    steady_a = _with_rounds(fa, [4.0, 4.02, 3.98, 4.01])
+    steady_b = _with_rounds(fb, [4.4, 4.42, 4.38, 4.41])
+    ra = Run(path=None, name="a", modes={"function": steady_a})
+    rb = Run(path=None, name="b", modes={"function": steady_b})
+    p = diff_data(ra, rb)["pairs"][0]
+    assert p["basis"] == "rounds" and p["significant"] and p["ratio"] == pytest.approx(1.1, abs=0.01)
+    wander_a = _with_rounds(fa, [4.0, 5.2, 3.9, 4.1])
+    wander_b = _with_rounds(fb, [4.4, 5.7, 4.3, 4.5])
+    p = diff_data(Run(path=None, name="a", modes={"function": wander_a}),
+                  Run(path=None, name="b", modes={"function": wander_b}))["pairs"][0]
+    assert p["basis"] == "rounds" and not p["significant"]
+    assert "interleaved rounds" in p["sentence"]
 
 
 def test_delta_ci_excludes_zero_only_for_real_changes():

@@ -14,6 +14,7 @@ import pytest
 from traceinsight import cli, export
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import CATEGORIES
+
 from xspace_builder import Space
 
 DATA = Path(__file__).parent / "data" / "runs"

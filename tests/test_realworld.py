@@ -14,12 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xspace_builder import Space, session_path
 
 import traceinsight
 from traceinsight.analysis.device import kernel_totals
 from traceinsight.analysis.load import analyze_mode
 from traceinsight.cli import main
+
+from xspace_builder import Space, session_path
 
 DATA = Path(__file__).parent / "data"
 GPU_DEMO = DATA / "gpu_demo"
@@ -75,7 +76,7 @@ def gpu_space(steps_line: bool = True, host_api: bool = False) -> Space:
                 steps.event(str(g), start, dur, group_id=g, step_name=str(g))
             # XProf's derived op line repeats the kernels: never summed
             ops = plane.line("TensorFlow Ops", line_id=-559038734)
-            for name, start, dur, op, group in evs:
+            for _name, start, dur, op, group in evs:
                 if op:
                     ops.event(op, start, dur, group_id=group)
     return sp

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xspace_builder import Space
 
 import traceinsight
 from traceinsight import runfolder, stats
 from traceinsight.cli import main
 from traceinsight.errors import TraceinsightError
+
+from xspace_builder import Space
 
 
 def tiny_trace(path: Path, n_steps: int = 4) -> None:

@@ -14,8 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 import tensorflow as tf
 
 ROOT = Path(__file__).resolve().parents[1]

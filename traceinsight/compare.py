@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from traceinsight.analysis.opfamily import family
 from traceinsight.model import CATEGORIES, ModeResult
-from traceinsight.stats import ratio_ci
+from traceinsight.stats import excludes_one, paired_ratio_ci, paired_rounds, ratio_ci
 
 OP_KEY = ["op", "type", "thread"]
 # An op whose per-step self time changed by less than this share (and 0.01 ms) is "same".
 _SAME_REL = 0.05
 _SAME_ABS_MS = 0.01
+_FLIP_CHANGE = {"only in a": "only in b", "only in b": "only in a", "slower": "faster",
+                "faster": "slower"}
+# |traced / untraced − 1| from this on, a mode's category split is called distorted
+DISTORTION_LARGE = 0.15
 
 
 @dataclass(frozen=True)
@@ -23,51 +28,141 @@ class Comparison:
     a_ms: float                 # median ms/step of a
     b_ms: float
     delta_ms: float             # a - b
-    ratio: float                # a / b, with a 95 % bootstrap interval
+    ratio: float                # a / b, with a 95 % interval
     ratio_lo: float
     ratio_hi: float
     significant: bool           # the interval excludes 1
     categories: pd.DataFrame    # category, a_ms, b_ms, delta_ms; sorted by |delta| descending
-    ops: pd.DataFrame           # op, type, thread, a_ms, b_ms, delta_ms, change
+    ops: pd.DataFrame           # op, type, thread, family, a_ms, b_ms, delta_ms, change
     #                             change in {"only in a", "only in b", "slower", "faster", "same"}
+    families: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=["family", "a_ms", "b_ms", "delta_ms"]))
+    #                             op time per family (opfamily), both threads, by |delta|
+    basis: str = "steps"        # "steps": bootstrap of the steps; "rounds": paired interleaved rounds
+    traced_a_ms: float = float("nan")   # median traced (host-profiled) step of a
+    traced_b_ms: float = float("nan")
+    distortion_a: float | None = None
+    distortion_b: float | None = None
 
-    def sentence(self, top: int = 4, traced_label: bool = True) -> str:
+    @property
+    def traced_disagrees(self) -> bool:
+        """The traced steps order the two modes the other way round from the untraced medians: the
+        category split (from traced steps) cannot explain this difference."""
+        if not self.significant or not np.isfinite(self.traced_a_ms) or not np.isfinite(self.traced_b_ms):
+            return False
+        return bool(np.sign(self.traced_a_ms - self.traced_b_ms) == -np.sign(self.delta_ms) != 0)
+
+    @property
+    def distorted(self) -> list[tuple[str, float]]:
+        """(mode, distortion) of the modes whose traced steps are >= DISTORTION_LARGE off."""
+        return [(n, d) for n, d in ((self.a, self.distortion_a), (self.b, self.distortion_b))
+                if d is not None and np.isfinite(d) and abs(d) >= DISTORTION_LARGE]
+
+    def caveat(self) -> str:
+        """What makes the traced figures doubtful for this pair, in one clause ("" when nothing)."""
+        parts = []
+        # the same mode of two runs (diff): name the sides, B against A
+        na, nb = (self.a, self.b) if self.a != self.b else ("B", "A")
+        if self.traced_disagrees:
+            parts.append(f"the traced steps order them the other way ({na} {self.traced_a_ms:.3g} "
+                         f"vs {nb} {self.traced_b_ms:.3g} ms), so the traced categories cannot "
+                         "explain this difference")
+        distorted = [(n, d) for n, d in ((na, self.distortion_a), (nb, self.distortion_b))
+                     if d is not None and np.isfinite(d) and abs(d) >= DISTORTION_LARGE]
+        if distorted:
+            parts.append("profiler distortion " + ", ".join(f"{n} {d * 100:+.0f} %"
+                                                             for n, d in distorted))
+        return "; ".join(parts)
+
+    def sentence(self, top: int = 4, traced_label: bool = True, label: str | None = None) -> str:
         """``eager − function = +4.9 ms/step: in traced steps, python +3.1, dispatch +1.2, ...``.
 
         The total is the difference of the modes' medians (untraced timing when captured); the
         categories come from the host-traced steps, which the profiler slows unevenly, so the
-        sentence says so (``traced_label=False`` when the caller already does)."""
+        sentence says so (``traced_label=False`` when the caller already does). When the traced
+        steps contradict the untraced ordering it says that instead of quoting categories.
+        ``label`` replaces ``a − b`` (the diff writes ``B − A``)."""
         if not np.isfinite(self.delta_ms):
             return f"{self.a} vs {self.b}: no step times to compare"
         if not self.significant:
             return (f"{self.a} vs {self.b}: no measurable difference "
                     f"({self.a_ms:.3g} vs {self.b_ms:.3g} ms/step, ratio {self.ratio:.2f} "
                     f"[{self.ratio_lo:.2f}, {self.ratio_hi:.2f}])")
+        head = f"{label or f'{self.a} − {self.b}'} = {self.delta_ms:+.3g} ms/step"
+        if self.traced_disagrees:
+            return f"{head} ({self.a_ms:.3g} vs {self.b_ms:.3g} ms untraced); but {self.caveat()}"
         cats = self.categories[np.isfinite(self.categories["delta_ms"])]
         cats = cats[cats["delta_ms"].abs() >= 0.005].head(top)
         parts = ", ".join(f"{r.category} {r.delta_ms:+.3g}" for r in cats.itertuples())
         sep = ": in traced steps, " if traced_label else ": "
-        return f"{self.a} − {self.b} = {self.delta_ms:+.3g} ms/step" + (f"{sep}{parts}" if parts else "")
+        out = head + (f"{sep}{parts}" if parts else "")
+        return out + (f" ({self.caveat()})" if self.distorted else "")
+
+    def flipped(self) -> "Comparison":
+        """The same comparison read from the other side (b against a): every delta negated, the
+        ratio and its interval inverted (percentile intervals map exactly under 1/x), columns of
+        the op and family tables exchanged. Nothing is recomputed."""
+        def swap(df: pd.DataFrame) -> pd.DataFrame:
+            out = df.rename(columns={"a_ms": "b_ms", "b_ms": "a_ms"}).assign(delta_ms=-df["delta_ms"])
+            if "change" in out:
+                out["change"] = out["change"].map(_FLIP_CHANGE).fillna(out["change"])
+            return out[list(df.columns)]
+        inv = (lambda x: 1.0 / x if np.isfinite(x) and x != 0 else float("nan"))
+        return Comparison(self.b, self.a, self.b_ms, self.a_ms, -self.delta_ms, inv(self.ratio),
+                          inv(self.ratio_hi), inv(self.ratio_lo), self.significant,
+                          swap(self.categories), swap(self.ops), swap(self.families), self.basis,
+                          self.traced_b_ms, self.traced_a_ms, self.distortion_b, self.distortion_a)
+
+    def top_family(self, slower: bool = True) -> pd.Series | None:
+        """The op family that costs most of the difference in that direction (kernel families
+        only: the tf.function wrapper and runtime rows hold the others' time)."""
+        f = self.families
+        if f.empty:
+            return None
+        f = f[~f["family"].str.startswith("tf.function") & (f["family"] != "(runtime)")]
+        f = f[f["delta_ms"] > 0] if slower else f[f["delta_ms"] < 0]
+        return None if f.empty else f.iloc[0]
+
+
+def _distortion(m: ModeResult) -> float | None:
+    return m.timing.distortion if m.timing is not None else None
 
 
 def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
+    """Use ``Run.compare(a, b)``: it computes each pair once."""
     sa, sb = a.step_samples_ms, b.step_samples_ms
-    ratio, lo, hi = ratio_ci(sa, sb)
+    paired = paired_rounds(a.timing.rounds if a.timing is not None else None,
+                           b.timing.rounds if b.timing is not None else None)
+    if paired is not None:
+        ratio, lo, hi = paired_ratio_ci(paired)
+        basis = "rounds"
+    else:
+        ratio, lo, hi = ratio_ci(sa, sb, boot_a=a.boot_medians if len(sa) > 1 else None,
+                                 boot_b=b.boot_medians if len(sb) > 1 else None)
+        basis = "steps"
     a_ms = float(np.median(sa)) if len(sa) else float("nan")
     b_ms = float(np.median(sb)) if len(sb) else float("nan")
-    significant = bool(np.isfinite(lo) and (lo > 1.0 or hi < 1.0))
     ca, cb = a.category_ms(), b.category_ms()
     cats = pd.DataFrame({"category": list(CATEGORIES), "a_ms": ca.to_numpy(), "b_ms": cb.to_numpy()})
     cats["delta_ms"] = cats["a_ms"] - cats["b_ms"]
-    # largest |delta| first; ties (and NaN, last) keep the category order
-    cats = cats.assign(_abs=cats["delta_ms"].abs()).sort_values(
-        "_abs", ascending=False, na_position="last", kind="stable").drop(columns="_abs")
-    return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, ratio, lo, hi, significant,
-                      cats.reset_index(drop=True), op_diff(a.ops, b.ops))
+    cats["_abs"] = cats["delta_ms"].abs().fillna(-1.0)
+    # ties in the categories' own order
+    cats = cats.sort_values("_abs", ascending=False, kind="stable").drop(columns="_abs")
+    ops = op_diff(a.ops, b.ops)
+    return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, ratio, lo, hi, excludes_one(lo, hi),
+                      cats.reset_index(drop=True), ops, family_diff(ops), basis,
+                      a.traced_ms, b.traced_ms, _distortion(a), _distortion(b))
+
+
+def _by_abs_delta(df: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """Largest |delta_ms| first; ties by the key columns (a stable, machine-independent order)."""
+    df = df.assign(_abs=df["delta_ms"].abs())
+    return df.sort_values(["_abs"] + key, ascending=[False] + [True] * len(key),
+                          kind="stable").drop(columns="_abs").reset_index(drop=True)
 
 
 def op_diff(ops_a: pd.DataFrame, ops_b: pd.DataFrame) -> pd.DataFrame:
-    cols = OP_KEY + ["a_ms", "b_ms", "delta_ms", "change"]
+    cols = OP_KEY + ["family", "a_ms", "b_ms", "delta_ms", "change"]
     if ops_a.empty and ops_b.empty:
         return pd.DataFrame(columns=cols)
 
@@ -82,11 +177,19 @@ def op_diff(ops_a: pd.DataFrame, ops_b: pd.DataFrame) -> pd.DataFrame:
     only_b = m["a_ms"].isna()
     m[["a_ms", "b_ms"]] = m[["a_ms", "b_ms"]].astype(float).fillna(0.0)
     m["delta_ms"] = m["a_ms"] - m["b_ms"]
+    m["family"] = [family(str(o), str(t)) for o, t in zip(m["op"], m["type"])]
     same = (m["delta_ms"].abs() <= np.maximum(_SAME_ABS_MS, _SAME_REL * m[["a_ms", "b_ms"]].max(axis=1)))
     m["change"] = np.select([only_a, only_b, same, m["delta_ms"] > 0],
                             ["only in a", "only in b", "same", "slower"], "faster")
-    # largest |delta| first; ties in op, type, thread order (a stable sort over named keys, so the
-    # order does not depend on the sort algorithm numpy picks on this machine)
-    m = m.assign(_abs=m["delta_ms"].abs()).sort_values(
-        ["_abs"] + OP_KEY, ascending=[False] + [True] * len(OP_KEY), kind="stable").drop(columns="_abs")
-    return m[cols].reset_index(drop=True)
+    return _by_abs_delta(m, OP_KEY)[cols]
+
+
+def family_diff(ops: pd.DataFrame) -> pd.DataFrame:
+    """Per op family (both threads summed): a_ms, b_ms, delta_ms, largest |delta| first. Renamed
+    functions and ops named differently in each mode (eager ``Conv2D``, graph
+    ``.../convolution:_MklNativeFusedConv2D``, XLA ``convolution.3``) meet here."""
+    cols = ["family", "a_ms", "b_ms", "delta_ms"]
+    if ops.empty:
+        return pd.DataFrame(columns=cols)
+    g = ops.groupby("family", as_index=False)[["a_ms", "b_ms", "delta_ms"]].sum()
+    return _by_abs_delta(g, ["family"])[cols]

@@ -13,16 +13,14 @@ from the host-traced steps (``ModeResult.category_ms``); evidence says which one
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass, replace
 from typing import Callable, Iterable
 
 import numpy as np
-import pandas as pd
 
 from traceinsight import present
+from traceinsight.analysis.results import GRAPH_BUILDS
 from traceinsight.compare import Comparison
-from traceinsight.compare import compare_modes as _compare_modes
 from traceinsight.model import ModeResult, Run
 
 # Thresholds. They decide when a rule speaks; each is a share or an absolute time, never a figure
@@ -37,18 +35,11 @@ DISTORTION_HIGH = 0.15          # traced steps >= 15 % slower than untraced ones
 
 SEVERITIES = ("high", "medium", "low", "info")
 
-# compare_modes bootstraps (2000 resamples per side); several rules compare the same pairs, so
-# find() keeps the comparisons of one run here while it runs.
-_CACHE: dict[tuple[int, int], Comparison] | None = None
 
 
-def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
-    if _CACHE is None:
-        return _compare_modes(a, b)
-    key = (id(a), id(b))
-    if key not in _CACHE:
-        _CACHE[key] = _compare_modes(a, b)
-    return _CACHE[key]
+def compare_modes(run: Run, a: ModeResult, b: ModeResult) -> Comparison:
+    """The run's comparison of two of its modes (computed once per pair, kept on the run)."""
+    return run.compare(a.name, b.name)
 
 
 @dataclass(frozen=True)
@@ -62,10 +53,13 @@ class Finding:
     modes: tuple[str, ...] = ()     # the modes the evidence comes from
     severity: str = "info"          # "high" | "medium" | "low" | "info"
     rank: int = 0                   # 1 = the largest saving; set by find()
+    overlaps: tuple[str, ...] = ()  # rules of larger findings on the same step whose saving this
+    #                                 one shares (their fixes remove some of the same time)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["modes"] = list(self.modes)
+        d["overlaps"] = list(self.overlaps)
         return d
 
 
@@ -154,7 +148,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
         f = sibling(run, e.name, "function" if base == "eager" else "train_on_batch")
         pd_e, total = _cat(e, "python", "dispatch"), _traced_total(e)
         bound = _finite(pd_e, total) and total > 0 and pd_e / total >= DISPATCH_BOUND_SHARE
-        c = compare_modes(e, f) if f is not None else None
+        c = compare_modes(run, e, f) if f is not None else None
         if c is not None and not _slower(c):
             continue  # the function mode is not measurably faster: rule 8 speaks instead
         if not bound and c is None:
@@ -197,11 +191,6 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                 modes=(e.name, f.name), fix=fix)
 
 
-_SHAPE_WORDS = re.compile(r"\b(shapes?|dims?|rank|length)\b", re.I)
-_PYTHON_WORDS = re.compile(r"\b(python|scalars?|float|int|bool|object|instance)\b", re.I)
-_LOOP_WORDS = re.compile(r"new (tf\.)?function object|created (in|inside) a loop|per call", re.I)
-_TRACING_COUNT = re.compile(r"tracing_count (\d+)\D+(\d+)")
-
 _FIX_NEW_FUNCTION = ("step = tf.function(step_fn)   # create it once, outside the loop\n"
                      "for x in batches:\n    step(x)")
 _FIX_SHAPES = ("@tf.function(reduce_retracing=True)   # or a fixed signature:\n"
@@ -211,60 +200,45 @@ _FIX_SHAPES = ("@tf.function(reduce_retracing=True)   # or a fixed signature:\n"
 _FIX_PYTHON = "step(x, tf.constant(lr))   # pass tensors, not Python numbers or objects"
 
 
-def _retrace_cause(changes: str, calls: int, traced: int) -> tuple[str, str]:
-    """(cause in words, fix snippet) from what the analysis recorded about the traces.
+def _retrace_cause(cause: str, detail: str, calls: int, traced: int) -> tuple[str, str]:
+    """(cause in words, fix snippet) from what the analysis recorded about the traces (the
+    ``cause`` / ``cause_detail`` columns of ``ModeResult.retraces``).
 
     The host trace records no argument signatures (TF 2.21), but each traced call carries the
     function's ``tracing_count``: a count that climbs means one tf.function object retraced (its
     arguments changed: shapes or Python values); a count stuck at 1 while every call traces means a
-    new tf.function object per call.
+    new tf.function object per call. The capture's log of the arguments it fed says which.
     """
-    text = changes or ""
-    if "recorded inputs:" in text:  # the capture logged the arguments it fed the step
-        fed = text.split("recorded inputs:", 1)[1]
-        shapes = [p.strip() for p in fed.split(";") if "shape changed" in p]
-        python = [p.strip() for p in fed.split(";") if " is a Python " in p]
-        if shapes or python:
-            what = "; ".join(shapes + python)
-            if shapes and python:
-                return (f"its inputs changed between calls: {what} — every new shape and every "
-                        "new Python value is a new trace",
-                        _FIX_SHAPES.replace("def step(x): ...", "def step(x, lr): ...") + "\n"
-                        + _FIX_PYTHON)
-            if shapes:
-                return f"input shapes change between calls: {what}", _FIX_SHAPES
-            return (f"Python values passed as arguments: {what} (each new value is a new trace)",
-                    _FIX_PYTHON)
-    if _LOOP_WORDS.search(text):
-        return "a new tf.function object per call (created inside a loop or a function)", \
-            _FIX_NEW_FUNCTION
-    shapes, python = bool(_SHAPE_WORDS.search(text)), bool(_PYTHON_WORDS.search(text))
-    if shapes and not python:
-        return "input shapes change between calls", _FIX_SHAPES
-    if python and not shapes:
-        return ("Python scalars or objects passed as arguments (each new value is a new trace)",
+    both_fix = (_FIX_SHAPES.replace("def step(x): ...", "def step(x, lr): ...") + "\n"
+                + _FIX_PYTHON)
+    if cause == "shapes and python values":
+        return (f"its inputs changed between calls: {detail} — every new shape and every new "
+                "Python value is a new trace", both_fix)
+    if cause == "shapes":
+        return f"input shapes change between calls: {detail}", _FIX_SHAPES
+    if cause == "python values":
+        return (f"Python values passed as arguments: {detail} (each new value is a new trace)",
                 _FIX_PYTHON)
-    m = _TRACING_COUNT.search(text)
-    if m is not None:
-        lo, hi = int(m.group(1)), int(m.group(2))
-        if hi == lo and traced > 1:
-            return (f"the function's tracing_count stays at {hi} while {traced} calls traced: a new "
-                    "tf.function object per call (created inside a loop or a function)",
-                    _FIX_NEW_FUNCTION)
-        if hi > lo:
-            return (f"one tf.function object retraced (tracing_count {lo}→{hi}): its arguments "
-                    "changed between calls — new input shapes or new Python values (the trace does "
-                    "not record which)",
-                    _FIX_SHAPES.replace("def step(x): ...", "def step(x, lr): ...") + "\n"
-                    + _FIX_PYTHON)
-    cause = "not recorded in the trace; the usual causes are "
-    cause += ("a tf.function created per call (in a loop), changing input shapes, or Python "
-              "values as arguments" if traced >= calls > 1 else
-              "changing input shapes or Python values as arguments")
-    return (cause,
+    if cause == "new function object":
+        return (f"a new tf.function object per call ({detail}: created inside a loop or a "
+                "function)", _FIX_NEW_FUNCTION)
+    if cause == "arguments changed":
+        return (f"one tf.function object retraced ({detail}): its arguments changed between "
+                "calls — new input shapes or new Python values (the trace does not record which)",
+                both_fix)
+    text = "not recorded in the trace; the usual causes are "
+    text += ("a tf.function created per call (in a loop), changing input shapes, or Python "
+             "values as arguments" if traced >= calls > 1 else
+             "changing input shapes or Python values as arguments")
+    return (text,
             "step = tf.function(step_fn, reduce_retracing=True)  # create once, outside loops\n"
             "step(tf.constant(x))      # pass tensors, not Python numbers or objects\n"
             "# or fix shapes: input_signature=[tf.TensorSpec([None, 30], tf.float32)]")
+
+
+def _row_get(row, name: str, default=""):
+    v = getattr(row, name, default)
+    return default if v is None or (isinstance(v, float) and not np.isfinite(v)) else v
 
 
 def rule_retracing(run: Run) -> Iterable[Finding]:
@@ -277,9 +251,12 @@ def rule_retracing(run: Run) -> Iterable[Finding]:
             traced, calls = int(row.traced_calls), int(row.calls)
             if traced < 2:
                 continue
+            if _row_get(row, "cause") == "graph builds" or row.function == GRAPH_BUILDS:
+                continue  # no tf.function retraced: rule_predict / rule_graph_builds speak
             tracing, compile_ = float(row.tracing_ms or 0.0), float(row.compile_ms or 0.0)
             lost = (tracing + compile_) * (traced - 1) / traced
-            cause, fix = _retrace_cause(str(row.changes or ""), calls, traced)
+            cause, fix = _retrace_cause(str(_row_get(row, "cause")),
+                                        str(_row_get(row, "cause_detail")), calls, traced)
             recorded = f" Recorded: {row.changes}." if row.changes else ""
             per_call = lost / calls if calls else None
             evidence = (f"In {m.name}, {row.function} was traced {traced} times in {calls} calls: "
@@ -358,7 +335,7 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
         t = run.modes.get(m.name + "+tensor")
         measured = None
         if t is not None and t.ok and len(t.step_samples_ms):
-            c = compare_modes(m, t)
+            c = compare_modes(run, m, t)
             if not _slower(c):
                 continue  # passing tensors made no measurable difference
             measured = (c.delta_ms, t.name, c)
@@ -415,12 +392,45 @@ def _first_compile_ms(m: ModeResult) -> float:
     return float("nan")
 
 
-def _top_ops(df: pd.DataFrame, change: tuple[str, ...], n: int = 3, col: str = "delta_ms") -> str:
-    rows = df[df["change"].isin(change)].groupby("op", as_index=False)[["a_ms", "b_ms", col]].sum()
-    rows = rows.assign(_abs=rows[col].abs()).sort_values(["_abs", "op"], ascending=[False, True],
-                                                          kind="stable").head(n)
-    return ", ".join(f"{r.op} {fmt_ms(r.a_ms)}" + (f" (was {fmt_ms(r.b_ms)})" if r.b_ms else "")
-                     for r in rows.itertuples())
+def _family_dominates(c: Comparison, fam) -> bool:
+    """The family's difference (traced kernel time) is at least half the step difference."""
+    return fam is not None and abs(float(fam["delta_ms"])) >= 0.5 * abs(c.delta_ms)
+
+
+def _family_evidence(c: Comparison, slower: bool = True) -> str:
+    """`` The difference is mostly convolution: 3.1 vs 1.2 ms/step of op time (ops matched by
+    family across modes).`` — the op family that costs most of it, with both sides' ms/step."""
+    fam = c.top_family(slower)
+    if fam is None:
+        return ""
+    a_ms, b_ms = float(fam["a_ms"]), float(fam["b_ms"])
+    sides = f"{c.a} {fmt_ms(a_ms)} vs {c.b} {fmt_ms(b_ms)} ms/step of kernel time"
+    if _family_dominates(c, fam):
+        out = (f" By op family (ops matched across modes), {fam['family']} costs most of the "
+               f"difference: {sides}.")
+    else:
+        out = (f" By op family (ops matched across modes), {fam['family']} differs most: {sides}, "
+               f"{fmt_ms(abs(float(fam['delta_ms'])))} of the {fmt_ms(abs(c.delta_ms))} ms/step "
+               "difference; the rest is not in any one op family.")
+    # a side with no time in that family may run it inside fusions whose names hide their kind
+    hidden = c.families[c.families["family"].str.startswith(("library fusion", "fusion ("))]
+    for side, ms in ((c.a, a_ms), (c.b, b_ms)):
+        col = "a_ms" if side == c.a else "b_ms"
+        if ms == 0 and len(hidden) and hidden[col].sum() > 0:
+            out += (f" {side} has no {fam['family']} op by name but runs "
+                    + ", ".join(f"{r.family} {fmt_ms(getattr(r, col))}"
+                                for r in hidden.itertuples() if getattr(r, col) > 0)
+                    + " ms/step, which may hold it.")
+    return out
+
+
+def _op_evidence(c: Comparison, x: ModeResult, f: ModeResult) -> str:
+    """Traced op time of both modes, unless the traced steps contradict the untraced ordering
+    (then traced categories are no evidence for it, and the caveat says why)."""
+    if c.traced_disagrees:
+        return f" Caveat: {c.caveat()}."
+    out = f"; op time {fmt_ms(_cat(x, 'op'))} vs {fmt_ms(_cat(f, 'op'))} ms/step (traced steps)."
+    return out + (f" Caveat: {c.caveat()}." if c.caveat() else "")
 
 
 def rule_xla(run: Run) -> Iterable[Finding]:
@@ -429,20 +439,21 @@ def rule_xla(run: Run) -> Iterable[Finding]:
         f = sibling(run, x.name, "function" if split_mode(x.name)[1] == "xla" else "train_on_batch")
         if f is None:
             continue
-        c = compare_modes(x, f)
+        c = compare_modes(run, x, f)
         if not c.significant:
             continue
         compile_ms = _first_compile_ms(x)
-        op_x, op_f = _cat(x, "op"), _cat(f, "op")
         if c.delta_ms > 0:
-            slower = _top_ops(c.ops, ("only in a", "slower"))
-            evidence = (f"{_vs(c)}; op time {fmt_ms(op_x)} vs {fmt_ms(op_f)} ms/step."
-                        + (f" Costliest XLA ops: {slower}." if slower else "")
+            evidence = (_vs(c) + _op_evidence(c, x, f)
+                        + ("" if c.traced_disagrees else _family_evidence(c, slower=True))
                         + (f" Its {fmt_ms(compile_ms)} ms compile never pays back, since every "
-                           f"step is slower." if _finite(compile_ms) else ""))
+                           f"step is slower." if _finite(compile_ms) and compile_ms > 0 else ""))
+            fam = None if c.traced_disagrees else c.top_family(True)
+            fam = fam if _family_dominates(c, fam) else None
             yield Finding(
                 rule="xla-slower",
-                title=f"{x.name} (XLA) is slower per step than {f.name} on this machine",
+                title=(f"{x.name} (XLA) is slower per step than {f.name} on this machine"
+                       + (f", mostly in {fam['family']}" if fam is not None else "")),
                 evidence=evidence, saving_ms=c.delta_ms,
                 saving_basis=f"measured: median step of {x.name} minus {f.name}",
                 modes=(x.name, f.name),
@@ -450,8 +461,10 @@ def rule_xla(run: Run) -> Iterable[Finding]:
                      "# Keras: model.compile(..., jit_compile=False)"))
         else:
             gain = -c.delta_ms
-            steps = math.ceil(compile_ms / gain) if _finite(compile_ms) and gain > 0 else None
-            evidence = (f"{_vs(c)}; op time {fmt_ms(op_x)} vs {fmt_ms(op_f)} ms/step."
+            steps = (math.ceil(compile_ms / gain) if _finite(compile_ms) and compile_ms > 0
+                     and gain > 0 else None)
+            evidence = (_vs(c) + _op_evidence(c, x, f)
+                        + ("" if c.traced_disagrees else _family_evidence(c, slower=False))
                         + (f" Its {fmt_ms(compile_ms)} ms compile is paid back after {steps} steps."
                            if steps is not None else ""))
             yield Finding(
@@ -459,7 +472,7 @@ def rule_xla(run: Run) -> Iterable[Finding]:
                 title=f"{x.name} (XLA) is faster per step than {f.name}: use jit_compile",
                 evidence=evidence, saving_ms=gain,
                 saving_basis=f"measured: median step of {f.name} minus {x.name}",
-                modes=(x.name, f.name),
+                modes=(f.name, x.name),   # the step that gets faster first
                 fix=("step = tf.function(step_fn, jit_compile=True)\n"
                      "# Keras: model.compile(..., jit_compile=True)"))
 
@@ -475,24 +488,89 @@ def _op_call_stats(m: ModeResult) -> tuple[float, float]:
     if not ok.any():
         return float(calls[calls > 0].sum()), float("nan")
     per_call = self_ms[ok] / calls[ok]
-    order = np.argsort(per_call)
+    order = np.argsort(per_call, kind="stable")
     cum = np.cumsum(calls[ok][order])
     median = float(per_call[order][np.searchsorted(cum, cum[-1] / 2)])
     return float(calls[calls > 0].sum()), median
 
 
+def rule_function_slower(run: Run) -> Iterable[Finding]:
+    """1b. A graph function measurably slower than the same step run eagerly (e.g. a vectorized
+    step: one large op leaves no per-op Python overhead for tf.function to remove). Says where the
+    difference is: the call machinery or the kernels (by op family)."""
+    for f in _modes_with_base(run, "function"):
+        e = sibling(run, f.name, "eager")
+        if e is None:
+            continue
+        c = compare_modes(run, f, e)
+        if not _slower(c):
+            continue
+        traced_gap = c.traced_a_ms - c.traced_b_ms
+        trace_cost = _cat(f, "tracing", "compile") - _cat(e, "tracing", "compile")
+        if _finite(traced_gap, trace_cost) and traced_gap > 0 and trace_cost >= 0.5 * traced_gap:
+            continue  # it keeps tracing (or compiling): the retracing rule says why and what to do
+        n_e, _ = _op_call_stats(e)
+        overhead_e = _cat(e, "python", "dispatch")
+        why = []
+        if _finite(overhead_e) and n_e:
+            why.append(f"the eager step issues {n_e:.0f} op call(s) per step with "
+                       f"{fmt_ms(overhead_e)} ms of Python + dispatch: little for tf.function to "
+                       "remove")
+        fam = None if c.traced_disagrees else c.top_family(True)
+        fam = fam if _family_dominates(c, fam) else None
+        if fam is not None:
+            why.append(f"{fam['family']} kernels take {fmt_ms(float(fam['a_ms']))} ms/step in "
+                       f"{f.name} against {fmt_ms(float(fam['b_ms']))} in {e.name}: the same work "
+                       "runs slower inside the graph (another kernel or fewer threads)")
+        call = _cat(f, "dispatch")
+        if _finite(call) and call >= 0.005 and not c.traced_disagrees:
+            why.append(f"the function call machinery costs {fmt_ms(call)} ms/step (dispatch)")
+        evidence = (_vs_by_category(c) + (" Why: " + "; ".join(why) + "." if why else ""))
+        yield Finding(
+            rule="function-slower",
+            title=(f"{f.name} is {fmt_ratio(c.ratio)}× slower than {e.name}"
+                   + (f": its {fam['family']} kernels run slower in the graph" if fam is not None
+                      else "")),
+            evidence=evidence, saving_ms=c.delta_ms,
+            saving_basis=f"measured: median step of {f.name} minus {e.name}",
+            modes=(f.name, e.name),
+            fix=("# a step of a few large ops gains nothing from tf.function: run it eagerly,\n"
+                 "# or let XLA fuse it (compare the xla mode):\n"
+                 "step = tf.function(step_fn, jit_compile=True)"))
+
+
+# Keras' own step functions: the user does not write their ops, so "vectorize" is no advice there
+_KERAS_STEP_BASES = ("fit", "fit-dataset", "train_on_batch", "train_on_batch-eager",
+                     "train_on_batch-xla", "predict", "predict_on_batch", "evaluate")
+
+
+def _graph_while_loop(m: ModeResult) -> bool:
+    """The mode's many op calls come from a graph-mode While loop (tf.while_loop / AutoGraph's
+    loop over a tensor): one graph op per iteration, no Python dispatch to remove by vectorizing
+    Python code."""
+    if m.ops.empty:
+        return False
+    types = m.ops["type"].astype(str)
+    names = m.ops["op"].astype(str)
+    return bool(types.isin(["While", "StatelessWhile"]).any()
+                or names.str.contains(r"(?:^|/)while(?:_\d+)?/", regex=True).any())
+
+
 def rule_tiny_ops(run: Run) -> Iterable[Finding]:
-    """5. Many tiny ops per step."""
+    """5. Many tiny ops per step, where the user's own code issues them (not Keras' step functions,
+    not a graph-mode While loop)."""
     hits = []
     for m in run.ok_modes():
         if not m.host_events_recorded:
             continue  # the host's op calls are not all in the trace: no per-call claim
+        if split_mode(m.name)[1] in _KERAS_STEP_BASES or _graph_while_loop(m):
+            continue
         n, med = _op_call_stats(m)
         if n >= TINY_OPS_PER_STEP and _finite(med) and med <= TINY_OP_MEDIAN_MS:
             hits.append((n, med, m))
     if not hits:
         return
-    hits.sort(key=lambda h: -h[0])
+    hits.sort(key=lambda h: (-h[0], h[2].name))
     n, med, m = hits[0]
     overhead = _cat(m, "dispatch")
     evidence = (f"{m.name} runs {n:.0f} op calls per step with a median of {med * 1e3:.1f} µs per "
@@ -515,24 +593,67 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
                 "step = tf.function(step_fn, jit_compile=True)  # XLA fuses small graph ops")))
 
 
+def _per_call_graph_builds(m: ModeResult) -> str:
+    """What a predict() call traces every time, from the retrace table's row of graphs built outside
+    tf.function calls and the python pass's frames (Keras 3.15 / TF 2.21: the array data adapter
+    builds a new tf.data pipeline per call, whose map / flat_map functions are traced)."""
+    r = m.retraces
+    if r.empty or "function" not in r:
+        return ""
+    rows = r[r["function"] == GRAPH_BUILDS]
+    if rows.empty:
+        return ""
+    row = rows.iloc[0]
+    tracing = _cat(m, "tracing")
+    out = (f" Every call also traces: {row['changes']}; tracing {fmt_ms(tracing)} ms/step "
+           "(traced steps), while its predict function is traced once.")
+    h = m.hotspots
+    if not h.empty:
+        files = h["file"].astype(str)
+        seen = []
+        for file, fn in (("array_data_adapter.py", "get_tf_dataset"),
+                         ("structured_function.py", "trace_tf_function")):
+            hit = h[(files == file) & (h["function"].astype(str) == fn)]
+            if len(hit):
+                e = hit.iloc[0]
+                seen.append(f"{file} {fn} ×{e['calls_per_step']:.3g} per call, "
+                            f"{fmt_ms(e['inclusive_ms'])} ms")
+        if seen:
+            out += (" Python frames: " + "; ".join(seen) + " — Keras builds a tf.data pipeline "
+                    "from the arrays on every predict() call and tf.data traces its functions.")
+    return out
+
+
 def rule_predict(run: Run) -> Iterable[Finding]:
-    """6. predict() on small batches costs more than model(x) / predict_on_batch."""
+    """6. predict() on small batches costs more than model(x) / predict_on_batch; says what it
+    traces on every call."""
     for p in _modes_with_base(run, "predict"):
         alts = [a for a in (sibling(run, p.name, "predict_on_batch"), sibling(run, p.name, "eager"),
                             sibling(run, p.name, "function")) if a is not None]
-        cs = [c for c in (compare_modes(p, a) for a in alts) if _slower(c)]
+        cs = [c for c in (compare_modes(run, p, a) for a in alts) if _slower(c)]
+        builds = _per_call_graph_builds(p)
+        fix = ("y = model.predict_on_batch(x)     # one batch: no per-call data adapter\n"
+               "y = model(x, training=False)      # or call the model (tf.function it for speed)")
         if not cs:
+            if builds:
+                tracing = _cat(p, "tracing")
+                saving, note = untraced(p, tracing)
+                yield Finding(
+                    rule="predict-overhead",
+                    title=f"{p.name}() traces new graphs on every call",
+                    evidence=builds.strip(), saving_ms=saving,
+                    saving_basis=f"upper bound: the mode's tracing time{note}",
+                    modes=(p.name,), fix=fix)
             continue
         best = min(cs, key=lambda c: c.b_ms)
         yield Finding(
             rule="predict-overhead",
             title=f"{p.name}() costs {fmt_ratio(best.ratio)}× as much per batch as {best.b}",
-            evidence=f"{_vs(best)}. " + "; ".join(c.sentence() for c in cs if c is not best),
+            evidence=f"{_vs(best)}. " + "; ".join(c.sentence() for c in cs if c is not best)
+            + builds,
             saving_ms=best.delta_ms,
             saving_basis=f"measured: median step of {p.name} minus {best.b}",
-            modes=(p.name,) + tuple(c.b for c in cs),
-            fix=("y = model.predict_on_batch(x)     # one batch: no per-call data adapter\n"
-                 "y = model(x, training=False)      # or call the model (tf.function it for speed)"))
+            modes=(p.name,) + tuple(c.b for c in cs), fix=fix)
 
 
 def rule_fit_overhead(run: Run) -> Iterable[Finding]:
@@ -541,7 +662,7 @@ def rule_fit_overhead(run: Run) -> Iterable[Finding]:
         t = sibling(run, f.name, "train_on_batch")
         if t is None:
             continue
-        c = compare_modes(f, t)
+        c = compare_modes(run, f, t)
         if not c.significant:
             continue
         if c.delta_ms > 0:
@@ -555,7 +676,7 @@ def rule_fit_overhead(run: Run) -> Iterable[Finding]:
                      "model.fit(ds, epochs=1, verbose=0)   # no per-step progress bar\n"
                      "# or, for a handful of steps: model.train_on_batch(x, y)"))
         else:
-            rc = compare_modes(t, f)
+            rc = compare_modes(run, t, f)
             yield Finding(
                 rule="train-on-batch-overhead",
                 title=f"{t.name} costs more per step than a batch inside {f.name}",
@@ -627,7 +748,7 @@ def compared_pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
 
 def rule_no_difference(run: Run) -> Iterable[Finding]:
     """8. Pairs whose confidence intervals overlap: no measurable difference, not a ranking."""
-    same = [compare_modes(a, b) for a, b in compared_pairs(run)]
+    same = [compare_modes(run, a, b) for a, b in compared_pairs(run)]
     same = [c for c in same if np.isfinite(c.ratio_lo) and not c.significant]
     if not same:
         return
@@ -644,28 +765,61 @@ def rule_no_difference(run: Run) -> Iterable[Finding]:
             "# Capture more steps to narrow the interval.")
 
 
+def _disagreeing_pairs(run: Run) -> list[Comparison]:
+    """Compared pairs (and each mode against the fastest) whose traced steps order the two modes
+    the other way round from their untraced medians."""
+    pairs = list(compared_pairs(run))
+    if run.fastest is not None:
+        pairs += [(m, run.modes[run.fastest]) for m in run.by_speed() if m.name != run.fastest]
+    out, seen = [], set()
+    for a, b in pairs:
+        key = frozenset((a.name, b.name))
+        if key in seen:
+            continue
+        seen.add(key)
+        c = compare_modes(run, a, b)
+        if c.traced_disagrees:
+            out.append(c if c.delta_ms > 0 else compare_modes(run, b, a))
+    return out
+
+
 def rule_distortion(run: Run) -> Iterable[Finding]:
-    """9. The profiler slowed the traced steps a lot: their absolute figures are less reliable."""
+    """9. The profiler slowed the traced steps a lot, or the traced steps order two modes the
+    other way round from the untraced ones: their category split is no evidence for that
+    difference."""
     hits = []
     for m in run.ok_modes():
         d = m.timing.distortion if m.timing is not None else None
         if d is not None and np.isfinite(d) and abs(d) >= DISTORTION_HIGH:
             traced = float(np.median(m.timing.traced_steps_s) * 1e3)
             hits.append((d, m.name, m.timing.median_ms, traced))
-    if not hits:
+    disagree = _disagreeing_pairs(run)
+    if not hits and not disagree:
         return
-    hits.sort(key=lambda h: -abs(h[0]))
-    worst = hits[0][0]
+    hits.sort(key=lambda h: (-abs(h[0]), h[1]))
+    evidence = ""
+    if hits:
+        evidence = "Traced vs untraced median step: " + "; ".join(
+            f"{n} {fmt_ms(t)} vs {fmt_ms(u)} ms ({d * 100:+.0f} %)" for d, n, u, t in hits) + \
+            (". Category times come from the traced steps and are off by about as much; "
+             "the mode medians come from untraced steps.")
+    if disagree:
+        evidence += (" " if evidence else "") + "Traced and untraced steps disagree: " + "; ".join(
+            f"{c.a} is slower untraced ({fmt_ms(c.a_ms)} vs {fmt_ms(c.b_ms)} ms) but not traced "
+            f"({fmt_ms(c.traced_a_ms)} vs {fmt_ms(c.traced_b_ms)} ms)" for c in disagree) + \
+            ": the category split does not explain these differences."
+    if hits:
+        worst = hits[0][0]
+        title = (("The profiler slowed traced steps by up to " if worst > 0 else
+                  "Traced steps differ from untraced ones by up to ") + _pct(abs(worst)))
+    else:
+        title = "Traced steps order " + ", ".join(f"{c.a} and {c.b}" for c in disagree[:2]) + \
+            " the other way round from untraced ones"
+    modes = [h[1] for h in hits] + [n for c in disagree for n in (c.a, c.b)]
     yield Finding(
-        rule="profiler-distortion",
-        title=("The profiler slowed traced steps by up to " if worst > 0 else
-               "Traced steps differ from untraced ones by up to ") + _pct(abs(worst)),
-        evidence="Traced vs untraced median step: " + "; ".join(
-            f"{n} {fmt_ms(t)} vs {fmt_ms(u)} ms ({d * 100:+.0f} %)" for d, n, u, t in hits)
-            + ". Category times come from the traced steps and are off by about as much; "
-              "the mode medians come from untraced steps.",
+        rule="profiler-distortion", title=title, evidence=evidence,
         saving_ms=None, saving_basis="not a speed-up: a caveat on the category split",
-        modes=tuple(h[1] for h in hits),
+        modes=tuple(dict.fromkeys(modes)),
         fix="# Compare modes by their untraced medians (the mode table); read the category\n"
             "# split as proportions. Fewer tracer levels (no python tracer) distort less.")
 
@@ -701,9 +855,9 @@ def rule_host_not_recorded(run: Run) -> Iterable[Finding]:
 
 
 RULES: tuple[Callable[[Run], Iterable[Finding]], ...] = (
-    rule_eager_dispatch_bound, rule_retracing, rule_numpy_inputs, rule_xla, rule_tiny_ops,
-    rule_predict, rule_fit_overhead, rule_input_bound, rule_no_difference, rule_distortion,
-    rule_host_not_recorded)
+    rule_eager_dispatch_bound, rule_function_slower, rule_retracing, rule_numpy_inputs, rule_xla,
+    rule_tiny_ops, rule_predict, rule_fit_overhead, rule_input_bound, rule_no_difference,
+    rule_distortion, rule_host_not_recorded)
 
 
 def _severity(f: Finding, run: Run) -> str:
@@ -717,17 +871,47 @@ def _severity(f: Finding, run: Run) -> str:
     return "high" if share >= 0.25 else "medium" if share >= 0.05 else "low"
 
 
+def _overlapping(findings: list[Finding], run: Run) -> list[Finding]:
+    """Findings whose savings come out of the same step (same first mode) overlap: a fix that
+    removes dispatch also removes some of the tiny ops' and the conversions' cost. Each saving after
+    the largest names the larger ones it overlaps, and is capped so that together they never exceed
+    the step (the mode's median)."""
+    out = []
+    used: dict[str, tuple[float, list[str]]] = {}
+    for f in findings:
+        if f.saving_ms is None or not np.isfinite(f.saving_ms) or not f.modes:
+            out.append(f)
+            continue
+        mode = f.modes[0]
+        step = run.modes[mode].median_ms if mode in run.modes else float("nan")
+        total, rules = used.get(mode, (0.0, []))
+        if rules:
+            basis = f.saving_basis + "; overlaps " + ", ".join(rules) + f" on the same {mode} step"
+            saving = f.saving_ms
+            if np.isfinite(step) and total + saving > step:
+                saving = max(0.0, step - total)
+                basis += (f"; capped at the {fmt_ms(saving)} ms left of the {fmt_ms(step)} ms step "
+                          "after the larger ones")
+            f = replace(f, saving_ms=saving, saving_basis=basis, overlaps=tuple(rules))
+        elif np.isfinite(step) and f.saving_ms > step:
+            f = replace(f, saving_ms=step, saving_basis=f.saving_basis + f"; capped at the "
+                        f"{fmt_ms(step)} ms step")
+        used[mode] = (total + f.saving_ms, rules + [f.rule])
+        out.append(f)
+    return out
+
+
+def _rank_key(f: Finding):
+    return (f.saving_ms is None, -(f.saving_ms or 0.0), SEVERITIES.index(f.severity), f.rule,
+            f.modes, f.title)
+
+
 def find(run: Run) -> list[Finding]:
-    """All findings of a run, ranked: the largest estimated saving first, informational last."""
-    global _CACHE
-    out: list[Finding] = []
-    _CACHE = {}
-    try:
-        for rule in RULES:
-            for f in rule(run):
-                out.append(replace(f, severity=_severity(f, run)))
-    finally:
-        _CACHE = None
-    out.sort(key=lambda f: (f.saving_ms is None, -(f.saving_ms or 0.0),
-                            SEVERITIES.index(f.severity), f.rule, f.modes))
+    """All findings of a run, ranked: the largest estimated saving first, informational last.
+    Pure: comparisons come from ``run.compare`` (kept on the run), so concurrent calls are safe."""
+    out = [f for rule in RULES for f in rule(run)]
+    # overlaps are judged largest saving first, then severity from the capped savings
+    out.sort(key=lambda f: (f.saving_ms is None, -(f.saving_ms or 0.0), f.rule, f.modes, f.title))
+    out = [replace(f, severity=_severity(f, run)) for f in _overlapping(out, run)]
+    out.sort(key=_rank_key)
     return [replace(f, rank=i + 1) for i, f in enumerate(out)]

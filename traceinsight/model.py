@@ -10,11 +10,15 @@ wall time is split exclusively into ``CATEGORIES``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from traceinsight.compare import Comparison
 
 CATEGORIES: tuple[str, ...] = ("op", "dispatch", "tracing", "compile", "input", "python", "other")
 
@@ -43,6 +47,14 @@ class Timing:
     # process), timing_phase (round 0) and rounds[i]: {round, t_start_unix, t_end_unix, loadavg,
     # loadavg_end, other_cpu_busy (share of all CPUs other processes used), own_cpu_busy}
     load: dict | None = None
+
+    @property
+    def round_medians_ms(self) -> np.ndarray | None:
+        """Median ms/step of each round with steps (None without rounds)."""
+        if not self.rounds:
+            return None
+        meds = [float(np.median(r)) * 1e3 for r in self.rounds if len(r)]
+        return np.asarray(meds, dtype=float) if meds else None
 
     @property
     def median_ms(self) -> float:
@@ -136,6 +148,20 @@ class ModeResult:
             steady &= ~self.steps["partial"].astype(bool)
         return self.steps[steady]
 
+    @cached_property
+    def boot_medians(self) -> np.ndarray:
+        """Bootstrap medians of ``step_samples_ms`` (fixed seed), computed once per mode: its
+        interval and every ratio it takes part in reuse them."""
+        from traceinsight.stats import bootstrap_medians
+        return bootstrap_medians(self.step_samples_ms)
+
+    @property
+    def traced_ms(self) -> float:
+        """Median wall ms of the host-traced steady steps (nan without a breakdown)."""
+        if self.breakdown.empty or "total" not in self.breakdown.index:
+            return float("nan")
+        return float(self.breakdown.loc["total", "median"])
+
     def category_ms(self) -> pd.Series:
         """Median ms/step per category (steady steps), indexed by CATEGORIES."""
         if self.breakdown.empty:
@@ -171,9 +197,53 @@ class Run:
             pd.DataFrame(columns=list(CATEGORIES))
 
     def summary(self) -> pd.DataFrame:
-        """One row per mode: the figures of the overview (see traceinsight.stats.summarize)."""
+        """One row per mode: the figures of the overview (see traceinsight.stats.summarize),
+        computed once per run."""
+        return self._summary
+
+    @cached_property
+    def _summary(self) -> pd.DataFrame:
         from traceinsight.stats import summarize
         return summarize(self)
+
+    @cached_property
+    def fastest(self) -> str | None:
+        """The ok mode with the lowest median ms/step (ties: the first in the run's order); every
+        screen and document reads it from here."""
+        best, best_ms = None, float("inf")
+        for m in self.ok_modes():
+            ms = m.median_ms
+            if np.isfinite(ms) and ms < best_ms:
+                best, best_ms = m.name, ms
+        return best
+
+    def by_speed(self) -> list[ModeResult]:
+        """Ok modes with a median, fastest first (ties in the run's order)."""
+        ok = [m for m in self.ok_modes() if np.isfinite(m.median_ms)]
+        return sorted(ok, key=lambda m: m.median_ms)   # sorted() is stable: ties keep run order
+
+    def compare(self, a: str, b: str) -> "Comparison":
+        """``compare_modes`` of two of this run's modes, computed once per pair and kept on the
+        run (findings, the overview, the report and the compare screen share it)."""
+        cache = self._comparisons
+        key = (a, b)
+        c = cache.get(key)
+        if c is None:
+            from traceinsight.compare import compare_modes
+            # two threads may compute the same pair at once; setdefault keeps one (atomic under
+            # the GIL), so every reader gets the same object
+            c = cache.setdefault(key, compare_modes(self.modes[a], self.modes[b]))
+        return c
+
+    @cached_property
+    def findings(self) -> list:
+        """``traceinsight.findings.find(self)``, computed once per run."""
+        from traceinsight.findings import find
+        return find(self)
+
+    @cached_property
+    def _comparisons(self) -> dict[tuple[str, str], "Comparison"]:
+        return {}
 
     def ops(self) -> pd.DataFrame:
         return _concat_modes(self, "ops")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,55 +13,65 @@ if TYPE_CHECKING:
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_WORK_MAX = 200_000_000  # resamples x samples drawn one by one; beyond: order statistics
 _SEED = 20240521  # fixed: the same run always shows the same interval
+_DIFF_SEED = 20261121  # fixed: the same diff always shows the same intervals
+
+# A change between two separate captures counts only beyond what run-to-run variation explains.
+# Without interleaved rounds a capture cannot measure that variation, so a ratio within this share
+# of 1 is called noise. Measured on this project's 2-core shared machine: three captures of
+# tf2_vs_tf1_medium (eager/function/xla, nothing changed, 6 minutes apart) gave medians of
+# function 13.2 / 9.3 / 13.9 ms (1.49x apart) and eager 21.4 / 17.6 / 29.5 ms (1.68x); xla,
+# caught by a burst of load, 9.7 / 13.6 / 61.1 ms. No fixed share covers a burst like that: the
+# diff says the variation was assumed, not measured, and points to --rounds.
+RUN_TO_RUN_TOLERANCE = 0.5
+# With rounds, the between-round spread is measured; a change must still exceed this share.
+MIN_RELATIVE_EFFECT = 0.05
 
 
-_BOOT_CACHE: dict[tuple[int, bytes], np.ndarray] = {}
-
-
-def bootstrap_medians(samples: np.ndarray) -> np.ndarray:
-    """Medians of BOOTSTRAP_SAMPLES resamples (fixed seed), computed once per sample set: every
-    interval of a mode (its median, its ratio to each other mode) reuses them."""
+def bootstrap_medians(samples: np.ndarray, seed: int = _SEED) -> np.ndarray:
+    """Medians of BOOTSTRAP_SAMPLES resamples (fixed seed). Callers keep them where the samples
+    live (``ModeResult.boot_medians``), so each mode's are computed once."""
     samples = np.asarray(samples, dtype=float)
-    key = (len(samples), hashlib.blake2b(samples.tobytes(), digest_size=16).digest())
-    meds = _BOOT_CACHE.get(key)
-    if meds is None and len(samples) * BOOTSTRAP_SAMPLES > BOOTSTRAP_WORK_MAX:
+    if not len(samples):
+        return np.full(BOOTSTRAP_SAMPLES, np.nan)
+    rng = np.random.default_rng(seed)
+    if len(samples) * BOOTSTRAP_SAMPLES > BOOTSTRAP_WORK_MAX:
         # Too many samples to resample element by element (10 million steps would take hours):
         # draw each resample's median directly. The m-th smallest of n draws with replacement is
         # the sample at rank ceil(n * B), B ~ Beta(m, n + 1 - m) (the m-th order statistic of n
         # uniforms), so the bootstrap distribution of the (lower) median costs one sort.
-        rng = np.random.default_rng(_SEED)
         n = len(samples)
         m = (n + 1) // 2
         ranks = np.ceil(n * rng.beta(m, n + 1 - m, size=BOOTSTRAP_SAMPLES)).astype(np.int64)
-        meds = np.sort(samples)[np.clip(ranks, 1, n) - 1]
-        _BOOT_CACHE[key] = meds
-    if meds is None:
-        rng = np.random.default_rng(_SEED)
-        meds = np.empty(BOOTSTRAP_SAMPLES)
-        # in blocks, so a long run's resample matrix stays small
-        block = max(1, 2_000_000 // max(len(samples), 1))
-        for lo in range(0, BOOTSTRAP_SAMPLES, block):
-            hi = min(lo + block, BOOTSTRAP_SAMPLES)
-            meds[lo:hi] = np.median(rng.choice(samples, size=(hi - lo, len(samples))), axis=1)
-        if len(_BOOT_CACHE) > 256:
-            _BOOT_CACHE.clear()
-        _BOOT_CACHE[key] = meds
+        return np.sort(samples)[np.clip(ranks, 1, n) - 1]
+    meds = np.empty(BOOTSTRAP_SAMPLES)
+    # in blocks, so a long run's resample matrix stays small
+    block = max(1, 2_000_000 // max(len(samples), 1))
+    for lo in range(0, BOOTSTRAP_SAMPLES, block):
+        hi = min(lo + block, BOOTSTRAP_SAMPLES)
+        meds[lo:hi] = np.median(rng.choice(samples, size=(hi - lo, len(samples))), axis=1)
     return meds
 
 
-def median_ci(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    """Bootstrap percentile interval of the median."""
+def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
+    lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def median_ci(samples: np.ndarray, level: float = 0.95,
+              boot: np.ndarray | None = None) -> tuple[float, float]:
+    """Bootstrap percentile interval of the median (``boot``: the samples' bootstrap medians when
+    the caller already has them)."""
     samples = np.asarray(samples, dtype=float)
     if len(samples) < 2:
         v = float(samples[0]) if len(samples) else float("nan")
         return v, v
-    lo, hi = np.quantile(bootstrap_medians(samples), [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi)
+    return _interval(bootstrap_medians(samples) if boot is None else boot, level)
 
 
-def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95, boot_a: np.ndarray | None = None,
+             boot_b: np.ndarray | None = None) -> tuple[float, float, float]:
     """median(a) / median(b) with a bootstrap percentile interval (both sides resampled
-    independently)."""
+    independently; ``boot_a`` / ``boot_b``: their bootstrap medians when already computed)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if not len(a) or not len(b):
@@ -70,17 +79,110 @@ def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, 
     ratio = float(np.median(a) / np.median(b))
     if len(a) < 2 or len(b) < 2:
         return ratio, ratio, ratio
-    ma = bootstrap_medians(a)
+    ma = bootstrap_medians(a) if boot_a is None else boot_a
     # the two sides must be paired with independent draws: shift b's resamples by a permutation
-    mb = bootstrap_medians(b)[np.random.default_rng(_SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
-    lo, hi = np.quantile(ma / mb, [(1 - level) / 2, (1 + level) / 2])
-    return ratio, float(lo), float(hi)
+    mb = (bootstrap_medians(b) if boot_b is None else boot_b)[
+        np.random.default_rng(_SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
+    lo, hi = _interval(ma / mb, level)
+    return ratio, lo, hi
+
+
+def paired_rounds(a_rounds, b_rounds) -> np.ndarray | None:
+    """Per-round ratios median(a_i) / median(b_i) of two modes captured in the same interleaved
+    rounds (round i of a ran next to round i of b), or None when they cannot be paired (no rounds,
+    different round counts, fewer than 2 rounds with steps on both sides)."""
+    if not a_rounds or not b_rounds or len(a_rounds) != len(b_rounds):
+        return None
+    r = [float(np.median(x)) / float(np.median(y)) for x, y in zip(a_rounds, b_rounds)
+         if len(x) and len(y) and np.median(y) > 0]
+    return np.asarray(r, dtype=float) if len(r) >= 2 else None
+
+
+def paired_ratio_ci(ratios: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """Median of per-round ratios with a bootstrap interval over rounds (fixed seed). A load burst
+    lands on one round of every mode alike, so the ratio of paired rounds cancels it."""
+    r = np.asarray(ratios, dtype=float)
+    est = float(np.median(r))
+    lo, hi = _interval(bootstrap_medians(r), level)
+    return est, lo, hi
+
+
+def delta_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """median(b) − median(a) with a bootstrap percentile interval (independent resamples)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if not len(a) or not len(b):
+        return float("nan"), float("nan"), float("nan")
+    d = float(np.median(b) - np.median(a))
+    if len(a) < 2 or len(b) < 2:
+        return d, float("nan"), float("nan")
+    rng = np.random.default_rng(_DIFF_SEED)
+    ma = np.median(rng.choice(a, size=(BOOTSTRAP_SAMPLES, len(a))), axis=1)
+    mb = np.median(rng.choice(b, size=(BOOTSTRAP_SAMPLES, len(b))), axis=1)
+    lo, hi = _interval(mb - ma, level)
+    return d, lo, hi
+
+
+def excludes_one(lo: float, hi: float) -> bool:
+    return bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 1.0 or hi < 1.0))
 
 
 def significantly_different(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> bool:
     """True when the interval of median(a)/median(b) excludes 1."""
     _, lo, hi = ratio_ci(a, b, level)
-    return bool(np.isfinite(lo) and (lo > 1.0 or hi < 1.0))
+    return excludes_one(lo, hi)
+
+
+def _drift(samples: np.ndarray) -> float:
+    """|median(first half) / median(second half) − 1| of steps in time order (0 with < 6 steps)."""
+    s = np.asarray(samples, dtype=float)
+    if len(s) < 6:
+        return 0.0
+    h = len(s) // 2
+    m1, m2 = float(np.median(s[:h])), float(np.median(s[h:]))
+    return abs(max(m1, m2) / min(m1, m2) - 1.0) if min(m1, m2) > 0 else 0.0
+
+
+def between_runs(a_samples: np.ndarray, b_samples: np.ndarray, a_rounds=None, b_rounds=None,
+                 level: float = 0.95) -> dict:
+    """Is B's median step different from A's, two separate captures of the same mode, beyond what
+    run-to-run variation explains?
+
+    With interleaved rounds on both sides (>= 2 each), each round's median is one sample of the
+    mode's speed at some moment of its capture: the ratio is median(B rounds) / median(A rounds),
+    its interval from resampling rounds (so load that moved between rounds widens it), and the
+    change counts when the interval excludes 1 and exceeds MIN_RELATIVE_EFFECT. Without rounds a
+    capture holds no measure of between-run variation: the steps' interval says only how precise
+    each median is, so the change counts only beyond RUN_TO_RUN_TOLERANCE, and ``basis`` says the
+    variation was assumed, not measured (widened to the drift between the halves of either
+    capture's steps, when larger).
+
+    Returns ratio (B/A), ratio_lo, ratio_hi, significant, tolerance, basis ("rounds" | "assumed"),
+    verdict ("slower" | "faster" | "within noise" | "no data").
+    """
+    a = np.asarray(a_samples, dtype=float)
+    b = np.asarray(b_samples, dtype=float)
+    ra = [float(np.median(x)) for x in (a_rounds or ()) if len(x)]
+    rb = [float(np.median(x)) for x in (b_rounds or ()) if len(x)]
+    if len(ra) >= 2 and len(rb) >= 2:
+        ra_, rb_ = np.asarray(ra), np.asarray(rb)
+        ratio, lo, hi = ratio_ci(rb_, ra_, level)
+        tolerance, basis = MIN_RELATIVE_EFFECT, "rounds"
+        # the rounds' own spread on either side is variation a single capture already shows
+        spread_a = (ra_.max() - ra_.min()) / float(np.median(ra_))
+        spread_b = (rb_.max() - rb_.min()) / float(np.median(rb_))
+        tolerance = max(tolerance, float(min(spread_a, spread_b)))
+    else:
+        ratio, lo, hi = ratio_ci(b, a, level)
+        # a capture whose own halves differ shows at least that much drift over time
+        tolerance, basis = max(RUN_TO_RUN_TOLERANCE, _drift(a), _drift(b)), "assumed"
+    if not np.isfinite(ratio):
+        return {"ratio": ratio, "ratio_lo": lo, "ratio_hi": hi, "significant": False,
+                "tolerance": tolerance, "basis": basis, "verdict": "no data"}
+    beyond = ratio >= 1 + tolerance or ratio <= 1 / (1 + tolerance)
+    significant = excludes_one(lo, hi) and beyond
+    verdict = ("slower" if ratio > 1 else "faster") if significant else "within noise"
+    return {"ratio": ratio, "ratio_lo": lo, "ratio_hi": hi, "significant": bool(significant),
+            "tolerance": tolerance, "basis": basis, "verdict": verdict}
 
 
 def spread(samples: np.ndarray) -> dict[str, float]:
@@ -97,25 +199,27 @@ def spread(samples: np.ndarray) -> dict[str, float]:
 
 
 SUMMARY_COLUMNS = ["mode", "status", "median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n",
-                   "ratio", "ratio_lo", "ratio_hi", "first_step_ms", "distortion", "error"]
+                   "ratio", "ratio_lo", "ratio_hi", "ratio_basis", "first_step_ms", "distortion", "fastest",
+                   "error"]
 
 
 def summarize(run: "Run") -> pd.DataFrame:
     """One row per mode: median ms/step with quartiles and CI, ratio to the fastest mode with a 95 %
-    bootstrap interval, first-step cost, profiler distortion, and the error of failed modes."""
-    samples = {m.name: m.step_samples_ms for m in run.modes.values() if m.ok}
-    medians = {k: float(np.median(v)) for k, v in samples.items() if len(v)}
-    fastest = min(medians, key=medians.get) if medians else None
+    interval (paired interleaved rounds when both modes have them, else a bootstrap of the steps:
+    ``ratio_basis``), first-step cost, profiler distortion, and the error of failed modes. Use
+    ``Run.summary()``, which computes this once per run."""
+    fastest = run.modes[run.fastest] if run.fastest is not None else None
     rows = []
     for m in run.modes.values():
         row: dict = {"mode": m.name, "status": m.status, "error": m.error}
-        s = samples.get(m.name)
-        if s is not None and len(s):
+        s = m.step_samples_ms if m.ok else np.array([])
+        if len(s) and fastest is not None:
             sp = spread(s)
-            lo, hi = median_ci(s)
-            ratio, rlo, rhi = ratio_ci(s, samples[fastest])
+            lo, hi = median_ci(s, boot=m.boot_medians)
+            c = run.compare(m.name, fastest.name)
             row.update(median_ms=sp["median"], p25_ms=sp["p25"], p75_ms=sp["p75"], ci_lo_ms=lo,
-                       ci_hi_ms=hi, n=sp["n"], ratio=ratio, ratio_lo=rlo, ratio_hi=rhi)
+                       ci_hi_ms=hi, n=sp["n"], ratio=c.ratio, ratio_lo=c.ratio_lo,
+                       ratio_hi=c.ratio_hi, ratio_basis=c.basis)
         first = None
         if m.timing is not None and m.timing.first_step_s is not None:
             first = m.timing.first_step_s * 1e3
@@ -123,5 +227,6 @@ def summarize(run: "Run") -> pd.DataFrame:
             first = float(m.first_step.sum())
         row["first_step_ms"] = first
         row["distortion"] = m.timing.distortion if m.timing is not None else None
+        row["fastest"] = m.name == run.fastest
         rows.append(row)
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)

@@ -46,7 +46,7 @@ def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = ()
               untraced_ms: float | None = None, traced_ms: float | None = None,
               jitter: float = 0.02, notes: tuple[str, ...] = ()) -> ModeResult:
     """ops: (op, type, thread, calls_per_step, self_ms_per_step); retraces: (function, calls,
-    traced_calls, tracing_ms, compile_ms, changes); hotspots: (function, file, line, group, self_ms,
+    traced_calls, tracing_ms, compile_ms, changes[, cause, cause_detail]); hotspots: (function, file, line, group, self_ms,
     inclusive_ms, calls_per_step); other: (name, ms_per_step, count)."""
     steps = _steps(per_cat, n_steps, first_extra, jitter)
     # crc32, not hash(): str hashes are salted per process, and snapshot tests need the same figures.
@@ -67,8 +67,9 @@ def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = ()
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=_breakdown(steps),
         first_step=first.iloc[0] if len(first) else None, ops=ops_df,
-        retraces=pd.DataFrame(list(retraces), columns=["function", "calls", "traced_calls",
-                                                       "tracing_ms", "compile_ms", "changes"]),
+        retraces=pd.DataFrame([tuple(r) + ("", "")[len(r) - 6:] for r in retraces],
+                              columns=["function", "calls", "traced_calls", "tracing_ms",
+                                       "compile_ms", "changes", "cause", "cause_detail"]),
         hotspots=pd.DataFrame(list(hotspots), columns=["function", "file", "line", "group",
                                                        "self_ms", "inclusive_ms", "calls_per_step"]),
         other=pd.DataFrame(list(other), columns=["name", "ms_per_step", "count"]),

@@ -1,8 +1,8 @@
 """A plain Keras training script (no model.py): what `traceinsight run` profiles from outside."""
 import sys
 
-import numpy as np
 import keras
+import numpy as np
 
 rng = np.random.default_rng(0)
 x = rng.normal(size=(40 * 16, 32)).astype("float32")

@@ -1,7 +1,6 @@
 """Test workload: step() raises MemoryError while tf.function traces it (eager runs fine)."""
 
 import numpy as np
-
 import tensorflow as tf
 
 

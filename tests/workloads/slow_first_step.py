@@ -5,7 +5,6 @@ first step outlasts it."""
 import time
 
 import numpy as np
-
 import tensorflow as tf
 
 SLEEP_S = 1.5

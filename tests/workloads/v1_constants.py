@@ -2,7 +2,6 @@
 argument that changes every step. Only the changing one may be fed."""
 
 import numpy as np
-
 import tensorflow as tf
 
 N = 7

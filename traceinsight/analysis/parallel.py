@@ -3,7 +3,8 @@
 A logdir of a multi-worker job holds one trace per host (``<logdir>/plugins/profile/<session>/
 <host>.xplane.pb``); each host is analysed on its own (``load.analyze_mode``), so the hosts are
 independent jobs. ``analyze_modes`` runs them in worker processes (plain subprocesses fed over pipes, see
-``_Worker``) with at most one host per process at a time, so a worker's peak memory is that of the largest host it analyses, not of the logdir.
+``_Worker``) with at most one host per process at a time, so a worker's peak memory is that of
+the largest host it analyses, not of the logdir.
 Small logdirs stay serial (starting the pool costs ~0.5 s, more than analysing a few small traces).
 The results are the same ``ModeResult`` objects, in the same order, as one host after another
 (``tests/test_parallel.py`` checks they are equal).

@@ -18,7 +18,15 @@ from traceinsight.pyfiles import pick
 PS_PER_MS = 1e9
 
 OPS_COLUMNS = ["op", "type", "thread", "calls_per_step", "self_ms_per_step", "share"]
-RETRACE_COLUMNS = ["function", "calls", "traced_calls", "tracing_ms", "compile_ms", "changes"]
+RETRACE_COLUMNS = ["function", "calls", "traced_calls", "tracing_ms", "compile_ms", "changes",
+                   "cause", "cause_detail"]
+# cause: why the function was traced more than once, as data the findings read (never parsed from
+# ``changes``, which is for people): "" (traced at most once), "shapes", "python values",
+# "shapes and python values", "new function object", "arguments changed" (tracing_count climbed;
+# the trace does not say which argument), "unknown", or "graph builds" (the row of graphs built
+# outside any tf.function call, e.g. tf.data functions). cause_detail: the recorded argument
+# changes, or the tracing_count range, in words.
+GRAPH_BUILDS = "(graphs built outside tf.function calls)"
 HOTSPOT_COLUMNS = ["function", "file", "line", "group", "self_ms", "inclusive_ms", "calls_per_step"]
 OTHER_COLUMNS = ["name", "ms_per_step", "count"]
 
@@ -230,19 +238,84 @@ def retraces_frame(a: Attribution, signatures: dict | None = None) -> pd.DataFra
                        "tracing": ct[:, rules.TRACING], "compile": ct[:, rules.COMPILE],
                        "kind": val, "tracing_count": tc, "start": t.start[idx]})
     rows = []
+    changed = signature_changes(signatures) if signatures else []
     for fn, g in df.sort_values(["start", "function"], kind="stable").groupby("function", sort=False):
         n_traced = int(g["traced"].sum())
         changes = _retrace_pattern(g)
-        if n_traced > 1 and signatures:
+        if n_traced > 1 and changed:
             fed = describe_signature_changes(signatures)
-            if fed:
-                changes = f"{changes}; {fed}" if changes else fed
+            changes = f"{changes}; {fed}" if changes else fed
+        cause, detail = _retrace_cause(g, changed if n_traced > 1 else [])
         rows.append({"function": fn, "calls": len(g), "traced_calls": n_traced,
                      "tracing_ms": float(g["tracing"].sum()), "compile_ms": float(g["compile"].sum()),
-                     "changes": changes})
+                     "changes": changes, "cause": cause, "cause_detail": detail})
+    builds = _graph_builds_outside_calls(a, idx[on_main])
+    if builds is not None:
+        rows.append(builds)
     out = pd.DataFrame(rows, columns=RETRACE_COLUMNS)
     return out.sort_values(["traced_calls", "tracing_ms", "function"], ascending=[False, False, True],
                            kind="stable", ignore_index=True)
+
+
+def _graph_builds_outside_calls(a: Attribution, calls: np.ndarray) -> dict | None:
+    """Graph building (``tf.function-graph_building``) on the main thread inside steps but under no
+    tf.function call event: graphs traced by other means every step, e.g. the map / flat_map
+    functions of a tf.data pipeline that Keras' predict() builds from arrays on every call (seen on
+    TF 2.21 / Keras 3.15: three per predict call, under array_data_adapter.get_tf_dataset)."""
+    t = a.table
+    gb = [i for i, nm in enumerate(t.names) if nm == "tf.function-graph_building"]
+    if not gb or not len(a.step_start):
+        return None
+    ev = np.nonzero(np.isin(t.name, gb) & (t.line == a.main_line) & ~a.outside)[0]
+    ev = ev[_in_windows(t.start[ev], a.step_start, a.step_end) >= 0]
+    if not len(ev):
+        return None
+    # not nested in a tf.function call: walk up the nesting
+    inside = np.zeros(len(t), dtype=bool)
+    inside[calls] = True
+    keep = []
+    for e in ev.tolist():
+        p = int(a.parent[e])
+        while p >= 0 and not inside[p]:
+            p = int(a.parent[p])
+        if p < 0:
+            keep.append(e)
+    if not keep:
+        return None
+    keep = np.asarray(keep)
+    steps = len(a.step_start)
+    ms = float(a.category_time(t.start[keep], t.end[keep])[:, rules.TRACING].sum() / PS_PER_MS)
+    per_step = len(keep) / steps
+    return {"function": GRAPH_BUILDS, "calls": len(keep), "traced_calls": len(keep),
+            "tracing_ms": ms, "compile_ms": 0.0,
+            "changes": (f"{len(keep)} graphs built in {steps} steps ({per_step:.3g} per step) by "
+                        "no tf.function call: functions traced by tf.data (Dataset.map / flat_map "
+                        "of a pipeline built per call) or concrete functions"),
+            "cause": "graph builds", "cause_detail": f"{per_step:.3g} per step"}
+
+
+def _retrace_cause(g: pd.DataFrame, changed: list[dict]) -> tuple[str, str]:
+    """(cause, detail) of a function's traces, from the recorded argument changes and the calls'
+    tracing_count (see RETRACE_COLUMNS)."""
+    traced = g["traced"].to_numpy()
+    if traced.sum() < 2:
+        return "", ""
+    shapes = [c["text"] for c in changed if c["kind"] == "shape"]
+    python = [c["text"] for c in changed if c["kind"] == "python"]
+    if shapes or python:
+        cause = ("shapes and python values" if shapes and python else
+                 "shapes" if shapes else "python values")
+        return cause, "; ".join(shapes + python)
+    tc = g["tracing_count"].to_numpy()
+    traced_tc = tc[traced]
+    if len(traced_tc) and (traced_tc >= 0).all() and (traced_tc == 1).all():
+        return "new function object", f"tracing_count stays 1 over {int(traced.sum())} traced calls"
+    tc = tc[tc >= 0]
+    if len(tc) and tc.max() > tc.min():
+        return "arguments changed", f"tracing_count {int(tc.min())}→{int(tc.max())}"
+    if changed:
+        return "unknown", "; ".join(c["text"] for c in changed)
+    return "unknown", ""
 
 
 def _retrace_pattern(g: pd.DataFrame) -> str:
@@ -282,37 +355,48 @@ def _retrace_pattern(g: pd.DataFrame) -> str:
     return "; ".join(parts)
 
 
-def describe_signature_changes(signatures: dict) -> str:
-    """Which arguments changed across the signatures the capture fed the step, in words the
-    findings read: ``recorded inputs: argument 1 shape changed ((100,), (200,), ...); argument 2
-    Python float, 25 distinct values``."""
+def signature_changes(signatures: dict) -> list[dict]:
+    """Which arguments changed across the signatures the capture fed the step: one dict per
+    changed argument, ``{"argument": 1, "kind": "shape" | "python" | "type", "text": ...}``."""
     distinct = [d.get("args") or [] for d in signatures.get("distinct") or []]
     if len(distinct) < 2:
-        return ""
-    parts = []
+        return []
+    out = []
+    more = "+" if signatures.get("truncated") else ""
     for pos in range(max(len(d) for d in distinct)):
         values = [d[pos] for d in distinct if pos < len(d)]
         uniq = list(dict.fromkeys(values))
         if len(uniq) < 2:
             continue
-        more = "+" if signatures.get("truncated") else ""
         if all(v.startswith("Python ") for v in uniq):
             kinds = sorted({v.split(" ")[1] for v in uniq})
-            parts.append(f"argument {pos + 1} is a Python {'/'.join(kinds)}: "
-                         f"{len(uniq)}{more} distinct values")
+            out.append({"argument": pos + 1, "kind": "python",
+                        "text": f"argument {pos + 1} is a Python {'/'.join(kinds)}: "
+                                f"{len(uniq)}{more} distinct values"})
         elif all(" shape " in v for v in uniq):
             shapes = list(dict.fromkeys(v.split(" shape ", 1)[1] for v in uniq))
             dtypes = {v.split(" shape ", 1)[0] for v in uniq}
             what = f"shape changed ({', '.join(shapes[:4])}{', ...' if len(shapes) > 4 else ''})"
             if len(dtypes) > 1:
                 what += f" and dtype ({', '.join(sorted(dtypes))})"
-            parts.append(f"argument {pos + 1} {what}")
+            out.append({"argument": pos + 1, "kind": "shape", "text": f"argument {pos + 1} {what}"})
         else:
-            parts.append(f"argument {pos + 1} changed type: {', '.join(uniq[:3])}")
-    if not parts:
+            out.append({"argument": pos + 1, "kind": "type",
+                        "text": f"argument {pos + 1} changed type: {', '.join(uniq[:3])}"})
+    return out
+
+
+def describe_signature_changes(signatures: dict) -> str:
+    """The argument changes in words, for the retrace table: ``recorded inputs: 3 argument
+    signatures over 30 steps; argument 1 shape changed ((100,), (200,)); argument 2 is a Python
+    float: 25 distinct values``."""
+    changed = signature_changes(signatures)
+    if not changed:
         return ""
-    return (f"recorded inputs: {len(distinct)}{'+' if signatures.get('truncated') else ''} "
-            f"argument signatures over {signatures.get('steps', '?')} steps; " + "; ".join(parts))
+    n = len(signatures.get("distinct") or [])
+    return (f"recorded inputs: {n}{'+' if signatures.get('truncated') else ''} "
+            f"argument signatures over {signatures.get('steps', '?')} steps; "
+            + "; ".join(c["text"] for c in changed))
 
 
 def other_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
@@ -334,12 +418,15 @@ def other_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
 
 # ---- Python hotspots (python-tracer pass) -----------------------------------------------------
 
-_FRAME = re.compile(r"^\$(?P<file>[^ :]+)(?::(?P<line>\d+))? (?P<func>.+)$")
+# the file is a base name, or a pseudo-file in angle brackets that may hold spaces and colons:
+# "<frozen abc>", "<unknown>", "<string>"
+_FRAME = re.compile(r"^\$(?P<file><[^>]*>|[^ :]+)(?::(?P<line>\d+))? (?P<func>.+)$")
 
 
 def parse_frame(name: str) -> tuple[str, int, str]:
     """``$layer.py:872 __call__`` -> ("layer.py", 872, "__call__"); ``$builtins isinstance`` ->
-    ("builtins", 0, "isinstance")."""
+    ("builtins", 0, "isinstance"); ``$<frozen abc>:117 __instancecheck__`` -> ("<frozen abc>",
+    117, "__instancecheck__")."""
     m = _FRAME.match(name)
     if not m:
         return name.lstrip("$"), 0, ""

@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 from traceinsight.capture.steps import Recorder, materialize
 
+
 class CallDriver:
     """One call per step."""
 

@@ -8,6 +8,7 @@ from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.drivers import CallDriver
 from traceinsight.capture.loading import SignatureLog, WorkloadError, _call, input_source
 
+
 def function_driver(tf, mode: modes_mod.Mode, module):
     source = SignatureLog(input_source(module))
     step = module.step

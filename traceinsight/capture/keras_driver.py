@@ -8,6 +8,7 @@ from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.drivers import CallDriver, FitDriver
 from traceinsight.capture.loading import WorkloadError, _call, keras_batch
 
+
 def _default_loss(np, y) -> str:
     y = np.asarray(y)
     if np.issubdtype(y.dtype, np.integer):

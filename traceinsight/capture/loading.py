@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+
 class WorkloadError(Exception):
     """The workload's own code failed (shown to the user as one line)."""
 

@@ -48,8 +48,7 @@ from typing import Any
 
 from traceinsight import runfolder
 from traceinsight.capture import modes as modes_mod
-from traceinsight.capture.loading import (SetupError, WorkloadError, _call, _one_line, describe_arg,  # noqa: F401
-                                          input_source, keras_batch, load_workload)
+from traceinsight.capture.loading import SetupError, WorkloadError, _call, _one_line, describe_arg, input_source, keras_batch, load_workload  # noqa: F401
 from traceinsight.capture.phases import run_mode
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+
 class Recorder:
     """Times steps with perf_counter and wraps each one in a step marker."""
 

@@ -270,10 +270,9 @@ def build_timing_run(run_path: Path):
 def print_summary(console, run_path: Path) -> None:
     from rich.table import Table
 
-    from traceinsight.stats import summarize
 
     run = build_timing_run(run_path)
-    df = summarize(run)
+    df = run.summary()
     table = Table(title=f"{run.name}: ms per step, untraced (perf_counter)", title_justify="left")
     for col in ("mode", "median", "IQR", "n", "× fastest [95% CI]", "1st step", "distortion"):
         table.add_column(col, justify="left" if col == "mode" else "right", no_wrap=True)

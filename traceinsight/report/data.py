@@ -62,22 +62,37 @@ def run_info(run: Run) -> dict:
                   "created": m.get("created_utc", m.get("created"))})
 
 
-def _vs_fastest(row: pd.Series, fastest: str | None) -> str | None:
-    if row["status"] != "ok" or fastest is None or not np.isfinite(row.get("ratio", np.nan)):
+def _vs_fastest(row: pd.Series) -> str | None:
+    if row["status"] != "ok" or not np.isfinite(row.get("ratio", np.nan)):
         return None
-    if row["mode"] == fastest:
+    if row.get("fastest"):
         return "fastest"
     lo = row.get("ratio_lo")
     return "slower" if lo is not None and np.isfinite(lo) and lo > 1.0 else "no measurable difference"
 
 
-def mode_entry(m: ModeResult, summary_row: pd.Series | None, fastest: str | None) -> dict:
+def hotspot_order(h: pd.DataFrame) -> pd.DataFrame:
+    """The user's own frames first, by inclusive time (a layer's ``call`` spends its time in
+    Keras and TF code below it: by self time it ranks among the last and a table cut at its top
+    rows drops it), then every other frame by self time."""
+    if h.empty or "group" not in h:
+        return h
+    user = h["group"] == "user"
+    key = ["function", "file", "line"]
+    first = h[user].sort_values(["inclusive_ms", "self_ms", *key],
+                                ascending=[False, False, True, True, True], kind="stable")
+    rest = h[~user].sort_values(["self_ms", "inclusive_ms", *key],
+                                ascending=[False, False, True, True, True], kind="stable")
+    return pd.concat([first, rest], ignore_index=True)
+
+
+def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
     e: dict[str, Any] = {"name": m.name, "status": m.status, "error": m.error}
     if summary_row is not None:
         for k in ("median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n", "ratio", "ratio_lo",
                   "ratio_hi", "first_step_ms", "distortion"):
             e[k] = summary_row.get(k)
-        e["vs_fastest"] = _vs_fastest(summary_row, fastest)
+        e["vs_fastest"] = _vs_fastest(summary_row)
     untraced = m.timing is not None and len(m.timing.steps_s) > 0
     e["timing_source"] = "untraced" if untraced else "traced" if len(m.steady_steps) else None
     cats = m.category_ms()
@@ -95,7 +110,7 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None, fastest: str | None
     e["steps"] = records(m.steps)
     e["ops"] = records(m.ops)
     e["retraces"] = records(m.retraces)
-    e["hotspots"] = records(m.hotspots)
+    e["hotspots"] = records(hotspot_order(m.hotspots))
     e["other"] = records(m.other)
     # the device side (GPU traces) and whether the host trace can split host time at all
     e["host_events_recorded"] = bool(m.host_events_recorded)
@@ -111,7 +126,7 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
     fastest = next((m for m in ok if m.get("vs_fastest") == "fastest"), None)
     if fastest:
         parts.append(f"fastest {fastest['name']} {fastest['median_ms']:.3g} ms/step")
-        slower = sorted((m for m in ok if m.get("vs_fastest") == "slower"), key=lambda m: -m["ratio"])
+        slower = sorted((m for m in ok if m.get("vs_fastest") == "slower"), key=lambda m: (-m["ratio"], m["name"]))
         if slower:
             parts.append(", ".join(f"{m['name']} {fmt_ratio(m['ratio'])}× slower" for m in slower[:3])
                          + (f" (+{len(slower) - 3} more)" if len(slower) > 3 else ""))
@@ -121,22 +136,35 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
     top = next((f for f in findings if f.get("saving_ms") is not None), None)
     if top:
         parts.append(f"top finding: {top['title']} (≈ {top['saving_ms']:.2g} ms/step)")
+    disagree = traced_disagreements(run)
+    if disagree:
+        parts.append("traced steps contradict the untraced medians for "
+                     + ", ".join(f"{c.a} vs {c.b} (untraced {c.a_ms:.3g} vs {c.b_ms:.3g}, traced "
+                                 f"{c.traced_a_ms:.3g} vs {c.traced_b_ms:.3g} ms)"
+                                 for c in disagree[:3])
+                     + ": their category splits do not explain those differences")
     failed = [m["name"] for m in modes if m["status"] != "ok"]
     if failed:
         parts.append(f"{len(failed)} failed: " + ", ".join(failed[:3]))
     return "; ".join(parts) + "."
 
 
+def traced_disagreements(run: Run) -> list:
+    """Comparisons of each slower mode with the fastest whose traced steps order the two modes
+    the other way round (see ``Comparison.traced_disagrees``)."""
+    if run.fastest is None:
+        return []
+    return [c for c in (run.compare(m.name, run.fastest) for m in run.by_speed()
+                        if m.name != run.fastest) if c.traced_disagrees]
+
+
 def report_data(run: Run, findings=None) -> dict:
     """Everything the TUI shows about a run, as one JSON-ready dict."""
     if findings is None:
-        from traceinsight.findings import find
-        findings = find(run)
+        findings = run.findings
     summary = run.summary()
-    ok = summary[summary["status"] == "ok"].dropna(subset=["median_ms"])
-    fastest = str(ok.loc[ok["median_ms"].idxmin(), "mode"]) if len(ok) else None
     rows = {r["mode"]: r for _, r in summary.iterrows()}
-    modes = [mode_entry(m, rows.get(m.name), fastest) for m in run.modes.values()]
+    modes = [mode_entry(m, rows.get(m.name)) for m in run.modes.values()]
     fdicts = [clean(f.to_dict()) for f in findings]
     return {
         "schema_version": SCHEMA_VERSION,

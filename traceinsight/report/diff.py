@@ -1,9 +1,11 @@
 """The diff document: what changed between two runs (matched by mode name) or two modes of one run.
 
-A is "before", B is "after": every delta is B − A (positive: B is slower). Whole-step significance
-comes from ``compare_modes`` (95 % bootstrap interval of the ratio of medians); per-category
-significance from a bootstrap interval of the difference of the per-step category medians of the
-host-traced steady steps.
+A is "before", B is "after": every delta is B − A (positive: B is slower). Two modes of one run:
+whole-step significance from the run's comparison (95 % interval of the ratio of medians). The same
+mode in two runs: ``stats.between_runs``, which calls a change significant only beyond run-to-run
+variation (measured from interleaved rounds when both captures have them, else an assumed
+tolerance, and the pair says which). Per-category significance: a bootstrap interval of the
+difference of the per-step category medians of the host-traced steady steps (``stats.delta_ci``).
 """
 
 from __future__ import annotations
@@ -11,32 +13,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from traceinsight.compare import compare_modes
+from traceinsight.compare import Comparison, compare_modes
 from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, ModeResult, Run
 from traceinsight.report.data import SCHEMA_VERSION, _generator, clean, records
+from traceinsight.stats import between_runs, delta_ci
 
-BOOTSTRAP_SAMPLES = 2000
-_SEED = 20261121  # fixed: the same diff always shows the same intervals
 OP_LIMIT = 200    # ops per change kind kept in the document
 
 
-def delta_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """median(b) − median(a) with a bootstrap percentile interval."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if not len(a) or not len(b):
-        return float("nan"), float("nan"), float("nan")
-    d = float(np.median(b) - np.median(a))
-    if len(a) < 2 or len(b) < 2:
-        return d, float("nan"), float("nan")
-    rng = np.random.default_rng(_SEED)
-    ma = np.median(rng.choice(a, size=(BOOTSTRAP_SAMPLES, len(a))), axis=1)
-    mb = np.median(rng.choice(b, size=(BOOTSTRAP_SAMPLES, len(b))), axis=1)
-    lo, hi = np.quantile(mb - ma, [(1 - level) / 2, (1 + level) / 2])
-    return d, float(lo), float(hi)
-
-
-def _category_rows(a: ModeResult, b: ModeResult) -> list[dict]:
+def _category_rows(a: ModeResult, b: ModeResult, tolerance: float | None = None) -> list[dict]:
+    """Per category: both medians, B − A with its interval; ``tolerance`` (two captures): a change
+    counts only when the larger side exceeds the smaller by that share as well (as for the step)."""
     ca, cb = a.category_ms(), b.category_ms()
     sa, sb = a.steady_steps, b.steady_steps
     rows = []
@@ -47,32 +35,41 @@ def _category_rows(a: ModeResult, b: ModeResult) -> list[dict]:
         if c in sa and c in sb and len(sa) and len(sb):
             _, lo, hi = delta_ci(sa[c].to_numpy(), sb[c].to_numpy())
             if np.isfinite(lo):
-                row.update(delta_lo=lo, delta_hi=hi, significant=bool(lo > 0 or hi < 0))
+                sig = bool(lo > 0 or hi < 0)
+                if tolerance is not None:
+                    small = min(abs(float(ca.get(c, 0) or 0)), abs(float(cb.get(c, 0) or 0)))
+                    sig = sig and abs(row["delta_ms"]) > tolerance * small
+                row.update(delta_lo=lo, delta_hi=hi, significant=sig)
         rows.append(row)
     rows.sort(key=lambda r: -abs(r["delta_ms"]) if np.isfinite(r["delta_ms"]) else 0.0)
     return clean(rows)
 
 
-_CHANGE = {"only in a": "added", "only in b": "removed", "slower": "slower", "faster": "faster"}
+# from A's side of the comparison of A with B: an op only in A was removed in B; A slower = B faster
+_CHANGE = {"only in b": "added", "only in a": "removed", "faster": "slower", "slower": "faster"}
 
 
-def _op_rows(ops: pd.DataFrame) -> dict:
-    """compare_modes(B, A).ops -> added / removed / slower / faster, in A/B terms."""
+def _op_rows(c: Comparison) -> dict:
+    """The comparison of A with B -> ops added / removed / slower / faster in B; delta_ms = B − A."""
     out: dict = {k: [] for k in ("slower", "faster", "added", "removed")}
+    ops = c.ops
     if ops.empty:
         out["same_count"] = 0
         return out
-    # compare_modes(B, A): its "a" is B. Swap back so a_ms is A's time.
-    df = ops.rename(columns={"a_ms": "b_ms", "b_ms": "a_ms"}).copy()
-    df["delta_ms"] = df["b_ms"] - df["a_ms"]
     # an op only on one side has no time on the other: null, not 0
-    df[["a_ms", "b_ms"]] = df[["a_ms", "b_ms"]].astype(object)
-    df.loc[df["change"] == "only in a", "a_ms"] = None
-    df.loc[df["change"] == "only in b", "b_ms"] = None
+    df = ops.assign(a_ms=ops["a_ms"].astype(object).where(ops["change"] != "only in b", None),
+                    b_ms=ops["b_ms"].astype(object).where(ops["change"] != "only in a", None),
+                    delta_ms=-ops["delta_ms"])
     for change, kind in _CHANGE.items():
         out[kind] = records(df[df["change"] == change].drop(columns="change").head(OP_LIMIT))
-    out["same_count"] = int((df["change"] == "same").sum())
+    out["same_count"] = int((ops["change"] == "same").sum())
     return out
+
+
+def _family_rows(c: Comparison) -> list[dict]:
+    """Op time per family (ops matched across modes and renames); delta_ms = B − A."""
+    f = c.families
+    return [] if f.empty else records(f.assign(delta_ms=-f["delta_ms"]))
 
 
 def _retrace_rows(a: ModeResult, b: ModeResult) -> list[dict]:
@@ -93,24 +90,56 @@ def _retrace_rows(a: ModeResult, b: ModeResult) -> list[dict]:
     return clean(rows)
 
 
-def pair_entry(a: ModeResult, b: ModeResult) -> dict:
-    c = compare_modes(b, a)   # its delta is B − A
-    return clean({
-        "a": a.name, "b": b.name, "a_ms": c.b_ms, "b_ms": c.a_ms, "delta_ms": c.delta_ms,
-        "ratio": c.ratio, "ratio_lo": c.ratio_lo, "ratio_hi": c.ratio_hi,
-        "significant": c.significant, "sentence": _sentence(a.name, b.name, c),
-        "categories": _category_rows(a, b), "ops": _op_rows(c.ops),
-        "retraces": _retrace_rows(a, b)})
+def pair_entry(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
+               across_runs: bool = False) -> dict:
+    """One pair of the diff. ``ab``: the comparison of A with B when the caller has it (two modes
+    of one run: the run's own); ``across_runs``: A and B come from two captures, so significance
+    must also beat run-to-run variation."""
+    if ab is None:
+        ab = compare_modes(a, b)
+    c = ab.flipped()   # B against A: its delta is B − A
+    entry = {"a": a.name, "b": b.name, "a_ms": c.b_ms, "b_ms": c.a_ms, "delta_ms": c.delta_ms,
+             "ratio": c.ratio, "ratio_lo": c.ratio_lo, "ratio_hi": c.ratio_hi,
+             "significant": c.significant, "basis": c.basis}
+    label = f"{b.name}: B − A" if a.name == b.name else f"{b.name} − {a.name}"
+    sentence = _sentence(a.name, b.name, c, label)
+    if across_runs:
+        v = between_runs(a.step_samples_ms, b.step_samples_ms,
+                         a.timing.rounds if a.timing is not None else None,
+                         b.timing.rounds if b.timing is not None else None)
+        entry.update(ratio=v["ratio"], ratio_lo=v["ratio_lo"], ratio_hi=v["ratio_hi"],
+                     significant=v["significant"], basis=v["basis"], tolerance=v["tolerance"],
+                     verdict=v["verdict"])
+        if not v["significant"] and c.significant and np.isfinite(v["ratio"]):
+            sentence = (f"{label}: within run-to-run variation ({c.b_ms:.3g} → {c.a_ms:.3g} ms/step, "
+                        f"ratio {fmt_ratio(v['ratio'])} [{fmt_ratio(v['ratio_lo'])}, "
+                        f"{fmt_ratio(v['ratio_hi'])}]; {_noise_basis(v)})")
+        elif not v["significant"]:
+            sentence += f" ({_noise_basis(v)})"
+        else:
+            sentence += f" (beyond run-to-run variation: {_noise_basis(v)})"
+    entry.update(sentence=sentence,
+                 categories=_category_rows(a, b, entry.get("tolerance") if across_runs else None),
+                 ops=_op_rows(ab),
+                 families=_family_rows(ab), retraces=_retrace_rows(a, b))
+    return clean(entry)
 
 
-def _sentence(na: str, nb: str, c) -> str:
+def _noise_basis(v: dict) -> str:
+    if v["basis"] == "rounds":
+        return (f"measured from the captures' interleaved rounds, a change must exceed "
+                f"{v['tolerance'] * 100:.0f} %")
+    return (f"no interleaved rounds, so run-to-run variation is not measured; a change under "
+            f"{v['tolerance'] * 100:.0f} % is treated as noise")
+
+
+def _sentence(na: str, nb: str, c: Comparison, label: str) -> str:
     if not np.isfinite(c.delta_ms):
         return f"{na} → {nb}: no step times to compare"
     if not c.significant:
         return (f"{na} → {nb}: no measurable difference ({c.b_ms:.3g} vs {c.a_ms:.3g} ms/step, "
                 f"ratio {fmt_ratio(c.ratio)} [{fmt_ratio(c.ratio_lo)}, {fmt_ratio(c.ratio_hi)}])")
-    label = f"{nb}: B − A" if na == nb else f"{nb} − {na}"
-    return c.sentence().replace(f"{c.a} − {c.b}", label, 1)
+    return c.sentence(label=label)
 
 
 def _side(run: Run) -> dict:
@@ -143,14 +172,24 @@ def diff_data(run_a: Run, run_b: Run, pairs: list[tuple[ModeResult, ModeResult]]
         pairs, only_a, only_b = match_modes(run_a, run_b)
     else:
         only_a, only_b = [], []
-    entries = [pair_entry(a, b) for a, b in pairs]
+    same_run = run_a is run_b
+    entries = [pair_entry(a, b, run_a.compare(a.name, b.name) if same_run else None,
+                          across_runs=not same_run) for a, b in pairs]
     sig = [p for p in entries if p["significant"]]
     if entries:
         summary = (f"{len(entries)} mode pair(s) compared, {len(sig)} measurably different"
+                   + ("" if same_run else " beyond run-to-run variation")
                    + (": " + "; ".join(p["sentence"] for p in sig[:3]) if sig else ""))
+        if not same_run:
+            bases = {p.get("basis") for p in entries}
+            summary += (". Run-to-run variation measured from interleaved rounds" if bases == {"rounds"}
+                        else ". Run-to-run variation not measured (captures without interleaved "
+                        "rounds): a change under "
+                        f"{min(p.get('tolerance') or 0 for p in entries) * 100:.0f} % (more where a "
+                        "capture drifted) is treated as noise; capture with interleaved rounds to "
+                        "measure it")
     else:
         summary = "no mode ran in both A and B"
-    same_run = run_a is run_b
     return {
         "schema_version": SCHEMA_VERSION, "kind": "diff", "generator": _generator(),
         "a": _side(run_a), "b": _side(run_b),

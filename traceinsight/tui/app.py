@@ -4,7 +4,6 @@ behind a loading screen."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Callable
 
@@ -45,9 +44,6 @@ class TraceinsightApp(App):
         self.load_error: BaseException | None = None   # re-raised by the view command after exit
         self.report_path = report_path
         self.last_report: Path | None = None
-        self._findings: tuple[list, str | None] | None = None
-        self._summary = None
-        self._lock = threading.Lock()   # the overview computes figures in a worker thread
         if theme:
             self.theme = theme
 
@@ -99,18 +95,12 @@ class TraceinsightApp(App):
         return self.run_data
 
     def summary(self):
-        """``Run.summary()`` computed once (its bootstrap intervals take a moment on big runs)."""
-        with self._lock:
-            if self._summary is None:
-                self._summary = self.loaded_run.summary()
-            return self._summary
+        """``Run.summary()`` (computed once, kept on the run)."""
+        return self.loaded_run.summary()
 
     def findings(self) -> tuple[list, str | None]:
-        """The run's findings (computed once), or why there are none."""
-        with self._lock:
-            if self._findings is None:
-                self._findings = load_findings(self.loaded_run)
-            return self._findings
+        """The run's findings (computed once, kept on the run), or why there are none."""
+        return load_findings(self.loaded_run)
 
     # --- navigation --------------------------------------------------------------------------
     def show_mode(self, name: str) -> None:

@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Select, Static
 
 from traceinsight import present as fmt
-from traceinsight.compare import Comparison, compare_modes
+from traceinsight.compare import Comparison
 from traceinsight.model import Run
 from traceinsight.tui.frame_table import Column, FrameTable
 
@@ -29,10 +29,9 @@ CHANGE_STYLE = {"only in a": "bold #e15759", "only in b": "bold #59a14f", "slowe
 def default_pair(run: Run, selected: str | None) -> tuple[str | None, str | None]:
     """The selected mode against the fastest other one (the slower of the two first, so the
     differences read as 'what the slow mode spends extra')."""
-    ok = [m for m in run.ok_modes() if np.isfinite(m.median_ms)]
-    if len(ok) < 2:
-        return (ok[0].name if ok else None), None
-    by_speed = sorted(ok, key=lambda m: m.median_ms)
+    by_speed = run.by_speed()
+    if len(by_speed) < 2:
+        return (by_speed[0].name if by_speed else None), None
     names = [m.name for m in by_speed]
     a = selected if selected in names else names[-1]
     b = names[0] if a != names[0] else names[1]
@@ -151,7 +150,7 @@ class CompareScreen(Screen):
 
     def _compare(self, a: str, b: str) -> None:
         """Runs in a worker thread; hands the comparison to the screen as a message."""
-        self.post_message(self.Compared(compare_modes(self.run.modes[a], self.run.modes[b])))
+        self.post_message(self.Compared(self.run.compare(a, b)))
 
     async def on_compare_screen_compared(self, message: Compared) -> None:
         await self.show_comparison(message.comparison)

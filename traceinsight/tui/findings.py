@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,24 +12,14 @@ from textual.widgets import DataTable, Footer, Static
 from traceinsight import present as fmt
 from traceinsight.model import Run
 
-# traceinsight.findings.find keeps a module-level cache of comparisons while it runs (keyed by
-# id()), so two find() calls at once (the overview's worker thread and a report being written) must
-# not overlap: every call from the viewer takes this lock.
-FIND_LOCK = threading.Lock()
-
 SEVERITY_STYLE = {"high": "bold #e15759", "medium": "bold #f28e2b", "low": "#4e79a7", "info": "dim"}
 
 
 def load_findings(run: Run) -> tuple[list, str | None]:
-    """The findings, or why there are none to show (the findings engine is another module, which
-    may be missing in a partial install or fail on an unusual run: the viewer keeps working)."""
+    """The run's findings (``Run.findings``, computed once), or why there are none to show (a rule
+    failing on an unusual run: the viewer keeps working)."""
     try:
-        from traceinsight.findings import find
-    except (ModuleNotFoundError, ImportError, AttributeError):
-        return [], "Findings are not available in this install (traceinsight.findings is missing)."
-    try:
-        with FIND_LOCK:
-            return list(find(run)), None
+        return list(run.findings), None
     except Exception as e:  # noqa: BLE001 - show the rule engine's failure instead of crashing
         return [], f"The findings engine failed on this run: {type(e).__name__}: {fmt.safe(e)}"
 

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -15,7 +14,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from traceinsight import present as fmt
-from traceinsight.compare import compare_modes
 from traceinsight.model import Run
 from traceinsight.tui.bars import BarRow, CategoryBars, legend
 from traceinsight.tui.mode_table import ModeTable
@@ -81,11 +79,11 @@ def missing_notes(run: Run) -> list[str]:
 def insights(run: Run, findings: tuple[list, str | None]) -> Text:
     """Why each mode is slower than the fastest (from compare_modes), then the top findings."""
     text = Text()
-    ok = sorted((m for m in run.ok_modes() if np.isfinite(m.median_ms)), key=lambda m: m.median_ms)
+    ok = run.by_speed()
     if len(ok) > 1:
         text.append("Why slower than the fastest (c: compare)\n", style="bold")
         for m in reversed(ok[1:]):      # the slowest first
-            text.append(f"• {fmt.safe(compare_modes(m, ok[0]).sentence(), None)}\n")
+            text.append(f"• {fmt.safe(run.compare(m.name, run.fastest).sentence(), None)}\n")
     found, problem = findings
     if found:
         text.append("Top findings (f: all, with evidence and the fix)\n", style="bold")

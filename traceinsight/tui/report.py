@@ -1,47 +1,17 @@
-"""``r``: write the run's markdown report, with the report module's renderer when it is installed."""
+"""``r``: write the run's markdown report (the same renderer as ``traceinsight report``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from traceinsight import present as fmt
-from traceinsight.compare import compare_modes
 from traceinsight.model import Run
 from traceinsight.runfolder import atomic_write_bytes
 
 
 def render_markdown(run: Run) -> str:
-    """The same markdown ``traceinsight report`` writes; a minimal fallback without that module."""
-    try:
-        from traceinsight.report import markdown
-        render = markdown.render
-    except ModuleNotFoundError as e:
-        if not (e.name or "").startswith("traceinsight.report"):
-            raise
-        return fallback_markdown(run)
-    except (ImportError, AttributeError):
-        return fallback_markdown(run)
-    from traceinsight.tui.findings import FIND_LOCK
-    with FIND_LOCK:          # the report runs the findings too
-        return render(run)
-
-
-def fallback_markdown(run: Run) -> str:
-    """A minimal report (summary and comparisons) for installs without ``traceinsight.report``."""
-    lines = [f"# traceinsight: {run.name}", "", "| mode | ms/step | vs fastest | first step ms |",
-             "|---|---:|---:|---:|"]
-    summary = run.summary()
-    for r in summary.itertuples():
-        if r.status != "ok":
-            lines.append(f"| {r.mode} | {r.status}: {r.error or ''} | | |")
-        else:
-            lines.append(f"| {r.mode} | {fmt.ms(r.median_ms)} | {fmt.ratio_ci(r.ratio, r.ratio_lo, r.ratio_hi)}"
-                         f" | {fmt.ms(r.first_step_ms)} |")
-    ok = sorted(run.ok_modes(), key=lambda m: m.median_ms)
-    if len(ok) > 1:
-        lines += ["", "## Differences", ""]
-        lines += [f"- {compare_modes(m, ok[0]).sentence()}" for m in ok[1:]]
-    return "\n".join(lines) + "\n"
+    """The same markdown ``traceinsight report`` writes."""
+    from traceinsight.report import markdown
+    return markdown.render(run)
 
 
 def default_report_path(run: Run) -> Path:

@@ -2,7 +2,6 @@
 arguments, which are tensors already and come back unchanged: nothing is converted."""
 
 import numpy as np
-
 import tensorflow as tf
 
 MODES = ["eager"]

@@ -2,7 +2,6 @@
 constant batch): the untraced step-time difference is the pipeline's real cost to the step."""
 
 import numpy as np
-
 import tensorflow as tf
 
 MODES = ["function"]

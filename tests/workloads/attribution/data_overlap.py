@@ -4,7 +4,6 @@ the batch costs less than the chain: the step's critical path is the chain, and 
 IteratorGetNext wait is input. Compare with data_none.py (same step, no pipeline)."""
 
 import numpy as np
-
 import tensorflow as tf
 
 MODES = ["function"]

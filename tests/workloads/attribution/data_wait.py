@@ -2,7 +2,6 @@
 part of the IteratorGetNext wait after the compute is done is input. Compare with data_none.py."""
 
 import numpy as np
-
 import tensorflow as tf
 
 MODES = ["function"]

@@ -3,7 +3,6 @@ nested ParallelFor is the op's own execution and part of its self time (as in XP
 framework_op_stats)."""
 
 import numpy as np
-
 import tensorflow as tf
 
 MODES = ["function", "xla"]

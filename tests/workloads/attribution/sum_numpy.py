@@ -3,7 +3,6 @@ twice per call: once for rank(x) in Python (convert_to_tensor) and once inside t
 (TFE_Py_FastPathExecute_C copies it before its EagerLocalExecute: _EagerConst child)."""
 
 import numpy as np
-
 import tensorflow as tf
 
 MODES = ["eager"]
