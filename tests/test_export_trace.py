@@ -76,7 +76,7 @@ def check_document(doc: dict) -> None:
 def hand_space() -> Space:
     """Two steps on the main thread (times in µs), one worker op; answers worked out by hand:
     step 1 [0, 100): op 20 (the kernel), dispatch 20 (TFE_Py 40 minus the kernel), input 10
-    (tf.constant), python 50; step 2 [100, 200): op 50 (the function's run), dispatch 30, python 20."""
+    (tf.constant and its _EagerConst), python 50; step 2 [100, 200): op 50 (the function's run), dispatch 30, python 20."""
     sp = Space()
     sp.task_environment()
     h = sp.host()
@@ -86,6 +86,7 @@ def hand_space() -> Space:
     main.event("EagerExecute", 15, 30, eager_op="MatMul", is_func=0)
     main.event("KernelAndDeviceFunc::Run", 20, 20)
     main.event('tf.constant', 60, 10)
+    main.event("EagerLocalExecute: _EagerConst", 62, 6)   # a conversion that converts (input)
     main.event("train", 100, 100, step_num=2, _r=1)
     main.event('f "quoted" </script>', 110, 80, tf_function_call="notTraced-nonXla", tracing_count=1)
     main.event("KernelAndDeviceFunc::Run", 125, 50)

@@ -187,7 +187,7 @@ def analyze_with_dask(path: str | Path, client) -> "Run":  # noqa: F821
     paths (a shared or network file system).
     """
     from traceinsight import runfolder
-    from traceinsight.analysis.load import _foreign_modes
+    from traceinsight.analysis.load import _foreign_modes, _straggler_notes
     from traceinsight.model import Run
 
     path = Path(path).resolve()
@@ -200,7 +200,8 @@ def analyze_with_dask(path: str | Path, client) -> "Run":  # noqa: F821
     futures = client.map(_analyze, names, [[str(f) for f in groups[k]] for k in names],
                          key=[f"traceinsight-host-{i}" for i in range(len(names))], pure=False)
     results = client.gather(futures)
-    modes = dict(zip(names, results))
+    modes = _straggler_notes(dict(zip(names, results)),
+                             {k: Path(groups[k][0]).parent for k in names})
     if all(m.status == "failed" for m in modes.values()):
         raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))
