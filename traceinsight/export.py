@@ -372,7 +372,8 @@ class _Compressor(threading.Thread):
 
     def __init__(self, f, level: int):
         super().__init__(name="traceinsight-gzip", daemon=True)
-        self.f, self.q = f, queue.Queue(maxsize=4)
+        self.f = f
+        self.q: queue.Queue = queue.Queue(maxsize=4)
         self.z = zlib.compressobj(level, zlib.DEFLATED, 31)
         self.error: BaseException | None = None
 

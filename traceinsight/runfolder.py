@@ -210,7 +210,7 @@ def read_timings(path: Path) -> dict[str, Any]:
     for k in big:
         if isinstance(light.get(k), list):
             light[k] = []
-    if passes:
+    if passes and isinstance(traced, dict):
         light["traced"] = {k: (dict(v, steps_s=[]) if k in passes and isinstance(v, dict) and
                                isinstance(v.get("steps_s"), list) else v)
                            for k, v in traced.items()}

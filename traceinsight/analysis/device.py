@@ -103,7 +103,7 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
             if not len(ops):
                 continue
             at = {int(s): int(n) for s, n in zip(table.start[ops].tolist(), table.name[ops].tolist())}
-            disp = {}
+            disp: dict[int, int] = {}
             for i in np.nonzero(~found)[0].tolist():
                 e = int(ev[i])
                 if table.lines[table.line[e]].plane != plane:

@@ -22,9 +22,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traceinsight.errors import TraceinsightError
+
+if TYPE_CHECKING:
+    from traceinsight.model import Run
 
 JOBS_ENV = "TRACEINSIGHT_JOBS"          # worker processes (1: serial); default: usable cores
 PARALLEL_MIN_BYTES = 32 << 20           # below this much trace data in total, stay serial
@@ -178,7 +181,7 @@ def _size(f: Path) -> int:
         return 0
 
 
-def analyze_with_dask(path: str | Path, client) -> "Run":  # noqa: F821
+def analyze_with_dask(path: str | Path, client) -> Run:
     """Analyse a logdir's hosts on a Dask distributed cluster (``client``: a
     ``dask.distributed.Client``); the same ``Run`` as ``traceinsight.load(path)``.
 

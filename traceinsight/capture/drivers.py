@@ -10,12 +10,13 @@ from traceinsight.capture.steps import Recorder, materialize
 class CallDriver:
     """One call per step."""
 
-    def __init__(self, tf, call: Callable[[int], Any], prepare: Callable[[int], tuple] | None = None,
+    def __init__(self, tf, call: Callable[..., Any], prepare: Callable[[int], tuple] | None = None,
                  details: dict | None = None):
         self.tf = tf
         self.call = call            # (args) -> outputs
         self.prepare = prepare or (lambda i: ())
         self.details = details or {}
+        self.signatures: Any = None   # the argument source whose signatures are logged (function modes)
 
     def run(self, rec: Recorder) -> None:
         tf = self.tf
@@ -47,7 +48,7 @@ class FitDriver:
     def run(self, rec: Recorder) -> None:
         driver = self
 
-        class _StepCallback(self.keras.callbacks.Callback):
+        class _StepCallback(self.keras.callbacks.Callback):  # type: ignore[name-defined]
             def on_train_batch_begin(self, batch, logs=None):
                 if not rec.in_step:
                     rec.begin()

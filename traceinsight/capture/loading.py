@@ -27,6 +27,8 @@ def load_workload(path: str):
     sys.path.insert(0, os.path.dirname(path))
     name = "_traceinsight_workload_" + Path(path).stem.replace("-", "_")
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise WorkloadError(f"{Path(path).name} cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:

@@ -83,7 +83,7 @@ def capture_remote(workers: list[str], duration_ms: int, out_dir: Path, name: st
         run_path.mkdir(parents=True)
     except OSError as e:
         raise TraceinsightError(f"cannot create the run folder {run_path}: {e.strerror or e}") from None
-    modes = {w: {"dir": runfolder.mode_dir(w), "status": "running", "error": None,
+    modes: dict[str, dict[str, Any]] = {w: {"dir": runfolder.mode_dir(w), "status": "running", "error": None,
                  "stderr_tail": None, "summary": None, "profile_options": {}, "notes": [],
                  "address": w} for w in workers}
     manifest: dict[str, Any] = {
@@ -111,8 +111,8 @@ def capture_remote(workers: list[str], duration_ms: int, out_dir: Path, name: st
         for t in threads:
             t.join()
     except KeyboardInterrupt:
-        for e in modes.values():
-            e.update(status="failed", error="interrupted (Ctrl-C)")
+        for m in modes.values():
+            m.update(status="failed", error="interrupted (Ctrl-C)")
         writer.save()
         raise
     session = started.strftime("%Y_%m_%d_%H_%M_%S")

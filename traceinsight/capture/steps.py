@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Any, Callable
 
 
 class Recorder:
@@ -20,7 +20,7 @@ class Recorder:
         self.step_nums: list[int] = []
         self.traced: list[bool] = []
         self.t_phase = time.perf_counter()
-        self._open = None
+        self._open: tuple[Any, bool, float] | None = None
 
     @property
     def in_step(self) -> bool:
@@ -34,6 +34,7 @@ class Recorder:
 
     def end(self) -> float:
         t1 = time.perf_counter()
+        assert self._open is not None, "end() without begin()"
         marker, traced_at_begin, t0 = self._open
         traced = traced_at_begin and self._enabled()
         marker.__exit__(None, None, None)

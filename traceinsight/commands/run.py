@@ -154,7 +154,7 @@ def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path
     if mode_path.exists():
         raise TraceinsightError(f"{mode_path} already exists")
     mode_path.mkdir(parents=True)
-    entry = {"dir": folder, "status": "running", "error": None, "stderr_tail": None, "summary": None,
+    entry: dict[str, Any] = {"dir": folder, "status": "running", "error": None, "stderr_tail": None, "summary": None,
              "profile_options": {}, "notes": [], "command": shlex.join(cmd),
              "script_sha256": _sha256(script), "settings": dict(settings)}
     manifest["modes"][mode] = entry
@@ -176,12 +176,12 @@ def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path
     finally:
         signal.signal(signal.SIGINT, old)
     finish_mode(writer, mode, mode_path, rc, settings)
-    entry = writer.mode(mode)
-    if entry["status"] == "ok":
-        print(f"traceinsight: {entry['summary']['traced_n']} traced steps of mode {mode} in "
+    done: dict[str, Any] = writer.mode(mode)
+    if done["status"] == "ok":
+        print(f"traceinsight: {done['summary']['traced_n']} traced steps of mode {mode} in "
               f"{run_path}; open it with: traceinsight view {run_path}", file=sys.stderr)
     else:
-        print(f"traceinsight: mode {mode}: {entry['error']}", file=sys.stderr)
+        print(f"traceinsight: mode {mode}: {done['error']}", file=sys.stderr)
     return rc if rc >= 0 else 128 - rc
 
 

@@ -10,6 +10,8 @@ difference of the per-step category medians of the host-traced steady steps (``s
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -98,7 +100,7 @@ def pair_entry(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
     if ab is None:
         ab = compare_modes(a, b)
     c = ab.flipped()   # B against A: its delta is B − A
-    entry = {"a": a.name, "b": b.name, "a_ms": c.b_ms, "b_ms": c.a_ms, "delta_ms": c.delta_ms,
+    entry: dict[str, Any] = {"a": a.name, "b": b.name, "a_ms": c.b_ms, "b_ms": c.a_ms, "delta_ms": c.delta_ms,
              "ratio": c.ratio, "ratio_lo": c.ratio_lo, "ratio_hi": c.ratio_hi,
              "significant": c.significant, "basis": c.basis}
     label = f"{b.name}: B − A" if a.name == b.name else f"{b.name} − {a.name}"

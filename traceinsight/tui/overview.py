@@ -83,7 +83,7 @@ def insights(run: Run, findings: tuple[list, str | None]) -> Text:
     if len(ok) > 1:
         text.append("Why slower than the fastest (c: compare)\n", style="bold")
         for m in reversed(ok[1:]):      # the slowest first
-            text.append(f"• {fmt.safe(run.compare(m.name, run.fastest).sentence(), None)}\n")
+            text.append(f"• {fmt.safe(run.compare(m.name, ok[0].name).sentence(), None)}\n")
     found, problem = findings
     if found:
         text.append("Top findings (f: all, with evidence and the fix)\n", style="bold")

@@ -88,7 +88,7 @@ class Agent:
         self.window = int(spec.get("steps", 10))
         self.levels = dict(spec["levels"])
         self.step_function = spec.get("step_function") or None
-        self.tf = None
+        self.tf: Any = None     # the tensorflow module, once the script imports it
         self.steps_s: list[float] = []
         self.step_nums: list[int] = []
         self.traced: list[bool] = []
@@ -131,6 +131,7 @@ class Agent:
 
     def end(self) -> None:
         t1 = time.perf_counter()
+        assert self.open is not None, "end() without begin()"
         marker, traced, t0 = self.open
         self.open = None
         try:
@@ -210,7 +211,7 @@ class Agent:
 
     def _enabled(self) -> bool:
         from tensorflow.python.profiler.internal import _pywrap_traceme
-        self._enabled = _pywrap_traceme.traceme_enabled   # cache the function itself
+        self._enabled = _pywrap_traceme.traceme_enabled  # type: ignore[method-assign]  # cache the function itself
         return self._enabled()
 
     def _break(self, what: str, e: BaseException) -> None:
@@ -276,7 +277,7 @@ class Agent:
             finally:
                 agent.end()
 
-        __call__.__wrapped__ = original
+        __call__.__wrapped__ = original  # type: ignore[attr-defined]
         cls.__call__ = __call__
 
     def _wrap_keras(self, keras) -> None:
@@ -312,7 +313,7 @@ class Agent:
                     return method(model, *args, **kwargs)
                 finally:
                     agent.guard -= 1
-            wrapper.__wrapped__ = method
+            wrapper.__wrapped__ = method  # type: ignore[attr-defined]
             wrapper.__name__ = method.__name__
             wrapper.__doc__ = method.__doc__
             return wrapper
@@ -335,7 +336,7 @@ class Agent:
                 if agent.open is not None:
                     agent.end()
 
-        fit_wrapper.__wrapped__ = fit
+        fit_wrapper.__wrapped__ = fit  # type: ignore[attr-defined]
         fit_wrapper.__name__ = "fit"
         fit_wrapper.__doc__ = fit.__doc__
         model_cls.fit = fit_wrapper
