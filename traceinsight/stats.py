@@ -90,10 +90,13 @@ def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95, boot_a: np.ndarr
 def paired_rounds(a_rounds, b_rounds) -> np.ndarray | None:
     """Per-round ratios median(a_i) / median(b_i) of two modes captured in the same interleaved
     rounds (round i of a ran next to round i of b), or None when they cannot be paired (no rounds,
-    different round counts, fewer than 2 rounds with steps on both sides)."""
+    different round counts, fewer than 2 interleaved rounds with steps on both sides).
+
+    Round 0 is each mode's own timing phase, run right after its capture while no other mode was
+    timed (modes one after another), so it is not paired: only rounds 1.. ran interleaved."""
     if not a_rounds or not b_rounds or len(a_rounds) != len(b_rounds):
         return None
-    r = [float(np.median(x)) / float(np.median(y)) for x, y in zip(a_rounds, b_rounds)
+    r = [float(np.median(x)) / float(np.median(y)) for x, y in zip(a_rounds[1:], b_rounds[1:])
          if len(x) and len(y) and np.median(y) > 0]
     return np.asarray(r, dtype=float) if len(r) >= 2 else None
 

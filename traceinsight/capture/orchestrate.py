@@ -58,7 +58,7 @@ class Options:
     python_tracer: bool = True
     python_trace_ms: int = 1500
     python_max_steps: int = 5
-    rounds: int = 3             # untraced timing rounds per mode, interleaved across modes
+    rounds: int = 4             # untraced timing rounds per mode, interleaved across modes
     round_time: float = 1.0     # rounds after the first: at least this many seconds ...
     round_min_steps: int = 3    # ... and this many steps each
 

@@ -235,31 +235,21 @@ def run_with_progress(console, plan, writer, opts) -> list:
     return list(states.values())
 
 
-def _fmt_ms(v) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
-    return f"{v:.3g}" if v < 100 else f"{v:.0f}"
-
-
 def build_timing_run(run_path: Path):
-    """A traceinsight.model.Run holding only timings (no traces needed for the summary table)."""
-    import numpy as np
-
+    """A traceinsight.model.Run holding only timings (no traces needed for the summary table),
+    read by the same loader the analysis uses (rounds and machine load included), so its ratios
+    are the ones ``report`` and ``view`` show."""
     from traceinsight import runfolder
-    from traceinsight.model import ModeResult, Run, Timing
+    from traceinsight.analysis.load import _timing
+    from traceinsight.model import ModeResult, Run
 
     manifest = runfolder.read_manifest(run_path)
     results = {}
     for name, entry in manifest["modes"].items():
         status = entry.get("status")
         timing = None
-        tpath = Path(run_path) / entry["dir"] / runfolder.TIMINGS
-        if status == "ok" and tpath.is_file():
-            t = runfolder.read_json(tpath)
-            host = (t.get("traced") or {}).get("host") or {}
-            timing = Timing(steps_s=np.asarray(t.get("steps_s") or [], dtype=float),
-                            first_step_s=t.get("first_step_s"),
-                            traced_steps_s=np.asarray(host.get("steps_s") or [], dtype=float))
+        if status == "ok":
+            timing = _timing(Path(run_path) / entry["dir"])[0]
         results[name] = ModeResult(name=name, status="ok" if status == "ok" else
                                    ("missing" if status in ("pending", "running") else "failed"),
                                    error=entry.get("error") or (None if status == "ok" else status),
@@ -268,28 +258,29 @@ def build_timing_run(run_path: Path):
 
 
 def print_summary(console, run_path: Path) -> None:
-    from rich.table import Table
+    from rich.text import Text
 
+    from traceinsight import present
 
     run = build_timing_run(run_path)
     df = run.summary()
-    table = Table(title=f"{run.name}: ms per step, untraced (perf_counter)", title_justify="left")
-    for col in ("mode", "median", "IQR", "n", "× fastest [95% CI]", "1st step", "distortion"):
-        table.add_column(col, justify="left" if col == "mode" else "right", no_wrap=True)
+    rows = []
     failed = []
     for _, r in df.iterrows():
         med = r["median_ms"]
+        name = Text(present.safe(r["mode"]))
         if r["status"] != "ok" or med is None or (isinstance(med, float) and math.isnan(med)):
             failed.append((r["mode"], r["status"], r["error"]))
-            table.add_row(r["mode"], f"[red]{r['status']}[/]", "", "", "", "", "")
+            rows.append([name, Text(str(r["status"]), style="red"), "", "", "", "", ""])
             continue
-        ratio = f"{r['ratio']:.2f} [{r['ratio_lo']:.2f}–{r['ratio_hi']:.2f}]"
-        dist = r["distortion"]
-        dist_s = "–" if dist is None or (isinstance(dist, float) and math.isnan(dist)) else f"{dist:+.0%}"
-        table.add_row(r["mode"], _fmt_ms(med), f"{_fmt_ms(r['p25_ms'])}–{_fmt_ms(r['p75_ms'])}",
-                      str(int(r["n"])), ratio, _fmt_ms(r["first_step_ms"]), dist_s)
-    console.print(table)
-    console.print("[dim]median / IQR / 1st step in ms; × fastest: ratio of medians, bootstrap 95% CI; "
+        rows.append([name, present.ms(med), present.ms_range(r["p25_ms"], r["p75_ms"]),
+                     present.integer(r["n"]), present.ratio_ci(r["ratio"], r["ratio_lo"], r["ratio_hi"]),
+                     present.ms(r["first_step_ms"]), present.percent(r["distortion"], signed=True)])
+    columns = [("mode", False), ("median", True), ("IQR", True), ("n", True),
+               ("× fastest [95% CI]", True), ("1st step", True), ("distortion", True)]
+    console.print(present.rich_table(f"{run.name}: ms per step, untraced (perf_counter)", columns, rows))
+    console.print("[dim]median / IQR / 1st step in ms; × fastest: ratio of medians with its 95 % CI "
+                  "(from paired rounds when the modes ran interleaved, else a bootstrap); "
                   "distortion: host-traced median / untraced median − 1[/]")
     for mode, status, error in failed:
-        console.print(f"[red]{mode}: {status}[/]: {error or ''}")
+        console.print(Text(f"{present.safe(mode)}: {status}: {present.safe(error or '')}", style="red"))
