@@ -428,7 +428,7 @@ def _op_evidence(c: Comparison, x: ModeResult, f: ModeResult) -> str:
     """Traced op time of both modes, unless the traced steps contradict the untraced ordering
     (then traced categories are no evidence for it, and the caveat says why)."""
     if c.traced_disagrees:
-        return f" Caveat: {c.caveat()}."
+        return f". Caveat: {c.caveat()}."
     out = f"; op time {fmt_ms(_cat(x, 'op'))} vs {fmt_ms(_cat(f, 'op'))} ms/step (traced steps)."
     return out + (f" Caveat: {c.caveat()}." if c.caveat() else "")
 
