@@ -36,6 +36,10 @@ def assert_same_mode(a, b) -> None:
     assert (a.name, a.status, a.error, a.step_rule, a.notes, a.trace_paths) == \
         (b.name, b.status, b.error, b.step_rule, b.notes, b.trace_paths)
     for f in FRAMES:
+        fa, fb = getattr(a, f), getattr(b, f)
+        if fa.empty and fb.empty:   # the JSON the workers send keeps an empty frame's columns only
+            assert list(fa.columns) == list(fb.columns), f
+            continue
         # equal to the last bits but for numpy's summation order, which memory alignment moves
         pd.testing.assert_frame_equal(getattr(a, f), getattr(b, f), check_exact=False,
                                       rtol=1e-12, atol=0)

@@ -56,7 +56,10 @@ def fingerprint(files: list[Path]) -> list[list]:
 
 
 def _frame_to_json(df: pd.DataFrame) -> dict:
-    return json.loads(df.to_json(orient="split", double_precision=15, date_format="iso"))
+    """Columns, index and rows as plain JSON values; floats keep every bit (Python's repr), NaN and
+    infinities become null."""
+    return {"columns": _clean(list(df.columns)), "index": _clean(df.index.tolist()),
+            "data": _clean(df.to_numpy(dtype=object).tolist())}
 
 
 def _frame_from_json(d: dict) -> pd.DataFrame:
@@ -69,6 +72,8 @@ def _clean(o: Any) -> Any:
         return {str(k): _clean(v) for k, v in o.items()}
     if isinstance(o, (list, tuple)):
         return [_clean(v) for v in o]
+    if isinstance(o, (bool, np.bool_)):
+        return bool(o)
     if isinstance(o, (np.integer,)):
         return int(o)
     if isinstance(o, (np.floating, float)):
@@ -78,7 +83,8 @@ def _clean(o: Any) -> Any:
     return o
 
 
-def save(path: Path, mode: ModeResult, key: list) -> None:
+def to_dict(mode: ModeResult, key: list) -> dict:
+    """A ModeResult as plain JSON data (its timing is not included: it is read from timings.json)."""
     data = {"key": key, "name": mode.name, "status": mode.status, "error": mode.error,
             "step_rule": mode.step_rule, "notes": list(mode.notes),
             "trace_paths": list(mode.trace_paths), "profile_options": _clean(mode.profile_options),
@@ -86,6 +92,11 @@ def save(path: Path, mode: ModeResult, key: list) -> None:
             "first_step": None if mode.first_step is None else _clean(mode.first_step.to_dict())}
     for name in FRAMES:
         data[name] = _frame_to_json(getattr(mode, name))
+    return data
+
+
+def save(path: Path, mode: ModeResult, key: list) -> None:
+    data = to_dict(mode, key)
     try:
         atomic_write_json(path, data)
     except OSError:
@@ -97,6 +108,11 @@ def load(path: Path, key: list, timing: Timing | None) -> ModeResult | None:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError):
         return None
+    return from_dict(data, key, timing)
+
+
+def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
+    """The ModeResult ``to_dict`` wrote, or None when ``data`` is not that (or of another key)."""
     if not isinstance(data, dict) or data.get("key") != key:
         return None
     try:

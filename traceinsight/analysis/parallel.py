@@ -16,7 +16,7 @@ files must be readable by the workers at the same paths: a shared file system), 
 from __future__ import annotations
 
 import os
-import pickle
+import json
 import queue
 import subprocess
 import sys
@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from traceinsight.analysis import cache
 from traceinsight.errors import TraceinsightError
 
 if TYPE_CHECKING:
@@ -96,7 +97,8 @@ def analyze_modes(groups: dict[str, list[Path]], jobs: int | None = None) -> dic
 
 class _Worker:
     """One analysis process, ``python -m traceinsight.analysis.parallel``: (name, files) in,
-    ModeResult out, pickled over its pipes (our own objects between our own processes; trace
+    ModeResult out, as JSON over its pipes (``analysis.cache.to_dict``: the analysis cache's own
+    format, nothing is unpickled or evaluated; trace
     strings are never evaluated). A plain subprocess rather than multiprocessing: spawn would
     re-run the caller's ``__main__`` script in every worker, fork is unsafe in the viewer's
     threads."""
@@ -118,6 +120,10 @@ class _Worker:
             try:
                 _send(self.proc.stdin, (name, [str(f) for f in groups[name]]))
                 status, value = _receive(self.proc.stdout)
+                if status == "ok":
+                    value = cache.from_dict(value, [], None)
+                    if value is None:
+                        status, value = "error", "the analysis process sent an unreadable result"
             except (OSError, EOFError):
                 rc = self.proc.poll()
                 failures.append(f"the analysis process of {name} died"
@@ -141,7 +147,7 @@ class _Worker:
 
 
 def _send(f, obj) -> None:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    data = json.dumps(obj, allow_nan=False).encode()
     f.write(len(data).to_bytes(8, "little") + data)
     f.flush()
 
@@ -154,7 +160,7 @@ def _receive(f):
     data = f.read(n)
     if len(data) < n:
         raise EOFError
-    return pickle.loads(data)
+    return json.loads(data)
 
 
 def _worker_main() -> None:
@@ -167,7 +173,7 @@ def _worker_main() -> None:
         except EOFError:
             return
         try:
-            result = ("ok", _analyze(name, [Path(f) for f in files]))
+            result = ("ok", cache.to_dict(_analyze(name, [Path(f) for f in files]), []))
         except BaseException as e:  # reported by the parent as one line
             msg = str(e).strip().splitlines()
             result = ("error", f"{type(e).__name__}: {msg[0]}" if msg else type(e).__name__)
