@@ -15,8 +15,8 @@ files must be readable by the workers at the same paths: a shared file system), 
 
 from __future__ import annotations
 
-import os
 import json
+import os
 import queue
 import subprocess
 import sys
