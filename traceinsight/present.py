@@ -226,7 +226,9 @@ def rich_table(title: str, columns: Sequence[tuple[str, bool]], rows: list[list[
             width = max([len(header)] + [len(str(r[i])) for r in rows])
             t.add_column(header, justify="right", no_wrap=True, min_width=width)
         else:
-            t.add_column(header, justify="left", overflow="fold")
+            # names fold, but not into slivers: up to 24 cells wide, as wide as the widest
+            width = min(24, max([len(header)] + [len(str(r[i])) for r in rows]))
+            t.add_column(header, justify="left", overflow="fold", min_width=width)
     for r in rows:
         t.add_row(*r)
     return t
