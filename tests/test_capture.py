@@ -158,7 +158,7 @@ def test_v1_session_feeds_only_what_changes(tmp_path):
 
 
 def test_rounds_are_interleaved_and_recorded_with_the_load(function_run):
-    """Default --rounds 3: round 0 is each mode's timing phase, then rounds 1 and 2 run A B C A B C
+    """Default --rounds 4: round 0 is each mode's timing phase, then rounds 1 to 3 run A B C A B C
     in the modes' live processes; every round has its steps, start time and load; steps_s holds
     every round's steps; the analysis loads them as Timing.rounds / Timing.load."""
     import traceinsight
@@ -168,7 +168,7 @@ def test_rounds_are_interleaved_and_recorded_with_the_load(function_run):
     for mode in FUNCTION_MODES:
         timings = runfolder.read_json(run / runfolder.mode_dir(mode) / runfolder.TIMINGS)
         rounds[mode] = timings["rounds"]
-        assert [r["round"] for r in timings["rounds"]] == [0, 1, 2]
+        assert [r["round"] for r in timings["rounds"]] == [0, 1, 2, 3]
         assert timings["steps_s"] == [s for r in timings["rounds"] for s in r["steps_s"]]
         assert all(len(r["steps_s"]) >= 3 and len(r["loadavg"]) == 3 for r in timings["rounds"])
         assert all(r["t_end_unix"] >= r["t_start_unix"] for r in timings["rounds"])
@@ -185,8 +185,8 @@ def test_rounds_are_interleaved_and_recorded_with_the_load(function_run):
     # the order in time: every mode's round i, in mode order, before any mode's round i + 1
     order = sorted((r["t_start_unix"], r["round"], FUNCTION_MODES.index(m))
                    for m, rs in rounds.items() for r in rs)
-    assert [(i, k) for _, i, k in order] == [(i, k) for i in range(3) for k in range(len(FUNCTION_MODES))]
-    for i in range(2):  # no overlap: a round ends before the next one starts
+    assert [(i, k) for _, i, k in order] == [(i, k) for i in range(4) for k in range(len(FUNCTION_MODES))]
+    for i in range(3):  # no overlap: a round ends before the next one starts
         ends = [r["t_end_unix"] for m in FUNCTION_MODES for r in rounds[m] if r["round"] == i]
         starts = [r["t_start_unix"] for m in FUNCTION_MODES for r in rounds[m] if r["round"] == i + 1]
         assert max(ends) <= min(starts)
@@ -205,7 +205,7 @@ def test_summary_printed(keras_run, function_run):
     text = console.export_text()
     for mode in FUNCTION_MODES:
         assert mode in text
-    assert "1.00 [" in text  # the fastest mode's ratio to itself
+    assert "1.00× [" in text  # the fastest mode's ratio to itself
 
 
 def test_failing_modes_leave_others_intact(crash_run):

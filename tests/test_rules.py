@@ -7,6 +7,7 @@ import re
 import pytest
 
 from traceinsight.analysis import rules
+from traceinsight.analysis.steps import STEP_MARKER
 
 EXAMPLES = {  # regex rules: a name each must match
     rules.GRAPH_OP_PATTERN: "functional_1/conv1d_1/convolution:_MklNativeFusedConv2D",
@@ -41,9 +42,9 @@ def test_each_rule(kind, pattern, category, why):
 def test_special_names():
     assert rules.own_category("$layer.py:872 __call__") == rules.PYFRAME
     # step markers are recognized with their step_num stat (attribute.step_markers), not by name
-    assert rules.STEP_MARKER.match("train") and rules.STEP_MARKER.match("test_step_3")
-    assert rules.STEP_MARKER.match("TraceContext")
-    assert not rules.STEP_MARKER.match("train/inner")  # XProf ignores markers with "/"
+    assert STEP_MARKER.match("train") and STEP_MARKER.match("test_step_3")
+    assert STEP_MARKER.match("TraceContext") and STEP_MARKER.match("Profiled batch")
+    assert not STEP_MARKER.match("train/inner")  # XProf ignores markers with "/"
     assert rules.own_category("BasicCPUAllocator::Alloc") == rules.UNKNOWN  # not a graph op
     assert rules.own_category("my_python_function") == rules.UNKNOWN
     # EagerCopyToDevice copies only when a device is there

@@ -211,24 +211,27 @@ class ColumnSpec:
         return self.get(row) if self.get is not None else row.get(self.key)
 
 
-def rich_table(title: str, columns: Sequence[tuple[str, bool]], rows: list[list[Any]]) -> Any:
+def rich_table(title: str, columns: Sequence[tuple[str, bool]], rows: list[list[Any]],
+               name_min: int = 0) -> Any:
     """A rich Table for the terminal: ``columns`` are (header, numeric). A numeric column is never
     narrower than its widest figure, so output piped to a file or another program (rich lays it out
     for 80 columns) folds the name columns and never cuts a figure to ``8.…``. Cells that are
     strings from a trace should be passed as ``rich.text.Text(safe(s))`` (never parsed as markup).
+    ``name_min``: the name columns fold no narrower than this (when the figures leave room).
     rich is imported here, not with this module."""
+    from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    t = Table(title=Text(title), title_justify="left")
+    # no vertical rules: two cells of padding per column instead of three, room for the names
+    t = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for i, (header, numeric) in enumerate(columns):
         if numeric:
             width = max([len(header)] + [len(str(r[i])) for r in rows])
             t.add_column(header, justify="right", no_wrap=True, min_width=width)
         else:
-            # names fold, but not into slivers: up to 24 cells wide, as wide as the widest
-            width = min(24, max([len(header)] + [len(str(r[i])) for r in rows]))
-            t.add_column(header, justify="left", overflow="fold", min_width=width)
+            width = min(name_min, max([len(header)] + [len(str(r[i])) for r in rows]))
+            t.add_column(header, justify="left", overflow="fold", min_width=width or None)
     for r in rows:
         t.add_row(*r)
     return t

@@ -173,7 +173,7 @@ def _worker_main() -> None:
         except EOFError:
             return
         try:
-            result = ("ok", cache.to_dict(_analyze(name, [Path(f) for f in files]), []))
+            result: tuple[str, Any] = ("ok", cache.to_dict(_analyze(name, [Path(f) for f in files]), []))
         except BaseException as e:  # reported by the parent as one line
             msg = str(e).strip().splitlines()
             result = ("error", f"{type(e).__name__}: {msg[0]}" if msg else type(e).__name__)

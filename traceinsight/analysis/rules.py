@@ -46,8 +46,7 @@ PASS_SHAPE = re.compile(r"^[a-z][a-z0-9]*(?:[-_ ][a-z0-9]+)+$")
 # Events of an XLA executable running: compilation is over on that thread once one is seen.
 XLA_RUN = re.compile(r"^(CpuExecutable::|GpuExecutable::|__inference_.*:__inference_)")
 
-# Step markers XProf recognizes (tensorflow/profiler step markers, `tf.profiler.experimental.Trace`).
-STEP_MARKER = re.compile(r"^(train|test)[^/]*$|^TraceContext$")
+# Step markers: traceinsight.analysis.steps.STEP_MARKER (steps are windows, not categories).
 
 # A graph op run by the executor: ``scope/name:OpType`` (exactly one colon, no spaces).
 GRAPH_OP_PATTERN = r"^[^$:\s][^:\s]*:[A-Za-z_][A-Za-z0-9_]*$"

@@ -278,7 +278,12 @@ def print_summary(console, run_path: Path) -> None:
                      present.ms(r["first_step_ms"]), present.percent(r["distortion"], signed=True)])
     columns = [("mode", False), ("median", True), ("IQR", True), ("n", True),
                ("× fastest [95% CI]", True), ("1st step", True), ("distortion", True)]
-    console.print(present.rich_table(f"{run.name}: ms per step, untraced (perf_counter)", columns, rows))
+    # the mode names fold into what the figures leave of the console, but never into slivers
+    figures = sum(max([len(h)] + [len(str(r[i])) for r in rows]) for i, (h, numeric) in enumerate(columns)
+                  if numeric)
+    name_min = max(6, min(24, console.width - figures - 3 * len(columns)))
+    console.print(present.rich_table(f"{run.name}: ms per step, untraced (perf_counter)", columns, rows,
+                                     name_min=name_min))
     console.print("[dim]median / IQR / 1st step in ms; × fastest: ratio of medians with its 95 % CI "
                   "(from paired rounds when the modes ran interleaved, else a bootstrap); "
                   "distortion: host-traced median / untraced median − 1[/]")
