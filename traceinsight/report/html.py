@@ -285,7 +285,8 @@ def render_document(doc: dict) -> str:
                    "l" + "r" * (len(CATEGORIES) + 1)),
              "<h2>Modes</h2>",
              f"<p class=\"muted\">{esc(_timing_note(modes))} Ratio to the fastest mode with its "
-             "interval.</p>",
+             "interval: the median of per-round ratios when the modes were timed in interleaved "
+             "rounds, else the ratio of medians with a bootstrap interval.</p>",
              table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
                     "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr"),
              "<h2>Findings</h2>", _findings(doc["findings"]),

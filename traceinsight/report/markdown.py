@@ -287,7 +287,9 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT) -> str:
     if env:
         head += ["## Environment", ""] + table(["", ""], env) + [""]
     head += ["## Modes", "", timing_note(modes) + " Ratio to the fastest mode with its interval "
-             "(“no measurable difference” when it includes 1).", ""]
+             "(“no measurable difference” when it includes 1): the median of per-round ratios when "
+             "the modes were timed in interleaved rounds, else the ratio of medians with a bootstrap "
+             "interval.", ""]
     head += table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
                    "first step ms", "profiler distortion", "steps"], mode_rows(modes), "lrlllrrr")
     cats = category_rows(modes)
