@@ -123,3 +123,9 @@ def test_rich_table_never_cuts_a_figure():
         present.rich_table("t", [("mode", False), ("median", True), ("vs fastest", True)], rows))
     out = buf.getvalue()
     assert "8.46" in out and "2.50× [2.40, 2.60]" in out and "…" not in out
+
+
+def test_signed_ms_signs_every_positive_difference():
+    """``+0.50`` (not ``0.50``) for a positive difference under 1 ms; zero and tiny ones as ms()."""
+    assert [present.signed_ms(v) for v in (0.5, 1.2, -0.3, 0, 150, 0.04, 0.0001)] == \
+        ["+0.50", "+1.20", "-0.30", "0", "+150", "+0.040", "<0.001"]

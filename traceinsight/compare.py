@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from traceinsight import present
 from traceinsight.analysis.opfamily import family
 from traceinsight.model import CATEGORIES, ModeResult
 from traceinsight.stats import excludes_one, paired_ratio_ci, paired_rounds, ratio_ci
@@ -64,8 +65,8 @@ class Comparison:
         # the same mode of two runs (diff): name the sides, B against A
         na, nb = (self.a, self.b) if self.a != self.b else ("B", "A")
         if self.traced_disagrees:
-            parts.append(f"the traced steps order them the other way ({na} {self.traced_a_ms:.3g} "
-                         f"vs {nb} {self.traced_b_ms:.3g} ms), so the traced categories cannot "
+            parts.append(f"the traced steps order them the other way ({na} {present.ms(self.traced_a_ms)} "
+                         f"vs {nb} {present.ms(self.traced_b_ms)} ms), so the traced categories cannot "
                          "explain this difference")
         distorted = [(n, d) for n, d in ((na, self.distortion_a), (nb, self.distortion_b))
                      if d is not None and np.isfinite(d) and abs(d) >= DISTORTION_LARGE]
@@ -86,14 +87,14 @@ class Comparison:
             return f"{self.a} vs {self.b}: no step times to compare"
         if not self.significant:
             return (f"{self.a} vs {self.b}: no measurable difference "
-                    f"({self.a_ms:.3g} vs {self.b_ms:.3g} ms/step, ratio {self.ratio:.2f} "
+                    f"({present.ms(self.a_ms)} vs {present.ms(self.b_ms)} ms/step, ratio {self.ratio:.2f} "
                     f"[{self.ratio_lo:.2f}, {self.ratio_hi:.2f}])")
-        head = f"{label or f'{self.a} − {self.b}'} = {self.delta_ms:+.3g} ms/step"
+        head = f"{label or f'{self.a} − {self.b}'} = {present.signed_ms(self.delta_ms)} ms/step"
         if self.traced_disagrees:
-            return f"{head} ({self.a_ms:.3g} vs {self.b_ms:.3g} ms untraced); but {self.caveat()}"
+            return f"{head} ({present.ms(self.a_ms)} vs {present.ms(self.b_ms)} ms untraced); but {self.caveat()}"
         cats = self.categories[np.isfinite(self.categories["delta_ms"])]
         cats = cats[cats["delta_ms"].abs() >= 0.005].head(top)
-        parts = ", ".join(f"{r.category} {r.delta_ms:+.3g}" for r in cats.itertuples())
+        parts = ", ".join(f"{r.category} {present.signed_ms(r.delta_ms)}" for r in cats.itertuples())
         sep = ": in traced steps, " if traced_label else ": "
         out = head + (f"{sep}{parts}" if parts else "")
         return out + (f" ({self.caveat()})" if self.distorted else "")

@@ -135,7 +135,8 @@ def signed_ms(v: Any) -> str:
     if not is_num(v):
         return MISSING
     s = ms(v)
-    return s if s[0] in "-0>" else f"+{s}"
+    # a positive difference gets its sign, also below 1 ms (``+0.50``); zero and ``<0.001`` stay
+    return f"+{s}" if float(v) > 0 and s[0].isdigit() and s != "0" else s
 
 
 def ratio(v: Any) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from traceinsight import present
 from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
 
@@ -125,7 +126,7 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
     parts = [f"{run.name}: {len(ok)} of {len(modes)} modes measured"]
     fastest = next((m for m in ok if m.get("vs_fastest") == "fastest"), None)
     if fastest:
-        parts.append(f"fastest {fastest['name']} {fastest['median_ms']:.3g} ms/step")
+        parts.append(f"fastest {fastest['name']} {present.ms(fastest['median_ms'])} ms/step")
         slower = sorted((m for m in ok if m.get("vs_fastest") == "slower"), key=lambda m: (-m["ratio"], m["name"]))
         if slower:
             parts.append(", ".join(f"{m['name']} {fmt_ratio(m['ratio'])}× slower" for m in slower[:3])
@@ -135,12 +136,12 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
             parts.append("no measurable difference: " + ", ".join(same[:3]))
     top = next((f for f in findings if f.get("saving_ms") is not None), None)
     if top:
-        parts.append(f"top finding: {top['title']} (≈ {top['saving_ms']:.2g} ms/step)")
+        parts.append(f"top finding: {top['title']} (≈ {present.ms(top['saving_ms'])} ms/step)")
     disagree = traced_disagreements(run)
     if disagree:
         parts.append("traced steps contradict the untraced medians for "
-                     + ", ".join(f"{c.a} vs {c.b} (untraced {c.a_ms:.3g} vs {c.b_ms:.3g}, traced "
-                                 f"{c.traced_a_ms:.3g} vs {c.traced_b_ms:.3g} ms)"
+                     + ", ".join(f"{c.a} vs {c.b} (untraced {present.ms(c.a_ms)} vs {present.ms(c.b_ms)}, traced "
+                                 f"{present.ms(c.traced_a_ms)} vs {present.ms(c.traced_b_ms)} ms)"
                                  for c in disagree[:3])
                      + ": their category splits do not explain those differences")
     failed = [m["name"] for m in modes if m["status"] != "ok"]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from traceinsight import present
 from traceinsight.compare import Comparison, compare_modes
 from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, ModeResult, Run
@@ -113,7 +114,7 @@ def pair_entry(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
                      significant=v["significant"], basis=v["basis"], tolerance=v["tolerance"],
                      verdict=v["verdict"])
         if not v["significant"] and c.significant and np.isfinite(v["ratio"]):
-            sentence = (f"{label}: within run-to-run variation ({c.b_ms:.3g} → {c.a_ms:.3g} ms/step, "
+            sentence = (f"{label}: within run-to-run variation ({present.ms(c.b_ms)} → {present.ms(c.a_ms)} ms/step, "
                         f"ratio {fmt_ratio(v['ratio'])} [{fmt_ratio(v['ratio_lo'])}, "
                         f"{fmt_ratio(v['ratio_hi'])}]; {_noise_basis(v)})")
         elif not v["significant"]:
@@ -139,7 +140,7 @@ def _sentence(na: str, nb: str, c: Comparison, label: str) -> str:
     if not np.isfinite(c.delta_ms):
         return f"{na} → {nb}: no step times to compare"
     if not c.significant:
-        return (f"{na} → {nb}: no measurable difference ({c.b_ms:.3g} vs {c.a_ms:.3g} ms/step, "
+        return (f"{na} → {nb}: no measurable difference ({present.ms(c.b_ms)} vs {present.ms(c.a_ms)} ms/step, "
                 f"ratio {fmt_ratio(c.ratio)} [{fmt_ratio(c.ratio_lo)}, {fmt_ratio(c.ratio_hi)}])")
     return c.sentence(label=label)
 
