@@ -34,7 +34,7 @@ from xspace_builder import Space
 MS = 1e-3  # ms per µs
 
 
-def async_gpu_space(group: bool, corr: bool) -> Space:
+def async_gpu_space(group: bool, corr: bool, steps_line: bool = False) -> Space:
     sp = Space()
     hp = sp.host()
     main = hp.line("python")
@@ -45,7 +45,8 @@ def async_gpu_space(group: bool, corr: bool) -> Space:
         main.event("train", i * 100, 100, **stats)
     launches = hp.line("tf_Compute/1")
     launches.event("ExecutorState::Process", 1, 8)  # TF's graph executor: a TensorFlow trace
-    dev = sp.plane("/device:GPU:0").line("Stream #7(Compute)", line_id=7)
+    gpu = sp.plane("/device:GPU:0")
+    dev = gpu.line("Stream #7(Compute)", line_id=7)
     for c, at, name, start, dur, gid in ((1, 10, "MemcpyH2D", 20, 10, 11),
                                          (2, 30, "kernel_A", 60, 70, 11),
                                          (3, 110, "kernel_B", 140, 90, 12),
@@ -59,6 +60,11 @@ def async_gpu_space(group: bool, corr: bool) -> Space:
         launches.event("cudaLaunchKernel" if name.startswith("kernel") else "cudaMemcpyAsync",
                        at, 2, **lstats)
         dev.event(name, start, dur, **dstats)
+    if steps_line:
+        # XProf's derived Steps line (a preprocessed trace): the device's own step per group
+        line = gpu.line("Steps", line_id=-559038737)
+        for gid, start, dur in ((11, 20, 110), (12, 140, 120), (13, 270, 50)):
+            line.event(str(gid), start, dur, group_id=gid)
     return sp
 
 
@@ -102,3 +108,14 @@ def test_device_events_of_no_step_are_counted_in_a_note(tmp_path):
     m = analyze_mode("gpu", [sp.write(tmp_path / "h.xplane.pb")])
     assert rows(m)[1][2] == 0  # the copy is in no step
     assert any("1 device events belong to no step" in n for n in m.notes)
+
+
+def test_preprocessed_trace_device_steps_lines_keyed_by_the_host_steps_group(tmp_path):
+    """A trace XProf preprocessed holds each device's Steps line, keyed by group_id, beside the
+    host markers (step_num 1..3, groups 11..13): each device step is the host step of its group."""
+    m = analyze_mode("gpu", [async_gpu_space(True, True, steps_line=True)
+                             .write(tmp_path / "h.xplane.pb")])
+    d = m.device_steps.set_index("step_num")
+    assert d["wall_ms"].tolist() == pytest.approx([110 * MS, 120 * MS, 50 * MS])
+    assert d["compute_ms"].tolist() == pytest.approx([70 * MS, 110 * MS, 50 * MS])
+    assert d["idle_ms"].tolist() == pytest.approx([30 * MS, 10 * MS, 0])

@@ -161,6 +161,10 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
                 key = int(gid[e]) if gid is not None and gid[e] >= 0 else _int(names[table.name[e]])
                 own_steps.setdefault(ln.plane, {})[key] = (int(table.start[e]), int(table.end[e]))
 
+    # a device's Steps events are keyed by group_id: the host step's group when it has one
+    groups = _window_groups(table, step_start, step_end) if own_steps else []
+    own_key = [g if g is not None else int(n) for g, n in
+               zip(groups or [None] * len(step_num), step_num.tolist())]
     attr, attribution, attr_note = _attribution(table, dev_ev_all, step_start, step_end,
                                                 bool(own_steps),
                                                 step_num if steps_are_groups else None)
@@ -173,7 +177,7 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
         ops = None
         for k in range(len(step_start)):
             w0, w1 = int(step_start[k]), int(step_end[k])
-            own = own_steps.get(plane, {}).get(int(step_num[k]))
+            own = own_steps.get(plane, {}).get(own_key[k])
             if own is not None:
                 w0, w1 = own
             if own is None and own_steps:
@@ -253,13 +257,8 @@ def _attribution(table: EventTable, dev_ev: np.ndarray, step_start: np.ndarray,
         return out, "group_id", ""  # the step rule already says it
     if "group_id" in table.stat_int:
         gid = table.stat_int_column("group_id")
-        # the host event that is the step (its marker, or its tf.function call) and its group
-        idx = np.nonzero(on_host & (gid >= 0))[0]
-        by_window = {(int(a), int(b)): int(g) for a, b, g in
-                     zip(table.start[idx].tolist(), table.end[idx].tolist(), gid[idx].tolist())}
         step_of_group: dict[int, int] = {}
-        for k in range(n):
-            g = by_window.get((int(step_start[k]), int(step_end[k])))
+        for k, g in enumerate(_window_groups(table, step_start, step_end)):
             if g is not None:
                 step_of_group.setdefault(g, k)
         if step_of_group:
@@ -285,6 +284,22 @@ def _attribution(table: EventTable, dev_ev: np.ndarray, step_start: np.ndarray,
                             "group_id or correlation_id linking device events to the host steps): "
                             "kernels that run after their step's host marker closes land in the "
                             "next step or in none")
+
+
+def _window_groups(table: EventTable, step_start: np.ndarray, step_end: np.ndarray
+                   ) -> list[int | None]:
+    """Each step window's group_id: that of the host event that is the step (its marker, or its
+    tf.function call: same start and end), None when it has none."""
+    if "group_id" not in table.stat_int:
+        return [None] * len(step_start)
+    gid = table.stat_int_column("group_id")
+    host_planes = np.array([not p.name.startswith("/device:") for p in table.planes] or [False])
+    plane_of_line = np.array([ln.plane for ln in table.lines], dtype=np.int64)
+    idx = np.nonzero(host_planes[plane_of_line[table.line]] & (gid >= 0))[0]
+    by_window: dict[tuple[int, int], int] = {}
+    for a, b, g in zip(table.start[idx].tolist(), table.end[idx].tolist(), gid[idx].tolist()):
+        by_window.setdefault((a, b), g)
+    return [by_window.get((int(a), int(b))) for a, b in zip(step_start.tolist(), step_end.tolist())]
 
 
 def _attr_note(how: str, out: np.ndarray, dev_ev: np.ndarray) -> str:
