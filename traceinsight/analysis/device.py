@@ -271,9 +271,9 @@ def _attribution(table: EventTable, dev_ev: np.ndarray, step_start: np.ndarray,
     if "correlation_id" in table.stat_int:
         corr = table.stat_int_column("correlation_id")
         idx = np.nonzero(on_host & (corr >= 0))[0]
-        k = np.searchsorted(step_start, table.start[idx], side="right") - 1
-        ok = (k >= 0) & (table.start[idx] < step_end[np.maximum(k, 0)])
-        step_of_corr = dict(zip(corr[idx][ok].tolist(), k[ok].tolist()))
+        ks = np.searchsorted(step_start, table.start[idx], side="right") - 1
+        ok = (ks >= 0) & (table.start[idx] < step_end[np.maximum(ks, 0)])
+        step_of_corr = dict(zip(corr[idx][ok].tolist(), ks[ok].tolist()))
         if step_of_corr:
             out[dev_ev] = [step_of_corr.get(x, -1) for x in corr[dev_ev].tolist()]
             if (out[dev_ev] >= 0).any():
