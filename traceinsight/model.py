@@ -88,7 +88,9 @@ class ModeResult:
       other:      name, ms_per_step, count: events the rules do not place.
       device_steps: per (host, device, step): wall_ms, compute_ms (summed kernel time), h2d_ms,
                   d2h_ms, d2d_ms (copies), busy_ms, idle_ms, launch_ms (host kernel launches),
-                  kernels (count); see ``traceinsight.analysis.device``. Empty on CPU-only traces.
+                  kernels (count), span_ms (the step's device time on that device), after_host_ms
+                  (how far it ends after the host step; NaN under the time-window rule); see
+                  ``traceinsight.analysis.device``. Empty on CPU-only traces.
       devices:    per (host, device): medians over steady steps of the same figures, steps, and
                   ``slowest`` (the device that sets the step).
       kernels:    op, op_type, kernel (whole name), calls, device_ms (steady steps, all devices),

@@ -17,7 +17,7 @@ from traceinsight.runfolder import atomic_write_json
 
 # Bump when the analysis changes what it computes: old caches are then ignored. The key also holds
 # a digest of the analysis source (``source_digest``), so a change nobody bumped for still counts.
-ANALYSIS_VERSION = 3
+ANALYSIS_VERSION = 4
 
 
 def source_digest() -> str:

@@ -13,8 +13,18 @@ What is counted, and why:
 * a kernel's TF op is its ``tf_op`` stat, else the innermost TraceMe annotation it was launched
   under (``level 0`` / ``annotation`` stats: ``scope/name:OpType``), else the event of XProf's
   derived ``TensorFlow Ops`` line at the same time on the same device;
-* windows: a device's own ``Steps`` event for that step when the trace has one (each device's step
-  differs), else the step windows found on the host (or from ``group_id``).
+* which step a device event belongs to, first rule that applies (``DeviceAnalysis.attribution``
+  and a note say which): a device's own ``Steps`` event for that step when the trace has one (each
+  device's step differs); else, with host step windows, the host step's ``group_id`` (the stat TF's
+  event grouping writes on the step's host event and on the device events it launched, as XProf's
+  ``group_events`` assigns it); else launch correlation (the ``correlation_id`` of a host-side
+  kernel launch inside the step's window, and of the kernel it launched); else the time window
+  (device work inside the step's host window, clipped to it). A GPU runs kernels asynchronously,
+  after the step's host marker has closed: under the first three rules they still count in their
+  step, under the last they land in the next step or in none;
+* ``span_ms``: the step's device time on that device, first start to last end of its events
+  (under the window rule: the window); idle = span - busy; ``after_host_ms``: how far the device's
+  last event of the step ends after the host step's end (NaN under the window rules).
 """
 
 from __future__ import annotations
@@ -29,10 +39,10 @@ from traceinsight.analysis.steps import STEPS_LINE_ID, is_derived_line
 
 PS_PER_MS = 1e9
 STEP_COLUMNS = ["host", "device", "step_num", "wall_ms", "compute_ms", "h2d_ms", "d2h_ms", "d2d_ms",
-                "busy_ms", "idle_ms", "launch_ms", "kernels"]
+                "busy_ms", "idle_ms", "launch_ms", "kernels", "span_ms", "after_host_ms"]
 KERNEL_COLUMNS = ["op", "op_type", "kernel", "calls", "device_ms", "ms_per_step", "share"]
 DEVICE_COLUMNS = ["host", "device", "steps", "wall_ms", "compute_ms", "h2d_ms", "d2h_ms", "d2d_ms",
-                  "idle_ms", "launch_ms", "slowest"]
+                  "idle_ms", "launch_ms", "span_ms", "after_host_ms", "slowest"]
 
 KIND_COMPUTE, KIND_H2D, KIND_D2H, KIND_D2D, KIND_MEMSET = range(5)
 
@@ -43,6 +53,7 @@ class DeviceAnalysis:
     devices: pd.DataFrame      # DEVICE_COLUMNS: medians over steady steps per device
     kernels: pd.DataFrame      # KERNEL_COLUMNS: steady steps, all devices
     notes: tuple[str, ...]
+    attribution: str = "window"  # "device steps", "group_id", "correlation_id" or "window"
 
 
 def _kind(name: str) -> int:
@@ -117,9 +128,11 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
 
 
 def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndarray,
-                    step_num: np.ndarray, steady: np.ndarray) -> DeviceAnalysis | None:
+                    step_num: np.ndarray, steady: np.ndarray,
+                    steps_are_groups: bool = False) -> DeviceAnalysis | None:
     """Per step and device figures, per device medians and the kernel table; None when the trace
-    has no device activity."""
+    has no device activity. ``steps_are_groups``: the steps are the device events' ``group_id``
+    groups (no host events), numbered by group."""
     lines_of = device_lines(table)
     if not lines_of:
         return None
@@ -148,6 +161,13 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
                 key = int(gid[e]) if gid is not None and gid[e] >= 0 else _int(names[table.name[e]])
                 own_steps.setdefault(ln.plane, {})[key] = (int(table.start[e]), int(table.end[e]))
 
+    # a device's Steps events are keyed by group_id: the host step's group when it has one
+    groups = _window_groups(table, step_start, step_end) if own_steps else []
+    own_key = [g if g is not None else int(n) for g, n in
+               zip(groups or [None] * len(step_num), step_num.tolist())]
+    attr, attribution, attr_note = _attribution(table, dev_ev_all, step_start, step_end,
+                                                bool(own_steps),
+                                                step_num if steps_are_groups else None)
     rows = []
     kernel_rows = []
     for plane, lines in sorted(lines_of.items(), key=lambda kv: _device_order(table.planes[kv[0]].name)):
@@ -157,13 +177,18 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
         ops = None
         for k in range(len(step_start)):
             w0, w1 = int(step_start[k]), int(step_end[k])
-            own = own_steps.get(plane, {}).get(int(step_num[k]))
+            own = own_steps.get(plane, {}).get(own_key[k])
             if own is not None:
                 w0, w1 = own
-            cs, ce = np.maximum(s, w0), np.minimum(e, w1)
-            inside = ce > cs
             if own is None and own_steps:
                 continue  # steps from XProf's Steps lines: a device without one ran no step
+            if attr is not None:
+                # whole events of the step's group, wherever they ran
+                cs, ce = s, e
+                inside = attr[ev] == k
+            else:
+                cs, ce = np.maximum(s, w0), np.minimum(e, w1)
+                inside = ce > cs
             dur = (ce - cs)[inside]
             kk = kind[inside]
             lm = (table.start[launch_ev] < w1) & (table.end[launch_ev] > w0)
@@ -171,15 +196,24 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
                       - np.maximum(table.start[launch_ev][lm], w0)).sum()
             wall = w1 - w0
             busy = _union_ps(cs[inside], ce[inside])
+            if attr is None:
+                span, after = wall, float("nan")
+            elif inside.any():
+                first, last = int(cs[inside].min()), int(ce[inside].max())
+                span = last - first
+                after = (last - w1) / PS_PER_MS if not steps_are_groups else float("nan")
+            else:
+                span, after = 0, float("nan")
             rows.append({"host": pinfo.host, "device": pinfo.name, "step_num": int(step_num[k]),
                          "wall_ms": wall / PS_PER_MS,
                          "compute_ms": dur[kk == KIND_COMPUTE].sum() / PS_PER_MS,
                          "h2d_ms": dur[kk == KIND_H2D].sum() / PS_PER_MS,
                          "d2h_ms": dur[kk == KIND_D2H].sum() / PS_PER_MS,
                          "d2d_ms": dur[(kk == KIND_D2D) | (kk == KIND_MEMSET)].sum() / PS_PER_MS,
-                         "busy_ms": busy / PS_PER_MS, "idle_ms": max(wall - busy, 0) / PS_PER_MS,
+                         "busy_ms": busy / PS_PER_MS, "idle_ms": max(span - busy, 0) / PS_PER_MS,
                          "launch_ms": float(launch) / PS_PER_MS,
-                         "kernels": int((kk == KIND_COMPUTE).sum()), "_steady": bool(steady[k])})
+                         "kernels": int((kk == KIND_COMPUTE).sum()), "span_ms": span / PS_PER_MS,
+                         "after_host_ms": after, "_steady": bool(steady[k])})
             if steady[k]:
                 sel = np.nonzero(inside & (kind == KIND_COMPUTE))[0]
                 if len(sel):
@@ -190,7 +224,7 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
                                             int(ce[i] - cs[i])))
     steps = pd.DataFrame(rows, columns=STEP_COLUMNS + ["_steady"])
     n_steady = int(np.asarray(steady, dtype=bool).sum())
-    notes = []
+    notes = [attr_note] if attr_note else []
     devices = _device_summary(steps)
     if len(devices) > 1:
         slow = devices[devices["slowest"]].iloc[0]
@@ -199,7 +233,81 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
                      f"step ({slow['wall_ms']:.2f} ms median)")
     kernels = _kernel_table(kernel_rows, n_steady)
     return DeviceAnalysis(steps=steps[STEP_COLUMNS].reset_index(drop=True), devices=devices,
-                          kernels=kernels, notes=tuple(notes))
+                          kernels=kernels, notes=tuple(notes), attribution=attribution)
+
+
+def _attribution(table: EventTable, dev_ev: np.ndarray, step_start: np.ndarray,
+                 step_end: np.ndarray, own_steps: bool, group_nums: np.ndarray | None
+                 ) -> tuple[np.ndarray | None, str, str]:
+    """Which step each device event belongs to: a full-length array of step indices (-1: none),
+    or None for the time-window rule; the rule's key and its note. ``group_nums``: the steps are
+    device groups with these group ids."""
+    if own_steps:
+        return None, "device steps", ""
+    n = len(step_start)
+    if not n or not len(dev_ev):
+        return None, "window", ""
+    host_planes = np.array([not p.name.startswith("/device:") for p in table.planes] or [False])
+    plane_of_line = np.array([ln.plane for ln in table.lines], dtype=np.int64)
+    on_host = host_planes[plane_of_line[table.line]]
+    out = np.full(len(table), -1, dtype=np.int64)
+    if group_nums is not None:
+        step_of = {int(g): k for k, g in enumerate(group_nums.tolist())}
+        out[dev_ev] = [step_of.get(x, -1) for x in table.stat_int_column("group_id")[dev_ev].tolist()]
+        return out, "group_id", ""  # the step rule already says it
+    if "group_id" in table.stat_int:
+        gid = table.stat_int_column("group_id")
+        step_of_group: dict[int, int] = {}
+        for k, g in enumerate(_window_groups(table, step_start, step_end)):
+            if g is not None:
+                step_of_group.setdefault(g, k)
+        if step_of_group:
+            g = gid[dev_ev]
+            out[dev_ev] = [step_of_group.get(x, -1) for x in g.tolist()]
+            if (out[dev_ev] >= 0).any():
+                return out, "group_id", _attr_note(
+                    "group_id (the host step's group_id on the device events it launched, as "
+                    "XProf groups them)", out, dev_ev)
+    if "correlation_id" in table.stat_int:
+        corr = table.stat_int_column("correlation_id")
+        idx = np.nonzero(on_host & (corr >= 0))[0]
+        ks = np.searchsorted(step_start, table.start[idx], side="right") - 1
+        ok = (ks >= 0) & (table.start[idx] < step_end[np.maximum(ks, 0)])
+        step_of_corr = dict(zip(corr[idx][ok].tolist(), ks[ok].tolist()))
+        if step_of_corr:
+            out[dev_ev] = [step_of_corr.get(x, -1) for x in corr[dev_ev].tolist()]
+            if (out[dev_ev] >= 0).any():
+                return out, "correlation_id", _attr_note(
+                    "launch correlation (the correlation_id of the host-side kernel launch made "
+                    "inside the step)", out, dev_ev)
+    return None, "window", ("device work attributed to steps by time window (the trace holds no "
+                            "group_id or correlation_id linking device events to the host steps): "
+                            "kernels that run after their step's host marker closes land in the "
+                            "next step or in none")
+
+
+def _window_groups(table: EventTable, step_start: np.ndarray, step_end: np.ndarray
+                   ) -> list[int | None]:
+    """Each step window's group_id: that of the host event that is the step (its marker, or its
+    tf.function call: same start and end), None when it has none."""
+    if "group_id" not in table.stat_int:
+        return [None] * len(step_start)
+    gid = table.stat_int_column("group_id")
+    host_planes = np.array([not p.name.startswith("/device:") for p in table.planes] or [False])
+    plane_of_line = np.array([ln.plane for ln in table.lines], dtype=np.int64)
+    idx = np.nonzero(host_planes[plane_of_line[table.line]] & (gid >= 0))[0]
+    by_window: dict[tuple[int, int], int] = {}
+    for a, b, g in zip(table.start[idx].tolist(), table.end[idx].tolist(), gid[idx].tolist()):
+        by_window.setdefault((a, b), g)
+    return [by_window.get((int(a), int(b))) for a, b in zip(step_start.tolist(), step_end.tolist())]
+
+
+def _attr_note(how: str, out: np.ndarray, dev_ev: np.ndarray) -> str:
+    none = int((out[dev_ev] < 0).sum())
+    return (f"device work attributed to steps by {how}: kernels that run after their step's host "
+            "marker closes still count in their step (span_ms: the step's device time, "
+            "after_host_ms: how far it ends after the host step)"
+            + (f"; {none} device events belong to no step" if none else ""))
 
 
 def _device_summary(steps: pd.DataFrame) -> pd.DataFrame:
@@ -208,12 +316,15 @@ def _device_summary(steps: pd.DataFrame) -> pd.DataFrame:
     steady = steps[steps["_steady"]]
     if steady.empty:
         steady = steps
-    cols = ["wall_ms", "compute_ms", "h2d_ms", "d2h_ms", "d2d_ms", "idle_ms", "launch_ms"]
+    cols = ["wall_ms", "compute_ms", "h2d_ms", "d2h_ms", "d2d_ms", "idle_ms", "launch_ms", "span_ms",
+            "after_host_ms"]
     g = steady.groupby(["host", "device"], sort=False)
     out = g[cols].median().reset_index()
     out.insert(2, "steps", g.size().to_numpy())
-    # the slowest device: the longest median step, then the most compute (ties: first listed)
-    order = out.sort_values(["wall_ms", "compute_ms"], ascending=False, kind="stable").index
+    # the slowest device: the longest median step, then the longest device span, then the most
+    # compute (ties: first listed)
+    order = out.sort_values(["wall_ms", "span_ms", "compute_ms"], ascending=False,
+                            kind="stable").index
     out["slowest"] = False
     out.loc[order[0], "slowest"] = True
     return out[DEVICE_COLUMNS]

@@ -26,6 +26,8 @@ WANTED_STATS = frozenset({
     "hlo_op", "hlo_module", "bytes_allocated", "peak_bytes_in_use", "group_id", "long_name",
     # device side: a kernel's TF op (annotation stack), XProf's derived step lines
     "level 0", "annotation", "step_name",
+    # a kernel and the host-side launch that made it (CUPTI)
+    "correlation_id",
 })
 
 class CorruptTrace(TraceinsightError):

@@ -16,7 +16,7 @@ from traceinsight import runfolder
 from traceinsight.analysis import cache, device, results
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
-from traceinsight.analysis.steps import host_events_recorded
+from traceinsight.analysis.steps import RULE_DEVICE_GROUPS, host_events_recorded
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import ModeResult, Run, Timing
 from traceinsight.xplane import decode_profile_options
@@ -79,7 +79,8 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
                      "capture, or xprof's trace client with those options")
     dev = device.analyze_devices(table, a.step_start, a.step_end, a.step_num,
                                  results.steady_mask(steps) if len(steps) else
-                                 np.zeros(0, dtype=bool))
+                                 np.zeros(0, dtype=bool),
+                                 steps_are_groups=a.step_rule == RULE_DEVICE_GROUPS)
     if dev is not None:
         notes.extend(dev.notes)
     breakdown = results.breakdown_frame(steps)

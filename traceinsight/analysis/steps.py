@@ -41,6 +41,8 @@ DERIVED_LINE_NAMES = frozenset({"Steps", "TensorFlow Ops", "TensorFlow Name Scop
                                 "XLA Ops", "XLA TraceMe", "Launch Stats", "Source code",
                                 "Framework Name Scope", "Framework Ops", "SparseCore Steps"})
 STEPS_LINE_ID = DERIVED_LINE_MIN
+RULE_DEVICE_GROUPS = ("no host events: device events grouped into steps by their group_id stat "
+                      "(TF's step grouping)")
 
 
 def is_derived_line(line) -> bool:
@@ -199,8 +201,7 @@ def device_steps(table: EventTable, grouped_only: bool = False) -> StepWindows |
         if gid is not None and (gid[ev] >= 0).any():
             ev = ev[gid[ev] >= 0]
             keys = gid[ev]
-            rule = ("no host events: device events grouped into steps by their group_id stat "
-                    "(TF's step grouping)")
+            rule = RULE_DEVICE_GROUPS
         elif grouped_only:
             return None
         else:

@@ -240,12 +240,13 @@ def _device_details(ok: list[dict]) -> str:
             continue
         body.append(f"<h3>{code(m['name'])}: median ms per steady step and device</h3>")
         body.append(table(["host", "device", "steps", "step", "kernels", "H2D", "D2H", "D2D", "idle",
-                           "host launch", ""],
+                           "host launch", "device span", "after host", ""],
                           [[code(d.get("host")), code(d.get("device")), count(d.get("steps")),
                             num(d.get("wall_ms")), num(d.get("compute_ms")), num(d.get("h2d_ms")),
                             num(d.get("d2h_ms")), num(d.get("d2d_ms")), num(d.get("idle_ms")),
-                            num(d.get("launch_ms")), "slowest" if d.get("slowest") else ""]
-                           for d in m["devices"]], "llrrrrrrrrl", TOP_ROWS, "devices"))
+                            num(d.get("launch_ms")), num(d.get("span_ms")),
+                            num(d.get("after_host_ms")), "slowest" if d.get("slowest") else ""]
+                           for d in m["devices"]], "llrrrrrrrrrrl", TOP_ROWS, "devices"))
         if m.get("kernels"):
             body.append(table(["TF op", "type", "kernel", "calls", "device ms", "ms/step", "share"],
                               [[code(k.get("op")), code(k.get("op_type")), code(k.get("kernel")),

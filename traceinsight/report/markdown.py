@@ -247,11 +247,13 @@ def device_section(ok: list[dict], cap: int | None) -> list[str]:
         rows = [[code(d.get("host")), code(d.get("device")), count(d.get("steps")),
                  num(d.get("wall_ms")), num(d.get("compute_ms")), num(d.get("h2d_ms")),
                  num(d.get("d2h_ms")), num(d.get("d2d_ms")), num(d.get("idle_ms")),
-                 num(d.get("launch_ms")), "slowest" if d.get("slowest") else ""]
+                 num(d.get("launch_ms")), num(d.get("span_ms")),
+                 num(d.get("after_host_ms")), "slowest" if d.get("slowest") else ""]
                 for d in m["devices"]]
         body += [f"**{code(m['name'], table=False)}**: median ms per steady step and device", ""]
         body += table(["host", "device", "steps", "step", "kernels", "H2D", "D2H", "D2D", "idle",
-                       "host launch", ""], rows, "llrrrrrrrrl", cap, "devices") + [""]
+                       "host launch", "device span", "after host", ""], rows, "llrrrrrrrrrrl",
+                      cap, "devices") + [""]
         if m.get("kernels"):
             rows = [[code(k.get("op")), code(k.get("op_type")), code(k.get("kernel")),
                      count(k.get("calls")), num(k.get("device_ms")), num(k.get("ms_per_step")),

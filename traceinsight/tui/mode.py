@@ -60,6 +60,8 @@ def device_text(devices: pd.DataFrame) -> Text:
         text.append(f"{r.host} {r.device}: step {fmt.ms(r.wall_ms)}, kernels {fmt.ms(r.compute_ms)}, "
                     f"H2D {fmt.ms(r.h2d_ms)}, D2H {fmt.ms(r.d2h_ms)}, D2D {fmt.ms(r.d2d_ms)}, "
                     f"idle {fmt.ms(r.idle_ms)}, host launches {fmt.ms(r.launch_ms)}"
+                    + (f", device span {fmt.ms(r.span_ms)}, ends {fmt.ms(r.after_host_ms)} after "
+                       "the host step" if pd.notna(getattr(r, "after_host_ms", None)) else "")
                     + ("  ← slowest\n" if r.slowest else "\n"))
     return text
 
