@@ -280,6 +280,19 @@ def test_slicing_with_python_ints_is_named():
     assert "tf.unstack" in f.fix
 
 
+def test_slices_inside_keras_steps_are_not_the_users_to_unstack():
+    """The same conversions and slices inside Keras' own train_on_batch: Keras' code, so the
+    finding is about passing tensors, not about w[i]."""
+    ops = [("MatMul", "MatMul", "main", 9, 3.0), ("StridedSlice", "StridedSlice", "main", 1, 0.3),
+           ("_EagerConst", "_EagerConst", "main", 18, 0.0)]
+    run = Run(path=None, name="t", modes={"train_on_batch-eager": make_mode(
+        "train_on_batch-eager", {"op": 3.5, "input": 4.2, "dispatch": 3.1, "python": 3.3}, ops=ops)})
+    f = [f for f in find(run) if f.rule == "numpy-inputs"][0]
+    assert f.title == "train_on_batch-eager converts its inputs to tensors every step"
+    assert "inside Keras' step" in f.evidence and "tf.unstack" not in f.fix
+    assert "tf.convert_to_tensor" in f.fix
+
+
 def test_copies_without_conversions_are_not_a_conversion_finding():
     ops = [("MemcpyH2D", "memcpy", "worker", 1, 2.0), ("Conv2D", "Conv2D", "main", 1, 1.0)]
     run = Run(path=None, name="t", modes={"eager": make_mode(

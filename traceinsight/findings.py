@@ -344,7 +344,9 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
         return
     hits.sort(key=lambda h: (h[4] is None, -h[0]))   # measured against +tensor first
     saving, m, inp, total, measured = hits[0]
-    slices = _slicing(m)
+    keras_step = split_mode(m.name)[1] in _KERAS_STEP_BASES
+    # inside Keras' own step functions the slices are Keras' code, not the user's: no w[i] advice
+    slices = 0.0 if keras_step else _slicing(m)
     what = ("converting Python values to tensors, copies" if slices else
             "converting arrays and Python values to tensors, copies")
     evidence = (f"In {m.name}, input ({what}) takes "
@@ -368,10 +370,17 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
             + (f"; with tensors {fmt_ms(h[4][0])} ms/step faster" if h[4] else "") + ")"
             for h in hits[1:]) + "."
         modes += [h[1].name for h in hits[1:]]
+    if keras_step:
+        evidence += (" These conversions run inside Keras' step (the numpy batch and Keras' own "
+                     "Python values); passing the batch as tensors removes the batch's part.")
     if slices:
         title = f"{m.name} converts slice indices to tensors every step"
         fix = ("ws = tf.unstack(w)   # once, outside the step: ws[i] is a Python list lookup\n"
                "# or index inside tf.function, where the slice's constants are built once")
+    elif keras_step:
+        title = f"{m.name} converts its inputs to tensors every step"
+        fix = ("x, y = tf.convert_to_tensor(x_np), tf.convert_to_tensor(y_np)  # once, outside the loop\n"
+               "model.train_on_batch(x, y)   # or a tf.data pipeline: model.fit(ds)")
     else:
         title = f"{m.name} converts its inputs to tensors every step"
         fix = ("x = tf.convert_to_tensor(x_np)   # numpy inputs: convert once, outside the loop\n"
