@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "tests" / "data" / "foreign"
+# TRACEINSIGHT_FOREIGN_OUT: somewhere else (the capture test writes into a temporary folder)
+OUT = Path(os.environ.get("TRACEINSIGHT_FOREIGN_OUT") or ROOT / "tests" / "data" / "foreign")
 
 
 def _model():
