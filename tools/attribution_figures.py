@@ -1,7 +1,7 @@
 """The tool's figures on the attribution runs (tests/data/attribution), to set beside
 tools/measure_attribution_truth.py. No TensorFlow needed.
 
-    /work/wt/ti python tools/attribution_figures.py                  # this checkout's analysis
+    .venv/bin/python tools/attribution_figures.py                  # this checkout's analysis
     PYTHONPATH=/path/to/other/checkout python tools/attribution_figures.py   # e.g. before a change
 
 Per mode: median ms per steady traced step of each category, the traced step, the untraced median

@@ -1,7 +1,7 @@
 """Capture the small real runs under tests/data/attribution/ (tests/test_attribution_truth.py).
 
-    /work/wt/ti python tools/make_attribution_traces.py            # all runs
-    /work/wt/ti python tools/make_attribution_traces.py sum-numpy  # one of them
+    .venv/bin/python tools/make_attribution_traces.py            # all runs
+    .venv/bin/python tools/make_attribution_traces.py sum-numpy  # one of them
 
 Each is a real ``traceinsight capture`` of a workload in tests/workloads/attribution/ (or a sample)
 with few steps, a short host trace and no python-tracer pass, so the folder stays small (< 3 MB).
@@ -10,15 +10,14 @@ Figures in them are whatever this machine measured; tests must not pin timings.
 
 from __future__ import annotations
 
-import shutil
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))   # make_test_data: the capture loop both scripts share
 
-from traceinsight.cli import main  # noqa: E402
+from make_test_data import make_all  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "attribution"
 W = "tests/workloads/attribution"
@@ -42,31 +41,5 @@ RUNS = {
 }
 
 
-def make(name: str) -> int:
-    workload, modes, extra = RUNS[name]
-    target = OUT / name
-    if target.exists():
-        shutil.rmtree(target)
-    t0 = time.monotonic()
-    status = main(["capture", str(ROOT / workload), "--modes", modes, "--out", str(OUT),
-                   "--name", name] + SMALL + extra)
-    print(f"{name}: exit {status} in {time.monotonic() - t0:.0f} s")
-    return status
-
-
-def main_(argv: list[str]) -> int:
-    names = argv or list(RUNS)
-    unknown = [n for n in names if n not in RUNS]
-    if unknown:
-        print(f"unknown run(s): {', '.join(unknown)}; known: {', '.join(RUNS)}", file=sys.stderr)
-        return 2
-    worst = 0
-    for n in names:
-        worst = max(worst, make(n))
-    size = sum(p.stat().st_size for p in OUT.rglob("*") if p.is_file())
-    print(f"tests/data/attribution: {size / 1e6:.1f} MB")
-    return worst
-
-
 if __name__ == "__main__":
-    sys.exit(main_(sys.argv[1:]))
+    sys.exit(make_all(RUNS, OUT, SMALL, sys.argv[1:]))

@@ -34,31 +34,34 @@ RUNS = {
 }
 
 
-def make(name: str) -> int:
-    sample, modes = RUNS[name]
-    target = OUT / name
+def make(name: str, workload: str, modes: str, out: Path, flags: list[str]) -> int:
+    """One real ``traceinsight capture`` into ``out/name`` (replaced if it exists)."""
+    target = out / name
     if target.exists():
         shutil.rmtree(target)
     t0 = time.monotonic()
-    status = main(["capture", str(ROOT / sample), "--modes", modes, "--out", str(OUT), "--name", name]
-                  + SMALL)
+    status = main(["capture", str(ROOT / workload), "--modes", modes, "--out", str(out), "--name", name]
+                  + flags)
     print(f"{name}: exit {status} in {time.monotonic() - t0:.0f} s")
     return status
 
 
-def main_(argv: list[str]) -> int:
-    names = argv or list(RUNS)
-    unknown = [n for n in names if n not in RUNS]
+def make_all(runs: dict[str, tuple], out: Path, small: list[str], argv: list[str]) -> int:
+    """Capture the named runs (all when ``argv`` is empty); ``runs``: name -> (workload, modes[,
+    extra flags]). Exit status: the worst capture's."""
+    names = argv or list(runs)
+    unknown = [n for n in names if n not in runs]
     if unknown:
-        print(f"unknown run(s): {', '.join(unknown)}; known: {', '.join(RUNS)}", file=sys.stderr)
+        print(f"unknown run(s): {', '.join(unknown)}; known: {', '.join(runs)}", file=sys.stderr)
         return 2
     worst = 0
     for n in names:
-        worst = max(worst, make(n))
-    size = sum(p.stat().st_size for p in OUT.rglob("*") if p.is_file())
-    print(f"tests/data/runs: {size / 1e6:.1f} MB")
+        workload, modes, *extra = runs[n]
+        worst = max(worst, make(n, workload, modes, out, small + (extra[0] if extra else [])))
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    print(f"{out.relative_to(ROOT)}: {size / 1e6:.1f} MB")
     return worst
 
 
 if __name__ == "__main__":
-    sys.exit(main_(sys.argv[1:]))
+    sys.exit(make_all(RUNS, OUT, SMALL, sys.argv[1:]))

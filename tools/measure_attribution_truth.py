@@ -1,7 +1,7 @@
 """Independent figures for the attribution runs of tools/make_attribution_traces.py: each
 operation timed alone with perf_counter (no profiler), to set beside what the tool attributes.
 
-    /work/wt/ti python tools/measure_attribution_truth.py
+    .venv/bin/python tools/measure_attribution_truth.py
 
 Prints one line per figure. Timings on a shared machine are noisy: medians of repeated runs.
 """
