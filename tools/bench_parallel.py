@@ -26,8 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_analyze import capture  # a python-traced capture of the small sample (tools/ is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "samples" / "tf2_vs_tf1_small.py"
 
 
 def child(logdir: str) -> None:
@@ -54,16 +55,6 @@ def measure(logdir: Path, jobs: str | None) -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", str(logdir)], capture_output=True,
                          text=True, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def capture(out: Path, python_ms: int) -> Path:
-    cmd = [sys.executable, "-m", "traceinsight", "capture", str(SAMPLE), "--modes", "eager",
-           "--out", str(out), "--name", f"py{python_ms}", "--min-steps", "3", "--min-time", "0",
-           "--warmup", "1", "--host-trace-ms", "500", "--host-max-steps", "3",
-           "--python-trace-ms", str(python_ms), "--python-max-steps", "1000000"]
-    print("capturing:", " ".join(cmd[2:]), flush=True)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return sorted((out / f"py{python_ms}" / "eager" / "python").rglob("*.xplane.pb"))[0]
 
 
 def main() -> None:
