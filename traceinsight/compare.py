@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from traceinsight import present
 from traceinsight.analysis.opfamily import family
 from traceinsight.model import CATEGORIES, ModeResult
 from traceinsight.stats import excludes_one, paired_ratio_ci, paired_rounds, ratio_ci
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 OP_KEY = ["op", "type", "thread"]
 # An op whose per-step self time changed by less than this share (and 0.01 ms) is "same".
@@ -20,6 +24,37 @@ _FLIP_CHANGE = {"only in a": "only in b", "only in b": "only in a", "slower": "f
                 "faster": "slower"}
 # |traced / untraced − 1| from this on, a mode's category split is called distorted
 DISTORTION_LARGE = 0.15
+
+
+class _Lazy:
+    """A Comparison table: given as a DataFrame or as a function that computes it, read as a
+    DataFrame (computed on first access: the overview's ratios need none of the tables, so
+    ``traceinsight analyze`` never computes an op diff or imports pandas)."""
+
+    def __init__(self, columns: list[str] | None = None):
+        self.columns = columns
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            # the dataclass default (families): an empty table
+            return None if self.columns is None else _empty_table(self.columns)
+        v = obj.__dict__[self.name]
+        if callable(v):
+            v = obj.__dict__[self.name] = v()
+        return v
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
+
+
+def _empty_table(columns: list[str]) -> Callable[[], pd.DataFrame]:
+    def make() -> pd.DataFrame:
+        import pandas as pd
+        return pd.DataFrame(columns=columns)
+    return make
 
 
 @dataclass(frozen=True)
@@ -33,11 +68,11 @@ class Comparison:
     ratio_lo: float
     ratio_hi: float
     significant: bool           # the interval excludes 1
-    categories: pd.DataFrame    # category, a_ms, b_ms, delta_ms; sorted by |delta| descending
-    ops: pd.DataFrame           # op, type, thread, family, a_ms, b_ms, delta_ms, change
+    # the tables: DataFrames, or functions computing them on first access (see _Lazy)
+    categories: _Lazy = _Lazy()  # category, a_ms, b_ms, delta_ms; sorted by |delta| descending
+    ops: _Lazy = _Lazy()         # op, type, thread, family, a_ms, b_ms, delta_ms, change
     #                             change in {"only in a", "only in b", "slower", "faster", "same"}
-    families: pd.DataFrame = field(
-        default_factory=lambda: pd.DataFrame(columns=["family", "a_ms", "b_ms", "delta_ms"]))
+    families: _Lazy = _Lazy(["family", "a_ms", "b_ms", "delta_ms"])
     #                             op time per family (opfamily), both threads, by |delta|
     basis: str = "steps"        # "steps": bootstrap of the steps; "rounds": paired interleaved rounds
     traced_a_ms: float = float("nan")   # median traced (host-profiled) step of a
@@ -111,7 +146,8 @@ class Comparison:
         inv = (lambda x: 1.0 / x if np.isfinite(x) and x != 0 else float("nan"))
         return Comparison(self.b, self.a, self.b_ms, self.a_ms, -self.delta_ms, inv(self.ratio),
                           inv(self.ratio_hi), inv(self.ratio_lo), self.significant,
-                          swap(self.categories), swap(self.ops), swap(self.families), self.basis,
+                          lambda: swap(self.categories), lambda: swap(self.ops),
+                          lambda: swap(self.families), self.basis,
                           self.traced_b_ms, self.traced_a_ms, self.distortion_b, self.distortion_a)
 
     def top_family(self, slower: bool = True) -> pd.Series | None:
@@ -143,16 +179,30 @@ def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
         basis = "steps"
     a_ms = float(np.median(sa)) if len(sa) else float("nan")
     b_ms = float(np.median(sb)) if len(sb) else float("nan")
+    ops: list[pd.DataFrame] = []     # the op diff, computed once for both tables that read it
+
+    def op_table() -> pd.DataFrame:
+        if not ops:
+            ops.append(op_diff(a.ops, b.ops))
+        return ops[0]
+
+    return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, ratio, lo, hi, excludes_one(lo, hi),
+                      lambda: category_diff(a, b), op_table, lambda: family_diff(op_table()), basis,
+                      a.traced_ms, b.traced_ms, _distortion(a), _distortion(b))
+
+
+def category_diff(a: ModeResult, b: ModeResult) -> pd.DataFrame:
+    """category, a_ms, b_ms, delta_ms (median ms/step of the steady traced steps), largest
+    |delta| first."""
+    import pandas as pd
+
     ca, cb = a.category_ms(), b.category_ms()
     cats = pd.DataFrame({"category": list(CATEGORIES), "a_ms": ca.to_numpy(), "b_ms": cb.to_numpy()})
     cats["delta_ms"] = cats["a_ms"] - cats["b_ms"]
     cats["_abs"] = cats["delta_ms"].abs().fillna(-1.0)
     # ties in the categories' own order
     cats = cats.sort_values("_abs", ascending=False, kind="stable").drop(columns="_abs")
-    ops = op_diff(a.ops, b.ops)
-    return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, ratio, lo, hi, excludes_one(lo, hi),
-                      cats.reset_index(drop=True), ops, family_diff(ops), basis,
-                      a.traced_ms, b.traced_ms, _distortion(a), _distortion(b))
+    return cats.reset_index(drop=True)
 
 
 def _by_abs_delta(df: pd.DataFrame, key: list[str]) -> pd.DataFrame:
@@ -163,6 +213,8 @@ def _by_abs_delta(df: pd.DataFrame, key: list[str]) -> pd.DataFrame:
 
 
 def op_diff(ops_a: pd.DataFrame, ops_b: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
     cols = OP_KEY + ["family", "a_ms", "b_ms", "delta_ms", "change"]
     if ops_a.empty and ops_b.empty:
         return pd.DataFrame(columns=cols)
@@ -189,6 +241,8 @@ def family_diff(ops: pd.DataFrame) -> pd.DataFrame:
     """Per op family (both threads summed): a_ms, b_ms, delta_ms, largest |delta| first. Renamed
     functions and ops named differently in each mode (eager ``Conv2D``, graph
     ``.../convolution:_MklNativeFusedConv2D``, XLA ``convolution.3``) meet here."""
+    import pandas as pd
+
     cols = ["family", "a_ms", "b_ms", "delta_ms"]
     if ops.empty:
         return pd.DataFrame(columns=cols)

@@ -9,15 +9,18 @@ wall time is split exclusively into ``CATEGORIES``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+from traceinsight.columns import Columns
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from traceinsight.compare import Comparison
 
 CATEGORIES: tuple[str, ...] = ("op", "dispatch", "tracing", "compile", "input", "python", "other")
@@ -68,6 +71,53 @@ class Timing:
         return float(np.median(self.traced_steps_s) / np.median(self.steps_s) - 1.0)
 
 
+def steady_mask(steps: Columns) -> np.ndarray:
+    """Per row of a steps table: a steady step (neither the first step nor one cut by the end of
+    the trace)."""
+    if steps.empty:
+        return np.zeros(len(steps), dtype=bool)
+    mask = ~steps["first"].astype(bool)
+    if "partial" in steps:
+        mask &= ~steps["partial"].astype(bool)
+    return mask
+
+
+class Table:
+    """A ``ModeResult`` table field. Set it to ``Columns`` (what the analysis computes) or to a
+    DataFrame (tables made by hand); read, it is a DataFrame, built from the columns on first
+    access (pandas is imported then, not before). ``ModeResult.table(name)`` reads the columns."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return None      # the dataclass default: no table
+        v = obj.__dict__[self.name]
+        return v.to_pandas() if isinstance(v, Columns) else v
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = Columns() if value is None else value
+
+
+class FirstStep:
+    """``ModeResult.first_step``: set to {category: ms}, a pandas Series or None; read, a Series
+    (built on first access) or None. ``ModeResult.first_step_ms`` reads the dict."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return None
+        v = obj.__dict__["first_step"]
+        if isinstance(v, dict):
+            import pandas as pd
+
+            v = obj.__dict__["first_step"] = pd.Series(v, dtype=float)
+        return v
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__["first_step"] = value
+
+
 @dataclass(frozen=True)
 class ModeResult:
     """One execution mode of a run (or one foreign trace, shown as a mode).
@@ -99,56 +149,88 @@ class ModeResult:
     ``host_events_recorded`` is False when the trace cannot split host time (host tracer level 0,
     or no TF Python-API events on the main thread): the steps' category columns are then NaN
     ("not recorded"), never python.
+
+    The tables are given as ``traceinsight.columns.Columns`` by the analysis (or as DataFrames);
+    ``table(name)`` reads one in that light form (what ``traceinsight analyze`` prints from, so it
+    never imports pandas), the attribute reads it as a DataFrame, built on first access.
     """
 
     name: str
     status: str = "ok"                  # "ok" | "failed" | "missing"
     error: str | None = None
     timing: Timing | None = None
-    steps: pd.DataFrame = field(default_factory=pd.DataFrame)
-    breakdown: pd.DataFrame = field(default_factory=pd.DataFrame)
-    first_step: pd.Series | None = None  # category -> ms of the first step, when the trace has it
-    ops: pd.DataFrame = field(default_factory=pd.DataFrame)
-    retraces: pd.DataFrame = field(default_factory=pd.DataFrame)
-    hotspots: pd.DataFrame = field(default_factory=pd.DataFrame)
-    other: pd.DataFrame = field(default_factory=pd.DataFrame)
+    steps: Table = Table()
+    breakdown: Table = Table()
+    first_step: FirstStep = FirstStep()  # category -> ms of the first step, when the trace has it
+    ops: Table = Table()
+    retraces: Table = Table()
+    hotspots: Table = Table()
+    other: Table = Table()
     step_rule: str = ""                 # how steps were found, in words
     profile_options: dict[str, Any] = field(default_factory=dict)  # pass -> {requested, recorded, ok}
     notes: tuple[str, ...] = ()         # things the user should know (missing pass, options mismatch)
     trace_paths: tuple[str, ...] = ()
     host_events_recorded: bool = True
-    device_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
-    devices: pd.DataFrame = field(default_factory=pd.DataFrame)
-    kernels: pd.DataFrame = field(default_factory=pd.DataFrame)
+    device_steps: Table = Table()
+    devices: Table = Table()
+    kernels: Table = Table()
+
+    def table(self, name: str) -> Columns:
+        """One of the tables (``steps``, ``breakdown``, ``ops``, ...) as ``Columns``."""
+        v = self.__dict__[name]
+        return v if isinstance(v, Columns) else Columns.from_pandas(v)
+
+    @property
+    def first_step_ms(self) -> dict[str, float] | None:
+        """``first_step`` as {category: ms} (None when the trace does not have it apart)."""
+        v = self.__dict__["first_step"]
+        return None if v is None else {str(k): float(x) for k, x in v.items()}
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    def replace(self, **changes: Any) -> ModeResult:
+        """``dataclasses.replace`` that passes the tables on in their own form (Columns stay
+        Columns: no DataFrame is built)."""
+        kw = {f.name: self.__dict__[f.name] for f in fields(self) if f.init}
+        kw.update(changes)
+        return ModeResult(**kw)
+
+    def steady_mask(self) -> np.ndarray:
+        """Per row of ``steps``: a steady step (neither the first nor cut by the trace's end)."""
+        return steady_mask(self.table("steps"))
+
+    @property
+    def n_steady(self) -> int:
+        return int(self.steady_mask().sum())
+
+    def _steady_wall_ms(self) -> np.ndarray:
+        steps = self.table("steps")
+        if steps.empty:
+            return np.array([])
+        return steps["wall_ms"].astype(float)[self.steady_mask()]
 
     @property
     def median_ms(self) -> float:
         """Median ms/step: untraced timing when captured, else the traced steps' wall time."""
         if self.timing is not None and len(self.timing.steps_s):
             return self.timing.median_ms
-        steady = self.steady_steps
-        return float(steady["wall_ms"].median()) if len(steady) else float("nan")
+        wall = self._steady_wall_ms()
+        return float(np.median(wall)) if len(wall) else float("nan")
 
     @property
     def step_samples_ms(self) -> np.ndarray:
         """The per-step samples the median and its confidence interval are computed from."""
         if self.timing is not None and len(self.timing.steps_s):
             return np.asarray(self.timing.steps_s, dtype=float) * 1e3
-        steady = self.steady_steps
-        return steady["wall_ms"].to_numpy(dtype=float) if len(steady) else np.array([])
+        return self._steady_wall_ms()
 
     @property
     def steady_steps(self) -> pd.DataFrame:
         if self.steps.empty:
             return self.steps
-        steady = ~self.steps["first"].astype(bool)
-        if "partial" in self.steps.columns:
-            steady &= ~self.steps["partial"].astype(bool)
-        return self.steps[steady]
+        return self.steps[self.steady_mask()]
 
     @cached_property
     def boot_medians(self) -> np.ndarray:
@@ -160,15 +242,24 @@ class ModeResult:
     @property
     def traced_ms(self) -> float:
         """Median wall ms of the host-traced steady steps (nan without a breakdown)."""
-        if self.breakdown.empty or "total" not in self.breakdown.index:
+        b = self.table("breakdown")
+        if b.empty or b.index is None or "total" not in b.index:
             return float("nan")
-        return float(self.breakdown.loc["total", "median"])
+        return float(b.row("total")["median"])
+
+    def category_medians(self) -> dict[str, float]:
+        """Median ms/step per category (steady steps), in CATEGORIES order (NaN: none)."""
+        b = self.table("breakdown")
+        if b.empty:
+            return {c: float("nan") for c in CATEGORIES}
+        return {c: float(b.row(c)["median"]) for c in CATEGORIES}
 
     def category_ms(self) -> pd.Series:
-        """Median ms/step per category (steady steps), indexed by CATEGORIES."""
-        if self.breakdown.empty:
-            return pd.Series(np.nan, index=list(CATEGORIES))
-        return self.breakdown.loc[list(CATEGORIES), "median"]
+        """``category_medians`` as a Series indexed by CATEGORIES."""
+        import pandas as pd
+
+        b = self.table("breakdown")
+        return pd.Series(self.category_medians(), dtype=float, name=None if b.empty else "median")
 
 
 @dataclass(frozen=True)
@@ -194,6 +285,8 @@ class Run:
 
     def breakdown(self) -> pd.DataFrame:
         """Mode x category median ms/step."""
+        import pandas as pd
+
         rows = {m.name: m.category_ms() for m in self.ok_modes()}
         return pd.DataFrame(rows).T.reindex(columns=list(CATEGORIES)) if rows else \
             pd.DataFrame(columns=list(CATEGORIES))
@@ -201,10 +294,11 @@ class Run:
     def summary(self) -> pd.DataFrame:
         """One row per mode: the figures of the overview (see traceinsight.stats.summarize),
         computed once per run."""
-        return self._summary
+        return self.summary_table.to_pandas()
 
     @cached_property
-    def _summary(self) -> pd.DataFrame:
+    def summary_table(self) -> Columns:
+        """``summary()`` as Columns (read without pandas)."""
         from traceinsight.stats import summarize
         return summarize(self)
 
@@ -258,6 +352,8 @@ class Run:
 
 
 def _concat_modes(run: Run, attr: str) -> pd.DataFrame:
+    import pandas as pd
+
     frames = [getattr(m, attr).assign(mode=m.name) for m in run.ok_modes()
               if not getattr(m, attr).empty]
     if not frames:

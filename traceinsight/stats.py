@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+from traceinsight.columns import Columns
 
 if TYPE_CHECKING:
     from traceinsight.model import Run
@@ -206,11 +207,11 @@ SUMMARY_COLUMNS = ["mode", "status", "median_ms", "p25_ms", "p75_ms", "ci_lo_ms"
                    "error"]
 
 
-def summarize(run: "Run") -> pd.DataFrame:
+def summarize(run: "Run") -> Columns:
     """One row per mode: median ms/step with quartiles and CI, ratio to the fastest mode with a 95 %
     interval (paired interleaved rounds when both modes have them, else a bootstrap of the steps:
     ``ratio_basis``), first-step cost, profiler distortion, and the error of failed modes. Use
-    ``Run.summary()``, which computes this once per run."""
+    ``Run.summary()`` (a DataFrame) or ``Run.summary_table``, which compute this once per run."""
     fastest = run.modes[run.fastest] if run.fastest is not None else None
     rows = []
     for m in run.modes.values():
@@ -219,17 +220,17 @@ def summarize(run: "Run") -> pd.DataFrame:
         if len(s) and fastest is not None:
             sp = spread(s)
             lo, hi = median_ci(s, boot=m.boot_medians)
-            c = run.compare(m.name, fastest.name)
+            c = run.compare(m.name, fastest.name)   # its tables are computed only when read
             row.update(median_ms=sp["median"], p25_ms=sp["p25"], p75_ms=sp["p75"], ci_lo_ms=lo,
                        ci_hi_ms=hi, n=sp["n"], ratio=c.ratio, ratio_lo=c.ratio_lo,
                        ratio_hi=c.ratio_hi, ratio_basis=c.basis)
         first = None
         if m.timing is not None and m.timing.first_step_s is not None:
             first = m.timing.first_step_s * 1e3
-        elif m.first_step is not None:
-            first = float(m.first_step.sum())
+        elif m.first_step_ms is not None:
+            first = float(np.nansum(list(m.first_step_ms.values())))
         row["first_step_ms"] = first
         row["distortion"] = m.timing.distortion if m.timing is not None else None
         row["fastest"] = m.name == run.fastest
         rows.append(row)
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    return Columns.from_records(rows, SUMMARY_COLUMNS)

@@ -1,6 +1,10 @@
 """A cache of analysed modes inside a run folder, so reopening a run (view, report) skips the
 trace analysis. JSON only (never pickle): ``<run>/.traceinsight/analysis-v<N>/<mode dir>.json``,
-valid while the analysis version and every input file's size and mtime are unchanged."""
+valid while the analysis version and every input file's size and mtime are unchanged.
+
+Tables are stored column by column with their dtype, and read back as the same ``Columns`` the
+analysis made (no pandas: ``traceinsight analyze`` of a run folder never imports it). The
+analysis processes of ``analysis.parallel`` send their results in this form too."""
 
 from __future__ import annotations
 
@@ -10,14 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from traceinsight.columns import Columns, text
 from traceinsight.model import ModeResult, Timing
 from traceinsight.runfolder import atomic_write_json
 
 # Bump when the analysis changes what it computes: old caches are then ignored. The key also holds
 # a digest of the analysis source (``source_digest``), so a change nobody bumped for still counts.
-ANALYSIS_VERSION = 4
+# 5: tables as typed columns.
+ANALYSIS_VERSION = 5
 
 
 def source_digest() -> str:
@@ -55,16 +60,31 @@ def fingerprint(files: list[Path]) -> list[list]:
     return out
 
 
-def _frame_to_json(df: pd.DataFrame) -> dict:
-    """Columns, index and rows as plain JSON values; floats keep every bit (Python's repr), NaN and
+_DTYPES = {"f": "float64", "i": "int64", "u": "int64", "b": "bool"}
+
+
+def _table_to_json(t: Columns) -> dict:
+    """Column names, dtypes ("float64", "int64", "bool" or "object"), row labels and the values
+    column by column, as plain JSON values; floats keep every bit (Python's repr), NaN and
     infinities become null."""
-    return {"columns": _clean(list(df.columns)), "index": _clean(df.index.tolist()),
-            "data": _clean(df.to_numpy(dtype=object).tolist())}
+    names = t.columns
+    return {"columns": names, "dtypes": [_DTYPES.get(t[c].dtype.kind, "object") for c in names],
+            "index": None if t.index is None else _clean(t.index),
+            "values": [_clean(t[c].tolist()) for c in names]}
 
 
-def _frame_from_json(d: dict) -> pd.DataFrame:
-    df = pd.DataFrame(d["data"], columns=d["columns"], index=d.get("index"))
-    return df
+def _table_from_json(d: dict) -> Columns:
+    cols: dict[str, np.ndarray] = {}
+    for name, dtype, values in zip(d["columns"], d["dtypes"], d["values"], strict=True):
+        if dtype == "float64":
+            cols[name] = np.array([math.nan if v is None else v for v in values], dtype=float)
+        elif dtype in ("int64", "bool"):
+            cols[name] = np.array(values, dtype=dtype)
+        elif dtype == "object":
+            cols[name] = text(values)
+        else:
+            raise ValueError(f"unknown column dtype {dtype!r}")
+    return Columns(cols, index=d.get("index"))
 
 
 def _clean(o: Any) -> Any:
@@ -89,9 +109,9 @@ def to_dict(mode: ModeResult, key: list) -> dict:
             "step_rule": mode.step_rule, "notes": list(mode.notes),
             "trace_paths": list(mode.trace_paths), "profile_options": _clean(mode.profile_options),
             "host_events_recorded": mode.host_events_recorded,
-            "first_step": None if mode.first_step is None else _clean(mode.first_step.to_dict())}
+            "first_step": _clean(mode.first_step_ms)}
     for name in FRAMES:
-        data[name] = _frame_to_json(getattr(mode, name))
+        data[name] = _table_to_json(mode.table(name))
     return data
 
 
@@ -116,16 +136,13 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
     if not isinstance(data, dict) or data.get("key") != key:
         return None
     try:
-        frames = {name: _frame_from_json(data[name]) for name in FRAMES}
-        steps = frames["steps"]
-        for flag in ("first", "partial"):
-            if flag in steps.columns:
-                steps[flag] = steps[flag].astype(bool)
+        frames = {name: _table_from_json(data[name]) for name in FRAMES}
         first = data.get("first_step")
         return ModeResult(
             name=data["name"], status=data["status"], error=data.get("error"), timing=timing,
-            steps=steps, breakdown=frames["breakdown"],
-            first_step=None if first is None else pd.Series(first, dtype=float),
+            steps=frames["steps"], breakdown=frames["breakdown"],
+            first_step=None if first is None else
+            {str(k): math.nan if v is None else float(v) for k, v in first.items()},
             ops=frames["ops"], retraces=frames["retraces"], hotspots=frames["hotspots"],
             other=frames["other"], step_rule=data.get("step_rule", ""),
             profile_options=data.get("profile_options") or {}, notes=tuple(data.get("notes") or ()),
@@ -133,5 +150,5 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
             host_events_recorded=bool(data.get("host_events_recorded", True)),
             device_steps=frames["device_steps"], devices=frames["devices"],
             kernels=frames["kernels"])
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None

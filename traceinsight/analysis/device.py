@@ -30,12 +30,16 @@ What is counted, and why:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from traceinsight.analysis.events import EventTable
 from traceinsight.analysis.steps import STEPS_LINE_ID, is_derived_line
+from traceinsight.columns import Columns, text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PS_PER_MS = 1e9
 STEP_COLUMNS = ["host", "device", "step_num", "wall_ms", "compute_ms", "h2d_ms", "d2h_ms", "d2d_ms",
@@ -49,9 +53,9 @@ KIND_COMPUTE, KIND_H2D, KIND_D2H, KIND_D2D, KIND_MEMSET = range(5)
 
 @dataclass(frozen=True)
 class DeviceAnalysis:
-    steps: pd.DataFrame        # STEP_COLUMNS: one row per (host, device, step)
-    devices: pd.DataFrame      # DEVICE_COLUMNS: medians over steady steps per device
-    kernels: pd.DataFrame      # KERNEL_COLUMNS: steady steps, all devices
+    steps: Columns             # STEP_COLUMNS: one row per (host, device, step)
+    devices: Columns           # DEVICE_COLUMNS: medians over steady steps per device
+    kernels: Columns           # KERNEL_COLUMNS: steady steps, all devices
     notes: tuple[str, ...]
     attribution: str = "window"  # "device steps", "group_id", "correlation_id" or "window"
 
@@ -222,18 +226,30 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
                     for i in sel.tolist():
                         kernel_rows.append((ops[i], names[table.name[ev[i]]],
                                             int(ce[i] - cs[i])))
-    steps = pd.DataFrame(rows, columns=STEP_COLUMNS + ["_steady"])
     n_steady = int(np.asarray(steady, dtype=bool).sum())
     notes = [attr_note] if attr_note else []
-    devices = _device_summary(steps)
+    devices = _device_summary(rows)
     if len(devices) > 1:
-        slow = devices[devices["slowest"]].iloc[0]
+        slow = devices.records()[int(np.nonzero(devices["slowest"])[0][0])]
         notes.append(f"{len(devices)} devices with activity; the slowest, {slow['device']}"
-                     f"{' on ' + slow['host'] if devices['host'].nunique() > 1 else ''}, sets the "
-                     f"step ({slow['wall_ms']:.2f} ms median)")
+                     f"{' on ' + slow['host'] if len(set(devices['host'].tolist())) > 1 else ''}, "
+                     f"sets the step ({slow['wall_ms']:.2f} ms median)")
     kernels = _kernel_table(kernel_rows, n_steady)
-    return DeviceAnalysis(steps=steps[STEP_COLUMNS].reset_index(drop=True), devices=devices,
+    return DeviceAnalysis(steps=_step_columns(rows), devices=devices,
                           kernels=kernels, notes=tuple(notes), attribution=attribution)
+
+
+_TEXT_COLUMNS = {"host", "device"}
+_INT_COLUMNS = {"step_num", "kernels", "steps"}
+
+
+def _step_columns(rows: list[dict[str, Any]]) -> Columns:
+    """STEP_COLUMNS of the per (device, step) rows."""
+    if not rows:
+        return Columns.no_rows(STEP_COLUMNS)
+    return Columns({c: text([r[c] for r in rows]) if c in _TEXT_COLUMNS else
+                    np.array([r[c] for r in rows], dtype=np.int64 if c in _INT_COLUMNS else float)
+                    for c in STEP_COLUMNS})
 
 
 def _attribution(table: EventTable, dev_ev: np.ndarray, step_start: np.ndarray,
@@ -310,48 +326,67 @@ def _attr_note(how: str, out: np.ndarray, dev_ev: np.ndarray) -> str:
             + (f"; {none} device events belong to no step" if none else ""))
 
 
-def _device_summary(steps: pd.DataFrame) -> pd.DataFrame:
-    if steps.empty:
-        return pd.DataFrame(columns=DEVICE_COLUMNS)
-    steady = steps[steps["_steady"]]
-    if steady.empty:
-        steady = steps
+def _device_summary(rows: list[dict[str, Any]]) -> Columns:
+    """Per (host, device), in order of first appearance: medians over the steady steps (all steps
+    when none is steady; NaN skipped), the number of steps, and which device is the slowest."""
+    from traceinsight.analysis.results import sort_order
+
+    if not rows:
+        return Columns.no_rows(DEVICE_COLUMNS)
+    steady = [r for r in rows if r["_steady"]] or rows
     cols = ["wall_ms", "compute_ms", "h2d_ms", "d2h_ms", "d2d_ms", "idle_ms", "launch_ms", "span_ms",
             "after_host_ms"]
-    g = steady.groupby(["host", "device"], sort=False)
-    out = g[cols].median().reset_index()
-    out.insert(2, "steps", g.size().to_numpy())
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in steady:
+        groups.setdefault((r["host"], r["device"]), []).append(r)
+    out: dict[str, Any] = {"host": text([k[0] for k in groups]), "device": text([k[1] for k in groups]),
+                           "steps": np.array([len(g) for g in groups.values()], dtype=np.int64)}
+    for c in cols:
+        meds = []
+        for g in groups.values():
+            v = np.array([r[c] for r in g], dtype=float)
+            v = v[~np.isnan(v)]
+            meds.append(float(np.median(v)) if len(v) else float("nan"))
+        out[c] = np.array(meds, dtype=float)
     # the slowest device: the longest median step, then the longest device span, then the most
     # compute (ties: first listed)
-    order = out.sort_values(["wall_ms", "span_ms", "compute_ms"], ascending=False,
-                            kind="stable").index
-    out["slowest"] = False
-    out.loc[order[0], "slowest"] = True
-    return out[DEVICE_COLUMNS]
+    order = sort_order([(out["wall_ms"], False), (out["span_ms"], False), (out["compute_ms"], False)])
+    slowest = np.zeros(len(groups), dtype=bool)
+    slowest[order[0]] = True
+    out["slowest"] = slowest
+    return Columns({c: out[c] for c in DEVICE_COLUMNS})
 
 
-def _kernel_table(rows: list[tuple[str, str, int]], n_steps: int) -> pd.DataFrame:
+def _kernel_table(rows: list[tuple[str, str, int]], n_steps: int) -> Columns:
+    from traceinsight.analysis.results import sort_order
+
     if not rows or not n_steps:
-        return pd.DataFrame(columns=KERNEL_COLUMNS)
-    df = pd.DataFrame(rows, columns=["op_full", "kernel", "ps"])
-    g = df.groupby(["op_full", "kernel"], sort=False).agg(calls=("ps", "size"), ps=("ps", "sum"))
-    g = g.reset_index()
-    split = g["op_full"].str.rpartition(":")
-    has_type = split[1] == ":"
-    g["op"] = np.where(has_type, split[0], g["op_full"])
-    g["op_type"] = np.where(has_type, split[2], "")
-    g["device_ms"] = g["ps"] / PS_PER_MS
-    g["ms_per_step"] = g["device_ms"] / n_steps
-    total = g["device_ms"].sum()
-    g["share"] = g["device_ms"] / total if total > 0 else 0.0
-    g = g.sort_values(["device_ms", "kernel", "op"], ascending=[False, True, True], kind="stable",
-                      ignore_index=True)
-    return g[KERNEL_COLUMNS]
+        return Columns.no_rows(KERNEL_COLUMNS)
+    # (op, kernel) groups in order of first appearance: calls and exact int64 sums of device time
+    acc: dict[tuple[str, str], list[int]] = {}
+    for op_full, kernel, ps in rows:
+        a = acc.setdefault((op_full, kernel), [0, 0])
+        a[0] += 1
+        a[1] += ps
+    ops, types = [], []
+    for op_full, _ in acc:
+        head, sep, tail = op_full.rpartition(":")
+        ops.append(head if sep else op_full)
+        types.append(tail if sep else "")
+    device_ms = np.array([v[1] for v in acc.values()], dtype=np.int64) / PS_PER_MS
+    total = np.sum(device_ms)
+    g = Columns({"op": text(ops), "op_type": text(types), "kernel": text([k[1] for k in acc]),
+                 "calls": np.array([v[0] for v in acc.values()], dtype=np.int64),
+                 "device_ms": device_ms, "ms_per_step": device_ms / n_steps,
+                 "share": device_ms / total if total > 0 else np.zeros(len(acc))})
+    return g.take(sort_order([(g["device_ms"], False), (g["kernel"], True), (g["op"], True)]))
 
 
 def kernel_totals(kernels: pd.DataFrame) -> pd.DataFrame:
     """Kernels summed over their ops (XProf's kernel_stats lists a kernel once per op; this is the
     per-kernel view): kernel, calls, device_ms."""
+    import pandas as pd
+
     if kernels.empty:
         return pd.DataFrame(columns=["kernel", "calls", "device_ms"])
     g = kernels.groupby("kernel", sort=False)[["calls", "device_ms"]].sum().reset_index()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
@@ -17,6 +17,7 @@ from traceinsight.analysis import cache, device, results
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import RULE_DEVICE_GROUPS, host_events_recorded
+from traceinsight.columns import Columns
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import ModeResult, Run, Timing
 from traceinsight.xplane import decode_profile_options
@@ -33,13 +34,14 @@ def recorded_options(table: EventTable) -> dict[str, int] | None:
     return None
 
 
-def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (), *,
+def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[Path] = (), *,
                  timing: Timing | None = None, user_files: frozenset[str] = frozenset(),
                  requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
                  file_groups: dict[str, list[str]] | None = None,
-                 signatures: dict | None = None) -> ModeResult:
+                 signatures: dict[str, Any] | None = None) -> ModeResult:
     """Analyse one mode's traces: the host pass gives steps, categories, ops, retraces; the python
-    pass gives hotspots, scaled to the host pass's python time."""
+    pass gives hotspots, scaled to the host pass's python time. The tables are computed as
+    ``Columns`` (numpy only)."""
     notes = list(extra_notes)
     options: dict[str, Any] = {}
     if not host_files and not python_files:
@@ -65,14 +67,15 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
                                 "TensorFlow trace?)",
                           trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
     host_recorded, why_not = host_events_recorded(table, a.main_line, recorded_options(table))
-    steps = results.steps_frame(a)
+    steps = results.steps_table(a)
     notes.extend(a.step_notes)
     if not host_recorded:
         # the trace cannot split host time: no category is claimed (not "python")
-        steps[list(results.CATEGORIES)] = np.nan
         # nor can it tell the process's first call (tracing, compilation) from the others: a
         # device step numbered 0 is XProf's first group, not necessarily the first call
-        steps["first"] = False
+        steps = Columns({c: np.full(len(steps), np.nan) if c in results.CATEGORIES else
+                         np.zeros(len(steps), dtype=bool) if c == "first" else steps[c]
+                         for c in steps.columns})
         notes.append(f"host categories not recorded: {why_not}. The device side is analysed; to "
                      "see Python, dispatch and input on the host, capture with host_tracer_level "
                      "2 or more (python_tracer_level 1 for Python hotspots), e.g. traceinsight "
@@ -83,10 +86,10 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
                                  steps_are_groups=a.step_rule == RULE_DEVICE_GROUPS)
     if dev is not None:
         notes.extend(dev.notes)
-    breakdown = results.breakdown_frame(steps)
+    breakdown = results.breakdown_table(steps)
     first = None
-    if len(steps) and steps["first"].iloc[0]:
-        first = steps.iloc[0][list(results.CATEGORIES)].astype(float)
+    if len(steps) and steps["first"][0]:
+        first = {c: float(steps[c][0]) for c in results.CATEGORIES}
     if host_recorded and host_files and a.crosser.any():
         ids, counts = np.unique(table.name[a.crosser], return_counts=True)
         top = ", ".join(f"{table.names[i]} ×{c}" for c, i in
@@ -95,13 +98,13 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
                      f"of the nesting (their time goes to the events around them): {top}")
     if not len(steps):
         notes.append("no steps found in the trace")
-    other = results.other_frame(a, steps)
+    other = results.other_table(a, steps)
     if len(other) and host_recorded:
-        top = ", ".join(other["name"].head(3))
+        top = ", ".join(other["name"][:3].tolist())
         notes.append(f"{len(other)} event names have no attribution rule (other): {top}")
     recorded = recorded_options(table) or {}
     python_traced = bool(recorded.get("python_tracer_level")) or not host_files
-    hotspots = results.hotspots_frame(a, steps, user_files=user_files,
+    hotspots = results.hotspots_table(a, steps, user_files=user_files,
                                       python_files=file_groups) if python_traced else None
     if python_traced:
         notes.append("this trace was recorded with the python tracer on: its times include the "
@@ -116,14 +119,14 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
             pa = attribute(ptable)
             options["python"] = _options_entry(recorded_options(ptable),
                                                (requested or {}).get("python"))
-            psteps = results.steps_frame(pa)
-            pbreak = results.breakdown_frame(psteps)
+            psteps = results.steps_table(pa)
+            pbreak = results.breakdown_table(psteps)
             scale = 1.0
-            if not breakdown.empty and not pbreak.empty and pbreak.loc["python", "median"] > 0:
-                scale = float(breakdown.loc["python", "median"] / pbreak.loc["python", "median"])
+            if not breakdown.empty and not pbreak.empty and pbreak.row("python")["median"] > 0:
+                scale = float(breakdown.row("python")["median"] / pbreak.row("python")["median"])
                 notes.append(f"Python hotspots are from the python-tracer pass, scaled by {scale:.2f} "
                              "to the host pass's python time (the python tracer inflates Python)")
-            hotspots = results.hotspots_frame(pa, psteps, user_files=user_files, scale=scale,
+            hotspots = results.hotspots_table(pa, psteps, user_files=user_files, scale=scale,
                                               python_files=file_groups)
     elif not python_traced:
         notes.append("no python-tracer pass: no Python hotspots")
@@ -133,13 +136,13 @@ def analyze_mode(name: str, host_files: list[Path], python_files: list[Path] = (
                          f"trace recorded {entry['recorded']}")
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
-        ops=results.ops_frame(a, steps), retraces=results.retraces_frame(a, signatures),
-        hotspots=hotspots if hotspots is not None else results.hotspots_frame(a, steps.iloc[0:0]),
+        ops=results.ops_table(a, steps), retraces=results.retraces_table(a, signatures),
+        hotspots=hotspots if hotspots is not None else results.hotspots_table(a, steps.head(0)),
         other=other, step_rule=a.step_rule, profile_options=options, notes=tuple(notes),
         host_events_recorded=host_recorded,
-        device_steps=dev.steps if dev is not None else pd.DataFrame(),
-        devices=dev.devices if dev is not None else pd.DataFrame(),
-        kernels=dev.kernels if dev is not None else pd.DataFrame(),
+        device_steps=dev.steps if dev is not None else Columns(),
+        devices=dev.devices if dev is not None else Columns(),
+        kernels=dev.kernels if dev is not None else Columns(),
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)))
 
 
@@ -268,7 +271,6 @@ def _straggler_notes(modes: dict[str, ModeResult], session_of: dict[str, Path]
                      ) -> dict[str, ModeResult]:
     """Several hosts of one profile session (a multi-worker capture) stay separate modes; each says
     which host is the straggler (the slowest median step, which the others wait for)."""
-    import dataclasses
     by_session: dict[Path, list[str]] = {}
     for name, m in modes.items():
         if m.ok and np.isfinite(m.median_ms):
@@ -283,7 +285,7 @@ def _straggler_notes(modes: dict[str, ModeResult], session_of: dict[str, Path]
         note = (f"{len(names)} hosts in this profile session; the straggler is {slow.name} "
                 f"({slow.median_ms:.3g} ms/step median, the fastest host {fast.median_ms:.3g})")
         for n in names:
-            out[n] = dataclasses.replace(modes[n], notes=modes[n].notes + (note,))
+            out[n] = modes[n].replace(notes=modes[n].notes + (note,))
     return out
 
 

@@ -1,21 +1,36 @@
-"""Attribution -> the per-mode tables of ``traceinsight.model.ModeResult``."""
+"""Attribution -> the per-mode tables of ``traceinsight.model.ModeResult``.
+
+Computed with numpy into ``traceinsight.columns.Columns`` (no pandas: ``traceinsight analyze``
+prints from these without importing it); the model offers them as DataFrames too. Group sums
+and sorts reproduce what the pandas code before them computed (``groupby().sum()``,
+``sort_values(kind="stable")``), figure for figure.
+"""
 
 from __future__ import annotations
 
+import math
 import os
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from traceinsight.analysis import native, rules
 from traceinsight.analysis.attribute import N_CAT, Attribution
-from traceinsight.model import CATEGORIES
+from traceinsight.columns import Columns, text
+from traceinsight.model import CATEGORIES, steady_mask
 from traceinsight.pyfiles import pick
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 PS_PER_MS = 1e9
+
+STEP_COLUMNS = ["step_num", "start_ps", "end_ps", "wall_ms", "first", "partial", *CATEGORIES]
+BREAKDOWN_COLUMNS = ["median", "p25", "p75", "mean"]
 
 OPS_COLUMNS = ["op", "type", "thread", "calls_per_step", "self_ms_per_step", "share"]
 RETRACE_COLUMNS = ["function", "calls", "traced_calls", "tracing_ms", "compile_ms", "changes",
@@ -31,50 +46,99 @@ HOTSPOT_COLUMNS = ["function", "file", "line", "group", "self_ms", "inclusive_ms
 OTHER_COLUMNS = ["name", "ms_per_step", "count"]
 
 
-def steps_frame(a: Attribution) -> pd.DataFrame:
+# ---- sorting and grouping as the tables need them (numpy) -------------------------------------
+
+def sort_order(keys: Sequence[tuple[np.ndarray, bool]]) -> np.ndarray:
+    """Row order by several (column, ascending) keys, the first the most significant; stable (ties
+    keep their order) and NaN last either way, as pandas' ``sort_values(by=[...],
+    kind="stable")``. Strings sort by code point."""
+    codes = []
+    for values, ascending in keys:
+        v = np.asarray(values)
+        if v.dtype == object:
+            v = np.unique(v, return_inverse=True)[1].reshape(-1)
+        elif v.dtype == bool:
+            v = v.astype(np.int64)
+        codes.append(v if ascending else -v)
+    if not codes or not len(codes[0]):
+        return np.zeros(0, dtype=np.int64)
+    return np.lexsort(codes[::-1])
+
+
+def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, uniques) with uniques in order of first appearance (``pd.factorize``)."""
+    if not len(values):
+        return np.zeros(0, dtype=np.int64), values[:0]
+    uniq, first, inv = np.unique(values, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[inv.reshape(-1)], uniq[order]
+
+
+def group_sum_int(codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Exact int64 sums of ``values`` per code."""
+    out = np.zeros(n_groups, dtype=np.int64)
+    np.add.at(out, codes, np.asarray(values, dtype=np.int64))
+    return out
+
+
+# ---- the tables --------------------------------------------------------------------------------
+
+def steps_table(a: Attribution) -> Columns:
     """One row per step: step_num, start_ps, end_ps, wall_ms, first, partial (cut by the end of
     the trace), and ms per category."""
-    cols = ["step_num", "start_ps", "end_ps", "wall_ms", "first", "partial"] + list(CATEGORIES)
     if not len(a.step_start):
-        return pd.DataFrame(columns=cols)
+        return Columns.no_rows(STEP_COLUMNS)
     ct = a.category_time(a.step_start, a.step_end) / PS_PER_MS
-    df = pd.DataFrame(ct, columns=list(CATEGORIES))
-    df.insert(0, "step_num", a.step_num.astype(np.int64))
-    df.insert(1, "start_ps", a.step_start)
-    df.insert(2, "end_ps", a.step_end)
-    df.insert(3, "wall_ms", (a.step_end - a.step_start) / PS_PER_MS)
+    n = len(a.step_start)
     # The first step in the trace is reported apart when it is the process's first call (step 0)
     # or holds tracing / compilation: that is where one-time costs live.
-    first = np.zeros(len(df), dtype=bool)
+    first = np.zeros(n, dtype=bool)
     first[0] = bool(a.step_num[0] == 0 or (ct[0, rules.TRACING] + ct[0, rules.COMPILE]) > 0)
-    if len(df) == 1:
+    if n == 1:
         first[0] = False  # a single step is all there is: keep it as the steady state
-    df.insert(4, "first", first)
-    df.insert(5, "partial", a.step_partial if a.step_partial is not None
-              else np.zeros(len(df), dtype=bool))
-    return df[cols]
+    data: dict[str, np.ndarray] = {
+        "step_num": a.step_num.astype(np.int64), "start_ps": a.step_start, "end_ps": a.step_end,
+        "wall_ms": (a.step_end - a.step_start) / PS_PER_MS, "first": first,
+        "partial": a.step_partial if a.step_partial is not None else np.zeros(n, dtype=bool)}
+    for i, c in enumerate(CATEGORIES):
+        data[c] = np.ascontiguousarray(ct[:, i])
+    return Columns(data)
 
 
-def steady_mask(steps: pd.DataFrame) -> np.ndarray:
-    """Steady steps: neither the first step nor a step cut by the end of the trace."""
-    mask = ~steps["first"].to_numpy(dtype=bool)
-    if "partial" in steps.columns:
-        mask &= ~steps["partial"].to_numpy(dtype=bool)
-    return mask
+def steps_frame(a: Attribution) -> pd.DataFrame:
+    """``steps_table`` as a DataFrame (the Chrome-trace export reads it)."""
+    return steps_table(a).to_pandas()
 
 
-def breakdown_frame(steps: pd.DataFrame) -> pd.DataFrame:
-    cols = list(CATEGORIES) + ["wall_ms"]
-    steady = steps[steady_mask(steps)] if len(steps) else steps
-    if steady.empty:
-        return pd.DataFrame(columns=["median", "p25", "p75", "mean"])
-    values = steady[cols].astype(float)
-    b = pd.DataFrame({"median": values.median(), "p25": values.quantile(0.25),
-                      "p75": values.quantile(0.75), "mean": values.mean()})
-    return b.rename(index={"wall_ms": "total"})
+def breakdown_table(steps: Columns) -> Columns:
+    """Per category and the step's wall time ("total"), over the steady steps: median, p25, p75
+    (linear interpolation) and mean, ms; NaN steps (categories not recorded) are skipped, as
+    pandas' ``median`` / ``quantile`` / ``mean`` skip them."""
+    if not len(steps):
+        return Columns.no_rows(BREAKDOWN_COLUMNS)
+    steady = steady_mask(steps)
+    if not steady.any():
+        return Columns.no_rows(BREAKDOWN_COLUMNS)
+    out: dict[str, list[float]] = {k: [] for k in BREAKDOWN_COLUMNS}
+    for c in [*CATEGORIES, "wall_ms"]:
+        v = np.asarray(steps[c], dtype=float)[steady]
+        v = v[~np.isnan(v)]
+        if not len(v):
+            for k in BREAKDOWN_COLUMNS:
+                out[k].append(float("nan"))
+            continue
+        p25, p75 = np.percentile(v, [25.0, 75.0])
+        out["median"].append(float(np.median(v)))
+        out["p25"].append(float(p25))
+        out["p75"].append(float(p75))
+        out["mean"].append(float(np.sum(v) / len(v)))
+    return Columns({k: np.asarray(v, dtype=float) for k, v in out.items()},
+                   index=[*CATEGORIES, "total"])
 
 
-def _steady_windows(a: Attribution, steps: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
+def _steady_windows(a: Attribution, steps: Columns) -> tuple[np.ndarray, np.ndarray, int]:
     if steps.empty:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), 0
     steady = steady_mask(steps)
@@ -108,26 +172,40 @@ def _in_windows(t: np.ndarray, ws: np.ndarray, we: np.ndarray) -> np.ndarray:
     return np.where(ok, k, -1)
 
 
-def ops_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
+def ops_table(a: Attribution, steps: Columns) -> Columns:
     """Ops on the main thread (op time owned inside each op's dispatch) and on worker threads
     (self time of graph / HLO op events), per steady step."""
     ws, we, n = _steady_windows(a, steps)
     if n == 0 or not len(a.table):
-        return pd.DataFrame(columns=OPS_COLUMNS)
-    totals = op_totals(a, ws, we)
+        return Columns.no_rows(OPS_COLUMNS)
+    totals = op_totals_table(a, ws, we)
     if totals.empty:
-        return pd.DataFrame(columns=OPS_COLUMNS)
-    ops = totals.assign(calls_per_step=totals["calls"] / n,
-                        self_ms_per_step=totals["self_ps"] / PS_PER_MS / n)
-    total = ops.groupby("thread")["self_ms_per_step"].transform("sum")
-    ops["share"] = np.where(total > 0, ops["self_ms_per_step"] / total.where(total > 0, 1), 0.0)
+        return Columns.no_rows(OPS_COLUMNS)
+    calls_per_step = totals["calls"] / n
+    self_ms = totals["self_ps"] / PS_PER_MS / n
+    thread = totals["thread"]
+    # share of the thread group's op time; the group's total summed exactly (math.fsum: the same
+    # whatever the rows' order)
+    total = np.zeros(len(self_ms))
+    for th in dict.fromkeys(thread.tolist()):
+        sel = thread == th
+        total[sel] = math.fsum(self_ms[sel].tolist())
+    share = np.where(total > 0, self_ms / np.where(total > 0, total, 1), 0.0)
     # ties (XLA's repeated fusions often cost the same) in name order, so the table is the same
     # from run to run of the analysis
-    return ops.sort_values(["self_ms_per_step", "op", "thread"], ascending=[False, True, True],
-                           kind="stable", ignore_index=True)[OPS_COLUMNS]
+    order = sort_order([(self_ms, False), (totals["op"], True), (thread, True)])
+    return Columns({"op": totals["op"], "type": totals["type"], "thread": thread,
+                    "calls_per_step": calls_per_step, "self_ms_per_step": self_ms,
+                    "share": share}).take(order)
 
 
 def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
+    """op, type, thread, calls, self_ps summed over the windows [ws, we), as a DataFrame (see
+    ``op_totals_table``)."""
+    return op_totals_table(a, ws, we).to_pandas()
+
+
+def op_totals_table(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
     """op, type, thread, calls, self_ps summed over the windows [ws, we)."""
     t = a.table
     names = t.names
@@ -139,7 +217,7 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
     hlo_names: list[str] = []
     if "hlo_op" in t.stat_str:
         idx, val = t.stat_str["hlo_op"]
-        codes, uniq = pd.factorize(pd.Series(val, dtype=object))
+        codes, uniq = factorize(np.asarray(val, dtype=object))
         hlo_code = np.full(len(t), -1, dtype=np.int64)
         hlo_code[idx] = len(names) + codes
         hlo_names = [str(u) for u in uniq]
@@ -163,8 +241,9 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
         if code >= len(names):
             hlo = hlo_names[code - len(names)]
             return hlo, rules.hlo_type(hlo)
-        if op_of_name[code] is not None:
-            return op_of_name[code]
+        op = op_of_name[code]
+        if op is not None:
+            return op
         name = names[code]
         return name, ("memcpy" if name.startswith("Memcpy") else "device kernel")
 
@@ -180,7 +259,7 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
             acc[1] += w
         return out
 
-    rows: list[dict] = []
+    rows: list[tuple[str, str, str, int, float]] = []
     # main thread: op-category timeline segments, owned by the nearest op event above the owner
     if a.main_line >= 0 and len(a.seg_owner):
         anchor = native.nearest_marked(is_op_event, a.parent)
@@ -194,9 +273,8 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
         main_ops = np.nonzero(is_op_event & (t.line == a.main_line) & ~a.outside)[0]
         main_ops = main_ops[_in_windows(t.start[main_ops], ws, we) >= 0]
         calls = totals(codes_of(main_ops), np.zeros(len(main_ops)))
-        for k in set(keyed) | set(calls):
-            rows.append({"op": k[0], "type": k[1], "thread": "main",
-                         "calls": calls.get(k, [0])[0], "self_ps": keyed.get(k, [0, 0.0])[1]})
+        for k in sorted(set(keyed) | set(calls)):
+            rows.append((k[0], k[1], "main", calls.get(k, [0])[0], keyed.get(k, [0, 0.0])[1]))
     # worker threads: self time of op events: duration minus the durations of the op events
     # nested in it (the nearest ones, at any depth). Other nested events (ParallelFor, Eigen
     # pool work, executor bookkeeping) are the op's own execution and stay in its self time, as
@@ -215,18 +293,22 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
         child_sum = np.bincount(above, weights=dur[nested_op], minlength=len(t))
         self_ps = np.maximum(dur[ev] - child_sum[ev], 0.0)
         for k, (n, ps) in totals(codes_of(ev), self_ps).items():
-            rows.append({"op": k[0], "type": k[1], "thread": "worker", "calls": n,
-                         "self_ps": ps})
-    return pd.DataFrame(rows, columns=["op", "type", "thread", "calls", "self_ps"])
+            rows.append((k[0], k[1], "worker", n, ps))
+    if not rows:
+        return Columns.no_rows(["op", "type", "thread", "calls", "self_ps"])
+    return Columns({"op": text([r[0] for r in rows]), "type": text([r[1] for r in rows]),
+                    "thread": text([r[2] for r in rows]),
+                    "calls": np.array([r[3] for r in rows], dtype=np.int64),
+                    "self_ps": np.array([r[4] for r in rows], dtype=float)})
 
 
-def retraces_frame(a: Attribution, signatures: dict | None = None) -> pd.DataFrame:
+def retraces_table(a: Attribution, signatures: dict | None = None) -> Columns:
     """tf.function calls grouped by function: calls, traced calls, time tracing and compiling.
     ``signatures``: the argument signatures the capture fed the step (timings.json
     ``input_signatures``), which say what changed between traces."""
     t = a.table
     if "tf_function_call" not in t.stat_str:
-        return pd.DataFrame(columns=RETRACE_COLUMNS)
+        return Columns.no_rows(RETRACE_COLUMNS)
     idx, val = t.stat_str["tf_function_call"]
     traced = np.array([v.startswith("traced") for v in val], dtype=bool)
     on_main = t.line[idx] == a.main_line
@@ -234,30 +316,39 @@ def retraces_frame(a: Attribution, signatures: dict | None = None) -> pd.DataFra
     if on_main.any():
         ct[on_main] = a.category_time(t.start[idx[on_main]], t.end[idx[on_main]]) / PS_PER_MS
     tc = t.stat_int_column("tracing_count")[idx]
-    df = pd.DataFrame({"function": [t.names[i] for i in t.name[idx]], "traced": traced,
-                       "tracing": ct[:, rules.TRACING], "compile": ct[:, rules.COMPILE],
-                       "kind": val, "tracing_count": tc, "start": t.start[idx]})
-    rows = []
+    calls = Columns({"function": text([t.names[i] for i in t.name[idx]]), "traced": traced,
+                     "tracing": ct[:, rules.TRACING], "compile": ct[:, rules.COMPILE],
+                     "kind": text(list(val)), "tracing_count": tc, "start": t.start[idx]})
+    calls = calls.take(sort_order([(calls["start"], True), (calls["function"], True)]))
+    rows: list[dict[str, Any]] = []
     changed = signature_changes(signatures) if signatures else []
-    for fn, g in df.sort_values(["start", "function"], kind="stable").groupby("function", sort=False):
+    codes, functions = factorize(calls["function"])   # groups in order of their first call
+    for k, fn in enumerate(functions.tolist()):
+        g = calls.take(np.nonzero(codes == k)[0])
         n_traced = int(g["traced"].sum())
         changes = _retrace_pattern(g)
-        if n_traced > 1 and changed:
+        if n_traced > 1 and changed and signatures:
             fed = describe_signature_changes(signatures)
             changes = f"{changes}; {fed}" if changes else fed
         cause, detail = _retrace_cause(g, changed if n_traced > 1 else [])
         rows.append({"function": fn, "calls": len(g), "traced_calls": n_traced,
-                     "tracing_ms": float(g["tracing"].sum()), "compile_ms": float(g["compile"].sum()),
+                     "tracing_ms": float(np.nansum(g["tracing"])),
+                     "compile_ms": float(np.nansum(g["compile"])),
                      "changes": changes, "cause": cause, "cause_detail": detail})
     builds = _graph_builds_outside_calls(a, idx[on_main])
     if builds is not None:
         rows.append(builds)
-    out = pd.DataFrame(rows, columns=RETRACE_COLUMNS)
-    return out.sort_values(["traced_calls", "tracing_ms", "function"], ascending=[False, False, True],
-                           kind="stable", ignore_index=True)
+    out = Columns({"function": text([r["function"] for r in rows]),
+                   "calls": np.array([r["calls"] for r in rows], dtype=np.int64),
+                   "traced_calls": np.array([r["traced_calls"] for r in rows], dtype=np.int64),
+                   "tracing_ms": np.array([r["tracing_ms"] for r in rows], dtype=float),
+                   "compile_ms": np.array([r["compile_ms"] for r in rows], dtype=float),
+                   **{k: text([r[k] for r in rows]) for k in ("changes", "cause", "cause_detail")}})
+    return out.take(sort_order([(out["traced_calls"], False), (out["tracing_ms"], False),
+                                (out["function"], True)]))
 
 
-def _graph_builds_outside_calls(a: Attribution, calls: np.ndarray) -> dict | None:
+def _graph_builds_outside_calls(a: Attribution, calls: np.ndarray) -> dict[str, Any] | None:
     """Graph building (``tf.function-graph_building``) on the main thread inside steps but under no
     tf.function call event: graphs traced by other means every step, e.g. the map / flat_map
     functions of a tf.data pipeline that Keras' predict() builds from arrays on every call (seen on
@@ -273,16 +364,16 @@ def _graph_builds_outside_calls(a: Attribution, calls: np.ndarray) -> dict | Non
     # not nested in a tf.function call: walk up the nesting
     inside = np.zeros(len(t), dtype=bool)
     inside[calls] = True
-    keep = []
+    outside = []
     for e in ev.tolist():
         p = int(a.parent[e])
         while p >= 0 and not inside[p]:
             p = int(a.parent[p])
         if p < 0:
-            keep.append(e)
-    if not keep:
+            outside.append(e)
+    if not outside:
         return None
-    keep = np.asarray(keep)
+    keep = np.asarray(outside)
     steps = len(a.step_start)
     ms = float(a.category_time(t.start[keep], t.end[keep])[:, rules.TRACING].sum() / PS_PER_MS)
     per_step = len(keep) / steps
@@ -294,10 +385,10 @@ def _graph_builds_outside_calls(a: Attribution, calls: np.ndarray) -> dict | Non
             "cause": "graph builds", "cause_detail": f"{per_step:.3g} per step"}
 
 
-def _retrace_cause(g: pd.DataFrame, changed: list[dict]) -> tuple[str, str]:
+def _retrace_cause(g: Columns, changed: list[dict[str, Any]]) -> tuple[str, str]:
     """(cause, detail) of a function's traces, from the recorded argument changes and the calls'
     tracing_count (see RETRACE_COLUMNS)."""
-    traced = g["traced"].to_numpy()
+    traced = g["traced"]
     if traced.sum() < 2:
         return "", ""
     shapes = [c["text"] for c in changed if c["kind"] == "shape"]
@@ -306,7 +397,7 @@ def _retrace_cause(g: pd.DataFrame, changed: list[dict]) -> tuple[str, str]:
         cause = ("shapes and python values" if shapes and python else
                  "shapes" if shapes else "python values")
         return cause, "; ".join(shapes + python)
-    tc = g["tracing_count"].to_numpy()
+    tc = g["tracing_count"]
     traced_tc = tc[traced]
     if len(traced_tc) and (traced_tc >= 0).all() and (traced_tc == 1).all():
         return "new function object", f"tracing_count stays 1 over {int(traced.sum())} traced calls"
@@ -318,16 +409,16 @@ def _retrace_cause(g: pd.DataFrame, changed: list[dict]) -> tuple[str, str]:
     return "unknown", ""
 
 
-def _retrace_pattern(g: pd.DataFrame) -> str:
+def _retrace_pattern(g: Columns) -> str:
     """What the call stats tell about the traces (the host trace does not record argument
     signatures): when they happened and whether XLA was involved."""
     n, traced = len(g), int(g["traced"].sum())
     if traced == 0:
         return ""
-    positions = np.nonzero(g["traced"].to_numpy())[0]
-    kinds = sorted(set(g["kind"]))
+    positions = np.nonzero(g["traced"])[0]
+    kinds = sorted(set(g["kind"].tolist()))
     xla = any(k.endswith("-xla") for k in kinds)
-    tc = g["tracing_count"].to_numpy()
+    tc = g["tracing_count"]
     tc = tc[tc >= 0]
     parts = []
     if traced == n and n > 1:
@@ -340,7 +431,7 @@ def _retrace_pattern(g: pd.DataFrame) -> str:
         parts.append(f"traced on {traced} of {n} calls"
                      + (f" (calls {', '.join(str(p + 1) for p in later[:6])}"
                         f"{', ...' if len(later) > 6 else ''})" if len(later) else ""))
-    traced_tc = g["tracing_count"].to_numpy()[positions]
+    traced_tc = g["tracing_count"][positions]
     traced_tc = traced_tc[traced_tc >= 0]
     if traced > 1 and len(traced_tc) == traced and (traced_tc == 1).all():
         # every trace is the first of its tf.function object
@@ -399,21 +490,22 @@ def describe_signature_changes(signatures: dict) -> str:
             + "; ".join(c["text"] for c in changed))
 
 
-def other_frame(a: Attribution, steps: pd.DataFrame) -> pd.DataFrame:
+def other_table(a: Attribution, steps: Columns) -> Columns:
     """Main-thread time of events no rule places, by name."""
     ws, we, n = _steady_windows(a, steps)
     if n == 0 or not (a.seg_cat == rules.OTHER).any():
-        return pd.DataFrame(columns=OTHER_COLUMNS)
+        return Columns.no_rows(OTHER_COLUMNS)
     owned = owned_time(a, ws, we, rules.OTHER)
     owners = np.nonzero(owned)[0]
     if not len(owners):
-        return pd.DataFrame(columns=OTHER_COLUMNS)
-    name_ids = a.table.name[owners]
-    df = pd.DataFrame({"name": [a.table.names[i] for i in name_ids], "ps": owned[owners]})
-    g = df.groupby("name").agg(ps=("ps", "sum"), count=("ps", "size")).reset_index()
-    g["ms_per_step"] = g["ps"] / PS_PER_MS / n
-    return g.sort_values(["ms_per_step", "name"], ascending=[False, True], kind="stable",
-                         ignore_index=True)[OTHER_COLUMNS]
+        return Columns.no_rows(OTHER_COLUMNS)
+    # names are interned: one name id per name
+    ids, inv = np.unique(a.table.name[owners], return_inverse=True)
+    ps = group_sum_int(inv.reshape(-1), owned[owners], len(ids))   # int64: exact
+    count = np.bincount(inv.reshape(-1), minlength=len(ids)).astype(np.int64)
+    g = Columns({"name": text([a.table.names[i] for i in ids.tolist()]),
+                 "ms_per_step": ps / PS_PER_MS / n, "count": count})
+    return g.take(sort_order([(g["ms_per_step"], False), (g["name"], True)]))
 
 
 # ---- Python hotspots (python-tracer pass) -----------------------------------------------------
@@ -505,16 +597,16 @@ def frame_group(file: str, user_files: frozenset[str],
     return _package_files().get(file, "other")
 
 
-def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset[str] = frozenset(),
+def hotspots_table(a: Attribution, steps: Columns, *, user_files: frozenset[str] = frozenset(),
                    scale: float = 1.0, python_files: dict[str, list[str]] | None = None
-                   ) -> pd.DataFrame:
+                   ) -> Columns:
     """Python time per function from python-tracer frames: self = python-category time owned by the
     frame; inclusive = python-category time inside its outermost (non-recursive) calls; per steady
     step, multiplied by ``scale`` (the host pass's python time / this pass's)."""
     t = a.table
     ws, we, n = _steady_windows(a, steps)
     if n == 0 or a.main_line < 0:
-        return pd.DataFrame(columns=HOTSPOT_COLUMNS)
+        return Columns.no_rows(HOTSPOT_COLUMNS)
     frame_name = np.array([nm.startswith("$") for nm in t.names] or [False], dtype=bool)
     # python time owned by each event (segments of steady steps, clipped to them); per function:
     # calls, self time, and inclusive time of outermost (non-recursive) calls
@@ -524,17 +616,16 @@ def hotspots_frame(a: Attribution, steps: pd.DataFrame, *, user_files: frozenset
         a.parent, t.name, t.start, ~a.outside & (t.end > t.start), frame_name, lo, hi, ws, we,
         own_py)
     if not calls_by_name.any():
-        return pd.DataFrame(columns=HOTSPOT_COLUMNS)
-    rows = []
-    for nid in np.nonzero(calls_by_name)[0].tolist():
-        file, line, func = parse_frame(t.names[nid])
-        rows.append({"function": func or t.names[nid], "file": file, "line": line,
-                     "group": frame_group(file, user_files, python_files),
-                     "self_ms": self_by_name[nid] / PS_PER_MS / n * scale,
-                     "inclusive_ms": incl_by_name[nid] / PS_PER_MS / n * scale,
-                     "calls_per_step": calls_by_name[nid] / n})
-    df = pd.DataFrame(rows, columns=HOTSPOT_COLUMNS)
+        return Columns.no_rows(HOTSPOT_COLUMNS)
+    nids = np.nonzero(calls_by_name)[0]
+    frames = [parse_frame(t.names[nid]) for nid in nids.tolist()]
+    df = Columns({"function": text([func or t.names[nid] for nid, (_, _, func) in zip(nids.tolist(), frames)]),
+                  "file": text([f[0] for f in frames]),
+                  "line": np.array([f[1] for f in frames], dtype=np.int64),
+                  "group": text([frame_group(f[0], user_files, python_files) for f in frames]),
+                  "self_ms": self_by_name[nids] / PS_PER_MS / n * scale,
+                  "inclusive_ms": incl_by_name[nids] / PS_PER_MS / n * scale,
+                  "calls_per_step": calls_by_name[nids] / n})
     # ties (many frames own no python time) in a fixed order, so reports do not reshuffle
-    return df.sort_values(["self_ms", "inclusive_ms", "function", "file", "line"],
-                          ascending=[False, False, True, True, True], kind="stable",
-                          ignore_index=True)
+    return df.take(sort_order([(df["self_ms"], False), (df["inclusive_ms"], False),
+                               (df["function"], True), (df["file"], True), (df["line"], True)]))

@@ -5,12 +5,16 @@ mode names, errors, notes) goes through ``present.safe`` and into a rich ``Text`
 markup), so escape codes, bidi controls and brackets in names reach the terminal as visible text.
 Tables come from ``present.rich_table``: piped output (80 columns when not a terminal) folds the
 name columns, never a median.
+
+It reads the run's tables in their light form (``ModeResult.table``, ``Run.summary_table``), so
+``traceinsight analyze`` never imports pandas.
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -40,7 +44,7 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
     console = console or Console()
     ms = present.ms
     wanted = [m for m in run.modes.values() if modes is None or m.name in modes]
-    summary = run.summary().set_index("mode")
+    summary = {r["mode"]: r for r in run.summary_table.records()}
 
     rows: list[list[Any]] = []
     for m in wanted:
@@ -49,7 +53,7 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
                          Text.assemble((present.safe(m.status), "red"), ": ",
                                        present.safe(m.error or ""))])
             continue
-        s = summary.loc[m.name]
+        s = summary[m.name]
         n = int(s["n"]) if present.is_num(s["n"]) else 0
         rows.append([_s(m.name), ms(s["median_ms"]), present.ms_range(s["p25_ms"], s["p75_ms"]),
                      present.ratio_ci(s["ratio"], s["ratio_lo"], s["ratio_hi"]),
@@ -62,7 +66,7 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
     rows = []
     for m in wanted:
         if m.ok:
-            cats = m.category_ms()
+            cats = m.category_medians()
             rows.append([_s(m.name), *[ms(cats[k]) for k in CATEGORIES]])
     console.print(_table("where a steady step's time goes (ms, median per category)",
                          [("mode", False)] + [(c, True) for c in CATEGORIES], rows))
@@ -72,18 +76,20 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
             continue
         console.rule(Text(present.safe(m.name), style="bold"))
         first = ""
-        if m.first_step is not None:
-            parts = ", ".join(f"{k} {ms(v)}" for k, v in m.first_step.items() if v > 0.0005)
-            first = f", first step apart: {ms(m.first_step.sum())} ms ({parts})"
-        console.print(Text(f"steps: {present.safe(m.step_rule)}; {len(m.steady_steps)} steady "
+        split = m.first_step_ms
+        if split is not None:
+            parts = ", ".join(f"{k} {ms(v)}" for k, v in split.items() if v > 0.0005)
+            first = f", first step apart: {ms(np.nansum(list(split.values())))} ms ({parts})"
+        console.print(Text(f"steps: {present.safe(m.step_rule)}; {m.n_steady} steady "
                            f"step(s){first}"))
         for note in m.notes:
             console.print(Text.assemble(("note:", "yellow"), " ", present.safe(note, None)))
-        for title, frame, cols in (("top ops (ms per steady step)", m.ops, present.OP_COLUMNS),
-                                   ("tf.function calls and retraces", m.retraces,
-                                    present.RETRACE_COLUMNS),
-                                   ("Python hotspots (ms per steady step)", m.hotspots,
-                                    present.HOTSPOT_COLUMNS),
-                                   ("events without a rule (other)", m.other, present.OTHER_COLUMNS)):
-            if not frame.empty:
-                console.print(_spec_table(title, cols, frame.head(top).to_dict("records")))
+        for title, name, cols in (("top ops (ms per steady step)", "ops", present.OP_COLUMNS),
+                                  ("tf.function calls and retraces", "retraces",
+                                   present.RETRACE_COLUMNS),
+                                  ("Python hotspots (ms per steady step)", "hotspots",
+                                   present.HOTSPOT_COLUMNS),
+                                  ("events without a rule (other)", "other", present.OTHER_COLUMNS)):
+            table = m.table(name)
+            if not table.empty:
+                console.print(_spec_table(title, cols, table.records(top)))

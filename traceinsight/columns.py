@@ -1,0 +1,148 @@
+"""The analysis's tables in a light column form: named numpy columns of one length, optionally with
+row labels.
+
+The analysis computes every table into ``Columns`` with numpy only, so that ``traceinsight
+analyze`` (which prints from them) never imports pandas (~0.3 s of start-up). The viewer, the
+reports, the exports and the Python API read the same tables as pandas DataFrames:
+``to_pandas()`` builds one from the columns on first use (importing pandas only then) and keeps it,
+so each figure is computed once, in one place, whichever form it is read in.
+
+String columns are numpy object arrays of ``str`` (pandas makes them its ``str`` dtype); an empty
+table made by ``Columns.no_rows(names)`` has object columns, like ``pd.DataFrame(columns=names)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def text(values: Sequence[Any]) -> np.ndarray:
+    """A string column: an object array (never numpy's fixed-width ``<U``)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
+
+
+class Columns:
+    """Named columns of equal length (``index``: row labels, default 0..n-1), or rows kept as
+    dicts (``from_records``: mixed rows whose DataFrame pandas should infer, e.g. the summary).
+
+    Read-only by convention: the analysis builds a new one rather than changing one in place."""
+
+    __slots__ = ("_data", "_names", "_rows", "_frame", "index")
+
+    def __init__(self, data: Mapping[str, Any] | None = None, index: Sequence[Any] | None = None):
+        self._data: dict[str, np.ndarray] = {}
+        for k, v in (data or {}).items():
+            a = np.asarray(v)
+            self._data[k] = text(a.tolist()) if a.dtype.kind == "U" else a
+        self._names = list(self._data)
+        self._rows: list[dict[str, Any]] | None = None
+        self._frame: pd.DataFrame | None = None
+        self.index = list(index) if index is not None else None
+        lengths = {len(a) for a in self._data.values()} | ({len(self.index)} if self.index is not None else set())
+        if len(lengths) > 1:
+            raise ValueError(f"columns of different lengths: {sorted(lengths)}")
+
+    @classmethod
+    def no_rows(cls, names: Sequence[str]) -> Columns:
+        """No rows: object columns, as ``pd.DataFrame(columns=names)``."""
+        return cls({n: np.empty(0, dtype=object) for n in names})
+
+    @classmethod
+    def from_records(cls, rows: list[dict[str, Any]], names: Sequence[str]) -> Columns:
+        """Rows of mixed values (None for a missing figure); the DataFrame is
+        ``pd.DataFrame(rows, columns=names)``, its dtypes inferred by pandas."""
+        out = cls()
+        out._names = list(names)
+        out._rows = [dict(r) for r in rows]
+        return out
+
+    @classmethod
+    def from_pandas(cls, df: pd.DataFrame) -> Columns:
+        """The columns of a DataFrame (tables made by hand in tests, or by pandas code)."""
+        import pandas as pd
+
+        index = None if isinstance(df.index, pd.RangeIndex) and df.index.start == 0 \
+            and df.index.step == 1 else df.index.tolist()
+        out = cls({str(c): df[c].to_numpy(dtype=object if df[c].dtype.kind not in "biuf" else None)
+                   for c in df.columns}, index=index)
+        out._frame = df
+        return out
+
+    # ---- reading ----------------------------------------------------------------------------
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._names)
+
+    def __len__(self) -> int:
+        if self._rows is not None:
+            return len(self._rows)
+        if self._data:
+            return len(next(iter(self._data.values())))
+        return len(self.index) if self.index is not None else 0
+
+    @property
+    def empty(self) -> bool:
+        """No rows or no columns (as ``DataFrame.empty``)."""
+        return len(self) == 0 or not self._names
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if self._rows is not None and name not in self._data:
+            if name not in self._names:
+                raise KeyError(name)
+            self._data[name] = np.array([r.get(name) for r in self._rows], dtype=object)
+        return self._data[name]
+
+    def records(self, n: int | None = None) -> list[dict[str, Any]]:
+        """The first ``n`` rows (all by default) as dicts of Python values."""
+        if self._rows is not None:
+            return [{k: r.get(k) for k in self._names} for r in self._rows[:n]]
+        cols = [self._data[k][:n].tolist() for k in self._names]
+        return [dict(zip(self._names, vals)) for vals in zip(*cols)]
+
+    def row(self, label: Any) -> dict[str, Any]:
+        """The row whose index label is ``label`` (KeyError when none)."""
+        if self.index is None or label not in self.index:
+            raise KeyError(label)
+        i = self.index.index(label)
+        return {k: self._data[k][i:i + 1].tolist()[0] for k in self._names}
+
+    def take(self, rows: np.ndarray) -> Columns:
+        """The rows at these positions (or where a boolean mask is True), in that order."""
+        rows = np.asarray(rows)
+        if rows.dtype == bool:
+            rows = np.nonzero(rows)[0]
+        if self._rows is not None:
+            return Columns.from_records([self._rows[i] for i in rows.tolist()], self._names)
+        index = None if self.index is None else [self.index[i] for i in rows.tolist()]
+        return Columns({k: v[rows] for k, v in self._data.items()}, index=index)
+
+    def head(self, n: int) -> Columns:
+        return self.take(np.arange(min(max(n, 0), len(self))))
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The DataFrame of these columns, built once (pandas is imported here, not before)."""
+        if self._frame is None:
+            import pandas as pd
+
+            if self._rows is not None:
+                self._frame = pd.DataFrame(self._rows, columns=self._names)
+            elif not self._names and self.index is None:
+                self._frame = pd.DataFrame()
+            else:
+                self._frame = pd.DataFrame({k: self._data[k] for k in self._names}, index=self.index)
+        return self._frame
+
+    def __repr__(self) -> str:
+        return f"Columns({len(self)} rows: {', '.join(self._names)})"
