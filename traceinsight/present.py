@@ -233,8 +233,10 @@ def rich_table(title: str, columns: Sequence[tuple[str, bool]], rows: list[list[
         else:
             width = min(name_min, max([len(header)] + [len(str(r[i])) for r in rows]))
             t.add_column(header, justify="left", overflow="fold", min_width=width or None)
+    # plain strings as Text: shown the same, without rich parsing them for markup and emoji codes
+    # (the cost of half of a table's rendering)
     for r in rows:
-        t.add_row(*r)
+        t.add_row(*[Text(c) if isinstance(c, str) else c for c in r])
     return t
 
 
