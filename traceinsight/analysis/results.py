@@ -123,8 +123,9 @@ def breakdown_table(steps: Columns) -> Columns:
         return Columns.no_rows(BREAKDOWN_COLUMNS)
     out: dict[str, list[float]] = {k: [] for k in BREAKDOWN_COLUMNS}
     for c in [*CATEGORIES, "wall_ms"]:
-        v = np.asarray(steps[c], dtype=float)[steady]
-        v = v[~np.isnan(v)]
+        values = np.asarray(steps[c], dtype=float)[steady]
+        nan = np.isnan(values)
+        v = values[~nan]
         if not len(v):
             for k in BREAKDOWN_COLUMNS:
                 out[k].append(float("nan"))
@@ -133,7 +134,8 @@ def breakdown_table(steps: Columns) -> Columns:
         out["median"].append(float(np.median(v)))
         out["p25"].append(float(p25))
         out["p75"].append(float(p75))
-        out["mean"].append(float(np.sum(v) / len(v)))
+        # the sum with NaN as 0 (pandas' nanmean: the same additions, in the same order)
+        out["mean"].append(float(np.sum(np.where(nan, 0.0, values)) / len(v)))
     return Columns({k: np.asarray(v, dtype=float) for k, v in out.items()},
                    index=[*CATEGORIES, "total"])
 
