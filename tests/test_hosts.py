@@ -298,3 +298,29 @@ def test_hostile_host_names_are_escaped(tmp_path):
     jsonschema.validate(doc, load_schema())
     assert doc["host_sessions"][0]["hosts"][0]["host"] == evil
 
+
+# ---- the viewer --------------------------------------------------------------------------------
+
+def test_viewer_h_opens_the_hosts_screen_only_for_multi_host_runs(tmp_path):
+    import asyncio
+
+    from traceinsight.tui import get_app
+    from traceinsight.tui.hosts import HostsScreen
+    from traceinsight.tui.overview import OverviewScreen
+
+    from tui_runs import multi_host_run, open_hosts, settle
+
+    async def go():
+        app = get_app(multi_host_run(tmp_path))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await open_hosts(pilot)
+            assert isinstance(app.screen, HostsScreen)
+            await pilot.press("escape")
+            assert isinstance(app.screen, OverviewScreen)
+        app = get_app(sample_run())
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("h")
+            await pilot.pause()
+            assert isinstance(app.screen, OverviewScreen)   # no hosts: h does nothing
+    asyncio.run(go())
