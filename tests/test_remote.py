@@ -82,6 +82,22 @@ def test_two_workers_traced_together(workers, tmp_path):
     # the two traces overlap in time: traced together, not one after the other
     t = [json_times(run_path, manifest["modes"][w]) for w in workers]
     assert max(t[0][0], t[1][0]) < min(t[0][1], t[1][1])
+    # one job's two hosts, compared: each host's median is its mode's, the spread theirs
+    (g,) = run.host_groups()
+    assert sorted(h.mode for h in g.hosts) == sorted(workers)
+    medians = {h.mode: h.median_ms for h in g.hosts}
+    assert medians == {w: pytest.approx(run.modes[w].median_ms) for w in workers}
+    assert g.spread_ms == pytest.approx(max(medians.values()) - min(medians.values()), abs=1e-6)
+    # the workers number their own steps from their own start: matched by step_num where the
+    # numbers meet, each step's waits are the slowest wall minus each host's wall of that number
+    walls = [dict(zip(run.modes[h.mode].steady_steps["step_num"],
+                      run.modes[h.mode].steady_steps["wall_ms"])) for h in g.hosts]
+    common = sorted(set(walls[0]) & set(walls[1]))
+    assert g.aligned == bool(common)
+    assert [s.step_num for s in g.steps] == common
+    for s in g.steps:
+        w = [d[s.step_num] for d in walls]
+        assert s.wait_ms == pytest.approx([max(w) - x for x in w], abs=1e-6)
 
 
 def json_times(run_path, entry):

@@ -8,7 +8,16 @@ import pytest
 
 from traceinsight.tui import get_app
 
-from tui_runs import RUNS_DIR, load_committed, no_steps_run, open_compare, sample_run, settle
+from tui_runs import (
+    RUNS_DIR,
+    load_committed,
+    multi_host_run,
+    no_steps_run,
+    open_compare,
+    open_hosts,
+    sample_run,
+    settle,
+)
 
 SMALL, WIDE = (80, 24), (140, 40)
 
@@ -91,3 +100,14 @@ def test_python_hotspots(snap_compare):
         await pilot.press("enter")
         pilot.app.screen.query_one("TabbedContent").active = "tab-python"
     assert snap_compare(get_app(sample_run()), run_before=open_python, terminal_size=SMALL)
+
+
+# A logdir of three hosts (tests/hosts_data.py): the overview says who the straggler is, and h
+# opens the hosts screen. Single-host runs have neither (their snapshots above are unchanged).
+def test_multi_host_overview(snap_compare, tmp_path):
+    assert snap_compare(get_app(multi_host_run(tmp_path)), terminal_size=SMALL, run_before=settle)
+
+
+def test_hosts_screen(snap_compare, tmp_path):
+    assert snap_compare(get_app(multi_host_run(tmp_path)), terminal_size=WIDE,
+                        run_before=open_hosts)

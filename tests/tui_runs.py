@@ -87,6 +87,30 @@ def large_run(n_ops: int = 300_000) -> Run:
     return Run(path=None, name="large", modes={"eager": replace(base, ops=ops)})
 
 
+def multi_host_run(tmp_path: Path) -> Run:
+    """The three-host logdir of tests/hosts_data.py (w2 the straggler, by its input), loaded."""
+    from hosts_data import three_hosts
+
+    import traceinsight
+    return traceinsight.load(three_hosts(tmp_path / "logdir"), use_cache=False)
+
+
+async def open_hosts(pilot) -> None:
+    """From the overview, the hosts screen, once its worker has posted the comparison."""
+    from traceinsight.tui.hosts import HostsScreen
+    await settle(pilot)
+    await pilot.press("h")
+    for _ in range(1000):
+        if isinstance(pilot.app.screen, HostsScreen) and not pilot.app.screen.pending:
+            break
+        await pilot.pause(0.01)
+    else:
+        raise TimeoutError("the hosts did not arrive in 10 s")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
 @functools.cache
 def _load_committed(name: str) -> Run:
     import traceinsight
@@ -110,4 +134,5 @@ def committed_runs() -> list[Path]:
 
 
 __all__ = ["settle", "compared", "open_compare", "sample_run", "one_mode_run", "failed_only_run",
-           "no_steps_run", "large_run", "committed_runs", "load_committed"]
+           "no_steps_run", "large_run", "committed_runs", "load_committed", "multi_host_run",
+           "open_hosts"]

@@ -165,7 +165,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
             saving, basis = None, "no graph-function mode in this run to measure against"
             modes: tuple[str, ...] = (e.name,)
             evidence = split
-            if c is not None:
+            if c is not None and f is not None:
                 pd_f = _cat(f, "python", "dispatch")
                 se, ne = untraced(e, pd_e)
                 sf, _ = untraced(f, pd_f)
@@ -180,7 +180,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                 rule="eager-dispatch-bound",
                 title=f"{e.name} is Python/dispatch-bound: compile the step with tf.function",
                 evidence=evidence, saving_ms=saving, saving_basis=basis, modes=modes, fix=fix)
-        else:
+        elif c is not None and f is not None:  # (not bound: c is set, see above)
             yield Finding(
                 rule="eager-slower",
                 title=(f"{e.name} is {fmt_ratio(c.ratio)}× slower than {f.name}: compile the step "
@@ -798,10 +798,12 @@ def rule_distortion(run: Run) -> Iterable[Finding]:
     difference."""
     hits = []
     for m in run.ok_modes():
-        d = m.timing.distortion if m.timing is not None else None
-        if d is not None and np.isfinite(d) and abs(d) >= DISTORTION_HIGH:
-            traced = float(np.median(m.timing.traced_steps_s) * 1e3)
-            hits.append((d, m.name, m.timing.median_ms, traced))
+        t = m.timing
+        d = t.distortion if t is not None else None
+        if (t is not None and t.traced_steps_s is not None and d is not None and np.isfinite(d)
+                and abs(d) >= DISTORTION_HIGH):
+            traced = float(np.median(t.traced_steps_s) * 1e3)
+            hits.append((d, m.name, t.median_ms, traced))
     disagree = _disagreeing_pairs(run)
     if not hits and not disagree:
         return
@@ -888,7 +890,8 @@ def _overlapping(findings: list[Finding], run: Run) -> list[Finding]:
     out = []
     used: dict[str, tuple[float, list[str]]] = {}
     for f in findings:
-        if f.saving_ms is None or not np.isfinite(f.saving_ms) or not f.modes:
+        own = f.saving_ms
+        if own is None or not np.isfinite(own) or not f.modes:
             out.append(f)
             continue
         mode = f.modes[0]
@@ -896,16 +899,16 @@ def _overlapping(findings: list[Finding], run: Run) -> list[Finding]:
         total, rules = used.get(mode, (0.0, []))
         if rules:
             basis = f.saving_basis + "; overlaps " + ", ".join(rules) + f" on the same {mode} step"
-            saving = f.saving_ms
+            saving = own
             if np.isfinite(step) and total + saving > step:
                 saving = max(0.0, step - total)
                 basis += (f"; capped at the {fmt_ms(saving)} ms left of the {fmt_ms(step)} ms step "
                           "after the larger ones")
             f = replace(f, saving_ms=saving, saving_basis=basis, overlaps=tuple(rules))
-        elif np.isfinite(step) and f.saving_ms > step:
+        elif np.isfinite(step) and own > step:
             f = replace(f, saving_ms=step, saving_basis=f.saving_basis + f"; capped at the "
                         f"{fmt_ms(step)} ms step")
-        used[mode] = (total + f.saving_ms, rules + [f.rule])
+        used[mode] = (total + (f.saving_ms or 0.0), rules + [f.rule])
         out.append(f)
     return out
 

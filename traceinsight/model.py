@@ -331,6 +331,17 @@ class Run:
             c = cache.setdefault(key, compare_modes(self.modes[a], self.modes[b]))
         return c
 
+    def host_groups(self) -> tuple:
+        """The hosts of each multi-host profile session compared: per-host step time, the
+        straggler, the spread, per-step waits (``traceinsight.analysis.hosts.HostGroup``);
+        computed once per run, () when no session has two hosts."""
+        return self._host_groups
+
+    @cached_property
+    def _host_groups(self) -> tuple:
+        from traceinsight.analysis.hosts import host_groups
+        return host_groups(self)
+
     @cached_property
     def findings(self) -> list:
         """``traceinsight.findings.find(self)``, computed once per run."""

@@ -264,3 +264,50 @@ HOTSPOT_COLUMNS = (ColumnSpec("function", "function"),
                    ColumnSpec("calls_per_step", "calls/step", count))
 OTHER_COLUMNS = (ColumnSpec("name", "event"), ColumnSpec("ms_per_step", "ms/step", ms),
                  ColumnSpec("count", "count", integer))
+
+
+def host_columns(aligned: bool, mode: bool = True) -> tuple[ColumnSpec, ...]:
+    """The hosts table of a multi-host profile session (records: ``HostFigures.to_dict()``): the
+    per-step columns only where the hosts' steps line up (slowest: in how many steps the host
+    was the slowest; waited: its median wait for each step's slowest host); ``mode=False`` leaves
+    out the mode column (the terminal, which shows it under the host)."""
+    cols = [ColumnSpec("host", "host")] + ([ColumnSpec("mode", "mode")] if mode else []) + [
+            ColumnSpec("steps", "steps", integer),
+            ColumnSpec("median_ms", "median", ms),
+            ColumnSpec("iqr", "IQR", lambda v: ms_range(*v),
+                       get=lambda r: (r.get("p25_ms"), r.get("p75_ms"))),
+            ColumnSpec("ratio", "×fastest [95% CI]", lambda v: ratio_ci(*v),
+                       get=lambda r: (r.get("ratio"), r.get("ratio_lo"), r.get("ratio_hi")))]
+    if aligned:
+        cols += [ColumnSpec("straggler_steps", "slowest", integer),
+                 ColumnSpec("wait_median_ms", "waited", ms)]
+    return tuple(cols)
+
+
+def _ms_or_delta(v: tuple[Any, bool]) -> str:
+    return signed_ms(v[0]) if v[1] else ms(v[0])
+
+
+def host_category_columns(category_names: Sequence[str]) -> tuple[ColumnSpec, ...]:
+    """Each host's category split (records: ``hosts.category_records``; a record with ``delta``
+    set holds differences, shown signed)."""
+    def get(c: str) -> Callable[[Mapping[str, Any]], Any]:
+        return lambda r: ((r.get("categories") or {}).get(c), bool(r.get("delta")))
+    return (ColumnSpec("host", "host"),
+            *(ColumnSpec(c, c, _ms_or_delta, get=get(c)) for c in category_names))
+
+
+def _others_waited(r: Mapping[str, Any]) -> str:
+    """``w0 0.60, w1 0.57``: how long each other host waited for the step's slowest."""
+    slowest = r.get("slowest")
+    return ", ".join(f"{h} {ms(w)}" for h, w in (r.get("wait_ms") or {}).items()
+                     if h != slowest and not (slowest is None and w == 0)) or MISSING
+
+
+# one row per step number present on every host (records: ``StepRow.to_dict()``)
+HOST_STEP_COLUMNS = (
+    ColumnSpec("step_num", "step", integer),
+    ColumnSpec("slowest", "slowest host", text=True, get=lambda r: r.get("slowest") or "(tie)"),
+    ColumnSpec("slowest_ms", "its ms", ms,
+               get=lambda r: max((r.get("wall_ms") or {}).values(), default=None)),
+    ColumnSpec("waited", "the others waited (ms)", text=True, get=_others_waited))

@@ -121,8 +121,9 @@ def load_files(paths: list[Path]) -> EventTable:
             base_ns = min((h[1] for plane in heads for h in plane if h[4]), default=None)
             _check_span([h[1] for plane in heads for h in plane if h[4]], path)
             n = sum(h[4] for plane in heads for h in plane)
-            cols = {"line": np.empty(n, dtype=np.int32), "name": np.empty(n, dtype=np.int32),
-                    "start": np.empty(n, dtype=np.int64), "end": np.empty(n, dtype=np.int64)}
+            cols: dict[str, np.ndarray] = {
+                "line": np.empty(n, dtype=np.int32), "name": np.empty(n, dtype=np.int32),
+                "start": np.empty(n, dtype=np.int64), "end": np.empty(n, dtype=np.int64)}
             pos = 0
             for (plane, raws), plane_heads in zip(space, heads):
                 pos = _load_plane(plane, raws, plane_heads, host, names, name_ids, lines, planes,
@@ -134,10 +135,10 @@ def load_files(paths: list[Path]) -> EventTable:
         per_file.append((cols, base_ns))
     bases = [b for _, b in per_file if b is not None]
     _check_span(bases, "these traces' hosts")
-    for cols, b in per_file:  # one clock for all hosts
+    for file_cols, b in per_file:  # one clock for all hosts
         if b is not None and b != min(bases):
-            cols["start"] += (b - min(bases)) * 1000
-            cols["end"] += (b - min(bases)) * 1000
+            file_cols["start"] += (b - min(bases)) * 1000
+            file_cols["end"] += (b - min(bases)) * 1000
     if len(per_file) == 1:
         cols = per_file[0][0]
     else:

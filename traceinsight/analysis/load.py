@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -233,6 +233,9 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
             if use_cache and mode.ok:
                 cache.save(where, mode, key)
         modes[name] = mode
+    if workload.get("kind") == "remote":   # capture --remote: the modes are one job's hosts
+        from traceinsight.analysis.hosts import session_of
+        modes = _straggler_notes(modes, session_of(Run(path, path.name, modes, manifest)))
     return Run(path=path, name=path.name, modes=modes, manifest=manifest, source="run")
 
 
@@ -267,26 +270,13 @@ def _foreign_modes(root: Path, files: list[Path]) -> dict[str, list[Path]]:
     return modes
 
 
-def _straggler_notes(modes: dict[str, ModeResult], session_of: dict[str, Path]
+def _straggler_notes(modes: dict[str, ModeResult], session_of: Mapping[str, Any]
                      ) -> dict[str, ModeResult]:
-    """Several hosts of one profile session (a multi-worker capture) stay separate modes; each says
-    which host is the straggler (the slowest median step, which the others wait for)."""
-    by_session: dict[Path, list[str]] = {}
-    for name, m in modes.items():
-        if m.ok and np.isfinite(m.median_ms):
-            by_session.setdefault(session_of[name], []).append(name)
-    out = dict(modes)
-    for names in by_session.values():
-        if len(names) < 2:
-            continue
-        ranked = sorted(names, key=lambda n: (-modes[n].median_ms, n))
-        slow = modes[ranked[0]]
-        fast = modes[ranked[-1]]
-        note = (f"{len(names)} hosts in this profile session; the straggler is {slow.name} "
-                f"({slow.median_ms:.3g} ms/step median, the fastest host {fast.median_ms:.3g})")
-        for n in names:
-            out[n] = modes[n].replace(notes=modes[n].notes + (note,))
-    return out
+    """Several hosts of one profile session (a multi-worker capture) stay separate modes; each gets
+    a short note from their comparison (``traceinsight.analysis.hosts``: the straggler, the
+    spread; ``Run.host_groups()`` holds the whole of it)."""
+    from traceinsight.analysis import hosts
+    return hosts.with_notes(modes, hosts.compare_sessions(modes, session_of))
 
 
 def load(path, *, use_cache: bool = True) -> Run:

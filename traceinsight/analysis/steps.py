@@ -41,8 +41,20 @@ DERIVED_LINE_NAMES = frozenset({"Steps", "TensorFlow Ops", "TensorFlow Name Scop
                                 "XLA Ops", "XLA TraceMe", "Launch Stats", "Source code",
                                 "Framework Name Scope", "Framework Ops", "SparseCore Steps"})
 STEPS_LINE_ID = DERIVED_LINE_MIN
+# The end of a marker rule whose step numbers are the markers' own step_num stats (the job's step
+# numbers: the same number on two hosts of one job is the same step), and of one whose markers
+# repeat a step_num, renumbered here in time order (numbers of this trace only).
+STEP_NUM_RULE = "(step_num)"
+RENUMBERED_RULE = "(renumbered in time order: the markers repeat a step_num)"
 RULE_DEVICE_GROUPS = ("no host events: device events grouped into steps by their group_id stat "
                       "(TF's step grouping)")
+
+
+def numbered_by_step_num(rule: str) -> bool:
+    """Whether the steps a rule found carry the job's own step numbers (step markers' step_num,
+    none repeated). Every other rule numbers steps per trace (tf.function calls in order, XProf's
+    group ids, 0 for one window): the same number on two hosts need not be the same step."""
+    return rule.startswith("step markers ") and rule.endswith(STEP_NUM_RULE)
 
 
 def is_derived_line(line) -> bool:
@@ -103,7 +115,7 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
         top = depth[main_marker] == depth[main_marker].min()  # markers nested in markers: outer
         ss, se, sn = ss[top], se[top], sn[top]
         marker_names = sorted({names[i] for i in table.name[main_marker]})
-        rule = f"step markers {', '.join(repr(n) for n in marker_names)} (step_num)"
+        rule = f"step markers {', '.join(repr(n) for n in marker_names)} {STEP_NUM_RULE}"
         o = np.lexsort((-se, ss))  # by start, the longest first
         ss, se, sn = ss[o], se[o], sn[o]
         ss, se, sn, more = _outermost(ss, se, sn)
@@ -115,6 +127,7 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
                          "each marker is counted as its own step, renumbered in time order from "
                          f"{int(sn.min())}")
             sn = int(sn.min()) + np.arange(len(sn))
+            rule = rule.replace(STEP_NUM_RULE, RENUMBERED_RULE)
     else:
         calls = np.zeros(0, dtype=np.int64)
         if "tf_function_call" in table.stat_str and main >= 0:

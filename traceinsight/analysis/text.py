@@ -71,6 +71,13 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
     console.print(_table("where a steady step's time goes (ms, median per category)",
                          [("mode", False)] + [(c, True) for c in CATEGORIES], rows))
 
+    names = {m.name for m in wanted}
+    for group in run.host_groups():     # multi-host profile sessions: the hosts side by side
+        if names & {h.mode for h in group.hosts}:
+            from traceinsight.analysis.hosts_text import renderables
+            for r in renderables(group, top):
+                console.print(r)
+
     for m in wanted:
         if not m.ok:
             continue

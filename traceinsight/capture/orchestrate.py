@@ -162,8 +162,8 @@ def child_env(mode: modes_mod.Mode | None) -> dict[str, str]:
 @dataclass
 class ChildResult:
     ok: bool
-    result: dict | None
-    error: str | None
+    result: dict                  # the child's result ({} when it failed)
+    error: str                    # why it failed ("" when ok)
     stderr_tail: str | None
     returncode: int | None
     setup_problem: bool = False   # this Python cannot capture (no TensorFlow / xprof)
@@ -190,8 +190,11 @@ class LiveChild:
         if out.exists():
             out.unlink()
         try:
-            self.proc.stdin.write((json.dumps({"round": i, "out": str(out)}) + "\n").encode())
-            self.proc.stdin.flush()
+            stdin = self.proc.stdin
+            if stdin is None:
+                return None
+            stdin.write((json.dumps({"round": i, "out": str(out)}) + "\n").encode())
+            stdin.flush()
         except OSError:
             return None
         deadline = time.monotonic() + timeout
@@ -208,7 +211,7 @@ class LiveChild:
     def close(self) -> None:
         """End the process (asked, then killed) and write its whole output to stderr.log."""
         try:
-            if self.proc.poll() is None:
+            if self.proc.poll() is None and self.proc.stdin is not None:
                 self.proc.stdin.write(b'{"exit": true}\n')
                 self.proc.stdin.close()
                 self.proc.wait(timeout=30)
@@ -288,17 +291,18 @@ def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[st
     if alive:
         result = json.loads(out.read_text())
         out.unlink()
-        return ChildResult(True, result, None, tail, None, live=LiveChild(proc, log_tmp, stderr_path))
+        return ChildResult(True, result, "", tail, None, live=LiveChild(proc, log_tmp, stderr_path))
     if timed_out:
-        return ChildResult(False, None, f"timed out after {timeout:g} s (--timeout)", tail, rc)
+        return ChildResult(False, {}, f"timed out after {timeout:g} s (--timeout)", tail, rc)
     if rc == 0 and out.exists():
         result = json.loads(out.read_text())
         out.unlink()
-        return ChildResult(True, result, None, tail, rc)
+        return ChildResult(True, result, "", tail, rc)
     if err_file.exists():
         info = json.loads(err_file.read_text())
         err_file.unlink()
-        return ChildResult(False, None, info.get("error"), tail, rc, bool(info.get("setup")))
+        return ChildResult(False, {}, str(info.get("error") or f"failed (exit status {rc})"), tail, rc,
+                           bool(info.get("setup")))
     elif rc is not None and rc < 0:
         try:
             error = f"died with signal {signal.Signals(-rc).name}"
@@ -309,7 +313,7 @@ def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[st
     else:
         last = tail.splitlines()[-1] if tail else ""
         error = f"exited with status {rc}" + (f": {last}" if last else "")
-    return ChildResult(False, None, error, tail, rc)
+    return ChildResult(False, {}, error, tail, rc)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -430,7 +434,7 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
     wf = inspect_file(workload)
     opts = Options.resolve(wf.capture, overrides)
     if requested or wf.modes:  # refuse unknown names before spending a TF import on the probe
-        for m in requested or wf.modes:
+        for m in requested or wf.modes or ():
             if modes_mod.get(wf.kind, m) is None:
                 try:
                     modes_mod.check(wf.kind, m, True)
@@ -578,7 +582,7 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
             else spec["host_trace_ms"]
         shutil.rmtree(mode_path)
     state.ended = time.monotonic()
-    entry["wall_s"] = round(state.elapsed, 3)
+    entry["wall_s"] = round(state.elapsed or 0.0, 3)
     phase = read_phase(mode_path)
     try:
         (mode_path / PROGRESS).unlink()
@@ -637,12 +641,12 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
     """Rounds 1 .. rounds-1, interleaved: A B C, A B C, ... in the live processes of the modes that
     were captured (round 0 is each mode's own timing phase, taken in the same order). Each mode's
     timings.json then holds every round (``rounds``) and ``steps_s`` = all its untraced steps."""
-    live = [s for s in states if s.status == "ok" and s.live is not None]
-    extra: dict[str, list[dict]] = {s.name: [] for s in live}
+    live = [(s, s.live) for s in states if s.status == "ok" and s.live is not None]
+    extra: dict[str, list[dict]] = {s.name: [] for s, _ in live}
     lost: dict[str, str] = {}
     try:
         for i in range(1, opts.rounds):
-            for st in live:
+            for st, child in live:
                 if st.name in lost:
                     continue
                 if on_round is not None:
@@ -650,19 +654,19 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
                 if poll is not None:
                     poll()
                 mode_path = writer.path / writer.mode(st.name)["dir"]
-                got = st.live.ask_round(i, mode_path / ".round.json", opts.timeout)
+                got = child.ask_round(i, mode_path / ".round.json", opts.timeout)
                 if got is None:
                     lost[st.name] = f"round {i}: the mode's process " + (
-                        "died" if st.live.proc.poll() is not None else "did not answer in time")
-                    st.live.kill()
+                        "died" if child.proc.poll() is not None else "did not answer in time")
+                    child.kill()
                     continue
                 extra[st.name].append(got)
     finally:
-        for st in live:
+        for st, child in live:
             if st.name not in lost:
-                st.live.close()
+                child.close()
             st.live = None
-    for st in live:
+    for st, _ in live:
         entry = writer.mode(st.name)
         tpath = writer.path / entry["dir"] / runfolder.TIMINGS
         timings = runfolder.read_json(tpath)

@@ -144,10 +144,24 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
                                  f"{present.ms(c.traced_a_ms)} vs {present.ms(c.traced_b_ms)} ms)"
                                  for c in disagree[:3])
                      + ": their category splits do not explain those differences")
+    for g in run.host_groups():
+        parts.append(host_summary(g))
     failed = [m["name"] for m in modes if m["status"] != "ok"]
     if failed:
         parts.append(f"{len(failed)} failed: " + ", ".join(failed[:3]))
     return "; ".join(parts) + "."
+
+
+def host_summary(g) -> str:
+    """One clause on a multi-host profile session (a ``HostGroup``) for the summary line."""
+    head = f"profile session {g.session}: {len(g.hosts)} hosts"
+    if g.straggler is None:
+        return head + (", equal medians, no straggler" if len(g.fastest) == len(g.hosts)
+                       else f", {' and '.join(g.slowest)} tie for the slowest")
+    why = [f"mostly {g.explained_by}"] if g.explained_by else []
+    why += ["n=1"] if g.one_step else ["within noise"] if g.significant is False else []
+    return (f"{head}, straggler {g.straggler} {fmt_ratio(g.spread_ratio)}× the fastest host"
+            + (f" ({', '.join(why)})" if why else ""))
 
 
 def traced_disagreements(run: Run) -> list:
@@ -177,6 +191,8 @@ def report_data(run: Run, findings=None) -> dict:
         "categories": [{"name": c, "help": CATEGORY_HELP[c]} for c in CATEGORIES],
         "modes": modes,
         "findings": fdicts,
+        # the hosts of each multi-host profile session compared (traceinsight.analysis.hosts)
+        "host_sessions": [clean(g.to_dict()) for g in run.host_groups()],
     }
 
 

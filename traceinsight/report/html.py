@@ -232,6 +232,35 @@ def _details(modes: list[dict]) -> str:
     return "\n".join(out)
 
 
+def _hosts(sessions: list[dict]) -> list[str]:
+    """Multi-host profile sessions: the hosts side by side, the straggler and the spread, each
+    host's category split, and the steps matched by step_num (first TOP_ROWS)."""
+    if not sessions:
+        return []
+    from traceinsight.analysis.hosts import category_records
+    out = ["<h2>Hosts</h2>",
+           "<p class=\"muted\">Each profile session with several hosts (a multi-worker job): "
+           "median ms per steady step of each host, its ratio to the fastest host with a 95 % "
+           "bootstrap interval; where steps line up, in how many steps each host was the "
+           "slowest and its median wait for each step's slowest host. The hosts' clocks are not "
+           "synchronised: steps are matched by step_num, never by time.</p>"]
+    for g in sessions:
+        out.append(f"<h3>Profile session {code(g['session'])}</h3>")
+        out.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in g["sentences"]) + "</ul>")
+        out.append(spec_table(present.host_columns(g["aligned"]), g["hosts"], "hosts"))
+        if g["category_names"]:
+            where = ("the device time of each host's slowest device"
+                     if g["category_kind"] == "device" else "median ms per steady step")
+            out.append(f"<p>Category split per host ({esc(where)}):</p>")
+            out.append(spec_table(present.host_category_columns(g["category_names"]),
+                                  category_records(g), "rows"))
+        if g["steps"]:
+            out.append(f"<details><summary>Steps matched by step_num ({len(g['steps'])})</summary>"
+                       + spec_table(present.HOST_STEP_COLUMNS, g["steps"], "steps")
+                       + "</details>")
+    return out
+
+
 def _device_details(ok: list[dict]) -> str:
     """GPU traces: per device (the slowest sets the step) and the top kernels with their TF ops."""
     body = []
@@ -290,6 +319,7 @@ def render_document(doc: dict) -> str:
              "rounds, else the ratio of medians with a bootstrap interval.</p>",
              table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
                     "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr"),
+             *_hosts(doc.get("host_sessions") or []),
              "<h2>Findings</h2>", _findings(doc["findings"]),
              "<h2>Details</h2>", _details(modes)]
     if run.get("command"):

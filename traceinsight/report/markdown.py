@@ -300,16 +300,48 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT) -> str:
                  "Median ms/step per category over the host-traced steady steps "
                  "(the profiler inflates them by the distortion above).", ""]
         head += table(["mode", *CATEGORIES, "traced step"], cats, "l" + "r" * (len(CATEGORIES) + 1))
-    head += ["", "## Findings", ""] + finding_lines(doc["findings"])
+    found = ["", "## Findings", ""] + finding_lines(doc["findings"])
     tail = []
     if run.get("command"):
         tail = ["## Reproduce", "", fence(run["command"], "sh"), ""]
+    sessions = doc.get("host_sessions") or []
     for cap in ROW_CAPS:
-        lines = head + detail_sections(modes, cap) + tail
+        lines = head + host_sections(sessions, cap) + found + detail_sections(modes, cap) + tail
         out = "\n".join(lines)
         if len(out) <= limit:
             return out
-    return _cut_to_limit(head + tail, limit)
+    return _cut_to_limit(head + host_sections(sessions, 0) + found + tail, limit)
+
+
+def host_sections(sessions: list[dict], cap: int | None) -> list[str]:
+    """Multi-host profile sessions: the hosts side by side, the straggler and the spread, each
+    host's category split, and the steps matched by step_num (``cap`` rows, in a details block)."""
+    if not sessions:
+        return []
+    from traceinsight.analysis.hosts import category_records
+    out = ["", "## Hosts", "",
+           "Each profile session with several hosts (a multi-worker job): median ms per steady "
+           "step of each host, its ratio to the fastest host with a 95 % bootstrap interval; "
+           "where steps line up, in how many steps each host was the slowest and its median wait "
+           "for each step's slowest host. The hosts' clocks are not synchronised: steps are "
+           "matched by step_num, never by time."]
+    for g in sessions:
+        cols = present.host_columns(g["aligned"])
+        out += ["", f"### Profile session {code(g['session'], table=False)}", ""]
+        out += [f"- {text(line)}" for line in g["sentences"]] + [""]
+        header, rows = spec_table(cols, g["hosts"])
+        out += table(header, rows, _align(cols))
+        if g["category_names"]:
+            cols = present.host_category_columns(g["category_names"])
+            where = ("the device time of each host's slowest device"
+                     if g["category_kind"] == "device" else "median ms per steady step")
+            header, rows = spec_table(cols, category_records(g))
+            out += ["", f"Category split per host ({where}):", ""] + table(header, rows, _align(cols))
+        if g["steps"]:
+            header, rows = spec_table(present.HOST_STEP_COLUMNS, g["steps"])
+            out += [""] + _details(f"Steps matched by step_num ({len(rows)})", table(
+                header, rows, _align(present.HOST_STEP_COLUMNS), cap, "steps"))[:-1]
+    return out
 
 
 def render(run: Run, findings=None) -> str:

@@ -15,6 +15,7 @@ from traceinsight.model import Run
 from traceinsight.tui.compare import CompareScreen, default_pair
 from traceinsight.tui.findings import FindingsScreen, load_findings
 from traceinsight.tui.help import HelpScreen
+from traceinsight.tui.hosts import HostsScreen, has_hosts
 from traceinsight.tui.loading import LoadingScreen
 from traceinsight.tui.mode import ModeScreen
 from traceinsight.tui.overview import OverviewScreen
@@ -29,6 +30,7 @@ class TraceinsightApp(App):
     BINDINGS = [
         Binding("c", "compare", "Compare"),
         Binding("f", "findings", "Findings"),
+        Binding("h", "hosts", "Hosts"),     # only for runs with multi-host profile sessions
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("r", "report", "Report"),
@@ -44,6 +46,7 @@ class TraceinsightApp(App):
         self.load_error: BaseException | None = None   # re-raised by the view command after exit
         self.report_path = report_path
         self.last_report: Path | None = None
+        self.multi_host = False             # some profile session of the run has several hosts
         if theme:
             self.theme = theme
 
@@ -71,6 +74,7 @@ class TraceinsightApp(App):
 
     def show_run(self, run: Run) -> None:
         self.run_data = run
+        self.multi_host = has_hosts(run)
         self.sub_title = fmt.safe(run.name)
         if isinstance(self.screen, LoadingScreen):
             self.switch_screen(OverviewScreen(run))
@@ -85,6 +89,8 @@ class TraceinsightApp(App):
         if action == "compare" and isinstance(self.screen, (CompareScreen, FindingsScreen)):
             return False
         if action == "findings" and isinstance(self.screen, FindingsScreen):
+            return False
+        if action == "hosts" and (not self.multi_host or isinstance(self.screen, HostsScreen)):
             return False
         return True
 
@@ -121,6 +127,10 @@ class TraceinsightApp(App):
     def action_findings(self) -> None:
         if not isinstance(self.screen, FindingsScreen):
             self.push_screen(FindingsScreen(self.loaded_run, self.findings()))
+
+    def action_hosts(self) -> None:
+        if not isinstance(self.screen, HostsScreen):
+            self.push_screen(HostsScreen(self.loaded_run))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -20,6 +20,8 @@ KEYS = [
     ("escape", "back to the previous screen"),
     ("c", "compare the selected mode with the fastest other mode (x swaps)"),
     ("f", "findings: what to change, largest saving first"),
+    ("h", "hosts (runs with several hosts in a profile session): step time per host, the "
+          "straggler, the spread"),
     ("r", "write a markdown report and show its path"),
     ("/", "filter the table as you type (enter or escape: back to the table)"),
     ("s / click header", "sort a table by the next column / by that column"),

@@ -79,6 +79,12 @@ def missing_notes(run: Run) -> list[str]:
 def insights(run: Run, findings: tuple[list, str | None]) -> Text:
     """Why each mode is slower than the fastest (from compare_modes), then the top findings."""
     text = Text()
+    for g in run.host_groups():     # multi-host profile sessions (none: nothing shown)
+        text.append(f"Hosts of profile session {fmt.safe(g.session)} (h: side by side)\n",
+                    style="bold")
+        for sentence in (g.spread_sentence(), g.category_sentence()):
+            if sentence:
+                text.append(f"• {fmt.safe(sentence, None)}\n")
     ok = run.by_speed()
     if len(ok) > 1:
         text.append("Why slower than the fastest (c: compare)\n", style="bold")
