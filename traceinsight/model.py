@@ -339,6 +339,8 @@ class Run:
 
     @cached_property
     def _host_groups(self) -> tuple:
+        if len(self.modes) < 2:
+            return ()       # one trace: no hosts to compare (and no import of the hosts module)
         from traceinsight.analysis.hosts import host_groups
         return host_groups(self)
 

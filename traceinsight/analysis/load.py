@@ -275,6 +275,8 @@ def _straggler_notes(modes: dict[str, ModeResult], session_of: Mapping[str, Any]
     """Several hosts of one profile session (a multi-worker capture) stay separate modes; each gets
     a short note from their comparison (``traceinsight.analysis.hosts``: the straggler, the
     spread; ``Run.host_groups()`` holds the whole of it)."""
+    if len(modes) < 2:
+        return dict(modes)  # one trace: no hosts to compare (and no import of the hosts module)
     from traceinsight.analysis import hosts
     return hosts.with_notes(modes, hosts.compare_sessions(modes, session_of))
 
