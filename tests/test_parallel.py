@@ -275,3 +275,36 @@ def test_fork_warning_of_python_3_12_is_not_shown(monkeypatch):
         w.close()
     assert w.wait(0) == 0
 
+
+def test_kept_memory_keeps_large_arrays_in_the_heap():
+    """Inside kept_memory() a 64 MB array comes from malloc's heap (no mmap of its own, so no
+    page faults when the next one reuses it); afterwards glibc maps such arrays again."""
+    import ctypes
+
+    import numpy as np
+
+    from traceinsight.analysis import malloc
+    libc = malloc._glibc()
+    if libc is None or not hasattr(libc, "mallinfo2"):
+        pytest.skip("glibc >= 2.33 only")
+
+    class Mallinfo2(ctypes.Structure):
+        _fields_ = [(f, ctypes.c_size_t) for f in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                                                    "usmblks", "fsmblks", "uordblks", "fordblks",
+                                                    "keepcost")]
+
+    libc.mallinfo2.restype = Mallinfo2
+
+    def mapped_for(nbytes: int) -> int:
+        before = libc.mallinfo2().hblkhd
+        a = np.empty(nbytes, dtype=np.uint8)
+        grown = libc.mallinfo2().hblkhd - before
+        del a
+        return grown
+
+    size = 64 << 20
+    with malloc.kept_memory():
+        with malloc.kept_memory():          # nested: still kept inside
+            assert mapped_for(size) < size
+        assert mapped_for(size) < size
+    assert mapped_for(size) >= size
