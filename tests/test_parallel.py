@@ -217,6 +217,29 @@ def test_a_spawned_worker_that_dies_is_one_error_line(logdir, monkeypatch):
         parallel.analyze_modes(host_groups(logdir), jobs=2)
 
 
+def test_no_process_to_spare_this_one_does_it_all(logdir, monkeypatch):
+    monkeypatch.setenv(parallel.START_ENV, "fork")
+
+    def refuse():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refuse)
+    groups = host_groups(logdir)
+    par = parallel.analyze_modes(groups, jobs=2)
+    serial = parallel.analyze_modes(groups, jobs=1)
+    assert list(par) == list(serial)
+    for name in groups:
+        assert_same_mode(par[name], serial[name])
+
+
+def test_an_unreadable_result_is_one_line(logdir, monkeypatch):
+    monkeypatch.setenv(parallel.START_ENV, "fork")
+    monkeypatch.setattr(parallel.cache, "to_dict", lambda mode, key: {"not": "a mode"})
+    with pytest.raises(TraceinsightError, match=r"^analysing \S+ failed: the analysis process sent "
+                                                r"an unreadable result$"):
+        parallel.analyze_modes(host_groups(logdir), jobs=2)
+
+
 def test_an_error_in_a_worker_is_one_line(logdir, monkeypatch):
     monkeypatch.setenv(parallel.START_ENV, "fork")
     me = os.getpid()

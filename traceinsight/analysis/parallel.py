@@ -164,12 +164,14 @@ def can_fork() -> bool:
 def _start_workers(n: int) -> list[_Worker]:
     """Up to ``n`` workers, forked where ``can_fork()``, else spawned; fewer (none: this process
     does it all) where the system refuses more processes."""
+    import gc
     workers: list[_Worker] = []
     fork = can_fork()
+    freeze = fork and gc.get_freeze_count() == 0      # (a caller's own freeze is left alone)
     if fork:
-        import gc
         sys.stdout.flush()
         sys.stderr.flush()
+    if freeze:
         gc.freeze()      # the children do not touch (copy) this process's objects to collect them
     try:
         for _ in range(n):
@@ -181,7 +183,7 @@ def _start_workers(n: int) -> list[_Worker]:
             w.close(kill=True)
         raise
     finally:
-        if fork:
+        if freeze:
             gc.unfreeze()
     return workers
 
@@ -200,8 +202,12 @@ class _Worker:
             try:
                 _send(self.jobs, (name, [str(f) for f in groups[name]]))
                 status, value = _receive(self.results)
-            except (OSError, EOFError, ValueError):
+            except (OSError, EOFError):
                 failures.append(f"the analysis process of {name} died{self.exit_status()}")
+                return
+            except (ValueError, TypeError) as e:     # not our JSON: the channel is broken
+                failures.append(f"the analysis process of {name} sent no readable result "
+                                f"({type(e).__name__})")
                 return
             if status == "ok":
                 value = cache.from_dict(value, [], None)
@@ -281,15 +287,25 @@ class _Forked(_Worker):
 
     def __init__(self, inherited: list[int]):
         job_r, job_w = os.pipe()
-        res_r, res_w = os.pipe()
-        with warnings.catch_warnings():
-            # Python >= 3.12 warns on fork whenever the OS shows more than one thread: numpy's
-            # OpenBLAS pool and pyarrow's jemalloc thread, which prepare for fork themselves
-            # (pthread_atfork); Python threads and thread-keeping libraries are ruled out by
-            # can_fork().
-            warnings.filterwarnings("ignore", category=DeprecationWarning,
-                                    message=r".*multi-threaded, use of fork\(\)")
-            pid = os.fork()
+        try:
+            res_r, res_w = os.pipe()
+        except OSError:
+            os.close(job_r)
+            os.close(job_w)
+            raise
+        try:
+            with warnings.catch_warnings():
+                # Python >= 3.12 warns on fork whenever the OS shows more than one thread: numpy's
+                # OpenBLAS pool and pyarrow's jemalloc thread, which prepare for fork themselves
+                # (pthread_atfork); Python threads and thread-keeping libraries are ruled out by
+                # can_fork().
+                warnings.filterwarnings("ignore", category=DeprecationWarning,
+                                        message=r".*multi-threaded, use of fork\(\)")
+                pid = os.fork()
+        except OSError:
+            for fd in (job_r, job_w, res_r, res_w):
+                os.close(fd)
+            raise
         if pid == 0:       # the child: analyses until its jobs pipe ends, never returns
             code = 1
             try:
