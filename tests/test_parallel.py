@@ -3,7 +3,11 @@ LocalCluster, gives exactly the results of one host after another."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -45,10 +49,16 @@ def assert_same_mode(a, b) -> None:
                                       rtol=1e-12, atol=0)
 
 
-def test_parallel_equals_serial(logdir):
+def host_groups(logdir) -> dict:
     from traceinsight.analysis.load import _foreign_modes
     from traceinsight.runfolder import find_xplanes
-    groups = _foreign_modes(logdir, find_xplanes(logdir))
+    return _foreign_modes(logdir, find_xplanes(logdir))
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_parallel_equals_serial(logdir, monkeypatch, start):
+    monkeypatch.setenv(parallel.START_ENV, start)
+    groups = host_groups(logdir)
     assert len(groups) == 5
     serial = parallel.analyze_modes(groups, jobs=1)
     par = parallel.analyze_modes(groups, jobs=2)
@@ -94,18 +104,230 @@ def test_dask_local_cluster_equals_serial(logdir, monkeypatch):
         assert_same_mode(run.modes[name], serial.modes[name])
 
 
-def test_unguarded_script_can_load_in_parallel(logdir, tmp_path):
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_unguarded_script_can_load_in_parallel(logdir, tmp_path, start):
     """A user's script calling traceinsight.load at top level (no ``if __name__ == "__main__"``)
     must not be re-run by the workers (what multiprocessing's spawn would do)."""
-    import os
     import subprocess
     import sys
     script = tmp_path / "user.py"
     script.write_text("import traceinsight\n"
                       f"run = traceinsight.load({str(logdir)!r})\n"
                       "print(sum(m.ok for m in run.modes.values()))\n")
-    env = dict(os.environ, **{parallel.JOBS_ENV: "2"})
+    env = dict(os.environ, **{parallel.JOBS_ENV: "2", parallel.START_ENV: start})
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "4"
+
+
+def test_fork_where_safe(monkeypatch):
+    """Workers are forked only from the main thread of a process without other Python threads
+    and without TensorFlow & co. loaded; else spawned."""
+    import sys
+    import threading
+    monkeypatch.delenv(parallel.START_ENV, raising=False)
+    if threading.active_count() == 1:      # (Dask's test leaves a thread of its own behind)
+        assert parallel.can_fork() == sys.platform.startswith("linux")
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(parallel.can_fork()))
+    t.start()
+    t.join()
+    assert seen == [False]
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert not parallel.can_fork()       # another thread is running
+    finally:
+        stop.set()
+        t.join()
+    monkeypatch.setitem(sys.modules, "tensorflow", sys)
+    assert not parallel.can_fork()
+    monkeypatch.setenv(parallel.START_ENV, "spawn")
+    monkeypatch.delitem(sys.modules, "tensorflow")
+    assert not parallel.can_fork()
+    monkeypatch.setenv(parallel.START_ENV, "vfork")
+    with pytest.raises(TraceinsightError, match="expected fork or spawn"):
+        parallel.can_fork()
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_this_process_takes_jobs_too(logdir, monkeypatch, start):
+    """jobs=2 is this process and one worker, both pulling hosts from the same list: each
+    analyses some, none twice."""
+    monkeypatch.setenv(parallel.START_ENV, start)
+    groups = host_groups(logdir)
+    here, sent = [], []
+    analyze, send = parallel._analyze, parallel._send
+    me = os.getpid()
+
+    def analyze_here(name, files):
+        if os.getpid() == me:
+            here.append(name)
+        return analyze(name, files)
+
+    def send_job(f, obj):
+        if os.getpid() == me:
+            sent.append(obj[0])
+        send(f, obj)
+
+    monkeypatch.setattr(parallel, "_analyze", analyze_here)
+    monkeypatch.setattr(parallel, "_send", send_job)
+    started = []
+    start_workers = parallel._start_workers
+    monkeypatch.setattr(parallel, "_start_workers", lambda n: started.extend(start_workers(n)) or started)
+    par = parallel.analyze_modes(groups, jobs=2)
+    assert [type(w).__name__ for w in started] == ["_Forked" if start == "fork" else "_Spawned"]
+    assert here and sent and sorted(here + sent) == sorted(groups)
+    # the largest host goes to the worker, the next to this process
+    by_size = sorted(groups, key=lambda k: -sum(f.stat().st_size for f in groups[k]))
+    assert sent[0] == by_size[0] and here[0] == by_size[1]
+    serial = parallel.analyze_modes(groups, jobs=1)
+    for name in groups:
+        assert_same_mode(par[name], serial[name])
+
+
+def test_a_forked_worker_that_dies_is_one_error_line(logdir, monkeypatch):
+    monkeypatch.setenv(parallel.START_ENV, "fork")
+    groups = host_groups(logdir)
+    me = os.getpid()
+    analyze = parallel._analyze
+
+    def die_in_worker(name, files):
+        if os.getpid() != me:
+            os.kill(os.getpid(), signal.SIGKILL)      # as the out-of-memory killer does
+        return analyze(name, files)
+
+    monkeypatch.setattr(parallel, "_analyze", die_in_worker)
+    with pytest.raises(TraceinsightError) as e:
+        parallel.analyze_modes(groups, jobs=2)
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert re.fullmatch(r"the analysis process of \S+ died \(killed by signal SIGKILL; out of "
+                        r"memory\?\)", msg), msg
+
+
+def test_a_spawned_worker_that_dies_is_one_error_line(logdir, monkeypatch):
+    import sys
+    monkeypatch.setenv(parallel.START_ENV, "spawn")
+    monkeypatch.setattr(parallel, "_SPAWN_COMMAND", [sys.executable, "-c", "raise SystemExit(3)"])
+    with pytest.raises(TraceinsightError,
+                       match=r"^the analysis process of \S+ died \(exit status 3\)$"):
+        parallel.analyze_modes(host_groups(logdir), jobs=2)
+
+
+def test_no_process_to_spare_this_one_does_it_all(logdir, monkeypatch):
+    monkeypatch.setenv(parallel.START_ENV, "fork")
+
+    def refuse():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refuse)
+    groups = host_groups(logdir)
+    par = parallel.analyze_modes(groups, jobs=2)
+    serial = parallel.analyze_modes(groups, jobs=1)
+    assert list(par) == list(serial)
+    for name in groups:
+        assert_same_mode(par[name], serial[name])
+
+
+def test_an_unreadable_result_is_one_line(logdir, monkeypatch):
+    monkeypatch.setenv(parallel.START_ENV, "fork")
+    monkeypatch.setattr(parallel.cache, "to_dict", lambda mode, key: {"not": "a mode"})
+    with pytest.raises(TraceinsightError, match=r"^analysing \S+ failed: the analysis process sent "
+                                                r"an unreadable result$"):
+        parallel.analyze_modes(host_groups(logdir), jobs=2)
+
+
+def test_an_error_in_a_worker_is_one_line(logdir, monkeypatch):
+    monkeypatch.setenv(parallel.START_ENV, "fork")
+    me = os.getpid()
+    analyze = parallel._analyze
+
+    def fail_in_worker(name, files):
+        if os.getpid() != me:
+            raise MemoryError("no more\nmemory")
+        return analyze(name, files)
+
+    monkeypatch.setattr(parallel, "_analyze", fail_in_worker)
+    with pytest.raises(TraceinsightError, match=r"^analysing \S+ failed: MemoryError: no more$"):
+        parallel.analyze_modes(host_groups(logdir), jobs=2)
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_interrupted_here_ends_the_workers(logdir, monkeypatch, start):
+    """Ctrl-C while this process analyses: the exception goes on, the workers are killed and
+    reaped at once (no wait for their jobs)."""
+    monkeypatch.setenv(parallel.START_ENV, start)
+    me = os.getpid()
+    analyze = parallel._analyze
+
+    def slow_worker_interrupted_here(name, files):
+        if os.getpid() != me:
+            time.sleep(60)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(parallel, "_analyze", slow_worker_interrupted_here)
+    started = []
+    start_workers = parallel._start_workers
+    monkeypatch.setattr(parallel, "_start_workers", lambda n: started.extend(start_workers(n)) or started)
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        parallel.analyze_modes(host_groups(logdir), jobs=2)
+    assert time.monotonic() - t0 < 30
+    assert len(started) == 1 and started[0].wait(0) is not None       # ended and reaped
+    del analyze
+
+
+def test_fork_warning_of_python_3_12_is_not_shown(monkeypatch):
+    """Python >= 3.12 warns on every fork of a process with more than one OS thread (numpy's
+    BLAS pool is one); can_fork() has ruled out Python threads, so that warning is not shown."""
+    import warnings
+    real_fork = os.fork
+
+    def fork_warning():
+        warnings.warn(f"This process (pid={os.getpid()}) is multi-threaded, use of fork() may "
+                      "lead to deadlocks in the child.", DeprecationWarning, stacklevel=2)
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", fork_warning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w = parallel._Forked([])
+        w.close()
+    assert w.wait(0) == 0
+
+
+def test_kept_memory_keeps_large_arrays_in_the_heap():
+    """Inside kept_memory() a 64 MB array comes from malloc's heap (no mmap of its own, so no
+    page faults when the next one reuses it); afterwards glibc maps such arrays again."""
+    import ctypes
+
+    import numpy as np
+
+    from traceinsight.analysis import malloc
+    libc = malloc._glibc()
+    if libc is None or not hasattr(libc, "mallinfo2"):
+        pytest.skip("glibc >= 2.33 only")
+
+    class Mallinfo2(ctypes.Structure):
+        _fields_ = [(f, ctypes.c_size_t) for f in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                                                    "usmblks", "fsmblks", "uordblks", "fordblks",
+                                                    "keepcost")]
+
+    libc.mallinfo2.restype = Mallinfo2
+
+    def mapped_for(nbytes: int) -> int:
+        before = libc.mallinfo2().hblkhd
+        a = np.empty(nbytes, dtype=np.uint8)
+        grown = libc.mallinfo2().hblkhd - before
+        del a
+        return grown
+
+    size = 64 << 20
+    with malloc.kept_memory():
+        with malloc.kept_memory():          # nested: still kept inside
+            assert mapped_for(size) < size
+        assert mapped_for(size) < size
+    assert mapped_for(size) >= size

@@ -10,8 +10,11 @@ mode with the python tracer on for --python-ms (17 s gives ~5 M events here). Ea
 ``traceinsight.load(logdir)`` in a fresh process: serial (``TRACEINSIGHT_JOBS=1``) and parallel
 (default: every usable core), alternating so machine load hits both alike; best of --repeat.
 CPU time (all processes) is printed too: on a shared machine the wall-time ratio shows only
-when cores are idle. Peak memory: the serial process's peak RSS (it holds one host at a time, so it is one host's peak)
-against the parallel run's largest worker (``RUSAGE_CHILDREN``) and its parent.
+when cores are idle, while the overhead CPU (parallel - serial) does not depend on the load.
+Peak memory: the serial process's peak RSS (it holds one host at a time, so it is one host's
+peak) against the parallel run's largest worker (``RUSAGE_CHILDREN``) and its parent, which
+analyses hosts too. ``TRACEINSIGHT_START=spawn`` measures the workers started as fresh
+interpreters instead of forks.
 Target (issue 12.3): 8 x 5 M-event hosts >= 1.7x faster on 2 cores; peak per worker as for one host.
 """
 
@@ -102,8 +105,12 @@ def main() -> None:
               f"parent {q['self_peak_mb']:.0f} MB")
         print(f"cpu time serial {s['cpu_s']:.1f} s, parallel (all processes) {q['cpu_s']:.1f} s "
               f"(the machine's load shows in wall / cpu: serial {s['wall_s'] / s['cpu_s']:.2f})")
+        cores = min(usable_cores(), args.hosts)
+        print(f"overhead cpu (parallel - serial) {q['cpu_s'] - s['cpu_s']:.1f} s; on {cores} idle cores "
+              f"the parallel wall is at least cpu / {cores} = {q['cpu_s'] / cores:.2f} s")
         print(f"speed-up {s['wall_s'] / q['wall_s']:.2f}x; worker peak / serial peak "
-              f"{q['children_peak_mb'] / s['self_peak_mb']:.2f}")
+              f"{q['children_peak_mb'] / s['self_peak_mb']:.2f}, parent peak / serial peak "
+              f"{q['self_peak_mb'] / s['self_peak_mb']:.2f}")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,44 @@
-"""Many hosts, analysed in parallel: one process per core, one host at a time per process.
+"""Many hosts, analysed in parallel: one process per core, this one included, one host at a time
+per process.
 
 A logdir of a multi-worker job holds one trace per host (``<logdir>/plugins/profile/<session>/
 <host>.xplane.pb``); each host is analysed on its own (``load.analyze_mode``), so the hosts are
-independent jobs. ``analyze_modes`` runs them in worker processes (plain subprocesses fed over pipes, see
-``_Worker``) with at most one host per process at a time, so a worker's peak memory is that of
-the largest host it analyses, not of the logdir.
-Small logdirs stay serial (starting the pool costs ~0.5 s, more than analysing a few small traces).
+independent jobs. ``analyze_modes`` starts ``jobs - 1`` worker processes first of all, then this
+process and the workers pull hosts from one list, largest first (each worker's first host is
+handed out before this process takes its own), at most one host per process at a time, so every
+process's peak memory is that of the largest host it analyses, not of the logdir. Small logdirs
+stay serial.
+
+Workers are forked from this process where that is safe (``can_fork``: Linux, called from the
+main thread with no other Python thread running, and no TensorFlow, PyTorch, JAX or gRPC loaded,
+whose threads a fork does not copy). A fork starts in about a millisecond with every module
+already imported; a fresh interpreter (``_Spawned``, ``python -m traceinsight.analysis.parallel``)
+costs ~0.5 s of CPU importing pandas, numpy and protobuf, and starts analysing that much later,
+which on 8 hosts and 2 cores can leave this process 5 hosts to the worker's 3. Forks are made before
+this process analyses anything (its heap is small, and the children do not copy pages of it that
+this process then writes), with ``gc.freeze()`` around them so that collections do not touch the
+inherited objects. Python >= 3.12 warns on fork whenever the OS lists more than one thread of the
+process; once numpy and pandas are imported there are always more: OpenBLAS's pool and pyarrow's
+jemalloc thread, which both prepare for fork themselves (pthread_atfork), so that warning is
+silenced for our fork only. Not multiprocessing: its spawn
+and forkserver re-run the caller's ``__main__`` script in every worker (a script calling
+``traceinsight.load`` at top level would recurse), and its fork adds nothing to two pipes.
+``TRACEINSIGHT_START=fork|spawn`` overrides the choice.
+
+The protocol is the same for both: a job is a JSON ``[name, [file, ...]]``, the result the
+analysis cache's own JSON (``analysis.cache.to_dict``; nothing is unpickled or evaluated). A
+90 MB, 5.5 M-event host's result is 127 kB: 12 ms to encode in the worker, 7 ms to rebuild here
+(2 % of its 0.66 s analysis), so no other format is worth it. A worker that dies (killed, out of
+memory) ends the analysis with one line naming the host and the signal or exit status; an
+exception in a worker is one line too; an exception here (Ctrl-C) kills the workers at once.
+
+The analysis runs inside ``malloc.kept_memory()`` (serially too), which keeps glibc from
+unmapping and re-faulting every large array: on the 5.5 M-event host 0.67 s of CPU instead of
+0.87 s, and a process's first host 0.8-1.3 s instead of 1.0-1.6 s, an overhead each worker pays
+again.
+
 The results are the same ``ModeResult`` objects, in the same order, as one host after another
-(``tests/test_parallel.py`` checks they are equal).
+(``tests/test_parallel.py`` checks they are equal, forked and spawned).
 
 ``analyze_with_dask`` runs the same per-host analysis on a Dask distributed cluster (the hosts'
 files must be readable by the workers at the same paths: a shared file system), see README.
@@ -17,20 +48,25 @@ from __future__ import annotations
 
 import json
 import os
-import queue
+import signal
 import subprocess
 import sys
 import threading
+import time
+import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from traceinsight.analysis import cache
+from traceinsight.analysis import cache, malloc
 from traceinsight.errors import TraceinsightError
 
 if TYPE_CHECKING:
     from traceinsight.model import Run
 
-JOBS_ENV = "TRACEINSIGHT_JOBS"          # worker processes (1: serial); default: usable cores
+JOBS_ENV = "TRACEINSIGHT_JOBS"          # processes at once, this one included (1: serial)
+START_ENV = "TRACEINSIGHT_START"        # fork | spawn; default: fork where can_fork() says so
+_FORK_HOSTILE = ("tensorflow", "torch", "jax", "grpc")
+_SPAWN_COMMAND = [sys.executable]       # tests replace it with a process that dies at once
 PARALLEL_MIN_BYTES = 32 << 20           # below this much trace data in total, stay serial
 
 
@@ -68,82 +104,249 @@ def _analyze(name: str, files: list[Path]):
 
 def analyze_modes(groups: dict[str, list[Path]], jobs: int | None = None) -> dict[str, Any]:
     """``{mode name: its trace files}`` -> ``{mode name: ModeResult}`` (same order), analysed
-    in ``jobs`` processes (default: ``$TRACEINSIGHT_JOBS``, else every usable core when the traces
-    hold at least 32 MB, else serially)."""
-    n = _jobs(groups, jobs)
+    by ``jobs`` processes at once, this one included (default: ``$TRACEINSIGHT_JOBS``, else every
+    usable core when the traces hold at least 32 MB, else serially)."""
+    with malloc.kept_memory():      # in the workers too: they are forked inside, or set it
+        return _analyze_modes(groups, _jobs(groups, jobs))
+
+
+def _analyze_modes(groups: dict[str, list[Path]], n: int) -> dict[str, Any]:
     if n <= 1:
         return {name: _analyze(name, files) for name, files in groups.items()}
     # largest first, so the last job to start is a small one (less idle time at the end)
-    todo: queue.Queue = queue.Queue()
-    for name in sorted(groups, key=lambda k: -sum(_size(f) for f in groups[k])):
-        todo.put(name)
-    done: dict[str, Any] = {}
+    order = sorted(groups, key=lambda k: -sum(_size(f) for f in groups[k]))
+    pending = list(reversed(order))
+    lock = threading.Lock()
     failures: list[str] = []
-    workers = [_Worker() for _ in range(n)]
-    threads = [threading.Thread(target=w.drive, args=(todo, groups, done, failures), daemon=True,
-                                name=f"traceinsight-analysis-{i}") for i, w in enumerate(workers)]
+    done: dict[str, Any] = {}
+
+    def next_job() -> str | None:
+        with lock:
+            return pending.pop() if pending and not failures else None
+
+    workers = _start_workers(n - 1)      # first of all: they start while this process works
+    # each worker's first job handed out now, before this process takes its own
+    threads = [threading.Thread(target=w.drive, args=(next_job(), next_job, groups, done, failures),
+                                daemon=True, name=f"traceinsight-analysis-{i}")
+               for i, w in enumerate(workers)]
+    ok = False
     try:
         for t in threads:
             t.start()
+        while (name := next_job()) is not None:     # this process analyses hosts too
+            done[name] = _analyze(name, groups[name])
         for t in threads:
             t.join()
+        ok = True
     finally:
         for w in workers:
-            w.close()
+            w.close(kill=not ok)    # on an exception here (Ctrl-C), the workers end at once
     if failures:
         raise TraceinsightError(failures[0])
     return {name: done[name] for name in groups}
 
 
+def can_fork() -> bool:
+    """Whether the workers may be forked from this process: on Linux, from the main thread of a
+    process with no other Python thread and none of the libraries that keep threads fork cannot
+    copy (TensorFlow, PyTorch, JAX, gRPC)."""
+    env = os.environ.get(START_ENV, "").strip().lower()
+    if env in ("spawn", "fork"):
+        return env == "fork" and hasattr(os, "fork")
+    if env:
+        raise TraceinsightError(f"{START_ENV}={env!r}: expected fork or spawn")
+    return (sys.platform.startswith("linux") and hasattr(os, "fork")
+            and threading.current_thread() is threading.main_thread()
+            and threading.active_count() == 1
+            and not any(m in sys.modules for m in _FORK_HOSTILE))
+
+
+def _start_workers(n: int) -> list[_Worker]:
+    """Up to ``n`` workers, forked where ``can_fork()``, else spawned; fewer (none: this process
+    does it all) where the system refuses more processes."""
+    import gc
+    workers: list[_Worker] = []
+    fork = can_fork()
+    freeze = fork and gc.get_freeze_count() == 0      # (a caller's own freeze is left alone)
+    if fork:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    if freeze:
+        gc.freeze()      # the children do not touch (copy) this process's objects to collect them
+    try:
+        for _ in range(n):
+            workers.append(_Forked([fd for w in workers for fd in w.fds()]) if fork else _Spawned())
+    except OSError:      # out of processes or memory: fewer workers
+        pass
+    except BaseException:
+        for w in workers:
+            w.close(kill=True)
+        raise
+    finally:
+        if freeze:
+            gc.unfreeze()
+    return workers
+
+
 class _Worker:
-    """One analysis process, ``python -m traceinsight.analysis.parallel``: (name, files) in,
-    ModeResult out, as JSON over its pipes (``analysis.cache.to_dict``: the analysis cache's own
-    format, nothing is unpickled or evaluated; trace
-    strings are never evaluated). A plain subprocess rather than multiprocessing: spawn would
-    re-run the caller's ``__main__`` script in every worker, fork is unsafe in the viewer's
-    threads."""
+    """One analysis process at the other end of two pipes: (name, files) in, ModeResult out, as
+    JSON (``analysis.cache.to_dict``: the analysis cache's own format; nothing is unpickled or
+    evaluated)."""
+
+    jobs: BinaryIO
+    results: BinaryIO
+
+    def drive(self, name: str | None, next_job, groups, done: dict, failures: list) -> None:
+        """Has the worker analyse ``name``, then the next job until none is left."""
+        while name is not None:
+            try:
+                _send(self.jobs, (name, [str(f) for f in groups[name]]))
+                status, value = _receive(self.results)
+            except (OSError, EOFError):
+                failures.append(f"the analysis process of {name} died{self.exit_status()}")
+                return
+            except (ValueError, TypeError) as e:     # not our JSON: the channel is broken
+                failures.append(f"the analysis process of {name} sent no readable result "
+                                f"({type(e).__name__})")
+                return
+            if status == "ok":
+                value = cache.from_dict(value, [], None)
+                if value is None:
+                    status, value = "error", "the analysis process sent an unreadable result"
+            if status != "ok":
+                failures.append(f"analysing {name} failed: {value}")
+                return
+            done[name] = value
+            name = next_job()
+
+    def fds(self) -> list[int]:
+        return [self.jobs.fileno(), self.results.fileno()]
+
+    def exit_status(self) -> str:
+        code = self.wait(2.0)
+        if code is None:
+            return ""
+        if code < 0:
+            try:
+                sig = signal.Signals(-code).name
+            except ValueError:
+                sig = str(-code)
+            return f" (killed by signal {sig}" + ("; out of memory?)" if sig == "SIGKILL" else ")")
+        return f" (exit status {code})"
+
+    def wait(self, timeout: float) -> int | None:
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        raise NotImplementedError
+
+    def close(self, kill: bool = False) -> None:
+        """Ends the process: its jobs pipe closed, it exits when done (at once with ``kill``)."""
+        if kill:
+            self.kill()
+        for f in (self.jobs, self.results):
+            try:
+                f.close()
+            except OSError:
+                pass
+        if self.wait(10.0) is None:
+            self.kill()
+            self.wait(10.0)
+
+
+class _Spawned(_Worker):
+    """A fresh interpreter, ``python -m traceinsight.analysis.parallel`` (where this process may
+    not fork): a plain subprocess rather than multiprocessing, whose spawn would re-run the
+    caller's ``__main__`` script in every worker."""
 
     def __init__(self):
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])   # this very traceinsight
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env[JOBS_ENV] = "1"
-        self.proc = subprocess.Popen([sys.executable, "-m", "traceinsight.analysis.parallel"],
+        self.proc = subprocess.Popen([*_SPAWN_COMMAND, "-m", "traceinsight.analysis.parallel"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.jobs, self.results = self.proc.stdin, self.proc.stdout
 
-    def drive(self, todo: queue.Queue, groups, done: dict, failures: list) -> None:
-        while not failures:
-            try:
-                name = todo.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                _send(self.proc.stdin, (name, [str(f) for f in groups[name]]))
-                status, value = _receive(self.proc.stdout)
-                if status == "ok":
-                    value = cache.from_dict(value, [], None)
-                    if value is None:
-                        status, value = "error", "the analysis process sent an unreadable result"
-            except (OSError, EOFError):
-                rc = self.proc.poll()
-                failures.append(f"the analysis process of {name} died"
-                                + (f" (exit status {rc})" if rc is not None else ""))
-                return
-            if status != "ok":
-                failures.append(f"analysing {name} failed: {value}")
-                return
-            done[name] = value
-
-    def close(self) -> None:
+    def wait(self, timeout: float) -> int | None:
         try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=10)
+            return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
             self.proc.kill()      # our own worker process
-            self.proc.wait()
+
+
+class _Forked(_Worker):
+    """A fork of this process, modules already imported (no interpreter start, no imports: ~0.5 s
+    of CPU less per worker). ``inherited``: the pipe ends of the workers forked before, which the
+    child closes (else those workers would not see their jobs pipe end)."""
+
+    def __init__(self, inherited: list[int]):
+        job_r, job_w = os.pipe()
+        try:
+            res_r, res_w = os.pipe()
+        except OSError:
+            os.close(job_r)
+            os.close(job_w)
+            raise
+        try:
+            with warnings.catch_warnings():
+                # Python >= 3.12 warns on fork whenever the OS shows more than one thread: numpy's
+                # OpenBLAS pool and pyarrow's jemalloc thread, which prepare for fork themselves
+                # (pthread_atfork); Python threads and thread-keeping libraries are ruled out by
+                # can_fork().
+                warnings.filterwarnings("ignore", category=DeprecationWarning,
+                                        message=r".*multi-threaded, use of fork\(\)")
+                pid = os.fork()
+        except OSError:
+            for fd in (job_r, job_w, res_r, res_w):
+                os.close(fd)
+            raise
+        if pid == 0:       # the child: analyses until its jobs pipe ends, never returns
+            code = 1
+            try:
+                for fd in (job_w, res_r, *inherited):
+                    os.close(fd)
+                _serve(os.fdopen(job_r, "rb"), os.fdopen(res_w, "wb"))
+                code = 0
+            except BaseException:   # noqa: BLE001 - the parent reports the exit status
+                pass
+            finally:
+                os._exit(code)
+        os.close(job_r)
+        os.close(res_w)
+        self.pid = pid
+        self.code: int | None = None
+        self.reaping = threading.Lock()
+        self.jobs, self.results = os.fdopen(job_w, "wb"), os.fdopen(res_r, "rb")
+
+    def wait(self, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.reaping:         # the driver thread and close() may both wait
+                if self.code is not None:
+                    return self.code
+                try:
+                    pid, status = os.waitpid(self.pid, os.WNOHANG)
+                except ChildProcessError:       # reaped by someone else: status unknown
+                    pid, status = self.pid, 255 << 8
+                if pid:
+                    self.code = os.waitstatus_to_exitcode(status)
+                    return self.code
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.01)
+
+    def kill(self) -> None:
+        if self.wait(0) is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)      # our own forked worker
+            except ProcessLookupError:
+                pass
 
 
 def _send(f, obj) -> None:
@@ -163,10 +366,8 @@ def _receive(f):
     return json.loads(data)
 
 
-def _worker_main() -> None:
-    out = os.fdopen(os.dup(1), "wb")   # the protocol's channel; stray prints go to stderr
-    os.dup2(2, 1)
-    inp = sys.stdin.buffer
+def _serve(inp, out) -> None:
+    """A worker's loop: a job from ``inp``, its result to ``out``, until ``inp`` ends."""
     while True:
         try:
             name, files = _receive(inp)
@@ -178,6 +379,13 @@ def _worker_main() -> None:
             msg = str(e).strip().splitlines()
             result = ("error", f"{type(e).__name__}: {msg[0]}" if msg else type(e).__name__)
         _send(out, result)
+
+
+def _worker_main() -> None:
+    out = os.fdopen(os.dup(1), "wb")   # the protocol's channel; stray prints go to stderr
+    os.dup2(2, 1)
+    with malloc.kept_memory():
+        _serve(sys.stdin.buffer, out)
 
 
 def _size(f: Path) -> int:
