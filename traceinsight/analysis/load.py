@@ -13,7 +13,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
-from traceinsight.analysis import cache, device, results
+from traceinsight.analysis import cache, device, malloc, results
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import RULE_DEVICE_GROUPS, host_events_recorded
@@ -201,6 +201,17 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
     manifest = runfolder.read_manifest(path)
     workload = manifest.get("workload") or {}
     user_files = frozenset(filter(None, [Path(workload.get("path") or "").name]))
+    with malloc.kept_memory():   # freed arrays reused by the next mode (see analysis.malloc)
+        modes = _load_modes(path, manifest, user_files, use_cache)
+    if workload.get("kind") == "remote":   # capture --remote: the modes are one job's hosts
+        from traceinsight.analysis.hosts import session_of
+        modes = _straggler_notes(modes, session_of(Run(path, path.name, modes, manifest)))
+    return Run(path=path, name=path.name, modes=modes, manifest=manifest, source="run")
+
+
+def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cache: bool
+                ) -> dict[str, ModeResult]:
+    """Each mode of a run folder, from its cache or analysed (one after another)."""
     modes: dict[str, ModeResult] = {}
     for name, info in (manifest.get("modes") or {}).items():
         info = info or {}
@@ -233,10 +244,7 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
             if use_cache and mode.ok:
                 cache.save(where, mode, key)
         modes[name] = mode
-    if workload.get("kind") == "remote":   # capture --remote: the modes are one job's hosts
-        from traceinsight.analysis.hosts import session_of
-        modes = _straggler_notes(modes, session_of(Run(path, path.name, modes, manifest)))
-    return Run(path=path, name=path.name, modes=modes, manifest=manifest, source="run")
+    return modes
 
 
 def _foreign_modes(root: Path, files: list[Path]) -> dict[str, list[Path]]:
