@@ -67,6 +67,20 @@ def test_parallel_equals_serial(logdir, monkeypatch, start):
         assert_same_mode(par[name], serial[name])
     assert sum(m.ok for m in par.values()) == 4
     assert par[next(k for k in groups if k.endswith("worker9"))].status == "failed"
+    # each host's bootstrap medians came back from the process that analysed it (not resampled
+    # here), equal to resampling its step samples afresh
+    from traceinsight.stats import bootstrap_medians
+    for name, m in par.items():
+        if m.ok:
+            assert "boot_medians" in m.__dict__, name
+            assert m.boot_medians.tolist() == bootstrap_medians(m.step_samples_ms).tolist()
+
+
+def test_replace_keeps_bootstrap_medians_of_the_same_samples(logdir):
+    m = next(m for m in parallel.analyze_modes(host_groups(logdir), jobs=1).values() if m.ok)
+    boot = m.boot_medians
+    assert m.replace(notes=("a note",)).__dict__["boot_medians"] is boot
+    assert "boot_medians" not in m.replace(timing=None).__dict__   # other samples: resampled
 
 
 def test_load_uses_the_pool(logdir, monkeypatch):

@@ -195,7 +195,17 @@ class ModeResult:
         Columns: no DataFrame is built)."""
         kw = {f.name: self.__dict__[f.name] for f in fields(self) if f.init}
         kw.update(changes)
-        return ModeResult(**kw)
+        new = ModeResult(**kw)
+        if "boot_medians" in self.__dict__ and not {"timing", "steps"} & changes.keys():
+            new.adopt_boot_medians(self.__dict__["boot_medians"])   # the same step samples
+        return new
+
+    def adopt_boot_medians(self, boot: np.ndarray) -> None:
+        """Take ``boot_medians`` computed elsewhere from these same step samples (by the worker
+        process that analysed this mode, or by the mode this one was replaced from), so that
+        they are not resampled again (``boot_medians`` is a cached_property: its value lives in
+        the instance's ``__dict__``)."""
+        self.__dict__["boot_medians"] = np.asarray(boot, dtype=float)
 
     def steady_mask(self) -> np.ndarray:
         """Per row of ``steps``: a steady step (neither the first nor cut by the trace's end)."""

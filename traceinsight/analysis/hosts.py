@@ -330,12 +330,8 @@ def with_notes(modes: Mapping[str, ModeResult], groups: tuple[HostGroup, ...]
     for g in groups:
         for h in g.hosts:
             m = out[h.mode]
-            new = m.replace(notes=m.notes + (g.note_for(h.host),))   # tables as they are
-            # the same samples: keep their bootstrap medians (a cached_property, computed for
-            # the comparison) instead of resampling every host again for the run's own figures
-            if "boot_medians" in m.__dict__:
-                new.__dict__["boot_medians"] = m.__dict__["boot_medians"]
-            out[h.mode] = new
+            # tables as they are, and the bootstrap medians the comparison computed
+            out[h.mode] = m.replace(notes=m.notes + (g.note_for(h.host),))
     return out
 
 

@@ -13,8 +13,9 @@ Workers are forked from this process where that is safe (``can_fork``: Linux, ca
 main thread with no other Python thread running, and no TensorFlow, PyTorch, JAX or gRPC loaded,
 whose threads a fork does not copy). A fork starts in about a millisecond with every module
 already imported; a fresh interpreter (``_Spawned``, ``python -m traceinsight.analysis.parallel``)
-costs ~0.5 s of CPU importing pandas, numpy and protobuf, and starts analysing that much later,
-which on 8 hosts and 2 cores can leave this process 5 hosts to the worker's 3. Forks are made before
+costs ~0.1 s of CPU importing numpy, protobuf and the analysis (more where the caller's
+process had pandas imported before; 0.5 s before the analysis stopped importing pandas) and starts
+analysing that much later. Forks are made before
 this process analyses anything (its heap is small, and the children do not copy pages of it that
 this process then writes), with ``gc.freeze()`` around them so that collections do not touch the
 inherited objects. Python >= 3.12 warns on fork whenever the OS lists more than one thread of the
@@ -28,7 +29,10 @@ and forkserver re-run the caller's ``__main__`` script in every worker (a script
 The protocol is the same for both: a job is a JSON ``[name, [file, ...]]``, the result the
 analysis cache's own JSON (``analysis.cache.to_dict``; nothing is unpickled or evaluated). A
 90 MB, 5.5 M-event host's result is 127 kB: 12 ms to encode in the worker, 7 ms to rebuild here
-(2 % of its 0.66 s analysis), so no other format is worth it. A worker that dies (killed, out of
+(2 % of its 0.66 s analysis), so no other format is worth it. The result also carries the
+mode's bootstrap medians (2000 floats, the interval of its median and of every ratio it is in),
+resampled in the worker rather than one host after another here afterwards (0.19 s for 8 hosts
+of ~650 steps, all of it on the critical path). A worker that dies (killed, out of
 memory) ends the analysis with one line naming the host and the signal or exit status; an
 exception in a worker is one line too; an exception here (Ctrl-C) kills the workers at once.
 
@@ -56,6 +60,8 @@ import time
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
+
+import numpy as np
 
 from traceinsight.analysis import cache, malloc
 from traceinsight.errors import TraceinsightError
@@ -99,7 +105,18 @@ def _jobs(groups: dict[str, list[Path]], jobs: int | None) -> int:
 
 def _analyze(name: str, files: list[Path]):
     from traceinsight.analysis.load import analyze_mode
-    return analyze_mode(name, files)
+    mode = analyze_mode(name, files)
+    # every view of a logdir needs each mode's bootstrap medians (its median's interval, the ratios,
+    # the hosts' comparison): resampled here, in the process that analysed the host, instead of
+    # one host after another in the loading process afterwards
+    _ = mode.boot_medians
+    return mode
+
+
+def _boot_of(mode) -> list[float] | None:
+    """The mode's bootstrap medians for the result message (None when not finite: JSON has no NaN)."""
+    boot = mode.__dict__.get("boot_medians")
+    return boot.tolist() if boot is not None and bool(np.isfinite(boot).all()) else None
 
 
 def analyze_modes(groups: dict[str, list[Path]], jobs: int | None = None) -> dict[str, Any]:
@@ -210,9 +227,13 @@ class _Worker:
                                 f"({type(e).__name__})")
                 return
             if status == "ok":
-                value = cache.from_dict(value, [], None)
-                if value is None:
+                mode = cache.from_dict(value.get("mode"), [], None) if isinstance(value, dict) else None
+                if mode is None:
                     status, value = "error", "the analysis process sent an unreadable result"
+                else:
+                    if isinstance(value.get("boot"), list):
+                        mode.adopt_boot_medians(value["boot"])
+                    value = mode
             if status != "ok":
                 failures.append(f"analysing {name} failed: {value}")
                 return
@@ -374,7 +395,8 @@ def _serve(inp, out) -> None:
         except EOFError:
             return
         try:
-            result: tuple[str, Any] = ("ok", cache.to_dict(_analyze(name, [Path(f) for f in files]), []))
+            mode = _analyze(name, [Path(f) for f in files])
+            result: tuple[str, Any] = ("ok", {"mode": cache.to_dict(mode, []), "boot": _boot_of(mode)})
         except BaseException as e:  # reported by the parent as one line
             msg = str(e).strip().splitlines()
             result = ("error", f"{type(e).__name__}: {msg[0]}" if msg else type(e).__name__)
