@@ -13,9 +13,8 @@ Workers are forked from this process where that is safe (``can_fork``: Linux, ca
 main thread with no other Python thread running, and no TensorFlow, PyTorch, JAX or gRPC loaded,
 whose threads a fork does not copy). A fork starts in about a millisecond with every module
 already imported; a fresh interpreter (``_Spawned``, ``python -m traceinsight.analysis.parallel``)
-costs ~0.1 s of CPU importing numpy, protobuf and the analysis (more where the caller's
-process had pandas imported before; 0.5 s before the analysis stopped importing pandas) and starts
-analysing that much later. Forks are made before
+costs ~0.1 s of CPU importing numpy, protobuf and the analysis (0.5 s before the analysis stopped
+importing pandas) and starts analysing that much later. Forks are made before
 this process analyses anything (its heap is small, and the children do not copy pages of it that
 this process then writes), with ``gc.freeze()`` around them so that collections do not touch the
 inherited objects. Python >= 3.12 warns on fork whenever the OS lists more than one thread of the
