@@ -327,3 +327,15 @@ def test_evidence_agrees_with_claims_on_real_runs(name):
 @pytest.mark.parametrize("make", [sample_run, _contradicting_run])
 def test_evidence_agrees_with_claims_on_sample_runs(make):
     assert check_claims(make()) > 0
+
+
+def test_one_step_per_side_has_no_interval_and_is_never_significant():
+    """A single step says nothing about the spread: 1.5x from one step each is a ratio without an
+    interval, not a significant difference (it used to get the interval [1.5, 1.5])."""
+    from traceinsight.stats import excludes_one, median_ci, ratio_ci
+    r, lo, hi = ratio_ci(np.array([15.0]), np.array([10.0]))
+    assert r == 1.5 and np.isnan(lo) and np.isnan(hi)
+    assert not excludes_one(lo, hi)
+    assert all(np.isnan(median_ci(np.array([3.0]))))
+    r, lo, hi = ratio_ci(np.array([15.0, 15.1, 14.9]), np.array([10.0, 10.1, 9.9]))
+    assert 1.4 < lo <= r <= hi < 1.6 and excludes_one(lo, hi)

@@ -63,9 +63,8 @@ def median_ci(samples: np.ndarray, level: float = 0.95,
     """Bootstrap percentile interval of the median (``boot``: the samples' bootstrap medians when
     the caller already has them)."""
     samples = np.asarray(samples, dtype=float)
-    if len(samples) < 2:
-        v = float(samples[0]) if len(samples) else float("nan")
-        return v, v
+    if len(samples) < 2:   # one step says nothing about the spread: no interval
+        return float("nan"), float("nan")
     return _interval(bootstrap_medians(samples) if boot is None else boot, level)
 
 
@@ -78,8 +77,8 @@ def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95, boot_a: np.ndarr
     if not len(a) or not len(b):
         return float("nan"), float("nan"), float("nan")
     ratio = float(np.median(a) / np.median(b))
-    if len(a) < 2 or len(b) < 2:
-        return ratio, ratio, ratio
+    if len(a) < 2 or len(b) < 2:   # one step says nothing about the spread: no interval
+        return ratio, float("nan"), float("nan")
     ma = bootstrap_medians(a) if boot_a is None else boot_a
     # the two sides must be paired with independent draws: shift b's resamples by a permutation
     mb = (bootstrap_medians(b) if boot_b is None else boot_b)[
