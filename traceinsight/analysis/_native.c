@@ -484,7 +484,7 @@ static PyObject *is_sorted(PyObject *self, PyObject *args)
     return PyBool_FromLong(ok);
 }
 
-/* nest(start, end, line, include, is_frame, parent, depth, crosser)
+/* nest(start, end, line, include, is_frame, parent, depth, crosser)  (parent, depth: int32)
  *
  * Events in table order, sorted by (line, start, -end). For included events (positive length, not
  * a step marker), per thread line: parent (the innermost enclosing event, -1 at top level), depth,
@@ -502,13 +502,17 @@ static PyObject *nest(PyObject *self, PyObject *args)
         goto done;
     Py_ssize_t n = bs.len / 8;
     if (check(&be, 8, n, "end") || check(&bl, 4, n, "line") || check(&binc, 1, n, "include") ||
-        check(&bfr, 1, n, "is_frame") || check(&bp, 8, n, "parent") || check(&bd, 8, n, "depth") ||
+        check(&bfr, 1, n, "is_frame") || check(&bp, 4, n, "parent") || check(&bd, 4, n, "depth") ||
         check(&bc, 1, n, "crosser"))
         goto done;
+    if (n < 0 || n > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "nest: more than 2^31 events");
+        goto done;
+    }
     const int64_t *st = bs.buf, *en = be.buf;
     const int32_t *ln = bl.buf;
     const uint8_t *inc = binc.buf, *fr = bfr.buf;
-    int64_t *par = bp.buf, *dep = bd.buf;
+    int32_t *par = bp.buf, *dep = bd.buf;
     uint8_t *cr = bc.buf;
     int nomem = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -558,8 +562,8 @@ static PyObject *nest(PyObject *self, PyObject *args)
             cr[i] = 1; /* cannot happen after pass 1; kept out if it does */
             continue;
         }
-        par[i] = stk.n ? stk.v[stk.n - 1] : -1;
-        dep[i] = stk.n;
+        par[i] = stk.n ? (int32_t)stk.v[stk.n - 1] : -1;
+        dep[i] = (int32_t)stk.n;
         if (push(&stk, i) < 0)
             nomem = 1;
     }
@@ -582,23 +586,29 @@ done:
  * Each event's effective category along the nesting, parents before children (table order). An
  * event keeps its own category (own >= 0) when it holds it at least as strongly as its parent
  * hands one down; otherwise it takes the inherited one; with neither, python for a python-tracer
- * frame (own == pyframe), other for the rest. */
+ * frame (own == pyframe), other for the rest. parent int32; own, the strengths and cat int8. */
 static PyObject *inherit(PyObject *self, PyObject *args)
 {
     Py_buffer bp = {0}, bo = {0}, bos = {0}, bps = {0}, bc = {0};
     long long n_cat, pyframe, python, other;
     int ok = 0;
-    int64_t *passed = NULL;
+    int8_t *passed = NULL;
     if (!PyArg_ParseTuple(args, "y*y*y*y*w*LLLL", &bp, &bo, &bos, &bps, &bc, &n_cat, &pyframe,
                           &python, &other))
         goto done;
-    Py_ssize_t n = bp.len / 8;
-    if (check(&bo, 8, n, "own") || check(&bos, 8, n, "own_strength") ||
-        check(&bps, 8, n, "pass_strength") || check(&bc, 8, n, "cat"))
+    Py_ssize_t n = bp.len / 4;
+    if (check(&bp, 4, n, "parent") || check(&bo, 1, n, "own") || check(&bos, 1, n, "own_strength") ||
+        check(&bps, 1, n, "pass_strength") || check(&bc, 1, n, "cat"))
         goto done;
-    const int64_t *par = bp.buf, *own = bo.buf, *os = bos.buf, *ps = bps.buf;
-    int64_t *cat = bc.buf;
-    passed = malloc((n ? n : 1) * sizeof(int64_t));
+    if (n_cat < 0 || n_cat > INT8_MAX || python < INT8_MIN || python > INT8_MAX ||
+        other < INT8_MIN || other > INT8_MAX) {
+        PyErr_SetString(PyExc_ValueError, "inherit: category codes out of int8 range");
+        goto done;
+    }
+    const int32_t *par = bp.buf;
+    const int8_t *own = bo.buf, *os = bos.buf, *ps = bps.buf;
+    int8_t *cat = bc.buf;
+    passed = malloc(n ? n : 1);
     if (!passed) {
         PyErr_NoMemory();
         goto done;
@@ -623,8 +633,8 @@ static PyObject *inherit(PyObject *self, PyObject *args)
             res = o == pyframe ? python : other;
             rp = 0;
         }
-        cat[i] = res;
-        passed[i] = rp;
+        cat[i] = (int8_t)res;
+        passed[i] = (int8_t)rp;
     }
     ok = 1;
 done:
@@ -635,18 +645,19 @@ done:
     Py_RETURN_NONE;
 }
 
-/* mark_ancestors(parent, flag): flag every ancestor of a flagged event (children after parents). */
+/* mark_ancestors(parent, flag): flag every ancestor of a flagged event (children after parents);
+ * parent int32. */
 static PyObject *mark_ancestors(PyObject *self, PyObject *args)
 {
     Py_buffer bp = {0}, bf = {0};
     if (!PyArg_ParseTuple(args, "y*w*", &bp, &bf))
         return NULL;
-    Py_ssize_t n = bp.len / 8;
-    if (check(&bf, 1, n, "flag")) {
+    Py_ssize_t n = bp.len / 4;
+    if (check(&bp, 4, n, "parent") || check(&bf, 1, n, "flag")) {
         RELEASE(&bp, &bf);
         return NULL;
     }
-    const int64_t *par = bp.buf;
+    const int32_t *par = bp.buf;
     uint8_t *fl = bf.buf;
     for (Py_ssize_t i = n - 1; i >= 0; i--)
         if (fl[i] && par[i] >= 0 && par[i] < i)
@@ -656,22 +667,22 @@ static PyObject *mark_ancestors(PyObject *self, PyObject *args)
 }
 
 /* nearest_marked(parent, mask, out): the nearest event at or above each event (along parents)
- * with mask set, -1 for none. */
+ * with mask set, -1 for none. parent and out int32. */
 static PyObject *nearest_marked(PyObject *self, PyObject *args)
 {
     Py_buffer bp = {0}, bm = {0}, bo = {0};
     if (!PyArg_ParseTuple(args, "y*y*w*", &bp, &bm, &bo))
         return NULL;
-    Py_ssize_t n = bp.len / 8;
-    if (check(&bm, 1, n, "mask") || check(&bo, 8, n, "out")) {
+    Py_ssize_t n = bp.len / 4;
+    if (check(&bp, 4, n, "parent") || check(&bm, 1, n, "mask") || check(&bo, 4, n, "out")) {
         RELEASE(&bp, &bm, &bo);
         return NULL;
     }
-    const int64_t *par = bp.buf;
+    const int32_t *par = bp.buf;
     const uint8_t *m = bm.buf;
-    int64_t *out = bo.buf;
+    int32_t *out = bo.buf;
     for (Py_ssize_t i = 0; i < n; i++)
-        out[i] = m[i] ? i : (par[i] >= 0 && par[i] < i ? out[par[i]] : -1);
+        out[i] = m[i] ? (int32_t)i : (par[i] >= 0 && par[i] < i ? out[par[i]] : -1);
     RELEASE(&bp, &bm, &bo);
     Py_RETURN_NONE;
 }
@@ -682,7 +693,7 @@ static PyObject *nearest_marked(PyObject *self, PyObject *args)
  * innermost open event changes, the event that owns the time after it (int32, -1: none) and that
  * time's category (int8: cat[owner], python where no event is open). At one instant only the
  * last change is kept, so t[:k] is strictly increasing and segment j is [t[j], t[j+1]) owned by
- * owner[j]. t, owner and seg_cat need room for 2 * len(events). */
+ * owner[j]. cat is int8. t, owner and seg_cat need room for 2 * len(events). */
 static PyObject *timeline(PyObject *self, PyObject *args)
 {
     Py_buffer bs = {0}, be = {0}, bev = {0}, bcat = {0}, bt = {0}, bo = {0}, bsc = {0};
@@ -694,11 +705,12 @@ static PyObject *timeline(PyObject *self, PyObject *args)
                           &bsc))
         goto done;
     Py_ssize_t n = bs.len / 8, m = bev.len / 8;
-    if (check(&be, 8, n, "end") || check(&bev, 8, m, "events") || check(&bcat, 8, n, "cat") ||
+    if (check(&be, 8, n, "end") || check(&bev, 8, m, "events") || check(&bcat, 1, n, "cat") ||
         check(&bt, 8, 2 * m, "t") || check(&bo, 4, 2 * m, "owner") ||
         check(&bsc, 1, 2 * m, "seg_cat"))
         goto done;
-    const int64_t *st = bs.buf, *en = be.buf, *ev = bev.buf, *cat = bcat.buf;
+    const int64_t *st = bs.buf, *en = be.buf, *ev = bev.buf;
+    const int8_t *cat = bcat.buf;
     int64_t *t = bt.buf;
     int32_t *ow = bo.buf;
     int8_t *sc = bsc.buf;
@@ -761,8 +773,8 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*y*y*y*y*nny*y*y*w*w*w*", &bp, &bn, &bs, &bnest, &bfn, &lo, &hi,
                           &b0, &b1, &bown, &bcalls, &bself, &bincl))
         goto done;
-    Py_ssize_t n = bp.len / 8, n_names = bfn.len, w = b0.len / 8;
-    if (check(&bn, 4, n, "name") || check(&bs, 8, n, "start") || check(&bnest, 1, n, "nested") ||
+    Py_ssize_t n = bp.len / 4, n_names = bfn.len, w = b0.len / 8;
+    if (check(&bp, 4, n, "parent") || check(&bn, 4, n, "name") || check(&bs, 8, n, "start") || check(&bnest, 1, n, "nested") ||
         check(&b1, 8, w, "t1") || check(&bown, 8, n, "own") || check(&bcalls, 8, n_names, "calls") ||
         check(&bself, 8, n_names, "self") || check(&bincl, 8, n_names, "inclusive"))
         goto done;
@@ -770,7 +782,8 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_IndexError, "frame_sums: rows out of range");
         goto done;
     }
-    const int64_t *par = bp.buf, *st = bs.buf, *t0 = b0.buf, *t1 = b1.buf, *own = bown.buf;
+    const int32_t *par = bp.buf;
+    const int64_t *st = bs.buf, *t0 = b0.buf, *t1 = b1.buf, *own = bown.buf;
     const int32_t *nm = bn.buf;
     const uint8_t *nested = bnest.buf, *is_frame = bfn.buf;
     int64_t *calls = bcalls.buf, *selft = bself.buf, *incl = bincl.buf;

@@ -26,6 +26,14 @@ def _u8(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.uint8)
 
 
+def _i32(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int32)
+
+
+def _i8(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int8)
+
+
 def split_space(data) -> list[tuple[bytes, list[tuple[int, int]]]]:
     """An XSpace's planes: each as (the plane serialized without its lines, [(offset, length) of
     each serialized XLine in ``data``]). ValueError when malformed."""
@@ -64,9 +72,10 @@ def is_sorted(start: np.ndarray, end: np.ndarray) -> bool:
 
 
 def nest(start, end, line, include, is_frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(parent, depth, crosser) of the included events; see nest() in _native.c."""
+    """(parent, depth, crosser) of the included events; see nest() in _native.c. Parent and depth
+    are int32 (an XSpace holds far fewer than 2^31 events: protobuf's 2 GiB limit)."""
     n = len(start)
-    parent, depth = np.empty(n, dtype=_I64), np.empty(n, dtype=_I64)
+    parent, depth = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
     crosser = np.empty(n, dtype=np.uint8)
     _native.nest(_i64(start), _i64(end), np.ascontiguousarray(line, dtype=np.int32),
                  _u8(include), _u8(is_frame), parent, depth, crosser)
@@ -75,9 +84,10 @@ def nest(start, end, line, include, is_frame) -> tuple[np.ndarray, np.ndarray, n
 
 def inherit(parent, own, own_strength, pass_strength, *, n_cat: int, pyframe: int, python: int,
             other: int) -> np.ndarray:
-    """Effective category per event; see inherit() in _native.c."""
-    cat = np.empty(len(parent), dtype=_I64)
-    _native.inherit(_i64(parent), _i64(own), _i64(own_strength), _i64(pass_strength), cat,
+    """Effective category per event (int8; ``own`` and the strengths are int8 too); see inherit()
+    in _native.c."""
+    cat = np.empty(len(parent), dtype=np.int8)
+    _native.inherit(_i32(parent), _i8(own), _i8(own_strength), _i8(pass_strength), cat,
                     n_cat, pyframe, python, other)
     return cat
 
@@ -85,14 +95,15 @@ def inherit(parent, own, own_strength, pass_strength, *, n_cat: int, pyframe: in
 def mark_ancestors(flag: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """``flag`` with every ancestor of a flagged event flagged too."""
     out = _u8(flag).copy()
-    _native.mark_ancestors(_i64(parent), out)
+    _native.mark_ancestors(_i32(parent), out)
     return out.view(bool)
 
 
 def nearest_marked(mask: np.ndarray, parent: np.ndarray) -> np.ndarray:
-    """For each event, the nearest event at or above it (along parents) in ``mask``; -1 for none."""
-    out = np.empty(len(parent), dtype=_I64)
-    _native.nearest_marked(_i64(parent), _u8(mask), out)
+    """For each event, the nearest event at or above it (along parents) in ``mask``; -1 for none
+    (int32)."""
+    out = np.empty(len(parent), dtype=np.int32)
+    _native.nearest_marked(_i32(parent), _u8(mask), out)
     return out
 
 
@@ -103,7 +114,7 @@ def timeline(start, end, events, cat, python: int) -> tuple[np.ndarray, np.ndarr
     t = np.empty(2 * len(events), dtype=_I64)
     owner = np.empty(2 * len(events), dtype=np.int32)
     seg_cat = np.empty(2 * len(events), dtype=np.int8)
-    k = _native.timeline(_i64(start), _i64(end), events, _i64(cat), python, t, owner, seg_cat)
+    k = _native.timeline(_i64(start), _i64(end), events, _i8(cat), python, t, owner, seg_cat)
     return t[:k], owner[:k], seg_cat[:k]
 
 
@@ -123,7 +134,7 @@ def frame_sums(parent, name, start, nested, is_frame_name, lo: int, hi: int, t0,
     among rows [lo, hi) (one thread) that start in the windows; see frame_sums() in _native.c."""
     n_names = len(is_frame_name)
     calls, self_t, incl = (np.zeros(n_names, dtype=_I64) for _ in range(3))
-    _native.frame_sums(_i64(parent), np.ascontiguousarray(name, dtype=np.int32), _i64(start),
+    _native.frame_sums(_i32(parent), np.ascontiguousarray(name, dtype=np.int32), _i64(start),
                        _u8(nested), _u8(is_frame_name), lo, hi, _i64(t0), _i64(t1), _i64(own),
                        calls, self_t, incl)
     return calls, self_t, incl

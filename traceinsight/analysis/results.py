@@ -262,6 +262,7 @@ def op_totals_table(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
         return out
 
     rows: list[tuple[str, str, str, int, float]] = []
+    anchor = None   # the nearest op event at or above each event
     # main thread: op-category timeline segments, owned by the nearest op event above the owner
     if a.main_line >= 0 and len(a.seg_owner):
         anchor = native.nearest_marked(is_op_event, a.parent)
@@ -287,13 +288,18 @@ def op_totals_table(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
     ev = np.nonzero(worker)[0]
     ev = ev[_in_windows(t.start[ev], ws, we) >= 0]
     if len(ev):
-        dur = (t.end - t.start).astype(float)
-        op_anchor = native.nearest_marked(is_op_event, a.parent)  # at or above each event
+        if anchor is None:
+            anchor = native.nearest_marked(is_op_event, a.parent)
         nested_op = np.nonzero(is_op_event & (a.parent >= 0))[0]
-        above = op_anchor[a.parent[nested_op]]  # the nearest op event strictly above
+        above = anchor[a.parent[nested_op]]  # the nearest op event strictly above
         nested_op, above = nested_op[above >= 0], above[above >= 0]
-        child_sum = np.bincount(above, weights=dur[nested_op], minlength=len(t))
-        self_ps = np.maximum(dur[ev] - child_sum[ev], 0.0)
+        # the nested op events' durations summed per event of ev (sorted): positions, not a
+        # table-long array
+        pos = np.minimum(np.searchsorted(ev, above), len(ev) - 1)
+        hit = ev[pos] == above
+        child_sum = np.bincount(pos[hit], minlength=len(ev),
+                                weights=(t.end[nested_op[hit]] - t.start[nested_op[hit]]).astype(float))
+        self_ps = np.maximum((t.end[ev] - t.start[ev]).astype(float) - child_sum, 0.0)
         for k, (n, ps) in totals(codes_of(ev), self_ps).items():
             rows.append((k[0], k[1], "worker", n, ps))
     if not rows:
