@@ -14,7 +14,7 @@ order; no per-event Python):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -50,7 +50,6 @@ class Attribution:
     has_device_plane: bool
     step_partial: np.ndarray | None = None  # bool per step: cut by the end of the trace
     step_notes: tuple[str, ...] = ()
-    _memo: dict = field(default_factory=dict)  # lazily computed: segments inside sets of windows
 
     @property
     def seg_start(self) -> np.ndarray:
