@@ -215,6 +215,76 @@ def test_remote_capture_run_folder(tmp_path):
     assert again.modes["w1:6001"].notes == run.modes["w1:6001"].notes
 
 
+# ---- the comparison is made once per load ------------------------------------------------------
+
+@pytest.fixture
+def comparisons(monkeypatch):
+    """Every call of ``hosts.compare_sessions`` (the whole hosts comparison), counted."""
+    from traceinsight.analysis import hosts
+    calls: list[tuple[str, ...]] = []
+    real = hosts.compare_sessions
+
+    def counted(modes, session):
+        calls.append(tuple(modes))
+        return real(modes, session)
+
+    monkeypatch.setattr(hosts, "compare_sessions", counted)
+    return calls
+
+
+def test_hosts_are_compared_once_per_load(tmp_path, comparisons):
+    """The loader compares the hosts (for each host's note) and builds the Run with that
+    comparison: the hosts table, the reports, the findings and the viewer read it, none makes
+    it again."""
+    import dataclasses
+    import io
+
+    from rich.console import Console
+
+    from traceinsight.analysis.text import render_analysis
+    from traceinsight.model import Run
+
+    run = traceinsight.load(three_hosts(tmp_path / "logdir"), use_cache=False)
+    assert len(comparisons) == 1
+    groups = run.host_groups()
+    assert run.host_groups() is groups and len(groups) == 1
+    render_analysis(run, console=Console(file=io.StringIO(), width=100))
+    for fmt in ("md", "json", "html"):
+        render(run, fmt)
+    _ = run.findings
+    assert len(comparisons) == 1
+    # the groups made before the notes were added are those the noted modes give afresh: a Run
+    # built elsewhere (tests, a copy) computes its own on first call, once
+    fresh = Run(path=run.path, name=run.name, modes=run.modes, manifest=run.manifest,
+                source=run.source)
+    assert len(comparisons) == 1
+    again = fresh.host_groups()
+    assert fresh.host_groups() is again and len(comparisons) == 2
+    assert json.dumps([g.to_dict() for g in again]) == json.dumps([g.to_dict() for g in groups])
+    copy = dataclasses.replace(run)          # a copy may have other modes: its own comparison
+    assert copy.host_groups() is not groups and len(comparisons) == 3
+
+
+@pytest.mark.parametrize("command", [["analyze"], ["report", "--format", "md"],
+                                     ["report", "--format", "json"]])
+def test_each_command_compares_the_hosts_once(tmp_path, capsys, comparisons, command):
+    path = three_hosts(tmp_path / "logdir")
+    assert main([command[0], str(path), *command[1:]]) == 0
+    assert "w2" in capsys.readouterr().out
+    assert len(comparisons) == 1
+
+
+def test_remote_run_folder_compares_the_hosts_once(tmp_path, comparisons):
+    path = remote_run(tmp_path / "job", {"w0": [(i, 1000, 100) for i in range(1, 4)],
+                                         "w1": [(i, 1250, 350) for i in range(1, 4)]})
+    for use_cache in (True, True, False):       # writing the cache, reading it, without it
+        comparisons.clear()
+        run = traceinsight.load(path, use_cache=use_cache)
+        (g,) = run.host_groups()
+        render(run, "md")
+        assert g.straggler == "w1_6001" and len(comparisons) == 1
+
+
 # ---- the real two-host GPU demo: identical hosts, one device step each -------------------------
 
 def test_gpu_demo_identical_hosts_name_no_straggler():

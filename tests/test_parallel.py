@@ -109,10 +109,17 @@ def test_dask_local_cluster_equals_serial(logdir, monkeypatch):
     distributed = pytest.importorskip("distributed")
     monkeypatch.setenv(parallel.JOBS_ENV, "1")
     serial = traceinsight.load(logdir.resolve())
+    from traceinsight.analysis import hosts
+    compared = []
+    compare = hosts.compare_sessions
+    monkeypatch.setattr(hosts, "compare_sessions",
+                        lambda modes, session: compared.append(1) or compare(modes, session))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         run = parallel.analyze_with_dask(logdir, client)
+    # the hosts compared once, for the notes, and the Run built with that comparison
+    assert len(run.host_groups()) == 1 and compared == [1]
     assert list(run.modes) == list(serial.modes)
     for name in serial.modes:
         assert_same_mode(run.modes[name], serial.modes[name])

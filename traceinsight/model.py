@@ -9,7 +9,7 @@ wall time is split exclusively into ``CATEGORIES``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import InitVar, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -281,6 +281,14 @@ class Run:
     modes: dict[str, ModeResult]
     manifest: dict[str, Any] = field(default_factory=dict)   # run.json as written by capture
     source: str = "run"                 # "run" | "traces"
+    # the hosts' comparison when the loader already made it (``analysis.load``: it notes the
+    # straggler on each host's mode); not kept as a field, so a copy (``dataclasses.replace``)
+    # computes its own from its modes. None: ``host_groups()`` computes it on first call
+    hosts_compared: InitVar[tuple | None] = None
+
+    def __post_init__(self, hosts_compared: tuple | None) -> None:
+        if hosts_compared is not None:
+            self.__dict__["_host_groups"] = tuple(hosts_compared)   # the cached_property's value
 
     @property
     def environment(self) -> dict[str, Any]:
@@ -344,7 +352,8 @@ class Run:
     def host_groups(self) -> tuple:
         """The hosts of each multi-host profile session compared: per-host step time, the
         straggler, the spread, per-step waits (``traceinsight.analysis.hosts.HostGroup``);
-        computed once per run, () when no session has two hosts."""
+        computed once per run (by the loader, which passes it in as ``hosts_compared``, else here
+        on first call), () when no session has two hosts."""
         return self._host_groups
 
     @cached_property

@@ -203,10 +203,13 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
     user_files = frozenset(filter(None, [Path(workload.get("path") or "").name]))
     with malloc.kept_memory():   # freed arrays reused by the next mode (see analysis.malloc)
         modes = _load_modes(path, manifest, user_files, use_cache)
+    compared: tuple = ()    # a captured workload's modes are not hosts: nothing to compare
     if workload.get("kind") == "remote":   # capture --remote: the modes are one job's hosts
         from traceinsight.analysis.hosts import session_of
-        modes = _straggler_notes(modes, session_of(Run(path, path.name, modes, manifest)))
-    return Run(path=path, name=path.name, modes=modes, manifest=manifest, source="run")
+        modes, compared = _straggler_notes(modes, session_of(Run(path, path.name, modes,
+                                                                 manifest)))
+    return Run(path=path, name=path.name, modes=modes, manifest=manifest, source="run",
+               hosts_compared=compared)
 
 
 def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cache: bool
@@ -279,14 +282,19 @@ def _foreign_modes(root: Path, files: list[Path]) -> dict[str, list[Path]]:
 
 
 def _straggler_notes(modes: dict[str, ModeResult], session_of: Mapping[str, Any]
-                     ) -> dict[str, ModeResult]:
+                     ) -> tuple[dict[str, ModeResult], tuple]:
     """Several hosts of one profile session (a multi-worker capture) stay separate modes; each gets
     a short note from their comparison (``traceinsight.analysis.hosts``: the straggler, the
-    spread; ``Run.host_groups()`` holds the whole of it)."""
+    spread). Returns the modes and the comparison itself (``HostGroup``s), which the ``Run`` is
+    built with (``Run.host_groups()``): computed once, here. The notes do not change what is
+    compared (step samples, categories, bootstrap medians), so the groups of the modes before
+    the notes are those of the modes after."""
     if len(modes) < 2:
-        return dict(modes)  # one trace: no hosts to compare (and no import of the hosts module)
+        # one trace: no hosts to compare (and no import of the hosts module)
+        return dict(modes), ()
     from traceinsight.analysis import hosts
-    return hosts.with_notes(modes, hosts.compare_sessions(modes, session_of))
+    groups = hosts.compare_sessions(modes, session_of)
+    return hosts.with_notes(modes, groups), groups
 
 
 def load(path, *, use_cache: bool = True) -> Run:
@@ -319,9 +327,9 @@ def load(path, *, use_cache: bool = True) -> Run:
             raise TraceinsightError(m.error)
         modes[name] = m
         session_of[name] = mode_files[0].parent
-    modes = _straggler_notes(modes, session_of)
+    modes, compared = _straggler_notes(modes, session_of)
     if all(m.status == "failed" for m in modes.values()):
         raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))
     return Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
-               manifest={"source": str(path)}, source="traces")
+               manifest={"source": str(path)}, source="traces", hosts_compared=compared)

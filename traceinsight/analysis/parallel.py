@@ -438,13 +438,13 @@ def analyze_with_dask(path: str | Path, client) -> Run:
     futures = client.map(_analyze, names, [[str(f) for f in groups[k]] for k in names],
                          key=[f"traceinsight-host-{i}" for i in range(len(names))], pure=False)
     results = client.gather(futures)
-    modes = _straggler_notes(dict(zip(names, results)),
-                             {k: Path(groups[k][0]).parent for k in names})
+    modes, compared = _straggler_notes(dict(zip(names, results)),
+                                       {k: Path(groups[k][0]).parent for k in names})
     if all(m.status == "failed" for m in modes.values()):
         raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))
     return Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
-               manifest={"source": str(path)}, source="traces")
+               manifest={"source": str(path)}, source="traces", hosts_compared=compared)
 
 
 if __name__ == "__main__":
