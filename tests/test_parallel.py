@@ -188,10 +188,10 @@ def test_this_process_takes_jobs_too(logdir, monkeypatch, start):
             here.append(name)
         return analyze(name, files)
 
-    def send_job(f, obj):
+    def send_job(f, obj, **kw):
         if os.getpid() == me:
             sent.append(obj[0])
-        send(f, obj)
+        send(f, obj, **kw)
 
     monkeypatch.setattr(parallel, "_analyze", analyze_here)
     monkeypatch.setattr(parallel, "_send", send_job)
@@ -352,3 +352,130 @@ def test_kept_memory_keeps_large_arrays_in_the_heap():
             assert mapped_for(size) < size
         assert mapped_for(size) < size
     assert mapped_for(size) >= size
+
+
+# ---- a run folder's modes through the same pool ------------------------------------------------
+
+RUNS = RUN.parent
+SIGNATURES = {"steps": 30, "truncated": False, "distinct": [
+    {"args": ["ndarray float32 shape (100,)", "Python float 0.0"], "first_step": 0, "steps": 1},
+    {"args": ["ndarray float32 shape (200,)", "Python float 0.01"], "first_step": 1, "steps": 1}]}
+
+
+def run_copy(tmp_path: Path, name: str) -> Path:
+    """A committed run folder without its analysis cache; the retracing run with the input
+    signatures a capture records (so that they must travel with the job too), and a mode whose
+    capture never ran (missing: not analysed, in its place)."""
+    import json
+    path = tmp_path / name
+    shutil.copytree(RUNS / name, path, ignore=shutil.ignore_patterns(".traceinsight"))
+    if name == "retracing":
+        t = path / "function" / "timings.json"
+        t.write_text(json.dumps(json.loads(t.read_text()) | {"input_signatures": SIGNATURES}))
+    manifest = json.loads((path / "run.json").read_text())
+    manifest["modes"] = {"never": {"dir": "never", "status": "pending"}, **manifest["modes"]}
+    (path / "run.json").write_text(json.dumps(manifest))
+    return path
+
+
+def assert_same_timing(a, b) -> None:
+    if a is None or b is None:
+        assert a is b is None
+        return
+    for f in ("steps_s", "traced_steps_s"):
+        x, y = getattr(a, f), getattr(b, f)
+        assert (x is None and y is None) or x.tobytes() == y.tobytes(), f
+    assert (a.first_step_s, a.load) == (b.first_step_s, b.load)
+    assert (a.rounds is None) == (b.rounds is None)
+    assert [r.tobytes() for r in a.rounds or ()] == [r.tobytes() for r in b.rounds or ()]
+
+
+def test_timing_goes_across_exactly():
+    """The Timing a job carries reads back to the same bits: every float, NaN and infinities,
+    None where there is none."""
+    import json
+
+    import numpy as np
+
+    from traceinsight.analysis import cache
+    from traceinsight.model import Timing
+    third = 1 / 3
+    t = Timing(steps_s=np.array([0.1, third, 5e-324, 1e300, 0.0]), first_step_s=2.5,
+               traced_steps_s=np.array([float("nan"), float("inf"), -0.0, third]),
+               rounds=(np.array([0.1, 0.2]), np.array([], dtype=float)),
+               load={"cpu_count": 2, "loadavg_start": 0.37, "rounds": [{"round": 0}]})
+    def across(t):
+        return cache.timing_from_dict(json.loads(json.dumps(cache.timing_to_dict(t),
+                                                            allow_nan=False)))
+
+    back = across(t)
+    assert_same_timing(back, t)
+    assert back.rounds is not None and back.rounds[1].dtype == float
+    assert_same_timing(across(Timing(steps_s=np.zeros(0))), Timing(steps_s=np.zeros(0)))
+    nan_first = across(Timing(steps_s=np.array([1.0]), first_step_s=float("nan"))).first_step_s
+    assert isinstance(nan_first, float) and nan_first != nan_first
+
+
+@pytest.mark.parametrize("name", ["conv1d", "retracing"])
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_run_folder_modes_in_parallel_equal_serial(tmp_path, monkeypatch, name, start):
+    """A run folder's modes go through the pool with every argument of analyze_mode (python
+    pass, timing, user files, requested options, capture notes, python file groups, input
+    signatures): the same ModeResults as one after another, in the manifest's order; the cache
+    is written and read here."""
+    from traceinsight.stats import bootstrap_medians
+    path = run_copy(tmp_path, name)
+    monkeypatch.setenv(parallel.JOBS_ENV, "1")
+    serial = traceinsight.load(path, use_cache=False)
+    monkeypatch.setenv(parallel.JOBS_ENV, "2")
+    monkeypatch.setenv(parallel.START_ENV, start)
+    me, sent = os.getpid(), []
+    send = parallel._send
+
+    def send_job(f, obj, **kw):
+        if os.getpid() == me:
+            sent.append(obj)
+        send(f, obj, **kw)
+
+    monkeypatch.setattr(parallel, "_send", send_job)
+    par = traceinsight.load(path)           # analysed, the cache written
+    assert sent and all(len(job) == 3 and job[2]["python_files"] and job[2]["timing"]
+                        for job in sent)
+    assert list(par.modes) == list(serial.modes) == ["never", *list(serial.modes)[1:]]
+    assert par.modes["never"].status == "missing"
+    for m in serial.modes:
+        assert_same_mode(par.modes[m], serial.modes[m])
+        assert_same_timing(par.modes[m].timing, serial.modes[m].timing)
+        a, b = par.modes[m], serial.modes[m]
+        assert (a.profile_options, a.first_step_ms, a.host_events_recorded) == \
+            (b.profile_options, b.first_step_ms, b.host_events_recorded)
+        if a.ok:    # resampled where it was analysed, from the timing sent with the job
+            assert a.boot_medians.tolist() == bootstrap_medians(b.step_samples_ms).tolist()
+    if name == "retracing":
+        assert "shape changed" in " ".join(par.modes["function"].retraces["changes"])
+    sent.clear()
+    cached = traceinsight.load(path)        # every mode from the cache: nothing analysed
+    assert sent == [] and list(cached.modes) == list(serial.modes)
+    for m in serial.modes:
+        assert_same_mode(cached.modes[m], serial.modes[m])
+    # the modes the cache lacks, and only those, are analysed
+    for f in ("eager", "function"):
+        (path / ".traceinsight" / "analysis-v5" / f"{f}.json").unlink()
+    again = traceinsight.load(path)
+    assert list(again.modes) == list(serial.modes)
+    assert sorted(job[0] for job in sent) in (["eager"], ["function"])   # the other: here
+    for m in serial.modes:
+        assert_same_mode(again.modes[m], serial.modes[m])
+
+
+def test_small_run_folders_stay_serial(tmp_path, monkeypatch):
+    """Below PARALLEL_MIN_BYTES of traces (python passes counted) a run folder is analysed here,
+    one mode after another, without a worker."""
+    monkeypatch.delenv(parallel.JOBS_ENV, raising=False)
+    started = []
+    monkeypatch.setattr(parallel, "_start_workers", lambda n: started.append(n) or [])
+    traceinsight.load(run_copy(tmp_path, "conv1d"), use_cache=False)
+    assert started == []
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    traceinsight.load(run_copy(tmp_path / "again", "conv1d"), use_cache=False)
+    assert started == [min(4, parallel.usable_cores()) - 1] or parallel.usable_cores() == 1

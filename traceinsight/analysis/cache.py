@@ -115,6 +115,44 @@ def to_dict(mode: ModeResult, key: list) -> dict:
     return data
 
 
+def _exact_floats(a: np.ndarray) -> list:
+    """A float array as JSON values that read back to the same bits: finite floats as numbers
+    (Python's repr round-trips), NaN and infinities as the strings "nan", "inf", "-inf"."""
+    values = np.asarray(a, dtype=float).tolist()
+    if np.isfinite(a).all():
+        return values
+    return [v if math.isfinite(v) else repr(v) for v in values]
+
+
+def _floats(values: list) -> np.ndarray:
+    return np.array([float(v) for v in values], dtype=float)
+
+
+def timing_to_dict(t: Timing) -> dict:
+    """A ``Timing`` as plain JSON data that ``timing_from_dict`` reads back exactly (every float's
+    bits; None stays None). The cache does not store timings (``load`` is given the ones read
+    from timings.json); the analysis processes of ``analysis.parallel`` are sent them this way.
+    ``load`` is passed on as it is: it comes from timings.json (finite JSON values)."""
+    first: Any = t.first_step_s
+    if isinstance(first, float) and not math.isfinite(first):
+        first = repr(first)
+    return {"steps_s": _exact_floats(t.steps_s), "first_step_s": first,
+            "traced_steps_s": None if t.traced_steps_s is None else _exact_floats(t.traced_steps_s),
+            "rounds": None if t.rounds is None else [_exact_floats(r) for r in t.rounds],
+            "load": t.load}
+
+
+def timing_from_dict(d: dict) -> Timing:
+    first = d.get("first_step_s")
+    return Timing(steps_s=_floats(d["steps_s"]),
+                  first_step_s=float(first) if isinstance(first, str) else first,
+                  traced_steps_s=None if d.get("traced_steps_s") is None else
+                  _floats(d["traced_steps_s"]),
+                  rounds=None if d.get("rounds") is None else
+                  tuple(_floats(r) for r in d["rounds"]),
+                  load=d.get("load"))
+
+
 def save(path: Path, mode: ModeResult, key: list) -> None:
     data = to_dict(mode, key)
     try:

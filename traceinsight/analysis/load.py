@@ -214,8 +214,12 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
 
 def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cache: bool
                 ) -> dict[str, ModeResult]:
-    """Each mode of a run folder, from its cache or analysed (one after another)."""
-    modes: dict[str, ModeResult] = {}
+    """Each mode of a run folder, from its cache or analysed: the modes the cache does not hold go
+    to ``analysis.parallel.analyze_modes`` (processes at once where the traces are large enough,
+    or ``$TRACEINSIGHT_JOBS``; else one after another, here); the cache is read and written here.
+    In the manifest's order."""
+    modes: dict[str, ModeResult | None] = {}
+    todo: dict[str, tuple[list[Path], dict[str, Any], Path, list]] = {}  # analysed, not cached
     for name, info in (manifest.get("modes") or {}).items():
         info = info or {}
         folder = info.get("dir") or runfolder.mode_dir(name)
@@ -239,15 +243,21 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
                hashlib.sha256(json.dumps(recorded, sort_keys=True).encode()).hexdigest()[:16]]
         where = cache.cache_path(path, folder)
         mode = cache.load(where, key, timing) if use_cache else None
-        if mode is None:
-            mode = analyze_mode(name, host, python, timing=timing, user_files=user_files,
-                                requested=requested, extra_notes=capture_notes,
-                                file_groups=recorded.get("python_files"),
-                                signatures=recorded.get("input_signatures"))
+        if mode is None:      # analysed below; its place in the order kept
+            todo[name] = (host, dict(python_files=python, timing=timing, user_files=user_files,
+                                     requested=requested, extra_notes=capture_notes,
+                                     file_groups=recorded.get("python_files"),
+                                     signatures=recorded.get("input_signatures")), where, key)
+        modes[name] = mode
+    if todo:
+        from traceinsight.analysis.parallel import analyze_modes
+        done = analyze_modes({n: t[0] for n, t in todo.items()},
+                             args={n: t[1] for n, t in todo.items()})
+        for name, (_, _, where, key) in todo.items():
+            mode = modes[name] = done[name]
             if use_cache and mode.ok:
                 cache.save(where, mode, key)
-        modes[name] = mode
-    return modes
+    return {name: m for name, m in modes.items() if m is not None}
 
 
 def _foreign_modes(root: Path, files: list[Path]) -> dict[str, list[Path]]:

@@ -1,5 +1,6 @@
 """Many hosts, analysed in parallel: one process per core, this one included, one host at a time
-per process.
+per process. A run folder's modes that its analysis cache does not hold go through the same pool
+(``load._load_modes``), one mode per job.
 
 A logdir of a multi-worker job holds one trace per host (``<logdir>/plugins/profile/<session>/
 <host>.xplane.pb``); each host is analysed on its own (``load.analyze_mode``), so the hosts are
@@ -25,8 +26,12 @@ and forkserver re-run the caller's ``__main__`` script in every worker (a script
 ``traceinsight.load`` at top level would recurse), and its fork adds nothing to two pipes.
 ``TRACEINSIGHT_START=fork|spawn`` overrides the choice.
 
-The protocol is the same for both: a job is a JSON ``[name, [file, ...]]``, the result the
-analysis cache's own JSON (``analysis.cache.to_dict``; nothing is unpickled or evaluated). A
+The protocol is the same for both: a job is a JSON ``[name, [file, ...]]``, plus for a run
+folder's mode the other arguments of ``load.analyze_mode`` (``_args_to_json``: its python-tracer
+pass, the Timing read from timings.json, exactly, by ``cache.timing_to_dict``, the capture's
+notes and options as read from timings.json; NaN and Infinity written as Python's json does), the
+result the analysis cache's own JSON (``analysis.cache.to_dict``; nothing is unpickled or
+evaluated), which gets this process's own Timing back. A
 90 MB, 5.5 M-event host's result is 127 kB: 12 ms to encode in the worker, 7 ms to rebuild here
 (2 % of its 0.66 s analysis), so no other format is worth it. The result also carries the
 mode's bootstrap medians (2000 floats, the interval of its median and of every ratio it is in),
@@ -57,6 +62,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -82,7 +88,11 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _jobs(groups: dict[str, list[Path]], jobs: int | None) -> int:
+def _jobs(groups: dict[str, list[Path]], jobs: int | None,
+          sizes: dict[str, int] | None = None) -> int:
+    """How many processes: ``jobs``, else ``$TRACEINSIGHT_JOBS``, else every usable core when the
+    jobs' files (``sizes``: bytes per job, default the sizes of ``groups``' files) hold at least
+    ``PARALLEL_MIN_BYTES``; never more than there are jobs."""
     if jobs is None:
         env = os.environ.get(JOBS_ENV, "").strip()
         if env:
@@ -91,23 +101,19 @@ def _jobs(groups: dict[str, list[Path]], jobs: int | None) -> int:
             except ValueError:
                 raise TraceinsightError(f"{JOBS_ENV}={env!r} is not a number of processes") from None
         else:
-            total = 0
-            for files in groups.values():
-                for f in files:
-                    try:
-                        total += Path(f).stat().st_size
-                    except OSError:
-                        pass
+            total = sum(sizes.values()) if sizes is not None else \
+                sum(_size(f) for files in groups.values() for f in files)
             jobs = usable_cores() if total >= PARALLEL_MIN_BYTES else 1
     return max(1, min(int(jobs), len(groups)))
 
 
-def _analyze(name: str, files: list[Path]):
+def _analyze(name: str, files: list[Path], **args: Any):
+    """``load.analyze_mode(name, files, **args)``, with the mode's bootstrap medians."""
     from traceinsight.analysis.load import analyze_mode
-    mode = analyze_mode(name, files)
-    # every view of a logdir needs each mode's bootstrap medians (its median's interval, the ratios,
-    # the hosts' comparison): resampled here, in the process that analysed the host, instead of
-    # one host after another in the loading process afterwards
+    mode = analyze_mode(name, files, **args)
+    # every view of a run needs each mode's bootstrap medians (its median's interval, the ratios,
+    # the hosts' comparison; the export's summary too): resampled here, in the process that
+    # analysed the mode, instead of one mode after another in the loading process afterwards
     _ = mode.boot_medians
     return mode
 
@@ -118,19 +124,31 @@ def _boot_of(mode) -> list[float] | None:
     return boot.tolist() if boot is not None and bool(np.isfinite(boot).all()) else None
 
 
-def analyze_modes(groups: dict[str, list[Path]], jobs: int | None = None) -> dict[str, Any]:
+def analyze_modes(groups: dict[str, list[Path]], jobs: int | None = None,
+                  args: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """``{mode name: its trace files}`` -> ``{mode name: ModeResult}`` (same order), analysed
     by ``jobs`` processes at once, this one included (default: ``$TRACEINSIGHT_JOBS``, else every
-    usable core when the traces hold at least 32 MB, else serially)."""
+    usable core when the traces hold at least 32 MB, else serially).
+
+    ``args``: per mode, the other arguments of ``load.analyze_mode`` (a run folder's modes:
+    ``python_files``, ``timing``, ``user_files``, ``requested``, ``extra_notes``, ``file_groups``,
+    ``signatures``), sent to the worker with the job as JSON (``_args_to_json``). A worker's
+    result gets this process's own ``timing`` object back (the result message does not hold it,
+    as the analysis cache does not), so it is the serial analysis's ModeResult."""
+    args = args or {}
+    sizes = {name: sum(_size(f) for f in [*files, *(args.get(name) or {}).get("python_files", ())])
+             for name, files in groups.items()}
     with malloc.kept_memory():      # in the workers too: they are forked inside, or set it
-        return _analyze_modes(groups, _jobs(groups, jobs))
+        return _analyze_modes(groups, _jobs(groups, jobs, sizes), args, sizes)
 
 
-def _analyze_modes(groups: dict[str, list[Path]], n: int) -> dict[str, Any]:
+def _analyze_modes(groups: dict[str, list[Path]], n: int, args: Mapping[str, Mapping[str, Any]],
+                   sizes: dict[str, int]) -> dict[str, Any]:
     if n <= 1:
-        return {name: _analyze(name, files) for name, files in groups.items()}
+        return {name: _analyze(name, files, **(args.get(name) or {}))
+                for name, files in groups.items()}
     # largest first, so the last job to start is a small one (less idle time at the end)
-    order = sorted(groups, key=lambda k: -sum(_size(f) for f in groups[k]))
+    order = sorted(groups, key=lambda k: -sizes[k])
     pending = list(reversed(order))
     lock = threading.Lock()
     failures: list[str] = []
@@ -142,7 +160,8 @@ def _analyze_modes(groups: dict[str, list[Path]], n: int) -> dict[str, Any]:
 
     workers = _start_workers(n - 1)      # first of all: they start while this process works
     # each worker's first job handed out now, before this process takes its own
-    threads = [threading.Thread(target=w.drive, args=(next_job(), next_job, groups, done, failures),
+    threads = [threading.Thread(target=w.drive,
+                                args=(next_job(), next_job, groups, args, done, failures),
                                 daemon=True, name=f"traceinsight-analysis-{i}")
                for i, w in enumerate(workers)]
     ok = False
@@ -150,7 +169,7 @@ def _analyze_modes(groups: dict[str, list[Path]], n: int) -> dict[str, Any]:
         for t in threads:
             t.start()
         while (name := next_job()) is not None:     # this process analyses hosts too
-            done[name] = _analyze(name, groups[name])
+            done[name] = _analyze(name, groups[name], **(args.get(name) or {}))
         for t in threads:
             t.join()
         ok = True
@@ -212,11 +231,21 @@ class _Worker:
     jobs: BinaryIO
     results: BinaryIO
 
-    def drive(self, name: str | None, next_job, groups, done: dict, failures: list) -> None:
+    def drive(self, name: str | None, next_job, groups, args, done: dict, failures: list) -> None:
         """Has the worker analyse ``name``, then the next job until none is left."""
         while name is not None:
+            mode_args = args.get(name) or {}
+            job: tuple = (name, [str(f) for f in groups[name]])
             try:
-                _send(self.jobs, (name, [str(f) for f in groups[name]]))
+                if mode_args:
+                    job += (_args_to_json(mode_args),)
+            except (TypeError, ValueError) as e:
+                failures.append(f"analysing {name} failed: its arguments cannot be sent ({e})")
+                return
+            try:
+                # NaN and infinities as Python's json writes them: values read from a timings.json
+                # (1e999 reads as inf) go across as they are
+                _send(self.jobs, job, allow_nan=True)
                 status, value = _receive(self.results)
             except (OSError, EOFError):
                 failures.append(f"the analysis process of {name} died{self.exit_status()}")
@@ -226,7 +255,9 @@ class _Worker:
                                 f"({type(e).__name__})")
                 return
             if status == "ok":
-                mode = cache.from_dict(value.get("mode"), [], None) if isinstance(value, dict) else None
+                # this process's own timing (the message holds none, as the cache does not)
+                mode = cache.from_dict(value.get("mode"), [], mode_args.get("timing")) \
+                    if isinstance(value, dict) else None
                 if mode is None:
                     status, value = "error", "the analysis process sent an unreadable result"
                 else:
@@ -369,8 +400,8 @@ class _Forked(_Worker):
                 pass
 
 
-def _send(f, obj) -> None:
-    data = json.dumps(obj, allow_nan=False).encode()
+def _send(f, obj, allow_nan: bool = False) -> None:
+    data = json.dumps(obj, allow_nan=allow_nan).encode()
     f.write(len(data).to_bytes(8, "little") + data)
     f.flush()
 
@@ -390,16 +421,56 @@ def _serve(inp, out) -> None:
     """A worker's loop: a job from ``inp``, its result to ``out``, until ``inp`` ends."""
     while True:
         try:
-            name, files = _receive(inp)
+            job = _receive(inp)
         except EOFError:
             return
         try:
-            mode = _analyze(name, [Path(f) for f in files])
+            name, files = job[0], job[1]
+            args = _args_from_json(job[2]) if len(job) > 2 else {}
+            mode = _analyze(name, [Path(f) for f in files], **args)
             result: tuple[str, Any] = ("ok", {"mode": cache.to_dict(mode, []), "boot": _boot_of(mode)})
         except BaseException as e:  # reported by the parent as one line
             msg = str(e).strip().splitlines()
             result = ("error", f"{type(e).__name__}: {msg[0]}" if msg else type(e).__name__)
         _send(out, result)
+
+
+def _args_to_json(args: Mapping[str, Any]) -> dict[str, Any]:
+    """``analyze_mode``'s keyword arguments as JSON data: paths as strings, the ``Timing`` by
+    ``cache.timing_to_dict`` (exact), ``user_files`` sorted, ``extra_notes`` a list; ``requested``,
+    ``file_groups`` and ``signatures`` are JSON already (read from timings.json)."""
+    out: dict[str, Any] = {}
+    for k, v in args.items():
+        if k == "python_files":
+            v = [str(f) for f in v]
+        elif k == "timing":
+            v = None if v is None else cache.timing_to_dict(v)
+        elif k == "user_files":
+            v = sorted(v)
+        elif k == "extra_notes":
+            v = list(v)
+        elif k not in ("requested", "file_groups", "signatures"):
+            raise TypeError(f"analyze_mode has no argument {k!r} to send")
+        out[k] = v
+    return out
+
+
+def _args_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``_args_to_json``'s data back as ``analyze_mode``'s keyword arguments."""
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        if k == "python_files":
+            v = [Path(f) for f in v]
+        elif k == "timing":
+            v = None if v is None else cache.timing_from_dict(v)
+        elif k == "user_files":
+            v = frozenset(v)
+        elif k == "extra_notes":
+            v = tuple(v)
+        elif k not in ("requested", "file_groups", "signatures"):
+            raise ValueError(f"a job with an unknown argument {k!r}")
+        out[k] = v
+    return out
 
 
 def _worker_main() -> None:
