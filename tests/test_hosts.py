@@ -394,3 +394,20 @@ def test_viewer_h_opens_the_hosts_screen_only_for_multi_host_runs(tmp_path):
             await pilot.pause()
             assert isinstance(app.screen, OverviewScreen)   # no hosts: h does nothing
     asyncio.run(go())
+
+
+def test_waits_rounded_all_at_once_equal_pythons_round():
+    """The per-step waits are rounded to the ps as one array (hosts._ps_array); the floats must be
+    those of round(v, 9) one by one, on differences of ms figures measured in ps (wall times of
+    up to an hour, and tiny ones)."""
+    import numpy as np
+
+    from traceinsight.analysis.hosts import _ps_array
+    rng = np.random.default_rng(7)
+    for longest_s in (1, 999, 3_600):    # below 1000 s all at once; above, one by one
+        ps = np.concatenate([rng.integers(0, longest_s * 10**12, 20_000),
+                             rng.integers(0, 10**6, 5_000), [0, 1, 999_999_999]])
+        walls = (ps / 1e9).reshape(-1, 1)
+        top = np.maximum.accumulate(walls)              # a slowest wall >= each wall
+        diff = top - walls
+        assert _ps_array(diff).tolist() == [[round(v, 9)] for v in diff.ravel().tolist()]

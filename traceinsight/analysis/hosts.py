@@ -363,6 +363,16 @@ def _ps(ms: float) -> float:
     return round(ms, 9)
 
 
+def _ps_array(ms: np.ndarray) -> np.ndarray:
+    """``_ps`` of every value: the same floats as ``round(v, 9)``. For differences of figures
+    measured in ps below 1000 s, v * 1e9 lies within float noise of an integer N, and both give
+    the double nearest to N / 1e9 (checked against round() in the tests); above that an ms float
+    no longer holds every ps, and each value goes through round()."""
+    if not len(ms) or float(np.abs(ms).max()) < 1e6:
+        return np.rint(ms * 1e9) / 1e9
+    return np.array([_ps(v) for v in ms.ravel().tolist()], dtype=float).reshape(ms.shape)
+
+
 def _tied(a: float, b: float) -> bool:
     return abs(a - b) <= TIE_REL * max(abs(a), abs(b))
 
@@ -462,15 +472,16 @@ def _align(ok: list[tuple[str, ModeResult, np.ndarray]]
         spans = "; ".join(f"{h}: {_span(d)}" for (h, _, _), d in zip(ok, per_host))
         return False, (f"no steady step number is on every host ({spans}); the hosts' clocks "
                        "are not synchronised, so steps are never matched by time"), [], {}
-    rows = []
     names = [h for h, _, _ in ok]
-    for k in common:
-        walls = np.array([d[k] for d in per_host])
-        top = float(walls.max())
-        at_top = [n for n, w in zip(names, walls) if _tied(w, top)]
-        rows.append(StepRow(step_num=int(k), wall_ms=tuple(float(w) for w in walls),
-                            wait_ms=tuple(_ps(top - w) for w in walls),
-                            slowest=at_top[0] if len(at_top) == 1 else None))
+    # (steps, hosts), all at once: _tied and _ps for every value (0.05 s for 8 hosts x 650 steps
+    # one by one, on the loading process's critical path)
+    walls = np.array([[d[k] for d in per_host] for k in common], dtype=float)
+    top = walls.max(axis=1, keepdims=True)
+    at_top = np.abs(top - walls) <= TIE_REL * np.maximum(np.abs(top), np.abs(walls))
+    waits = _ps_array(top - walls)
+    rows = [StepRow(step_num=int(k), wall_ms=tuple(w), wait_ms=tuple(x),
+                    slowest=names[int(np.argmax(t))] if t.sum() == 1 else None)
+            for k, w, x, t in zip(common, walls.tolist(), waits.tolist(), at_top)]
     unmatched = {h: len(d) - len(common) for h, d in zip(names, per_host) if len(d) > len(common)}
     how = (f"Steps matched by step_num (the hosts' clocks are not synchronised, so never by time): "
            f"{len(common)} on every host")
