@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from dataclasses import replace
 from pathlib import Path
@@ -15,25 +16,48 @@ from traceinsight.testing import make_mode, sample_run
 RUNS_DIR = Path(__file__).parent / "data" / "runs"
 
 
+WAIT_S = 120       # for one event; a generous bound (a loaded machine), never a sleep
+
+
 async def settle(pilot) -> None:
-    """Wait until the overview shows every figure. A loading app first loads the run in a worker;
-    the overview's worker then posts its figures (intervals, comparisons, findings) as a message,
-    and the screen holds them in ``figures`` once shown. Then two rounds through every widget's
-    message queue: the mode table measures its new column widths on its next idle, and the screen
-    lays the widened table out on its own next idle."""
+    """Wait until the overview shows every figure, drawn. Each wait is for the event itself,
+    never for idle rounds or sleeps: the overview screen pushed (the app's screen-change signal;
+    a loading app pushes it once its worker has loaded the run), its figures shown (the
+    worker's ``FiguresReady`` handled: ``OverviewScreen.figures_shown``), every worker done, and
+    then the screen drawn (``wait_for_refresh``: its callback runs after the screen has handled
+    its messages and painted with nothing left to lay out). The mode table measures its new
+    column widths in that same handler (``ModeTable.fill``), so the frame has them.
+
+    A load that fails (``load_error``) shows no overview: settle returns (at once when the
+    error is recorded already, else when the wait for the overview runs out)."""
     from traceinsight.tui.overview import OverviewScreen
-    for _ in range(1000):
-        overview = next((s for s in pilot.app.screen_stack if isinstance(s, OverviewScreen)), None)
-        if overview is not None and overview.figures is not None:
-            break
-        if getattr(pilot.app, "load_error", None) is not None:
-            break
-        await pilot.pause(0.01)
-    else:
-        raise TimeoutError("the overview's figures did not arrive in 10 s")
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
+    app = pilot.app
+
+    def overview() -> OverviewScreen | None:
+        return next((s for s in app.screen_stack if isinstance(s, OverviewScreen)), None)
+
+    if overview() is None and getattr(app, "load_error", None) is None:
+        pushed = asyncio.Event()
+        app.screen_change_signal.subscribe(
+            app, lambda screen: pushed.set() if isinstance(screen, OverviewScreen) else None,
+            immediate=True)
+        try:
+            await asyncio.wait_for(pushed.wait(), WAIT_S)
+        except TimeoutError:
+            if getattr(app, "load_error", None) is None:
+                raise TimeoutError(f"the overview did not appear in {WAIT_S} s") from None
+        finally:
+            app.screen_change_signal.unsubscribe(app)
+    screen = overview()
+    if screen is None:      # the load failed
+        return
+    try:
+        await asyncio.wait_for(screen.figures_shown.wait(), WAIT_S)
+    except TimeoutError:
+        raise TimeoutError(f"the overview's figures did not arrive in {WAIT_S} s") from None
+    await app.workers.wait_for_complete()
+    if screen.is_current:
+        await screen.wait_for_refresh()
 
 
 async def compared(pilot) -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
+from rich.console import RenderableType
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
+from textual.render import measure
 from textual.widgets import DataTable
 
 from traceinsight import present as fmt
@@ -39,6 +41,11 @@ def fastest_mode(summary: pd.DataFrame) -> str | None:
     """The mode ``Run.summary()`` marks fastest (``Run.fastest``)."""
     hit = summary.loc[summary["fastest"].fillna(False).astype(bool), "mode"]
     return str(hit.iloc[0]) if len(hit) else None
+
+
+def _as_text(cell: RenderableType) -> RenderableType:
+    """A cell as DataTable renders it on one line: a string as markup, a renderable as it is."""
+    return Text.from_markup(cell, end="") if isinstance(cell, str) else cell
 
 
 def pending_cells(mode: ModeResult) -> list:
@@ -80,9 +87,25 @@ class ModeTable(DataTable):
         for _, row in summary.iterrows():
             for key, cell in zip(self.column_keys, summary_cells(row, fastest)):
                 self.update_cell(str(row["mode"]), key, cell, update_width=True)
-        # DataTable widens columns for updated cells when it is next idle; called from another
-        # widget's handler it would wait for its own next message, so prompt it.
+        # DataTable measures the updated cells when it is next idle (update_width), but a frame
+        # drawn before that (this runs in the screen's handler, not the table's) caches the rows
+        # at the old column widths under the table's update count, which the measurement does
+        # not change: the new figures stayed cut to the pending "…" column's width until the
+        # next change (Textual's DataTable, textual#3533; seen under CPU load). So the widths are
+        # measured here, before any frame, as that idle measures them (it then finds them so).
+        self._measure_columns()
+        # the idle still updates the table's virtual size; called from another widget's handler
+        # it would wait for the table's own next message, so prompt it.
         self.check_idle()
+
+    def _measure_columns(self) -> None:
+        """Each column's content width: its widest cell or its label (DataTable's measure)."""
+        console = self.app.console
+        for key in self.column_keys:
+            column = self.columns[key]
+            column.content_width = max([measure(console, column.label, 1),
+                                        *(measure(console, _as_text(v), 1)
+                                          for v in self.get_column(key))])
 
     @property
     def highlighted_mode(self) -> str | None:

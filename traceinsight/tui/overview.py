@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -108,7 +109,8 @@ def insights(run: Run, findings: tuple[list, str | None]) -> Text:
 class OverviewScreen(Screen):
     """The run at a glance. Rows appear at once with what the model holds; the figures that take
     a while (the summary's bootstrap intervals, comparisons, findings) are computed by a worker
-    thread that posts them as ``FiguresReady``; ``figures`` holds them once shown."""
+    thread that posts them as ``FiguresReady``; ``figures`` holds them once shown, and
+    ``figures_shown`` is set then (what a test, or a headless screenshot, waits for)."""
 
     @dataclass
     class FiguresReady(Message):
@@ -119,6 +121,7 @@ class OverviewScreen(Screen):
         super().__init__()
         self.run = run
         self.figures: OverviewScreen.FiguresReady | None = None
+        self.figures_shown = asyncio.Event()
 
     def compose(self) -> ComposeResult:
         yield Static(run_title(self.run), id="title")
@@ -160,6 +163,7 @@ class OverviewScreen(Screen):
             self.query_one(ModeTable).fill(message.summary)
         self.query_one("#insights", Static).update(message.insights)
         self.figures = message
+        self.figures_shown.set()
 
     @property
     def selected_mode(self) -> str | None:
