@@ -693,7 +693,7 @@ static PyObject *nearest_marked(PyObject *self, PyObject *args)
  * innermost open event changes, the event that owns the time after it (int32, -1: none) and that
  * time's category (int8: cat[owner], python where no event is open). At one instant only the
  * last change is kept, so t[:k] is strictly increasing and segment j is [t[j], t[j+1]) owned by
- * owner[j]. cat is int8. t, owner and seg_cat need room for 2 * len(events). */
+ * owner[j]. events is int32, cat int8. t, owner and seg_cat need room for 2 * len(events). */
 static PyObject *timeline(PyObject *self, PyObject *args)
 {
     Py_buffer bs = {0}, be = {0}, bev = {0}, bcat = {0}, bt = {0}, bo = {0}, bsc = {0};
@@ -704,12 +704,13 @@ static PyObject *timeline(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*y*y*y*Lw*w*w*", &bs, &be, &bev, &bcat, &python, &bt, &bo,
                           &bsc))
         goto done;
-    Py_ssize_t n = bs.len / 8, m = bev.len / 8;
-    if (check(&be, 8, n, "end") || check(&bev, 8, m, "events") || check(&bcat, 1, n, "cat") ||
+    Py_ssize_t n = bs.len / 8, m = bev.len / 4;
+    if (check(&be, 8, n, "end") || check(&bev, 4, m, "events") || check(&bcat, 1, n, "cat") ||
         check(&bt, 8, 2 * m, "t") || check(&bo, 4, 2 * m, "owner") ||
         check(&bsc, 1, 2 * m, "seg_cat"))
         goto done;
-    const int64_t *st = bs.buf, *en = be.buf, *ev = bev.buf;
+    const int64_t *st = bs.buf, *en = be.buf;
+    const int32_t *ev = bev.buf;
     const int8_t *cat = bcat.buf;
     int64_t *t = bt.buf;
     int32_t *ow = bo.buf;

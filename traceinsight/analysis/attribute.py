@@ -344,9 +344,9 @@ def attribute(table: EventTable) -> Attribution:
     # main-thread timeline
     if main >= 0:
         on_main = np.nonzero((table.line == main) & (end > table.start) & ~crosser
-                             & ~marker_ev)[0]
+                             & ~marker_ev)[0].astype(np.int32)    # held through the timeline
     else:
-        on_main = np.zeros(0, dtype=np.int64)
+        on_main = np.zeros(0, dtype=np.int32)
     # every instant the innermost open event changes (strictly increasing): the segments between
     # them tile [first start, last end]
     # (owner -1 is a gap between top-level events: python)

@@ -109,8 +109,8 @@ def nearest_marked(mask: np.ndarray, parent: np.ndarray) -> np.ndarray:
 
 def timeline(start, end, events, cat, python: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(times, owner after each time (int32), its category (int8)) of properly nested ``events``
-    (table order), ``cat`` the events' categories; see timeline() in _native.c."""
-    events = _i64(events)
+    (table order, int32), ``cat`` the events' categories; see timeline() in _native.c."""
+    events = _i32(events)
     t = np.empty(2 * len(events), dtype=_I64)
     owner = np.empty(2 * len(events), dtype=np.int32)
     seg_cat = np.empty(2 * len(events), dtype=np.int8)
