@@ -8,7 +8,9 @@ The logdir is N hard links (copies where links fail) of one python-traced trace,
 that the hosts' traces are alike. Without --trace, one is captured from the Conv1D sample's eager
 mode with the python tracer on for --python-ms (17 s gives ~5 M events here). Each measurement is
 ``traceinsight.load(logdir)`` in a fresh process: serial (``TRACEINSIGHT_JOBS=1``) and parallel
-(default: every usable core), alternating so machine load hits both alike; best of --repeat.
+(default: every usable core), alternating so machine load hits both alike, after --warmup untimed
+rounds; best of --repeat, and the median of the rounds' ratios. System CPU (sys) is printed too:
+on a VM it is mostly page faults, which cost more for memory the VM has not touched lately.
 CPU time (all processes) is printed too: on a shared machine the wall-time ratio shows only
 when cores are idle, while the overhead CPU (parallel - serial) does not depend on the load.
 Peak memory: the serial process's peak RSS (it holds one host at a time, so it is one host's
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,6 +47,7 @@ def child(logdir: str) -> None:
     ru_s, ru_c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({
         "cpu_s": ru_s.ru_utime + ru_s.ru_stime + ru_c.ru_utime + ru_c.ru_stime,
+        "sys_s": ru_s.ru_stime + ru_c.ru_stime,
         "wall_s": wall, "modes": len(run.modes), "ok": sum(m.ok for m in run.modes.values()),
         "steps": sum(len(m.steps) for m in run.modes.values()), "events": events,
         "self_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -66,6 +70,8 @@ def main() -> None:
     p.add_argument("--python-ms", type=int, default=17000)
     p.add_argument("--hosts", type=int, default=8)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=1,
+                   help="untimed rounds (serial and parallel) first (default 1)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -87,15 +93,21 @@ def main() -> None:
         events = len(load_files([trace]))
         logdir = tmp / "logdir"
         best: dict[str, dict] = {}
-        for r in range(args.repeat):
+        pairs = []
+        for r in range(-args.warmup, args.repeat):
+            walls = {}
             for label, jobs in (("serial", "1"), ("parallel", None)):
                 res = measure(logdir, jobs)
                 assert res["ok"] == args.hosts, res
-                print(f"  run {r + 1} {label:8s} {res['wall_s']:7.2f} s  cpu {res['cpu_s']:6.1f} s  peak self "
+                walls[label] = res["wall_s"]
+                print(f"  {'warm-up' if r < 0 else f'run {r + 1}':7s} {label:8s} {res['wall_s']:7.2f} s  "
+                      f"cpu {res['cpu_s']:6.1f} s (sys {res['sys_s']:4.2f})  peak self "
                       f"{res['self_peak_mb']:6.0f} MB  children {res['children_peak_mb']:6.0f} MB",
                       flush=True)
-                if label not in best or res["wall_s"] < best[label]["wall_s"]:
+                if r >= 0 and (label not in best or res["wall_s"] < best[label]["wall_s"]):
                     best[label] = res
+            if r >= 0:
+                pairs.append(walls["serial"] / walls["parallel"])
         from traceinsight.analysis.parallel import usable_cores
         s, q = best["serial"], best["parallel"]
         print(f"\n{args.hosts} hosts x {events:,} events ({trace.stat().st_size / 1e6:.0f} MB each), "
@@ -103,12 +115,15 @@ def main() -> None:
         print(f"serial   {s['wall_s']:7.2f} s  peak RSS {s['self_peak_mb']:.0f} MB (one host at a time)")
         print(f"parallel {q['wall_s']:7.2f} s  peak RSS per worker {q['children_peak_mb']:.0f} MB, "
               f"parent {q['self_peak_mb']:.0f} MB")
-        print(f"cpu time serial {s['cpu_s']:.1f} s, parallel (all processes) {q['cpu_s']:.1f} s "
+        print(f"cpu time serial {s['cpu_s']:.1f} s (sys {s['sys_s']:.2f}), parallel (all processes) "
+              f"{q['cpu_s']:.1f} s (sys {q['sys_s']:.2f}) "
               f"(the machine's load shows in wall / cpu: serial {s['wall_s'] / s['cpu_s']:.2f})")
         cores = min(usable_cores(), args.hosts)
         print(f"overhead cpu (parallel - serial) {q['cpu_s'] - s['cpu_s']:.1f} s; on {cores} idle cores "
               f"the parallel wall is at least cpu / {cores} = {q['cpu_s'] / cores:.2f} s")
-        print(f"speed-up {s['wall_s'] / q['wall_s']:.2f}x; worker peak / serial peak "
+        print(f"speed-up {s['wall_s'] / q['wall_s']:.2f}x (best against best; round by round: "
+              f"median {statistics.median(pairs):.2f}x, {min(pairs):.2f}-{max(pairs):.2f}x); "
+              f"worker peak / serial peak "
               f"{q['children_peak_mb'] / s['self_peak_mb']:.2f}, parent peak / serial peak "
               f"{q['self_peak_mb'] / s['self_peak_mb']:.2f}")
 
