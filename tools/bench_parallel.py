@@ -8,8 +8,8 @@ The logdir is N hard links (copies where links fail) of one python-traced trace,
 that the hosts' traces are alike. Without --trace, one is captured from the Conv1D sample's eager
 mode with the python tracer on for --python-ms (17 s gives ~5 M events here). Each measurement is
 ``traceinsight.load(logdir)`` in a fresh process: serial (``TRACEINSIGHT_JOBS=1``) and parallel
-(default: every usable core), alternating so machine load hits both alike, after --warmup untimed
-rounds; best of --repeat, and the median of the rounds' ratios. System CPU (sys) is printed too:
+(default: every usable core), alternating so machine load hits both alike (--grouped: all serial
+runs first), after --warmup untimed rounds; best of --repeat, and the median of the rounds' ratios. System CPU (sys) is printed too:
 on a VM it is mostly page faults, which cost more for memory the VM has not touched lately.
 CPU time (all processes) is printed too: on a shared machine the wall-time ratio shows only
 when cores are idle, while the overhead CPU (parallel - serial) does not depend on the load.
@@ -54,7 +54,16 @@ def child(logdir: str) -> None:
         "children_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 
 
-def measure(logdir: Path, jobs: str | None) -> dict:
+def prewarm(mb: int) -> None:
+    """Has a throwaway process write ``mb`` MB and exit, so that the next process's fresh pages
+    are ones the VM has backed already (see --prewarm-mb)."""
+    if mb > 0:
+        subprocess.run([sys.executable, "-c", f"import numpy as np; np.ones({mb} << 17)"],
+                       check=True)
+
+
+def measure(logdir: Path, jobs: str | None, prewarm_mb: int = 0) -> dict:
+    prewarm(prewarm_mb)
     env = dict(os.environ)
     env.pop("TRACEINSIGHT_JOBS", None)
     if jobs:
@@ -72,6 +81,18 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--warmup", type=int, default=1,
                    help="untimed rounds (serial and parallel) first (default 1)")
+    p.add_argument("--grouped", action="store_true",
+                   help="all serial runs, then all parallel runs (default: alternating, so that "
+                        "machine load hits both alike); each run then follows one of its own "
+                        "kind, whose freed memory it reuses (see --prewarm-mb)")
+    p.add_argument("--prewarm-mb", type=int, default=0,
+                   help="before every measured process, have another write this many MB and exit "
+                        "(default 0: off). On a VM whose RAM the hypervisor backs lazily and "
+                        "reclaims (Firecracker with DAMON here), a process's first touch of memory "
+                        "no process had lately costs several times a normal page fault; the "
+                        "parallel run needs twice the serial run's memory, so alternating runs "
+                        "charge it that cost. With e.g. 1500 both runs start with backed memory, "
+                        "as on bare metal")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -93,25 +114,27 @@ def main() -> None:
         events = len(load_files([trace]))
         logdir = tmp / "logdir"
         best: dict[str, dict] = {}
-        pairs = []
-        for r in range(-args.warmup, args.repeat):
-            walls = {}
-            for label, jobs in (("serial", "1"), ("parallel", None)):
-                res = measure(logdir, jobs)
-                assert res["ok"] == args.hosts, res
-                walls[label] = res["wall_s"]
-                print(f"  {'warm-up' if r < 0 else f'run {r + 1}':7s} {label:8s} {res['wall_s']:7.2f} s  "
-                      f"cpu {res['cpu_s']:6.1f} s (sys {res['sys_s']:4.2f})  peak self "
-                      f"{res['self_peak_mb']:6.0f} MB  children {res['children_peak_mb']:6.0f} MB",
-                      flush=True)
-                if r >= 0 and (label not in best or res["wall_s"] < best[label]["wall_s"]):
-                    best[label] = res
-            if r >= 0:
-                pairs.append(walls["serial"] / walls["parallel"])
+        modes = (("serial", "1"), ("parallel", None))
+        rounds = range(-args.warmup, args.repeat)
+        schedule = ([(r, m) for m in modes for r in rounds] if args.grouped else
+                    [(r, m) for r in rounds for m in modes])
+        walls: dict[tuple[int, str], float] = {}
+        for r, (label, jobs) in schedule:
+            res = measure(logdir, jobs, args.prewarm_mb)
+            assert res["ok"] == args.hosts, res
+            walls[r, label] = res["wall_s"]
+            print(f"  {'warm-up' if r < 0 else f'run {r + 1}':7s} {label:8s} {res['wall_s']:7.2f} s  "
+                  f"cpu {res['cpu_s']:6.1f} s (sys {res['sys_s']:4.2f})  peak self "
+                  f"{res['self_peak_mb']:6.0f} MB  children {res['children_peak_mb']:6.0f} MB",
+                  flush=True)
+            if r >= 0 and (label not in best or res["wall_s"] < best[label]["wall_s"]):
+                best[label] = res
+        pairs = [walls[r, "serial"] / walls[r, "parallel"] for r in range(args.repeat)]
         from traceinsight.analysis.parallel import usable_cores
         s, q = best["serial"], best["parallel"]
         print(f"\n{args.hosts} hosts x {events:,} events ({trace.stat().st_size / 1e6:.0f} MB each), "
-              f"{usable_cores()} usable cores, best of {args.repeat}")
+              f"{usable_cores()} usable cores, best of {args.repeat}"
+              + (f", {args.prewarm_mb} MB pre-warmed before each run" if args.prewarm_mb else ""))
         print(f"serial   {s['wall_s']:7.2f} s  peak RSS {s['self_peak_mb']:.0f} MB (one host at a time)")
         print(f"parallel {q['wall_s']:7.2f} s  peak RSS per worker {q['children_peak_mb']:.0f} MB, "
               f"parent {q['self_peak_mb']:.0f} MB")
