@@ -435,42 +435,30 @@ def _serve(inp, out) -> None:
         _send(out, result)
 
 
+# analyze_mode's keyword arguments that a job carries: (to JSON data, back); requested,
+# file_groups and signatures are JSON already (read from timings.json)
+_ARGS: dict[str, tuple[Any, Any]] = {
+    "python_files": (lambda v: [str(f) for f in v], lambda v: [Path(f) for f in v]),
+    "timing": (lambda v: None if v is None else cache.timing_to_dict(v),      # exact
+               lambda v: None if v is None else cache.timing_from_dict(v)),
+    "user_files": (sorted, frozenset),
+    "extra_notes": (list, tuple),
+    **{k: (lambda v: v, lambda v: v) for k in ("requested", "file_groups", "signatures")},
+}
+
+
 def _args_to_json(args: Mapping[str, Any]) -> dict[str, Any]:
-    """``analyze_mode``'s keyword arguments as JSON data: paths as strings, the ``Timing`` by
-    ``cache.timing_to_dict`` (exact), ``user_files`` sorted, ``extra_notes`` a list; ``requested``,
-    ``file_groups`` and ``signatures`` are JSON already (read from timings.json)."""
-    out: dict[str, Any] = {}
-    for k, v in args.items():
-        if k == "python_files":
-            v = [str(f) for f in v]
-        elif k == "timing":
-            v = None if v is None else cache.timing_to_dict(v)
-        elif k == "user_files":
-            v = sorted(v)
-        elif k == "extra_notes":
-            v = list(v)
-        elif k not in ("requested", "file_groups", "signatures"):
-            raise TypeError(f"analyze_mode has no argument {k!r} to send")
-        out[k] = v
-    return out
+    """``analyze_mode``'s keyword arguments as JSON data (``_ARGS``)."""
+    if unknown := sorted(set(args) - set(_ARGS)):
+        raise TypeError(f"analyze_mode has no argument {unknown[0]!r} to send")
+    return {k: _ARGS[k][0](v) for k, v in args.items()}
 
 
 def _args_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
     """``_args_to_json``'s data back as ``analyze_mode``'s keyword arguments."""
-    out: dict[str, Any] = {}
-    for k, v in data.items():
-        if k == "python_files":
-            v = [Path(f) for f in v]
-        elif k == "timing":
-            v = None if v is None else cache.timing_from_dict(v)
-        elif k == "user_files":
-            v = frozenset(v)
-        elif k == "extra_notes":
-            v = tuple(v)
-        elif k not in ("requested", "file_groups", "signatures"):
-            raise ValueError(f"a job with an unknown argument {k!r}")
-        out[k] = v
-    return out
+    if unknown := sorted(set(data) - set(_ARGS)):
+        raise ValueError(f"a job with an unknown argument {unknown[0]!r}")
+    return {k: _ARGS[k][1](v) for k, v in data.items()}
 
 
 def _worker_main() -> None:
