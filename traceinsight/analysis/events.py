@@ -167,9 +167,12 @@ def _check_span(timestamps_ns: list[int], where) -> None:
 
 # protobuf cannot parse a message of 2 GiB or more: no XSpace that large was written by TF.
 MAX_TRACE_BYTES = (2 << 30) - 1
-# Reading a trace holds the file's bytes plus the decoded columns (measured: ~2.5x the file for
-# TF host traces); refuse a file that would not fit in the memory available now.
-MEMORY_PER_TRACE_BYTE = 3
+# Analysing a trace peaks at ~5x the file for python-traced host traces, the densest (~16 bytes
+# of file per event; tracemalloc peak of analyze_mode: 4.76x at 188 MB, 4.9x at 90 MB, 5.1x at
+# 18 MB), 2.1x for the public GPU demo's; plus what tracemalloc does not see (the C decoder's
+# stat buffers). Refuse a file whose analysis would not fit in the memory available now (reading
+# alone takes ~2.5x; the factor 3 used before let through traces whose analysis needs more).
+MEMORY_PER_TRACE_BYTE = 6
 
 
 def available_memory() -> int | None:
