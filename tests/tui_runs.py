@@ -60,18 +60,23 @@ async def settle(pilot) -> None:
         await screen.wait_for_refresh()
 
 
-async def compared(pilot) -> None:
-    """Wait until the compare screen shows its comparison (posted by a worker thread)."""
-    from traceinsight.tui.compare import CompareScreen
+async def _shown(pilot, screen_type, what: str) -> None:
+    """Wait until ``screen_type`` is the screen and its worker has posted its figures."""
     for _ in range(1000):
-        if isinstance(pilot.app.screen, CompareScreen) and not pilot.app.screen.pending:
+        if isinstance(pilot.app.screen, screen_type) and not pilot.app.screen.pending:
             break
         await pilot.pause(0.01)
     else:
-        raise TimeoutError("the comparison did not arrive in 10 s")
+        raise TimeoutError(f"{what} did not arrive in 10 s")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     await pilot.pause()
+
+
+async def compared(pilot) -> None:
+    """Wait until the compare screen shows its comparison (posted by a worker thread)."""
+    from traceinsight.tui.compare import CompareScreen
+    await _shown(pilot, CompareScreen, "the comparison")
 
 
 async def open_compare(pilot) -> None:
@@ -124,15 +129,7 @@ async def open_hosts(pilot) -> None:
     from traceinsight.tui.hosts import HostsScreen
     await settle(pilot)
     await pilot.press("h")
-    for _ in range(1000):
-        if isinstance(pilot.app.screen, HostsScreen) and not pilot.app.screen.pending:
-            break
-        await pilot.pause(0.01)
-    else:
-        raise TimeoutError("the hosts did not arrive in 10 s")
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
+    await _shown(pilot, HostsScreen, "the hosts")
 
 
 @functools.cache
