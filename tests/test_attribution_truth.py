@@ -1,4 +1,4 @@
-"""Attribution truth fixes (issue 13 items 1-5, issue 9 points 1, 2 and 5): each on a synthetic
+"""Attribution truth: each case on a synthetic
 XSpace with a hand-computed answer (times in µs), and on a small real capture committed under
 tests/data/attribution (tools/make_attribution_traces.py; workloads in
 tests/workloads/attribution). Figures compared with independent measurements are in
@@ -54,7 +54,7 @@ def steady(a):
     return a.step_start[1:], a.step_end[1:]
 
 
-# ---- A. numpy conversion inside the C fast path is input (issue 13.1) ------------------------
+# ---- A. numpy conversion inside the C fast path is input ------------------------
 
 def test_fast_path_copy_before_eager_const_is_input_synthetic(tmp_path):
     sp = Space()
@@ -116,7 +116,7 @@ def test_reduce_sum_of_numpy_converts_twice_real(runs):
     assert d_input > 4 * d_dispatch
 
 
-# ---- B. convert_to_tensor of a tensor is not input (issue 13.2) ------------------------------
+# ---- B. convert_to_tensor of a tensor is not input ------------------------------
 
 def test_conversion_without_work_is_dispatch_synthetic(tmp_path):
     sp = Space()
@@ -151,7 +151,7 @@ def test_add_of_tensors_converts_nothing_real(runs):
     assert "numpy-inputs" not in [f.rule for f in find(runs["add-tensors"])]
 
 
-# ---- C. graph-mode tf.data waits beside independent compute (issue 13.3) ---------------------
+# ---- C. graph-mode tf.data waits beside independent compute ---------------------
 
 def test_iterator_wait_beside_compute_synthetic(tmp_path):
     sp = Space()
@@ -207,11 +207,11 @@ def test_iterator_wait_beside_compute_real(runs):
         else:
             assert input_ps < 0.05 * waited
     fs = {f.rule: f for f in find(runs["data-wait"])}
-    assert "input-bound" in fs and "numpy-inputs" not in fs        # issue 13.5
+    assert "input-bound" in fs and "numpy-inputs" not in fs
     assert "prefetch" in fs["input-bound"].fix and "num_parallel_calls" in fs["input-bound"].fix
 
 
-# ---- D. op self time keeps the op's own ParallelFor (issue 13.4) -----------------------------
+# ---- D. op self time keeps the op's own ParallelFor -----------------------------
 
 def test_worker_self_time_keeps_nested_execution_synthetic(tmp_path):
     sp = Space()
@@ -307,7 +307,7 @@ def test_findings_on_real_runs(runs):
     assert "input-bound" not in [f.rule for f in find(runs["data-overlap"])]
 
 
-# ---- F. XLA compilation events are compile wherever they sit (issue 9.1) ---------------------
+# ---- F. XLA compilation events are compile wherever they sit ---------------------
 
 def test_compile_events_without_their_parent_synthetic(tmp_path):
     sp = Space()
@@ -353,7 +353,7 @@ def test_every_compile_event_name_in_real_xla_traces_is_compile_on_its_own(runs)
     assert seen > 50
 
 
-# ---- G. TF1 Session.run waits for the graph: op, as a tf.function run (issue 9.2) ------------
+# ---- G. TF1 Session.run waits for the graph: op, as a tf.function run ------------
 
 def test_session_run_is_op_synthetic(tmp_path):
     sp = Space()

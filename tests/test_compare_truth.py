@@ -135,7 +135,7 @@ def test_rounds_that_disagree_give_no_verdict():
 
 def _contradicting_run() -> Run:
     """xla slower untraced (25.1 vs 16.0 ms) but faster traced, op 11 vs 45 ms (the medium
-    sample's case in issue 9)."""
+    sample's case)."""
     x = make_mode("xla", {"op": 11.0, "python": 2.0}, untraced_ms=25.1, traced_ms=13.0,
                   ops=[("convolution.3", "convolution", "worker", 1, 9.0)])
     f = make_mode("function", {"op": 45.0, "python": 2.0}, untraced_ms=16.0, traced_ms=47.0,

@@ -347,11 +347,33 @@ def test_kept_memory_keeps_large_arrays_in_the_heap():
         return grown
 
     size = 64 << 20
-    with malloc.kept_memory():
-        with malloc.kept_memory():          # nested: still kept inside
+    allowed = malloc._allowed
+    malloc.allow()
+    try:
+        with malloc.kept_memory():
+            with malloc.kept_memory():          # nested: still kept inside
+                assert mapped_for(size) < size
             assert mapped_for(size) < size
-        assert mapped_for(size) < size
-    assert mapped_for(size) >= size
+        assert mapped_for(size) >= size
+    finally:
+        malloc.allow(allowed)
+
+
+def test_the_library_leaves_the_callers_malloc_alone(monkeypatch):
+    """``traceinsight.load`` in a process the tool does not own (a notebook, a script) never
+    calls mallopt / malloc_trim: glibc cannot read the previous settings back to restore them.
+    The command line opts its own process in."""
+    from traceinsight.analysis import malloc
+    calls: list = []
+    monkeypatch.setattr(malloc, "_set", lambda libc, params: calls.append(params))
+    monkeypatch.setattr(malloc, "_allowed", False)
+    import traceinsight
+    traceinsight.load(RUN, use_cache=False)
+    assert calls == []
+    from traceinsight.cli import main
+    assert main(["analyze", str(RUN), "--top", "1"]) == 0
+    if malloc._glibc() is not None:
+        assert calls, "the CLI's own process tunes malloc"
 
 
 # ---- a run folder's modes through the same pool ------------------------------------------------

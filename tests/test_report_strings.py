@@ -1,4 +1,4 @@
-"""Strings from traces are data (issue 13, item 11): a right-to-left override, terminal escape codes,
+"""Strings from traces are data: a right-to-left override, terminal escape codes,
 control characters, markup, a newline and a 1 MB name in op, event and host names, through every
 renderer: markdown, HTML, JSON, the diff as text, ``analyze``'s tables and the viewer.
 

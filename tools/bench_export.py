@@ -15,7 +15,7 @@ measurement runs in a fresh process, from the .xplane.pb to a written file:
 Measurements alternate (ours, XProf, ours, ...) so machine load hits both alike; the best of
 --repeat is reported, with the ratios. For honesty the XProf JSON's gzip size is printed too
 (the size ratio of a gzip file to XProf's raw JSON is what the target asks for, but XProf's JSON
-compresses as well). Targets (issue 12.5): >= 10x faster and >= 5x smaller than XProf.
+compresses as well). Targets: >= 10x faster and >= 5x smaller than XProf.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Peak memory: the serial process's peak RSS (it holds one host at a time, so it i
 peak) against the parallel run's largest worker (``RUSAGE_CHILDREN``) and its parent, which
 analyses hosts too. ``TRACEINSIGHT_START=spawn`` measures the workers started as fresh
 interpreters instead of forks.
-Target (issue 12.3): 8 x 5 M-event hosts >= 1.7x faster on 2 cores; peak per worker as for one host.
+Target: 8 x 5 M-event hosts >= 1.7x faster on 2 cores; peak per worker as for one host.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ RUNS = {
     "data-none": (f"{W}/data_none.py", "function", []),
     "maxpool": (f"{W}/maxpool.py", "function,xla", []),
     # a host trace shorter than the first step: it ends inside XLA's compilation, so the compile
-    # events around the passes it holds never ended in it (issue 9.1)
+    # events around the passes it holds never ended in it
     "xla-cut": (f"{W}/maxpool.py", "xla", ["--host-trace-ms", "300"]),
     "costly-loop-v1": ("samples/costly_loop.py", "v1-session,function", ["--host-max-steps", "4"]),
 }

@@ -80,6 +80,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from traceinsight.analysis import malloc
+    malloc.allow()       # the command's process is the tool's: it may tune its own allocator
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     if getattr(args, "_command", None) is None:

@@ -3,14 +3,19 @@
 By default glibc maps every allocation above a threshold (128 KiB, raised at run time up to 32 MiB)
 with its own mmap and unmaps it when freed; the analysis allocates and frees arrays of one element
 per event (tens of MB each) over and over, so every one of them is faulted in afresh, page by page:
-on a 5.5 M-event trace that is a fifth of the analysis's CPU (0.87 s per host instead of 0.67 s)
-and more on a process's first host (1.0-1.6 s instead of 0.8-1.3 s, before the threshold has
-risen), which every parallel worker pays. ``kept_memory()`` raises the thresholds so that freed memory stays in
-the heap for the next array, and at the end gives the free memory back (``malloc_trim``) and
-sets thresholds near those glibc reaches by itself once it has freed a large array (mmap above
+on large traces a sizeable share of the analysis's CPU, more on a process's first host (before the
+threshold has risen), which every parallel worker pays (``tools/bench_parallel.py`` measures it).
+``kept_memory()`` raises the thresholds so that freed memory stays in the heap for the next
+array, and at the end gives the free memory back (``malloc_trim``) and sets thresholds near those glibc reaches by itself once it has freed a large array (mmap above
 32 MiB, trim above 64 MiB). Peak memory is unchanged but for ~1 % of heap fragmentation (the same
 arrays are alive at once). Elsewhere than glibc (musl, macOS, Windows), or where the user tuned
 malloc (``GLIBC_TUNABLES``, ``MALLOC_*_``), it does nothing.
+
+The tuning is process-wide and glibc has no way to read a parameter back, so the previous values
+could not be restored: it is only done in processes the tool owns. ``allow()`` opts a process in;
+the command line (``traceinsight.cli.main``) and the analysis's worker processes call it. In any
+other process (a notebook or script calling ``traceinsight.load``) ``kept_memory()`` leaves malloc
+alone: the library changes nothing in its caller's process.
 """
 
 from __future__ import annotations
@@ -30,6 +35,14 @@ _AFTER = {_M_MMAP_THRESHOLD: 32 << 20, _M_TRIM_THRESHOLD: 64 << 20, _M_TOP_PAD: 
 
 _lock = threading.Lock()
 _depth = 0
+_allowed = False
+
+
+def allow(value: bool = True) -> None:
+    """Let ``kept_memory()`` tune this process's malloc (for processes the tool owns: the CLI and
+    the analysis's workers)."""
+    global _allowed
+    _allowed = value
 
 
 def _tuned_at_start() -> bool:
@@ -64,9 +77,9 @@ def _set(libc, params: dict[int, int]) -> None:
 @contextlib.contextmanager
 def kept_memory() -> Iterator[None]:
     """Within: freed memory stays in the process for the next allocation (nests; threads share
-    the setting, the last one out gives the memory back)."""
+    the setting, the last one out gives the memory back). Only where ``allow()`` was called."""
     global _depth
-    libc = _glibc()
+    libc = _glibc() if _allowed else None
     if libc is None:
         yield
         return

@@ -12,10 +12,9 @@ stay serial.
 
 Workers are forked from this process where that is safe (``can_fork``: Linux, called from the
 main thread with no other Python thread running, and no TensorFlow, PyTorch, JAX or gRPC loaded,
-whose threads a fork does not copy). A fork starts in about a millisecond with every module
-already imported; a fresh interpreter (``_Spawned``, ``python -m traceinsight.analysis.parallel``)
-costs ~0.1 s of CPU importing numpy, protobuf and the analysis (0.5 s before the analysis stopped
-importing pandas) and starts analysing that much later. Forks are made before
+whose threads a fork does not copy). A fork starts at once with every module already imported; a
+fresh interpreter (``_Spawned``, ``python -m traceinsight.analysis.parallel``) first imports numpy,
+protobuf and the analysis, and starts analysing that much later. Forks are made before
 this process analyses anything (its heap is small, and the children do not copy pages of it that
 this process then writes), with ``gc.freeze()`` around them so that collections do not touch the
 inherited objects. Python >= 3.12 warns on fork whenever the OS lists more than one thread of the
@@ -32,18 +31,17 @@ pass, the Timing read from timings.json, exactly, by ``cache.timing_to_dict``, t
 notes and options as read from timings.json; NaN and Infinity written as Python's json does), the
 result the analysis cache's own JSON (``analysis.cache.to_dict``; nothing is unpickled or
 evaluated), which gets this process's own Timing back. A
-90 MB, 5.5 M-event host's result is 127 kB: 12 ms to encode in the worker, 7 ms to rebuild here
-(2 % of its 0.66 s analysis), so no other format is worth it. The result also carries the
-mode's bootstrap medians (2000 floats, the interval of its median and of every ratio it is in),
-resampled in the worker rather than one host after another here afterwards (0.19 s for 8 hosts
-of ~650 steps, all of it on the critical path). A worker that dies (killed, out of
+result is small beside its trace and cheap to encode and rebuild next to the analysis itself, so
+no other format is worth it (``tools/bench_parallel.py`` measures the whole). The result also
+carries the mode's bootstrap medians (the interval of its median and of every ratio it is in),
+resampled in the worker rather than one host after another here afterwards, where it would all
+be on the critical path. A worker that dies (killed, out of
 memory) ends the analysis with one line naming the host and the signal or exit status; an
 exception in a worker is one line too; an exception here (Ctrl-C) kills the workers at once.
 
 The analysis runs inside ``malloc.kept_memory()`` (serially too), which keeps glibc from
-unmapping and re-faulting every large array: on the 5.5 M-event host 0.67 s of CPU instead of
-0.87 s, and a process's first host 0.8-1.3 s instead of 1.0-1.6 s, an overhead each worker pays
-again.
+unmapping and re-faulting every large array, an overhead each worker would otherwise pay again.
+Workers are the tool's own processes, so they opt in to that tuning (``malloc.allow()``).
 
 The results are the same ``ModeResult`` objects, in the same order, as one host after another
 (``tests/test_parallel.py`` checks they are equal, forked and spawned).
@@ -332,8 +330,8 @@ class _Spawned(_Worker):
 
 
 class _Forked(_Worker):
-    """A fork of this process, modules already imported (no interpreter start, no imports: ~0.5 s
-    of CPU less per worker). ``inherited``: the pipe ends of the workers forked before, which the
+    """A fork of this process, modules already imported (no interpreter start, no imports).
+    ``inherited``: the pipe ends of the workers forked before, which the
     child closes (else those workers would not see their jobs pipe end)."""
 
     def __init__(self, inherited: list[int]):
@@ -362,6 +360,7 @@ class _Forked(_Worker):
             try:
                 for fd in (job_w, res_r, *inherited):
                     os.close(fd)
+                malloc.allow()      # this process is the tool's own from here on
                 _serve(os.fdopen(job_r, "rb"), os.fdopen(res_w, "wb"))
                 code = 0
             except BaseException:   # noqa: BLE001 - the parent reports the exit status
@@ -464,6 +463,7 @@ def _args_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
 def _worker_main() -> None:
     out = os.fdopen(os.dup(1), "wb")   # the protocol's channel; stray prints go to stderr
     os.dup2(2, 1)
+    malloc.allow()
     with malloc.kept_memory():
         _serve(sys.stdin.buffer, out)
 

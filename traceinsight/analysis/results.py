@@ -538,8 +538,9 @@ _PACKAGES = (("tensorflow", "tensorflow"), ("keras", "keras"), ("tf_keras", "ker
 def _package_files() -> dict[str, str]:
     """File basename -> "keras" / "tensorflow" for the installed packages, found without importing
     them. The python tracer records base names only, so this is how frames are grouped. Walking
-    TensorFlow's tree takes a few hundred ms, so the index is cached on disk per package location
-    and version (~/.cache/traceinsight; TRACEINSIGHT_CACHE overrides)."""
+    TensorFlow's tree takes a while, so the index is kept for the process, and on disk per package
+    location and version only where the user asks for it (``TRACEINSIGHT_CACHE=DIR``): the tool
+    writes nothing outside a run folder unless asked."""
     import hashlib
     import importlib.metadata
     import importlib.util
@@ -560,13 +561,13 @@ def _package_files() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             pass
     key = hashlib.sha256(json.dumps([roots, versions]).encode()).hexdigest()[:16]
-    cache_dir = Path(os.environ.get("TRACEINSIGHT_CACHE") or Path.home() / ".cache" / "traceinsight")
-    cache = cache_dir / f"pyfiles-{key}.json"
+    cache_dir = os.environ.get("TRACEINSIGHT_CACHE")
+    cache = Path(cache_dir) / f"pyfiles-{key}.json" if cache_dir else None
     try:
-        data = json.loads(cache.read_text())
-        if isinstance(data, dict):
+        data = json.loads(cache.read_text()) if cache else None
+        if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
             return data
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         pass
     out: dict[str, str] = {}
     for root, group in roots:
@@ -576,11 +577,12 @@ def _package_files() -> dict[str, str]:
                 # step, and ambiguous names are few
                 if f.endswith(".py") and out.get(f) != "keras":
                     out[f] = group
-    try:
-        from traceinsight.runfolder import atomic_write_json
-        atomic_write_json(cache, out)
-    except OSError:
-        pass  # a read-only home: walk again next time
+    if cache is not None:
+        try:
+            from traceinsight.runfolder import atomic_write_json
+            atomic_write_json(cache, out)
+        except OSError:
+            pass  # a read-only folder: walk again next time
     return out
 
 

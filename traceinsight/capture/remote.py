@@ -2,7 +2,7 @@
 already runs TF's profiler server (``tf.profiler.experimental.server.start(port)``) in each worker.
 
 No TensorFlow here: xprof's profiler client (``_pywrap_profiler_plugin.trace``) asks each server for
-a trace with explicit tracer levels (the TF 2.21 workaround of TRACE_FACTS.md section 1; the
+a trace with explicit tracer levels (TF 2.21's own client drops them; the
 recorded levels are checked against them), one client thread per worker, all started together so
 the traces cover the same wall-clock window. A plain TF profiler server serves its own process only
 (xprof's ``worker_list`` is for a profiler *analysis* service), hence one request per worker.

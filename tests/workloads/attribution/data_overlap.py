@@ -1,4 +1,4 @@
-"""Issue 13.3: a graph-mode step pulls a batch from a tf.data iterator
+"""a graph-mode step pulls a batch from a tf.data iterator
 while independent compute (a chain of matmuls that does not use the batch) runs beside it. Making
 the batch costs less than the chain: the step's critical path is the chain, and little of the
 IteratorGetNext wait is input. Compare with data_none.py (same step, no pipeline)."""

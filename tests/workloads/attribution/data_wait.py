@@ -1,4 +1,4 @@
-"""Issue 13.3: the pipeline costs more than the step's independent compute: the
+"""the pipeline costs more than the step's independent compute: the
 part of the IteratorGetNext wait after the compute is done is input. Compare with data_none.py."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Issue 13.4: graph ops whose kernels split their work with ParallelFor (MaxPool, Conv2D): the
+"""graph ops whose kernels split their work with ParallelFor (MaxPool, Conv2D): the
 nested ParallelFor is the op's own execution and part of its self time (as in XProf's
 framework_op_stats)."""
 

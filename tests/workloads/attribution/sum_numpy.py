@@ -1,4 +1,4 @@
-"""Issue 13.1: tf.reduce_sum of a 32 MB numpy array. With no axis, reduce_sum converts the array
+"""tf.reduce_sum of a 32 MB numpy array. With no axis, reduce_sum converts the array
 twice per call: once for rank(x) in Python (convert_to_tensor) and once inside the C fast path
 (TFE_Py_FastPathExecute_C copies it before its EagerLocalExecute: _EagerConst child)."""
 

@@ -1,4 +1,4 @@
-"""Issue 13.1 baseline: the same reduce_sum as sum_numpy.py on an already converted tensor."""
+"""Baseline: the same reduce_sum as sum_numpy.py on an already converted tensor."""
 
 import numpy as np
 import tensorflow as tf

@@ -15,8 +15,8 @@ script imports ``tensorflow`` / ``keras`` itself, then wraps
 Every step gets TF's step marker ``tf.profiler.experimental.Trace("train", step_num=i, _r=1)``
 and a ``perf_counter`` time. TF's profiler server starts on loopback at the first step; at step
 ``skip_steps`` a thread traces it through xprof's client with explicit tracer levels (TF 2.21's
-``tf.profiler.experimental.start`` and ``client.trace`` drop their options, see TRACE_FACTS.md
-section 1); the trace is duration-based, so after the ``steps``-th traced step the script waits,
+``tf.profiler.experimental.start`` and ``client.trace`` drop their options); the trace is
+duration-based, so after the ``steps``-th traced step the script waits,
 outside every step, until the trace is saved. Results go to a JSON file that the parent
 (``traceinsight.commands.run``) turns into the run folder; it is rewritten every
 ``SAVE_EVERY`` steps, after the trace and at exit, so a script that crashes leaves what was traced.
