@@ -5,11 +5,12 @@ with its own mmap and unmaps it when freed; the analysis allocates and frees arr
 per event (tens of MB each) over and over, so every one of them is faulted in afresh, page by page:
 on large traces a sizeable share of the analysis's CPU, more on a process's first host (before the
 threshold has risen), which every parallel worker pays (``tools/bench_parallel.py`` measures it).
-``kept_memory()`` raises the thresholds so that freed memory stays in the heap for the next
-array, and at the end gives the free memory back (``malloc_trim``) and sets thresholds near those glibc reaches by itself once it has freed a large array (mmap above
-32 MiB, trim above 64 MiB). Peak memory is unchanged but for ~1 % of heap fragmentation (the same
-arrays are alive at once). Elsewhere than glibc (musl, macOS, Windows), or where the user tuned
-malloc (``GLIBC_TUNABLES``, ``MALLOC_*_``), it does nothing.
+``kept_memory()`` raises the thresholds so that freed memory stays in the heap for the next array,
+and at the end gives the free memory back (``malloc_trim``) and sets thresholds near those glibc
+reaches by itself once it has freed a large array (mmap above 32 MiB, trim above 64 MiB). Peak
+memory is unchanged but for ~1 % of heap fragmentation (the same arrays are alive at once).
+Elsewhere than glibc (musl, macOS, Windows), or where the user tuned malloc (``GLIBC_TUNABLES``,
+``MALLOC_*_``), it does nothing.
 
 The tuning is process-wide and glibc has no way to read a parameter back, so the previous values
 could not be restored: it is only done in processes the tool owns. ``allow()`` opts a process in;
