@@ -85,7 +85,7 @@ class CompileCall:
 @dataclass(frozen=True)
 class CompileEstimate:
     """``ModeResult.compile_estimate``: set when the trace holds XLA-compiled function calls that
-    compile (their first call, or a retrace) but no XLA compile events (TF 2.20 and older write
+    compile (their first call, or a retrace) but no XLA compile events (TF 2.15 and 2.16 write
     none). ``kind`` is ``"derived"`` when every such call's compile time was derived from its op
     time against the function's later calls (shown in ``compile``, labelled derived), or
     ``"not recorded"`` when at least one call has no later call to compare with: that call's op

@@ -364,7 +364,7 @@ def attribute(table: EventTable) -> Attribution:
 
     # steps (traceinsight.analysis.steps: markers, tf.function calls, device grouping, fallback)
     found = find_steps(table, main, marker, depth, parent, on_main)
-    # XLA compilation that no event records (TF 2.20 and older): out of op (analysis.xla_compile)
+    # XLA compilation that no event records (TF 2.15, 2.16): out of op (analysis.xla_compile)
     bounds, seg_owner, seg_cat, estimate = xla_compile.estimate(
         table, main, own, crosser | marker_ev, bounds, seg_owner, seg_cat, found.start, found.num)
     return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent, depth=depth,

@@ -159,8 +159,8 @@ def compile_note(est: CompileEstimate) -> str:
         else:
             parts.append(f"{where}: no later call to compare with; its op time "
                          f"({c.first_op_ms:.1f} ms, compilation and run unsplit) is counted as other")
-    return (f"{est.label}: XLA-compiled calls whose compilation no event records (TensorFlow 2.20 "
-            "and older write none); " + "; ".join(parts) + ". Derived compile includes the "
+    return (f"{est.label}: XLA-compiled calls whose compilation no event records (TensorFlow 2.15 "
+            "and 2.16 write none); " + "; ".join(parts) + ". Derived compile includes the "
             "function's other one-time setup on its first run")
 
 
