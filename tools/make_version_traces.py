@@ -24,7 +24,10 @@ Cases (each in a fresh process, so the first call of every function is inside th
 The profiler is started with ``ProfilerOptions(host_tracer_level=3, python_tracer_level=0)``: TF
 2.15 and 2.16 honour the options; 2.21 drops them (it logs ``python_tracer_level expects an i
 value``) and records at its defaults (host tracer level 2, no python tracer), which also keeps the
-trace small. No traceinsight code runs in the workload process; nothing is installed.
+trace small. No traceinsight code runs in the workload process; nothing is installed. Keras 3's
+TensorBoard callback needs the ``tensorboard`` package, which tensorflow-cpu 2.21 does not install:
+for the ``fit`` case there, put one on PYTHONPATH without touching the environment
+(``pip install --target DIR --no-deps tensorboard``; ``PYTHONPATH=DIR``).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ("function", "xla", "fit", "session", "data")
 STEPS = 8
+DEPTH = 0   # hidden layers of the function / xla step (--depth)
 
 
 def _options(tf):
@@ -48,24 +52,31 @@ def _options(tf):
                                                     device_tracer_level=0)
 
 
-def _variables(tf):
+def _variables(tf, depth: int = 0):
     tf.random.set_seed(0)
     w1 = tf.Variable(tf.random.normal([64, 128], stddev=0.1))
     w2 = tf.Variable(tf.random.normal([128, 10], stddev=0.1))
+    hidden = [tf.Variable(tf.random.normal([128, 128], stddev=0.1)) for _ in range(depth)]
     x = tf.random.normal([256, 64])
     y = tf.random.normal([256, 10])
-    return w1, w2, x, y
+    return w1, w2, x, y, hidden
 
 
-def _step_fn(tf, w1, w2, jit: bool):
+def _step_fn(tf, w1, w2, jit: bool, hidden=()):
+    """The train step; ``hidden`` adds 128x128 layers (a longer XLA compile, for
+    tools/measure_xla_compile.py's comparisons; the committed traces have none)."""
+    weights = [w1, w2, *hidden]
+
     @tf.function(jit_compile=jit)
     def train_step(x, y):
         with tf.GradientTape() as tape:
             h = tf.nn.relu(tf.matmul(x, w1))
+            for w in hidden:
+                h = tf.nn.relu(tf.matmul(h, w))
             loss = tf.reduce_mean(tf.square(tf.matmul(h, w2) - y))
-        g1, g2 = tape.gradient(loss, [w1, w2])
-        w1.assign_sub(0.01 * g1)
-        w2.assign_sub(0.01 * g2)
+        grads = tape.gradient(loss, weights)
+        for w, g in zip(weights, grads):
+            w.assign_sub(0.01 * g)
         return loss
     return train_step
 
@@ -87,9 +98,9 @@ def _marked_loop(tf, logdir: str, step, args_of, n: int = STEPS) -> list[dict]:
 
 
 def case_function(tf, logdir: str, jit: bool = False) -> dict:
-    w1, w2, x, y = _variables(tf)
-    step = _step_fn(tf, w1, w2, jit)
-    return {"steps": _marked_loop(tf, logdir, step, lambda i: (x, y))}
+    w1, w2, x, y, hidden = _variables(tf, DEPTH)
+    step = _step_fn(tf, w1, w2, jit, hidden)
+    return {"steps": _marked_loop(tf, logdir, step, lambda i: (x, y)), "depth": DEPTH}
 
 
 def case_xla(tf, logdir: str) -> dict:
@@ -150,7 +161,7 @@ def case_data(tf, logdir: str) -> dict:
     opts.autotune.enabled = False
     opts.experimental_optimization.inject_prefetch = False
     it = iter(ds.with_options(opts))
-    w1, w2, _, y = _variables(tf)
+    w1, w2, _, y, _ = _variables(tf)
 
     @tf.function
     def step(iterator):
@@ -193,8 +204,12 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("cases", nargs="*", default=list(CASES))
     p.add_argument("--out", type=Path, default=ROOT / "tests" / "data" / "versions")
+    p.add_argument("--depth", type=int, default=0,
+                   help="hidden 128x128 layers in the function / xla step (default 0, as committed)")
     p.add_argument("--child", nargs=3, metavar=("CASE", "LOGDIR", "RECORD"), help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    global DEPTH
+    DEPTH = a.depth
     if a.child:
         _child(*a.child)
         return 0
@@ -209,7 +224,7 @@ def main(argv: list[str]) -> int:
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
         r = subprocess.run([sys.executable, __file__, "--child", case, str(dest),
-                            str(dest / "steps.json")])
+                            str(dest / "steps.json"), "--depth", str(a.depth)])
         if r.returncode:
             print(f"{version} {case}: failed (exit {r.returncode})", file=sys.stderr)
             return 1
