@@ -18,6 +18,7 @@ from traceinsight.analysis import rules, xla_compile
 from traceinsight.analysis.cache import from_dict, to_dict
 from traceinsight.analysis.events import load_files
 from traceinsight.analysis.load import analyze_mode
+from traceinsight.cli import main
 from traceinsight.model import CATEGORIES
 
 from xspace_builder import Space
@@ -246,3 +247,12 @@ def test_compile_not_recorded_without_a_later_call(tmp_path):
     assert est.kind == "not recorded" and est.calls[0].compile_ms is None
     assert est.label.startswith("compile not recorded")
     assert any(n.startswith("compile not recorded") for n in m.notes)
+
+
+def test_analyze_labels_the_derived_compile(capsys):
+    assert main(["analyze", str(DATA / "2.15.1" / "xla")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "compile (derived) " in out
+    assert "note: compile (derived: the trace holds no XLA compile events)" in out
+    assert main(["analyze", str(DATA / "2.21.0" / "xla")]) == 0
+    assert "derived" not in capsys.readouterr().out
