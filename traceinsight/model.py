@@ -71,6 +71,40 @@ class Timing:
         return float(np.median(self.traced_steps_s) / np.median(self.steps_s) - 1.0)
 
 
+@dataclass(frozen=True)
+class CompileCall:
+    """One XLA-compiled function call whose compilation the trace holds no event for."""
+
+    function: str
+    step_num: int | None      # the step holding the call (None: outside every step)
+    first_op_ms: float        # the call's op time as recorded (compilation and the run together)
+    steady_op_ms: float | None  # median op time of the function's later calls (None: no later call)
+    compile_ms: float | None  # first_op_ms - steady_op_ms, moved from op to compile (None: unknown)
+
+
+@dataclass(frozen=True)
+class CompileEstimate:
+    """``ModeResult.compile_estimate``: set when the trace holds XLA-compiled function calls that
+    compile (their first call, or a retrace) but no XLA compile events (TF 2.15 and 2.16 write
+    none). ``kind`` is ``"derived"`` when every such call's compile time was derived from its op
+    time against the function's later calls (shown in ``compile``, labelled derived), or
+    ``"not recorded"`` when at least one call has no later call to compare with: that call's op
+    time holds compilation and run unsplit and is shown in ``other``, never in ``op``."""
+
+    kind: str                            # "derived" | "not recorded"
+    calls: tuple[CompileCall, ...]
+
+    @property
+    def derived_ms(self) -> float:
+        return float(sum(c.compile_ms for c in self.calls if c.compile_ms is not None))
+
+    @property
+    def label(self) -> str:
+        if self.kind == "derived":
+            return "compile (derived: the trace holds no XLA compile events)"
+        return "compile not recorded (the trace holds no XLA compile events)"
+
+
 def steady_mask(steps: Columns) -> np.ndarray:
     """Per row of a steps table: a steady step (neither the first step nor one cut by the end of
     the trace)."""
@@ -174,6 +208,9 @@ class ModeResult:
     device_steps: Table = Table()
     devices: Table = Table()
     kernels: Table = Table()
+    # how compile time was obtained where the trace writes no XLA compile events (None: recorded,
+    # or no XLA compilation in the trace)
+    compile_estimate: CompileEstimate | None = None
 
     def table(self, name: str) -> Columns:
         """One of the tables (``steps``, ``breakdown``, ``ops``, ...) as ``Columns``."""

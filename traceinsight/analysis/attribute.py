@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from traceinsight.analysis import native, rules
+from traceinsight.analysis import native, rules, xla_compile
 from traceinsight.analysis.events import EventTable
 from traceinsight.analysis.steps import find_steps, step_markers  # noqa: F401 (re-exported)
-from traceinsight.model import CATEGORIES
+from traceinsight.model import CATEGORIES, CompileEstimate
 
 N_CAT = len(CATEGORIES)
 NONE = -1
@@ -50,6 +50,7 @@ class Attribution:
     has_device_plane: bool
     step_partial: np.ndarray | None = None  # bool per step: cut by the end of the trace
     step_notes: tuple[str, ...] = ()
+    compile_estimate: CompileEstimate | None = None   # compile derived where no event records it
 
     @property
     def seg_start(self) -> np.ndarray:
@@ -363,9 +364,13 @@ def attribute(table: EventTable) -> Attribution:
 
     # steps (traceinsight.analysis.steps: markers, tf.function calls, device grouping, fallback)
     found = find_steps(table, main, marker, depth, parent, on_main)
+    # XLA compilation that no event records (TF 2.15, 2.16): out of op (analysis.xla_compile)
+    bounds, seg_owner, seg_cat, estimate = xla_compile.estimate(
+        table, main, own, crosser | marker_ev, bounds, seg_owner, seg_cat, found.start, found.num)
     return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent, depth=depth,
                        crosser=crosser, outside=crosser | marker_ev, own=own, cat=cat,
                        seg_owner=seg_owner, seg_cat=seg_cat, bounds=bounds,
                        step_start=found.start, step_end=found.end, step_num=found.num,
                        step_rule=found.rule, has_device_plane=has_device,
-                       step_partial=found.partial, step_notes=found.notes)
+                       step_partial=found.partial, step_notes=found.notes,
+                       compile_estimate=estimate)

@@ -8,6 +8,7 @@ analysis processes of ``analysis.parallel`` send their results in this form too.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from traceinsight.columns import Columns, text
-from traceinsight.model import ModeResult, Timing
+from traceinsight.model import CompileCall, CompileEstimate, ModeResult, Timing
 from traceinsight.runfolder import atomic_write_json
 
 # Bump when the analysis changes what it computes: old caches are then ignored. The key also holds
@@ -109,7 +110,8 @@ def to_dict(mode: ModeResult, key: list) -> dict:
             "step_rule": mode.step_rule, "notes": list(mode.notes),
             "trace_paths": list(mode.trace_paths), "profile_options": _clean(mode.profile_options),
             "host_events_recorded": mode.host_events_recorded,
-            "first_step": _clean(mode.first_step_ms)}
+            "first_step": _clean(mode.first_step_ms),
+            "compile_estimate": _estimate_to_json(mode.compile_estimate)}
     for name in FRAMES:
         data[name] = _table_to_json(mode.table(name))
     return data
@@ -187,6 +189,19 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
             trace_paths=tuple(data.get("trace_paths") or ()),
             host_events_recorded=bool(data.get("host_events_recorded", True)),
             device_steps=frames["device_steps"], devices=frames["devices"],
-            kernels=frames["kernels"])
+            kernels=frames["kernels"],
+            compile_estimate=_estimate_from_json(data.get("compile_estimate")))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
+
+
+def _estimate_to_json(est: CompileEstimate | None) -> dict | None:
+    if est is None:
+        return None
+    return {"kind": est.kind, "calls": [_clean(dataclasses.asdict(c)) for c in est.calls]}
+
+
+def _estimate_from_json(d: Any) -> CompileEstimate | None:
+    if d is None:
+        return None
+    return CompileEstimate(str(d["kind"]), tuple(CompileCall(**c) for c in d["calls"]))

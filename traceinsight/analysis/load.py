@@ -19,7 +19,7 @@ from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import RULE_DEVICE_GROUPS, host_events_recorded
 from traceinsight.columns import Columns
 from traceinsight.errors import TraceinsightError
-from traceinsight.model import ModeResult, Run, Timing
+from traceinsight.model import CompileEstimate, ModeResult, Run, Timing
 from traceinsight.xplane import decode_profile_options
 
 
@@ -98,6 +98,8 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                      f"of the nesting (their time goes to the events around them): {top}")
     if not len(steps):
         notes.append("no steps found in the trace")
+    if a.compile_estimate is not None:
+        notes.append(compile_note(a.compile_estimate))
     other = results.other_table(a, steps)
     if len(other) and host_recorded:
         top = ", ".join(other["name"][:3].tolist())
@@ -139,11 +141,27 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
         ops=results.ops_table(a, steps), retraces=results.retraces_table(a, signatures),
         hotspots=hotspots if hotspots is not None else results.hotspots_table(a, steps.head(0)),
         other=other, step_rule=a.step_rule, profile_options=options, notes=tuple(notes),
-        host_events_recorded=host_recorded,
+        host_events_recorded=host_recorded, compile_estimate=a.compile_estimate,
         device_steps=dev.steps if dev is not None else Columns(),
         devices=dev.devices if dev is not None else Columns(),
         kernels=dev.kernels if dev is not None else Columns(),
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)))
+
+
+def compile_note(est: CompileEstimate) -> str:
+    """The mode note for ``ModeResult.compile_estimate``."""
+    parts = []
+    for c in est.calls:
+        where = f"{c.function}" + (f" (step {c.step_num})" if c.step_num is not None else "")
+        if c.compile_ms is not None and c.steady_op_ms is not None:
+            parts.append(f"{where}: {c.compile_ms:.1f} ms = op {c.first_op_ms:.1f} ms on the "
+                         f"compiling call - {c.steady_op_ms:.1f} ms median op of its later calls")
+        else:
+            parts.append(f"{where}: no later call to compare with; its op time "
+                         f"({c.first_op_ms:.1f} ms, compilation and run unsplit) is counted as other")
+    return (f"{est.label}: XLA-compiled calls whose compilation no event records (TensorFlow 2.15 "
+            "and 2.16 write none); " + "; ".join(parts) + ". Derived compile includes the "
+            "function's other one-time setup on its first run")
 
 
 def _is_tensorflow_trace(table: EventTable) -> bool:

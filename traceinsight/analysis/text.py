@@ -85,7 +85,9 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
         first = ""
         split = m.first_step_ms
         if split is not None:
-            parts = ", ".join(f"{k} {ms(v)}" for k, v in split.items() if v > 0.0005)
+            derived = m.compile_estimate is not None and m.compile_estimate.kind == "derived"
+            parts = ", ".join(f"{k}{' (derived)' if derived and k == 'compile' else ''} {ms(v)}"
+                              for k, v in split.items() if v > 0.0005)
             first = f", first step apart: {ms(np.nansum(list(split.values())))} ms ({parts})"
         console.print(Text(f"steps: {present.safe(m.step_rule)}; {m.n_steady} steady "
                            f"step(s){first}"))
