@@ -550,7 +550,7 @@ def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
     from traceinsight.present import safe
     out = df.copy()
     for c in out.columns:
-        if out[c].dtype == object or str(out[c].dtype) == "string":
+        if out[c].dtype == object or pd.api.types.is_string_dtype(out[c].dtype):
             out[c] = out[c].map(lambda v: safe(v, None) if isinstance(v, str) else v)
     return out
 
