@@ -378,15 +378,17 @@ class _Compressor(threading.Thread):
         self.error: BaseException | None = None
 
     def run(self) -> None:
+        ended = False
         try:
             while (chunk := self.q.get()) is not None:
                 self.f.write(self.z.compress(chunk))
+            ended = True
             self.f.write(self.z.flush())
         except BaseException as e:  # reported by close()
             self.error = e
             # keep taking chunks (dropped) until the end: the writer must never block on a full
             # queue nobody empties (a full disk)
-            while self.q.get() is not None:
+            while not ended and self.q.get() is not None:
                 pass
 
     def close(self) -> None:

@@ -228,11 +228,11 @@ def _rlimit_left() -> int | None:
     return min(left) if left else None
 
 
-def _cgroup_left(root: str = "/sys/fs/cgroup") -> int | None:
+def _cgroup_left(root: str = "/sys/fs/cgroup", proc: str = "/proc/self/cgroup") -> int | None:
     """memory.max minus memory.current of this process's cgroup (v2), or of v1's memory
     controller (limit_in_bytes minus usage_in_bytes); None without a limit."""
     try:
-        with open("/proc/self/cgroup", encoding="ascii") as f:
+        with open(proc, encoding="ascii") as f:
             lines = f.read().splitlines()
     except OSError:
         return None

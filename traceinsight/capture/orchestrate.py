@@ -508,25 +508,30 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
 
 
 def resume_run(run_path: Path, requested: list[str] | None, overrides: dict[str, Any], command: str,
-               workload: str | Path | None = None) -> tuple[Plan, RunWriter, list[str]]:
+               workload: str | Path | None = None, say: Callable[[str], None] | None = None
+               ) -> tuple[Plan, RunWriter, list[str]]:
+    """``say``: told the workload's path and sha256 before anything of it runs (the probe
+    imports it)."""
     lock = lock_mod.RunLock(run_path).acquire()   # before anything of the run is read or changed
     try:
-        return _resume_locked(run_path, requested, overrides, command, workload, lock)
+        return _resume_locked(run_path, requested, overrides, command, workload, lock, say)
     except BaseException:
         lock.release()
         raise
 
 
-def _resume_locked(run_path, requested, overrides, command, workload, lock):
+def _resume_locked(run_path, requested, overrides, command, workload, lock, say=None):
     manifest = runfolder.read_manifest(run_path)
     check_resumable(Path(run_path), manifest)
     wf = resume_workload(Path(run_path), manifest, workload)
+    if say is not None:
+        say(f"workload: {wf.path} (sha256 {wf.sha256})")
     # the run's own settings, so resumed modes are measured like the others, unless flags say otherwise
     try:
         opts = Options.resolve(manifest.get("options"), overrides)
     except TraceinsightError as e:
         raise TraceinsightError(f"{Path(run_path) / runfolder.MANIFEST}: {e}") from None
-    notes = [f"workload: {wf.path} (sha256 {wf.sha256})"]
+    notes = [] if say is not None else [f"workload: {wf.path} (sha256 {wf.sha256})"]
     if wf.sha256 != manifest["workload"].get("sha256"):
         notes.append(f"{wf.path.name} changed since the run began (sha256 differs): "
                      "resumed modes run the new code")
