@@ -328,3 +328,36 @@ def test_the_viewer_header_escapes_the_environment(tmp_path):
     title = run_title(run).plain
     assert_inert(title, "header")
     assert "\\x1b]52" in title and "\n" not in title
+
+
+def test_the_viewer_shows_a_hostile_run_inert(tmp_path):
+    """Every widget of the overview and of a mode's screen, rendered: no raw escape code."""
+    import asyncio
+
+    from textual.widgets import DataTable
+
+    from traceinsight.tui import get_app
+
+    from tui_runs import settle
+    run = traceinsight.load(hostile_run(tmp_path))
+
+    def text_of(app) -> str:
+        strips = app.screen._compositor.render_strips()
+        return "\n".join("".join(seg.text for seg in strip) for strip in strips)
+
+    async def go():
+        app = get_app(run)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            shown = [text_of(app)]
+            app.screen.query_one(DataTable).focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            shown.append(text_of(app))
+            return shown
+
+    shown = asyncio.run(go())
+    assert len(shown) == 2
+    for text in shown:
+        assert_inert(text, "viewer")
+    assert "\\x1b]52" in shown[0]
