@@ -506,13 +506,17 @@ def _damage_cache(f: Path, how: str) -> None:
     elif how == "folder":
         f.unlink()
         f.mkdir()
+    elif how == "other-traces":      # the key matches, the files it names are elsewhere
+        data["trace_paths"] = ["/etc/passwd"]
+        f.write_text(json.dumps(data))
     elif how == "oversized":
         with open(f, "r+b") as fh:
             fh.truncate(300 << 20)   # sparse: no disk used
 
 
 @pytest.mark.parametrize("how", ["deep", "dev-zero", "huge-int", "huge-float-text", "wrong-type",
-                                 "object-cell", "truncated", "binary", "folder", "oversized"])
+                                 "object-cell", "truncated", "binary", "folder", "oversized",
+                                 "other-traces"])
 def test_a_damaged_cache_is_ignored_and_rebuilt(tmp_path, capsys, how):
     run, f = _cached_run(tmp_path)
     _damage_cache(f, how)

@@ -254,6 +254,10 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
         where = cache.cache_path(path, folder)
         mode, cache_note = cache.load_checked(path, where, key, timing) if use_cache else (None,
                                                                                           None)
+        if mode is not None and tuple(mode.trace_paths) != tuple(map(str, host + python)):
+            # export reads the traces a mode names: a cache must name exactly those found here
+            mode, cache_note = None, "analysis cache not used (it names other trace files): " \
+                                     "analysed again"
         if cache_note:
             skipped.append(cache_note)
         if mode is None:      # analysed below; its place in the order kept
