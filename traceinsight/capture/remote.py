@@ -175,7 +175,11 @@ def capture_remote(workers: list[str], duration_ms: int, out_dir: Path, name: st
         "modes": modes,
     }
     writer = RunWriter(run_path, manifest)
-    writer.save()
+    try:
+        writer.save()
+    except BaseException:   # a full disk at the start: no empty run folder left behind
+        shutil.rmtree(run_path, ignore_errors=True)
+        raise
     tmp = run_path / ".remote"
     results: dict[str, dict] = {w: {} for w in workers}
     threads = [threading.Thread(target=_trace_one, name=f"traceinsight-remote-{i}", daemon=True,
