@@ -725,7 +725,7 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
 
 # A disk with less free space than this after a mode's capture was likely full while the
 # profiler wrote: its traces may be cut short even where they parse.
-MIN_FREE_BYTES = 1 << 20
+MIN_FREE_BYTES = 256 << 10
 
 
 def verify_traces(run_path: Path, folder: str, timings: dict) -> str | None:
