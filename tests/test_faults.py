@@ -409,3 +409,63 @@ def test_memory_guard_reads_the_cgroup_limit(tmp_path):
     (tmp_path / "memory" / "job" / "memory.limit_in_bytes").write_text("2000\n")
     (tmp_path / "memory" / "job" / "memory.usage_in_bytes").write_text("500\n")
     assert events._cgroup_left(str(tmp_path), str(tmp_path / "proc")) == 1500
+
+
+# ------------------------------------------------------------------ full disk, fuzzed
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+WRITES = {
+    "report-json": (["report", "{run}", "--format", "json", "-o", "{out}/r.json"], "r.json"),
+    "report-html": (["report", "{run}", "--format", "html", "-o", "{out}/r.html"], "r.html"),
+    "export-trace": (["export", "{run}", "--mode", "eager", "--tables", "none", "-o", "{out}"],
+                     "trace.json.gz"),
+    "export-trace-raw": (["export", "{run}", "--mode", "eager", "--tables", "none", "--no-gzip",
+                          "-o", "{out}"], "trace.json"),
+}
+
+
+@settings(max_examples=40, derandomize=True, deadline=None, phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(what=st.sampled_from(sorted(WRITES)), room=st.integers(0, 40_000))
+def test_fuzz_a_disk_that_fills_at_any_byte(tmp_path_factory, what, room):
+    """The disk fills after ``room`` bytes of a report or an export: either the file is written
+    whole (it parses) and the exit is 0, or the exit is 1 with one line, no file and no temp
+    file. Never a hang, never a partial file left looking finished."""
+    import contextlib
+    import gzip
+    import io
+
+    import pytest as _pytest
+    root = tmp_path_factory.mktemp("full")
+    run = make_run(root)
+    traceinsight.load(run)          # the cache written before the disk fills
+    out = root / "out"
+    argv, name = WRITES[what]
+    with _pytest.MonkeyPatch.context() as mp:
+        full_disk(mp, room)
+        err = io.StringIO()
+
+        def alarm(*_):
+            raise Hang()
+        old = signal.signal(signal.SIGALRM, alarm)
+        signal.alarm(60)
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                code = main([a.format(run=run, out=out) for a in argv])
+        except Hang:
+            _pytest.fail(f"{what} hangs with {room} bytes of room")
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+    assert temp_files(root) == []
+    target = out / name
+    if code == 0:
+        data = target.read_bytes()
+        if name.endswith(".gz"):
+            data = gzip.decompress(data)
+        if name.endswith((".json", ".gz")):
+            json.loads(data)        # whole
+    else:
+        one_line(code, err.getvalue(), codes=(1,))
+        assert not target.exists()
