@@ -240,3 +240,124 @@ def test_extreme_times_are_refused_in_one_line(capsys, tmp_path, case):
     p = tmp_path / "x.xplane.pb"
     p.write_bytes(bytes.fromhex(EXTREME_TIMES[case]))
     assert_one_line_error(*run_cli(capsys, p))
+
+
+# ---------------------------------------------------------- escape codes on every surface
+# Strings from a run folder or a trace are data: a mode name, an error, an environment field, a
+# trace's file name holding ESC, BEL, OSC 52 (writes the clipboard), OSC 0 (renames the window),
+# RLO (turns text around) or a newline is shown escaped, and an error is always one line.
+HOSTILE = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b]0;pwned\x07\u202eevil\nline2\r\x1b[2J"
+RAW = ("\x1b", "\x07", "\u202e", "\r")
+
+
+def hostile_run(tmp_path):
+    import json
+
+    from test_runfolder_fuzz import GOOD_RUN, GOOD_TIMINGS, tiny_trace
+    run = tmp_path / "run"
+    manifest = json.loads(json.dumps(GOOD_RUN))
+    manifest["modes"] = {HOSTILE: {"dir": "eager", "status": "ok"},
+                         "function": {"dir": "function", "status": "failed", "error": HOSTILE}}
+    manifest["environment"] = {"tensorflow": HOSTILE, "keras": HOSTILE, "cores": HOSTILE}
+    manifest["workload"]["path"] = f"/x/{HOSTILE}.py"
+    for mode in ("eager", "function"):
+        tiny_trace(run / mode / "host" / "plugins" / "profile" / "s" / "h.xplane.pb")
+        (run / mode / "timings.json").write_text(json.dumps(GOOD_TIMINGS))
+    (run / "run.json").write_text(json.dumps(manifest))
+    return run
+
+
+def assert_inert(text: str, where: str) -> None:
+    for c in RAW:
+        assert c not in text, (where, c, text[:400])
+
+
+@pytest.mark.parametrize("argv", [
+    ["analyze", "{run}"], ["report", "{run}", "--format", "md"],
+    ["report", "{run}", "--format", "html"], ["report", "{run}", "--format", "json"],
+    ["export", "{run}", "--tables", "csv", "-o", "{tmp}/fleet"],
+    ["export", "{run}", "--mode", HOSTILE, "--trace", "none", "-o", "{tmp}/mode"],
+])
+def test_hostile_strings_are_escaped_in_every_output(tmp_path, capsys, argv):
+    run = hostile_run(tmp_path)
+    code = main([a.format(run=run, tmp=tmp_path) for a in argv])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert_inert(out, "stdout")
+    assert_inert(err, "stderr")
+    for f in sorted(tmp_path.rglob("*.csv")):
+        text = f.read_text()
+        assert_inert(text, f.name)
+        assert "\\x1b]52" in text or f.name != "modes.csv"   # shown, escaped
+
+
+@pytest.mark.parametrize("argv", [
+    ["analyze", "{run}", "--mode", "nope\x1b]0;x\x07"],
+    ["diff", "{run}", "--modes", f"{HOSTILE},nope"],
+    ["diff", "{run}", "--modes", "nope,x"],
+    ["export", "{run}", "--mode", "nope"],
+    ["export", "{run}", "--mode", "function"],
+])
+def test_error_lines_naming_hostile_modes_are_one_inert_line(tmp_path, capsys, argv):
+    run = hostile_run(tmp_path)
+    code = main([a.format(run=run) for a in argv])
+    err = capsys.readouterr().err
+    assert_one_line_error(code, err)
+    assert_inert(err, "error line")
+
+
+def test_schema_error_field_path_and_corrupt_trace_paths_are_escaped(tmp_path, capsys):
+    import json
+    run = hostile_run(tmp_path)
+    manifest = json.loads((run / "run.json").read_text())
+    manifest["modes"][HOSTILE]["status"] = 5     # the field path names the mode
+    (run / "run.json").write_text(json.dumps(manifest))
+    code, err = run_cli(capsys, run)
+    assert_one_line_error(code, err)
+    assert_inert(err, "schema error")
+    bad = tmp_path / f"{HOSTILE}.xplane.pb"
+    bad.write_bytes(b"\x0a\xff\xff\xff")
+    code, err = run_cli(capsys, bad)
+    assert_one_line_error(code, err)
+    assert_inert(err, "corrupt trace")
+
+
+def test_the_viewer_header_escapes_the_environment(tmp_path):
+    from traceinsight.tui.overview import run_title
+    run = traceinsight.load(hostile_run(tmp_path))
+    title = run_title(run).plain
+    assert_inert(title, "header")
+    assert "\\x1b]52" in title and "\n" not in title
+
+
+def test_the_viewer_shows_a_hostile_run_inert(tmp_path):
+    """Every widget of the overview and of a mode's screen, rendered: no raw escape code."""
+    import asyncio
+
+    from textual.widgets import DataTable
+
+    from traceinsight.tui import get_app
+
+    from tui_runs import settle
+    run = traceinsight.load(hostile_run(tmp_path))
+
+    def text_of(app) -> str:
+        strips = app.screen._compositor.render_strips()
+        return "\n".join("".join(seg.text for seg in strip) for strip in strips)
+
+    async def go():
+        app = get_app(run)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            shown = [text_of(app)]
+            app.screen.query_one(DataTable).focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            shown.append(text_of(app))
+            return shown
+
+    shown = asyncio.run(go())
+    assert len(shown) == 2
+    for text in shown:
+        assert_inert(text, "viewer")
+    assert "\\x1b]52" in shown[0]

@@ -375,6 +375,7 @@ def test_interrupted_capture_leaves_a_readable_run_that_resume_completes(tmp_pat
     manifest = runfolder.read_manifest(run)
     assert [e["status"] for e in manifest["modes"].values()] == ["ok", "ok"]
     assert manifest["resumed"][-1]["modes"] == ["function"]
+    assert not (run / ".capture.lock").exists()     # a finished run keeps no lock file
 
 
 @pytest.mark.skipif(not __import__("traceinsight.capture.modes", fromlist=["x"]).tf_keras_installed(),

@@ -90,13 +90,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._command().run(args, parser) or 0)
     except TraceinsightError as e:
-        print(f"traceinsight: error: {e}", file=sys.stderr)
+        print(f"traceinsight: error: {error_line(str(e))}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
         print("traceinsight: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:   # a write no closer handler caught (a full disk, a read-only folder)
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"traceinsight: error: {error_line(where + (e.strerror or str(e)))}",
+              file=sys.stderr)
+        return 1
+
+
+# an error line longer than this is cut (a run folder can name a mode with a megabyte)
+MAX_ERROR_LINE = 4000
+
+
+def error_line(message: str) -> str:
+    """An error message as one inert line: it quotes names from run folders and traces, which
+    may hold newlines, escape codes or bidi controls; all are shown as visible escapes
+    (``present.safe``)."""
+    from traceinsight.present import safe
+    line = safe(message, None)
+    if len(line) > MAX_ERROR_LINE:
+        line = line[:MAX_ERROR_LINE].rstrip() + f"… ({len(message):,} characters)"
+    return line
 
 
 if __name__ == "__main__":  # pragma: no cover

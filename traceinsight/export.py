@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from traceinsight.errors import TraceinsightError
+from traceinsight.errors import TraceinsightError, WriteError
 from traceinsight.model import ModeResult
 
 TABLE_FORMATS = ("csv", "parquet")
@@ -378,12 +378,18 @@ class _Compressor(threading.Thread):
         self.error: BaseException | None = None
 
     def run(self) -> None:
+        ended = False
         try:
             while (chunk := self.q.get()) is not None:
                 self.f.write(self.z.compress(chunk))
+            ended = True
             self.f.write(self.z.flush())
         except BaseException as e:  # reported by close()
             self.error = e
+            # keep taking chunks (dropped) until the end: the writer must never block on a full
+            # queue nobody empties (a full disk)
+            while not ended and self.q.get() is not None:
+                pass
 
     def close(self) -> None:
         self.q.put(None)
@@ -397,8 +403,11 @@ def write_trace(path: Path, table, a, steps: pd.DataFrame, select: list[int] | N
     """Write the trace-event document to ``path`` (gzip when ``gzip_level`` is not None),
     atomically; returns the bytes written."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _make_dir(path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             chunks = trace_chunks(table, a, steps, select, mode_name)
@@ -410,6 +419,8 @@ def write_trace(path: Path, table, a, steps: pd.DataFrame, select: list[int] | N
                 comp.start()
                 try:
                     for c in chunks:
+                        if comp.error is not None:   # the disk is full: stop formatting
+                            break
                         comp.q.put(c)
                 finally:
                     comp.close()
@@ -419,7 +430,7 @@ def write_trace(path: Path, table, a, steps: pd.DataFrame, select: list[int] | N
         os.replace(tmp, path)
     except OSError as e:
         _unlink(tmp)
-        raise TraceinsightError(f"cannot write {path}: {e.strerror or e}") from None
+        raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
     except BaseException:
         _unlink(tmp)
         raise
@@ -518,21 +529,54 @@ def write_fleet_tables(run, outdir: Path, fmt: str = "parquet") -> list[Path]:
         raise TraceinsightError(f"table format {fmt!r} is not one of {', '.join(TABLE_FORMATS)}")
     if fmt == "parquet":
         _need_pyarrow()
-    outdir.mkdir(parents=True, exist_ok=True)
+    _make_dir(outdir)
     written = []
     for name, df in fleet_tables(run).items():
         path = outdir / f"{name}.{fmt}"
-        tmp = path.with_name(f".{path.name}.tmp")
         if fmt == "csv":
-            df.to_csv(tmp, index=False)
+            _write_table(path, lambda tmp, df=df: csv_safe(df).to_csv(tmp, index=False))
         else:
             # object columns of mixed None / str stay strings; all-None metadata columns too
             df = df.astype({c: "string" for c in df.columns if df[c].dtype == object
                             and df[c].map(lambda v: v is None or isinstance(v, str)).all()})
-            df.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
+            _write_table(path, lambda tmp, df=df: df.to_parquet(tmp, index=False))
         written.append(path)
     return written
+
+
+def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """The table with every text cell passed through ``present.safe`` without a length limit:
+    control characters, terminal escape codes and bidi controls written as visible escapes
+    (``\x1b``, ``\u202e``), so a CSV shown in a terminal or a spreadsheet cannot act on it. Names
+    holding such characters are not names TensorFlow makes; Parquet keeps every string as it is."""
+    from traceinsight.present import safe
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object or pd.api.types.is_string_dtype(out[c].dtype):
+            out[c] = out[c].map(lambda v: safe(v, None) if isinstance(v, str) else v)
+    return out
+
+
+def _make_dir(outdir: Path) -> None:
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise WriteError(f"cannot create {outdir}: {e.strerror or e}") from None
+
+
+def _write_table(path: Path, write) -> None:
+    """``write(tmp)`` then rename to ``path``; on any failure (a full disk) the temp file is
+    removed and the error is one line."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as e:
+        _unlink(str(tmp))
+        raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
+    except BaseException:
+        _unlink(str(tmp))
+        raise
 
 
 def write_tables(mode: ModeResult, outdir: Path, fmt: str = "csv") -> list[Path]:
@@ -544,13 +588,13 @@ def write_tables(mode: ModeResult, outdir: Path, fmt: str = "csv") -> list[Path]
         except ImportError:
             raise TraceinsightError("Parquet needs pyarrow: pip install pyarrow (or use --tables csv)") \
                 from None
-    outdir.mkdir(parents=True, exist_ok=True)
+    _make_dir(outdir)
     written = []
     for name, df in tables(mode).items():
         path = outdir / f"{name}.{fmt}"
         if fmt == "csv":
-            df.to_csv(path, index=False)
+            _write_table(path, lambda tmp, df=df: csv_safe(df).to_csv(tmp, index=False))
         else:
-            df.to_parquet(path, index=False)
+            _write_table(path, lambda tmp, df=df: df.to_parquet(tmp, index=False))
         written.append(path)
     return written

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,87 @@ TIMINGS = "timings.json"
 PASSES = ("host", "python")
 
 
+# a mode folder's name is kept well under the 255 bytes a file name may have
+MAX_DIR_NAME = 100
+
+
 def mode_dir(mode: str) -> str:
-    """File-system-safe folder name of a mode (``tf_keras:predict`` -> ``tf_keras-predict``)."""
-    return re.sub(r"[^A-Za-z0-9_.+-]", "-", mode)
+    """File-system-safe folder name of a mode (``tf_keras:predict`` -> ``tf_keras-predict``): one
+    path component, never hidden nor ``.`` / ``..``, at most ``MAX_DIR_NAME`` characters (a longer
+    name is cut and keeps a digest of the whole, so two long names stay two folders)."""
+    name = re.sub(r"[^A-Za-z0-9_.+-]", "-", mode)
+    name = re.sub(r"^\.", "-", name) or "-"
+    if len(name) > MAX_DIR_NAME:
+        import hashlib
+        name = name[: MAX_DIR_NAME - 17] + "-" + hashlib.sha256(mode.encode("utf-8", "replace")
+                                                                 ).hexdigest()[:16]
+    return name
+
+
+def inside(run_path: Path, rel: Any, what: str = "path") -> Path:
+    """``run_path / rel``, refused (TraceinsightError, one line) unless it stays inside the run
+    folder: ``rel`` is a relative path of plain components (no ``..``, not absolute, no empty or
+    over-long component) and the path, symlinks resolved, is inside the resolved run folder. A
+    run folder comes from elsewhere: its run.json must not make us read or write beyond it."""
+    from traceinsight.present import safe
+    if not isinstance(rel, str) or not rel:
+        raise TraceinsightError(f"{run_path}: {what} {safe(repr(rel), 80)} is not a relative path")
+    parts = rel.split("/")
+    if (rel.startswith("/") or "\0" in rel or any(p in ("", ".", "..") for p in parts)
+            or any(len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts)):
+        raise TraceinsightError(f"{run_path}: {what} {safe(rel, 80)} leaves the run folder or is "
+                                "not a plain relative path: refused")
+    root = Path(run_path).resolve()
+    target = Path(run_path) / rel
+    try:
+        real = target.resolve()
+    except (OSError, RuntimeError) as e:   # a symlink loop
+        raise TraceinsightError(f"{run_path}: {what} {safe(rel, 80)} cannot be resolved "
+                                f"({safe(e, 80)}): refused") from None
+    if real != root and root not in real.parents:
+        raise TraceinsightError(f"{run_path}: {what} {safe(rel, 80)} is a symlink out of the run "
+                                "folder: refused")
+    return target
+
+
+def is_inside(run_path: Path, path: Path) -> bool:
+    """Whether ``path`` (symlinks resolved) is inside the run folder."""
+    try:
+        root = Path(run_path).resolve()
+        real = Path(path).resolve()
+    except (OSError, RuntimeError):
+        return False
+    return real == root or root in real.parents
+
+
+def open_regular(path: Path, max_bytes: int | None = None):
+    """``path`` opened for binary reading, only if it is a regular file (a FIFO or a device is
+    refused without blocking: opened non-blocking, checked with fstat) and, with ``max_bytes``,
+    no larger than that. OSError or TraceinsightError otherwise."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TraceinsightError(f"{path}: not a regular file (a FIFO, device or folder): "
+                                    "not read")
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise TraceinsightError(f"{path}: {st.st_size:,} bytes, more than the "
+                                    f"{max_bytes >> 20} MiB a {Path(path).name} may hold: "
+                                    "refused before reading it")
+        if hasattr(os, "O_NONBLOCK"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def is_regular(path: Path) -> bool:
+    """A regular file (symlinks followed), without opening it."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _umask() -> int:
@@ -93,22 +172,17 @@ MAX_JSON_BYTES = 64 << 20
 def read_json(path: Path, max_bytes: int = MAX_JSON_BYTES) -> dict[str, Any]:
     path = Path(path)
     try:
-        size = path.stat().st_size
+        with open_regular(path, max_bytes) as f:
+            raw = f.read(max_bytes + 1)
     except FileNotFoundError:
         raise TraceinsightError(f"{path}: no such file") from None
     except OSError as e:
         raise TraceinsightError(f"{path}: cannot read ({e.strerror or e})") from None
-    if size > max_bytes:
-        raise TraceinsightError(f"{path}: {size:,} bytes, more than the {max_bytes >> 20} MiB a "
-                                f"{path.name} may hold: refused before reading it")
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.loads(f.read(max_bytes + 1), parse_constant=_no_constant)
-    except FileNotFoundError:
-        raise TraceinsightError(f"{path}: no such file") from None
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
     except RecursionError:
         raise TraceinsightError(f"{path}: not readable JSON (nested too deeply)") from None
-    except (OSError, UnicodeDecodeError, ValueError) as e:
+    except (UnicodeDecodeError, ValueError) as e:
         raise TraceinsightError(f"{path}: not readable JSON ({_short(str(e), 120)})") from None
     if not isinstance(data, dict):
         raise TraceinsightError(f"{path}: expected a JSON object")
@@ -201,6 +275,11 @@ def read_timings(path: Path) -> dict[str, Any]:
     _check_seconds(path, "steps_s", big["steps_s"])
     for p, values in passes.items():
         _check_seconds(path, f"traced.{p}.steps_s", values)
+    rounds = data.get("rounds")
+    if isinstance(rounds, list):
+        for i, r in enumerate(rounds):
+            if isinstance(r, dict):
+                _check_seconds(path, f"rounds.{i}.steps_s", r.get("steps_s"))
     nums = big["step_nums"]
     if isinstance(nums, list) and len(nums) > 10_000_000:
         raise TraceinsightError(f"{path}: field step_nums: {len(nums):,} values, more than "
@@ -214,12 +293,15 @@ def read_timings(path: Path) -> dict[str, Any]:
         light["traced"] = {k: (dict(v, steps_s=[]) if k in passes and isinstance(v, dict) and
                                isinstance(v.get("steps_s"), list) else v)
                            for k, v in traced.items()}
+    if isinstance(rounds, list):
+        light["rounds"] = [dict(r, steps_s=[]) if isinstance(r, dict) and
+                           isinstance(r.get("steps_s"), list) else r for r in rounds]
     validate(light, "timings.schema.json", path)
     return data
 
 
 def is_run_folder(path: Path) -> bool:
-    return (Path(path) / MANIFEST).is_file()
+    return is_regular(Path(path) / MANIFEST)
 
 
 def read_manifest(run_path: Path) -> dict[str, Any]:
@@ -242,16 +324,33 @@ def find_xplanes(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.xplane.pb") if p.is_file())
 
 
-def pass_traces(run_path: Path, mode_folder: str, pass_name: str) -> list[Path]:
-    """The xplane files of one pass of one mode; the newest profile session if several exist."""
-    root = Path(run_path) / mode_folder / pass_name / "plugins" / "profile"
-    if not root.is_dir():
-        return []
-    sessions = sorted(p for p in root.iterdir() if p.is_dir())
-    for session in reversed(sessions):
-        files = sorted(session.glob("*.xplane.pb"))
-        if files:
-            return files
+def pass_traces(run_path: Path, mode_folder: str, pass_name: str,
+                skipped: list[str] | None = None) -> list[Path]:
+    """The xplane files of one pass of one mode; the newest profile session if several exist.
+    Only regular files inside the run folder: a FIFO, a device or a symlink out of the run is
+    left out, with a note in ``skipped``."""
+    from traceinsight.present import safe
+    root = inside(run_path, f"{mode_folder}/{pass_name}/plugins/profile", "trace folder")
+    try:
+        if not root.is_dir():
+            return []
+        sessions = sorted(p for p in root.iterdir() if p.is_dir() and is_inside(run_path, p))
+        for session in reversed(sessions):
+            files = []
+            for f in sorted(session.glob("*.xplane.pb")):
+                if not is_inside(run_path, f):
+                    why = "a symlink out of the run folder"
+                elif not is_regular(f):
+                    why = "not a regular file"
+                else:
+                    files.append(f)
+                    continue
+                if skipped is not None:
+                    skipped.append(f"{safe(f.relative_to(run_path), 120)}: {why}, not read")
+            if files:
+                return files
+    except OSError as e:
+        raise TraceinsightError(f"{root}: cannot read ({e.strerror or e})") from None
     return []
 
 

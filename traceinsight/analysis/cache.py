@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,8 @@ def _table_from_json(d: dict) -> Columns:
         elif dtype in ("int64", "bool"):
             cols[name] = np.array(values, dtype=dtype)
         elif dtype == "object":
+            if not all(v is None or isinstance(v, (str, int, float)) for v in values):
+                raise ValueError("a text column holds a list or an object")
             cols[name] = text(values)
         else:
             raise ValueError(f"unknown column dtype {dtype!r}")
@@ -164,16 +167,106 @@ def save(path: Path, mode: ModeResult, key: list) -> None:
 
 
 def load(path: Path, key: list, timing: Timing | None) -> ModeResult | None:
+    return _read(path, key, timing)[0]
+
+
+# A cache file is our own JSON of one mode's tables: a file larger than this was not written by
+# us for any trace we analyse (the largest runs' caches are a few MB); refused before reading.
+MAX_CACHE_BYTES = 256 << 20
+
+
+def _unsafe_dirs(run: Path, path: Path) -> str | None:
+    """Why the cache file's folders may not be used: ``.traceinsight`` or ``analysis-v<N>`` is a
+    symlink or not a folder, or the file resolves outside the run folder. None when fine."""
+    from traceinsight.runfolder import is_inside
+    run = Path(run)
+    for d in (run / ".traceinsight", path.parent):
+        if d.is_symlink():
+            return f"{d.relative_to(run)} is a symlink"
+        if os.path.lexists(d) and not d.is_dir():
+            return f"{d.relative_to(run)} is not a folder"
+    if not is_inside(run, path.parent):
+        return "the cache folder is outside the run folder"
+    return None
+
+
+def load_checked(run: Path, path: Path, key: list, timing: Timing | None
+                 ) -> tuple[ModeResult | None, str | None]:
+    """The cached mode of a run folder, or None and, when a cache file was there but not used
+    for a reason the user may want to know (damaged, not a regular file, a symlinked folder), a
+    note saying so. The cache is disposable: whatever is wrong with it, the mode is analysed
+    again, never a traceback."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        return None, None
+    why = _unsafe_dirs(run, path)
+    if why is None and path.is_symlink():
+        why = "the cache file is a symlink"
+    if why is not None:
+        return None, f"analysis cache not used ({why}): analysed again"
+    mode, why = _read(path, key, timing)
+    return mode, None if why is None else f"analysis cache not used ({why}): analysed again"
+
+
+def _read(path: Path, key: list, timing: Timing | None) -> tuple[ModeResult | None, str | None]:
+    from traceinsight.errors import TraceinsightError
+    from traceinsight.runfolder import open_regular
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+        with open_regular(path, MAX_CACHE_BYTES) as f:
+            data = json.loads(f.read(MAX_CACHE_BYTES + 1))
+    except FileNotFoundError:
+        return None, None
+    except TraceinsightError as e:
+        return None, str(e).split(": ", 1)[-1]
+    except OSError as e:
+        return None, f"cannot read it: {e.strerror or e}"
+    except RecursionError:
+        return None, "nested too deeply"
+    except (ValueError, MemoryError):
+        return None, "not readable JSON"
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None, None       # another analysis version or other inputs: simply stale
+    mode = from_dict(data, key, timing)
+    return mode, None if mode is not None else "damaged"
+
+
+def save_checked(run: Path, path: Path, mode: ModeResult, key: list) -> str | None:
+    """Write a mode's cache inside the run folder, never through a symlink out of it (the run's
+    ``.traceinsight`` could point anywhere); a note when it was not written for that reason. A
+    full disk or a read-only run is not worth a note: the mode is analysed again next time."""
+    run = Path(run)
+    why = _unsafe_dirs(run, Path(path))
+    if why is not None:
+        return f"analysis cache not written ({why})"
+    try:
+        (run / ".traceinsight").mkdir(exist_ok=True)
+        Path(path).parent.mkdir(exist_ok=True)
+    except OSError:
         return None
-    return from_dict(data, key, timing)
+    why = _unsafe_dirs(run, Path(path))     # made by someone else between the check and mkdir
+    if why is not None:
+        return f"analysis cache not written ({why})"
+    save(path, mode, key)
+    return None
+
+
+def _plain(data: dict) -> bool:
+    """The scalar fields have the types ``to_dict`` writes (a hand-made file may hold anything)."""
+    def strs(v: Any) -> bool:
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
+    return (isinstance(data.get("name"), str) and data.get("status") in ("ok", "failed", "missing")
+            and isinstance(data.get("error"), (str, type(None)))
+            and isinstance(data.get("step_rule", ""), str)
+            and strs(data.get("notes") or []) and strs(data.get("trace_paths") or [])
+            and isinstance(data.get("profile_options") or {}, dict)
+            and isinstance(data.get("first_step") or {}, dict)
+            and all(isinstance(data.get(n), dict) and isinstance(data[n].get("columns"), list)
+                    and all(isinstance(c, str) for c in data[n]["columns"]) for n in FRAMES))
 
 
 def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
     """The ModeResult ``to_dict`` wrote, or None when ``data`` is not that (or of another key)."""
-    if not isinstance(data, dict) or data.get("key") != key:
+    if not isinstance(data, dict) or data.get("key") != key or not _plain(data):
         return None
     try:
         frames = {name: _table_from_json(data[name]) for name in FRAMES}
@@ -191,8 +284,9 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
             device_steps=frames["device_steps"], devices=frames["devices"],
             kernels=frames["kernels"],
             compile_estimate=_estimate_from_json(data.get("compile_estimate")))
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError,
+            RecursionError, MemoryError):
+        return None   # not what to_dict wrote (a damaged or hand-made file): analysed again
 
 
 def _estimate_to_json(est: CompileEstimate | None) -> dict | None:

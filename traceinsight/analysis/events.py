@@ -176,7 +176,16 @@ MEMORY_PER_TRACE_BYTE = 6
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available to this process now (Linux: MemAvailable), None if unknown."""
+    """Bytes of memory this process can still take now, None if unknown: the least of the
+    machine's MemAvailable, what the process's own limits leave (RLIMIT_AS / RLIMIT_DATA minus
+    what it already maps) and what its cgroup leaves (memory.max minus memory.current): a
+    process under ``prlimit --as`` or in a container gets MemoryError long before the machine
+    runs out."""
+    limits = [v for v in (_meminfo_available(), _rlimit_left(), _cgroup_left()) if v is not None]
+    return min(limits) if limits else None
+
+
+def _meminfo_available() -> int | None:
     try:
         with open("/proc/meminfo", encoding="ascii") as f:
             for line in f:
@@ -188,6 +197,71 @@ def available_memory() -> int | None:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def _proc_status_kb(field: str) -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _rlimit_left() -> int | None:
+    """What RLIMIT_AS (against the mapped size, VmSize) and RLIMIT_DATA (against VmData) leave."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    left = []
+    for limit, used in ((resource.RLIMIT_AS, "VmSize"), (resource.RLIMIT_DATA, "VmData")):
+        try:
+            soft = resource.getrlimit(limit)[0]
+        except (ValueError, OSError):
+            continue
+        if soft == resource.RLIM_INFINITY or soft < 0:
+            continue
+        left.append(max(0, soft - (_proc_status_kb(used) or 0)))
+    return min(left) if left else None
+
+
+def _cgroup_left(root: str = "/sys/fs/cgroup", proc: str = "/proc/self/cgroup") -> int | None:
+    """memory.max minus memory.current of this process's cgroup (v2), or of v1's memory
+    controller (limit_in_bytes minus usage_in_bytes); None without a limit."""
+    try:
+        with open(proc, encoding="ascii") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, rel = parts
+        if controllers == "":
+            files = ("memory.max", "memory.current")
+            base = root
+        elif "memory" in controllers.split(","):
+            files = ("memory.limit_in_bytes", "memory.usage_in_bytes")
+            base = os.path.join(root, "memory")
+        else:
+            continue
+        # the cgroup's own folder; in a container (a cgroup namespace) the root is the cgroup
+        for folder in (os.path.join(base, rel.lstrip("/")), base):
+            try:
+                with open(os.path.join(folder, files[0]), encoding="ascii") as f:
+                    limit = f.read().strip()
+                with open(os.path.join(folder, files[1]), encoding="ascii") as f:
+                    used = int(f.read().strip())
+            except (OSError, ValueError):
+                continue
+            if limit == "max" or not limit.isdigit() or int(limit) >= 1 << 60:
+                break
+            return max(0, int(limit) - used)
+    return None
 
 
 def check_trace_size(path: Path) -> None:
@@ -235,7 +309,8 @@ def _read(path: Path) -> memoryview:
     large arrays, so a 90 MB trace costs ~50 page faults instead of ~22,000 (a process's first
     trace pays a fault for every page it touches). The bytes there now: a file that shrinks
     while it is read gives its shorter content (then found corrupt), one that grows is cut."""
-    with open(path, "rb", buffering=0) as f:
+    from traceinsight.runfolder import open_regular
+    with open_regular(path) as f:     # a FIFO or a device is refused, never waited on
         buf = np.empty(os.fstat(f.fileno()).st_size, dtype=np.uint8)
         view, got = memoryview(buf.data), 0
         while got < len(buf):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -185,8 +186,10 @@ def _timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], dict
     """Timings, the requested profiler options, the capture's own notes of a mode, and what the
     workload process recorded (``python_files``: base name -> groups; ``input_signatures``)."""
     f = mode_path / runfolder.TIMINGS
-    if not f.is_file():
+    if not os.path.lexists(f):
         return None, {}, (), {}
+    if not runfolder.is_inside(mode_path, f):
+        raise TraceinsightError(f"{f}: a symlink out of the mode's folder: refused")
     data = runfolder.read_timings(f)  # validated: a damaged file raises one line
     traced = data.get("traced") or {}
     host = traced.get("host") or {}
@@ -238,11 +241,13 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
     In the manifest's order."""
     modes: dict[str, ModeResult | None] = {}
     todo: dict[str, tuple[list[Path], dict[str, Any], Path, list]] = {}  # analysed, not cached
+    later_notes: dict[str, list[str]] = {}   # files skipped, cache refused: this load only
     for name, info in (manifest.get("modes") or {}).items():
         info = info or {}
-        folder = info.get("dir") or runfolder.mode_dir(name)
         status = info.get("status") or "ok"
-        try:
+        try:   # every path of a mode stays inside the run folder (run.json comes from elsewhere)
+            folder = info.get("dir") or runfolder.mode_dir(name)
+            runfolder.inside(path, folder, "mode folder")
             timing, requested, capture_notes, recorded = _timing(path / folder)
         except TraceinsightError as e:  # this mode's timings are damaged: the others still open
             modes[name] = ModeResult(name=name, status="failed", error=str(e))
@@ -253,20 +258,36 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
             modes[name] = ModeResult(name=name, status="failed" if status == "failed" else "missing",
                                      error=error, timing=timing)
             continue
-        host = runfolder.pass_traces(path, folder, "host")
-        python = runfolder.pass_traces(path, folder, "python")
+        skipped: list[str] = []
+        try:
+            host = runfolder.pass_traces(path, folder, "host", skipped)
+            python = runfolder.pass_traces(path, folder, "python", skipped)
+        except TraceinsightError as e:
+            modes[name] = ModeResult(name=name, status="failed", error=str(e), timing=timing)
+            continue
         key = [cache.ANALYSIS_VERSION, cache.source_digest(), cache.fingerprint(host + python),
                requested,
                sorted(user_files), list(capture_notes),
                hashlib.sha256(json.dumps(recorded, sort_keys=True).encode()).hexdigest()[:16]]
         where = cache.cache_path(path, folder)
-        mode = cache.load(where, key, timing) if use_cache else None
+        mode, cache_note = cache.load_checked(path, where, key, timing) if use_cache else (None,
+                                                                                          None)
+        if mode is not None and tuple(mode.trace_paths) != tuple(map(str, host + python)):
+            # export reads the traces a mode names: a cache must name exactly those found here
+            mode, cache_note = None, "analysis cache not used (it names other trace files): " \
+                                     "analysed again"
+        if cache_note:
+            skipped.append(cache_note)
         if mode is None:      # analysed below; its place in the order kept
             todo[name] = (host, dict(python_files=python, timing=timing, user_files=user_files,
                                      requested=requested, extra_notes=capture_notes,
                                      file_groups=recorded.get("python_files"),
                                      signatures=recorded.get("input_signatures")), where, key)
+        elif skipped:
+            mode = _with_notes(mode, skipped)
         modes[name] = mode
+        if skipped:
+            later_notes[name] = skipped
     if todo:
         from traceinsight.analysis.parallel import analyze_modes
         done = analyze_modes({n: t[0] for n, t in todo.items()},
@@ -274,8 +295,17 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
         for name, (_, _, where, key) in todo.items():
             mode = modes[name] = done[name]
             if use_cache and mode.ok:
-                cache.save(where, mode, key)
+                note = cache.save_checked(path, where, mode, key)
+                if note:
+                    later_notes.setdefault(name, []).append(note)
+            if later_notes.get(name):   # shown now, not cached: they say what happened this time
+                modes[name] = _with_notes(mode, later_notes[name])
     return {name: m for name, m in modes.items() if m is not None}
+
+
+def _with_notes(mode: ModeResult, notes: list[str]) -> ModeResult:
+    import dataclasses
+    return dataclasses.replace(mode, notes=tuple(mode.notes) + tuple(notes))
 
 
 def _foreign_modes(root: Path, files: list[Path]) -> dict[str, list[Path]]:

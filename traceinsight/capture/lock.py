@@ -26,24 +26,55 @@ class RunLock:
 
     def acquire(self) -> "RunLock":
         """Take the lock, or raise TraceinsightError naming the live capture that holds it."""
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as e:
-            raise TraceinsightError(f"cannot lock {self.path.parent}: {e.strerror or e}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        for _ in range(100):
+            fd = self._open()
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise TraceinsightError(busy_message(self.path.parent, holder(self.path.parent))) \
+                    from None
+            # the file we locked must still be the one at the path: the capture that held it may
+            # have removed it on finishing between our open and our flock (then lock the new one)
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.path, follow_symlinks=False))
+            except OSError:
+                same = False
+            if same:
+                break
             os.close(fd)
-            raise TraceinsightError(busy_message(self.path.parent, holder(self.path.parent))) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"pid": os.getpid(), "host": platform.node(),
-                                 "since_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-                                ).encode())
+        else:
+            raise TraceinsightError(f"cannot lock {self.path.parent}: its lock file keeps changing")
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, json.dumps({"pid": os.getpid(), "host": platform.node(),
+                                     "since_utc": datetime.now(timezone.utc).isoformat(
+                                         timespec="seconds")}).encode())
+        except OSError as e:   # a full disk: no capture can write this run anyway
+            self.fd = fd
+            self.release()
+            raise TraceinsightError(f"cannot lock {self.path.parent}: {e.strerror or e}") from None
         self.fd = fd
         return self
 
+    def _open(self) -> int:
+        try:
+            # never through a symlink: the lock file is created inside the run folder
+            return os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                           | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as e:
+            raise TraceinsightError(f"cannot lock {self.path.parent}: {e.strerror or e}") from None
+
     def release(self) -> None:
+        """Unlock and remove the lock file: a finished run keeps no ``.capture.lock`` (removed
+        while still locked, so no other capture can lock the old file after we let go; one that
+        opened it before sees it is gone and locks a new one, see ``acquire``)."""
         if self.fd is not None:
+            try:
+                if os.path.samestat(os.fstat(self.fd), os.stat(self.path, follow_symlinks=False)):
+                    os.unlink(self.path)
+            except OSError:
+                pass
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None

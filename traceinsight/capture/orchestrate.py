@@ -28,7 +28,7 @@ from traceinsight import __version__, runfolder
 from traceinsight.capture import lock as lock_mod
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.workload import WorkloadFile, inspect_file
-from traceinsight.errors import TraceinsightError
+from traceinsight.errors import TraceinsightError, WriteError
 
 # Environment variables that change what TensorFlow / Keras do (recorded in run.json when set).
 TF_ENV_VARS = (
@@ -74,9 +74,12 @@ class Options:
         ``CAPTURE``, the flags given on the command line); unknown keys are ignored."""
         values = cls().as_dict()
         for layer in layers:
+            if layer is not None and not isinstance(layer, dict):
+                raise TraceinsightError(f"options: expected an object of settings, got "
+                                        f"{type(layer).__name__}")
             for k, v in (layer or {}).items():
                 if k in values and v is not None:
-                    values[k] = type(values[k])(v)
+                    values[k] = _option_value(k, v, type(values[k]))
         opts = cls(**values)
         opts.validate()
         return opts
@@ -352,6 +355,23 @@ def summary_of(timings: dict) -> dict[str, Any]:
     return out
 
 
+def _option_value(name: str, value: Any, kind: type) -> Any:
+    """A setting converted to its type; one line when it cannot be (a run.json from elsewhere)."""
+    import math
+
+    from traceinsight.present import safe
+    try:
+        if isinstance(value, (dict, list)) or (kind is not bool and isinstance(value, bool)):
+            raise TypeError
+        out = kind(value)
+        if isinstance(out, float) and not math.isfinite(out):
+            raise ValueError
+        return out
+    except (TypeError, ValueError, OverflowError):
+        raise TraceinsightError(f"option {safe(name, 60)}: {safe(repr(value), 60)} is not "
+                                f"{'an' if kind is int else 'a'} {kind.__name__}") from None
+
+
 class RunWriter:
     """Holds run.json in memory and rewrites it atomically on every change."""
 
@@ -361,7 +381,11 @@ class RunWriter:
 
     def save(self) -> None:
         self.manifest["updated_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        runfolder.atomic_write_json(self.path / runfolder.MANIFEST, self.manifest)
+        try:
+            runfolder.atomic_write_json(self.path / runfolder.MANIFEST, self.manifest)
+        except OSError as e:   # the atomic write left the old run.json and no temp file
+            raise WriteError(f"cannot write {self.path / runfolder.MANIFEST}: "
+                             f"{e.strerror or e}") from None
 
     def mode(self, name: str) -> dict:
         return self.manifest["modes"][name]
@@ -469,29 +493,45 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
         run_path.mkdir(parents=True)
     except OSError as e:
         raise TraceinsightError(f"cannot create the run folder {run_path}: {e.strerror or e}") from None
-    lock = lock_mod.RunLock(run_path).acquire()
-    writer = RunWriter(run_path, manifest)
-    writer.save()
+    try:
+        lock = lock_mod.RunLock(run_path).acquire()
+        try:
+            writer = RunWriter(run_path, manifest)
+            writer.save()
+        except BaseException:
+            lock.release()
+            raise
+    except BaseException:  # a full disk at the start: no empty run folder left behind
+        shutil.rmtree(run_path, ignore_errors=True)
+        raise
     return Plan(wf, modes, probe, run_path, opts, notes=notes, lock=lock), writer
 
 
 def resume_run(run_path: Path, requested: list[str] | None, overrides: dict[str, Any], command: str,
-               workload: str | Path | None = None) -> tuple[Plan, RunWriter, list[str]]:
+               workload: str | Path | None = None, say: Callable[[str], None] | None = None
+               ) -> tuple[Plan, RunWriter, list[str]]:
+    """``say``: told the workload's path and sha256 before anything of it runs (the probe
+    imports it)."""
     lock = lock_mod.RunLock(run_path).acquire()   # before anything of the run is read or changed
     try:
-        return _resume_locked(run_path, requested, overrides, command, workload, lock)
+        return _resume_locked(run_path, requested, overrides, command, workload, lock, say)
     except BaseException:
         lock.release()
         raise
 
 
-def _resume_locked(run_path, requested, overrides, command, workload, lock):
+def _resume_locked(run_path, requested, overrides, command, workload, lock, say=None):
     manifest = runfolder.read_manifest(run_path)
-    wpath = Path(workload) if workload else Path(manifest["workload"]["path"])
-    wf = inspect_file(wpath)
+    check_resumable(Path(run_path), manifest)
+    wf = resume_workload(Path(run_path), manifest, workload)
+    if say is not None:
+        say(f"workload: {wf.path} (sha256 {wf.sha256})")
     # the run's own settings, so resumed modes are measured like the others, unless flags say otherwise
-    opts = Options.resolve(manifest.get("options"), overrides)
-    notes = []
+    try:
+        opts = Options.resolve(manifest.get("options"), overrides)
+    except TraceinsightError as e:
+        raise TraceinsightError(f"{Path(run_path) / runfolder.MANIFEST}: {e}") from None
+    notes = [] if say is not None else [f"workload: {wf.path} (sha256 {wf.sha256})"]
     if wf.sha256 != manifest["workload"].get("sha256"):
         notes.append(f"{wf.path.name} changed since the run began (sha256 differs): "
                      "resumed modes run the new code")
@@ -513,6 +553,47 @@ def _resume_locked(run_path, requested, overrides, command, workload, lock):
     writer = RunWriter(Path(run_path), manifest)
     writer.save()
     return Plan(wf, todo, probe, Path(run_path), opts, resume=True, lock=lock), writer, notes
+
+
+def check_resumable(run_path: Path, manifest: dict) -> None:
+    """Every mode of a run to resume has a folder inside the run (``dir``), not a symlink: a
+    resumed mode's folder is deleted and written again, so run.json must not name one elsewhere."""
+    from traceinsight.present import safe
+    for name, entry in (manifest.get("modes") or {}).items():
+        where = f"{run_path / runfolder.MANIFEST}: mode {safe(name, 80)}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("dir"), str):
+            raise TraceinsightError(f"{where} has no folder (field dir): not a run capture wrote")
+        try:
+            runfolder.inside(run_path, entry["dir"], "mode folder")
+        except TraceinsightError as e:
+            raise TraceinsightError(f"{where}: {e}") from None
+        if os.path.islink(run_path / entry["dir"]):
+            raise TraceinsightError(f"{where}: its folder is a symlink: refused")
+
+
+def resume_workload(run_path: Path, manifest: dict, named: str | Path | None) -> WorkloadFile:
+    """The workload a resume runs. One the user names is run. Otherwise only the file run.json
+    records, if it still exists and still has the sha256 recorded with it: a run folder can come
+    from elsewhere, and its run.json must not choose a program to execute."""
+    from traceinsight.present import safe
+    if named:
+        return inspect_file(Path(named))
+    recorded = manifest.get("workload") or {}
+    path, sha = recorded.get("path"), recorded.get("sha256")
+    if not isinstance(path, str) or not path:
+        raise TraceinsightError(f"{run_path}: run.json records no workload file: name it "
+                                f"(traceinsight capture --resume {run_path} MODEL.py)")
+    again = f"name it to run it: traceinsight capture --resume {run_path} {safe(path, 200)}"
+    if not Path(path).is_absolute() or not Path(path).is_file():
+        raise TraceinsightError(f"{run_path}: the recorded workload {safe(path, 200)} is not an "
+                                f"existing file here; {again}")
+    wf = inspect_file(Path(path))
+    if not isinstance(sha, str) or wf.sha256 != sha:
+        raise TraceinsightError(
+            f"{run_path}: the recorded workload {safe(path, 200)} has sha256 {wf.sha256}, not the "
+            f"{safe(sha, 70) if isinstance(sha, str) else 'none'} recorded when the run was "
+            f"captured (changed, or a run from elsewhere); {again}")
+    return wf
 
 
 PROGRESS = ".progress.json"  # written by the runner at each phase (runner.PROGRESS)
@@ -621,13 +702,60 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
             state.notes.append(f"{pass_name} pass: {p['problem']}")
         if p.get("first_step_note"):
             state.notes.append(p["first_step_note"])
-    runfolder.atomic_write_json(mode_path / runfolder.TIMINGS, timings)
+    problem = verify_traces(writer.path, entry["dir"], timings)
+    if problem is None:
+        try:
+            runfolder.atomic_write_json(mode_path / runfolder.TIMINGS, timings)
+        except OSError as e:
+            problem = f"cannot write {runfolder.TIMINGS}: {e.strerror or e}"
+    if problem is not None:   # never recorded ok: a truncated trace is not a measurement
+        entry.update(status="failed", error=problem)
+        state.status, state.error = "failed", problem
+        if res.live is not None:
+            res.live.kill()
+        writer.save()
+        return state
     entry.update(status="ok", summary=summary_of(timings), notes=state.notes,
                  details=timings.get("details", {}))
     state.status = "ok"
     state.live = res.live
     writer.save()
     return state
+
+
+# A disk with less free space than this after a mode's capture was likely full while the
+# profiler wrote: its traces may be cut short even where they parse.
+MIN_FREE_BYTES = 256 << 10
+
+
+def verify_traces(run_path: Path, folder: str, timings: dict) -> str | None:
+    """Why a captured mode's traces cannot be trusted, or None: each pass the workload says it
+    traced has a non-empty trace in the run folder that parses as an XSpace, and the disk was not full
+    (the profiler writes its file on its own, and a full disk leaves a truncated one)."""
+    from traceinsight.analysis.events import _open
+    try:
+        st = os.statvfs(run_path)
+        if st.f_bavail * st.f_frsize < MIN_FREE_BYTES:
+            return "the disk is full: its traces may be truncated (free some space and --resume)"
+    except (OSError, AttributeError):
+        pass
+    for pass_name, info in (timings.get("traced") or {}).items():
+        if pass_name not in runfolder.PASSES or not (info or {}).get("trace"):
+            continue    # a pass that recorded nothing says so itself (its "problem")
+        skipped: list[str] = []
+        try:
+            files = runfolder.pass_traces(run_path, folder, pass_name, skipped)
+        except TraceinsightError as e:
+            return str(e)
+        if not files:
+            return f"{pass_name} pass: no trace file written" + (f" ({skipped[0]})" if skipped
+                                                                 else "")
+        for f in files:
+            try:
+                _open(f)
+            except TraceinsightError as e:
+                return f"{pass_name} pass: the trace is unreadable ({e}); disk full?"
+    return None
 
 
 def rounds_fit(opts: Options, n_modes: int) -> bool:
@@ -680,6 +808,9 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
         if st.name in lost:
             st.notes.append(lost[st.name])
             entry["notes"] = list(st.notes)
-        runfolder.atomic_write_json(tpath, timings)
+        try:
+            runfolder.atomic_write_json(tpath, timings)
+        except OSError as e:   # the round 0 timings.json stays, whole
+            raise WriteError(f"cannot write {tpath}: {e.strerror or e}") from None
         entry["summary"] = summary_of(timings)
     writer.save()

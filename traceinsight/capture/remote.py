@@ -49,16 +49,94 @@ def parse_workers(spec: str) -> list[str]:
     return [w.removeprefix("grpc://") for w in workers]
 
 
-def _trace_one(address: str, logdir: Path, duration_ms: int, attempts: int, out: dict) -> None:
-    from xprof.convert import _pywrap_profiler_plugin
+# The profiler client runs in a child process: it is C++ that parses whatever the server sends,
+# and a reply it cannot parse has crashed it (SIGSEGV). In a child, a crash is one failed worker.
+_CLIENT = """
+import json, resource, sys
+limit = int(sys.argv[6])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+address, logdir, duration_ms, attempts, levels = sys.argv[1:6]
+from xprof.convert import _pywrap_profiler_plugin
+try:
+    _pywrap_profiler_plugin.trace(address, logdir, "", True, int(duration_ms), int(attempts),
+                                  json.loads(levels))
+except Exception as e:
+    lines = str(e).strip().splitlines()
+    print(json.dumps({"error": type(e).__name__ + (": " + lines[0] if lines else "")}))
+    sys.exit(3)
+"""
+# what the client may write (a trace larger than an XSpace can be is not one) and read back of
+# its output (the server's error text, gRPC's log)
+MAX_REPLY_BYTES = 2 << 30
+MAX_CLIENT_OUTPUT = 64 << 10
+
+
+def _tail(f, n: int = MAX_CLIENT_OUTPUT) -> str:
+    f.seek(0, 2)
+    size = f.tell()
+    f.seek(max(0, size - n))
+    return f.read().decode("utf-8", "replace")
+
+
+def _client_error(returncode: int, out: str, err: str) -> str:
+    """One escaped line: what went wrong in the profiler client."""
+    import json
+    import signal
+
+    from traceinsight.present import safe
+    if returncode < 0:
+        try:
+            sig = signal.Signals(-returncode).name
+        except ValueError:
+            sig = f"signal {-returncode}"
+        what = f"the profiler client crashed ({sig}) on the server's reply"
+        if -returncode == getattr(signal, "SIGXFSZ", None):
+            what = f"the server's reply is larger than {MAX_REPLY_BYTES >> 20} MiB: refused"
+        return what
+    for line in reversed(out.splitlines()):
+        try:
+            msg = json.loads(line).get("error")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(msg, str):
+            return safe(msg, 300)
+    last = next((ln for ln in reversed(err.splitlines()) if ln.strip()), "")
+    return safe(f"the profiler client failed (exit status {returncode})"
+                + (f": {last.strip()}" if last else ""), 300)
+
+
+def _trace_one(address: str, logdir: Path, duration_ms: int, attempts: int, out: dict,
+               timeout: float | None = None) -> None:
+    import json
+    import subprocess
+    import sys
+    import tempfile
     t0 = time.time()
+    timeout = timeout if timeout is not None else attempts * (duration_ms / 1e3 + 60) + 30
     try:
-        # (service_addr, logdir, worker_list, include_dataset_ops, duration_ms, attempts, options)
-        _pywrap_profiler_plugin.trace(address, str(logdir), "", True, int(duration_ms), attempts,
-                                      dict(LEVELS))
-    except Exception as e:  # the server is not there, or refused
-        msg = str(e).strip().splitlines()
-        out["error"] = f"{type(e).__name__}: {msg[0]}" if msg else type(e).__name__
+        logdir.mkdir(parents=True, exist_ok=True)
+        fout, ferr = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    except OSError as e:   # a full disk: this worker fails, in one line
+        out["error"] = f"cannot write {logdir}: {e.strerror or e}"
+        return
+    with fout, ferr:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _CLIENT, address, str(logdir), str(int(duration_ms)),
+             str(attempts), json.dumps(LEVELS), str(MAX_REPLY_BYTES)],
+            stdin=subprocess.DEVNULL, stdout=fout, stderr=ferr)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            out["error"] = f"the profiler client did not finish in {timeout:.0f} s"
+            rc = None
+        except BaseException:   # Ctrl-C: the client does not outlive us
+            proc.kill()
+            proc.wait()
+            raise
+        if rc:
+            out["error"] = _client_error(rc, _tail(fout), _tail(ferr))
     out["wall_s"] = round(time.time() - t0, 3)
 
 
@@ -66,7 +144,6 @@ def capture_remote(workers: list[str], duration_ms: int, out_dir: Path, name: st
                    command: str, attempts: int = 3) -> tuple[Path, dict[str, dict]]:
     """Trace every worker at once; write the run folder. Returns (run path, mode entries)."""
     from traceinsight import __version__, runfolder
-    from traceinsight.capture import options as options_mod
     from traceinsight.capture.orchestrate import RunWriter, host_environment, utc_stamp
 
     if duration_ms < 1:
@@ -98,7 +175,11 @@ def capture_remote(workers: list[str], duration_ms: int, out_dir: Path, name: st
         "modes": modes,
     }
     writer = RunWriter(run_path, manifest)
-    writer.save()
+    try:
+        writer.save()
+    except BaseException:   # a full disk at the start: no empty run folder left behind
+        shutil.rmtree(run_path, ignore_errors=True)
+        raise
     tmp = run_path / ".remote"
     results: dict[str, dict] = {w: {} for w in workers}
     threads = [threading.Thread(target=_trace_one, name=f"traceinsight-remote-{i}", daemon=True,
@@ -115,6 +196,24 @@ def capture_remote(workers: list[str], duration_ms: int, out_dir: Path, name: st
             m.update(status="failed", error="interrupted (Ctrl-C)")
         writer.save()
         raise
+    try:
+        _collect(workers, modes, results, run_path, tmp, started)
+    finally:   # whatever happened, no mode stays "running"
+        for m in modes.values():
+            if m["status"] == "running":
+                m.update(status="failed", error=m.get("error") or "not collected")
+        shutil.rmtree(tmp, ignore_errors=True)
+        writer.save()
+    return run_path, modes
+
+
+def _collect(workers: list[str], modes: dict[str, dict[str, Any]], results: dict[str, dict],
+             run_path: Path, tmp: Path, started: datetime) -> None:
+    """Each worker's trace moved into its mode folder, checked (a regular, non-empty file no
+    larger than an XSpace can be, that parses), and its mode entry filled in."""
+    from traceinsight import runfolder
+    from traceinsight.analysis.events import _open
+    from traceinsight.capture import options as options_mod
     session = started.strftime("%Y_%m_%d_%H_%M_%S")
     for i, w in enumerate(workers):
         entry, res = modes[w], results[w]
@@ -124,9 +223,21 @@ def capture_remote(workers: list[str], duration_ms: int, out_dir: Path, name: st
             entry.update(status="failed", error=res.get("error") or "the server returned no trace")
             continue
         src = max(files, key=lambda p: p.stat().st_mtime)
+        try:
+            if src.stat().st_size > MAX_REPLY_BYTES:
+                raise TraceinsightError("the server's reply is larger than an XSpace can be")
+            _open(src)   # parses: a truncated or garbled reply is not a trace
+        except TraceinsightError as e:
+            entry.update(status="failed", error=f"the server's reply is not a readable trace "
+                                                f"({str(e).split(': ', 1)[-1]})")
+            continue
         dest = run_path / entry["dir"] / "host" / "plugins" / "profile" / session / src.name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(src), dest)
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(src), dest)
+        except OSError as e:
+            entry.update(status="failed", error=f"cannot write {dest}: {e.strerror or e}")
+            continue
         po = options_mod.check(LEVELS, dest)
         po["trace"] = str(dest.relative_to(run_path))
         entry["profile_options"] = {"host": po}
@@ -136,9 +247,6 @@ def capture_remote(workers: list[str], duration_ms: int, out_dir: Path, name: st
         if res.get("error"):
             entry["notes"].append(res["error"])
         entry.update(status="ok", host=src.name[:-len(".xplane.pb")])
-    shutil.rmtree(tmp, ignore_errors=True)
-    writer.save()
-    return run_path, modes
 
 
 def run_command(args) -> int:
@@ -154,9 +262,10 @@ def run_command(args) -> int:
     print(f"tracing {len(workers)} worker(s) for {args.duration_ms} ms: {', '.join(workers)}",
           file=sys.stderr)
     run_path, modes = capture_remote(workers, args.duration_ms, Path(args.out), args.name, command)
-    for w, e in modes.items():
-        line = f"{w}: {e['status']}" + (f" ({e['error']})" if e["error"] else "")
-        print(line + "".join(f"\n  note: {n}" for n in e["notes"]), file=sys.stderr)
+    from traceinsight.present import safe
+    for w, e in modes.items():   # the server's words are data: escaped
+        line = f"{w}: {e['status']}" + (f" ({safe(e['error'], 300)})" if e["error"] else "")
+        print(line + "".join(f"\n  note: {safe(n, 300)}" for n in e["notes"]), file=sys.stderr)
     ok = [w for w, e in modes.items() if e["status"] == "ok"]
     if not ok:
         raise TraceinsightError(f"no worker returned a trace (run folder kept: {run_path})")

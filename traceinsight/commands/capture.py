@@ -98,7 +98,8 @@ class Command:
             run_path = Path(args.resume)
             if not (run_path / "run.json").is_file():
                 raise TraceinsightError(f"{run_path}: not a run folder (no run.json)")
-            plan, writer, notes = orch.resume_run(run_path, requested, overrides, command, args.workload)
+            plan, writer, notes = orch.resume_run(run_path, requested, overrides, command,
+                                                  args.workload, say=_say(console))
         else:
             if not args.workload:
                 raise TraceinsightError("give a workload file (model.py), --resume RUN or --list-modes")
@@ -129,6 +130,14 @@ class Command:
         finally:
             if plan.lock is not None:
                 plan.lock.release()
+
+
+def _say(console):
+    """A line printed before a resumed run's workload runs (its path and sha256), escaped."""
+    from rich.markup import escape
+
+    from traceinsight.present import safe
+    return lambda line: console.print(f"[yellow]note:[/] {escape(safe(line, None))}")
 
 
 def _defaults():

@@ -64,11 +64,12 @@ def write_output(text: str, path: str | Path | None) -> None:
 
 def write_file(path: Path, data: bytes) -> None:
     """Atomic write, with the mode any file the user creates gets (0666 minus the umask)."""
+    from traceinsight.errors import WriteError
     from traceinsight.runfolder import atomic_write_bytes
     try:
         atomic_write_bytes(path, data)
-    except OSError as e:
-        raise TraceinsightError(f"cannot write {path}: {e.strerror or e}") from None
+    except OSError as e:   # the atomic write leaves no temp file
+        raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def load_run(path: str | Path | None):

@@ -31,12 +31,12 @@ def run_title(run: Run) -> Text:
     workload = run.manifest.get("workload", {})
     if workload.get("path"):
         bits.append(fmt.safe(Path(str(workload["path"])).name))
-    if env.get("tensorflow"):
-        bits.append(f"TF {env['tensorflow']}")
+    if env.get("tensorflow"):      # run.json is data: escaped like any name
+        bits.append(f"TF {fmt.safe(env['tensorflow'], 40)}")
     if env.get("keras"):
-        bits.append(f"Keras {env['keras']}")
+        bits.append(f"Keras {fmt.safe(env['keras'], 40)}")
     if env.get("cores"):
-        bits.append(f"{env['cores']} cores")
+        bits.append(f"{fmt.safe(env['cores'], 20)} cores")
     if run.source != "run":
         bits.append("foreign traces: one mode per trace")
     return Text(" · ".join(bits), style="bold", no_wrap=True, overflow="ellipsis")
