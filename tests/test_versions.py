@@ -255,6 +255,12 @@ def test_derived_compile_by_hand(tmp_path):
     # the flag travels through the analysis cache's JSON
     back = from_dict(json.loads(json.dumps(to_dict(m, ["k"]))), ["k"], None)
     assert back is not None and back.compile_estimate == est
+    # a damaged estimate in a cache file is not shown: the entry is analysed again
+    for field, bad in (("compile_ms", "1e3"), ("first_op_ms", None), ("compile_ms", float("inf")),
+                       ("step_num", 1.5), ("kind", "whatever")):
+        data = json.loads(json.dumps(to_dict(m, ["k"])))
+        (data["compile_estimate"] if field == "kind" else data["compile_estimate"]["calls"][0])[field] = bad
+        assert from_dict(data, ["k"], None) is None, field
 
 
 def test_compile_not_recorded_without_a_later_call(tmp_path):

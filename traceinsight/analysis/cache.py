@@ -296,6 +296,25 @@ def _estimate_to_json(est: CompileEstimate | None) -> dict | None:
 
 
 def _estimate_from_json(d: Any) -> CompileEstimate | None:
+    """The estimate as ``_estimate_to_json`` wrote it; anything else raises (TypeError,
+    ValueError), so a damaged cache entry is analysed again rather than shown."""
     if d is None:
         return None
-    return CompileEstimate(str(d["kind"]), tuple(CompileCall(**c) for c in d["calls"]))
+    if d["kind"] not in ("derived", "not recorded"):
+        raise ValueError("compile_estimate.kind")
+
+    def ms(v: Any, optional: bool = True) -> float | None:
+        if v is None and optional:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError("compile_estimate: not a finite number")
+        return float(v)
+
+    calls = []
+    for c in d["calls"]:
+        step = c["step_num"]
+        if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+            raise ValueError("compile_estimate.step_num")
+        calls.append(CompileCall(str(c["function"]), step, ms(c["first_op_ms"], False),  # type: ignore[arg-type]
+                                 ms(c["steady_op_ms"]), ms(c["compile_ms"])))
+    return CompileEstimate(d["kind"], tuple(calls))
