@@ -264,6 +264,16 @@ class ModeResult:
             return {c: float("nan") for c in CATEGORIES}
         return {c: float(b.row(c)["median"]) for c in CATEGORIES}
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: this mode's HTML report (``traceinsight.report.notebook``)."""
+        from traceinsight.report.notebook import mode_html
+        return mode_html(self)
+
+    def show(self, file: Any = None) -> None:
+        """Print this mode's text summary (what ``traceinsight analyze`` prints), for a REPL."""
+        from traceinsight.report.notebook import show_mode
+        show_mode(self, file)
+
     def category_ms(self) -> pd.Series:
         """``category_medians`` as a Series indexed by CATEGORIES."""
         import pandas as pd
@@ -381,6 +391,16 @@ class Run:
 
     def hotspots(self) -> pd.DataFrame:
         return _concat_modes(self, "hotspots")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the HTML report (``traceinsight.report.notebook``)."""
+        from traceinsight.report.notebook import run_html
+        return run_html(self)
+
+    def show(self, file: Any = None) -> None:
+        """Print the text summary (what ``traceinsight analyze`` prints), for a plain REPL."""
+        from traceinsight.report.notebook import show_run
+        show_run(self, file)
 
 
 def _concat_modes(run: Run, attr: str) -> pd.DataFrame:
