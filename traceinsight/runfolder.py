@@ -234,12 +234,38 @@ def read_manifest(run_path: Path) -> dict[str, Any]:
     return manifest
 
 
+# How deep below the given folder traces are looked for: a run folder's
+# <mode>/<pass>/plugins/profile/<session>/<host>.xplane.pb is 5 folders down; a folder of logdirs
+# one more. Beyond that, a folder is not a logdir (``analyze /tmp`` must not walk the disk).
+MAX_TRACE_DEPTH = 6
+MAX_FOLDERS = 20_000
+
+
 def find_xplanes(folder: Path) -> list[Path]:
-    """Every ``*.xplane.pb`` under a folder (XProf leaves cache files beside them: ignored)."""
+    """Every ``*.xplane.pb`` in a folder and its subfolders down to ``MAX_TRACE_DEPTH`` levels
+    (hidden folders and folder links skipped; XProf leaves cache files beside the traces: ignored).
+    More than ``MAX_FOLDERS`` folders on the way: not a logdir, an error that says so."""
     folder = Path(folder)
     if folder.is_file():
         return [folder]
-    return sorted(p for p in folder.rglob("*.xplane.pb") if p.is_file())
+    found: list[Path] = []
+    seen = 0
+    base = len(folder.parts)
+    for root, dirs, names in os.walk(folder):
+        seen += 1
+        if seen > MAX_FOLDERS:
+            raise TraceinsightError(
+                f"{folder}: more than {MAX_FOLDERS:,} folders searched for traces without the end "
+                "in sight: point at a run folder, a TensorBoard logdir or an .xplane.pb file")
+        here = Path(root)
+        found += [here / n for n in names if n.endswith(".xplane.pb") and (here / n).is_file()]
+        if len(here.parts) - base >= MAX_TRACE_DEPTH:
+            dirs[:] = []
+        else:
+            # XProf's per-tool caches (<trace>.xplane.pb_kernel_stats/...) hold copies, not traces
+            dirs[:] = [d for d in dirs if not d.startswith(".") and ".xplane.pb_" not in d
+                       and not (here / d).is_symlink()]
+    return sorted(found)
 
 
 def pass_traces(run_path: Path, mode_folder: str, pass_name: str) -> list[Path]:

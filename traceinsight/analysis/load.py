@@ -324,8 +324,10 @@ def load(path, *, use_cache: bool = True) -> Run:
         files = runfolder.find_xplanes(path)
         root = path
         if not files:
-            raise TraceinsightError(f"{path}: no *.xplane.pb traces found (expected a traceinsight "
-                                    "run, a TensorBoard logdir or a profile session folder)")
+            raise TraceinsightError(
+                f"{path}: no traces found (no *.xplane.pb file within {runfolder.MAX_TRACE_DEPTH} "
+                "folders of it; expected a traceinsight run, a TensorBoard logdir or a profile "
+                "session folder)")
     modes = {}
     session_of: dict[str, Path] = {}
     groups = {path.name[: -len(".xplane.pb")] if path.is_file() else name: mode_files
