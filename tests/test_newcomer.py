@@ -94,3 +94,18 @@ def test_progress_line_formats_the_median_as_the_tables_do():
     for v in (18.0, 4.6125, 0.0123, 123.4):
         assert median_detail({"median_ms": v}) == f"{present.ms(v)} ms/step"
     assert median_detail({"median_ms": 18.0}) == "18.0 ms/step"
+
+
+def test_the_tools_own_frames_are_grouped_as_traceinsight():
+    import traceinsight
+    from traceinsight.analysis.results import frame_group
+    from traceinsight.capture import keras_driver
+    from traceinsight.pyfiles import path_group
+    assert path_group(keras_driver.__file__, workload=None) == "traceinsight"
+    # traces recorded before the group existed: by the capture's own module names
+    assert frame_group("keras_driver.py", frozenset(), {"layer.py": ["keras"]}) == "traceinsight"
+    assert frame_group("keras_driver.py", frozenset({"keras_driver.py"}), None) == "user"
+    run = traceinsight.load(RUN, use_cache=False)
+    own = run.hotspots()
+    own = own[own["file"].isin(["runner.py", "keras_driver.py", "function_driver.py", "steps.py"])]
+    assert len(own) and set(own["group"]) == {"traceinsight"}

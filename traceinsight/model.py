@@ -132,7 +132,8 @@ class ModeResult:
                   (of that thread group's op time), sorted by self_ms_per_step descending.
       retraces:   function, calls, traced_calls, tracing_ms (total over the trace), compile_ms,
                   changes (str: what changed between traces, "" when unknown).
-      hotspots:   function, file, line, group ("user", "keras", "tensorflow", "other"), self_ms,
+      hotspots:   function, file, line, group ("user", "keras", "tensorflow", "traceinsight",
+                  "other"), self_ms,
                   inclusive_ms (per step, scaled to the host pass's python time when both passes
                   exist), calls_per_step.
       other:      name, ms_per_step, count: events the rules do not place.
