@@ -109,3 +109,13 @@ def test_the_tools_own_frames_are_grouped_as_traceinsight():
     own = run.hotspots()
     own = own[own["file"].isin(["runner.py", "keras_driver.py", "function_driver.py", "steps.py"])]
     assert len(own) and set(own["group"]) == {"traceinsight"}
+
+
+def test_readme_describes_export_once_as_it_writes(tmp_path):
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    paragraphs = [p for p in readme.split("\n\n") if p.startswith("`traceinsight export RUN --mode M")]
+    assert len(paragraphs) == 1 and "writes `trace.json.gz`" in paragraphs[0]
+    # and export does write that file by default
+    assert cli.main(["export", str(RUN), "--mode", "eager", "--tables", "none",
+                     "-o", str(tmp_path)]) == 0
+    assert (tmp_path / "trace.json.gz").is_file() and not (tmp_path / "trace.json").exists()
