@@ -119,3 +119,31 @@ def test_readme_describes_export_once_as_it_writes(tmp_path):
     assert cli.main(["export", str(RUN), "--mode", "eager", "--tables", "none",
                      "-o", str(tmp_path)]) == 0
     assert (tmp_path / "trace.json.gz").is_file() and not (tmp_path / "trace.json").exists()
+
+
+def test_a_bare_traces_report_has_what_the_trace_records():
+    import json
+
+    from traceinsight.xplane import XSpace
+    logdir = DATA / "gpu_demo"
+    files = sorted(logdir.rglob("*.xplane.pb"))
+    # the devices, counted from the files with protobuf's own parser (not the tool's reader)
+    gpus = sum(p.name.startswith("/device:GPU:") for f in files
+               for p in XSpace.FromString(f.read_bytes()).planes)
+    md = render_report(logdir, "md")
+    env = md.split("## Environment")[1].split("## ")[0]
+    assert f"| Devices | {gpus} × GPU (compute capability 7.0" in env and f"over {len(files)} hosts" in env
+    assert f"| Hosts traced | {len(files)} |" in env
+    assert "34.83.195" not in env            # host names stay out of pasted reports
+    doc = json.loads(render_report(logdir, "json"))
+    assert doc["environment"]["hostname"] == sorted(f.name[:-10] for f in files)
+    one = next((DATA / "foreign" / "keras_tb").rglob("*.xplane.pb"))
+    env = render_report(one, "md").split("## Environment")[1].split("## ")[0]
+    assert "| Devices | none (host only) |" in env
+    assert '"host_tracer_level": 2' in env and "Profile started (UTC)" in env
+
+
+def render_report(path: Path, fmt: str) -> str:
+    import traceinsight
+    from traceinsight.report import render
+    return render(traceinsight.load(path), fmt)

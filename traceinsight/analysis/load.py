@@ -343,5 +343,7 @@ def load(path, *, use_cache: bool = True) -> Run:
     if all(m.status == "failed" for m in modes.values()):
         raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))
+    from traceinsight.analysis.trace_env import trace_environment
     return Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
-               manifest={"source": str(path)}, source="traces", hosts_compared=compared)
+               manifest={"source": str(path), "environment": trace_environment(files)},
+               source="traces", hosts_compared=compared)
