@@ -171,3 +171,11 @@ class OverviewScreen(Screen):
 
     def on_mode_table_chosen(self, event: ModeTable.Chosen) -> None:
         cast("TraceinsightApp", self.app).show_mode(event.mode)
+
+    def on_key(self, event) -> None:
+        # keys the help lists that act only on other screens: say where, instead of nothing
+        from traceinsight.tui.help import overview_key_hint
+        hint = overview_key_hint(event.key, cast("TraceinsightApp", self.app).multi_host)
+        if hint:
+            event.stop()
+            self.notify(hint, timeout=5)

@@ -1,0 +1,70 @@
+"""Keys a new user tries first: ← / → move between a mode's tabs from its table; h, s and / on
+the overview say where they act instead of doing nothing; an input keeps its ← / →."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+
+from textual.widgets import Input, TabbedContent
+
+from traceinsight.tui import get_app
+from traceinsight.tui.mode import ModeScreen
+from traceinsight.tui.overview import OverviewScreen
+from tui_runs import sample_run, settle
+
+SIZE = (100, 30)
+
+
+def pilot_test(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        asyncio.run(fn(*args, **kwargs))
+    return wrapper
+
+
+@pilot_test
+async def test_arrows_move_between_a_modes_tabs_without_tab_first():
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        assert isinstance(app.screen, ModeScreen)
+        tabs = app.screen.query_one(TabbedContent)
+        assert tabs.active == "tab-categories"
+        await pilot.press("right")
+        await pilot.pause()
+        assert tabs.active == "tab-ops"
+        await pilot.press("right", "right")
+        await pilot.pause()
+        assert tabs.active == "tab-retraces"
+        await pilot.press("left")
+        await pilot.pause()
+        assert tabs.active == "tab-python"
+
+
+@pilot_test
+async def test_the_filter_input_keeps_its_arrows():
+    app = get_app(sample_run())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter", "slash", "m", "a", "t")
+        field = app.focused
+        assert isinstance(field, Input) and field.value == "mat"
+        await pilot.press("left", "left", "x")
+        await pilot.pause()
+        assert field.value == "mxat"
+        assert app.screen.query_one(TabbedContent).active == "tab-ops"
+
+
+@pilot_test
+async def test_overview_keys_that_act_elsewhere_say_where():
+    app = get_app(sample_run())       # one host: no hosts screen
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for key, said in (("h", "multi-host"), ("s", "sorts"), ("slash", "filters")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, OverviewScreen)
+            shown = [n.message for n in app._notifications]
+            assert any(said in m for m in shown), (key, shown)
