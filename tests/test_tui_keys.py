@@ -68,3 +68,27 @@ async def test_overview_keys_that_act_elsewhere_say_where():
             assert isinstance(app.screen, OverviewScreen)
             shown = [n.message for n in app._notifications]
             assert any(said in m for m in shown), (key, shown)
+
+
+CHANGES = ("every one of the 12 calls traced a new graph; tracing_count 1→12: one function traced "
+           "for new input signatures (shapes, dtypes or Python values): argument x changed shape "
+           "(8, 32) → (9, 32) → (10, 32) → (11, 32); argument training changed value False → True; "
+           "the Python int n changed 1 → 2 → 3; pass tensors of one shape, or reduce_retracing=True, "
+           "or an input_signature with None dimensions")
+
+
+@pilot_test
+async def test_what_changed_is_shown_whole_at_80_by_24():
+    from traceinsight.model import Run
+    from traceinsight.testing import make_mode
+    mode = make_mode("loop", {"op": 1.0, "tracing": 2.0},
+                     retraces=[("train_step", 12, 12, 240.0, 0.0, CHANGES)])
+    app = get_app(Run(None, "r", {"loop": mode}))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter", "right", "right", "right")
+        await pilot.pause(0.3)
+        assert app.screen.query_one(TabbedContent).active == "tab-retraces"
+        strips = app.screen._compositor.render_strips()
+        shown = " ".join(" ".join("".join(s.text for s in strip).split()) for strip in strips)
+        assert " ".join(CHANGES.split()) in shown
