@@ -11,6 +11,7 @@ from textual.widgets import Input, TabbedContent
 from traceinsight.tui import get_app
 from traceinsight.tui.mode import ModeScreen
 from traceinsight.tui.overview import OverviewScreen
+
 from tui_runs import sample_run, settle
 
 SIZE = (100, 30)

@@ -36,7 +36,8 @@ def child(run: str | None, sample: bool) -> None:
         app = get_app(sample_run())
     else:
         from traceinsight.cli import build_parser
-        args = build_parser().parse_args(["view", run])
+        argv = ["view", run]
+        args = build_parser(argv).parse_args(argv)    # as the CLI does: only view's options
         app = args._command().build_app(args)
     t_built = time.perf_counter()
 

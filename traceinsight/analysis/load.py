@@ -20,10 +20,11 @@ from traceinsight.analysis.steps import RULE_DEVICE_GROUPS, host_events_recorded
 from traceinsight.columns import Columns
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import ModeResult, Run, Timing
-from traceinsight.xplane import decode_profile_options
 
 
 def recorded_options(table: EventTable) -> dict[str, int] | None:
+    # the XSpace schema (protobuf descriptors, ~0.15 s to build) only where a trace is decoded
+    from traceinsight.xplane import decode_profile_options
     for plane in table.planes:
         raw = plane.stats.get("profile_options")
         if isinstance(raw, (bytes, bytearray)):
