@@ -95,12 +95,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except OSError as e:
-        # a file the command reads or writes (a path the user gave): one line, never a traceback
-        if e.filename is None:
-            raise
-        print(f"traceinsight: error: {e.filename}: {e.strerror or e}", file=sys.stderr)
-        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover
