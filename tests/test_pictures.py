@@ -122,3 +122,12 @@ def test_markdown_report_to_a_file_links_svg_files_beside_it(tmp_path, monkeypat
     for link in links:
         parse((tmp_path / unquote(link)).read_text())
     assert "| mode |" in text        # the tables stay
+
+
+def test_step_charts_stop_at_a_dozen_modes():
+    from traceinsight.report.svg import MAX_STEP_CHARTS
+    modes = {f"host{i:03d}": make_mode(f"host{i:03d}", {"op": 1.0 + i / 100}, n_steps=5)
+             for i in range(MAX_STEP_CHARTS + 3)}
+    page = render(Run(None, "many", modes), "html")
+    assert page.count("ms per step over the run: host") == MAX_STEP_CHARTS
+    assert f"The first {MAX_STEP_CHARTS} of {MAX_STEP_CHARTS + 3} modes" in page

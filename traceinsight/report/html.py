@@ -89,13 +89,16 @@ def bars_svg(modes: list[dict]) -> str:
 
 def step_charts(modes: list[dict]) -> list[str]:
     """Each ok mode's steps over the run (``report.svg``), under a heading."""
-    from traceinsight.report.svg import step_chart
-    charts = [c for c in (step_chart(m) for m in modes if m["status"] == "ok") if c]
+    from traceinsight.report.svg import MAX_STEP_CHARTS, step_chart
+    ok = [m for m in modes if m["status"] == "ok"]
+    charts = [c for c in (step_chart(m) for m in ok[:MAX_STEP_CHARTS]) if c]
     if not charts:
         return []
+    more = (f" The first {MAX_STEP_CHARTS} of {len(ok)} modes; the JSON report has every step."
+            if len(ok) > MAX_STEP_CHARTS else "")
     return ["<h2>Steps over the run</h2>",
             "<p class=\"muted\">Each host-traced step, split by category; the first step, stalls "
-            "and retraces marked. Hover a bar for its figures.</p>", *charts]
+            f"and retraces marked. Hover a bar for its figures.{more}</p>", *charts]
 
 
 def _env_value(v: Any) -> str:

@@ -30,6 +30,7 @@ HOST_COLORS = ("#1b9e9e", "#d6409f", "#8c564b", "#17becf", "#bcbd22", "#393b79",
                "#000000")
 FONT = "system-ui,-apple-system,Segoe UI,Roboto,sans-serif"
 MAX_COLUMNS = 240              # step columns drawn; more steps are binned (the slowest of each bin)
+MAX_STEP_CHARTS = 12           # modes whose steps are charted (a 100-host run: the first 12)
 WIDTH = 760
 
 
@@ -293,12 +294,11 @@ def figures(doc: dict) -> list[tuple[str, str, str]]:
     bars = category_bars(doc["modes"])
     if bars:
         out.append(("categories", "median ms per step by category and mode", bars))
-    for i, m in enumerate(doc["modes"]):
-        if m["status"] == "ok":
-            chart = step_chart(m)
-            if chart:
-                out.append((f"steps-{i + 1}", f"ms per step over the run: {present.safe(m['name'])}",
-                            chart))
+    for i, m in enumerate([m for m in doc["modes"] if m["status"] == "ok"][:MAX_STEP_CHARTS]):
+        chart = step_chart(m)
+        if chart:
+            out.append((f"steps-{i + 1}", f"ms per step over the run: {present.safe(m['name'])}",
+                        chart))
     for i, g in enumerate(doc.get("host_sessions") or []):
         skew = host_skew(g)
         if skew:
