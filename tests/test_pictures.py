@@ -131,3 +131,23 @@ def test_step_charts_stop_at_a_dozen_modes():
     page = render(Run(None, "many", modes), "html")
     assert page.count("ms per step over the run: host") == MAX_STEP_CHARTS
     assert f"The first {MAX_STEP_CHARTS} of {MAX_STEP_CHARTS + 3} modes" in page
+
+
+def test_markdown_has_the_category_bars_as_a_mermaid_chart_github_draws():
+    run = sample_run()
+    hostile = Run(None, "r", {EVIL: replace(run.modes["eager"], name=EVIL),
+                              "function": run.modes["function"]})
+    md = render(hostile, "md")
+    chart = md.split("```mermaid\n")[1].split("```")[0]
+    assert "<" not in chart and ">" not in chart
+    axis = next(line for line in chart.splitlines() if "x-axis" in line)
+    assert axis.count('"') == 4                      # two labels, nothing breaks out of them
+    bars = [line for line in chart.splitlines() if line.strip().startswith("bar [")]
+    # the running sums of the categories (op at the bottom): the first bar is the whole step
+    first = [float(v) for v in bars[0].split("[")[1].rstrip("]").split(",")]
+    last = [float(v) for v in bars[-1].split("[")[1].rstrip("]").split(",")]
+    doc = report_data(hostile)
+    cats = [m["categories"] for m in doc["modes"]]
+    assert first == [float(f"{sum(v for v in c.values() if v):.6g}") for c in cats]
+    assert last == [float(f"{c['op']:.6g}") for c in cats]
+    assert "| mode | op |" in md                       # the table stays

@@ -304,3 +304,40 @@ def figures(doc: dict) -> list[tuple[str, str, str]]:
         if skew:
             out.append((f"hosts-{i + 1}", f"per-step host skew: {present.safe(g['session'])}", skew))
     return out
+
+
+# ----------------------------------------------------------------------------- markdown (Mermaid)
+
+_MERMAID_NAME = __import__("re").compile(r"[^A-Za-z0-9_.:/+-]")
+COLOR_NAMES = {"op": "blue", "dispatch": "orange", "tracing": "purple", "compile": "red",
+               "input": "green", "python": "yellow", "other": "grey"}
+
+
+def _mermaid_label(name: Any) -> str:
+    """A mode name as a Mermaid axis label: characters that could end the label or the chart
+    replaced by ``_``, cut to 24 characters (the tables above give the names in full)."""
+    return '"' + _MERMAID_NAME.sub("_", present.safe(name, 24)) + '"'
+
+
+def mermaid_bars(modes: list[dict]) -> list[str]:
+    """The category bars as a Mermaid chart (GitHub renders it in issues and pull requests):
+    Mermaid's bar series overlap, so the stack is drawn as its running sums, the whole first,
+    each in its top category's colour."""
+    ok = [m for m in modes if m["status"] == "ok" and any(_finite(v) for v in m["categories"].values())]
+    if not ok:
+        return []
+    cats = [c for c in CATEGORIES if any(_finite(m["categories"].get(c)) and m["categories"][c] > 0
+                                         for m in ok)]
+    sums = []
+    for k in range(len(cats), 0, -1):     # op..other, then op..python, ..., op alone
+        sums.append((cats[k - 1], [sum(m["categories"][c] for c in cats[:k]
+                                       if _finite(m["categories"].get(c))) for m in ok]))
+    palette = ", ".join(COLORS[c] for c, _ in sums)
+    out = ["```mermaid", "---", "config:", "  themeVariables:", "    xyChart:",
+           f'      plotColorPalette: "{palette}"', "---", "xychart-beta",
+           '  title "Median ms per traced step, by category"',
+           "  x-axis [" + ", ".join(_mermaid_label(m["name"]) for m in ok) + "]",
+           '  y-axis "ms"']
+    out += ["  bar [" + ", ".join(f"{v:.6g}" for v in values) + "]" for _, values in sums]
+    out += ["```", "", "Colours: " + ", ".join(f"{c} {COLOR_NAMES[c]}" for c in cats) + "."]
+    return out
