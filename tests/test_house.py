@@ -28,6 +28,7 @@ spec.loader.exec_module(import_graph)
 # groups on demand (model imports upward), and parallel reuses load's private helpers
 KNOWN_BACK_EDGES = {
     ("model", "compare"), ("model", "findings"), ("model", "analysis.hosts"),
+    ("model", "report.notebook"),   # Run._repr_html_: a notebook shows the HTML report
     ("analysis.parallel", "analysis.load"),
 }
 

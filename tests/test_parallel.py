@@ -482,7 +482,8 @@ def test_run_folder_modes_in_parallel_equal_serial(tmp_path, monkeypatch, name, 
         assert_same_mode(cached.modes[m], serial.modes[m])
     # the modes the cache lacks, and only those, are analysed
     for f in ("eager", "function"):
-        (path / ".traceinsight" / "analysis-v5" / f"{f}.json").unlink()
+        from traceinsight.analysis import cache
+        cache.cache_path(path, f).unlink()
     again = traceinsight.load(path)
     assert list(again.modes) == list(serial.modes)
     assert sorted(job[0] for job in sent) in (["eager"], ["function"])   # the other: here

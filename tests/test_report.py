@@ -158,7 +158,7 @@ class TagCollector(HTMLParser):
 
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "b", "span",
                 "code", "pre", "table", "thead", "tbody", "tr", "th", "td", "details", "summary",
-                "ul", "li", "div", "svg", "rect", "text"}
+                "ul", "li", "div", "svg", "rect", "text", "g", "line", "path"}
 
 
 def test_html_escapes_every_trace_string():

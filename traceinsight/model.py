@@ -166,7 +166,8 @@ class ModeResult:
                   (of that thread group's op time), sorted by self_ms_per_step descending.
       retraces:   function, calls, traced_calls, tracing_ms (total over the trace), compile_ms,
                   changes (str: what changed between traces, "" when unknown).
-      hotspots:   function, file, line, group ("user", "keras", "tensorflow", "other"), self_ms,
+      hotspots:   function, file, line, group ("user", "keras", "tensorflow", "traceinsight",
+                  "other"), self_ms,
                   inclusive_ms (per step, scaled to the host pass's python time when both passes
                   exist), calls_per_step.
       other:      name, ms_per_step, count: events the rules do not place.
@@ -301,6 +302,16 @@ class ModeResult:
             return {c: float("nan") for c in CATEGORIES}
         return {c: float(b.row(c)["median"]) for c in CATEGORIES}
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: this mode's HTML report (``traceinsight.report.notebook``)."""
+        from traceinsight.report.notebook import mode_html
+        return mode_html(self)
+
+    def show(self, file: Any = None) -> None:
+        """Print this mode's text summary (what ``traceinsight analyze`` prints), for a REPL."""
+        from traceinsight.report.notebook import show_mode
+        show_mode(self, file)
+
     def category_ms(self) -> pd.Series:
         """``category_medians`` as a Series indexed by CATEGORIES."""
         import pandas as pd
@@ -418,6 +429,16 @@ class Run:
 
     def hotspots(self) -> pd.DataFrame:
         return _concat_modes(self, "hotspots")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the HTML report (``traceinsight.report.notebook``)."""
+        from traceinsight.report.notebook import run_html
+        return run_html(self)
+
+    def show(self, file: Any = None) -> None:
+        """Print the text summary (what ``traceinsight analyze`` prints), for a plain REPL."""
+        from traceinsight.report.notebook import show_run
+        show_run(self, file)
 
 
 def _concat_modes(run: Run, attr: str) -> pd.DataFrame:

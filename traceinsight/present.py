@@ -311,3 +311,20 @@ HOST_STEP_COLUMNS = (
     ColumnSpec("slowest_ms", "its ms", ms,
                get=lambda r: max((r.get("wall_ms") or {}).values(), default=None)),
     ColumnSpec("waited", "the others waited (ms)", text=True, get=_others_waited))
+
+
+def print_table(console: Any, table: Any) -> None:
+    """Print a ``rich_table``. On a terminal, at the console's width (name columns fold). Piped or
+    redirected (rich assumes 80 columns there), at the table's natural width: a file or ``grep``
+    gets every name and header whole, never folded mid-word or cut, whatever the line length."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    from rich.measure import Measurement
+    natural = Measurement.get(console, console.options.update(max_width=100_000), table).maximum
+    width = console.width
+    console.width = max(width, natural)     # print's own width= is capped at the console's
+    try:
+        console.print(table, crop=False)
+    finally:
+        console.width = width

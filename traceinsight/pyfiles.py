@@ -1,4 +1,5 @@
-"""Which package a Python source file belongs to: user code, keras, tensorflow or other.
+"""Which package a Python source file belongs to: user code, keras, tensorflow, traceinsight (the
+capture's own drivers, which run inside the workload process) or other.
 
 The python tracer names frames ``$<base name>:<line> <function>``, without the directory, so the
 capture records, in the workload process itself, the base name -> group(s) of every module loaded
@@ -11,13 +12,31 @@ from __future__ import annotations
 import os
 import sys
 
-GROUPS = ("user", "keras", "tensorflow", "other")
+GROUPS = ("user", "keras", "tensorflow", "traceinsight", "other")
+# this package's folder: its frames in a trace are the tool's, never the user's
+OWN_ROOT = os.path.dirname(os.path.realpath(__file__))
+
+
+def own_files() -> frozenset[str]:
+    """Base names of the modules of this package that run in a workload process (the capture's
+    drivers and the hooks of ``run`` / ``profile``): how traces recorded before the group existed
+    still place them."""
+    names = set()
+    for sub in ("capture", os.path.join("capture", "hook")):
+        try:
+            names |= {n for n in os.listdir(os.path.join(OWN_ROOT, sub)) if n.endswith(".py")}
+        except OSError:
+            pass
+    names.discard("__init__.py")
+    return frozenset(names)
 
 
 def path_group(path: str, workload: str | None = None) -> str:
     real = os.path.realpath(path)
     if workload and real == os.path.realpath(workload):
         return "user"
+    if real.startswith(OWN_ROOT + os.sep):
+        return "traceinsight"
     parts = set(real.replace("\\", "/").split("/"))
     if parts & {"keras", "tf_keras"}:
         return "keras"

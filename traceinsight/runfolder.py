@@ -219,12 +219,56 @@ def _validator(schema: str):
     return _VALIDATORS[schema]
 
 
+VALIDATED = "validated.json"     # in <run>/.traceinsight/: digests of documents found valid
+
+
+def _run_of(path: Path) -> Path | None:
+    """The run folder a run.json / <mode>/timings.json belongs to (None: neither)."""
+    for folder in (path.parent, path.parent.parent):
+        if (folder / MANIFEST).is_file():
+            return folder
+    return None
+
+
+def _document_digest(data: dict[str, Any], schema: str) -> str:
+    import hashlib
+    h = hashlib.sha256((Path(__file__).parent / "schemas" / schema).read_bytes())
+    h.update(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
+    return h.hexdigest()
+
+
+def _validated(run: Path | None) -> set[str]:
+    if run is None:
+        return set()
+    try:
+        data = json.loads((run / ".traceinsight" / VALIDATED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return {d for d in data.get("digests", []) if isinstance(d, str)} if isinstance(data, dict) else set()
+
+
 def validate(data: dict[str, Any], schema: str, path: Path) -> None:
     """Check a run.json / timings.json against its schema (traceinsight/schemas); the first error
-    as one line naming the file and the field."""
+    as one line naming the file and the field.
+
+    A document already found valid (the same content under the same schema, by sha256) is not
+    checked again: the digests are kept in the run folder's ``.traceinsight/`` beside the
+    analysis cache, which the loader trusts the same way, and opening a run then needs no
+    jsonschema (about a third of the viewer's loading time)."""
+    run = _run_of(Path(path))
+    digest = _document_digest(data, schema)
+    seen = _validated(run)
+    if digest in seen:
+        return
     from jsonschema.exceptions import best_match
     err = best_match(_validator(schema).iter_errors(data))
     if err is None:
+        if run is not None:
+            try:   # a read-only run folder: checked again next time
+                atomic_write_json(run / ".traceinsight" / VALIDATED,
+                                  {"digests": sorted(seen | {digest})[-4096:]})
+            except OSError:
+                pass
         return
     field = ".".join(str(p) for p in err.absolute_path) or "(the top level)"
     want = err.validator_value
@@ -316,12 +360,38 @@ def read_manifest(run_path: Path) -> dict[str, Any]:
     return manifest
 
 
+# How deep below the given folder traces are looked for: a run folder's
+# <mode>/<pass>/plugins/profile/<session>/<host>.xplane.pb is 5 folders down; a folder of logdirs
+# one more. Beyond that, a folder is not a logdir (``analyze /tmp`` must not walk the disk).
+MAX_TRACE_DEPTH = 6
+MAX_FOLDERS = 20_000
+
+
 def find_xplanes(folder: Path) -> list[Path]:
-    """Every ``*.xplane.pb`` under a folder (XProf leaves cache files beside them: ignored)."""
+    """Every ``*.xplane.pb`` in a folder and its subfolders down to ``MAX_TRACE_DEPTH`` levels
+    (hidden folders and folder links skipped; XProf leaves cache files beside the traces: ignored).
+    More than ``MAX_FOLDERS`` folders on the way: not a logdir, an error that says so."""
     folder = Path(folder)
     if folder.is_file():
         return [folder]
-    return sorted(p for p in folder.rglob("*.xplane.pb") if p.is_file())
+    found: list[Path] = []
+    seen = 0
+    base = len(folder.parts)
+    for root, dirs, names in os.walk(folder):
+        seen += 1
+        if seen > MAX_FOLDERS:
+            raise TraceinsightError(
+                f"{folder}: more than {MAX_FOLDERS:,} folders searched for traces without the end "
+                "in sight: point at a run folder, a TensorBoard logdir or an .xplane.pb file")
+        here = Path(root)
+        found += [here / n for n in names if n.endswith(".xplane.pb") and (here / n).is_file()]
+        if len(here.parts) - base >= MAX_TRACE_DEPTH:
+            dirs[:] = []
+        else:
+            # XProf's per-tool caches (<trace>.xplane.pb_kernel_stats/...) hold copies, not traces
+            dirs[:] = [d for d in dirs if not d.startswith(".") and ".xplane.pb_" not in d
+                       and not (here / d).is_symlink()]
+    return sorted(found)
 
 
 def pass_traces(run_path: Path, mode_folder: str, pass_name: str,

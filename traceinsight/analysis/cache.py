@@ -24,7 +24,7 @@ from traceinsight.runfolder import atomic_write_json
 # Bump when the analysis changes what it computes: old caches are then ignored. The key also holds
 # a digest of the analysis source (``source_digest``), so a change nobody bumped for still counts.
 # 5: tables as typed columns.
-ANALYSIS_VERSION = 5
+ANALYSIS_VERSION = 6
 
 
 def source_digest() -> str:

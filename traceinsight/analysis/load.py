@@ -21,10 +21,11 @@ from traceinsight.analysis.steps import RULE_DEVICE_GROUPS, host_events_recorded
 from traceinsight.columns import Columns
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import CompileEstimate, ModeResult, Run, Timing
-from traceinsight.xplane import decode_profile_options
 
 
 def recorded_options(table: EventTable) -> dict[str, int] | None:
+    # the XSpace schema (protobuf descriptors, ~0.15 s to build) only where a trace is decoded
+    from traceinsight.xplane import decode_profile_options
     for plane in table.planes:
         raw = plane.stats.get("profile_options")
         if isinstance(raw, (bytes, bytearray)):
@@ -372,8 +373,10 @@ def load(path, *, use_cache: bool = True) -> Run:
         files = runfolder.find_xplanes(path)
         root = path
         if not files:
-            raise TraceinsightError(f"{path}: no *.xplane.pb traces found (expected a traceinsight "
-                                    "run, a TensorBoard logdir or a profile session folder)")
+            raise TraceinsightError(
+                f"{path}: no traces found (no *.xplane.pb file within {runfolder.MAX_TRACE_DEPTH} "
+                "folders of it; expected a traceinsight run, a TensorBoard logdir or a profile "
+                "session folder)")
     modes = {}
     session_of: dict[str, Path] = {}
     groups = {path.name[: -len(".xplane.pb")] if path.is_file() else name: mode_files
@@ -389,5 +392,7 @@ def load(path, *, use_cache: bool = True) -> Run:
     if all(m.status == "failed" for m in modes.values()):
         raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))
+    from traceinsight.analysis.trace_env import trace_environment
     return Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
-               manifest={"source": str(path)}, source="traces", hosts_compared=compared)
+               manifest={"source": str(path), "environment": trace_environment(files)},
+               source="traces", hosts_compared=compared)

@@ -586,6 +586,12 @@ def _package_files() -> dict[str, str]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _own_files() -> frozenset[str]:
+    from traceinsight.pyfiles import own_files
+    return own_files()
+
+
 def frame_group(file: str, user_files: frozenset[str],
                 recorded: dict[str, list[str]] | None = None) -> str:
     """user / keras / tensorflow / other for a python-tracer frame's file base name: from what the
@@ -595,6 +601,8 @@ def frame_group(file: str, user_files: frozenset[str],
         return "user"
     if recorded and file in recorded:
         return pick(recorded[file])
+    if file in _own_files():
+        return "traceinsight"
     if file.startswith("tensorflow.") or file.startswith("tsl") or file.startswith("_pywrap"):
         return "tensorflow"
     if file.startswith("keras") or file.startswith("tf_keras"):

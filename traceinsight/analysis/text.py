@@ -3,8 +3,8 @@
 Figures are formatted by ``traceinsight.present``; every string from a trace (op, function, file,
 mode names, errors, notes) goes through ``present.safe`` and into a rich ``Text`` (never parsed as
 markup), so escape codes, bidi controls and brackets in names reach the terminal as visible text.
-Tables come from ``present.rich_table``: piped output (80 columns when not a terminal) folds the
-name columns, never a median.
+Tables come from ``present.rich_table``, printed by ``present.print_table``: on a terminal the name
+columns fold, never a median; piped, every table at its natural width (nothing folded or cut).
 
 It reads the run's tables in their light form (``ModeResult.table``, ``Run.summary_table``), so
 ``traceinsight analyze`` never imports pandas.
@@ -58,7 +58,7 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
         rows.append([_s(m.name), ms(s["median_ms"]), present.ms_range(s["p25_ms"], s["p75_ms"]),
                      present.ratio_ci(s["ratio"], s["ratio_lo"], s["ratio_hi"]),
                      ms(s["first_step_ms"]), f"ok, {n} timed steps"])
-    console.print(_table(f"{present.safe(run.name)}: ms per step",
+    present.print_table(console, _table(f"{present.safe(run.name)}: ms per step",
                          [("mode", False), ("median", True), ("IQR", True),
                           ("×fastest [95% CI]", True), ("first step", True),
                           ("status / steps", False)], rows))
@@ -68,7 +68,7 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
         if m.ok:
             cats = m.category_medians()
             rows.append([_s(m.name), *[ms(cats[k]) for k in CATEGORIES]])
-    console.print(_table("where a steady step's time goes (ms, median per category)",
+    present.print_table(console, _table("where a steady step's time goes (ms, median per category)",
                          [("mode", False)] + [(c, True) for c in CATEGORIES], rows))
 
     names = {m.name for m in wanted}
@@ -76,7 +76,10 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
         if names & {h.mode for h in group.hosts}:
             from traceinsight.analysis.hosts_text import renderables
             for r in renderables(group, top):
-                console.print(r)
+                if isinstance(r, Table):
+                    present.print_table(console, r)
+                else:
+                    console.print(r)
 
     for m in wanted:
         if not m.ok:
@@ -101,4 +104,4 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
                                   ("events without a rule (other)", "other", present.OTHER_COLUMNS)):
             table = m.table(name)
             if not table.empty:
-                console.print(_spec_table(title, cols, table.records(top)))
+                present.print_table(console, _spec_table(title, cols, table.records(top)))

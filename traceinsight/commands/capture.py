@@ -183,6 +183,12 @@ def print_modes(console) -> None:
                   + ", ".join(f"[bold]{m.name}[/]" for m in tf1) + ".")
 
 
+def median_detail(summary: dict) -> str:
+    """The progress line's figure of a finished mode, formatted as the summary table formats it."""
+    from traceinsight import present
+    return f"{present.ms(summary['median_ms'])} ms/step"
+
+
 def run_with_progress(console, plan, writer, opts) -> list:
     from rich.live import Live
     from rich.table import Table
@@ -204,7 +210,7 @@ def run_with_progress(console, plan, writer, opts) -> list:
             el = f"{s.elapsed:.1f} s" if s.elapsed is not None else ""
             detail = ""
             if s.status == "ok" and (writer.mode(name).get("summary") or {}).get("median_ms") is not None:
-                detail = f"{writer.mode(name)['summary']['median_ms']:.3g} ms/step"
+                detail = median_detail(writer.mode(name)["summary"])
             elif s.status == "failed":
                 detail = (s.error or "")[:80]
             elif s.status == "running":
@@ -291,8 +297,8 @@ def print_summary(console, run_path: Path) -> None:
     figures = sum(max([len(h)] + [len(str(r[i])) for r in rows]) for i, (h, numeric) in enumerate(columns)
                   if numeric)
     name_min = max(6, min(24, console.width - figures - 3 * len(columns)))
-    console.print(present.rich_table(f"{run.name}: ms per step, untraced (perf_counter)", columns, rows,
-                                     name_min=name_min))
+    present.print_table(console, present.rich_table(
+        f"{run.name}: ms per step, untraced (perf_counter)", columns, rows, name_min=name_min))
     console.print("[dim]median / IQR / 1st step in ms; × fastest: ratio of medians with its 95 % CI "
                   "(from paired rounds when the modes ran interleaved, else a bootstrap); "
                   "distortion: host-traced median / untraced median − 1[/]")

@@ -58,7 +58,7 @@ class Command:
                 raise TraceinsightError("a trace is exported per mode: add --mode MODE")
             if args.tables == "none":
                 raise TraceinsightError("nothing to export: --tables none and no --mode")
-            outdir = Path(args.output) if args.output else Path(f"{run.name}-tables")
+            outdir = _out_folder(Path(args.output) if args.output else Path(f"{run.name}-tables"))
             for p in export.write_fleet_tables(run, outdir, args.tables):
                 print(p)
             return 0
@@ -69,7 +69,8 @@ class Command:
                                     f"{', '.join(run.modes) or 'none'}")
         if not mode.ok and args.trace == "none":
             raise TraceinsightError(f"mode {args.mode!r} {mode.status}: nothing to export")
-        outdir = Path(args.output) if args.output else Path(f"{run.name}-{mode_dir(mode.name)}")
+        outdir = _out_folder(Path(args.output) if args.output
+                             else Path(f"{run.name}-{mode_dir(mode.name)}"))
         written: list[Path] = []
         if args.trace != "none":
             paths = export.pass_paths(mode, args.trace)
@@ -92,3 +93,13 @@ class Command:
         if args.trace != "none":
             print(f"open {written[0].name} in https://ui.perfetto.dev or chrome://tracing")
         return 0
+
+
+def _out_folder(path: Path) -> Path:
+    """The output folder, created before anything is computed; one line when it cannot be."""
+    from traceinsight.errors import TraceinsightError
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise TraceinsightError(f"cannot create the output folder {path}: {e.strerror or e}") from None
+    return path

@@ -10,6 +10,9 @@ class Command:
       traceinsight report RUN -o report.html   format from the extension: .md, .html, .json
       traceinsight report RUN --format json    (--format wins over the extension)
 
+    A markdown report written to a file gets its pictures as SVG files in a folder beside it
+    (REPORT_figures/), linked from the markdown; the HTML report has them inline.
+
     RUN is a run folder written by `traceinsight capture` (default: the newest under runs/), a
     TensorBoard logdir or an .xplane.pb. The report holds a one-line summary, the environment, the mode
     table (median, 95 % CI, ratio to the fastest), the category split, ranked findings with the fix,
@@ -28,5 +31,27 @@ class Command:
         from traceinsight.report import format_for, load_run, render, write_output
         fmt = format_for(args.output, args.format)
         run = load_run(args.run)
-        write_output(render(run, fmt), args.output)
+        if fmt == "md" and args.output not in (None, "-"):
+            write_output(markdown_with_figures(run, args.output), args.output)
+        else:
+            write_output(render(run, fmt), args.output)
         return 0
+
+
+def markdown_with_figures(run, output: str) -> str:
+    """The markdown report, its pictures written as SVG files into ``<stem>_figures/`` beside it."""
+    from pathlib import Path
+
+    from traceinsight.report import write_file
+    from traceinsight.report.data import report_data
+    from traceinsight.report.markdown import render_document
+    from traceinsight.report.svg import figures
+
+    out = Path(output)
+    folder = out.with_name(out.stem + "_figures")
+    doc = report_data(run)
+    links = []
+    for stem, alt, svg in figures(doc):
+        write_file(folder / f"{stem}.svg", svg.encode("utf-8"))
+        links.append((alt, f"{folder.name}/{stem}.svg"))
+    return render_document(doc, figures=links)

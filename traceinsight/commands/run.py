@@ -115,14 +115,15 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path, name: str | None,
-               settings: dict[str, Any]) -> int:
+def open_mode(*, mode: str, into: Path | None, out: Path, name: str | None, stem: str,
+              settings: dict[str, Any], workload: dict[str, Any],
+              command: str) -> tuple[Any, dict[str, Any], Path, str, Path]:
+    """Create the run folder (or open ``into``) and the mode's empty folder: (the RunWriter, the
+    manifest, the run folder, the mode's folder name, its path). ``traceinsight.profile`` and the
+    Keras callback open their run folders through here too."""
     from traceinsight import __version__, runfolder
     from traceinsight.capture import orchestrate as orch
 
-    script = script_of(cmd)
-    stem = script.stem if script else "script"
-    mode = mode or stem
     if into is not None:
         run_path = into
         manifest = runfolder.read_manifest(run_path)
@@ -137,9 +138,8 @@ def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path
             "schema_version": runfolder.SCHEMA_VERSION,
             "tool": f"traceinsight {__version__}",
             "created_utc": _now(),
-            "workload": {"path": str(script) if script else shlex.join(cmd), "sha256": _sha256(script),
-                         "name": stem, "kind": "script", "doc": shlex.join(cmd)},
-            "command": "traceinsight run -- " + shlex.join(cmd),
+            "workload": workload,
+            "command": command,
             "environment": env_info,
             "options": {k: v for k, v in settings.items()},
             "modes": {},
@@ -154,6 +154,19 @@ def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path
     if mode_path.exists():
         raise TraceinsightError(f"{mode_path} already exists")
     mode_path.mkdir(parents=True)
+    return writer, manifest, run_path, folder, mode_path
+
+
+def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path, name: str | None,
+               settings: dict[str, Any]) -> int:
+    script = script_of(cmd)
+    stem = script.stem if script else "script"
+    mode = mode or stem
+    writer, manifest, run_path, folder, mode_path = open_mode(
+        mode=mode, into=into, out=out, name=name, stem=stem, settings=settings,
+        workload={"path": str(script) if script else shlex.join(cmd), "sha256": _sha256(script),
+                  "name": stem, "kind": "script", "doc": shlex.join(cmd)},
+        command="traceinsight run -- " + shlex.join(cmd))
     entry: dict[str, Any] = {"dir": folder, "status": "running", "error": None, "stderr_tail": None, "summary": None,
              "profile_options": {}, "notes": [], "command": shlex.join(cmd),
              "script_sha256": _sha256(script), "settings": dict(settings)}

@@ -25,10 +25,13 @@ def format_for(path: str | Path | None, fmt: str | None = None, default: str = "
         chosen = fmt
     elif path is not None and str(path) != "-":
         ext = Path(path).suffix.lower()
-        if ext not in EXTENSIONS:
+        if EXTENSIONS.get(ext) not in allowed:
+            # an unknown extension, or one naming a format this command does not write (.txt)
+            what = f"the extension {ext!r} is not one of" if ext else "it has no extension; use"
             raise TraceinsightError(
-                f"cannot tell the format from {str(path)!r}: use one of "
-                f"{', '.join(e for e, f in EXTENSIONS.items() if f in allowed)} or --format")
+                f"cannot tell the format from {str(path)!r}: {what} "
+                f"{', '.join(e for e, f in EXTENSIONS.items() if f in allowed)} "
+                f"(or give --format: {', '.join(allowed)})")
         chosen = EXTENSIONS[ext]
     else:
         chosen = default

@@ -82,43 +82,23 @@ def pre(s: Any) -> str:
 
 
 def bars_svg(modes: list[dict]) -> str:
-    """Stacked bars: median ms/step per category of each ok mode (host-traced steady steps)."""
-    ok = [m for m in modes if m["status"] == "ok" and any(
-        isinstance(v, (int, float)) for v in m["categories"].values())]
-    if not ok:
-        return ""
-    totals = [sum(v for v in m["categories"].values() if isinstance(v, (int, float))) for m in ok]
-    scale_max = max(totals) or 1.0
-    label_w, bar_w, row_h, top = 170, 560, 26, 8
-    height = top + row_h * len(ok) + 40
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 90}" '
-             f'height="{height}" role="img" aria-label="ms per step by category and mode">']
-    for i, (m, total) in enumerate(zip(ok, totals)):
-        y = top + i * row_h
-        full = present.safe(m["name"])
-        name = full if len(full) <= 24 else full[:23] + "…"
-        parts.append(f'<text x="{label_w - 6}" y="{y + 16}" text-anchor="end" font-size="12">'
-                     f'{esc(name)}<title>{esc(full)}</title></text>')
-        x = float(label_w)
-        for c in CATEGORIES:
-            v = m["categories"].get(c)
-            if not isinstance(v, (int, float)) or v <= 0:
-                continue
-            w = bar_w * v / scale_max
-            parts.append(f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{row_h - 8}" '
-                         f'fill="{COLORS[c]}"><title>{esc(m["name"], present.MAX_NAME)} · {c}: '
-                         f'{num(v)} ms/step'
-                         f'</title></rect>')
-            x += w
-        parts.append(f'<text x="{x + 5:.1f}" y="{y + 16}" font-size="12">{num(total)} ms</text>')
-    y = top + row_h * len(ok) + 14
-    x = float(label_w)
-    for c in CATEGORIES:
-        parts.append(f'<rect x="{x:.0f}" y="{y}" width="10" height="10" fill="{COLORS[c]}"/>'
-                     f'<text x="{x + 14:.0f}" y="{y + 9}" font-size="11">{c}</text>')
-        x += 14 + 7 * len(c) + 16
-    parts.append("</svg>")
-    return "\n".join(parts)
+    """Stacked bars: median ms/step per category of each ok mode (``report.svg``)."""
+    from traceinsight.report.svg import category_bars
+    return category_bars(modes)
+
+
+def step_charts(modes: list[dict]) -> list[str]:
+    """Each ok mode's steps over the run (``report.svg``), under a heading."""
+    from traceinsight.report.svg import MAX_STEP_CHARTS, step_chart
+    ok = [m for m in modes if m["status"] == "ok"]
+    charts = [c for c in (step_chart(m) for m in ok[:MAX_STEP_CHARTS]) if c]
+    if not charts:
+        return []
+    more = (f" The first {MAX_STEP_CHARTS} of {len(ok)} modes; the JSON report has every step."
+            if len(ok) > MAX_STEP_CHARTS else "")
+    return ["<h2>Steps over the run</h2>",
+            "<p class=\"muted\">Each host-traced step, split by category; the first step, stalls "
+            f"and retraces marked. Hover a bar for its figures.{more}</p>", *charts]
 
 
 def _env_value(v: Any) -> str:
@@ -255,6 +235,8 @@ def _hosts(sessions: list[dict]) -> list[str]:
             out.append(spec_table(present.host_category_columns(g["category_names"]),
                                   category_records(g), "rows"))
         if g["steps"]:
+            from traceinsight.report.svg import host_skew
+            out.append(host_skew(g))
             out.append(f"<details><summary>Steps matched by step_num ({len(g['steps'])})</summary>"
                        + spec_table(present.HOST_STEP_COLUMNS, g["steps"], "steps")
                        + "</details>")
@@ -313,6 +295,7 @@ def render_document(doc: dict) -> str:
                                          else "not recorded" for c in CATEGORIES]
                     + [num(m.get("traced_step_ms"))] for m in modes if m["status"] == "ok"],
                    "l" + "r" * (len(CATEGORIES) + 1)),
+             *step_charts(modes),
              "<h2>Modes</h2>",
              f"<p class=\"muted\">{esc(_timing_note(modes))} Ratio to the fastest mode with its "
              "interval: the median of per-round ratios when the modes were timed in interleaved "

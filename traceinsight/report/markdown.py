@@ -277,7 +277,9 @@ def _cut_to_limit(lines: list[str], limit: int) -> str:
     return "\n".join(out) + note
 
 
-def render_document(doc: dict, limit: int = GITHUB_LIMIT) -> str:
+def render_document(doc: dict, limit: int = GITHUB_LIMIT,
+                    figures: Sequence[tuple[str, str]] = ()) -> str:
+    """``figures``: (alt text, relative path) of SVG pictures written beside the report."""
     run, modes = doc["run"], doc["modes"]
     head = [f"# traceinsight report: {text(run['name'])}", "", f"**{text(doc['summary'])}**", ""]
     wl = run.get("workload") or {}
@@ -300,6 +302,7 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT) -> str:
                  "Median ms/step per category over the host-traced steady steps "
                  "(the profiler inflates them by the distortion above).", ""]
         head += table(["mode", *CATEGORIES, "traced step"], cats, "l" + "r" * (len(CATEGORIES) + 1))
+    head += figure_lines(modes, figures)
     found = ["", "## Findings", ""] + finding_lines(doc["findings"])
     tail = []
     if run.get("command"):
@@ -311,6 +314,21 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT) -> str:
         if len(out) <= limit:
             return out
     return _cut_to_limit(head + host_sections(sessions, 0) + found + tail, limit)
+
+
+def figure_lines(modes: list[dict], figures: Sequence[tuple[str, str]]) -> list[str]:
+    """The category bars as a Mermaid chart (GitHub draws it where the report is pasted), then
+    image links to the SVG files beside the report when it was written to a file (``report.svg``);
+    the tables stay."""
+    from urllib.parse import quote
+
+    from traceinsight.report.svg import mermaid_bars
+    out = mermaid_bars(modes)
+    out = ([""] + out) if out else []
+    if figures:
+        out += ["", "Pictures (SVG files beside this report):", ""] + [
+            f"![{text(alt, MAX_CELL)}]({quote(rel)})" for alt, rel in figures]
+    return out
 
 
 def host_sections(sessions: list[dict], cap: int | None) -> list[str]:

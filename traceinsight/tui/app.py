@@ -4,6 +4,7 @@ behind a loading screen."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -12,14 +13,18 @@ from textual.binding import Binding
 
 from traceinsight import present as fmt
 from traceinsight.model import Run
-from traceinsight.tui.compare import CompareScreen, default_pair
-from traceinsight.tui.findings import FindingsScreen, load_findings
 from traceinsight.tui.help import HelpScreen
-from traceinsight.tui.hosts import HostsScreen, has_hosts
 from traceinsight.tui.loading import LoadingScreen
-from traceinsight.tui.mode import ModeScreen
 from traceinsight.tui.overview import OverviewScreen
-from traceinsight.tui.report import write_report
+
+# The other screens (and pandas, which their tables use) are imported when first shown: the
+# first frame needs only the loading screen and the overview.
+
+
+def _showing(screen: object, module: str, name: str) -> bool:
+    """``isinstance(screen, module.name)`` without importing the module (not imported: no)."""
+    mod = sys.modules.get(module)
+    return mod is not None and isinstance(screen, getattr(mod, name))
 
 DARK, LIGHT = "textual-dark", "textual-light"
 
@@ -74,6 +79,7 @@ class TraceinsightApp(App):
 
     def show_run(self, run: Run) -> None:
         self.run_data = run
+        from traceinsight.tui.hosts import has_hosts
         self.multi_host = has_hosts(run)
         self.sub_title = fmt.safe(run.name)
         if isinstance(self.screen, LoadingScreen):
@@ -86,11 +92,14 @@ class TraceinsightApp(App):
         (False also hides it from the footer)."""
         if self.run_data is None and action in {"report", "compare", "findings", "toggle_theme"}:
             return False
-        if action == "compare" and isinstance(self.screen, (CompareScreen, FindingsScreen)):
+        findings = _showing(self.screen, "traceinsight.tui.findings", "FindingsScreen")
+        if action == "compare" and (findings or _showing(self.screen, "traceinsight.tui.compare",
+                                                          "CompareScreen")):
             return False
-        if action == "findings" and isinstance(self.screen, FindingsScreen):
+        if action == "findings" and findings:
             return False
-        if action == "hosts" and (not self.multi_host or isinstance(self.screen, HostsScreen)):
+        if action == "hosts" and (not self.multi_host or _showing(
+                self.screen, "traceinsight.tui.hosts", "HostsScreen")):
             return False
         return True
 
@@ -106,10 +115,12 @@ class TraceinsightApp(App):
 
     def findings(self) -> tuple[list, str | None]:
         """The run's findings (computed once, kept on the run), or why there are none."""
+        from traceinsight.tui.findings import load_findings
         return load_findings(self.loaded_run)
 
     # --- navigation --------------------------------------------------------------------------
     def show_mode(self, name: str) -> None:
+        from traceinsight.tui.mode import ModeScreen
         try:
             summary = self.summary()
             rows = summary[summary["mode"] == name]
@@ -119,16 +130,19 @@ class TraceinsightApp(App):
         self.push_screen(ModeScreen(self.loaded_run.modes[name], row))
 
     def action_compare(self) -> None:
+        from traceinsight.tui.compare import CompareScreen, default_pair
         if isinstance(self.screen, CompareScreen):
             return
         a, b = default_pair(self.loaded_run, getattr(self.screen, "selected_mode", None))
         self.push_screen(CompareScreen(self.loaded_run, a, b))
 
     def action_findings(self) -> None:
+        from traceinsight.tui.findings import FindingsScreen
         if not isinstance(self.screen, FindingsScreen):
             self.push_screen(FindingsScreen(self.loaded_run, self.findings()))
 
     def action_hosts(self) -> None:
+        from traceinsight.tui.hosts import HostsScreen
         if not isinstance(self.screen, HostsScreen):
             self.push_screen(HostsScreen(self.loaded_run))
 
@@ -145,6 +159,7 @@ class TraceinsightApp(App):
                         exit_on_error=False)
 
     def _write_report(self) -> None:
+        from traceinsight.tui.report import write_report
         try:
             path = write_report(self.loaded_run, self.report_path)
         except Exception as e:  # noqa: BLE001 - a failed report must not take the viewer down

@@ -31,6 +31,18 @@ KEYS = [
 ]
 
 
+def overview_key_hint(key: str, multi_host: bool) -> str | None:
+    """What to say when a key the help lists does nothing on the overview (None: nothing)."""
+    if key == "h" and not multi_host:
+        return ("h compares the hosts of a multi-host profile session; this run has none "
+                "(one host per session).")
+    if key == "s":
+        return "s sorts the tables of a mode's detail (select a mode, enter) and of compare (c)."
+    if key in ("slash", "/"):
+        return "/ filters the ops of a mode's detail (select a mode, enter) and of compare (c)."
+    return None
+
+
 def help_text() -> Group:
     keys = Table.grid(padding=(0, 2))
     keys.add_column(style="bold", no_wrap=True, justify="right")

@@ -9,7 +9,8 @@ from textual.widgets import Tree
 
 from traceinsight import present as fmt
 
-GROUPS = {"user": "your code", "keras": "keras", "tensorflow": "tensorflow", "other": "other"}
+GROUPS = {"user": "your code", "keras": "keras", "tensorflow": "tensorflow",
+          "traceinsight": "traceinsight", "other": "other"}
 MAX_CHILDREN = 500
 
 

@@ -140,6 +140,10 @@ class ModeScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("/", "filter", "Filter"),
+        # the tabs move with ← / → from the tables too (their cursors are rows: ← / → are free);
+        # priority, so a focused table does not swallow them; an input keeps them (SkipAction)
+        Binding("left", "tab(-1)", "Previous tab", show=False, priority=True),
+        Binding("right", "tab(1)", "Next tab", show=False, priority=True),
     ]
 
     def __init__(self, mode: ModeResult, summary_row: pd.Series | None) -> None:
@@ -234,6 +238,19 @@ class ModeScreen(Screen):
         if isinstance(event.data_table, CategoryTable):
             self.query_one("#category-help", Static).update(
                 Text(event.data_table.highlighted_help, style="dim"))
+
+    def action_tab(self, step: int) -> None:
+        from textual.actions import SkipAction
+        from textual.widgets import Input, Tabs
+        focused = self.focused
+        if not self.mode.ok or isinstance(focused, Input) or (
+                isinstance(focused, DataTable) and focused.cursor_type in ("cell", "column")):
+            raise SkipAction()
+        tabs = self.query_one(TabbedContent).query_one(Tabs)
+        if step < 0:
+            tabs.action_previous_tab()
+        else:
+            tabs.action_next_tab()
 
     async def action_filter(self) -> None:
         if not self.mode.ok or self.mode.ops.empty:

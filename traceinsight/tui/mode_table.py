@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich.console import RenderableType
 from rich.text import Text
 from textual.binding import Binding
@@ -14,6 +14,9 @@ from textual.widgets import DataTable
 
 from traceinsight import present as fmt
 from traceinsight.model import ModeResult, Run
+
+if TYPE_CHECKING:     # pandas comes with the summary, after the first frame
+    import pandas as pd
 
 COLUMNS = ("mode", "ms/step", "IQR", "× fastest (95% CI)", "1st step", "profiler", "status")
 

@@ -48,10 +48,10 @@ def bar_rows(run: Run) -> list[BarRow]:
         if not m.ok:
             rows.append(BarRow(fmt.safe(m.name), None,
                                f"{fmt.safe(m.status)}: {fmt.safe(m.error or 'no reason recorded')}"))
-        elif m.breakdown.empty:
+        elif m.table("breakdown").empty:     # the light tables: no pandas before the first frame
             rows.append(BarRow(fmt.safe(m.name), None, "no steps found in the trace: no breakdown"))
         else:
-            rows.append(BarRow(fmt.safe(m.name), {k: float(v) for k, v in m.category_ms().items()}))
+            rows.append(BarRow(fmt.safe(m.name), m.category_medians()))
     return rows
 
 
@@ -65,10 +65,10 @@ def missing_notes(run: Run) -> list[str]:
     for m in run.modes.values():
         if not m.ok:  # listed with its reason among the bars
             continue
-        if m.steps.empty:
+        if m.table("steps").empty:
             notes.append(f"{fmt.safe(m.name)}: no steps found in the trace "
                          f"({fmt.safe(m.step_rule or 'no step rule')}).")
-        if m.hotspots.empty:
+        if m.table("hotspots").empty:
             notes.append(f"{fmt.safe(m.name)}: no python-tracer pass: no Python hotspots.")
     with_notes = [fmt.safe(m.name) for m in run.modes.values() if m.ok and m.notes]
     if with_notes:   # shown in full in each mode's detail
@@ -171,3 +171,11 @@ class OverviewScreen(Screen):
 
     def on_mode_table_chosen(self, event: ModeTable.Chosen) -> None:
         cast("TraceinsightApp", self.app).show_mode(event.mode)
+
+    def on_key(self, event) -> None:
+        # keys the help lists that act only on other screens: say where, instead of nothing
+        from traceinsight.tui.help import overview_key_hint
+        hint = overview_key_hint(event.key, cast("TraceinsightApp", self.app).multi_host)
+        if hint:
+            event.stop()
+            self.notify(hint, timeout=5)

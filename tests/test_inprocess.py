@@ -1,0 +1,98 @@
+"""Profiling from inside a script: ``traceinsight.keras.Profile`` (a fit callback) and
+``with traceinsight.profile(...)`` (a custom loop). Real TensorFlow, few steps: each script runs
+once profiled and once not, and must print the same; the run folder must hold the steps the
+script made, timed by the recorder ``traceinsight run`` uses, and open in report / analyze."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import traceinsight
+from traceinsight import runfolder
+from traceinsight.cli import main
+from traceinsight.model import CATEGORIES
+
+SCRIPTS = Path(__file__).parent / "scripts"
+# Until the profiler client runs in its own process, xprof's client prints "Starting to trace for
+# ... ms" on the process's stdout (C++ output, no Python hook can hold it back).
+CLIENT_APART = importlib.util.find_spec("traceinsight.capture.compat") is not None
+
+
+def test_importing_the_entry_points_imports_no_tensorflow():
+    code = ("import sys, traceinsight, traceinsight.keras\n"
+            "assert callable(traceinsight.profile)\n"
+            "print('tensorflow' in sys.modules, 'keras' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def _script(name: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPTS / name), *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    done = {}
+    for script in ("keras_callback.py", "profile_loop.py"):
+        done[script] = (_script(script), _script(script, str(out)))
+    return out, done
+
+
+def _check(run: Path, mode_name: str, kind: str, n_steps: int) -> None:
+    manifest = runfolder.read_manifest(run)
+    entry = manifest["modes"][mode_name]
+    assert entry["status"] == "ok", entry["error"]
+    assert entry["profile_options"]["host"]["recorded"]["host_tracer_level"] == 3
+    t = runfolder.read_json(run / runfolder.mode_dir(mode_name) / runfolder.TIMINGS)
+    assert t["details"]["step_kinds"] == {kind: n_steps}
+    assert t["all_steps"]["step_nums"] == list(range(n_steps))
+    host = t["traced"]["host"]
+    assert host["step_nums"][0] == 4 and 1 <= len(host["step_nums"]) <= 6   # skip 4, trace 6
+    mode = traceinsight.load(run, use_cache=False).modes[mode_name]
+    steps = mode.steps
+    np.testing.assert_allclose(steps[list(CATEGORIES)].sum(axis=1).to_numpy(),
+                               steps["wall_ms"].to_numpy(), rtol=0.01)
+    # the trace's step walls against the recorder's perf_counter times of the same steps
+    assert steps["step_num"].tolist() == host["step_nums"]
+    np.testing.assert_allclose(steps["wall_ms"].to_numpy(), np.asarray(host["steps_s"]) * 1e3,
+                               atol=0.5)
+
+
+@pytest.mark.capture
+@pytest.mark.xfail(not CLIENT_APART, strict=True,
+                   reason="the profiler client runs in this process and prints to its stdout")
+@pytest.mark.parametrize("script", ["keras_callback.py", "profile_loop.py"])
+def test_the_script_prints_the_same(runs, script):
+    plain, profiled = runs[1][script]
+    assert plain.returncode == profiled.returncode == 0, profiled.stderr[-2000:]
+    assert profiled.stdout == plain.stdout
+
+
+@pytest.mark.capture
+def test_keras_callback_writes_a_run(runs, tmp_path, capfd):
+    out, done = runs
+    plain, profiled = done["keras_callback.py"]
+    assert profiled.returncode == 0, profiled.stderr[-2000:]
+    # what the script itself reads back is the same: History, list of ndarrays, same loss
+    assert plain.stdout.splitlines()[-2:] == profiled.stdout.splitlines()[-2:]
+    assert "traced steps of mode keras_callback" in profiled.stderr
+    _check(out / "cb", "keras_callback", "fit batch", 60)       # 30 batches x 2 epochs
+    assert main(["report", str(out / "cb"), "-o", str(tmp_path / "r.html")]) == 0
+    assert "keras_callback" in (tmp_path / "r.html").read_text()
+
+
+@pytest.mark.capture
+def test_profile_block_writes_a_run(runs):
+    out, done = runs
+    plain, profiled = done["profile_loop.py"]
+    assert profiled.returncode == 0, profiled.stderr[-2000:]
+    assert plain.stdout.splitlines()[-1:] == profiled.stdout.splitlines()[-1:]
+    _check(out / "loop", "profile_loop", "tf.function", 30)

@@ -1,0 +1,75 @@
+"""A Run and a mode in Jupyter (``_repr_html_``: the HTML report in a sandboxed frame) and in a
+plain REPL (``show()``: the text summary); the notebook is executed headlessly by nbclient."""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+
+import pytest
+
+from traceinsight.model import Run
+from traceinsight.report import render
+from traceinsight.testing import make_mode, sample_run
+
+EVIL = '<script>alert("x")</script>'
+
+
+def srcdoc(frame: str) -> str:
+    m = re.fullmatch(r'<iframe title="[^"<>]*" sandbox="" style="[^"<>]*" srcdoc="([^"<>]*)"></iframe>',
+                     frame)
+    assert m, frame[:300]
+    return html.unescape(m.group(1))
+
+
+def test_run_displays_as_the_html_report_itself():
+    run = sample_run()
+    assert srcdoc(run._repr_html_()) == render(run, "html")
+
+
+def test_a_mode_displays_as_its_own_report():
+    mode = sample_run().modes["eager"]
+    page = srcdoc(mode._repr_html_())
+    assert page == render(Run(None, "eager", {"eager": mode}, source="traces"), "html")
+    assert "<svg" in page
+
+
+def test_hostile_names_stay_inside_the_frame_as_text():
+    run = Run(None, EVIL, {EVIL: make_mode(EVIL, {"op": 1.0})})
+    frame = run._repr_html_()
+    assert "<script" not in frame and "<" not in frame[len("<iframe"):-len("</iframe>")]
+    assert "<script" not in srcdoc(frame)      # escaped again inside the page
+
+
+def test_show_prints_the_text_summary():
+    out = io.StringIO()
+    sample_run().show(file=out)
+    text = out.getvalue()
+    assert "ms per step" in text and "eager" in text and "xla" in text
+    out = io.StringIO()
+    sample_run().modes["xla"].show(file=out)
+    assert "xla" in out.getvalue() and "eager" not in out.getvalue()
+
+
+def test_notebook_executes_headlessly_and_shows_the_report():
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("from traceinsight.testing import sample_run\n"
+                                          "run = sample_run()\nrun"),
+                nbformat.v4.new_code_cell("run.modes['function']"),
+                nbformat.v4.new_code_cell("run.show()")]
+    from jupyter_client.kernelspec import NATIVE_KERNEL_NAME
+    client = nbclient.NotebookClient(nb, timeout=300, kernel_name=NATIVE_KERNEL_NAME,
+                                     resources={"metadata": {"path": "."}})
+    client.execute()
+    run_out = nb.cells[0].outputs[0]["data"]
+    assert srcdoc(run_out["text/html"]) == render(sample_run(), "html")
+    mode_out = nb.cells[1].outputs[0]["data"]["text/html"]
+    assert "function" in srcdoc(mode_out)
+    # rich writes to a notebook as a display (text/plain beside its HTML), to a REPL as text
+    shown = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "")
+                    for o in nb.cells[2].outputs)
+    assert "ms per step" in shown and "xla" in shown

@@ -1,0 +1,92 @@
+"""What a bare trace records about where it was taken, for a report's environment section when
+there is no run.json: the hosts (XProf names each file ``<host>.xplane.pb``), the devices (a plane
+per device, with what the GPU tracer records about it), the tracer levels the profiler really
+used and when the profile started (the ``Task Environment`` plane).
+
+Only the planes' own stats are read (``events._open`` keeps the event lines as raw bytes), never
+the events. The keys are labels as the report shows them; versions of TensorFlow, Python and the
+rest are not in a trace, and the section says so.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+VERSIONS = "not recorded in a trace (TensorFlow, Python, CPU: see the run that made it)"
+
+
+def _stats(plane) -> dict[str, Any]:
+    from traceinsight.analysis.events import _plane_stat_value
+    names = {k: v.name for k, v in plane.stat_metadata.items()}
+    return {names.get(s.metadata_id, str(s.metadata_id)): _plane_stat_value(s, names)
+            for s in plane.stats}
+
+
+def _device(stats: dict[str, Any]) -> str:
+    parts = []
+    if "compute_cap_major" in stats:
+        parts.append(f"compute capability {stats['compute_cap_major']}.{stats.get('compute_cap_minor', 0)}")
+    if stats.get("core_count"):
+        parts.append(f"{stats['core_count']} cores")
+    if stats.get("memory_size"):
+        parts.append(f"{stats['memory_size'] / 2**30:.1f} GiB")
+    if stats.get("clock_rate"):
+        parts.append(f"{stats['clock_rate'] / 1000:.0f} MHz")
+    return ", ".join(parts)
+
+
+def trace_environment(files: Sequence[Path]) -> dict[str, Any]:
+    """The environment a set of trace files records (files that cannot be read are skipped: the
+    analysis reports them)."""
+    from traceinsight.errors import TraceinsightError
+    from traceinsight.xplane import decode_profile_options
+
+    hosts: list[str] = []
+    devices: dict[str, int] = {}          # "GPU (details)" -> count over files
+    options: list[dict[str, int]] = []
+    starts: list[int] = []
+    for f in files:
+        try:
+            from traceinsight.analysis.events import _open
+            space = _open(Path(f))
+        except (TraceinsightError, OSError):
+            continue
+        name = Path(f).name
+        hosts.append(name[: -len(".xplane.pb")] if name.endswith(".xplane.pb") else name)
+        for plane, _lines in space:
+            plane_name: str = getattr(plane, "name", "")
+            if plane_name == "Task Environment":
+                stats = _stats(plane)
+                raw = stats.get("profile_options")
+                if isinstance(raw, (bytes, bytearray)):
+                    try:
+                        options.append(decode_profile_options(bytes(raw)))
+                    except Exception:
+                        pass
+                if isinstance(stats.get("profile_start_time"), int):
+                    starts.append(stats["profile_start_time"])
+            elif plane_name.startswith("/device:"):
+                kind = plane_name[len("/device:"):].rsplit(":", 1)[0]
+                detail = _device(_stats(plane))
+                key = f"{kind} ({detail})" if detail else kind
+                devices[key] = devices.get(key, 0) + 1
+    if not hosts:
+        return {}
+    names = sorted(set(hosts))
+    # host names stay out of the markdown and HTML reports (pasted into public issues) under the
+    # key they leave out; the JSON keeps them
+    env: dict[str, Any] = {"hostname": names, "Hosts traced": len(names)}
+    per = f" over {len(names)} hosts" if len(names) > 1 else ""
+    env["Devices"] = [f"{n} × {d}{per}" for d, n in devices.items()] or ["none (host only)"]
+    if options:
+        same = all(o == options[0] for o in options)
+        env["Profiler options"] = options[0] if same else "differ between the trace files"
+    else:
+        env["Profiler options"] = "not recorded in the trace"
+    if starts:
+        env["Profile started (UTC)"] = datetime.fromtimestamp(
+            min(starts) / 1e9, tz=timezone.utc).isoformat(timespec="seconds")
+    env["Versions"] = VERSIONS
+    return env

@@ -1,0 +1,51 @@
+"""A Run or a mode in a notebook (``_repr_html_``) and in a plain REPL (``show()``).
+
+The notebook gets the HTML report itself: the whole page, escaped as one attribute value
+(``srcdoc``) of a sandboxed iframe, so its stylesheet cannot restyle the notebook around it and
+nothing in it runs (the report has no script; the sandbox makes sure). No file is written and
+nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import html
+import sys
+from typing import Any
+
+HEIGHT_PX = 640       # the frame scrolls; a full report is far longer than a notebook cell
+
+
+def frame(page: str, title: str) -> str:
+    return (f'<iframe title="{html.escape(title, quote=True)}" sandbox="" '
+            f'style="width:100%;height:{HEIGHT_PX}px;border:1px solid #d0d7de" '
+            f'srcdoc="{html.escape(page, quote=True)}"></iframe>')
+
+
+def run_html(run: Any) -> str:
+    from traceinsight import present
+    from traceinsight.report.html import render
+    return frame(render(run), f"traceinsight report: {present.safe(run.name)}")
+
+
+def _one_mode_run(mode: Any) -> Any:
+    from traceinsight.model import Run
+    return Run(path=None, name=mode.name, modes={mode.name: mode}, source="traces")
+
+
+def mode_html(mode: Any) -> str:
+    return run_html(_one_mode_run(mode))
+
+
+def _console(file: Any) -> Any:
+    from rich.console import Console
+    return Console(file=file if file is not None else sys.stdout)
+
+
+def show_run(run: Any, file: Any = None) -> None:
+    from traceinsight.analysis.text import render_analysis
+    render_analysis(run, console=_console(file))
+
+
+def show_mode(mode: Any, file: Any = None) -> None:
+    from traceinsight.analysis.text import render_analysis
+    render_analysis(_one_mode_run(mode), console=_console(file))
