@@ -219,56 +219,15 @@ def _validator(schema: str):
     return _VALIDATORS[schema]
 
 
-VALIDATED = "validated.json"     # in <run>/.traceinsight/: digests of documents found valid
-
-
-def _run_of(path: Path) -> Path | None:
-    """The run folder a run.json / <mode>/timings.json belongs to (None: neither)."""
-    for folder in (path.parent, path.parent.parent):
-        if (folder / MANIFEST).is_file():
-            return folder
-    return None
-
-
-def _document_digest(data: dict[str, Any], schema: str) -> str:
-    import hashlib
-    h = hashlib.sha256((Path(__file__).parent / "schemas" / schema).read_bytes())
-    h.update(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
-    return h.hexdigest()
-
-
-def _validated(run: Path | None) -> set[str]:
-    if run is None:
-        return set()
-    try:
-        data = json.loads((run / ".traceinsight" / VALIDATED).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return set()
-    return {d for d in data.get("digests", []) if isinstance(d, str)} if isinstance(data, dict) else set()
-
-
 def validate(data: dict[str, Any], schema: str, path: Path) -> None:
     """Check a run.json / timings.json against its schema (traceinsight/schemas); the first error
     as one line naming the file and the field.
 
-    A document already found valid (the same content under the same schema, by sha256) is not
-    checked again: the digests are kept in the run folder's ``.traceinsight/`` beside the
-    analysis cache, which the loader trusts the same way, and opening a run then needs no
-    jsonschema (about a third of the viewer's loading time)."""
-    run = _run_of(Path(path))
-    digest = _document_digest(data, schema)
-    seen = _validated(run)
-    if digest in seen:
-        return
+    Every load checks again: a record of documents found valid would have to live in the run
+    folder, which is someone else's data (a forged record would let any run.json through)."""
     from jsonschema.exceptions import best_match
     err = best_match(_validator(schema).iter_errors(data))
     if err is None:
-        if run is not None:
-            try:   # a read-only run folder: checked again next time
-                atomic_write_json(run / ".traceinsight" / VALIDATED,
-                                  {"digests": sorted(seen | {digest})[-4096:]})
-            except OSError:
-                pass
         return
     field = ".".join(str(p) for p in err.absolute_path) or "(the top level)"
     want = err.validator_value
