@@ -86,7 +86,7 @@ def test_hotspots_are_scaled_to_the_host_pass(real_runs):
     assert any("scaled by" in n for n in eager.notes)
     # self times of all frames cannot exceed the host pass's python time per step
     assert eager.hotspots["self_ms"].sum() <= eager.category_ms()["python"] * 1.0001
-    assert set(eager.hotspots["group"]) <= {"user", "keras", "tensorflow", "other"}
+    assert set(eager.hotspots["group"]) <= {"user", "keras", "tensorflow", "traceinsight", "other"}
     assert "keras" in set(eager.hotspots["group"])
 
 
