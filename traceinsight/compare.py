@@ -11,7 +11,7 @@ import numpy as np
 from traceinsight import present
 from traceinsight.analysis.opfamily import family
 from traceinsight.model import CATEGORIES, ModeResult
-from traceinsight.stats import excludes_one, paired_ratio_ci, paired_rounds, ratio_ci
+from traceinsight.stats import RatioEstimate, mode_ratio
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,21 +64,22 @@ class Comparison:
     a_ms: float                 # median ms/step of a
     b_ms: float
     delta_ms: float             # a - b
-    ratio: float                # a / b, with a 95 % interval
-    ratio_lo: float
+    ratio: float                # a_ms / b_ms, with its 95 % interval (``stats.mode_ratio``)
+    ratio_lo: float             # NaN: no valid interval (``note`` says why)
     ratio_hi: float
-    significant: bool           # the interval excludes 1
+    significant: bool           # the interval excludes 1 and the paired rounds agree
     # the tables: DataFrames, or functions computing them on first access (see _Lazy)
     categories: _Lazy = _Lazy()  # category, a_ms, b_ms, delta_ms; sorted by |delta| descending
     ops: _Lazy = _Lazy()         # op, type, thread, family, a_ms, b_ms, delta_ms, change
     #                             change in {"only in a", "only in b", "slower", "faster", "same"}
     families: _Lazy = _Lazy(["family", "a_ms", "b_ms", "delta_ms"])
     #                             op time per family (opfamily), both threads, by |delta|
-    basis: str = "steps"        # "steps": bootstrap of the steps; "rounds": paired interleaved rounds
+    basis: str = "steps"        # "steps" | "steps within rounds": what the interval resampled
     traced_a_ms: float = float("nan")   # median traced (host-profiled) step of a
     traced_b_ms: float = float("nan")
     distortion_a: float | None = None
     distortion_b: float | None = None
+    note: str = ""              # why the ratio has no interval, or why it does not order them
 
     @property
     def traced_disagrees(self) -> bool:
@@ -93,6 +94,17 @@ class Comparison:
         """(mode, distortion) of the modes whose traced steps are >= DISTORTION_LARGE off."""
         return [(n, d) for n, d in ((self.a, self.distortion_a), (self.b, self.distortion_b))
                 if d is not None and np.isfinite(d) and abs(d) >= DISTORTION_LARGE]
+
+    @property
+    def estimate(self) -> RatioEstimate:
+        """The ratio, its interval and verdict as ``stats.mode_ratio`` gave them."""
+        return RatioEstimate(self.ratio, self.ratio_lo, self.ratio_hi, self.significant,
+                             self.basis, self.note)
+
+    def ratio_text(self) -> str:
+        """``1.35× [1.30, 1.41]``, or ``1.35× (too few steps for an interval)``: how every page
+        writes this pair's ratio."""
+        return present.ratio_ci(self.ratio, self.ratio_lo, self.ratio_hi, self.note)
 
     def caveat(self) -> str:
         """What makes the traced figures doubtful for this pair, in one clause ("" when nothing)."""
@@ -122,8 +134,8 @@ class Comparison:
             return f"{self.a} vs {self.b}: no step times to compare"
         if not self.significant:
             return (f"{self.a} vs {self.b}: no measurable difference "
-                    f"({present.ms(self.a_ms)} vs {present.ms(self.b_ms)} ms/step, ratio {self.ratio:.2f} "
-                    f"[{self.ratio_lo:.2f}, {self.ratio_hi:.2f}])")
+                    f"({present.ms(self.a_ms)} vs {present.ms(self.b_ms)} ms/step, ratio "
+                    f"{self.ratio_text()})")
         head = f"{label or f'{self.a} − {self.b}'} = {present.signed_ms(self.delta_ms)} ms/step"
         if self.traced_disagrees:
             return f"{head} ({present.ms(self.a_ms)} vs {present.ms(self.b_ms)} ms untraced); but {self.caveat()}"
@@ -148,7 +160,8 @@ class Comparison:
                           inv(self.ratio_hi), inv(self.ratio_lo), self.significant,
                           lambda: swap(self.categories), lambda: swap(self.ops),
                           lambda: swap(self.families), self.basis,
-                          self.traced_b_ms, self.traced_a_ms, self.distortion_b, self.distortion_a)
+                          self.traced_b_ms, self.traced_a_ms, self.distortion_b, self.distortion_a,
+                          self.note)
 
     def top_family(self, slower: bool = True) -> pd.Series | None:
         """The op family that costs most of the difference in that direction (kernel families
@@ -168,15 +181,8 @@ def _distortion(m: ModeResult) -> float | None:
 def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
     """Use ``Run.compare(a, b)``: it computes each pair once."""
     sa, sb = a.step_samples_ms, b.step_samples_ms
-    paired = paired_rounds(a.timing.rounds if a.timing is not None else None,
-                           b.timing.rounds if b.timing is not None else None)
-    if paired is not None:
-        ratio, lo, hi = paired_ratio_ci(paired)
-        basis = "rounds"
-    else:
-        ratio, lo, hi = ratio_ci(sa, sb, boot_a=a.boot_medians if len(sa) > 1 else None,
-                                 boot_b=b.boot_medians if len(sb) > 1 else None)
-        basis = "steps"
+    est = mode_ratio(sa, sb, _rounds(a), _rounds(b), boot_a=a.boot_medians if len(sa) > 1 else None,
+                     boot_b=b.boot_medians if len(sb) > 1 else None)
     a_ms = float(np.median(sa)) if len(sa) else float("nan")
     b_ms = float(np.median(sb)) if len(sb) else float("nan")
     ops: list[pd.DataFrame] = []     # the op diff, computed once for both tables that read it
@@ -186,9 +192,16 @@ def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
             ops.append(op_diff(a.ops, b.ops))
         return ops[0]
 
-    return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, ratio, lo, hi, excludes_one(lo, hi),
-                      lambda: category_diff(a, b), op_table, lambda: family_diff(op_table()), basis,
-                      a.traced_ms, b.traced_ms, _distortion(a), _distortion(b))
+    return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, est.ratio, est.lo, est.hi,
+                      est.significant, lambda: category_diff(a, b), op_table,
+                      lambda: family_diff(op_table()), est.basis, a.traced_ms, b.traced_ms,
+                      _distortion(a), _distortion(b), est.note)
+
+
+def _rounds(m: ModeResult) -> tuple | None:
+    """The mode's interleaved rounds when its step samples are their steps (untraced timing)."""
+    t = m.timing
+    return t.rounds if t is not None and len(t.steps_s) and t.rounds else None
 
 
 def category_diff(a: ModeResult, b: ModeResult) -> pd.DataFrame:

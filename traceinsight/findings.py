@@ -124,8 +124,8 @@ def _modes_with_base(run: Run, *bases: str) -> list[ModeResult]:
 
 
 def _vs(c: Comparison) -> str:
-    return (f"{c.a} {fmt_ms(c.a_ms)} vs {c.b} {fmt_ms(c.b_ms)} ms/step "
-            f"({fmt_ratio(c.ratio)}× [{fmt_ratio(c.ratio_lo)}, {fmt_ratio(c.ratio_hi)}], 95 % CI)")
+    ci = ", 95 % CI" if np.isfinite(c.ratio_lo) else ""
+    return f"{c.a} {fmt_ms(c.a_ms)} vs {c.b} {fmt_ms(c.b_ms)} ms/step ({c.ratio_text()}{ci})"
 
 
 def _slower(c: Comparison) -> bool:
@@ -758,7 +758,7 @@ def compared_pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
 def rule_no_difference(run: Run) -> Iterable[Finding]:
     """8. Pairs whose confidence intervals overlap: no measurable difference, not a ranking."""
     same = [compare_modes(run, a, b) for a, b in compared_pairs(run)]
-    same = [c for c in same if np.isfinite(c.ratio_lo) and not c.significant]
+    same = [c for c in same if np.isfinite(c.ratio) and not c.significant]
     if not same:
         return
     modes = tuple(dict.fromkeys(n for c in same for n in (c.a, c.b)))
@@ -766,10 +766,10 @@ def rule_no_difference(run: Run) -> Iterable[Finding]:
         rule="no-difference",
         title="No measurable difference: " + "; ".join(f"{c.a} ≈ {c.b}" for c in same),
         evidence="; ".join(f"{c.a} {fmt_ms(c.a_ms)} vs {c.b} {fmt_ms(c.b_ms)} ms/step, ratio "
-                           f"{fmt_ratio(c.ratio)} [{fmt_ratio(c.ratio_lo)}, {fmt_ratio(c.ratio_hi)}] "
-                           "includes 1"
+                           f"{c.ratio_text()}" + (f": {c.note}" if c.note and np.isfinite(c.ratio_lo)
+                                                  else " includes 1" if np.isfinite(c.ratio_lo) else "")
                            for c in same) + ".",
-        saving_ms=None, saving_basis="the 95 % interval of the ratio includes 1", modes=modes,
+        saving_ms=None, saving_basis="the data cannot order these modes", modes=modes,
         fix="# Do not pick between these modes on speed: the difference is within noise.\n"
             "# Capture more steps to narrow the interval.")
 

@@ -247,7 +247,12 @@ class ModeResult:
         """Bootstrap medians of ``step_samples_ms`` (fixed seed), computed once per mode: its
         interval and every ratio it takes part in reuse them."""
         from traceinsight.stats import bootstrap_medians
-        return bootstrap_medians(self.step_samples_ms)
+        samples = self.step_samples_ms
+        rounds = self.timing.rounds if self.timing is not None and len(self.timing.steps_s) else None
+        # resampled within each interleaved round when the samples are the rounds' steps in order
+        strata = tuple(len(r) for r in rounds) if rounds else None
+        return bootstrap_medians(samples, strata=strata if strata and sum(strata) == len(samples)
+                                 else None)
 
     @property
     def traced_ms(self) -> float:
@@ -338,11 +343,17 @@ class Run:
 
     def compare(self, a: str, b: str) -> "Comparison":
         """``compare_modes`` of two of this run's modes, computed once per pair and kept on the
-        run (findings, the overview, the report and the compare screen share it)."""
+        run (findings, the overview, the report and the compare screen share it). A pair is
+        computed in the run's mode order and read from the other side by ``flipped()``, so b
+        against a is exactly the reciprocal of a against b, whoever asks first."""
         cache = self._comparisons
         key = (a, b)
         c = cache.get(key)
         if c is None:
+            order = list(self.modes)
+            if a != b and order.index(a) > order.index(b):
+                c = cache.setdefault(key, self.compare(b, a).flipped())
+                return c
             from traceinsight.compare import compare_modes
             # two threads may compute the same pair at once; setdefault keeps one (atomic under
             # the GIL), so every reader gets the same object

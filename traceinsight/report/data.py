@@ -68,8 +68,8 @@ def _vs_fastest(row: pd.Series) -> str | None:
         return None
     if row.get("fastest"):
         return "fastest"
-    lo = row.get("ratio_lo")
-    return "slower" if lo is not None and np.isfinite(lo) and lo > 1.0 else "no measurable difference"
+    return "slower" if row.get("ratio_significant") is True and row["ratio"] > 1.0 \
+        else "no measurable difference"
 
 
 def hotspot_order(h: pd.DataFrame) -> pd.DataFrame:
@@ -91,7 +91,7 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
     e: dict[str, Any] = {"name": m.name, "status": m.status, "error": m.error}
     if summary_row is not None:
         for k in ("median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n", "ratio", "ratio_lo",
-                  "ratio_hi", "first_step_ms", "distortion"):
+                  "ratio_hi", "ratio_note", "first_step_ms", "distortion"):
             e[k] = summary_row.get(k)
         e["vs_fastest"] = _vs_fastest(summary_row)
     untraced = m.timing is not None and len(m.timing.steps_s) > 0

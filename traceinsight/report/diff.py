@@ -1,10 +1,11 @@
 """The diff document: what changed between two runs (matched by mode name) or two modes of one run.
 
-A is "before", B is "after": every delta is B − A (positive: B is slower). Two modes of one run:
-whole-step significance from the run's comparison (95 % interval of the ratio of medians). The same
-mode in two runs: ``stats.between_runs``, which calls a change significant only beyond run-to-run
-variation (measured from interleaved rounds when both captures have them, else an assumed
-tolerance, and the pair says which). Per-category significance: a bootstrap interval of the
+A is "before", B is "after": every delta is B − A (positive: B is slower). The ratio and its
+interval are the comparison's (``stats.mode_ratio``), the one figure every page shows for the pair;
+the table and the sentence quote it alike. Two modes of one run: significant when the comparison
+orders them. The same mode in two runs: ``stats.between_runs`` also asks the change to exceed
+run-to-run variation (either capture's own round-to-round spread when both have interleaved
+rounds, else an assumed tolerance, and the pair says which). Per-category significance: a bootstrap interval of the
 difference of the per-step category medians of the host-traced steady steps (``stats.delta_ci``).
 """
 
@@ -17,7 +18,6 @@ import pandas as pd
 
 from traceinsight import present
 from traceinsight.compare import Comparison, compare_modes
-from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, ModeResult, Run
 from traceinsight.report.data import SCHEMA_VERSION, _generator, clean, records
 from traceinsight.stats import between_runs, delta_ci
@@ -103,11 +103,11 @@ def pair_entry(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
     c = ab.flipped()   # B against A: its delta is B − A
     entry: dict[str, Any] = {"a": a.name, "b": b.name, "a_ms": c.b_ms, "b_ms": c.a_ms, "delta_ms": c.delta_ms,
              "ratio": c.ratio, "ratio_lo": c.ratio_lo, "ratio_hi": c.ratio_hi,
-             "significant": c.significant, "basis": c.basis}
+             "significant": c.significant, "basis": c.basis, "ratio_note": c.note}
     label = f"{b.name}: B − A" if a.name == b.name else f"{b.name} − {a.name}"
     sentence = _sentence(a.name, b.name, c, label)
     if across_runs:
-        v = between_runs(a.step_samples_ms, b.step_samples_ms,
+        v = between_runs(c.estimate, a.step_samples_ms, b.step_samples_ms,
                          a.timing.rounds if a.timing is not None else None,
                          b.timing.rounds if b.timing is not None else None)
         entry.update(ratio=v["ratio"], ratio_lo=v["ratio_lo"], ratio_hi=v["ratio_hi"],
@@ -115,8 +115,7 @@ def pair_entry(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
                      verdict=v["verdict"])
         if not v["significant"] and c.significant and np.isfinite(v["ratio"]):
             sentence = (f"{label}: within run-to-run variation ({present.ms(c.b_ms)} → {present.ms(c.a_ms)} ms/step, "
-                        f"ratio {fmt_ratio(v['ratio'])} [{fmt_ratio(v['ratio_lo'])}, "
-                        f"{fmt_ratio(v['ratio_hi'])}]; {_noise_basis(v)})")
+                        f"ratio {c.ratio_text()}; {_noise_basis(v)})")
         elif not v["significant"]:
             sentence += f" ({_noise_basis(v)})"
         else:
@@ -141,7 +140,7 @@ def _sentence(na: str, nb: str, c: Comparison, label: str) -> str:
         return f"{na} → {nb}: no step times to compare"
     if not c.significant:
         return (f"{na} → {nb}: no measurable difference ({present.ms(c.b_ms)} vs {present.ms(c.a_ms)} ms/step, "
-                f"ratio {fmt_ratio(c.ratio)} [{fmt_ratio(c.ratio_lo)}, {fmt_ratio(c.ratio_hi)}])")
+                f"ratio {c.ratio_text()})")
     return c.sentence(label=label)
 
 

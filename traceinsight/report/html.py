@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report.data import env_value
+from traceinsight.stats import RATIO_METHOD
 
 TOP_ROWS = 25
 
@@ -144,7 +145,7 @@ def _mode_rows(modes: list[dict]) -> list[list[str]]:
                          "–", "–", "–"])
             continue
         rows.append([code(m["name"]), num(m["median_ms"]), esc(present.ms_range(m["ci_lo_ms"], m["ci_hi_ms"])),
-                     esc(present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"])),
+                     esc(present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"], m.get("ratio_note"))),
                      esc(m.get("vs_fastest") or "–"), num(m.get("first_step_ms")),
                      pct(m.get("distortion")), count(m.get("n"))])
     return rows
@@ -314,9 +315,7 @@ def render_document(doc: dict) -> str:
                     + [num(m.get("traced_step_ms"))] for m in modes if m["status"] == "ok"],
                    "l" + "r" * (len(CATEGORIES) + 1)),
              "<h2>Modes</h2>",
-             f"<p class=\"muted\">{esc(_timing_note(modes))} Ratio to the fastest mode with its "
-             "interval: the median of per-round ratios when the modes were timed in interleaved "
-             "rounds, else the ratio of medians with a bootstrap interval.</p>",
+             f"<p class=\"muted\">{esc(_timing_note(modes))} {esc(RATIO_METHOD)}</p>",
              table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
                     "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr"),
              *_hosts(doc.get("host_sessions") or []),
@@ -343,7 +342,7 @@ def render_diff(diff: dict) -> str:
     body += ["<h2>Modes</h2>", "<p class=\"muted\">Delta = B − A in ms/step (positive: B is slower).</p>",
              table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
                    [[code(p["a"]), code(p["b"]), num(p["a_ms"]), num(p["b_ms"]), signed(p["delta_ms"]),
-                     esc(present.ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi"))),
+                     esc(present.ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi"), p.get("ratio_note"))),
                      "<span class=\"sig\">yes</span>" if p["significant"] else "no"]
                     for p in diff["pairs"]], "llrrrll")]
     for side, label in (("only_in_a", "A"), ("only_in_b", "B")):

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report.data import env_value
+from traceinsight.stats import RATIO_METHOD
 
 GITHUB_LIMIT = 65_536
 MAX_CELL = present.MAX_NAME          # characters of one table cell (op names can be huge)
@@ -132,7 +133,7 @@ def mode_rows(modes: list[dict]) -> list[list[str]]:
         rows.append([
             code(m["name"]), num(m["median_ms"]),
             present.ms_range(m["ci_lo_ms"], m["ci_hi_ms"]),
-            present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"]),
+            present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"], m.get("ratio_note")),
             text(m.get("vs_fastest") or "–"), num(m.get("first_step_ms")), pct(m.get("distortion")),
             count(m.get("n"))])
     return rows
@@ -288,10 +289,7 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT) -> str:
     env = environment_rows(doc.get("environment") or {})
     if env:
         head += ["## Environment", ""] + table(["", ""], env) + [""]
-    head += ["## Modes", "", timing_note(modes) + " Ratio to the fastest mode with its interval "
-             "(“no measurable difference” when it includes 1): the median of per-round ratios when "
-             "the modes were timed in interleaved rounds, else the ratio of medians with a bootstrap "
-             "interval.", ""]
+    head += ["## Modes", "", timing_note(modes) + " " + RATIO_METHOD, ""]
     head += table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
                    "first step ms", "profiler distortion", "steps"], mode_rows(modes), "lrlllrrr")
     cats = category_rows(modes)
@@ -364,7 +362,7 @@ def render_diff(diff: dict, limit: int = GITHUB_LIMIT) -> str:
     head += table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
                   [[code(p["a"]), code(p["b"]), num(p["a_ms"]), num(p["b_ms"]),
                     _signed(p["delta_ms"]),
-                    present.ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi")),
+                    present.ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi"), p.get("ratio_note")),
                     "yes" if p["significant"] else "no"] for p in diff["pairs"]], "llrrrll")
     for side in ("only_in_a", "only_in_b"):
         if diff[side]:

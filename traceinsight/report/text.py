@@ -42,7 +42,7 @@ def render_diff(diff: dict) -> str:
         out.append("")
     out += _table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A [95 % CI]", "significant"],
                   [[safe(p["a"]), safe(p["b"]), fmt_ms(p["a_ms"]), fmt_ms(p["b_ms"]),
-                    _signed(p["delta_ms"]), ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi")),
+                    _signed(p["delta_ms"]), ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi"), p.get("ratio_note")),
                     "yes" if p["significant"] else "no"] for p in diff["pairs"]], "llrrrl")
     for side, label in (("only_in_a", "A"), ("only_in_b", "B")):
         if diff[side]:
