@@ -69,7 +69,8 @@ class Comparison:
     ratio_hi: float
     significant: bool           # the interval excludes 1 and the paired rounds agree
     # the tables: DataFrames, or functions computing them on first access (see _Lazy)
-    categories: _Lazy = _Lazy()  # category, a_ms, b_ms, delta_ms; sorted by |delta| descending
+    categories: _Lazy = _Lazy()  # category, a_ms, b_ms, delta_ms (mean ms/step of the traced steps:
+    #                             they add up to traced_delta_ms); sorted by |delta| descending
     ops: _Lazy = _Lazy()         # op, type, thread, family, a_ms, b_ms, delta_ms, change
     #                             change in {"only in a", "only in b", "slower", "faster", "same"}
     families: _Lazy = _Lazy(["family", "a_ms", "b_ms", "delta_ms"])
@@ -80,6 +81,13 @@ class Comparison:
     distortion_a: float | None = None
     distortion_b: float | None = None
     note: str = ""              # why the ratio has no interval, or why it does not order them
+    traced_mean_a_ms: float = float("nan")   # mean traced step of a: the sum of its categories
+    traced_mean_b_ms: float = float("nan")
+
+    @property
+    def traced_delta_ms(self) -> float:
+        """a − b of the traced steps' mean: the difference the category breakdown adds up to."""
+        return self.traced_mean_a_ms - self.traced_mean_b_ms
 
     @property
     def traced_disagrees(self) -> bool:
@@ -122,14 +130,35 @@ class Comparison:
                                                              for n, d in distorted))
         return "; ".join(parts)
 
-    def sentence(self, top: int = 4, traced_label: bool = True, label: str | None = None) -> str:
-        """``eager − function = +4.9 ms/step: in traced steps, python +3.1, dispatch +1.2, ...``.
+    def breakdown_text(self) -> str:
+        """``the traced steps' mean differs by +5.30 ms: python +3.10, dispatch +1.20, op +0.80,
+        input +0.20`` — every category whose difference shows at the display's precision; the
+        parts add up to the traced difference (means add up, medians do not)."""
+        cats = self.categories[np.isfinite(self.categories["delta_ms"])]
+        shown = cats[cats["delta_ms"].abs() >= 0.0005]
+        parts = ", ".join(f"{r.category} {present.signed_ms(r.delta_ms)}" for r in shown.itertuples())
+        out = f"the traced steps' mean differs by {present.signed_ms(self.traced_delta_ms)} ms"
+        return out + (f": {parts}" if parts else "")
 
-        The total is the difference of the modes' medians (untraced timing when captured); the
-        categories come from the host-traced steps, which the profiler slows unevenly, so the
-        sentence says so (``traced_label=False`` when the caller already does). When the traced
-        steps contradict the untraced ordering it says that instead of quoting categories.
-        ``label`` replaces ``a − b`` (the diff writes ``B − A``)."""
+    def distortion_text(self) -> str:
+        """``profiler distortion eager +7 %, function +17 %`` (the modes whose distortion is
+        known): how far the traced steps the breakdown comes from are off the untraced ones."""
+        na, nb = (self.a, self.b) if self.a != self.b else ("B", "A")
+        known = [(n, d) for n, d in ((na, self.distortion_a), (nb, self.distortion_b))
+                 if d is not None and np.isfinite(d)]
+        return ("profiler distortion " + ", ".join(f"{n} {d * 100:+.0f} %" for n, d in known)
+                if known else "")
+
+    def sentence(self, top: int = 7, traced_label: bool = True, label: str | None = None) -> str:
+        """``eager − function = +4.9 ms/step (untraced medians); the traced steps' mean differs by
+        +5.3 ms: python +3.1, dispatch +1.2, ... (profiler distortion eager +7 %, function +17 %)``.
+
+        The headline is the difference of the modes' medians (untraced timing when captured); the
+        categories come from the host-traced steps, which the profiler slows unevenly, so their
+        breakdown explains the traced difference it adds up to, said beside the headline with the
+        distortion of each side. When the traced steps contradict the untraced ordering it says
+        that instead of quoting categories. ``label`` replaces ``a − b`` (the diff writes
+        ``B − A``); ``top`` and ``traced_label`` are kept for callers, every category shows."""
         if not np.isfinite(self.delta_ms):
             return f"{self.a} vs {self.b}: no step times to compare"
         if not self.significant:
@@ -139,12 +168,11 @@ class Comparison:
         head = f"{label or f'{self.a} − {self.b}'} = {present.signed_ms(self.delta_ms)} ms/step"
         if self.traced_disagrees:
             return f"{head} ({present.ms(self.a_ms)} vs {present.ms(self.b_ms)} ms untraced); but {self.caveat()}"
-        cats = self.categories[np.isfinite(self.categories["delta_ms"])]
-        cats = cats[cats["delta_ms"].abs() >= 0.005].head(top)
-        parts = ", ".join(f"{r.category} {present.signed_ms(r.delta_ms)}" for r in cats.itertuples())
-        sep = ": in traced steps, " if traced_label else ": "
-        out = head + (f"{sep}{parts}" if parts else "")
-        return out + (f" ({self.caveat()})" if self.distorted else "")
+        if not np.isfinite(self.traced_delta_ms):
+            return head
+        out = f"{head} (untraced medians); {self.breakdown_text()}"
+        dist = self.distortion_text()
+        return out + (f" ({dist})" if dist else "")
 
     def flipped(self) -> "Comparison":
         """The same comparison read from the other side (b against a): every delta negated, the
@@ -161,7 +189,7 @@ class Comparison:
                           lambda: swap(self.categories), lambda: swap(self.ops),
                           lambda: swap(self.families), self.basis,
                           self.traced_b_ms, self.traced_a_ms, self.distortion_b, self.distortion_a,
-                          self.note)
+                          self.note, self.traced_mean_b_ms, self.traced_mean_a_ms)
 
     def top_family(self, slower: bool = True) -> pd.Series | None:
         """The op family that costs most of the difference in that direction (kernel families
@@ -195,7 +223,7 @@ def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
     return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, est.ratio, est.lo, est.hi,
                       est.significant, lambda: category_diff(a, b), op_table,
                       lambda: family_diff(op_table()), est.basis, a.traced_ms, b.traced_ms,
-                      _distortion(a), _distortion(b), est.note)
+                      _distortion(a), _distortion(b), est.note, a.traced_mean_ms, b.traced_mean_ms)
 
 
 def _rounds(m: ModeResult) -> tuple | None:
@@ -205,12 +233,13 @@ def _rounds(m: ModeResult) -> tuple | None:
 
 
 def category_diff(a: ModeResult, b: ModeResult) -> pd.DataFrame:
-    """category, a_ms, b_ms, delta_ms (median ms/step of the steady traced steps), largest
-    |delta| first."""
+    """category, a_ms, b_ms, delta_ms (mean ms/step of the steady traced steps, so the deltas add
+    up to the traced steps' mean difference), largest |delta| first."""
     import pandas as pd
 
-    ca, cb = a.category_ms(), b.category_ms()
-    cats = pd.DataFrame({"category": list(CATEGORIES), "a_ms": ca.to_numpy(), "b_ms": cb.to_numpy()})
+    ca, cb = a.category_means(), b.category_means()
+    cats = pd.DataFrame({"category": list(CATEGORIES), "a_ms": [ca[c] for c in CATEGORIES],
+                         "b_ms": [cb[c] for c in CATEGORIES]})
     cats["delta_ms"] = cats["a_ms"] - cats["b_ms"]
     cats["_abs"] = cats["delta_ms"].abs().fillna(-1.0)
     # ties in the categories' own order

@@ -81,16 +81,17 @@ def _finite(*xs) -> bool:
 
 
 def _cat(m: ModeResult, *cats: str) -> float:
-    """Sum of the median ms/step of some categories (nan when the mode has no breakdown)."""
-    c = m.category_ms()
+    """Sum of the mean ms/step of some categories over the traced steady steps (nan when the mode
+    has no breakdown): what they cost the run per step, a stall in a few steps included, so a
+    share of ``_traced_total`` is a share of the run's time (as XProf's input-bound share is)."""
+    c = m.category_means()
     vals = [float(c.get(k, np.nan)) for k in cats]
     return float(np.nansum(vals)) if any(np.isfinite(v) for v in vals) else float("nan")
 
 
 def _traced_total(m: ModeResult) -> float:
-    if m.breakdown.empty or "total" not in m.breakdown.index:
-        return float("nan")
-    return float(m.breakdown.loc["total", "median"])
+    """The traced steady steps' mean wall time: the sum of every category's ``_cat``."""
+    return m.traced_mean_ms
 
 
 def untraced(m: ModeResult, traced_ms: float) -> tuple[float, str]:
@@ -160,7 +161,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                "train_on_batch runs a tf.function")
         split = (f"In {e.name}, python {fmt_ms(_cat(e, 'python'))} + dispatch "
                  f"{fmt_ms(_cat(e, 'dispatch'))} = {fmt_ms(pd_e)} ms of a {fmt_ms(total)} ms "
-                 f"traced step ({_pct(pd_e / total)}).") if _finite(pd_e, total) and total > 0 else ""
+                 f"mean traced step ({_pct(pd_e / total)}).") if _finite(pd_e, total) and total > 0 else ""
         if bound:
             saving, basis = None, "no graph-function mode in this run to measure against"
             modes: tuple[str, ...] = (e.name,)
@@ -350,7 +351,7 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
     what = ("converting Python values to tensors, copies" if slices else
             "converting arrays and Python values to tensors, copies")
     evidence = (f"In {m.name}, input ({what}) takes "
-                f"{fmt_ms(inp)} ms of a {fmt_ms(total)} ms traced step ({_pct(inp / total)})."
+                f"{fmt_ms(inp)} ms of a {fmt_ms(total)} ms mean traced step ({_pct(inp / total)})."
                 + _conversion_hint(m))
     if slices:
         evidence += (f" The step slices tensors {slices:.0f} times per step (StridedSlice): indexing "
@@ -715,7 +716,7 @@ def rule_input_bound(run: Run) -> Iterable[Finding]:
         yield Finding(
             rule="input-bound", title=f"{m.name} waits on its input pipeline",
             evidence=(f"In {m.name}, input (waiting on tf.data while nothing else of the step "
-                      f"computes, copies) takes {fmt_ms(inp)} ms of a {fmt_ms(total)} ms traced "
+                      f"computes, copies) takes {fmt_ms(inp)} ms of a {fmt_ms(total)} ms mean traced "
                       f"step ({_pct(inp / total)})."),
             saving_ms=untraced(m, inp)[0],
             saving_basis="upper bound: all of the mode's input time" + untraced(m, inp)[1],

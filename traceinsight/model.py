@@ -269,6 +269,31 @@ class ModeResult:
             return {c: float("nan") for c in CATEGORIES}
         return {c: float(b.row(c)["median"]) for c in CATEGORIES}
 
+    @property
+    def traced_mean_ms(self) -> float:
+        """Mean wall ms of the host-traced steady steps: the sum of ``category_means`` (what the
+        traced steps cost in total, per step; nan without a breakdown)."""
+        b = self.table("breakdown")
+        if b.empty or b.index is None or "total" not in b.index or "mean" not in b:
+            return float("nan")
+        return float(b.row("total")["mean"])
+
+    def category_means(self) -> dict[str, float]:
+        """Mean ms/step per category over the steady traced steps, in CATEGORIES order: what each
+        category costs in total divided by the steps, so they add up to ``traced_mean_ms`` (a
+        stall in 3 of 30 steps counts here, where the median ignores it). NaN: none."""
+        b = self.table("breakdown")
+        if b.empty or "mean" not in b:
+            return {c: float("nan") for c in CATEGORIES}
+        return {c: float(b.row(c)["mean"]) for c in CATEGORIES}
+
+    def category_shares(self) -> dict[str, float]:
+        """Each category's share of the traced steps' total time (``category_means`` over
+        ``traced_mean_ms``)."""
+        total = self.traced_mean_ms
+        return {c: (v / total if np.isfinite(v) and np.isfinite(total) and total > 0 else float("nan"))
+                for c, v in self.category_means().items()}
+
     def category_ms(self) -> pd.Series:
         """``category_medians`` as a Series indexed by CATEGORIES."""
         import pandas as pd

@@ -201,18 +201,24 @@ def mode_ratio(a: np.ndarray, b: np.ndarray, a_rounds=None, b_rounds=None,
     return RatioEstimate(ratio, lo, hi, bool(significant), basis, note, rr)
 
 
-def delta_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """median(b) − median(a) with a bootstrap percentile interval (independent resamples)."""
+def delta_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95,
+             stat: str = "median") -> tuple[float, float, float]:
+    """stat(b) − stat(a) (``stat``: "median" or "mean") with a bootstrap percentile interval
+    (independent resamples); no interval when it would not hold the difference strictly inside."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if not len(a) or not len(b):
         return float("nan"), float("nan"), float("nan")
-    d = float(np.median(b) - np.median(a))
+    f = np.mean if stat == "mean" else np.median
+    d = float(f(b) - f(a))
     if len(a) < 2 or len(b) < 2:
         return d, float("nan"), float("nan")
     rng = np.random.default_rng(_DIFF_SEED)
-    ma = np.median(rng.choice(a, size=(BOOTSTRAP_SAMPLES, len(a))), axis=1)
-    mb = np.median(rng.choice(b, size=(BOOTSTRAP_SAMPLES, len(b))), axis=1)
+    ma = f(rng.choice(a, size=(BOOTSTRAP_SAMPLES, len(a))), axis=1)
+    mb = f(rng.choice(b, size=(BOOTSTRAP_SAMPLES, len(b))), axis=1)
     lo, hi = _interval(mb - ma, level)
+    if d == 0.0 and lo == hi == 0.0:
+        return d, lo, hi    # a category neither side spends time in: exactly no difference
+    lo, hi = _interval_around(d, lo, hi)
     return d, lo, hi
 
 

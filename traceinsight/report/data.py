@@ -101,6 +101,11 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
     total = m.breakdown.loc["total", "median"] if (not m.breakdown.empty and
                                                    "total" in m.breakdown.index) else None
     e["traced_step_ms"] = total
+    # what each category costs the run (mean ms/step, adds up to the mean traced step) and its
+    # share of that total, beside the typical step's medians above
+    e["category_means"] = m.category_means()
+    e["category_shares"] = m.category_shares()
+    e["traced_step_mean_ms"] = m.traced_mean_ms
     e["breakdown"] = ([{"category": k, **r} for k, r in
                        m.breakdown.to_dict(orient="index").items()] if not m.breakdown.empty else [])
     e["first_step"] = dict(m.first_step) if m.first_step is not None else None

@@ -26,25 +26,26 @@ OP_LIMIT = 200    # ops per change kind kept in the document
 
 
 def _category_rows(a: ModeResult, b: ModeResult, tolerance: float | None = None) -> list[dict]:
-    """Per category: both medians, B − A with its interval; ``tolerance`` (two captures): a change
-    counts only when the larger side exceeds the smaller by that share as well (as for the step)."""
-    ca, cb = a.category_ms(), b.category_ms()
+    """Per category: both means (ms/step of the traced steady steps: they add up to the pair's
+    ``traced_delta_ms``), B − A with its interval; ``tolerance`` (two captures): a change counts
+    only when the larger side exceeds the smaller by that share as well (as for the step)."""
+    ca, cb = a.category_means(), b.category_means()
     sa, sb = a.steady_steps, b.steady_steps
     rows = []
     for c in CATEGORIES:
-        row = {"category": c, "a_ms": ca.get(c), "b_ms": cb.get(c),
+        row: dict[str, Any] = {"category": c, "a_ms": ca.get(c), "b_ms": cb.get(c),
                "delta_ms": float(cb.get(c, np.nan)) - float(ca.get(c, np.nan)),
                "delta_lo": None, "delta_hi": None, "significant": None}
         if c in sa and c in sb and len(sa) and len(sb):
-            _, lo, hi = delta_ci(sa[c].to_numpy(), sb[c].to_numpy())
+            _, lo, hi = delta_ci(sa[c].to_numpy(), sb[c].to_numpy(), stat="mean")
             if np.isfinite(lo):
                 sig = bool(lo > 0 or hi < 0)
                 if tolerance is not None:
                     small = min(abs(float(ca.get(c, 0) or 0)), abs(float(cb.get(c, 0) or 0)))
-                    sig = sig and abs(row["delta_ms"]) > tolerance * small
+                    sig = sig and abs(float(row["delta_ms"])) > tolerance * small
                 row.update(delta_lo=lo, delta_hi=hi, significant=sig)
         rows.append(row)
-    rows.sort(key=lambda r: -abs(r["delta_ms"]) if np.isfinite(r["delta_ms"]) else 0.0)
+    rows.sort(key=lambda r: -abs(float(r["delta_ms"])) if np.isfinite(r["delta_ms"]) else 0.0)
     return clean(rows)
 
 
@@ -103,7 +104,10 @@ def pair_entry(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
     c = ab.flipped()   # B against A: its delta is B − A
     entry: dict[str, Any] = {"a": a.name, "b": b.name, "a_ms": c.b_ms, "b_ms": c.a_ms, "delta_ms": c.delta_ms,
              "ratio": c.ratio, "ratio_lo": c.ratio_lo, "ratio_hi": c.ratio_hi,
-             "significant": c.significant, "basis": c.basis, "ratio_note": c.note}
+             "significant": c.significant, "basis": c.basis, "ratio_note": c.note,
+             # the traced steps' means the category rows add up to (B, A, B − A)
+             "traced_a_ms": c.traced_mean_b_ms, "traced_b_ms": c.traced_mean_a_ms,
+             "traced_delta_ms": c.traced_delta_ms}
     label = f"{b.name}: B − A" if a.name == b.name else f"{b.name} − {a.name}"
     sentence = _sentence(a.name, b.name, c, label)
     if across_runs:

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report.data import env_value
+from traceinsight.report.markdown import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE, mean_share
 from traceinsight.stats import RATIO_METHOD
 
 TOP_ROWS = 25
@@ -83,12 +84,13 @@ def pre(s: Any) -> str:
 
 
 def bars_svg(modes: list[dict]) -> str:
-    """Stacked bars: median ms/step per category of each ok mode (host-traced steady steps)."""
+    """Stacked bars: mean ms/step per category of each ok mode (host-traced steady steps), so a
+    bar's length and its label are the mean traced step the table beside it shows."""
     ok = [m for m in modes if m["status"] == "ok" and any(
-        isinstance(v, (int, float)) for v in m["categories"].values())]
+        isinstance(v, (int, float)) for v in (m.get("category_means") or {}).values())]
     if not ok:
         return ""
-    totals = [sum(v for v in m["categories"].values() if isinstance(v, (int, float))) for m in ok]
+    totals = [sum(v for v in (m.get("category_means") or {}).values() if isinstance(v, (int, float))) for m in ok]
     scale_max = max(totals) or 1.0
     label_w, bar_w, row_h, top = 170, 560, 26, 8
     height = top + row_h * len(ok) + 40
@@ -102,7 +104,7 @@ def bars_svg(modes: list[dict]) -> str:
                      f'{esc(name)}<title>{esc(full)}</title></text>')
         x = float(label_w)
         for c in CATEGORIES:
-            v = m["categories"].get(c)
+            v = (m.get("category_means") or {}).get(c)
             if not isinstance(v, (int, float)) or v <= 0:
                 continue
             w = bar_w * v / scale_max
@@ -306,14 +308,21 @@ def render_document(doc: dict) -> str:
     if env:
         body += ["<h2>Environment</h2>", env]
     body += ["<h2>Where the time goes</h2>",
-             "<p class=\"muted\">Median ms/step per category over the host-traced steady steps.</p>",
+             f"<p class=\"muted\">{esc(CATEGORY_MEANS_NOTE)}.</p>",
              bars_svg(modes),
-             table(["mode", *CATEGORIES, "traced step"],
+             table(["mode", *CATEGORIES, "mean traced step"],
+                   [[code(m["name"])] + [esc(mean_share((m.get("category_means") or {}).get(c),
+                                                        (m.get("category_shares") or {}).get(c)))
+                                         if m.get("host_events_recorded") is not False
+                                         else "not recorded" for c in CATEGORIES]
+                    + [num(m.get("traced_step_mean_ms"))] for m in modes if m["status"] == "ok"],
+                   "l" + "r" * (len(CATEGORIES) + 1)),
+             f"<p class=\"muted\">{esc(CATEGORY_MEDIANS_NOTE)}</p>",
+             table(["mode", *CATEGORIES],
                    [[code(m["name"])] + [num(m["categories"].get(c))
                                          if m.get("host_events_recorded") is not False
                                          else "not recorded" for c in CATEGORIES]
-                    + [num(m.get("traced_step_ms"))] for m in modes if m["status"] == "ok"],
-                   "l" + "r" * (len(CATEGORIES) + 1)),
+                    for m in modes if m["status"] == "ok"], "l" + "r" * len(CATEGORIES)),
              "<h2>Modes</h2>",
              f"<p class=\"muted\">{esc(_timing_note(modes))} {esc(RATIO_METHOD)}</p>",
              table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",

@@ -15,6 +15,12 @@ from traceinsight.model import CATEGORIES, Run
 from traceinsight.report.data import env_value
 from traceinsight.stats import RATIO_METHOD
 
+CATEGORY_MEANS_NOTE = ("Mean ms/step per category over the host-traced steady steps, with its share "
+                       "of their time: what the run costs, stalls in a few steps included; the "
+                       "categories add up to the mean traced step")
+CATEGORY_MEDIANS_NOTE = ("The typical step: median ms/step per category (medians do not add up to a "
+                         "step).")
+
 GITHUB_LIMIT = 65_536
 MAX_CELL = present.MAX_NAME          # characters of one table cell (op names can be huge)
 MAX_TEXT = 4000                      # characters of one paragraph (evidence quotes op names)
@@ -140,18 +146,36 @@ def mode_rows(modes: list[dict]) -> list[list[str]]:
 
 
 def category_rows(modes: list[dict]) -> list[list[str]]:
+    """Per mode: each category's mean ms/step with its share of the time, then the mean traced
+    step they add up to."""
     rows = []
     for m in modes:
         if m["status"] != "ok":
             continue
-        cats = m["categories"]
+        means, shares = m.get("category_means") or {}, m.get("category_shares") or {}
         if m.get("host_events_recorded") is False:  # the trace cannot split host time
             rows.append([code(m["name"])] + ["not recorded"] * len(CATEGORIES)
-                        + [num(m.get("traced_step_ms"))])
+                        + [num(m.get("traced_step_mean_ms"))])
             continue
-        rows.append([code(m["name"])] + [num(cats.get(c)) for c in CATEGORIES]
-                    + [num(m.get("traced_step_ms"))])
+        rows.append([code(m["name"])] + [mean_share(means.get(c), shares.get(c)) for c in CATEGORIES]
+                    + [num(m.get("traced_step_mean_ms"))])
     return rows
+
+
+def mean_share(mean: Any, share: Any) -> str:
+    """``4.28 (42 %)``: a category's mean ms/step and its share of the traced time."""
+    if not present.is_num(mean):
+        return num(mean)
+    return num(mean) + (f" ({present.percent(share)})" if present.is_num(share) and mean else "")
+
+
+def median_rows(modes: list[dict]) -> list[list[str]]:
+    """Per mode: each category's median ms/step (the typical step; medians do not add up, so no
+    total)."""
+    return [[code(m["name"])] + (["not recorded"] * len(CATEGORIES)
+                                 if m.get("host_events_recorded") is False else
+                                 [num(m["categories"].get(c)) for c in CATEGORIES])
+            for m in modes if m["status"] == "ok"]
 
 
 def finding_lines(findings: list[dict]) -> list[str]:
@@ -295,9 +319,10 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT) -> str:
     cats = category_rows(modes)
     if cats:
         head += ["", "## Where the time goes", "",
-                 "Median ms/step per category over the host-traced steady steps "
-                 "(the profiler inflates them by the distortion above).", ""]
-        head += table(["mode", *CATEGORIES, "traced step"], cats, "l" + "r" * (len(CATEGORIES) + 1))
+                 CATEGORY_MEANS_NOTE + " (the profiler inflates them by the distortion above).", ""]
+        head += table(["mode", *CATEGORIES, "mean traced step"], cats, "l" + "r" * (len(CATEGORIES) + 1))
+        head += ["", CATEGORY_MEDIANS_NOTE, ""]
+        head += table(["mode", *CATEGORIES], median_rows(modes), "l" + "r" * len(CATEGORIES))
     found = ["", "## Findings", ""] + finding_lines(doc["findings"])
     tail = []
     if run.get("command"):

@@ -50,12 +50,26 @@ def render_diff(diff: dict) -> str:
                        f"{', '.join(safe(n) for n in diff[side])}")
     for p in diff["pairs"]:
         out += ["", f"== {safe(p['a'])} → {safe(p['b'])}", safe(p["sentence"], None), ""]
+        cat_rows: list[Sequence[str]] = [
+            [c["category"], fmt_ms(c["a_ms"]), fmt_ms(c["b_ms"]), _signed(c["delta_ms"]),
+             f"{fmt_ms(c['delta_lo'])} … {fmt_ms(c['delta_hi'])}" if c.get("delta_lo") is not None else "–",
+             {True: "yes", False: "no", None: "–"}[c.get("significant")]]
+            for c in p["categories"]]
+        if p.get("traced_delta_ms") is not None:
+            # the total the category rows add up to: the traced steps' mean
+            cat_rows.append(["traced step", fmt_ms(p.get("traced_a_ms")), fmt_ms(p.get("traced_b_ms")),
+                             _signed(p.get("traced_delta_ms")), "", ""])
         out += _table(["category", "A ms/step", "B ms/step", "delta", "95 % CI", "significant"],
-                      [[c["category"], fmt_ms(c["a_ms"]), fmt_ms(c["b_ms"]), _signed(c["delta_ms"]),
-                        f"{fmt_ms(c['delta_lo'])} … {fmt_ms(c['delta_hi'])}"
-                        if c.get("delta_lo") is not None else "–",
-                        {True: "yes", False: "no", None: "–"}[c.get("significant")]]
-                       for c in p["categories"]], "lrrrl")
+                      cat_rows, "lrrrl")
+        fams = p.get("families") or []
+        if fams:
+            out += ["", "op families (ops matched by family across modes and renames):"]
+            out += ["  " + line for line in _table(
+                ["family", "A ms/step", "B ms/step", "delta"],
+                [[_clip(f["family"]), fmt_ms(f["a_ms"]), fmt_ms(f["b_ms"]), _signed(f["delta_ms"])]
+                 for f in fams[:TOP_OPS]], "lrrr")]
+            if len(fams) > TOP_OPS:
+                out.append(f"  … {len(fams) - TOP_OPS} more")
         for kind in ("slower", "faster", "added", "removed"):
             ops = p["ops"][kind]
             if ops:
