@@ -329,3 +329,58 @@ def summarize(run: "Run") -> Columns:
         row["fastest"] = m.name == run.fastest
         rows.append(row)
     return Columns.from_records(rows, SUMMARY_COLUMNS)
+
+
+# A step's category time is a stall when it exceeds the steps' median by this many robust standard
+# deviations (1.4826 x the median absolute deviation) and by STALL_MIN_MS; stalls count as
+# concentrated only when they hit at most STALL_MAX_STEP_SHARE of the steps.
+STALL_SIGMAS = 5.0
+STALL_MIN_MS = 0.05
+STALL_MAX_STEP_SHARE = 0.25
+
+
+def concentrated(values_ms: np.ndarray, step_nums: np.ndarray, total_ms: float) -> dict | None:
+    """A cost concentrated in a few steps (input stalls, periodic checkpoints, retraces): the
+    steps whose value stands out of the others (``STALL_SIGMAS`` robust deviations above the
+    median), with their excess over the median summed and its share of ``total_ms`` (the traced
+    steps' summed wall time). None when no step stands out, or too many do to call it a few.
+
+    Returns steps ([(step_num, ms)], largest first), n_steps (steps looked at), excess_ms (summed
+    over those steps, above the median), share (excess_ms / total_ms), median_ms, mean_ms."""
+    v = np.asarray(values_ms, dtype=float)
+    ok = np.isfinite(v)
+    v, nums = v[ok], np.asarray(step_nums)[ok]
+    if len(v) < 8 or not np.isfinite(total_ms) or total_ms <= 0:
+        return None
+    med = float(np.median(v))
+    sigma = 1.4826 * float(np.median(np.abs(v - med)))
+    hit = v > med + max(STALL_SIGMAS * sigma, STALL_MIN_MS)
+    if not hit.any() or hit.sum() > STALL_MAX_STEP_SHARE * len(v):
+        return None
+    order = np.argsort(-v[hit], kind="stable")
+    excess = float(np.sum(v[hit] - med))
+    return {"steps": [(int(n), float(x)) for n, x in zip(nums[hit][order], v[hit][order])],
+            "n_steps": int(len(v)), "excess_ms": excess, "share": excess / total_ms,
+            "median_ms": med, "mean_ms": float(np.mean(v))}
+
+
+def concentrated_costs(m) -> dict[str, dict]:
+    """Per category of a mode's steady traced steps, its ``concentrated`` cost (only the
+    categories that have one), largest share first."""
+    from traceinsight.model import CATEGORIES
+
+    steps = m.table("steps")
+    if steps.empty or "step_num" not in steps:
+        return {}
+    mask = m.steady_mask()
+    wall = np.asarray(steps["wall_ms"], dtype=float)[mask]
+    nums = np.asarray(steps["step_num"])[mask]
+    total = float(np.nansum(wall))
+    out = {}
+    for c in CATEGORIES:
+        if c not in steps:
+            continue
+        hit = concentrated(np.asarray(steps[c], dtype=float)[mask], nums, total)
+        if hit is not None:
+            out[c] = hit
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]["share"]))
