@@ -719,17 +719,34 @@ def rule_input_bound(run: Run) -> Iterable[Finding]:
         inp, total = _cat(m, "input"), _traced_total(m)
         if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_BOUND_SHARE:
             continue
+        stage_text, stage_fix_line = _stage_evidence(m)
         yield Finding(
             rule="input-bound", title=f"{m.name} waits on its input pipeline",
             evidence=(f"In {m.name}, input (waiting on tf.data while nothing else of the step "
                       f"computes, copies) takes {fmt_ms(inp)} ms of a {fmt_ms(total)} ms mean traced "
-                      f"step ({_pct(inp / total)}).") + _stalls_text(m, "input"),
+                      f"step ({_pct(inp / total)}).") + _stalls_text(m, "input") + stage_text,
             saving_ms=untraced(m, inp)[0],
             saving_basis="upper bound: all of the mode's input time" + untraced(m, inp)[1],
             modes=(m.name,),
-            fix=("ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)   # parallel map\n"
+            fix=(stage_fix_line + "ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)   # parallel map\n"
                  "ds = ds.cache()                                            # when it fits in memory\n"
                  "ds = ds.batch(32).prefetch(tf.data.AUTOTUNE)               # overlap with the step"))
+
+
+def _stage_evidence(m: ModeResult) -> tuple[str, str]:
+    """The tf.data stage whose own work costs most (``analysis.tfdata``), in words, and the fix
+    line for its kind ("" when the trace has no stage events)."""
+    from traceinsight.analysis.tfdata import costliest_work_stage, mode_stages, stage_fix
+
+    stages = mode_stages(m.trace_paths)
+    best = costliest_work_stage(stages)
+    if best is None:
+        return "", ""
+    text = (f" By tf.data stage, {best['stage']} costs most: {fmt_ms(best['self_ms'])} ms of its "
+            f"own work over {best['count']} calls in the trace ({_pct(best['share'])} of the "
+            "pipeline's time; a Prefetch stage's time is the step waiting on it).")
+    fix = stage_fix(str(best["kind"]))
+    return text, (f"# the costliest stage: {best['kind']}\n{fix}\n" if fix else "")
 
 
 def _stalls_text(m: ModeResult, category: str) -> str:
