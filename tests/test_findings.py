@@ -314,3 +314,30 @@ def test_eager_dispatch_saving_never_exceeds_the_measured_step_difference():
     f = only(run, "eager-dispatch-bound")
     assert f.saving_ms == pytest.approx(2.0, abs=0.1)
     assert f.saving_basis.endswith("capped at the measured step difference")
+
+
+def test_tiny_ops_skip_keras_own_step_functions_seen_in_the_trace_whatever_the_mode_name():
+    """A foreign trace named ``train`` whose steps call Keras' own train function: its many small
+    graph ops are Keras', not the user's to vectorize; the same ops called from the user's own
+    tf.function are."""
+    ops = [(f"op{i}", "AddV2", "worker", 2, 0.01) for i in range(150)]
+    for fn in ("__inference_multi_step_on_iterator_262", "__inference_train_function_1234"):
+        keras = make_mode("train", {"op": 1.5, "dispatch": 0.3},
+                          ops=ops + [(fn, "tf.function", "main", 1, 1.5)])
+        assert "tiny-ops" not in rules(run_of(keras))
+    own = make_mode("train", {"op": 1.5, "dispatch": 0.3},
+                    ops=ops + [("__inference_step_12", "tf.function", "main", 1, 1.5)])
+    assert "tiny-ops" in rules(run_of(own))
+
+
+def test_no_fix_contradicts_another():
+    """XLA measured slower (its finding says jit_compile=False): no other finding's fix may say
+    jit_compile=True."""
+    ops = [(f"op{i}", "AddV2", "worker", 2, 0.01) for i in range(150)]
+    run = run_of(make_mode("function", {"op": 1.5, "dispatch": 0.3}, ops=ops, untraced_ms=2.0),
+                 make_mode("xla", {"op": 3.0, "dispatch": 0.3}, untraced_ms=4.0))
+    found = find(run)
+    assert any("jit_compile=False" in f.fix for f in found if f.rule == "xla-slower")
+    tiny = next(f for f in found if f.rule == "tiny-ops")
+    assert not any("jit_compile=True" in f.fix for f in found)
+    assert "XLA left out: it was measured slower" in tiny.fix

@@ -351,7 +351,7 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
         return
     hits.sort(key=lambda h: (h[4] is None, -h[0]))   # measured against +tensor first
     saving, m, inp, total, measured = hits[0]
-    keras_step = split_mode(m.name)[1] in _KERAS_STEP_BASES
+    keras_step = _runs_keras_step(m)
     # inside Keras' own step functions the slices are Keras' code, not the user's: no w[i] advice
     slices = 0.0 if keras_step else _slicing(m)
     what = ("converting Python values to tensors, copies" if slices else
@@ -555,9 +555,34 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
                  "step = tf.function(step_fn, jit_compile=True)"))
 
 
-# Keras' own step functions: the user does not write their ops, so "vectorize" is no advice there
-_KERAS_STEP_BASES = ("fit", "fit-dataset", "train_on_batch", "train_on_batch-eager",
-                     "train_on_batch-xla", "predict", "predict_on_batch", "evaluate")
+# Keras' own step functions as the trace names them (Keras 3's, then tf_keras'): calls of these
+# tf.functions run ops Keras wrote
+_KERAS_STEP_FUNCTIONS = frozenset({
+    "multi_step_on_iterator", "one_step_on_iterator", "one_step_on_data",
+    "one_step_on_data_distributed", "multi_step_on_data", "train_function", "predict_function",
+    "test_function"})
+
+
+def _function_name(op: str) -> str:
+    """``__inference_multi_step_on_iterator_262`` -> ``multi_step_on_iterator``."""
+    name = op.removeprefix("__inference_").removeprefix("__forward_").removeprefix("__backward_")
+    head, _, tail = name.rpartition("_")
+    return head if head and tail.isdigit() else name
+
+
+def _runs_keras_step(m: ModeResult) -> bool:
+    """The mode's steps run Keras' own train / predict / test functions, seen in the trace (a
+    main-thread tf.function call or a trace of one of them); for a Keras step without a
+    tf.function (``run_eagerly``), the capture's mode says so."""
+    names: list[str] = []
+    if not m.ops.empty and "type" in m.ops:
+        o = m.ops[m.ops["type"].astype(str).str.startswith("tf.function")]
+        names += [_function_name(str(n)) for n in o["op"]]
+    if not m.retraces.empty and "function" in m.retraces:
+        names += [_function_name(str(n)) for n in m.retraces["function"]]
+    if any(n in _KERAS_STEP_FUNCTIONS for n in names):
+        return True
+    return split_mode(m.name)[1] == "train_on_batch-eager"
 
 
 def _graph_while_loop(m: ModeResult) -> bool:
@@ -579,7 +604,7 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
     for m in run.ok_modes():
         if not m.host_events_recorded:
             continue  # the host's op calls are not all in the trace: no per-call claim
-        if split_mode(m.name)[1] in _KERAS_STEP_BASES or _graph_while_loop(m):
+        if _runs_keras_step(m) or _graph_while_loop(m):
             continue
         n, med = _op_call_stats(m)
         if n >= TINY_OPS_PER_STEP and _finite(med) and med <= TINY_OP_MEDIAN_MS:
@@ -980,6 +1005,23 @@ def _overlapping(findings: list[Finding], run: Run) -> list[Finding]:
     return out
 
 
+def _consistent_advice(findings: list[Finding]) -> list[Finding]:
+    """No finding's fix contradicts another's: where XLA was measured slower (an ``xla-slower``
+    finding advises ``jit_compile=False``), the other fixes lose their ``jit_compile=True`` lines
+    and say why."""
+    if not any(f.rule == "xla-slower" for f in findings):
+        return findings
+    out = []
+    for f in findings:
+        lines = f.fix.splitlines()
+        kept = [ln for ln in lines if "jit_compile=True" not in ln]
+        if f.rule != "xla-slower" and len(kept) < len(lines):
+            kept.append("# (XLA left out: it was measured slower on this run)")
+            f = replace(f, fix="\n".join(kept))
+        out.append(f)
+    return out
+
+
 def _rank_key(f: Finding):
     return (f.saving_ms is None, -(f.saving_ms or 0.0), SEVERITIES.index(f.severity), f.rule,
             f.modes, f.title)
@@ -991,6 +1033,6 @@ def find(run: Run) -> list[Finding]:
     out = [f for rule in RULES for f in rule(run)]
     # overlaps are judged largest saving first, then severity from the capped savings
     out.sort(key=lambda f: (f.saving_ms is None, -(f.saving_ms or 0.0), f.rule, f.modes, f.title))
-    out = [replace(f, severity=_severity(f, run)) for f in _overlapping(out, run)]
+    out = [replace(f, severity=_severity(f, run)) for f in _overlapping(_consistent_advice(out), run)]
     out.sort(key=_rank_key)
     return [replace(f, rank=i + 1) for i, f in enumerate(out)]
