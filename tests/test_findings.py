@@ -191,7 +191,7 @@ def test_tiny_ops_fires_on_many_small_ops_only():
     run = run_of(make_mode("eager", {"op": 1.5, "dispatch": 3.0, "python": 2.0}, ops=ops))
     f = only(run, "tiny-ops")
     assert "300 op calls per step" in f.evidence and "5.0 µs" in f.evidence
-    assert f.saving_ms == pytest.approx(3.0, abs=0.1) and f.saving_basis.startswith("upper bound")
+    assert f.saving_ms == pytest.approx(3.0, abs=0.1) and f.saving_basis.startswith("estimate")
     assert "einsum" in f.fix
     few = run_of(make_mode("eager", {"op": 1.5}, ops=ops[:20]))
     assert "tiny-ops" not in rules(few)
@@ -341,3 +341,18 @@ def test_no_fix_contradicts_another():
     tiny = next(f for f in found if f.rule == "tiny-ops")
     assert not any("jit_compile=True" in f.fix for f in found)
     assert "XLA left out: it was measured slower" in tiny.fix
+
+
+def test_a_saving_without_the_fix_applied_is_an_estimate_and_never_high():
+    """eager's conversions, with no eager+tensor mode to measure passing tensors against: the
+    saving is called an estimate, and an estimate is at most medium however large its share; with
+    the +tensor mode, the measured difference with its interval."""
+    e = make_mode("eager", {"op": 1.0, "input": 2.0}, untraced_ms=3.0)
+    f = only(run_of(e), "numpy-inputs")
+    assert f.saving_basis.startswith("estimate") and f.severity == "medium"
+    t = make_mode("eager+tensor", {"op": 1.0, "input": 0.1}, untraced_ms=1.1)
+    run = run_of(e, t)
+    f = only(run, "numpy-inputs")
+    c = run.compare("eager", "eager+tensor")
+    assert f.saving_ms == pytest.approx(c.delta_ms) and f.severity == "high"
+    assert f.saving_basis.endswith(c.delta_text()) and c.delta_lo < c.delta_ms < c.delta_hi

@@ -11,7 +11,7 @@ import numpy as np
 from traceinsight import present
 from traceinsight.analysis.opfamily import family
 from traceinsight.model import CATEGORIES, ModeResult
-from traceinsight.stats import RatioEstimate, mode_ratio
+from traceinsight.stats import RatioEstimate, difference_ci, mode_ratio
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,6 +83,15 @@ class Comparison:
     note: str = ""              # why the ratio has no interval, or why it does not order them
     traced_mean_a_ms: float = float("nan")   # mean traced step of a: the sum of its categories
     traced_mean_b_ms: float = float("nan")
+    delta_lo: float = float("nan")   # 95 % interval of delta_ms (``stats.difference_ci``)
+    delta_hi: float = float("nan")
+
+    def delta_text(self) -> str:
+        """``+5.75 ms/step [+5.60, +5.90]``: the measured difference with its interval."""
+        out = f"{present.signed_ms(self.delta_ms)} ms/step"
+        if np.isfinite(self.delta_lo) and np.isfinite(self.delta_hi):
+            out += f" [{present.signed_ms(self.delta_lo)}, {present.signed_ms(self.delta_hi)}]"
+        return out
 
     @property
     def traced_delta_ms(self) -> float:
@@ -189,7 +198,8 @@ class Comparison:
                           lambda: swap(self.categories), lambda: swap(self.ops),
                           lambda: swap(self.families), self.basis,
                           self.traced_b_ms, self.traced_a_ms, self.distortion_b, self.distortion_a,
-                          self.note, self.traced_mean_b_ms, self.traced_mean_a_ms)
+                          self.note, self.traced_mean_b_ms, self.traced_mean_a_ms,
+                          -self.delta_hi, -self.delta_lo)
 
     def top_family(self, slower: bool = True) -> pd.Series | None:
         """The op family that costs most of the difference in that direction (kernel families
@@ -223,7 +233,9 @@ def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
     return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, est.ratio, est.lo, est.hi,
                       est.significant, lambda: category_diff(a, b), op_table,
                       lambda: family_diff(op_table()), est.basis, a.traced_ms, b.traced_ms,
-                      _distortion(a), _distortion(b), est.note, a.traced_mean_ms, b.traced_mean_ms)
+                      _distortion(a), _distortion(b), est.note, a.traced_mean_ms, b.traced_mean_ms,
+                      *difference_ci(sa, sb, a.boot_medians if len(sa) > 1 else None,
+                                     b.boot_medians if len(sb) > 1 else None))
 
 
 def _rounds(m: ModeResult) -> tuple | None:

@@ -129,6 +129,19 @@ def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95, boot_a: np.ndarr
     return ratio, lo, hi
 
 
+def difference_ci(a: np.ndarray, b: np.ndarray, boot_a: np.ndarray | None,
+                  boot_b: np.ndarray | None, level: float = 0.95) -> tuple[float, float]:
+    """A 95 % interval of median(a) − median(b) from the same resampled medians the ratio's
+    interval uses (NaN under the same conditions as ``mode_ratio``'s)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    nan = (float("nan"), float("nan"))
+    if min(len(a), len(b)) < MIN_STEPS_FOR_INTERVAL or boot_a is None or boot_b is None:
+        return nan
+    mb = boot_b[np.random.default_rng(_SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
+    d = float(np.median(a) - np.median(b))
+    return _interval_around(d, *_interval(boot_a - mb, level))
+
+
 def paired_rounds(a_rounds, b_rounds) -> np.ndarray | None:
     """Per-round ratios median(a_i) / median(b_i) of two modes captured in the same interleaved
     rounds (round i of a ran next to round i of b), or None when they cannot be paired (no rounds,
