@@ -397,7 +397,7 @@ def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
 
 
 def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
-                  notes: list[str] | None = None) -> list[str]:
+                  notes: list[str] | None = None, skipped: dict[str, str] | None = None) -> list[str]:
     names = requested if requested else (list(wf.modes) if wf.modes else
                                          modes_mod.default_modes(wf.kind, has_y))
     seen: list[str] = []
@@ -408,6 +408,8 @@ def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
             # a sample's MODES name TF1 / Keras 2 modes: skip them (said) rather than refuse the file
             if notes is not None:
                 notes.append(f"{name} skipped: it needs tf_keras ({modes_mod.TF_KERAS_INSTALL})")
+            if skipped is not None:
+                skipped[name] = "needs tf_keras"
             continue
         try:
             modes_mod.check(wf.kind, name, has_y)
@@ -444,7 +446,8 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
         _refuse_existing(Path(out_dir) / name)
     probe = probe_workload(wf, opts.timeout)
     notes: list[str] = []
-    modes = resolve_modes(wf, requested, bool(probe.get("has_y")), notes)
+    skipped: dict[str, str] = {}
+    modes = resolve_modes(wf, requested, bool(probe.get("has_y")), notes, skipped)
     run_name = name or f"{utc_stamp()}-{wf.name}"
     run_path = Path(out_dir) / run_name
     _refuse_existing(run_path)
@@ -464,6 +467,8 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
         "options": opts.as_dict(),
         "options_from_workload": dict(wf.capture or {}),
         "modes": {m: _mode_entry(m) for m in modes},
+        # modes the workload asks for that this environment cannot run: named on every page
+        "skipped_modes": skipped,
     }
     try:
         run_path.mkdir(parents=True)

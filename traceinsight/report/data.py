@@ -126,9 +126,19 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
     return clean(e)
 
 
+def skipped_modes(run: Run) -> dict[str, str]:
+    """Modes the workload asked for that the capture did not run here, with why (run.json's
+    ``skipped_modes``; none in older run folders)."""
+    v = run.manifest.get("skipped_modes") if isinstance(run.manifest, dict) else None
+    return {str(k): str(w) for k, w in v.items()} if isinstance(v, dict) else {}
+
+
 def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
     ok = [m for m in modes if m["status"] == "ok" and m.get("median_ms") is not None]
-    parts = [f"{run.name}: {len(ok)} of {len(modes)} modes measured"]
+    skipped = skipped_modes(run)
+    parts = [f"{run.name}: {len(ok)} of {len(modes) + len(skipped)} modes measured"
+             + (f" (skipped: {', '.join(f'{n} ({why})' for n, why in skipped.items())})"
+                if skipped else "")]
     fastest = next((m for m in ok if m.get("vs_fastest") == "fastest"), None)
     if fastest:
         parts.append(f"fastest {fastest['name']} {present.ms(fastest['median_ms'])} ms/step")
