@@ -356,3 +356,24 @@ def test_a_saving_without_the_fix_applied_is_an_estimate_and_never_high():
     c = run.compare("eager", "eager+tensor")
     assert f.saving_ms == pytest.approx(c.delta_ms) and f.severity == "high"
     assert f.saving_basis.endswith(c.delta_text()) and c.delta_lo < c.delta_ms < c.delta_hi
+
+
+def test_tf1_against_its_tf2_twin_is_a_finding_with_its_cause():
+    """tf1:predict_on_batch (TF1 graph, Session) 1.05 ms against predict_on_batch (TF2) 2.0 ms:
+    paired by the modes' kinds (base and input the same, flavour tf1 vs keras3), with the
+    difference and where it lies."""
+    tf1 = make_mode("tf1:predict_on_batch", {"op": 0.8, "python": 0.25}, untraced_ms=1.05)
+    tf2 = make_mode("predict_on_batch", {"op": 0.8, "python": 0.7, "dispatch": 0.5},
+                    untraced_ms=2.0)
+    run = run_of(tf2, tf1)
+    f = only(run, "tf1-vs-tf2")
+    c = run.compare("predict_on_batch", "tf1:predict_on_batch")
+    assert f.modes == ("predict_on_batch", "tf1:predict_on_batch")
+    assert f.saving_ms == pytest.approx(c.delta_ms) and "TF1 graph" in f.title
+    assert "python +" in f.evidence and "dispatch +" in f.evidence
+    # run.json's kinds decide, not the names: a mode named oddly but recorded as the TF2 twin
+    odd = make_mode("pob-v2", {"op": 0.8, "python": 0.7, "dispatch": 0.5}, untraced_ms=2.0)
+    run = Run(path=None, name="r", modes={"pob-v2": odd, "tf1:predict_on_batch": tf1},
+              manifest={"modes": {"pob-v2": {"kind": {"base": "predict_on_batch", "input": "numpy",
+                                                       "flavour": "keras3"}}}})
+    assert "tf1-vs-tf2" in rules(run)

@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from traceinsight import present
+from traceinsight import modekind, present
 from traceinsight.analysis.results import GRAPH_BUILDS
 from traceinsight.compare import Comparison
 from traceinsight.model import ModeResult, Run
@@ -842,11 +842,57 @@ def compared_pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
             t = run.modes.get(m.name + "+tensor")
             if t is not None and t.ok and len(t.step_samples_ms):
                 out.append((m, t))
-        if prefix == "tf_keras:":
-            k3 = run.modes.get(m.name[len(prefix):])
-            if k3 is not None and k3.ok and len(k3.step_samples_ms):
-                out.append((m, k3))
+        twin = _keras3_twin(run, m)
+        if twin is not None:
+            out.append((m, twin))
     return out
+
+
+def _keras3_twin(run: Run, m: ModeResult) -> ModeResult | None:
+    """For a tf_keras (Keras 2) or TF1 mode, the Keras 3 / TF2 mode of the same base and input
+    (from the modes' kinds, ``traceinsight.modekind``)."""
+    kinds = modekind.run_kinds(run)
+    k = kinds.get(m.name)
+    if k is None or k.flavour == "keras3":
+        return None
+    name = next((n for n, x in kinds.items() if x == k.same_but(flavour="keras3")), None)
+    t = run.modes.get(name) if name is not None else None
+    return t if t is not None and t.ok and len(t.step_samples_ms) else None
+
+
+def rule_tf1_vs_tf2(run: Run) -> Iterable[Finding]:
+    """A TF1 graph mode (tf_keras with eager disabled, run by a Session) against its TF2 twin:
+    which is faster, by how much, and where the difference lies (the traced categories and op
+    families) — the tf2_vs_tf1 question."""
+    kinds = modekind.run_kinds(run)
+    for m in run.ok_modes():
+        if kinds[m.name].flavour != "tf1" or not len(m.step_samples_ms):
+            continue
+        t = _keras3_twin(run, m)
+        if t is None:
+            continue
+        c = compare_modes(run, t, m)   # TF2 against TF1: positive when TF2 is slower
+        if not c.significant:
+            continue   # rule_no_difference says so
+        slow, fast = (t, m) if c.delta_ms > 0 else (m, t)
+        sc = c if c.delta_ms > 0 else c.flipped()
+        cause = (f" Where: {sc.sentence(label=f'{slow.name} − {fast.name}')}."
+                 + _family_evidence(sc))
+        tf2_slower = slow is t
+        yield Finding(
+            rule="tf1-vs-tf2",
+            title=(f"{slow.name} (TF2) is {fmt_ratio(sc.ratio)}× slower than {fast.name} (TF1 graph)"
+                   if tf2_slower else
+                   f"{slow.name} (TF1 graph) is {fmt_ratio(sc.ratio)}× slower than {fast.name} (TF2)"),
+            evidence=_vs(sc) + "." + cause,
+            saving_ms=sc.delta_ms,
+            saving_basis=f"measured: median step of {slow.name} minus {fast.name}, {sc.delta_text()}",
+            modes=(slow.name, fast.name),
+            fix=("# TF2 pays per call what a TF1 Session ran as one graph: keep the call in a graph\n"
+                 "step = tf.function(model)              # or model.predict_on_batch(tf_tensor)\n"
+                 "y = step(tf.convert_to_tensor(x))      # tensors, fixed shapes: no retracing"
+                 if tf2_slower else
+                 "# the TF2 mode is faster here: move off tf.compat.v1 Sessions"))
 
 
 def rule_no_difference(run: Run) -> Iterable[Finding]:
@@ -962,6 +1008,7 @@ def rule_host_not_recorded(run: Run) -> Iterable[Finding]:
 RULES: tuple[Callable[[Run], Iterable[Finding]], ...] = (
     rule_eager_dispatch_bound, rule_function_slower, rule_retracing, rule_numpy_inputs, rule_xla,
     rule_tiny_ops, rule_predict, rule_fit_overhead, rule_input_bound, rule_concentrated,
+    rule_tf1_vs_tf2,
     rule_no_difference,
     rule_distortion, rule_host_not_recorded)
 

@@ -367,9 +367,16 @@ class RunWriter:
         return self.manifest["modes"][name]
 
 
-def _mode_entry(name: str) -> dict:
-    return {"dir": runfolder.mode_dir(name), "status": "pending", "error": None, "stderr_tail": None,
-            "summary": None, "profile_options": {}, "notes": []}
+def _mode_entry(name: str, mode: modes_mod.Mode | None = None) -> dict:
+    entry: dict = {"dir": runfolder.mode_dir(name), "status": "pending", "error": None, "stderr_tail": None,
+             "summary": None, "profile_options": {}, "notes": []}
+    if mode is not None:
+        # the mode's kind as data: the analysis pairs modes by it (traceinsight.modekind)
+        entry["kind"] = {"base": mode.base,
+                         "input": ("tensor" if mode.tensor_inputs else
+                                   "dataset" if mode.base == "fit-dataset" else "numpy"),
+                         "flavour": "tf1" if mode.tf1 else "tf_keras" if mode.legacy_keras else "keras3"}
+    return entry
 
 
 # ----------------------------------------------------------------------------- the capture
@@ -466,7 +473,7 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
         "environment": env,
         "options": opts.as_dict(),
         "options_from_workload": dict(wf.capture or {}),
-        "modes": {m: _mode_entry(m) for m in modes},
+        "modes": {m: _mode_entry(m, modes_mod.get(wf.kind, m)) for m in modes},
         # modes the workload asks for that this environment cannot run: named on every page
         "skipped_modes": skipped,
     }
@@ -503,7 +510,7 @@ def _resume_locked(run_path, requested, overrides, command, workload, lock):
         manifest["workload"]["sha256_resumed"] = wf.sha256
     for m in requested or []:
         if m not in manifest["modes"]:
-            manifest["modes"][m] = _mode_entry(m)
+            manifest["modes"][m] = _mode_entry(m, modes_mod.get(wf.kind, m))
     todo = [m for m, e in manifest["modes"].items()
             if e.get("status") != "ok" and (not requested or m in requested)]
     probe = probe_workload(wf, opts.timeout) if todo else {}
