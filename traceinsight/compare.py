@@ -302,3 +302,53 @@ def family_diff(ops: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     g = ops.groupby("family", as_index=False)[["a_ms", "b_ms", "delta_ms"]].sum()
     return _by_abs_delta(g, ["family"])[cols]
+
+
+# Two traces share a program when most of their op types are shared (Jaccard index of the sets,
+# CPU-specific spellings folded) or when they call a tf.function of the same name.
+SAME_PROGRAM_JACCARD = 0.5
+
+
+def _op_signature(m: ModeResult) -> tuple[frozenset[str], frozenset[str]]:
+    """(op types, tf.function names) a mode's trace ran, spelled the same on every CPU
+    (``_MklMatMul`` / ``_FusedMatMul`` -> ``MatMul``; ``__inference_step_12`` -> ``step``)."""
+    import re
+
+    if m.ops.empty or "type" not in m.ops:
+        return frozenset(), frozenset()
+    types, functions = set(), set()
+    for op, typ in zip(m.ops["op"].astype(str), m.ops["type"].astype(str)):
+        if typ.startswith("tf.function"):
+            functions.add(re.sub(r"^__(?:inference|forward|backward)_|_\d+$", "", op))
+        else:
+            types.add(re.sub(r"^_(?:Mkl)?(?:Native)?(?:Fused)?", "", typ))
+    return frozenset(types), frozenset(functions)
+
+
+def same_program(a: ModeResult, b: ModeResult) -> bool | None:
+    """Do two traces run the same program? None when either has no op table to tell."""
+    ta, fa = _op_signature(a)
+    tb, fb = _op_signature(b)
+    if not ta or not tb:
+        return None
+    if fa & fb:
+        return True
+    return len(ta & tb) / len(ta | tb) >= SAME_PROGRAM_JACCARD
+
+
+def program_groups(run) -> list[list[str]]:
+    """The run's ok modes grouped by program. A captured run's modes are one program by
+    construction; foreign traces in one folder may be several (a Keras fit beside a loop of
+    matmuls), and modes of different programs are not compared."""
+    names = [m.name for m in run.ok_modes()]
+    if run.source == "run":
+        return [names] if names else []
+    groups: list[list[str]] = []
+    for n in names:
+        for g in groups:
+            if same_program(run.modes[g[0]], run.modes[n]) is not False:
+                g.append(n)
+                break
+        else:
+            groups.append([n])
+    return groups

@@ -827,7 +827,12 @@ _PAIRS = [("eager", "function"), ("xla", "function"), ("predict", "predict_on_ba
 
 
 def compared_pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
-    """The pairs of ok modes of this run that the rules compare (incl. X vs X+tensor, Keras 2 vs 3)."""
+    """The pairs of ok modes of this run that the rules compare (incl. X vs X+tensor, Keras 2 vs 3);
+    never two traces of different programs."""
+    return [(a, b) for a, b in _named_pairs(run) if run.same_program(a.name, b.name)]
+
+
+def _named_pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
     out = []
     for m in run.ok_modes():
         if not len(m.step_samples_ms):
@@ -919,7 +924,8 @@ def _disagreeing_pairs(run: Run) -> list[Comparison]:
     the other way round from their untraced medians."""
     pairs = list(compared_pairs(run))
     if run.fastest is not None:
-        pairs += [(m, run.modes[run.fastest]) for m in run.by_speed() if m.name != run.fastest]
+        pairs += [(m, run.modes[run.fastest]) for m in run.by_speed()
+                  if m.name != run.fastest and run.same_program(m.name, run.fastest)]
     out, seen = [], set()
     for a, b in pairs:
         key = frozenset((a.name, b.name))

@@ -400,6 +400,16 @@ class Run:
         return host_groups(self)
 
     @cached_property
+    def program_groups(self) -> list[list[str]]:
+        """Ok modes grouped by the program they run (``compare.program_groups``): foreign traces of
+        different programs in one folder are not compared as modes."""
+        from traceinsight.compare import program_groups
+        return program_groups(self)
+
+    def same_program(self, a: str, b: str) -> bool:
+        return any(a in g and b in g for g in self.program_groups)
+
+    @cached_property
     def findings(self) -> list:
         """``traceinsight.findings.find(self)``, computed once per run."""
         from traceinsight.findings import find

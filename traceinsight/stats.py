@@ -303,6 +303,8 @@ def spread(samples: np.ndarray) -> dict[str, float]:
             "n": int(len(s))}
 
 
+ANOTHER_PROGRAM = "another program: its ops differ from the fastest's, so not compared"
+
 SUMMARY_COLUMNS = ["mode", "status", "median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n",
                    "ratio", "ratio_lo", "ratio_hi", "ratio_basis", "ratio_significant", "ratio_note",
                    "first_step_ms", "distortion", "fastest", "error"]
@@ -327,6 +329,9 @@ def summarize(run: "Run") -> Columns:
             if m.name == fastest.name:
                 row.update(ratio=1.0, ratio_lo=float("nan"), ratio_hi=float("nan"),
                            ratio_basis=None, ratio_significant=False, ratio_note="")
+            elif not run.same_program(m.name, fastest.name):
+                row.update(ratio=float("nan"), ratio_lo=float("nan"), ratio_hi=float("nan"),
+                           ratio_basis=None, ratio_significant=False, ratio_note=ANOTHER_PROGRAM)
             else:
                 c = run.compare(m.name, fastest.name)   # its tables are computed only when read
                 row.update(ratio=c.ratio, ratio_lo=c.ratio_lo, ratio_hi=c.ratio_hi,

@@ -56,7 +56,7 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
         s = summary[m.name]
         n = int(s["n"]) if present.is_num(s["n"]) else 0
         rows.append([_s(m.name), ms(s["median_ms"]), present.ms_range(s["p25_ms"], s["p75_ms"]),
-                     present.ratio_ci(s["ratio"], s["ratio_lo"], s["ratio_hi"], s["ratio_note"]),
+                     present.ratio_ci(s["ratio"], s["ratio_lo"], s["ratio_hi"]),
                      ms(s["first_step_ms"]), f"ok, {n} timed steps"])
     console.print(_table(f"{present.safe(run.name)}: ms per step",
                          [("mode", False), ("median", True), ("IQR", True),

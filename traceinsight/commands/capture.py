@@ -274,7 +274,7 @@ def print_summary(console, run_path: Path) -> None:
             rows.append([name, Text(str(r["status"]), style="red"), "", "", "", "", ""])
             continue
         rows.append([name, present.ms(med), present.ms_range(r["p25_ms"], r["p75_ms"]),
-                     present.integer(r["n"]), present.ratio_ci(r["ratio"], r["ratio_lo"], r["ratio_hi"], r["ratio_note"]),
+                     present.integer(r["n"]), present.ratio_ci(r["ratio"], r["ratio_lo"], r["ratio_hi"]),
                      present.ms(r["first_step_ms"]), present.percent(r["distortion"], signed=True)])
     columns = [("mode", False), ("median", True), ("IQR", True), ("n", True),
                ("× fastest [95% CI]", True), ("1st step", True), ("distortion", True)]

@@ -16,6 +16,7 @@ import pandas as pd
 from traceinsight import present
 from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
+from traceinsight.stats import ANOTHER_PROGRAM
 
 SCHEMA_VERSION = 1
 FLOAT_DIGITS = 6
@@ -64,6 +65,8 @@ def run_info(run: Run) -> dict:
 
 
 def _vs_fastest(row: pd.Series) -> str | None:
+    if row["status"] == "ok" and row.get("ratio_note") == ANOTHER_PROGRAM:
+        return "another program"
     if row["status"] != "ok" or not np.isfinite(row.get("ratio", np.nan)):
         return None
     if row.get("fastest"):
@@ -152,6 +155,11 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
     top = next((f for f in findings if f.get("saving_ms") is not None), None)
     if top:
         parts.append(f"top finding: {top['title']} (≈ {present.ms(top['saving_ms'])} ms/step)")
+    others = [m["name"] for m in ok if m.get("vs_fastest") == "another program"]
+    if others:
+        parts.append(f"not compared with {fastest['name'] if fastest else 'the others'}, since "
+                     f"their ops show another program: {', '.join(others[:5])}"
+                     + (f" (+{len(others) - 5} more)" if len(others) > 5 else ""))
     disagree = traced_disagreements(run)
     if disagree:
         parts.append("traced steps contradict the untraced medians for "

@@ -96,7 +96,7 @@ def mode_headline(mode: ModeResult, row: pd.Series | None) -> Text:
     if row is not None and fmt.is_num(row["median_ms"]):
         text.append(f"  {fmt.ms(row['median_ms'])} ms/step", style="bold")
         text.append(f" (IQR {fmt.ms(row['p25_ms'])}–{fmt.ms(row['p75_ms'])}, n={int(row['n'])})")
-        text.append(f" · {fmt.ratio_ci(row['ratio'], row['ratio_lo'], row['ratio_hi'], row.get('ratio_note'))} the fastest")
+        text.append(f" · {fmt.ratio_ci(row['ratio'], row['ratio_lo'], row['ratio_hi'])} the fastest")
     if row is not None and fmt.is_num(row["first_step_ms"]):
         text.append(f" · first step {fmt.ms(row['first_step_ms'])} ms")
     if row is not None and fmt.is_num(row["distortion"]):

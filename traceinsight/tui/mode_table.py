@@ -28,7 +28,7 @@ def summary_cells(row: pd.Series, fastest: str | None) -> list:
         return [name, fmt.MISSING, "", "", fmt.ms(row["first_step_ms"]), "",
                 Text("no steps", style="italic")]
     iqr = f"{fmt.ms(row['p25_ms'])}–{fmt.ms(row['p75_ms'])}"
-    ratio = fmt.ratio_ci(row["ratio"], row["ratio_lo"], row["ratio_hi"], row.get("ratio_note"))
+    ratio = fmt.ratio_ci(row["ratio"], row["ratio_lo"], row["ratio_hi"])
     first = fmt.ms(row["first_step_ms"])
     distortion = fmt.percent(row["distortion"], signed=True)
     status = Text("fastest", style="green") if row["mode"] == fastest else Text(f"n={int(row['n'])}")
