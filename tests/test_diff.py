@@ -201,3 +201,18 @@ def test_html_diff_escapes_trace_strings():
     assert EVIL in "".join(p.text)
     md = MarkdownIt("commonmark").enable("table").render(render_diff(diff_data(a, b), "md"))
     assert "<script" not in md and "<img" not in md
+
+
+def test_one_captures_own_round_spread_explains_a_change():
+    """A is steady (rounds within 1 %), B's rounds wander by a third on a shared machine: a 20 %
+    slower median in B is within what B's own rounds show, so not significant (the larger of the
+    two captures' spreads is the tolerance, not the smaller)."""
+    a, b = two_runs()
+    fa, fb = a.modes["function"], b.modes["function"]
+    steady_a = _with_rounds(fa, [4.0, 4.02, 3.98, 4.01])
+    loaded_b = _with_rounds(fb, [4.8, 4.0, 5.6, 4.8])
+    p = diff_data(Run(path=None, name="a", modes={"function": steady_a}),
+                  Run(path=None, name="b", modes={"function": loaded_b}))["pairs"][0]
+    assert p["ratio_lo"] > 1.0              # the steps' interval alone would call it a change
+    assert p["tolerance"] == pytest.approx((5.6 - 4.0) / 4.8, abs=0.01)   # B's round spread
+    assert not p["significant"] and p["verdict"] == "within noise"

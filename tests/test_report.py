@@ -319,3 +319,20 @@ def test_cli_report_defaults_to_the_newest_run(monkeypatch, tmp_path, capsys):
     (tmp_path / "runs" / "20260202T000000Z-new" / "run.json").unlink()
     assert cli.main(["report"]) == 2
     assert "no run found under runs/" in capsys.readouterr().err
+
+
+def test_a_distorted_modes_categories_are_said_to_be_less_certain():
+    """The profiler lengthened xla's traced steps by far more than the threshold: the page says its
+    category split is less certain; a mode within the threshold is not named."""
+    import dataclasses
+
+    from traceinsight.model import Timing
+    run = sample_run()
+    x = run.modes["xla"]
+    slow = Timing(steps_s=x.timing.steps_s, first_step_s=x.timing.first_step_s,
+                  traced_steps_s=x.timing.steps_s * 2.0)
+    run = dataclasses.replace(run, modes={**run.modes, "xla": x.replace(timing=slow)})
+    md = render(run, "md")
+    note = next(line for line in md.splitlines() if line.startswith("Less certain"))
+    assert "xla (+100 %)" in note and "eager" not in note
+    assert "Less certain" in render(run, "html")

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from traceinsight import present
+from traceinsight.compare import DISTORTION_LARGE
 from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
 from traceinsight.stats import ANOTHER_PROGRAM
@@ -109,6 +110,9 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
     e["category_means"] = m.category_means()
     e["category_shares"] = m.category_shares()
     e["traced_step_mean_ms"] = m.traced_mean_ms
+    # the profiler lengthened the traced steps beyond DISTORTION_LARGE: their split is less sure
+    d = m.timing.distortion if m.timing is not None else None
+    e["categories_distorted"] = bool(d is not None and np.isfinite(d) and abs(d) >= DISTORTION_LARGE)
     e["breakdown"] = ([{"category": k, **r} for k, r in
                        m.breakdown.to_dict(orient="index").items()] if not m.breakdown.empty else [])
     e["first_step"] = dict(m.first_step) if m.first_step is not None else None

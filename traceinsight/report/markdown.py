@@ -169,6 +169,18 @@ def mean_share(mean: Any, share: Any) -> str:
     return num(mean) + (f" ({present.percent(share)})" if present.is_num(share) and mean else "")
 
 
+def distortion_note(modes: list[dict], name: Any = None) -> str:
+    """Which modes' category split to trust less: the profiler lengthened their traced steps by
+    more than the threshold (empty when none)."""
+    hit = [m for m in modes if m["status"] == "ok" and m.get("categories_distorted")]
+    if not hit:
+        return ""
+    return ("Less certain: the profiler lengthened the traced steps of "
+            + ", ".join(f"{(name or text)(m['name'])} ({pct(m.get('distortion'))})" for m in hit)
+            + " by more than 15 %, unevenly across categories: their split says where the traced "
+            "time went, not by how much each category would shrink untraced.")
+
+
 def median_rows(modes: list[dict]) -> list[list[str]]:
     """Per mode: each category's median ms/step (the typical step; medians do not add up, so no
     total)."""
@@ -321,6 +333,9 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT) -> str:
         head += ["", "## Where the time goes", "",
                  CATEGORY_MEANS_NOTE + " (the profiler inflates them by the distortion above).", ""]
         head += table(["mode", *CATEGORIES, "mean traced step"], cats, "l" + "r" * (len(CATEGORIES) + 1))
+        note = distortion_note(modes)
+        if note:
+            head += ["", note]
         head += ["", CATEGORY_MEDIANS_NOTE, ""]
         head += table(["mode", *CATEGORIES], median_rows(modes), "l" + "r" * len(CATEGORIES))
     found = ["", "## Findings", ""] + finding_lines(doc["findings"])
