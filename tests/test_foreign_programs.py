@@ -33,3 +33,16 @@ def test_different_programs_are_not_compared_and_the_page_says_why():
 def test_one_programs_traces_stay_one_group():
     run = traceinsight.load(FOREIGN / "start_stop_markers")
     assert len(run.program_groups) == 1
+
+
+def test_a_first_marker_is_not_a_first_step_without_the_first_call_in_it():
+    """Stock traces started after the step function was traced (each script calls it once before
+    the profile) number their markers from 0: step 0 holds no tracing or compile, so it is a
+    steady step like the others, not a 'first step' set apart."""
+    for name in ("start_stop_markers", "tfdata_stalls"):
+        run = traceinsight.load(FOREIGN / name, use_cache=False)
+        (m,) = run.ok_modes()
+        steps = m.table("steps")
+        assert int(steps["step_num"][0]) == 0
+        assert not bool(steps["first"][0]) and m.first_step is None
+        assert m.n_steady == len(steps) - int(steps["partial"].sum())
