@@ -291,6 +291,36 @@ def op_diff(ops_a: pd.DataFrame, ops_b: pd.DataFrame) -> pd.DataFrame:
     return _by_abs_delta(m, OP_KEY)[cols]
 
 
+def normalized_type(op_type: str) -> str:
+    """An op type spelled the same on every CPU and in eager and graph runs: ``_MklMatMul``,
+    ``_FusedMatMul``, ``_MklNativeFusedConv2D`` -> ``MatMul``, ``Conv2D``."""
+    import re
+    return re.sub(r"^_(?:Mkl)?(?:Native)?(?:Fused)?", "", op_type) or op_type
+
+
+def op_type_diff(ops: pd.DataFrame) -> pd.DataFrame:
+    """``op_diff`` read by normalized op type, both threads summed: two modes name the same work
+    differently (eager ``Conv2D`` on the main thread, graph ``model/conv1d/convolution`` run by
+    ``_MklNativeFusedConv2D`` on a worker), so by name nearly every op is 'removed' and another
+    'added'; by type they meet. Columns as ``op_diff`` (op: the type)."""
+    import pandas as pd
+
+    cols = OP_KEY + ["family", "a_ms", "b_ms", "delta_ms", "change"]
+    if ops.empty:
+        return pd.DataFrame(columns=cols)
+    df = ops.assign(op=[normalized_type(str(t)) for t in ops["type"]])
+    df = df.assign(type=df["op"], thread="both",
+                   _a=df["change"] != "only in b", _b=df["change"] != "only in a")
+    g = df.groupby(["op", "type", "thread"], as_index=False).agg(
+        family=("family", "first"), a_ms=("a_ms", "sum"), b_ms=("b_ms", "sum"),
+        in_a=("_a", "any"), in_b=("_b", "any"))
+    g["delta_ms"] = g["a_ms"] - g["b_ms"]
+    same = (g["delta_ms"].abs() <= np.maximum(_SAME_ABS_MS, _SAME_REL * g[["a_ms", "b_ms"]].max(axis=1)))
+    g["change"] = np.select([~g["in_b"], ~g["in_a"], same, g["delta_ms"] > 0],
+                            ["only in a", "only in b", "same", "slower"], "faster")
+    return _by_abs_delta(g, OP_KEY)[cols]
+
+
 def family_diff(ops: pd.DataFrame) -> pd.DataFrame:
     """Per op family (both threads summed): a_ms, b_ms, delta_ms, largest |delta| first. Renamed
     functions and ops named differently in each mode (eager ``Conv2D``, graph

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from traceinsight import present
-from traceinsight.compare import Comparison, compare_modes
+from traceinsight.compare import Comparison, compare_modes, op_type_diff
 from traceinsight.model import CATEGORIES, ModeResult, Run
 from traceinsight.report.data import SCHEMA_VERSION, _generator, clean, records
 from traceinsight.stats import between_runs, delta_ci
@@ -53,10 +53,12 @@ def _category_rows(a: ModeResult, b: ModeResult, tolerance: float | None = None)
 _CHANGE = {"only in b": "added", "only in a": "removed", "faster": "slower", "slower": "faster"}
 
 
-def _op_rows(c: Comparison) -> dict:
-    """The comparison of A with B -> ops added / removed / slower / faster in B; delta_ms = B − A."""
+def _op_rows(c: Comparison, by_type: bool = False) -> dict:
+    """The comparison of A with B -> ops added / removed / slower / faster in B; delta_ms = B − A.
+    ``by_type`` (two different modes): ops matched by normalized type, not by name."""
     out: dict = {k: [] for k in ("slower", "faster", "added", "removed")}
-    ops = c.ops
+    ops = op_type_diff(c.ops) if by_type else c.ops
+    out["matched_by"] = "type" if by_type else "name"
     if ops.empty:
         out["same_count"] = 0
         return out
@@ -126,7 +128,7 @@ def pair_entry(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
             sentence += f" (beyond run-to-run variation: {_noise_basis(v)})"
     entry.update(sentence=sentence,
                  categories=_category_rows(a, b, entry.get("tolerance") if across_runs else None),
-                 ops=_op_rows(ab),
+                 ops=_op_rows(ab, by_type=a.name != b.name),
                  families=_family_rows(ab), retraces=_retrace_rows(a, b))
     return clean(entry)
 

@@ -70,10 +70,11 @@ def render_diff(diff: dict) -> str:
                  for f in fams[:TOP_OPS]], "lrrr")]
             if len(fams) > TOP_OPS:
                 out.append(f"  … {len(fams) - TOP_OPS} more")
+        by = " (matched by op type)" if p["ops"].get("matched_by") == "type" else ""
         for kind in ("slower", "faster", "added", "removed"):
             ops = p["ops"][kind]
             if ops:
-                out += ["", f"ops {kind} ({len(ops)}):"]
+                out += ["", f"ops {kind}{by} ({len(ops)}):"]
                 out += ["  " + line for line in _table(
                     ["op", "A ms/step", "B ms/step", "delta"],
                     [[_clip(o["op"]), fmt_ms(o["a_ms"]), fmt_ms(o["b_ms"]), _signed(o["delta_ms"])]
