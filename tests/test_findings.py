@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from traceinsight.findings import Finding, find, split_mode
+from traceinsight.findings import Finding, find
+from traceinsight.modekind import ModeKind, from_name
 from traceinsight.model import Run
 from traceinsight.testing import make_mode, sample_run
 
@@ -29,10 +30,11 @@ def only(run: Run, rule: str) -> Finding:
     return hits[0]
 
 
-def test_split_mode():
-    assert split_mode("tf_keras:eager+tensor") == ("tf_keras:", "eager", "+tensor")
-    assert split_mode("train_on_batch-xla") == ("", "train_on_batch-xla", "")
-
+def test_mode_kinds_from_names_of_older_run_folders():
+    assert from_name("tf_keras:eager+tensor") == ModeKind("eager", "tensor", "tf_keras")
+    assert from_name("train_on_batch-xla") == ModeKind("train_on_batch-xla", "numpy", "keras3")
+    assert from_name("tf1:predict_on_batch") == ModeKind("predict_on_batch", "numpy", "tf1")
+    assert from_name("fit-dataset") == ModeKind("fit-dataset", "dataset", "keras3")
 
 def test_sample_run_findings_ranked_by_saving():
     fs = find(sample_run())

@@ -110,25 +110,32 @@ def untraced(m: ModeResult, traced_ms: float) -> tuple[float, str]:
     return traced_ms / (1.0 + d), f", scaled by the profiler distortion ({d * 100:+.0f} %)"
 
 
-def split_mode(name: str) -> tuple[str, str, str]:
-    """``tf_keras:eager+tensor`` -> (``tf_keras:``, ``eager``, ``+tensor``)."""
-    prefix = ""
-    if ":" in name:
-        head, _, name = name.rpartition(":")
-        prefix = head + ":"
-    base, plus, variant = name.partition("+")
-    return prefix, base, plus + variant
+def _kind(run: Run, m: ModeResult) -> modekind.ModeKind:
+    """The mode's kind (base, input, flavour): run.json's record, else derived from its name."""
+    return modekind.run_kinds(run).get(m.name) or modekind.from_name(m.name)
 
 
-def sibling(run: Run, name: str, base: str, variant: str | None = None) -> ModeResult | None:
-    """The ok mode with the same library prefix (and variant) as ``name`` but another base."""
-    prefix, _, suffix = split_mode(name)
-    m = run.modes.get(prefix + base + (suffix if variant is None else variant))
-    return m if m is not None and m.ok and len(m.step_samples_ms) else None
+def _base(run: Run, m: ModeResult) -> str:
+    return _kind(run, m).base
+
+
+def sibling(run: Run, m: ModeResult, base: str, input: str | None = None) -> ModeResult | None:
+    """The ok mode of the same flavour (and input, unless given) as ``m`` with another base."""
+    k = _kind(run, m)
+    want = k.same_but(base=base, input=k.input if input is None else input)
+    name = next((n for n, x in modekind.run_kinds(run).items() if x == want), None)
+    o = run.modes.get(name) if name is not None else None
+    return o if o is not None and o.ok and len(o.step_samples_ms) else None
+
+
+def _tensor_twin(run: Run, m: ModeResult) -> ModeResult | None:
+    """The same mode with its inputs converted to tensors once, outside the step."""
+    k = _kind(run, m)
+    return None if k.input != "numpy" else sibling(run, m, k.base, input="tensor")
 
 
 def _modes_with_base(run: Run, *bases: str) -> list[ModeResult]:
-    return [m for m in run.ok_modes() if split_mode(m.name)[1] in bases and len(m.step_samples_ms)]
+    return [m for m in run.ok_modes() if _base(run, m) in bases and len(m.step_samples_ms)]
 
 
 def _vs(c: Comparison) -> str:
@@ -152,8 +159,8 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
     drop against the function mode, or unknown without one); "eager-slower" when the function mode
     is measurably faster for other reasons (the saving is the measured step difference)."""
     for e in _modes_with_base(run, "eager", "train_on_batch-eager"):
-        base = split_mode(e.name)[1]
-        f = sibling(run, e.name, "function" if base == "eager" else "train_on_batch")
+        base = _base(run, e)
+        f = sibling(run, e, "function" if base == "eager" else "train_on_batch")
         pd_e, total = _cat(e, "python", "dispatch"), _traced_total(e)
         bound = _finite(pd_e, total) and total > 0 and pd_e / total >= DISPATCH_BOUND_SHARE
         c = compare_modes(run, e, f) if f is not None else None
@@ -288,10 +295,10 @@ def _main_calls(m: ModeResult, *types: str) -> float:
     return float(o["calls_per_step"].sum())
 
 
-def _waits_on_tf_data(m: ModeResult) -> bool:
+def _waits_on_tf_data(run: Run, m: ModeResult) -> bool:
     """The mode's steps pull batches from tf.data: an ``IteratorGetNext`` op runs in them (a graph
     op on the executor, or the eager op), or the mode is a dataset mode."""
-    if "dataset" in split_mode(m.name)[1]:
+    if _kind(run, m).input == "dataset":
         return True
     return (not m.ops.empty and "type" in m.ops
             and m.ops["type"].astype(str).str.startswith("IteratorGetNext").any())
@@ -332,17 +339,16 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
     rule 7's, and input that is only host-to-device copies is not a conversion."""
     hits = []
     for m in run.ok_modes():
-        prefix, base, variant = split_mode(m.name)
-        if variant or _waits_on_tf_data(m):
+        if _kind(run, m).input != "numpy" or _waits_on_tf_data(run, m):
             continue  # +tensor modes already pass tensors; tf.data waits: rule 7
         if _conversions(m) <= 0 and not m.ops.empty and (m.ops["type"] == "memcpy").any():
             continue  # no conversion ran: the input time is host-to-device copies
         inp, total = _cat(m, "input"), _traced_total(m)
         if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_SHARE:
             continue
-        t = run.modes.get(m.name + "+tensor")
+        t = _tensor_twin(run, m)
         measured = None
-        if t is not None and t.ok and len(t.step_samples_ms):
+        if t is not None:
             c = compare_modes(run, m, t)
             if not _slower(c):
                 continue  # passing tensors made no measurable difference
@@ -455,7 +461,7 @@ def _op_evidence(c: Comparison, x: ModeResult, f: ModeResult) -> str:
 def rule_xla(run: Run) -> Iterable[Finding]:
     """4. XLA measurably slower (or faster) than the plain graph function on this machine."""
     for x in _modes_with_base(run, "xla", "train_on_batch-xla"):
-        f = sibling(run, x.name, "function" if split_mode(x.name)[1] == "xla" else "train_on_batch")
+        f = sibling(run, x, "function" if _base(run, x) == "xla" else "train_on_batch")
         if f is None:
             continue
         c = compare_modes(run, x, f)
@@ -518,7 +524,7 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
     step: one large op leaves no per-op Python overhead for tf.function to remove). Says where the
     difference is: the call machinery or the kernels (by op family)."""
     for f in _modes_with_base(run, "function"):
-        e = sibling(run, f.name, "eager")
+        e = sibling(run, f, "eager")
         if e is None:
             continue
         c = compare_modes(run, f, e)
@@ -585,7 +591,7 @@ def _runs_keras_step(m: ModeResult) -> bool:
         names += [_function_name(str(n)) for n in m.retraces["function"]]
     if any(n in _KERAS_STEP_FUNCTIONS for n in names):
         return True
-    return split_mode(m.name)[1] == "train_on_batch-eager"
+    return modekind.from_name(m.name).base == "train_on_batch-eager"
 
 
 def _graph_while_loop(m: ModeResult) -> bool:
@@ -633,7 +639,7 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
              "y = tf.einsum('bij,bjk->bik', a, b)      # not [a[i] @ b[i] for i in range(n)]\n"
              "z = tf.vectorized_map(fn, xs)            # not [fn(x) for x in xs]\n"
              + ("step = tf.function(step_fn)              # no per-op Python dispatch in eager"
-                if "eager" in split_mode(m.name)[1] else
+                if "eager" in _base(run, m) else
                 "step = tf.function(step_fn, jit_compile=True)  # XLA fuses small graph ops")))
 
 
@@ -672,8 +678,8 @@ def rule_predict(run: Run) -> Iterable[Finding]:
     """6. predict() on small batches costs more than model(x) / predict_on_batch; says what it
     traces on every call."""
     for p in _modes_with_base(run, "predict"):
-        alts = [a for a in (sibling(run, p.name, "predict_on_batch"), sibling(run, p.name, "eager"),
-                            sibling(run, p.name, "function")) if a is not None]
+        alts = [a for a in (sibling(run, p, "predict_on_batch"), sibling(run, p, "eager"),
+                            sibling(run, p, "function")) if a is not None]
         cs = [c for c in (compare_modes(run, p, a) for a in alts) if _slower(c)]
         builds = _per_call_graph_builds(p)
         fix = ("y = model.predict_on_batch(x)     # one batch: no per-call data adapter\n"
@@ -703,7 +709,7 @@ def rule_predict(run: Run) -> Iterable[Finding]:
 def rule_fit_overhead(run: Run) -> Iterable[Finding]:
     """7a. fit() and train_on_batch() per step: whichever is measurably slower carries overhead."""
     for f in _modes_with_base(run, "fit"):
-        t = sibling(run, f.name, "train_on_batch")
+        t = sibling(run, f, "train_on_batch")
         if t is None:
             continue
         c = compare_modes(run, f, t)
@@ -742,7 +748,7 @@ def rule_input_bound(run: Run) -> Iterable[Finding]:
     """7b. Steps that wait on tf.data, in any mode (a function workload iterating a dataset as much
     as fit on one): the wait no other compute of the step overlaps is input."""
     for m in run.ok_modes():
-        if not _waits_on_tf_data(m):
+        if not _waits_on_tf_data(run, m):
             continue
         inp, total = _cat(m, "input"), _traced_total(m)
         if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_BOUND_SHARE:
@@ -837,16 +843,15 @@ def _named_pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
     for m in run.ok_modes():
         if not len(m.step_samples_ms):
             continue
-        prefix, base, variant = split_mode(m.name)
+        base = _base(run, m)
         for a, b in _PAIRS:
             if base == a:
-                other = sibling(run, m.name, b)
+                other = sibling(run, m, b)
                 if other is not None:
                     out.append((m, other))
-        if not variant:
-            t = run.modes.get(m.name + "+tensor")
-            if t is not None and t.ok and len(t.step_samples_ms):
-                out.append((m, t))
+        t = _tensor_twin(run, m)
+        if t is not None:
+            out.append((m, t))
         twin = _keras3_twin(run, m)
         if twin is not None:
             out.append((m, twin))
