@@ -85,3 +85,15 @@ def test_input_stalls_on_a_stock_tfdata_trace_match_xprofs_input_share():
     assert all(f"step {n} " in f.evidence for n, _ in hit["steps"][:3])
     # the median step hides them: its input is well under the mean
     assert m.category_medians()["input"] < 0.8 * m.category_means()["input"]
+
+
+@pytest.mark.skipif(not STALLS.is_dir(), reason="stock tf.data trace not committed")
+def test_the_report_shows_the_stalled_steps():
+    from traceinsight.report import render
+
+    run = traceinsight.load(_trace())
+    doc = json.loads(render(run, "json"))
+    hit = doc["modes"][0]["concentrated"]["input"]
+    assert hit["material"] and hit["share"] >= 0.05
+    note = next(line for line in render(run, "md").splitlines() if line.startswith("In a few steps"))
+    assert all(f"{s['step_num']} (" in note for s in hit["steps"][:3]) and "input in" in note

@@ -382,6 +382,19 @@ def concentrated(values_ms: np.ndarray, step_nums: np.ndarray, total_ms: float) 
             "median_ms": med, "mean_ms": float(np.mean(v))}
 
 
+# Categories whose few-step spikes have a cause the user controls (input stalls, retraces and
+# compiles, periodic Python work); a few slow op or dispatch steps on a shared machine are as often
+# another process taking the CPU.
+SPIKE_CATEGORIES = ("input", "tracing", "compile", "python", "other")
+
+
+def material(category: str, hit: dict) -> bool:
+    """A concentrated cost worth showing: a spike category, at least 1 % of the traced time and
+    50 µs per step on average."""
+    return (category in SPIKE_CATEGORIES and hit["share"] >= 0.01
+            and hit["excess_ms"] / hit["n_steps"] >= 0.05)
+
+
 def concentrated_costs(m) -> dict[str, dict]:
     """Per category of a mode's steady traced steps, its ``concentrated`` cost (only the
     categories that have one), largest share first."""

@@ -17,7 +17,7 @@ from traceinsight import present
 from traceinsight.compare import DISTORTION_LARGE
 from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
-from traceinsight.stats import ANOTHER_PROGRAM
+from traceinsight.stats import ANOTHER_PROGRAM, concentrated_costs, material
 
 SCHEMA_VERSION = 1
 FLOAT_DIGITS = 6
@@ -112,6 +112,12 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
     e["traced_step_mean_ms"] = m.traced_mean_ms
     # the profiler lengthened the traced steps beyond DISTORTION_LARGE: their split is less sure
     d = m.timing.distortion if m.timing is not None else None
+    # costs concentrated in a few steps (stalls, periodic work), with the steps they hit
+    e["concentrated"] = {c: {"steps": [{"step_num": n, "ms": v} for n, v in h["steps"]],
+                             "n_steps": h["n_steps"], "excess_ms": h["excess_ms"], "share": h["share"],
+                             "median_ms": h["median_ms"], "mean_ms": h["mean_ms"],
+                             "material": material(c, h)}
+                         for c, h in concentrated_costs(m).items()}
     e["categories_distorted"] = bool(d is not None and np.isfinite(d) and abs(d) >= DISTORTION_LARGE)
     e["breakdown"] = ([{"category": k, **r} for k, r in
                        m.breakdown.to_dict(orient="index").items()] if not m.breakdown.empty else [])

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report.data import env_value
-from traceinsight.report.markdown import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE, distortion_note, mean_share
+from traceinsight.report.markdown import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE, concentrated_note, distortion_note, mean_share
 from traceinsight.stats import RATIO_METHOD
 
 TOP_ROWS = 25
@@ -319,6 +319,8 @@ def render_document(doc: dict) -> str:
                    "l" + "r" * (len(CATEGORIES) + 1)),
              *([f"<p class=\"muted\">{esc(distortion_note(modes, str))}</p>"]
                if distortion_note(modes, str) else []),
+             *([f"<p class=\"muted\">{esc(concentrated_note(modes, str))}</p>"]
+               if concentrated_note(modes, str) else []),
              f"<p class=\"muted\">{esc(CATEGORY_MEDIANS_NOTE)}</p>",
              table(["mode", *CATEGORIES],
                    [[code(m["name"])] + [num(m["categories"].get(c))

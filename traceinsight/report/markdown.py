@@ -169,6 +169,22 @@ def mean_share(mean: Any, share: Any) -> str:
     return num(mean) + (f" ({present.percent(share)})" if present.is_num(share) and mean else "")
 
 
+def concentrated_note(modes: list[dict], name: Any = None) -> str:
+    """Costs concentrated in a few steps that the analysis calls material (``stats.material``):
+    the category, the steps it hit and its share of the time above the typical step (empty when
+    none; the JSON lists every one)."""
+    parts = []
+    for m in modes:
+        for cat, h in (m.get("concentrated") or {}).items() if m["status"] == "ok" else ():
+            if not h.get("material"):
+                continue
+            steps = ", ".join(f"{s['step_num']} ({num(s['ms'])} ms)" for s in h["steps"][:5])
+            parts.append(f"{(name or text)(m['name'])} {cat} in {len(h['steps'])} of {h['n_steps']} "
+                         f"steps: {steps}; {present.percent(h['share'])} of the traced time above "
+                         f"its typical {num(h['median_ms'])} ms")
+    return ("In a few steps only: " + "; ".join(parts) + ".") if parts else ""
+
+
 def distortion_note(modes: list[dict], name: Any = None) -> str:
     """Which modes' category split to trust less: the profiler lengthened their traced steps by
     more than the threshold (empty when none)."""
@@ -336,6 +352,9 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT) -> str:
         note = distortion_note(modes)
         if note:
             head += ["", note]
+        spikes = concentrated_note(modes)
+        if spikes:
+            head += ["", spikes]
         head += ["", CATEGORY_MEDIANS_NOTE, ""]
         head += table(["mode", *CATEGORIES], median_rows(modes), "l" + "r" * len(CATEGORIES))
     found = ["", "## Findings", ""] + finding_lines(doc["findings"])
