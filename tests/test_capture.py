@@ -93,6 +93,10 @@ def test_keras_run_folder(keras_run):
     manifest = runfolder.read_manifest(run)
     assert manifest["workload"]["kind"] == "keras"
     assert manifest["workload"]["name"] == "tf2_vs_tf1_small"
+    # each mode's kind recorded as data, as the analysis derives it for older folders
+    from traceinsight.modekind import from_name
+    for name, entry in manifest["modes"].items():
+        assert entry["kind"] == from_name(name).to_dict()
     assert len(manifest["workload"]["sha256"]) == 64
     env = manifest["environment"]
     for key in ("tensorflow", "keras", "numpy", "python", "os", "cpu_model", "cpu_cores", "gpus", "env"):

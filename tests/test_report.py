@@ -92,8 +92,8 @@ def test_markdown_parses_into_the_expected_tables():
     md = render(sample_run(), "md")
     tokens = md_tokens(md)
     tables = [i for i, t in enumerate(tokens) if t.type == "table_open"]
-    # environment, modes, categories, 3 op tables, retraces, hotspots
-    assert len(tables) == 8
+    # environment, modes, category means, category medians, 3 op tables, retraces, hotspots
+    assert len(tables) == 9
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
     assert headings[:6] == ["traceinsight report: sample-conv1d", "Environment", "Modes",
                             "Where the time goes", "Findings",
@@ -102,8 +102,19 @@ def test_markdown_parses_into_the_expected_tables():
     # the mode table: one body row per mode, in the run's order, the failed one with its error
     modes = md_tables(tokens)[1]
     assert [r[0] for r in modes[1:]] == ["eager", "function", "xla", "predict"]
-    assert modes[2][1:5] == ["4.60", "4.54–4.66", "1.00× [0.98, 1.02]", "fastest"]
+    assert modes[2][1:5] == ["4.60", "4.54–4.66", "1.00×", "fastest"]   # no interval against itself
     assert modes[4][4] == "failed: ValueError: predict() needs a batch dimension"
+    # the category table's parts add up to the mean traced step shown beside them (to the cells'
+    # rounding), and each share is the part over that total
+    means = md_tables(tokens)[2]
+    assert means[0][-1] == "mean traced step"
+    for row in means[1:]:
+        parts = [float(c.split(" ")[0]) for c in row[1:-1]]
+        total = float(row[-1])
+        assert sum(parts) == pytest.approx(total, abs=0.01 * len(parts))
+        for c, v in zip(row[1:-1], parts):
+            if "(" in c:
+                assert float(c.split("(")[1].split(" ")[0]) == pytest.approx(100 * v / total, abs=1)
     html = MarkdownIt("commonmark").enable("table").render(md)
     assert html.count("<details>") == 4
     assert '<code class="language-sh">traceinsight capture samples/conv1d.py' in html
@@ -313,3 +324,20 @@ def test_cli_report_defaults_to_the_newest_run(monkeypatch, tmp_path, capsys):
     (tmp_path / "runs" / "20260202T000000Z-new" / "run.json").unlink()
     assert cli.main(["report"]) == 2
     assert "no run found under runs/" in capsys.readouterr().err
+
+
+def test_a_distorted_modes_categories_are_said_to_be_less_certain():
+    """The profiler lengthened xla's traced steps by far more than the threshold: the page says its
+    category split is less certain; a mode within the threshold is not named."""
+    import dataclasses
+
+    from traceinsight.model import Timing
+    run = sample_run()
+    x = run.modes["xla"]
+    slow = Timing(steps_s=x.timing.steps_s, first_step_s=x.timing.first_step_s,
+                  traced_steps_s=x.timing.steps_s * 2.0)
+    run = dataclasses.replace(run, modes={**run.modes, "xla": x.replace(timing=slow)})
+    md = render(run, "md")
+    note = next(line for line in md.splitlines() if line.startswith("Less certain"))
+    assert "xla (+100 %)" in note and "eager" not in note
+    assert "Less certain" in render(run, "html")

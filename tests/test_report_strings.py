@@ -173,3 +173,18 @@ def test_viewer(run):
     assert "a\\u202e\\x1b[2J" in out                   # the mode name
     assert "model/\\u202eevil\\x1b[31m" in out          # the op, in the ops table
     assert "line1\\nline2" in out                        # the event no rule places, on one line
+
+
+def test_skipped_modes_are_named_in_the_headline():
+    """A sample asks for 4 modes, one needs tf_keras and was skipped: '3 of 5 modes measured'
+    (one failed too), naming the skipped one and why."""
+    import dataclasses
+
+    from traceinsight.report.data import report_data
+    from traceinsight.testing import sample_run
+
+    run = sample_run()
+    run = dataclasses.replace(run, manifest={**run.manifest,
+                                             "skipped_modes": {"tf1:predict_on_batch": "needs tf_keras"}})
+    summary = report_data(run)["summary"]
+    assert "3 of 5 modes measured (skipped: tf1:predict_on_batch (needs tf_keras))" in summary

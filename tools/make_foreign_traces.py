@@ -122,7 +122,63 @@ def duplicate_step_num(target: Path) -> None:
     _profiled(target, body)
 
 
-TRACES = {"keras_tb": keras_tb, "start_stop_markers": start_stop_markers,
+# input stalls in 3 of the 30 steps: the batch whose first element sleeps this long (ms) in map()
+STALLS_MS = {7: 4.0, 15: 2.5, 23: 1.0}
+
+
+def tfdata_stalls(target: Path) -> None:
+    """A stock custom training loop on a tf.data pipeline (from_tensor_slices -> map -> batch ->
+    prefetch), 30 steps marked Trace("train", step_num=i), where map() sleeps for one element of
+    3 batches (STALLS_MS; a tf.cond calls Python only for those): input stalls in a few steps,
+    a cost the median step does not show."""
+    import time
+
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(30 * 8, 16)).astype("float32")
+    y = rng.normal(size=(30 * 8, 1)).astype("float32")
+    w = tf.Variable(rng.normal(size=(16, 1)).astype("float32"))
+    stall = np.zeros(len(x), dtype=np.float32)
+    for batch, ms in STALLS_MS.items():
+        stall[batch * 8] = ms
+    armed = [False]   # the warm-up pass below does not sleep
+
+    def sleep(ms):
+        if armed[0]:
+            time.sleep(float(ms) / 1e3)
+        return ms
+
+    def parse(ms, xi, yi):
+        done = tf.cond(ms > 0, lambda: tf.py_function(sleep, [ms], tf.float32), lambda: ms)
+        return xi + done * 0.0, yi
+
+    ds = (tf.data.Dataset.from_tensor_slices((stall, x, y)).map(parse)
+          .batch(8).prefetch(1))
+
+    @tf.function
+    def step(xb, yb):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((xb @ w - yb) ** 2)
+        w.assign_sub(0.01 * tape.gradient(loss, w))
+        return loss
+
+    step(x[:8], y[:8])   # traced before the profile: every marked step is a steady one
+    for _ in ds:         # one pass first: the pipeline's functions and kernels warm
+        pass
+    armed[0] = True
+
+    def body(tf):
+        it = iter(ds)
+        for i in range(30):
+            with tf.profiler.experimental.Trace("train", step_num=i, _r=1):
+                xb, yb = next(it)
+                step(xb, yb)
+    _profiled(target, body)
+
+
+TRACES = {"tfdata_stalls": tfdata_stalls, "keras_tb": keras_tb, "start_stop_markers": start_stop_markers,
           "start_stop_plain": start_stop_plain, "duplicate_step_num": duplicate_step_num}
 
 

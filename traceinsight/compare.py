@@ -11,7 +11,7 @@ import numpy as np
 from traceinsight import present
 from traceinsight.analysis.opfamily import family
 from traceinsight.model import CATEGORIES, ModeResult
-from traceinsight.stats import excludes_one, paired_ratio_ci, paired_rounds, ratio_ci
+from traceinsight.stats import RatioEstimate, difference_ci, mode_ratio
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,21 +64,39 @@ class Comparison:
     a_ms: float                 # median ms/step of a
     b_ms: float
     delta_ms: float             # a - b
-    ratio: float                # a / b, with a 95 % interval
-    ratio_lo: float
+    ratio: float                # a_ms / b_ms, with its 95 % interval (``stats.mode_ratio``)
+    ratio_lo: float             # NaN: no valid interval (``note`` says why)
     ratio_hi: float
-    significant: bool           # the interval excludes 1
+    significant: bool           # the interval excludes 1 and the paired rounds agree
     # the tables: DataFrames, or functions computing them on first access (see _Lazy)
-    categories: _Lazy = _Lazy()  # category, a_ms, b_ms, delta_ms; sorted by |delta| descending
+    categories: _Lazy = _Lazy()  # category, a_ms, b_ms, delta_ms (mean ms/step of the traced steps:
+    #                             they add up to traced_delta_ms); sorted by |delta| descending
     ops: _Lazy = _Lazy()         # op, type, thread, family, a_ms, b_ms, delta_ms, change
     #                             change in {"only in a", "only in b", "slower", "faster", "same"}
     families: _Lazy = _Lazy(["family", "a_ms", "b_ms", "delta_ms"])
     #                             op time per family (opfamily), both threads, by |delta|
-    basis: str = "steps"        # "steps": bootstrap of the steps; "rounds": paired interleaved rounds
+    basis: str = "steps"        # "steps" | "steps within rounds": what the interval resampled
     traced_a_ms: float = float("nan")   # median traced (host-profiled) step of a
     traced_b_ms: float = float("nan")
     distortion_a: float | None = None
     distortion_b: float | None = None
+    note: str = ""              # why the ratio has no interval, or why it does not order them
+    traced_mean_a_ms: float = float("nan")   # mean traced step of a: the sum of its categories
+    traced_mean_b_ms: float = float("nan")
+    delta_lo: float = float("nan")   # 95 % interval of delta_ms (``stats.difference_ci``)
+    delta_hi: float = float("nan")
+
+    def delta_text(self) -> str:
+        """``+5.75 ms/step [+5.60, +5.90]``: the measured difference with its interval."""
+        out = f"{present.signed_ms(self.delta_ms)} ms/step"
+        if np.isfinite(self.delta_lo) and np.isfinite(self.delta_hi):
+            out += f" [{present.signed_ms(self.delta_lo)}, {present.signed_ms(self.delta_hi)}]"
+        return out
+
+    @property
+    def traced_delta_ms(self) -> float:
+        """a − b of the traced steps' mean: the difference the category breakdown adds up to."""
+        return self.traced_mean_a_ms - self.traced_mean_b_ms
 
     @property
     def traced_disagrees(self) -> bool:
@@ -93,6 +111,17 @@ class Comparison:
         """(mode, distortion) of the modes whose traced steps are >= DISTORTION_LARGE off."""
         return [(n, d) for n, d in ((self.a, self.distortion_a), (self.b, self.distortion_b))
                 if d is not None and np.isfinite(d) and abs(d) >= DISTORTION_LARGE]
+
+    @property
+    def estimate(self) -> RatioEstimate:
+        """The ratio, its interval and verdict as ``stats.mode_ratio`` gave them."""
+        return RatioEstimate(self.ratio, self.ratio_lo, self.ratio_hi, self.significant,
+                             self.basis, self.note)
+
+    def ratio_text(self) -> str:
+        """``1.35× [1.30, 1.41]``, or ``1.35× (too few steps for an interval)``: how every page
+        writes this pair's ratio."""
+        return present.ratio_ci(self.ratio, self.ratio_lo, self.ratio_hi, self.note)
 
     def caveat(self) -> str:
         """What makes the traced figures doubtful for this pair, in one clause ("" when nothing)."""
@@ -110,29 +139,49 @@ class Comparison:
                                                              for n, d in distorted))
         return "; ".join(parts)
 
-    def sentence(self, top: int = 4, traced_label: bool = True, label: str | None = None) -> str:
-        """``eager − function = +4.9 ms/step: in traced steps, python +3.1, dispatch +1.2, ...``.
+    def breakdown_text(self) -> str:
+        """``the traced steps' mean differs by +5.30 ms: python +3.10, dispatch +1.20, op +0.80,
+        input +0.20`` — every category whose difference shows at the display's precision; the
+        parts add up to the traced difference (means add up, medians do not)."""
+        cats = self.categories[np.isfinite(self.categories["delta_ms"])]
+        shown = cats[cats["delta_ms"].abs() >= 0.0005]
+        parts = ", ".join(f"{r.category} {present.signed_ms(r.delta_ms)}" for r in shown.itertuples())
+        out = f"the traced steps' mean differs by {present.signed_ms(self.traced_delta_ms)} ms"
+        return out + (f": {parts}" if parts else "")
 
-        The total is the difference of the modes' medians (untraced timing when captured); the
-        categories come from the host-traced steps, which the profiler slows unevenly, so the
-        sentence says so (``traced_label=False`` when the caller already does). When the traced
-        steps contradict the untraced ordering it says that instead of quoting categories.
-        ``label`` replaces ``a − b`` (the diff writes ``B − A``)."""
+    def distortion_text(self) -> str:
+        """``profiler distortion eager +7 %, function +17 %`` (the modes whose distortion is
+        known): how far the traced steps the breakdown comes from are off the untraced ones."""
+        na, nb = (self.a, self.b) if self.a != self.b else ("B", "A")
+        known = [(n, d) for n, d in ((na, self.distortion_a), (nb, self.distortion_b))
+                 if d is not None and np.isfinite(d)]
+        return ("profiler distortion " + ", ".join(f"{n} {d * 100:+.0f} %" for n, d in known)
+                if known else "")
+
+    def sentence(self, top: int = 7, traced_label: bool = True, label: str | None = None) -> str:
+        """``eager − function = +4.9 ms/step (untraced medians); the traced steps' mean differs by
+        +5.3 ms: python +3.1, dispatch +1.2, ... (profiler distortion eager +7 %, function +17 %)``.
+
+        The headline is the difference of the modes' medians (untraced timing when captured); the
+        categories come from the host-traced steps, which the profiler slows unevenly, so their
+        breakdown explains the traced difference it adds up to, said beside the headline with the
+        distortion of each side. When the traced steps contradict the untraced ordering it says
+        that instead of quoting categories. ``label`` replaces ``a − b`` (the diff writes
+        ``B − A``); ``top`` and ``traced_label`` are kept for callers, every category shows."""
         if not np.isfinite(self.delta_ms):
             return f"{self.a} vs {self.b}: no step times to compare"
         if not self.significant:
             return (f"{self.a} vs {self.b}: no measurable difference "
-                    f"({present.ms(self.a_ms)} vs {present.ms(self.b_ms)} ms/step, ratio {self.ratio:.2f} "
-                    f"[{self.ratio_lo:.2f}, {self.ratio_hi:.2f}])")
+                    f"({present.ms(self.a_ms)} vs {present.ms(self.b_ms)} ms/step, ratio "
+                    f"{self.ratio_text()})")
         head = f"{label or f'{self.a} − {self.b}'} = {present.signed_ms(self.delta_ms)} ms/step"
         if self.traced_disagrees:
             return f"{head} ({present.ms(self.a_ms)} vs {present.ms(self.b_ms)} ms untraced); but {self.caveat()}"
-        cats = self.categories[np.isfinite(self.categories["delta_ms"])]
-        cats = cats[cats["delta_ms"].abs() >= 0.005].head(top)
-        parts = ", ".join(f"{r.category} {present.signed_ms(r.delta_ms)}" for r in cats.itertuples())
-        sep = ": in traced steps, " if traced_label else ": "
-        out = head + (f"{sep}{parts}" if parts else "")
-        return out + (f" ({self.caveat()})" if self.distorted else "")
+        if not np.isfinite(self.traced_delta_ms):
+            return head
+        out = f"{head} (untraced medians); {self.breakdown_text()}"
+        dist = self.distortion_text()
+        return out + (f" ({dist})" if dist else "")
 
     def flipped(self) -> "Comparison":
         """The same comparison read from the other side (b against a): every delta negated, the
@@ -148,7 +197,9 @@ class Comparison:
                           inv(self.ratio_hi), inv(self.ratio_lo), self.significant,
                           lambda: swap(self.categories), lambda: swap(self.ops),
                           lambda: swap(self.families), self.basis,
-                          self.traced_b_ms, self.traced_a_ms, self.distortion_b, self.distortion_a)
+                          self.traced_b_ms, self.traced_a_ms, self.distortion_b, self.distortion_a,
+                          self.note, self.traced_mean_b_ms, self.traced_mean_a_ms,
+                          -self.delta_hi, -self.delta_lo)
 
     def top_family(self, slower: bool = True) -> pd.Series | None:
         """The op family that costs most of the difference in that direction (kernel families
@@ -168,15 +219,8 @@ def _distortion(m: ModeResult) -> float | None:
 def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
     """Use ``Run.compare(a, b)``: it computes each pair once."""
     sa, sb = a.step_samples_ms, b.step_samples_ms
-    paired = paired_rounds(a.timing.rounds if a.timing is not None else None,
-                           b.timing.rounds if b.timing is not None else None)
-    if paired is not None:
-        ratio, lo, hi = paired_ratio_ci(paired)
-        basis = "rounds"
-    else:
-        ratio, lo, hi = ratio_ci(sa, sb, boot_a=a.boot_medians if len(sa) > 1 else None,
-                                 boot_b=b.boot_medians if len(sb) > 1 else None)
-        basis = "steps"
+    est = mode_ratio(sa, sb, _rounds(a), _rounds(b), boot_a=a.boot_medians if len(sa) > 1 else None,
+                     boot_b=b.boot_medians if len(sb) > 1 else None)
     a_ms = float(np.median(sa)) if len(sa) else float("nan")
     b_ms = float(np.median(sb)) if len(sb) else float("nan")
     ops: list[pd.DataFrame] = []     # the op diff, computed once for both tables that read it
@@ -186,18 +230,28 @@ def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
             ops.append(op_diff(a.ops, b.ops))
         return ops[0]
 
-    return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, ratio, lo, hi, excludes_one(lo, hi),
-                      lambda: category_diff(a, b), op_table, lambda: family_diff(op_table()), basis,
-                      a.traced_ms, b.traced_ms, _distortion(a), _distortion(b))
+    return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, est.ratio, est.lo, est.hi,
+                      est.significant, lambda: category_diff(a, b), op_table,
+                      lambda: family_diff(op_table()), est.basis, a.traced_ms, b.traced_ms,
+                      _distortion(a), _distortion(b), est.note, a.traced_mean_ms, b.traced_mean_ms,
+                      *difference_ci(sa, sb, a.boot_medians if len(sa) > 1 else None,
+                                     b.boot_medians if len(sb) > 1 else None))
+
+
+def _rounds(m: ModeResult) -> tuple | None:
+    """The mode's interleaved rounds when its step samples are their steps (untraced timing)."""
+    t = m.timing
+    return t.rounds if t is not None and len(t.steps_s) and t.rounds else None
 
 
 def category_diff(a: ModeResult, b: ModeResult) -> pd.DataFrame:
-    """category, a_ms, b_ms, delta_ms (median ms/step of the steady traced steps), largest
-    |delta| first."""
+    """category, a_ms, b_ms, delta_ms (mean ms/step of the steady traced steps, so the deltas add
+    up to the traced steps' mean difference), largest |delta| first."""
     import pandas as pd
 
-    ca, cb = a.category_ms(), b.category_ms()
-    cats = pd.DataFrame({"category": list(CATEGORIES), "a_ms": ca.to_numpy(), "b_ms": cb.to_numpy()})
+    ca, cb = a.category_means(), b.category_means()
+    cats = pd.DataFrame({"category": list(CATEGORIES), "a_ms": [ca[c] for c in CATEGORIES],
+                         "b_ms": [cb[c] for c in CATEGORIES]})
     cats["delta_ms"] = cats["a_ms"] - cats["b_ms"]
     cats["_abs"] = cats["delta_ms"].abs().fillna(-1.0)
     # ties in the categories' own order
@@ -237,6 +291,36 @@ def op_diff(ops_a: pd.DataFrame, ops_b: pd.DataFrame) -> pd.DataFrame:
     return _by_abs_delta(m, OP_KEY)[cols]
 
 
+def normalized_type(op_type: str) -> str:
+    """An op type spelled the same on every CPU and in eager and graph runs: ``_MklMatMul``,
+    ``_FusedMatMul``, ``_MklNativeFusedConv2D`` -> ``MatMul``, ``Conv2D``."""
+    import re
+    return re.sub(r"^_(?:Mkl)?(?:Native)?(?:Fused)?", "", op_type) or op_type
+
+
+def op_type_diff(ops: pd.DataFrame) -> pd.DataFrame:
+    """``op_diff`` read by normalized op type, both threads summed: two modes name the same work
+    differently (eager ``Conv2D`` on the main thread, graph ``model/conv1d/convolution`` run by
+    ``_MklNativeFusedConv2D`` on a worker), so by name nearly every op is 'removed' and another
+    'added'; by type they meet. Columns as ``op_diff`` (op: the type)."""
+    import pandas as pd
+
+    cols = OP_KEY + ["family", "a_ms", "b_ms", "delta_ms", "change"]
+    if ops.empty:
+        return pd.DataFrame(columns=cols)
+    df = ops.assign(op=[normalized_type(str(t)) for t in ops["type"]])
+    df = df.assign(type=df["op"], thread="both",
+                   _a=df["change"] != "only in b", _b=df["change"] != "only in a")
+    g = df.groupby(["op", "type", "thread"], as_index=False).agg(
+        family=("family", "first"), a_ms=("a_ms", "sum"), b_ms=("b_ms", "sum"),
+        in_a=("_a", "any"), in_b=("_b", "any"))
+    g["delta_ms"] = g["a_ms"] - g["b_ms"]
+    same = (g["delta_ms"].abs() <= np.maximum(_SAME_ABS_MS, _SAME_REL * g[["a_ms", "b_ms"]].max(axis=1)))
+    g["change"] = np.select([~g["in_b"], ~g["in_a"], same, g["delta_ms"] > 0],
+                            ["only in a", "only in b", "same", "slower"], "faster")
+    return _by_abs_delta(g, OP_KEY)[cols]
+
+
 def family_diff(ops: pd.DataFrame) -> pd.DataFrame:
     """Per op family (both threads summed): a_ms, b_ms, delta_ms, largest |delta| first. Renamed
     functions and ops named differently in each mode (eager ``Conv2D``, graph
@@ -248,3 +332,53 @@ def family_diff(ops: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     g = ops.groupby("family", as_index=False)[["a_ms", "b_ms", "delta_ms"]].sum()
     return _by_abs_delta(g, ["family"])[cols]
+
+
+# Two traces share a program when most of their op types are shared (Jaccard index of the sets,
+# CPU-specific spellings folded) or when they call a tf.function of the same name.
+SAME_PROGRAM_JACCARD = 0.5
+
+
+def _op_signature(m: ModeResult) -> tuple[frozenset[str], frozenset[str]]:
+    """(op types, tf.function names) a mode's trace ran, spelled the same on every CPU
+    (``_MklMatMul`` / ``_FusedMatMul`` -> ``MatMul``; ``__inference_step_12`` -> ``step``)."""
+    import re
+
+    if m.ops.empty or "type" not in m.ops:
+        return frozenset(), frozenset()
+    types, functions = set(), set()
+    for op, typ in zip(m.ops["op"].astype(str), m.ops["type"].astype(str)):
+        if typ.startswith("tf.function"):
+            functions.add(re.sub(r"^__(?:inference|forward|backward)_|_\d+$", "", op))
+        else:
+            types.add(re.sub(r"^_(?:Mkl)?(?:Native)?(?:Fused)?", "", typ))
+    return frozenset(types), frozenset(functions)
+
+
+def same_program(a: ModeResult, b: ModeResult) -> bool | None:
+    """Do two traces run the same program? None when either has no op table to tell."""
+    ta, fa = _op_signature(a)
+    tb, fb = _op_signature(b)
+    if not ta or not tb:
+        return None
+    if fa & fb:
+        return True
+    return len(ta & tb) / len(ta | tb) >= SAME_PROGRAM_JACCARD
+
+
+def program_groups(run) -> list[list[str]]:
+    """The run's ok modes grouped by program. A captured run's modes are one program by
+    construction; foreign traces in one folder may be several (a Keras fit beside a loop of
+    matmuls), and modes of different programs are not compared."""
+    names = [m.name for m in run.ok_modes()]
+    if run.source == "run":
+        return [names] if names else []
+    groups: list[list[str]] = []
+    for n in names:
+        for g in groups:
+            if same_program(run.modes[g[0]], run.modes[n]) is not False:
+                g.append(n)
+                break
+        else:
+            groups.append([n])
+    return groups

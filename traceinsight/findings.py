@@ -3,7 +3,8 @@
 Every rule is a pure function of the Run. A rule fires only when the figures it quotes are in the
 run (never on a mode name alone), and its evidence quotes those figures with the mode names they
 come from. ``saving_ms`` is an estimate in ms/step; ``saving_basis`` says how it was estimated
-("measured" against another mode of the same run, or an "upper bound"). Findings without a saving
+("measured" against the mode of the same run with the fix applied, else an "estimate" from the
+traced categories, which no mode with the fix checked). Findings without a saving
 (no measurable difference, profiler distortion) are informational and rank last.
 
 Medians of whole steps come from the untraced timing (``ModeResult.median_ms``), the category split
@@ -18,17 +19,23 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from traceinsight import present
+from traceinsight import modekind, present
 from traceinsight.analysis.results import GRAPH_BUILDS
 from traceinsight.compare import Comparison
 from traceinsight.model import ModeResult, Run
+from traceinsight.stats import concentrated_costs
 
 # Thresholds. They decide when a rule speaks; each is a share or an absolute time, never a figure
 # of a particular model.
 DISPATCH_BOUND_SHARE = 0.30     # python + dispatch >= 30 % of an eager step
 INPUT_SHARE = 0.05              # input conversion >= 5 % of a step ...
 INPUT_MIN_MS = 0.05             # ... and at least 50 µs
-INPUT_BOUND_SHARE = 0.10        # tf.data waits >= 10 % of a step
+# tf.data waits >= 5 % of the traced time: XProf's overview calls a program "moderately
+# input-bound" from 5 % of the step time waiting for input (its share of summed step time, as here)
+INPUT_BOUND_SHARE = 0.05
+# a cost concentrated in a few steps (``stats.concentrated``) speaks from this share of the
+# traced time: the same material share as input-bound
+CONCENTRATED_SHARE = 0.05
 TINY_OPS_PER_STEP = 100         # "many ops": op calls per step
 TINY_OP_MEDIAN_MS = 0.050       # "tiny": median time of one op call <= 50 µs
 DISTORTION_HIGH = 0.15          # traced steps >= 15 % slower than untraced ones
@@ -81,16 +88,17 @@ def _finite(*xs) -> bool:
 
 
 def _cat(m: ModeResult, *cats: str) -> float:
-    """Sum of the median ms/step of some categories (nan when the mode has no breakdown)."""
-    c = m.category_ms()
+    """Sum of the mean ms/step of some categories over the traced steady steps (nan when the mode
+    has no breakdown): what they cost the run per step, a stall in a few steps included, so a
+    share of ``_traced_total`` is a share of the run's time (as XProf's input-bound share is)."""
+    c = m.category_means()
     vals = [float(c.get(k, np.nan)) for k in cats]
     return float(np.nansum(vals)) if any(np.isfinite(v) for v in vals) else float("nan")
 
 
 def _traced_total(m: ModeResult) -> float:
-    if m.breakdown.empty or "total" not in m.breakdown.index:
-        return float("nan")
-    return float(m.breakdown.loc["total", "median"])
+    """The traced steady steps' mean wall time: the sum of every category's ``_cat``."""
+    return m.traced_mean_ms
 
 
 def untraced(m: ModeResult, traced_ms: float) -> tuple[float, str]:
@@ -102,30 +110,37 @@ def untraced(m: ModeResult, traced_ms: float) -> tuple[float, str]:
     return traced_ms / (1.0 + d), f", scaled by the profiler distortion ({d * 100:+.0f} %)"
 
 
-def split_mode(name: str) -> tuple[str, str, str]:
-    """``tf_keras:eager+tensor`` -> (``tf_keras:``, ``eager``, ``+tensor``)."""
-    prefix = ""
-    if ":" in name:
-        head, _, name = name.rpartition(":")
-        prefix = head + ":"
-    base, plus, variant = name.partition("+")
-    return prefix, base, plus + variant
+def _kind(run: Run, m: ModeResult) -> modekind.ModeKind:
+    """The mode's kind (base, input, flavour): run.json's record, else derived from its name."""
+    return modekind.run_kinds(run).get(m.name) or modekind.from_name(m.name)
 
 
-def sibling(run: Run, name: str, base: str, variant: str | None = None) -> ModeResult | None:
-    """The ok mode with the same library prefix (and variant) as ``name`` but another base."""
-    prefix, _, suffix = split_mode(name)
-    m = run.modes.get(prefix + base + (suffix if variant is None else variant))
-    return m if m is not None and m.ok and len(m.step_samples_ms) else None
+def _base(run: Run, m: ModeResult) -> str:
+    return _kind(run, m).base
+
+
+def sibling(run: Run, m: ModeResult, base: str, input: str | None = None) -> ModeResult | None:
+    """The ok mode of the same flavour (and input, unless given) as ``m`` with another base."""
+    k = _kind(run, m)
+    want = k.same_but(base=base, input=k.input if input is None else input)
+    name = next((n for n, x in modekind.run_kinds(run).items() if x == want), None)
+    o = run.modes.get(name) if name is not None else None
+    return o if o is not None and o.ok and len(o.step_samples_ms) else None
+
+
+def _tensor_twin(run: Run, m: ModeResult) -> ModeResult | None:
+    """The same mode with its inputs converted to tensors once, outside the step."""
+    k = _kind(run, m)
+    return None if k.input != "numpy" else sibling(run, m, k.base, input="tensor")
 
 
 def _modes_with_base(run: Run, *bases: str) -> list[ModeResult]:
-    return [m for m in run.ok_modes() if split_mode(m.name)[1] in bases and len(m.step_samples_ms)]
+    return [m for m in run.ok_modes() if _base(run, m) in bases and len(m.step_samples_ms)]
 
 
 def _vs(c: Comparison) -> str:
-    return (f"{c.a} {fmt_ms(c.a_ms)} vs {c.b} {fmt_ms(c.b_ms)} ms/step "
-            f"({fmt_ratio(c.ratio)}× [{fmt_ratio(c.ratio_lo)}, {fmt_ratio(c.ratio_hi)}], 95 % CI)")
+    ci = ", 95 % CI" if np.isfinite(c.ratio_lo) else ""
+    return f"{c.a} {fmt_ms(c.a_ms)} vs {c.b} {fmt_ms(c.b_ms)} ms/step ({c.ratio_text()}{ci})"
 
 
 def _slower(c: Comparison) -> bool:
@@ -144,8 +159,8 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
     drop against the function mode, or unknown without one); "eager-slower" when the function mode
     is measurably faster for other reasons (the saving is the measured step difference)."""
     for e in _modes_with_base(run, "eager", "train_on_batch-eager"):
-        base = split_mode(e.name)[1]
-        f = sibling(run, e.name, "function" if base == "eager" else "train_on_batch")
+        base = _base(run, e)
+        f = sibling(run, e, "function" if base == "eager" else "train_on_batch")
         pd_e, total = _cat(e, "python", "dispatch"), _traced_total(e)
         bound = _finite(pd_e, total) and total > 0 and pd_e / total >= DISPATCH_BOUND_SHARE
         c = compare_modes(run, e, f) if f is not None else None
@@ -160,7 +175,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                "train_on_batch runs a tf.function")
         split = (f"In {e.name}, python {fmt_ms(_cat(e, 'python'))} + dispatch "
                  f"{fmt_ms(_cat(e, 'dispatch'))} = {fmt_ms(pd_e)} ms of a {fmt_ms(total)} ms "
-                 f"traced step ({_pct(pd_e / total)}).") if _finite(pd_e, total) and total > 0 else ""
+                 f"mean traced step ({_pct(pd_e / total)}).") if _finite(pd_e, total) and total > 0 else ""
         if bound:
             saving, basis = None, "no graph-function mode in this run to measure against"
             modes: tuple[str, ...] = (e.name,)
@@ -187,7 +202,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                        "with tf.function"),
                 evidence=_vs_by_category(c) + " " + split,
                 saving_ms=c.delta_ms,
-                saving_basis=f"measured: median step of {e.name} minus {f.name}",
+                saving_basis=f"measured: median step of {e.name} minus {f.name}, {c.delta_text()}",
                 modes=(e.name, f.name), fix=fix)
 
 
@@ -280,10 +295,10 @@ def _main_calls(m: ModeResult, *types: str) -> float:
     return float(o["calls_per_step"].sum())
 
 
-def _waits_on_tf_data(m: ModeResult) -> bool:
+def _waits_on_tf_data(run: Run, m: ModeResult) -> bool:
     """The mode's steps pull batches from tf.data: an ``IteratorGetNext`` op runs in them (a graph
     op on the executor, or the eager op), or the mode is a dataset mode."""
-    if "dataset" in split_mode(m.name)[1]:
+    if _kind(run, m).input == "dataset":
         return True
     return (not m.ops.empty and "type" in m.ops
             and m.ops["type"].astype(str).str.startswith("IteratorGetNext").any())
@@ -324,17 +339,16 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
     rule 7's, and input that is only host-to-device copies is not a conversion."""
     hits = []
     for m in run.ok_modes():
-        prefix, base, variant = split_mode(m.name)
-        if variant or _waits_on_tf_data(m):
+        if _kind(run, m).input != "numpy" or _waits_on_tf_data(run, m):
             continue  # +tensor modes already pass tensors; tf.data waits: rule 7
         if _conversions(m) <= 0 and not m.ops.empty and (m.ops["type"] == "memcpy").any():
             continue  # no conversion ran: the input time is host-to-device copies
         inp, total = _cat(m, "input"), _traced_total(m)
         if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_SHARE:
             continue
-        t = run.modes.get(m.name + "+tensor")
+        t = _tensor_twin(run, m)
         measured = None
-        if t is not None and t.ok and len(t.step_samples_ms):
+        if t is not None:
             c = compare_modes(run, m, t)
             if not _slower(c):
                 continue  # passing tensors made no measurable difference
@@ -344,13 +358,13 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
         return
     hits.sort(key=lambda h: (h[4] is None, -h[0]))   # measured against +tensor first
     saving, m, inp, total, measured = hits[0]
-    keras_step = split_mode(m.name)[1] in _KERAS_STEP_BASES
+    keras_step = _runs_keras_step(m)
     # inside Keras' own step functions the slices are Keras' code, not the user's: no w[i] advice
     slices = 0.0 if keras_step else _slicing(m)
     what = ("converting Python values to tensors, copies" if slices else
             "converting arrays and Python values to tensors, copies")
     evidence = (f"In {m.name}, input ({what}) takes "
-                f"{fmt_ms(inp)} ms of a {fmt_ms(total)} ms traced step ({_pct(inp / total)})."
+                f"{fmt_ms(inp)} ms of a {fmt_ms(total)} ms mean traced step ({_pct(inp / total)})."
                 + _conversion_hint(m))
     if slices:
         evidence += (f" The step slices tensors {slices:.0f} times per step (StridedSlice): indexing "
@@ -360,10 +374,12 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
     if measured:
         evidence += f" Passing tensors instead: {_vs(measured[2])}."
         modes.append(measured[1])
-        basis = f"measured: median step of {m.name} minus {measured[1]}"
+        basis = f"measured: median step of {m.name} minus {measured[1]}, {measured[2].delta_text()}"
     else:
         saving, note = untraced(m, inp)
-        basis = f"upper bound: all of {m.name}'s input time{note}"
+        basis = (f"estimate: {m.name}'s input time{note}; no mode with tensor inputs in this run "
+                 "to measure it against (passing tensors can save more than the conversions, or "
+                 "less)")
     if len(hits) > 1:
         evidence += " Also: " + ", ".join(
             f"{h[1].name} {fmt_ms(h[2])} ms ({_pct(h[2] / h[3])}"
@@ -445,7 +461,7 @@ def _op_evidence(c: Comparison, x: ModeResult, f: ModeResult) -> str:
 def rule_xla(run: Run) -> Iterable[Finding]:
     """4. XLA measurably slower (or faster) than the plain graph function on this machine."""
     for x in _modes_with_base(run, "xla", "train_on_batch-xla"):
-        f = sibling(run, x.name, "function" if split_mode(x.name)[1] == "xla" else "train_on_batch")
+        f = sibling(run, x, "function" if _base(run, x) == "xla" else "train_on_batch")
         if f is None:
             continue
         c = compare_modes(run, x, f)
@@ -464,7 +480,7 @@ def rule_xla(run: Run) -> Iterable[Finding]:
                 title=(f"{x.name} (XLA) is slower per step than {f.name} on this machine"
                        + (f", mostly in {fam['family']}" if fam is not None else "")),
                 evidence=evidence, saving_ms=c.delta_ms,
-                saving_basis=f"measured: median step of {x.name} minus {f.name}",
+                saving_basis=f"measured: median step of {x.name} minus {f.name}, {c.delta_text()}",
                 modes=(x.name, f.name),
                 fix=("step = tf.function(step_fn, jit_compile=False)\n"
                      "# Keras: model.compile(..., jit_compile=False)"))
@@ -480,7 +496,7 @@ def rule_xla(run: Run) -> Iterable[Finding]:
                 rule="xla-faster",
                 title=f"{x.name} (XLA) is faster per step than {f.name}: use jit_compile",
                 evidence=evidence, saving_ms=gain,
-                saving_basis=f"measured: median step of {f.name} minus {x.name}",
+                saving_basis=f"measured: median step of {f.name} minus {x.name}, {c.flipped().delta_text()}",
                 modes=(f.name, x.name),   # the step that gets faster first
                 fix=("step = tf.function(step_fn, jit_compile=True)\n"
                      "# Keras: model.compile(..., jit_compile=True)"))
@@ -508,7 +524,7 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
     step: one large op leaves no per-op Python overhead for tf.function to remove). Says where the
     difference is: the call machinery or the kernels (by op family)."""
     for f in _modes_with_base(run, "function"):
-        e = sibling(run, f.name, "eager")
+        e = sibling(run, f, "eager")
         if e is None:
             continue
         c = compare_modes(run, f, e)
@@ -541,16 +557,41 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
                    + (f": its {fam['family']} kernels run slower in the graph" if fam is not None
                       else "")),
             evidence=evidence, saving_ms=c.delta_ms,
-            saving_basis=f"measured: median step of {f.name} minus {e.name}",
+            saving_basis=f"measured: median step of {f.name} minus {e.name}, {c.delta_text()}",
             modes=(f.name, e.name),
             fix=("# a step of a few large ops gains nothing from tf.function: run it eagerly,\n"
                  "# or let XLA fuse it (compare the xla mode):\n"
                  "step = tf.function(step_fn, jit_compile=True)"))
 
 
-# Keras' own step functions: the user does not write their ops, so "vectorize" is no advice there
-_KERAS_STEP_BASES = ("fit", "fit-dataset", "train_on_batch", "train_on_batch-eager",
-                     "train_on_batch-xla", "predict", "predict_on_batch", "evaluate")
+# Keras' own step functions as the trace names them (Keras 3's, then tf_keras'): calls of these
+# tf.functions run ops Keras wrote
+_KERAS_STEP_FUNCTIONS = frozenset({
+    "multi_step_on_iterator", "one_step_on_iterator", "one_step_on_data",
+    "one_step_on_data_distributed", "multi_step_on_data", "train_function", "predict_function",
+    "test_function"})
+
+
+def _function_name(op: str) -> str:
+    """``__inference_multi_step_on_iterator_262`` -> ``multi_step_on_iterator``."""
+    name = op.removeprefix("__inference_").removeprefix("__forward_").removeprefix("__backward_")
+    head, _, tail = name.rpartition("_")
+    return head if head and tail.isdigit() else name
+
+
+def _runs_keras_step(m: ModeResult) -> bool:
+    """The mode's steps run Keras' own train / predict / test functions, seen in the trace (a
+    main-thread tf.function call or a trace of one of them); for a Keras step without a
+    tf.function (``run_eagerly``), the capture's mode says so."""
+    names: list[str] = []
+    if not m.ops.empty and "type" in m.ops:
+        o = m.ops[m.ops["type"].astype(str).str.startswith("tf.function")]
+        names += [_function_name(str(n)) for n in o["op"]]
+    if not m.retraces.empty and "function" in m.retraces:
+        names += [_function_name(str(n)) for n in m.retraces["function"]]
+    if any(n in _KERAS_STEP_FUNCTIONS for n in names):
+        return True
+    return modekind.from_name(m.name).base == "train_on_batch-eager"
 
 
 def _graph_while_loop(m: ModeResult) -> bool:
@@ -572,7 +613,7 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
     for m in run.ok_modes():
         if not m.host_events_recorded:
             continue  # the host's op calls are not all in the trace: no per-call claim
-        if split_mode(m.name)[1] in _KERAS_STEP_BASES or _graph_while_loop(m):
+        if _runs_keras_step(m) or _graph_while_loop(m):
             continue
         n, med = _op_call_stats(m)
         if n >= TINY_OPS_PER_STEP and _finite(med) and med <= TINY_OP_MEDIAN_MS:
@@ -591,14 +632,14 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
     yield Finding(
         rule="tiny-ops", title=f"Many tiny ops per step in {m.name}: vectorize",
         evidence=evidence, saving_ms=saving,
-        saving_basis=("upper bound: the dispatch time, which grows with the number of op calls"
+        saving_basis=("estimate: the dispatch time, which grows with the number of op calls"
                       + note),
         modes=tuple(h[2].name for h in hits),
         fix=("# fewer, larger ops: one batched op instead of a Python loop of small ones\n"
              "y = tf.einsum('bij,bjk->bik', a, b)      # not [a[i] @ b[i] for i in range(n)]\n"
              "z = tf.vectorized_map(fn, xs)            # not [fn(x) for x in xs]\n"
              + ("step = tf.function(step_fn)              # no per-op Python dispatch in eager"
-                if "eager" in split_mode(m.name)[1] else
+                if "eager" in _base(run, m) else
                 "step = tf.function(step_fn, jit_compile=True)  # XLA fuses small graph ops")))
 
 
@@ -637,8 +678,8 @@ def rule_predict(run: Run) -> Iterable[Finding]:
     """6. predict() on small batches costs more than model(x) / predict_on_batch; says what it
     traces on every call."""
     for p in _modes_with_base(run, "predict"):
-        alts = [a for a in (sibling(run, p.name, "predict_on_batch"), sibling(run, p.name, "eager"),
-                            sibling(run, p.name, "function")) if a is not None]
+        alts = [a for a in (sibling(run, p, "predict_on_batch"), sibling(run, p, "eager"),
+                            sibling(run, p, "function")) if a is not None]
         cs = [c for c in (compare_modes(run, p, a) for a in alts) if _slower(c)]
         builds = _per_call_graph_builds(p)
         fix = ("y = model.predict_on_batch(x)     # one batch: no per-call data adapter\n"
@@ -661,14 +702,14 @@ def rule_predict(run: Run) -> Iterable[Finding]:
             evidence=f"{_vs(best)}. " + "; ".join(c.sentence() for c in cs if c is not best)
             + builds,
             saving_ms=best.delta_ms,
-            saving_basis=f"measured: median step of {p.name} minus {best.b}",
+            saving_basis=f"measured: median step of {p.name} minus {best.b}, {best.delta_text()}",
             modes=(p.name,) + tuple(c.b for c in cs), fix=fix)
 
 
 def rule_fit_overhead(run: Run) -> Iterable[Finding]:
     """7a. fit() and train_on_batch() per step: whichever is measurably slower carries overhead."""
     for f in _modes_with_base(run, "fit"):
-        t = sibling(run, f.name, "train_on_batch")
+        t = sibling(run, f, "train_on_batch")
         if t is None:
             continue
         c = compare_modes(run, f, t)
@@ -679,7 +720,7 @@ def rule_fit_overhead(run: Run) -> Iterable[Finding]:
                 rule="fit-overhead", title=f"{f.name} costs more per step than {t.name}",
                 evidence=_vs_by_category(c),
                 saving_ms=c.delta_ms,
-                saving_basis=f"measured: median step of {f.name} minus {t.name}",
+                saving_basis=f"measured: median step of {f.name} minus {t.name}, {c.delta_text()}",
                 modes=(f.name, t.name),
                 fix=("model.compile(optimizer, loss, steps_per_execution=32)  # fewer Python round trips\n"
                      "model.fit(ds, epochs=1, verbose=0)   # no per-step progress bar\n"
@@ -691,7 +732,7 @@ def rule_fit_overhead(run: Run) -> Iterable[Finding]:
                 title=f"{t.name} costs more per step than a batch inside {f.name}",
                 evidence=_vs_by_category(rc),
                 saving_ms=rc.delta_ms,
-                saving_basis=f"measured: median step of {t.name} minus {f.name}",
+                saving_basis=f"measured: median step of {t.name} minus {f.name}, {rc.delta_text()}",
                 modes=(t.name, f.name),
                 fix=("model.fit(x, y, batch_size=32, epochs=1, verbose=0)  # one call, many batches\n"
                      "# or keep the loop but compile fewer round trips:\n"
@@ -707,22 +748,81 @@ def rule_input_bound(run: Run) -> Iterable[Finding]:
     """7b. Steps that wait on tf.data, in any mode (a function workload iterating a dataset as much
     as fit on one): the wait no other compute of the step overlaps is input."""
     for m in run.ok_modes():
-        if not _waits_on_tf_data(m):
+        if not _waits_on_tf_data(run, m):
             continue
         inp, total = _cat(m, "input"), _traced_total(m)
         if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_BOUND_SHARE:
             continue
+        stage_text, stage_fix_line = _stage_evidence(m)
         yield Finding(
             rule="input-bound", title=f"{m.name} waits on its input pipeline",
             evidence=(f"In {m.name}, input (waiting on tf.data while nothing else of the step "
-                      f"computes, copies) takes {fmt_ms(inp)} ms of a {fmt_ms(total)} ms traced "
-                      f"step ({_pct(inp / total)})."),
+                      f"computes, copies) takes {fmt_ms(inp)} ms of a {fmt_ms(total)} ms mean traced "
+                      f"step ({_pct(inp / total)}).") + _stalls_text(m, "input") + stage_text,
             saving_ms=untraced(m, inp)[0],
             saving_basis="upper bound: all of the mode's input time" + untraced(m, inp)[1],
             modes=(m.name,),
-            fix=("ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)   # parallel map\n"
+            fix=(stage_fix_line + "ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)   # parallel map\n"
                  "ds = ds.cache()                                            # when it fits in memory\n"
                  "ds = ds.batch(32).prefetch(tf.data.AUTOTUNE)               # overlap with the step"))
+
+
+def _stage_evidence(m: ModeResult) -> tuple[str, str]:
+    """The tf.data stage whose own work costs most (``analysis.tfdata``), in words, and the fix
+    line for its kind ("" when the trace has no stage events)."""
+    from traceinsight.analysis.tfdata import costliest_work_stage, mode_stages, stage_fix
+
+    stages = mode_stages(m.trace_paths)
+    best = costliest_work_stage(stages)
+    if best is None:
+        return "", ""
+    text = (f" By tf.data stage, {best['stage']} costs most: {fmt_ms(best['self_ms'])} ms of its "
+            f"own work over {best['count']} calls in the trace ({_pct(best['share'])} of the "
+            "pipeline's time; a Prefetch stage's time is the step waiting on it).")
+    fix = stage_fix(str(best["kind"]))
+    return text, (f"# the costliest stage: {best['kind']}\n{fix}\n" if fix else "")
+
+
+def _stalls_text(m: ModeResult, category: str) -> str:
+    """`` Most of it in 3 of 29 steps (step 7 3.23 ms, ...): 12.8 % of the traced time above the
+    typical step (median 0.33 ms).`` when the category's cost is concentrated in a few steps."""
+    hit = concentrated_costs(m).get(category)
+    if hit is None:
+        return ""
+    steps = ", ".join(f"step {n} {fmt_ms(v)} ms" for n, v in hit["steps"][:5])
+    more = f" and {len(hit['steps']) - 5} more" if len(hit["steps"]) > 5 else ""
+    return (f" {len(hit['steps'])} of {hit['n_steps']} steps stand out ({steps}{more}): "
+            f"{hit['share'] * 100:.1f} % of the traced time is {category} above its typical "
+            f"{fmt_ms(hit['median_ms'])} ms per step (mean {fmt_ms(hit['mean_ms'])} ms).")
+
+
+_PERIODIC_FIX = ("# work done every N steps (checkpoints, logging, evaluation, summaries):\n"
+                 "if step % 100 == 0: ...          # less often, or\n"
+                 "manager.save()                   # tf.train.CheckpointManager off the hot loop")
+
+
+def rule_concentrated(run: Run) -> Iterable[Finding]:
+    """A cost in a few steps only (``stats.concentrated``) that is a material share of the traced
+    time: Python or unplaced work in some steps (periodic checkpoints, logging, evaluation). Input
+    stalls are the input-bound finding's, retraces the retracing finding's; op and dispatch
+    outliers are left alone (on a shared machine a preempted step looks the same)."""
+    for m in run.ok_modes():
+        costs = concentrated_costs(m)
+        for cat in ("python", "other"):
+            hit = costs.get(cat)
+            if hit is None or hit["share"] < CONCENTRATED_SHARE:
+                continue
+            saving = hit["excess_ms"] / hit["n_steps"]
+            if saving < INPUT_MIN_MS:
+                continue   # a share of a tiny step: not worth a change
+            yield Finding(
+                rule="concentrated-cost",
+                title=f"{m.name}: {cat} time spikes in {len(hit['steps'])} of {hit['n_steps']} steps",
+                evidence=f"In {m.name},{_stalls_text(m, cat)}",
+                saving_ms=untraced(m, saving)[0],
+                saving_basis=("estimate: the spikes' time above the typical step, per step"
+                              + untraced(m, saving)[1]),
+                modes=(m.name,), fix=_PERIODIC_FIX)
 
 
 # (a, b) base pairs compared by the rules: the pairs users ask about.
@@ -733,32 +833,82 @@ _PAIRS = [("eager", "function"), ("xla", "function"), ("predict", "predict_on_ba
 
 
 def compared_pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
-    """The pairs of ok modes of this run that the rules compare (incl. X vs X+tensor, Keras 2 vs 3)."""
+    """The pairs of ok modes of this run that the rules compare (incl. X vs X+tensor, Keras 2 vs 3);
+    never two traces of different programs."""
+    return [(a, b) for a, b in _named_pairs(run) if run.same_program(a.name, b.name)]
+
+
+def _named_pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
     out = []
     for m in run.ok_modes():
         if not len(m.step_samples_ms):
             continue
-        prefix, base, variant = split_mode(m.name)
+        base = _base(run, m)
         for a, b in _PAIRS:
             if base == a:
-                other = sibling(run, m.name, b)
+                other = sibling(run, m, b)
                 if other is not None:
                     out.append((m, other))
-        if not variant:
-            t = run.modes.get(m.name + "+tensor")
-            if t is not None and t.ok and len(t.step_samples_ms):
-                out.append((m, t))
-        if prefix == "tf_keras:":
-            k3 = run.modes.get(m.name[len(prefix):])
-            if k3 is not None and k3.ok and len(k3.step_samples_ms):
-                out.append((m, k3))
+        t = _tensor_twin(run, m)
+        if t is not None:
+            out.append((m, t))
+        twin = _keras3_twin(run, m)
+        if twin is not None:
+            out.append((m, twin))
     return out
+
+
+def _keras3_twin(run: Run, m: ModeResult) -> ModeResult | None:
+    """For a tf_keras (Keras 2) or TF1 mode, the Keras 3 / TF2 mode of the same base and input
+    (from the modes' kinds, ``traceinsight.modekind``)."""
+    kinds = modekind.run_kinds(run)
+    k = kinds.get(m.name)
+    if k is None or k.flavour == "keras3":
+        return None
+    name = next((n for n, x in kinds.items() if x == k.same_but(flavour="keras3")), None)
+    t = run.modes.get(name) if name is not None else None
+    return t if t is not None and t.ok and len(t.step_samples_ms) else None
+
+
+def rule_tf1_vs_tf2(run: Run) -> Iterable[Finding]:
+    """A TF1 graph mode (tf_keras with eager disabled, run by a Session) against its TF2 twin:
+    which is faster, by how much, and where the difference lies (the traced categories and op
+    families) — the tf2_vs_tf1 question."""
+    kinds = modekind.run_kinds(run)
+    for m in run.ok_modes():
+        if kinds[m.name].flavour != "tf1" or not len(m.step_samples_ms):
+            continue
+        t = _keras3_twin(run, m)
+        if t is None:
+            continue
+        c = compare_modes(run, t, m)   # TF2 against TF1: positive when TF2 is slower
+        if not c.significant:
+            continue   # rule_no_difference says so
+        slow, fast = (t, m) if c.delta_ms > 0 else (m, t)
+        sc = c if c.delta_ms > 0 else c.flipped()
+        cause = (f" Where: {sc.sentence(label=f'{slow.name} − {fast.name}')}."
+                 + _family_evidence(sc))
+        tf2_slower = slow is t
+        yield Finding(
+            rule="tf1-vs-tf2",
+            title=(f"{slow.name} (TF2) is {fmt_ratio(sc.ratio)}× slower than {fast.name} (TF1 graph)"
+                   if tf2_slower else
+                   f"{slow.name} (TF1 graph) is {fmt_ratio(sc.ratio)}× slower than {fast.name} (TF2)"),
+            evidence=_vs(sc) + "." + cause,
+            saving_ms=sc.delta_ms,
+            saving_basis=f"measured: median step of {slow.name} minus {fast.name}, {sc.delta_text()}",
+            modes=(slow.name, fast.name),
+            fix=("# TF2 pays per call what a TF1 Session ran as one graph: keep the call in a graph\n"
+                 "step = tf.function(model)              # or model.predict_on_batch(tf_tensor)\n"
+                 "y = step(tf.convert_to_tensor(x))      # tensors, fixed shapes: no retracing"
+                 if tf2_slower else
+                 "# the TF2 mode is faster here: move off tf.compat.v1 Sessions"))
 
 
 def rule_no_difference(run: Run) -> Iterable[Finding]:
     """8. Pairs whose confidence intervals overlap: no measurable difference, not a ranking."""
     same = [compare_modes(run, a, b) for a, b in compared_pairs(run)]
-    same = [c for c in same if np.isfinite(c.ratio_lo) and not c.significant]
+    same = [c for c in same if np.isfinite(c.ratio) and not c.significant]
     if not same:
         return
     modes = tuple(dict.fromkeys(n for c in same for n in (c.a, c.b)))
@@ -766,10 +916,10 @@ def rule_no_difference(run: Run) -> Iterable[Finding]:
         rule="no-difference",
         title="No measurable difference: " + "; ".join(f"{c.a} ≈ {c.b}" for c in same),
         evidence="; ".join(f"{c.a} {fmt_ms(c.a_ms)} vs {c.b} {fmt_ms(c.b_ms)} ms/step, ratio "
-                           f"{fmt_ratio(c.ratio)} [{fmt_ratio(c.ratio_lo)}, {fmt_ratio(c.ratio_hi)}] "
-                           "includes 1"
+                           f"{c.ratio_text()}" + (f": {c.note}" if c.note and np.isfinite(c.ratio_lo)
+                                                  else " includes 1" if np.isfinite(c.ratio_lo) else "")
                            for c in same) + ".",
-        saving_ms=None, saving_basis="the 95 % interval of the ratio includes 1", modes=modes,
+        saving_ms=None, saving_basis="the data cannot order these modes", modes=modes,
         fix="# Do not pick between these modes on speed: the difference is within noise.\n"
             "# Capture more steps to narrow the interval.")
 
@@ -779,7 +929,8 @@ def _disagreeing_pairs(run: Run) -> list[Comparison]:
     the other way round from their untraced medians."""
     pairs = list(compared_pairs(run))
     if run.fastest is not None:
-        pairs += [(m, run.modes[run.fastest]) for m in run.by_speed() if m.name != run.fastest]
+        pairs += [(m, run.modes[run.fastest]) for m in run.by_speed()
+                  if m.name != run.fastest and run.same_program(m.name, run.fastest)]
     out, seen = [], set()
     for a, b in pairs:
         key = frozenset((a.name, b.name))
@@ -867,11 +1018,15 @@ def rule_host_not_recorded(run: Run) -> Iterable[Finding]:
 
 RULES: tuple[Callable[[Run], Iterable[Finding]], ...] = (
     rule_eager_dispatch_bound, rule_function_slower, rule_retracing, rule_numpy_inputs, rule_xla,
-    rule_tiny_ops, rule_predict, rule_fit_overhead, rule_input_bound, rule_no_difference,
+    rule_tiny_ops, rule_predict, rule_fit_overhead, rule_input_bound, rule_concentrated,
+    rule_tf1_vs_tf2,
+    rule_no_difference,
     rule_distortion, rule_host_not_recorded)
 
 
 def _severity(f: Finding, run: Run) -> str:
+    """The saving's share of the step: high from 25 %, medium from 5 %; an estimate that no mode
+    with the fix applied measured is at most medium."""
     if f.saving_ms is None or not np.isfinite(f.saving_ms):
         return "info"
     base = [run.modes[n].median_ms for n in f.modes[:1] if n in run.modes]
@@ -879,7 +1034,10 @@ def _severity(f: Finding, run: Run) -> str:
     if ref is None:
         return "low"
     share = f.saving_ms / ref
-    return "high" if share >= 0.25 else "medium" if share >= 0.05 else "low"
+    level = "high" if share >= 0.25 else "medium" if share >= 0.05 else "low"
+    if level == "high" and not f.saving_basis.startswith("measured"):
+        level = "medium"
+    return level
 
 
 def _overlapping(findings: list[Finding], run: Run) -> list[Finding]:
@@ -913,6 +1071,23 @@ def _overlapping(findings: list[Finding], run: Run) -> list[Finding]:
     return out
 
 
+def _consistent_advice(findings: list[Finding]) -> list[Finding]:
+    """No finding's fix contradicts another's: where XLA was measured slower (an ``xla-slower``
+    finding advises ``jit_compile=False``), the other fixes lose their ``jit_compile=True`` lines
+    and say why."""
+    if not any(f.rule == "xla-slower" for f in findings):
+        return findings
+    out = []
+    for f in findings:
+        lines = f.fix.splitlines()
+        kept = [ln for ln in lines if "jit_compile=True" not in ln]
+        if f.rule != "xla-slower" and len(kept) < len(lines):
+            kept.append("# (XLA left out: it was measured slower on this run)")
+            f = replace(f, fix="\n".join(kept))
+        out.append(f)
+    return out
+
+
 def _rank_key(f: Finding):
     return (f.saving_ms is None, -(f.saving_ms or 0.0), SEVERITIES.index(f.severity), f.rule,
             f.modes, f.title)
@@ -924,6 +1099,6 @@ def find(run: Run) -> list[Finding]:
     out = [f for rule in RULES for f in rule(run)]
     # overlaps are judged largest saving first, then severity from the capped savings
     out.sort(key=lambda f: (f.saving_ms is None, -(f.saving_ms or 0.0), f.rule, f.modes, f.title))
-    out = [replace(f, severity=_severity(f, run)) for f in _overlapping(out, run)]
+    out = [replace(f, severity=_severity(f, run)) for f in _overlapping(_consistent_advice(out), run)]
     out.sort(key=_rank_key)
     return [replace(f, rank=i + 1) for i, f in enumerate(out)]

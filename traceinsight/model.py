@@ -285,7 +285,12 @@ class ModeResult:
         """Bootstrap medians of ``step_samples_ms`` (fixed seed), computed once per mode: its
         interval and every ratio it takes part in reuse them."""
         from traceinsight.stats import bootstrap_medians
-        return bootstrap_medians(self.step_samples_ms)
+        samples = self.step_samples_ms
+        rounds = self.timing.rounds if self.timing is not None and len(self.timing.steps_s) else None
+        # resampled within each interleaved round when the samples are the rounds' steps in order
+        strata = tuple(len(r) for r in rounds) if rounds else None
+        return bootstrap_medians(samples, strata=strata if strata and sum(strata) == len(samples)
+                                 else None)
 
     @property
     def traced_ms(self) -> float:
@@ -311,6 +316,31 @@ class ModeResult:
         """Print this mode's text summary (what ``traceinsight analyze`` prints), for a REPL."""
         from traceinsight.report.notebook import show_mode
         show_mode(self, file)
+
+    @property
+    def traced_mean_ms(self) -> float:
+        """Mean wall ms of the host-traced steady steps: the sum of ``category_means`` (what the
+        traced steps cost in total, per step; nan without a breakdown)."""
+        b = self.table("breakdown")
+        if b.empty or b.index is None or "total" not in b.index or "mean" not in b:
+            return float("nan")
+        return float(b.row("total")["mean"])
+
+    def category_means(self) -> dict[str, float]:
+        """Mean ms/step per category over the steady traced steps, in CATEGORIES order: what each
+        category costs in total divided by the steps, so they add up to ``traced_mean_ms`` (a
+        stall in 3 of 30 steps counts here, where the median ignores it). NaN: none."""
+        b = self.table("breakdown")
+        if b.empty or "mean" not in b:
+            return {c: float("nan") for c in CATEGORIES}
+        return {c: float(b.row(c)["mean"]) for c in CATEGORIES}
+
+    def category_shares(self) -> dict[str, float]:
+        """Each category's share of the traced steps' total time (``category_means`` over
+        ``traced_mean_ms``)."""
+        total = self.traced_mean_ms
+        return {c: (v / total if np.isfinite(v) and np.isfinite(total) and total > 0 else float("nan"))
+                for c, v in self.category_means().items()}
 
     def category_ms(self) -> pd.Series:
         """``category_medians`` as a Series indexed by CATEGORIES."""
@@ -386,11 +416,17 @@ class Run:
 
     def compare(self, a: str, b: str) -> "Comparison":
         """``compare_modes`` of two of this run's modes, computed once per pair and kept on the
-        run (findings, the overview, the report and the compare screen share it)."""
+        run (findings, the overview, the report and the compare screen share it). A pair is
+        computed in the run's mode order and read from the other side by ``flipped()``, so b
+        against a is exactly the reciprocal of a against b, whoever asks first."""
         cache = self._comparisons
         key = (a, b)
         c = cache.get(key)
         if c is None:
+            order = list(self.modes)
+            if a != b and order.index(a) > order.index(b):
+                c = cache.setdefault(key, self.compare(b, a).flipped())
+                return c
             from traceinsight.compare import compare_modes
             # two threads may compute the same pair at once; setdefault keeps one (atomic under
             # the GIL), so every reader gets the same object
@@ -410,6 +446,16 @@ class Run:
             return ()       # one trace: no hosts to compare (and no import of the hosts module)
         from traceinsight.analysis.hosts import host_groups
         return host_groups(self)
+
+    @cached_property
+    def program_groups(self) -> list[list[str]]:
+        """Ok modes grouped by the program they run (``compare.program_groups``): foreign traces of
+        different programs in one folder are not compared as modes."""
+        from traceinsight.compare import program_groups
+        return program_groups(self)
+
+    def same_program(self, a: str, b: str) -> bool:
+        return any(a in g and b in g for g in self.program_groups)
 
     @cached_property
     def findings(self) -> list:

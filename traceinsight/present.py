@@ -148,13 +148,14 @@ def ratio(v: Any) -> str:
     return f"{x:.2f}" if a < 10 else f"{x:.1f}" if a < 100 else f"{x:.0f}"
 
 
-def ratio_ci(r: Any, lo: Any = None, hi: Any = None) -> str:
-    """A ratio with its 95 % interval: ``1.35× [1.30, 1.41]`` (``1.35×`` without one)."""
+def ratio_ci(r: Any, lo: Any = None, hi: Any = None, why: Any = None) -> str:
+    """A ratio with its 95 % interval: ``1.35× [1.30, 1.41]`` (``1.35×`` without one, followed by
+    ``why`` in parentheses when given: ``1.35× (too few steps for an interval)``)."""
     if not is_num(r):
         return MISSING
     if is_num(lo) and is_num(hi):
         return f"{ratio(r)}× [{ratio(lo)}, {ratio(hi)}]"
-    return f"{ratio(r)}×"
+    return f"{ratio(r)}×" + (f" ({why})" if isinstance(why, str) and why else "")
 
 
 def ms_range(lo: Any, hi: Any) -> str:

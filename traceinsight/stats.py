@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,13 +29,30 @@ RUN_TO_RUN_TOLERANCE = 0.5
 MIN_RELATIVE_EFFECT = 0.05
 
 
-def bootstrap_medians(samples: np.ndarray, seed: int = _SEED) -> np.ndarray:
+def bootstrap_medians(samples: np.ndarray, seed: int = _SEED,
+                      strata: tuple[int, ...] | None = None) -> np.ndarray:
     """Medians of BOOTSTRAP_SAMPLES resamples (fixed seed). Callers keep them where the samples
-    live (``ModeResult.boot_medians``), so each mode's are computed once."""
+    live (``ModeResult.boot_medians``), so each mode's are computed once.
+
+    ``strata``: the sizes of consecutive groups of ``samples`` (a mode's interleaved rounds, in
+    order): each resample then draws every group's steps from that group alone, so every resample
+    keeps the rounds' mix of machine states (a round under load stays one round's worth of
+    steps), which is how the steps were collected."""
     samples = np.asarray(samples, dtype=float)
     if not len(samples):
         return np.full(BOOTSTRAP_SAMPLES, np.nan)
     rng = np.random.default_rng(seed)
+    if strata is not None and len(strata) > 1 and sum(strata) == len(samples) and min(strata) > 0 \
+            and len(samples) * BOOTSTRAP_SAMPLES <= BOOTSTRAP_WORK_MAX:
+        bounds = np.cumsum((0,) + tuple(strata))
+        meds = np.empty(BOOTSTRAP_SAMPLES)
+        block = max(1, 2_000_000 // max(len(samples), 1))
+        for lo in range(0, BOOTSTRAP_SAMPLES, block):
+            hi = min(lo + block, BOOTSTRAP_SAMPLES)
+            parts = [rng.choice(samples[a:b], size=(hi - lo, b - a))
+                     for a, b in zip(bounds[:-1], bounds[1:])]
+            meds[lo:hi] = np.median(np.concatenate(parts, axis=1), axis=1)
+        return meds
     if len(samples) * BOOTSTRAP_SAMPLES > BOOTSTRAP_WORK_MAX:
         # Too many samples to resample element by element (10 million steps would take hours):
         # draw each resample's median directly. The m-th smallest of n draws with replacement is
@@ -68,10 +86,34 @@ def median_ci(samples: np.ndarray, level: float = 0.95,
     return _interval(bootstrap_medians(samples) if boot is None else boot, level)
 
 
+# A 95 % interval of a median needs at least 6 steps on a side: with fewer, even the
+# distribution-free interval (from the order statistics: all n steps on one side of the true median
+# has probability 2 / 2**n) cannot reach 95 %, and a bootstrap of so few steps only repeats them.
+MIN_STEPS_FOR_INTERVAL = 6
+NO_INTERVAL_FEW = "too few steps for an interval"
+NO_INTERVAL_DEGENERATE = "no interval: the resampled steps do not spread around the ratio"
+# How the ratio between two modes is estimated, in the words every page uses.
+RATIO_METHOD = ("Ratio: the two modes' median steps divided, with a 95 % bootstrap interval "
+                "(each mode's steps resampled within its interleaved rounds; no interval with "
+                f"fewer than {MIN_STEPS_FOR_INTERVAL} steps on a side). “No measurable difference” "
+                "when the interval includes 1 or the interleaved rounds order the two modes "
+                "differently.")
+
+
+def _interval_around(est: float, lo: float, hi: float) -> tuple[float, float]:
+    """(lo, hi) when they hold the estimate strictly inside, else NaNs: a percentile interval that
+    ends at or excludes its own estimate (a bootstrap of few distinct values) says nothing."""
+    if np.isfinite(lo) and np.isfinite(hi) and lo < est < hi:
+        return lo, hi
+    return float("nan"), float("nan")
+
+
 def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95, boot_a: np.ndarray | None = None,
              boot_b: np.ndarray | None = None) -> tuple[float, float, float]:
     """median(a) / median(b) with a bootstrap percentile interval (both sides resampled
-    independently; ``boot_a`` / ``boot_b``: their bootstrap medians when already computed)."""
+    independently; ``boot_a`` / ``boot_b``: their bootstrap medians when already computed). No
+    interval (NaN) with fewer than 2 steps on a side (``mode_ratio`` asks more of an interval
+    between modes)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if not len(a) or not len(b):
@@ -85,6 +127,19 @@ def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95, boot_a: np.ndarr
         np.random.default_rng(_SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
     lo, hi = _interval(ma / mb, level)
     return ratio, lo, hi
+
+
+def difference_ci(a: np.ndarray, b: np.ndarray, boot_a: np.ndarray | None,
+                  boot_b: np.ndarray | None, level: float = 0.95) -> tuple[float, float]:
+    """A 95 % interval of median(a) − median(b) from the same resampled medians the ratio's
+    interval uses (NaN under the same conditions as ``mode_ratio``'s)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    nan = (float("nan"), float("nan"))
+    if min(len(a), len(b)) < MIN_STEPS_FOR_INTERVAL or boot_a is None or boot_b is None:
+        return nan
+    mb = boot_b[np.random.default_rng(_SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
+    d = float(np.median(a) - np.median(b))
+    return _interval_around(d, *_interval(boot_a - mb, level))
 
 
 def paired_rounds(a_rounds, b_rounds) -> np.ndarray | None:
@@ -101,38 +156,87 @@ def paired_rounds(a_rounds, b_rounds) -> np.ndarray | None:
     return np.asarray(r, dtype=float) if len(r) >= 2 else None
 
 
-def paired_ratio_ci(ratios: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """Median of per-round ratios with a bootstrap interval over rounds (fixed seed). A load burst
-    lands on one round of every mode alike, so the ratio of paired rounds cancels it."""
-    r = np.asarray(ratios, dtype=float)
-    est = float(np.median(r))
-    lo, hi = _interval(bootstrap_medians(r), level)
-    return est, lo, hi
+@dataclass(frozen=True)
+class RatioEstimate:
+    """The one estimate of how two modes' step times compare; every page shows this one.
+
+    ratio: median(a) / median(b) of all their untraced steps (the medians shown beside it, and
+    the ones the fastest mode is picked by). lo, hi: its 95 % percentile bootstrap interval,
+    resampling each mode's steps within each of its interleaved rounds (NaN: no valid interval,
+    ``note`` says why). significant: the interval excludes 1 and, when the modes ran in
+    interleaved rounds, every paired round orders them the same way (a load burst that flips
+    one round leaves the order unproven)."""
+
+    ratio: float
+    lo: float
+    hi: float
+    significant: bool
+    basis: str          # "steps" | "steps within rounds"
+    note: str = ""      # why there is no interval, or why it is not significant
+    round_ratios: tuple[float, ...] = ()
 
 
-def delta_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """median(b) − median(a) with a bootstrap percentile interval (independent resamples)."""
+def _round_sizes(rounds) -> tuple[int, ...] | None:
+    return tuple(len(r) for r in rounds) if rounds else None
+
+
+def mode_ratio(a: np.ndarray, b: np.ndarray, a_rounds=None, b_rounds=None,
+               boot_a: np.ndarray | None = None, boot_b: np.ndarray | None = None,
+               level: float = 0.95) -> RatioEstimate:
+    """The ratio of two modes' median steps (a / b), its interval and whether it orders them:
+    see ``RatioEstimate``. ``boot_a`` / ``boot_b``: the modes' bootstrap medians (resampled within
+    rounds: ``ModeResult.boot_medians``) when already computed."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if boot_a is None and len(a) >= MIN_STEPS_FOR_INTERVAL:
+        boot_a = bootstrap_medians(a, strata=_round_sizes(a_rounds))
+    if boot_b is None and len(b) >= MIN_STEPS_FOR_INTERVAL:
+        boot_b = bootstrap_medians(b, strata=_round_sizes(b_rounds))
+    ratio, lo, hi = ratio_ci(a, b, level, boot_a=boot_a, boot_b=boot_b)
+    if min(len(a), len(b)) < MIN_STEPS_FOR_INTERVAL:
+        lo, hi = float("nan"), float("nan")
+    lo, hi = _interval_around(ratio, lo, hi)
+    paired = paired_rounds(a_rounds, b_rounds)
+    basis = "steps within rounds" if a_rounds and b_rounds else "steps"
+    note = ""
+    if not np.isfinite(ratio):
+        return RatioEstimate(ratio, lo, hi, False, basis, "no steps to compare")
+    if not np.isfinite(lo):
+        note = NO_INTERVAL_FEW if min(len(a), len(b)) < MIN_STEPS_FOR_INTERVAL else NO_INTERVAL_DEGENERATE
+    significant = excludes_one(lo, hi)
+    rr: tuple[float, ...] = ()
+    if paired is not None:
+        rr = tuple(float(x) for x in paired)
+        if not (all(x > 1 for x in rr) or all(x < 1 for x in rr)) and not note:
+            significant = False
+            note = (f"the interleaved rounds order them differently (per-round ratios "
+                    f"{min(rr):.2f} to {max(rr):.2f})")
+    return RatioEstimate(ratio, lo, hi, bool(significant), basis, note, rr)
+
+
+def delta_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95,
+             stat: str = "median") -> tuple[float, float, float]:
+    """stat(b) − stat(a) (``stat``: "median" or "mean") with a bootstrap percentile interval
+    (independent resamples); no interval when it would not hold the difference strictly inside."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if not len(a) or not len(b):
         return float("nan"), float("nan"), float("nan")
-    d = float(np.median(b) - np.median(a))
+    f = np.mean if stat == "mean" else np.median
+    d = float(f(b) - f(a))
     if len(a) < 2 or len(b) < 2:
         return d, float("nan"), float("nan")
     rng = np.random.default_rng(_DIFF_SEED)
-    ma = np.median(rng.choice(a, size=(BOOTSTRAP_SAMPLES, len(a))), axis=1)
-    mb = np.median(rng.choice(b, size=(BOOTSTRAP_SAMPLES, len(b))), axis=1)
+    ma = f(rng.choice(a, size=(BOOTSTRAP_SAMPLES, len(a))), axis=1)
+    mb = f(rng.choice(b, size=(BOOTSTRAP_SAMPLES, len(b))), axis=1)
     lo, hi = _interval(mb - ma, level)
+    if d == 0.0 and lo == hi == 0.0:
+        return d, lo, hi    # a category neither side spends time in: exactly no difference
+    lo, hi = _interval_around(d, lo, hi)
     return d, lo, hi
 
 
 def excludes_one(lo: float, hi: float) -> bool:
     return bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 1.0 or hi < 1.0))
-
-
-def significantly_different(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> bool:
-    """True when the interval of median(a)/median(b) excludes 1."""
-    _, lo, hi = ratio_ci(a, b, level)
-    return excludes_one(lo, hi)
 
 
 def _drift(samples: np.ndarray) -> float:
@@ -145,19 +249,20 @@ def _drift(samples: np.ndarray) -> float:
     return abs(max(m1, m2) / min(m1, m2) - 1.0) if min(m1, m2) > 0 else 0.0
 
 
-def between_runs(a_samples: np.ndarray, b_samples: np.ndarray, a_rounds=None, b_rounds=None,
-                 level: float = 0.95) -> dict:
+def between_runs(est: RatioEstimate, a_samples: np.ndarray, b_samples: np.ndarray, a_rounds=None,
+                 b_rounds=None) -> dict:
     """Is B's median step different from A's, two separate captures of the same mode, beyond what
     run-to-run variation explains?
 
-    With interleaved rounds on both sides (>= 2 each), each round's median is one sample of the
-    mode's speed at some moment of its capture: the ratio is median(B rounds) / median(A rounds),
-    its interval from resampling rounds (so load that moved between rounds widens it), and the
-    change counts when the interval excludes 1 and exceeds MIN_RELATIVE_EFFECT. Without rounds a
-    capture holds no measure of between-run variation: the steps' interval says only how precise
-    each median is, so the change counts only beyond RUN_TO_RUN_TOLERANCE, and ``basis`` says the
-    variation was assumed, not measured (widened to the drift between the halves of either
-    capture's steps, when larger).
+    ``est``: the ratio B / A as every page shows it (``mode_ratio``, through the comparison of the
+    two modes), so the diff's table and sentence quote one figure. On top of its interval, a change
+    must exceed what each capture's own variation already shows. With interleaved rounds on both
+    sides (>= 2 each), that is the spread of either capture's round medians ((max − min) / median,
+    the larger of the two: a run whose rounds alone differ by 40 % cannot prove a 30 % change), at
+    least MIN_RELATIVE_EFFECT. Without rounds a capture holds no measure of between-run variation,
+    so the change counts only beyond RUN_TO_RUN_TOLERANCE, and ``basis`` says the variation was
+    assumed, not measured (widened to the drift between the halves of either capture's steps,
+    when larger).
 
     Returns ratio (B/A), ratio_lo, ratio_hi, significant, tolerance, basis ("rounds" | "assumed"),
     verdict ("slower" | "faster" | "within noise" | "no data").
@@ -166,23 +271,20 @@ def between_runs(a_samples: np.ndarray, b_samples: np.ndarray, a_rounds=None, b_
     b = np.asarray(b_samples, dtype=float)
     ra = [float(np.median(x)) for x in (a_rounds or ()) if len(x)]
     rb = [float(np.median(x)) for x in (b_rounds or ()) if len(x)]
+    ratio, lo, hi = est.ratio, est.lo, est.hi
     if len(ra) >= 2 and len(rb) >= 2:
         ra_, rb_ = np.asarray(ra), np.asarray(rb)
-        ratio, lo, hi = ratio_ci(rb_, ra_, level)
-        tolerance, basis = MIN_RELATIVE_EFFECT, "rounds"
-        # the rounds' own spread on either side is variation a single capture already shows
         spread_a = (ra_.max() - ra_.min()) / float(np.median(ra_))
         spread_b = (rb_.max() - rb_.min()) / float(np.median(rb_))
-        tolerance = max(tolerance, float(min(spread_a, spread_b)))
+        tolerance, basis = max(MIN_RELATIVE_EFFECT, float(spread_a), float(spread_b)), "rounds"
     else:
-        ratio, lo, hi = ratio_ci(b, a, level)
         # a capture whose own halves differ shows at least that much drift over time
         tolerance, basis = max(RUN_TO_RUN_TOLERANCE, _drift(a), _drift(b)), "assumed"
     if not np.isfinite(ratio):
         return {"ratio": ratio, "ratio_lo": lo, "ratio_hi": hi, "significant": False,
                 "tolerance": tolerance, "basis": basis, "verdict": "no data"}
     beyond = ratio >= 1 + tolerance or ratio <= 1 / (1 + tolerance)
-    significant = excludes_one(lo, hi) and beyond
+    significant = est.significant and beyond
     verdict = ("slower" if ratio > 1 else "faster") if significant else "within noise"
     return {"ratio": ratio, "ratio_lo": lo, "ratio_hi": hi, "significant": bool(significant),
             "tolerance": tolerance, "basis": basis, "verdict": verdict}
@@ -201,15 +303,18 @@ def spread(samples: np.ndarray) -> dict[str, float]:
             "n": int(len(s))}
 
 
+ANOTHER_PROGRAM = "another program: its ops differ from the fastest's, so not compared"
+
 SUMMARY_COLUMNS = ["mode", "status", "median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n",
-                   "ratio", "ratio_lo", "ratio_hi", "ratio_basis", "first_step_ms", "distortion", "fastest",
-                   "error"]
+                   "ratio", "ratio_lo", "ratio_hi", "ratio_basis", "ratio_significant", "ratio_note",
+                   "first_step_ms", "distortion", "fastest", "error"]
 
 
 def summarize(run: "Run") -> Columns:
-    """One row per mode: median ms/step with quartiles and CI, ratio to the fastest mode with a 95 %
-    interval (paired interleaved rounds when both modes have them, else a bootstrap of the steps:
-    ``ratio_basis``), first-step cost, profiler distortion, and the error of failed modes. Use
+    """One row per mode: median ms/step with quartiles and CI, ratio to the fastest mode with its 95 %
+    interval and whether it orders the two (``mode_ratio``, through ``Run.compare``: the figure
+    every page shows; the fastest mode's own row is 1 without an interval), first-step cost,
+    profiler distortion, and the error of failed modes. Use
     ``Run.summary()`` (a DataFrame) or ``Run.summary_table``, which compute this once per run."""
     fastest = run.modes[run.fastest] if run.fastest is not None else None
     rows = []
@@ -219,10 +324,19 @@ def summarize(run: "Run") -> Columns:
         if len(s) and fastest is not None:
             sp = spread(s)
             lo, hi = median_ci(s, boot=m.boot_medians)
-            c = run.compare(m.name, fastest.name)   # its tables are computed only when read
             row.update(median_ms=sp["median"], p25_ms=sp["p25"], p75_ms=sp["p75"], ci_lo_ms=lo,
-                       ci_hi_ms=hi, n=sp["n"], ratio=c.ratio, ratio_lo=c.ratio_lo,
-                       ratio_hi=c.ratio_hi, ratio_basis=c.basis)
+                       ci_hi_ms=hi, n=sp["n"])
+            if m.name == fastest.name:
+                row.update(ratio=1.0, ratio_lo=float("nan"), ratio_hi=float("nan"),
+                           ratio_basis=None, ratio_significant=False, ratio_note="")
+            elif not run.same_program(m.name, fastest.name):
+                row.update(ratio=float("nan"), ratio_lo=float("nan"), ratio_hi=float("nan"),
+                           ratio_basis=None, ratio_significant=False, ratio_note=ANOTHER_PROGRAM)
+            else:
+                c = run.compare(m.name, fastest.name)   # its tables are computed only when read
+                row.update(ratio=c.ratio, ratio_lo=c.ratio_lo, ratio_hi=c.ratio_hi,
+                           ratio_basis=c.basis, ratio_significant=c.significant,
+                           ratio_note=c.note)
         first = None
         if m.timing is not None and m.timing.first_step_s is not None:
             first = m.timing.first_step_s * 1e3
@@ -233,3 +347,71 @@ def summarize(run: "Run") -> Columns:
         row["fastest"] = m.name == run.fastest
         rows.append(row)
     return Columns.from_records(rows, SUMMARY_COLUMNS)
+
+
+# A step's category time is a stall when it exceeds the steps' median by this many robust standard
+# deviations (1.4826 x the median absolute deviation) and by STALL_MIN_MS; stalls count as
+# concentrated only when they hit at most STALL_MAX_STEP_SHARE of the steps.
+STALL_SIGMAS = 5.0
+STALL_MIN_MS = 0.05
+STALL_MAX_STEP_SHARE = 0.25
+
+
+def concentrated(values_ms: np.ndarray, step_nums: np.ndarray, total_ms: float) -> dict | None:
+    """A cost concentrated in a few steps (input stalls, periodic checkpoints, retraces): the
+    steps whose value stands out of the others (``STALL_SIGMAS`` robust deviations above the
+    median), with their excess over the median summed and its share of ``total_ms`` (the traced
+    steps' summed wall time). None when no step stands out, or too many do to call it a few.
+
+    Returns steps ([(step_num, ms)], largest first), n_steps (steps looked at), excess_ms (summed
+    over those steps, above the median), share (excess_ms / total_ms), median_ms, mean_ms."""
+    v = np.asarray(values_ms, dtype=float)
+    ok = np.isfinite(v)
+    v, nums = v[ok], np.asarray(step_nums)[ok]
+    if len(v) < 8 or not np.isfinite(total_ms) or total_ms <= 0:
+        return None
+    med = float(np.median(v))
+    sigma = 1.4826 * float(np.median(np.abs(v - med)))
+    hit = v > med + max(STALL_SIGMAS * sigma, STALL_MIN_MS)
+    if not hit.any() or hit.sum() > STALL_MAX_STEP_SHARE * len(v):
+        return None
+    order = np.argsort(-v[hit], kind="stable")
+    excess = float(np.sum(v[hit] - med))
+    return {"steps": [(int(n), float(x)) for n, x in zip(nums[hit][order], v[hit][order])],
+            "n_steps": int(len(v)), "excess_ms": excess, "share": excess / total_ms,
+            "median_ms": med, "mean_ms": float(np.mean(v))}
+
+
+# Categories whose few-step spikes have a cause the user controls (input stalls, retraces and
+# compiles, periodic Python work); a few slow op or dispatch steps on a shared machine are as often
+# another process taking the CPU.
+SPIKE_CATEGORIES = ("input", "tracing", "compile", "python", "other")
+
+
+def material(category: str, hit: dict) -> bool:
+    """A concentrated cost worth showing: a spike category, at least 1 % of the traced time and
+    50 µs per step on average."""
+    return (category in SPIKE_CATEGORIES and hit["share"] >= 0.01
+            and hit["excess_ms"] / hit["n_steps"] >= 0.05)
+
+
+def concentrated_costs(m) -> dict[str, dict]:
+    """Per category of a mode's steady traced steps, its ``concentrated`` cost (only the
+    categories that have one), largest share first."""
+    from traceinsight.model import CATEGORIES
+
+    steps = m.table("steps")
+    if steps.empty or "step_num" not in steps:
+        return {}
+    mask = m.steady_mask()
+    wall = np.asarray(steps["wall_ms"], dtype=float)[mask]
+    nums = np.asarray(steps["step_num"])[mask]
+    total = float(np.nansum(wall))
+    out = {}
+    for c in CATEGORIES:
+        if c not in steps:
+            continue
+        hit = concentrated(np.asarray(steps[c], dtype=float)[mask], nums, total)
+        if hit is not None:
+            out[c] = hit
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]["share"]))

@@ -69,7 +69,9 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                                 "TensorFlow trace?)",
                           trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
     host_recorded, why_not = host_events_recorded(table, a.main_line, recorded_options(table))
-    steps = results.steps_table(a)
+    # a capture (it wrote the timing) numbers the process's first call 0; a foreign trace's
+    # markers may start at 0 anywhere in its run
+    steps = results.steps_table(a, step0_is_first_call=timing is not None)
     notes.extend(a.step_notes)
     if not host_recorded:
         # the trace cannot split host time: no category is claimed (not "python")

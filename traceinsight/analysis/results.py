@@ -85,17 +85,20 @@ def group_sum_int(codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.nd
 
 # ---- the tables --------------------------------------------------------------------------------
 
-def steps_table(a: Attribution) -> Columns:
+def steps_table(a: Attribution, step0_is_first_call: bool = False) -> Columns:
     """One row per step: step_num, start_ps, end_ps, wall_ms, first, partial (cut by the end of
-    the trace), and ms per category."""
+    the trace), and ms per category. ``step0_is_first_call``: the capture numbered the process's
+    first call 0 (traceinsight's own run folders), so a step 0 is it even without tracing."""
     if not len(a.step_start):
         return Columns.no_rows(STEP_COLUMNS)
     ct = a.category_time(a.step_start, a.step_end) / PS_PER_MS
     n = len(a.step_start)
-    # The first step in the trace is reported apart when it is the process's first call (step 0)
-    # or holds tracing / compilation: that is where one-time costs live.
+    # The first step in the trace is reported apart when it holds the process's first call of
+    # the step: tracing or compilation in it, where one-time costs live. A marker numbered 0 is
+    # not enough: a trace started mid-run numbers its own steps from 0 after the step was traced.
     first = np.zeros(n, dtype=bool)
-    first[0] = bool(a.step_num[0] == 0 or (ct[0, rules.TRACING] + ct[0, rules.COMPILE]) > 0)
+    first[0] = bool((step0_is_first_call and a.step_num[0] == 0)
+                    or (ct[0, rules.TRACING] + ct[0, rules.COMPILE]) > 0)
     if n == 1:
         first[0] = False  # a single step is all there is: keep it as the steady state
     data: dict[str, np.ndarray] = {

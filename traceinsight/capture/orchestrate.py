@@ -391,9 +391,16 @@ class RunWriter:
         return self.manifest["modes"][name]
 
 
-def _mode_entry(name: str) -> dict:
-    return {"dir": runfolder.mode_dir(name), "status": "pending", "error": None, "stderr_tail": None,
-            "summary": None, "profile_options": {}, "notes": []}
+def _mode_entry(name: str, mode: modes_mod.Mode | None = None) -> dict:
+    entry: dict = {"dir": runfolder.mode_dir(name), "status": "pending", "error": None, "stderr_tail": None,
+             "summary": None, "profile_options": {}, "notes": []}
+    if mode is not None:
+        # the mode's kind as data: the analysis pairs modes by it (traceinsight.modekind)
+        entry["kind"] = {"base": mode.base,
+                         "input": ("tensor" if mode.tensor_inputs else
+                                   "dataset" if mode.base == "fit-dataset" else "numpy"),
+                         "flavour": "tf1" if mode.tf1 else "tf_keras" if mode.legacy_keras else "keras3"}
+    return entry
 
 
 # ----------------------------------------------------------------------------- the capture
@@ -421,7 +428,7 @@ def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
 
 
 def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
-                  notes: list[str] | None = None) -> list[str]:
+                  notes: list[str] | None = None, skipped: dict[str, str] | None = None) -> list[str]:
     names = requested if requested else (list(wf.modes) if wf.modes else
                                          modes_mod.default_modes(wf.kind, has_y))
     seen: list[str] = []
@@ -432,6 +439,8 @@ def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
             # a sample's MODES name TF1 / Keras 2 modes: skip them (said) rather than refuse the file
             if notes is not None:
                 notes.append(f"{name} skipped: it needs tf_keras ({modes_mod.TF_KERAS_INSTALL})")
+            if skipped is not None:
+                skipped[name] = "needs tf_keras"
             continue
         try:
             modes_mod.check(wf.kind, name, has_y)
@@ -468,7 +477,8 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
         _refuse_existing(Path(out_dir) / name)
     probe = probe_workload(wf, opts.timeout)
     notes: list[str] = []
-    modes = resolve_modes(wf, requested, bool(probe.get("has_y")), notes)
+    skipped: dict[str, str] = {}
+    modes = resolve_modes(wf, requested, bool(probe.get("has_y")), notes, skipped)
     run_name = name or f"{utc_stamp()}-{wf.name}"
     run_path = Path(out_dir) / run_name
     _refuse_existing(run_path)
@@ -487,7 +497,9 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
         "environment": env,
         "options": opts.as_dict(),
         "options_from_workload": dict(wf.capture or {}),
-        "modes": {m: _mode_entry(m) for m in modes},
+        "modes": {m: _mode_entry(m, modes_mod.get(wf.kind, m)) for m in modes},
+        # modes the workload asks for that this environment cannot run: named on every page
+        "skipped_modes": skipped,
     }
     try:
         run_path.mkdir(parents=True)
@@ -538,7 +550,7 @@ def _resume_locked(run_path, requested, overrides, command, workload, lock, say=
         manifest["workload"]["sha256_resumed"] = wf.sha256
     for m in requested or []:
         if m not in manifest["modes"]:
-            manifest["modes"][m] = _mode_entry(m)
+            manifest["modes"][m] = _mode_entry(m, modes_mod.get(wf.kind, m))
     todo = [m for m, e in manifest["modes"].items()
             if e.get("status") != "ok" and (not requested or m in requested)]
     probe = probe_workload(wf, opts.timeout) if todo else {}

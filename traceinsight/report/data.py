@@ -14,8 +14,10 @@ import numpy as np
 import pandas as pd
 
 from traceinsight import present
+from traceinsight.compare import DISTORTION_LARGE
 from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
+from traceinsight.stats import ANOTHER_PROGRAM, concentrated_costs, material
 
 SCHEMA_VERSION = 1
 FLOAT_DIGITS = 6
@@ -64,12 +66,14 @@ def run_info(run: Run) -> dict:
 
 
 def _vs_fastest(row: pd.Series) -> str | None:
+    if row["status"] == "ok" and row.get("ratio_note") == ANOTHER_PROGRAM:
+        return "another program"
     if row["status"] != "ok" or not np.isfinite(row.get("ratio", np.nan)):
         return None
     if row.get("fastest"):
         return "fastest"
-    lo = row.get("ratio_lo")
-    return "slower" if lo is not None and np.isfinite(lo) and lo > 1.0 else "no measurable difference"
+    return "slower" if row.get("ratio_significant") is True and row["ratio"] > 1.0 \
+        else "no measurable difference"
 
 
 def hotspot_order(h: pd.DataFrame) -> pd.DataFrame:
@@ -91,7 +95,7 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
     e: dict[str, Any] = {"name": m.name, "status": m.status, "error": m.error}
     if summary_row is not None:
         for k in ("median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n", "ratio", "ratio_lo",
-                  "ratio_hi", "first_step_ms", "distortion"):
+                  "ratio_hi", "ratio_note", "first_step_ms", "distortion"):
             e[k] = summary_row.get(k)
         e["vs_fastest"] = _vs_fastest(summary_row)
     untraced = m.timing is not None and len(m.timing.steps_s) > 0
@@ -101,6 +105,20 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
     total = m.breakdown.loc["total", "median"] if (not m.breakdown.empty and
                                                    "total" in m.breakdown.index) else None
     e["traced_step_ms"] = total
+    # what each category costs the run (mean ms/step, adds up to the mean traced step) and its
+    # share of that total, beside the typical step's medians above
+    e["category_means"] = m.category_means()
+    e["category_shares"] = m.category_shares()
+    e["traced_step_mean_ms"] = m.traced_mean_ms
+    # the profiler lengthened the traced steps beyond DISTORTION_LARGE: their split is less sure
+    d = m.timing.distortion if m.timing is not None else None
+    # costs concentrated in a few steps (stalls, periodic work), with the steps they hit
+    e["concentrated"] = {c: {"steps": [{"step_num": n, "ms": v} for n, v in h["steps"]],
+                             "n_steps": h["n_steps"], "excess_ms": h["excess_ms"], "share": h["share"],
+                             "median_ms": h["median_ms"], "mean_ms": h["mean_ms"],
+                             "material": material(c, h)}
+                         for c, h in concentrated_costs(m).items()}
+    e["categories_distorted"] = bool(d is not None and np.isfinite(d) and abs(d) >= DISTORTION_LARGE)
     e["breakdown"] = ([{"category": k, **r} for k, r in
                        m.breakdown.to_dict(orient="index").items()] if not m.breakdown.empty else [])
     e["first_step"] = dict(m.first_step) if m.first_step is not None else None
@@ -121,9 +139,19 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
     return clean(e)
 
 
+def skipped_modes(run: Run) -> dict[str, str]:
+    """Modes the workload asked for that the capture did not run here, with why (run.json's
+    ``skipped_modes``; none in older run folders)."""
+    v = run.manifest.get("skipped_modes") if isinstance(run.manifest, dict) else None
+    return {str(k): str(w) for k, w in v.items()} if isinstance(v, dict) else {}
+
+
 def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
     ok = [m for m in modes if m["status"] == "ok" and m.get("median_ms") is not None]
-    parts = [f"{run.name}: {len(ok)} of {len(modes)} modes measured"]
+    skipped = skipped_modes(run)
+    parts = [f"{run.name}: {len(ok)} of {len(modes) + len(skipped)} modes measured"
+             + (f" (skipped: {', '.join(f'{n} ({why})' for n, why in skipped.items())})"
+                if skipped else "")]
     fastest = next((m for m in ok if m.get("vs_fastest") == "fastest"), None)
     if fastest:
         parts.append(f"fastest {fastest['name']} {present.ms(fastest['median_ms'])} ms/step")
@@ -137,6 +165,11 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
     top = next((f for f in findings if f.get("saving_ms") is not None), None)
     if top:
         parts.append(f"top finding: {top['title']} (≈ {present.ms(top['saving_ms'])} ms/step)")
+    others = [m["name"] for m in ok if m.get("vs_fastest") == "another program"]
+    if others:
+        parts.append(f"not compared with {fastest['name'] if fastest else 'the others'}, since "
+                     f"their ops show another program: {', '.join(others[:5])}"
+                     + (f" (+{len(others) - 5} more)" if len(others) > 5 else ""))
     disagree = traced_disagreements(run)
     if disagree:
         parts.append("traced steps contradict the untraced medians for "

@@ -1,10 +1,11 @@
 """The diff document: what changed between two runs (matched by mode name) or two modes of one run.
 
-A is "before", B is "after": every delta is B − A (positive: B is slower). Two modes of one run:
-whole-step significance from the run's comparison (95 % interval of the ratio of medians). The same
-mode in two runs: ``stats.between_runs``, which calls a change significant only beyond run-to-run
-variation (measured from interleaved rounds when both captures have them, else an assumed
-tolerance, and the pair says which). Per-category significance: a bootstrap interval of the
+A is "before", B is "after": every delta is B − A (positive: B is slower). The ratio and its
+interval are the comparison's (``stats.mode_ratio``), the one figure every page shows for the pair;
+the table and the sentence quote it alike. Two modes of one run: significant when the comparison
+orders them. The same mode in two runs: ``stats.between_runs`` also asks the change to exceed
+run-to-run variation (either capture's own round-to-round spread when both have interleaved
+rounds, else an assumed tolerance, and the pair says which). Per-category significance: a bootstrap interval of the
 difference of the per-step category medians of the host-traced steady steps (``stats.delta_ci``).
 """
 
@@ -16,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from traceinsight import present
-from traceinsight.compare import Comparison, compare_modes
-from traceinsight.findings import fmt_ratio
+from traceinsight.compare import Comparison, compare_modes, op_type_diff
 from traceinsight.model import CATEGORIES, ModeResult, Run
 from traceinsight.report.data import SCHEMA_VERSION, _generator, clean, records
 from traceinsight.stats import between_runs, delta_ci
@@ -26,25 +26,26 @@ OP_LIMIT = 200    # ops per change kind kept in the document
 
 
 def _category_rows(a: ModeResult, b: ModeResult, tolerance: float | None = None) -> list[dict]:
-    """Per category: both medians, B − A with its interval; ``tolerance`` (two captures): a change
-    counts only when the larger side exceeds the smaller by that share as well (as for the step)."""
-    ca, cb = a.category_ms(), b.category_ms()
+    """Per category: both means (ms/step of the traced steady steps: they add up to the pair's
+    ``traced_delta_ms``), B − A with its interval; ``tolerance`` (two captures): a change counts
+    only when the larger side exceeds the smaller by that share as well (as for the step)."""
+    ca, cb = a.category_means(), b.category_means()
     sa, sb = a.steady_steps, b.steady_steps
     rows = []
     for c in CATEGORIES:
-        row = {"category": c, "a_ms": ca.get(c), "b_ms": cb.get(c),
+        row: dict[str, Any] = {"category": c, "a_ms": ca.get(c), "b_ms": cb.get(c),
                "delta_ms": float(cb.get(c, np.nan)) - float(ca.get(c, np.nan)),
                "delta_lo": None, "delta_hi": None, "significant": None}
         if c in sa and c in sb and len(sa) and len(sb):
-            _, lo, hi = delta_ci(sa[c].to_numpy(), sb[c].to_numpy())
+            _, lo, hi = delta_ci(sa[c].to_numpy(), sb[c].to_numpy(), stat="mean")
             if np.isfinite(lo):
                 sig = bool(lo > 0 or hi < 0)
                 if tolerance is not None:
                     small = min(abs(float(ca.get(c, 0) or 0)), abs(float(cb.get(c, 0) or 0)))
-                    sig = sig and abs(row["delta_ms"]) > tolerance * small
+                    sig = sig and abs(float(row["delta_ms"])) > tolerance * small
                 row.update(delta_lo=lo, delta_hi=hi, significant=sig)
         rows.append(row)
-    rows.sort(key=lambda r: -abs(r["delta_ms"]) if np.isfinite(r["delta_ms"]) else 0.0)
+    rows.sort(key=lambda r: -abs(float(r["delta_ms"])) if np.isfinite(r["delta_ms"]) else 0.0)
     return clean(rows)
 
 
@@ -52,10 +53,12 @@ def _category_rows(a: ModeResult, b: ModeResult, tolerance: float | None = None)
 _CHANGE = {"only in b": "added", "only in a": "removed", "faster": "slower", "slower": "faster"}
 
 
-def _op_rows(c: Comparison) -> dict:
-    """The comparison of A with B -> ops added / removed / slower / faster in B; delta_ms = B − A."""
+def _op_rows(c: Comparison, by_type: bool = False) -> dict:
+    """The comparison of A with B -> ops added / removed / slower / faster in B; delta_ms = B − A.
+    ``by_type`` (two different modes): ops matched by normalized type, not by name."""
     out: dict = {k: [] for k in ("slower", "faster", "added", "removed")}
-    ops = c.ops
+    ops = op_type_diff(c.ops) if by_type else c.ops
+    out["matched_by"] = "type" if by_type else "name"
     if ops.empty:
         out["same_count"] = 0
         return out
@@ -103,11 +106,14 @@ def pair_entry(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
     c = ab.flipped()   # B against A: its delta is B − A
     entry: dict[str, Any] = {"a": a.name, "b": b.name, "a_ms": c.b_ms, "b_ms": c.a_ms, "delta_ms": c.delta_ms,
              "ratio": c.ratio, "ratio_lo": c.ratio_lo, "ratio_hi": c.ratio_hi,
-             "significant": c.significant, "basis": c.basis}
+             "significant": c.significant, "basis": c.basis, "ratio_note": c.note,
+             # the traced steps' means the category rows add up to (B, A, B − A)
+             "traced_a_ms": c.traced_mean_b_ms, "traced_b_ms": c.traced_mean_a_ms,
+             "traced_delta_ms": c.traced_delta_ms}
     label = f"{b.name}: B − A" if a.name == b.name else f"{b.name} − {a.name}"
     sentence = _sentence(a.name, b.name, c, label)
     if across_runs:
-        v = between_runs(a.step_samples_ms, b.step_samples_ms,
+        v = between_runs(c.estimate, a.step_samples_ms, b.step_samples_ms,
                          a.timing.rounds if a.timing is not None else None,
                          b.timing.rounds if b.timing is not None else None)
         entry.update(ratio=v["ratio"], ratio_lo=v["ratio_lo"], ratio_hi=v["ratio_hi"],
@@ -115,15 +121,14 @@ def pair_entry(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
                      verdict=v["verdict"])
         if not v["significant"] and c.significant and np.isfinite(v["ratio"]):
             sentence = (f"{label}: within run-to-run variation ({present.ms(c.b_ms)} → {present.ms(c.a_ms)} ms/step, "
-                        f"ratio {fmt_ratio(v['ratio'])} [{fmt_ratio(v['ratio_lo'])}, "
-                        f"{fmt_ratio(v['ratio_hi'])}]; {_noise_basis(v)})")
+                        f"ratio {c.ratio_text()}; {_noise_basis(v)})")
         elif not v["significant"]:
             sentence += f" ({_noise_basis(v)})"
         else:
             sentence += f" (beyond run-to-run variation: {_noise_basis(v)})"
     entry.update(sentence=sentence,
                  categories=_category_rows(a, b, entry.get("tolerance") if across_runs else None),
-                 ops=_op_rows(ab),
+                 ops=_op_rows(ab, by_type=a.name != b.name),
                  families=_family_rows(ab), retraces=_retrace_rows(a, b))
     return clean(entry)
 
@@ -141,7 +146,7 @@ def _sentence(na: str, nb: str, c: Comparison, label: str) -> str:
         return f"{na} → {nb}: no step times to compare"
     if not c.significant:
         return (f"{na} → {nb}: no measurable difference ({present.ms(c.b_ms)} vs {present.ms(c.a_ms)} ms/step, "
-                f"ratio {fmt_ratio(c.ratio)} [{fmt_ratio(c.ratio_lo)}, {fmt_ratio(c.ratio_hi)}])")
+                f"ratio {c.ratio_text()})")
     return c.sentence(label=label)
 
 

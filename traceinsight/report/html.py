@@ -13,6 +13,8 @@ from typing import Any, Sequence
 from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report.data import env_value
+from traceinsight.report.markdown import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE, concentrated_note, distortion_note, mean_share
+from traceinsight.stats import RATIO_METHOD
 
 TOP_ROWS = 25
 
@@ -82,7 +84,7 @@ def pre(s: Any) -> str:
 
 
 def bars_svg(modes: list[dict]) -> str:
-    """Stacked bars: median ms/step per category of each ok mode (``report.svg``)."""
+    """Stacked bars: mean ms/step per category of each ok mode (``report.svg``)."""
     from traceinsight.report.svg import category_bars
     return category_bars(modes)
 
@@ -124,7 +126,7 @@ def _mode_rows(modes: list[dict]) -> list[list[str]]:
                          "–", "–", "–"])
             continue
         rows.append([code(m["name"]), num(m["median_ms"]), esc(present.ms_range(m["ci_lo_ms"], m["ci_hi_ms"])),
-                     esc(present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"])),
+                     esc(present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"], m.get("ratio_note"))),
                      esc(m.get("vs_fastest") or "–"), num(m.get("first_step_ms")),
                      pct(m.get("distortion")), count(m.get("n"))])
     return rows
@@ -287,19 +289,28 @@ def render_document(doc: dict) -> str:
     if env:
         body += ["<h2>Environment</h2>", env]
     body += ["<h2>Where the time goes</h2>",
-             "<p class=\"muted\">Median ms/step per category over the host-traced steady steps.</p>",
+             f"<p class=\"muted\">{esc(CATEGORY_MEANS_NOTE)}.</p>",
              bars_svg(modes),
-             table(["mode", *CATEGORIES, "traced step"],
+             table(["mode", *CATEGORIES, "mean traced step"],
+                   [[code(m["name"])] + [esc(mean_share((m.get("category_means") or {}).get(c),
+                                                        (m.get("category_shares") or {}).get(c)))
+                                         if m.get("host_events_recorded") is not False
+                                         else "not recorded" for c in CATEGORIES]
+                    + [num(m.get("traced_step_mean_ms"))] for m in modes if m["status"] == "ok"],
+                   "l" + "r" * (len(CATEGORIES) + 1)),
+             *([f"<p class=\"muted\">{esc(distortion_note(modes, str))}</p>"]
+               if distortion_note(modes, str) else []),
+             *([f"<p class=\"muted\">{esc(concentrated_note(modes, str))}</p>"]
+               if concentrated_note(modes, str) else []),
+             f"<p class=\"muted\">{esc(CATEGORY_MEDIANS_NOTE)}</p>",
+             table(["mode", *CATEGORIES],
                    [[code(m["name"])] + [num(m["categories"].get(c))
                                          if m.get("host_events_recorded") is not False
                                          else "not recorded" for c in CATEGORIES]
-                    + [num(m.get("traced_step_ms"))] for m in modes if m["status"] == "ok"],
-                   "l" + "r" * (len(CATEGORIES) + 1)),
+                    for m in modes if m["status"] == "ok"], "l" + "r" * len(CATEGORIES)),
              *step_charts(modes),
              "<h2>Modes</h2>",
-             f"<p class=\"muted\">{esc(_timing_note(modes))} Ratio to the fastest mode with its "
-             "interval: the median of per-round ratios when the modes were timed in interleaved "
-             "rounds, else the ratio of medians with a bootstrap interval.</p>",
+             f"<p class=\"muted\">{esc(_timing_note(modes))} {esc(RATIO_METHOD)}</p>",
              table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
                     "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr"),
              *_hosts(doc.get("host_sessions") or []),
@@ -326,7 +337,7 @@ def render_diff(diff: dict) -> str:
     body += ["<h2>Modes</h2>", "<p class=\"muted\">Delta = B − A in ms/step (positive: B is slower).</p>",
              table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
                    [[code(p["a"]), code(p["b"]), num(p["a_ms"]), num(p["b_ms"]), signed(p["delta_ms"]),
-                     esc(present.ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi"))),
+                     esc(present.ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi"), p.get("ratio_note"))),
                      "<span class=\"sig\">yes</span>" if p["significant"] else "no"]
                     for p in diff["pairs"]], "llrrrll")]
     for side, label in (("only_in_a", "A"), ("only_in_b", "B")):

@@ -13,6 +13,13 @@ from typing import Any, Sequence
 from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report.data import env_value
+from traceinsight.stats import RATIO_METHOD
+
+CATEGORY_MEANS_NOTE = ("Mean ms/step per category over the host-traced steady steps, with its share "
+                       "of their time: what the run costs, stalls in a few steps included; the "
+                       "categories add up to the mean traced step")
+CATEGORY_MEDIANS_NOTE = ("The typical step: median ms/step per category (medians do not add up to a "
+                         "step).")
 
 GITHUB_LIMIT = 65_536
 MAX_CELL = present.MAX_NAME          # characters of one table cell (op names can be huge)
@@ -132,25 +139,71 @@ def mode_rows(modes: list[dict]) -> list[list[str]]:
         rows.append([
             code(m["name"]), num(m["median_ms"]),
             present.ms_range(m["ci_lo_ms"], m["ci_hi_ms"]),
-            present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"]),
+            present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"], m.get("ratio_note")),
             text(m.get("vs_fastest") or "–"), num(m.get("first_step_ms")), pct(m.get("distortion")),
             count(m.get("n"))])
     return rows
 
 
 def category_rows(modes: list[dict]) -> list[list[str]]:
+    """Per mode: each category's mean ms/step with its share of the time, then the mean traced
+    step they add up to."""
     rows = []
     for m in modes:
         if m["status"] != "ok":
             continue
-        cats = m["categories"]
+        means, shares = m.get("category_means") or {}, m.get("category_shares") or {}
         if m.get("host_events_recorded") is False:  # the trace cannot split host time
             rows.append([code(m["name"])] + ["not recorded"] * len(CATEGORIES)
-                        + [num(m.get("traced_step_ms"))])
+                        + [num(m.get("traced_step_mean_ms"))])
             continue
-        rows.append([code(m["name"])] + [num(cats.get(c)) for c in CATEGORIES]
-                    + [num(m.get("traced_step_ms"))])
+        rows.append([code(m["name"])] + [mean_share(means.get(c), shares.get(c)) for c in CATEGORIES]
+                    + [num(m.get("traced_step_mean_ms"))])
     return rows
+
+
+def mean_share(mean: Any, share: Any) -> str:
+    """``4.28 (42 %)``: a category's mean ms/step and its share of the traced time."""
+    if not present.is_num(mean):
+        return num(mean)
+    return num(mean) + (f" ({present.percent(share)})" if present.is_num(share) and mean else "")
+
+
+def concentrated_note(modes: list[dict], name: Any = None) -> str:
+    """Costs concentrated in a few steps that the analysis calls material (``stats.material``):
+    the category, the steps it hit and its share of the time above the typical step (empty when
+    none; the JSON lists every one)."""
+    parts = []
+    for m in modes:
+        for cat, h in (m.get("concentrated") or {}).items() if m["status"] == "ok" else ():
+            if not h.get("material"):
+                continue
+            steps = ", ".join(f"{s['step_num']} ({num(s['ms'])} ms)" for s in h["steps"][:5])
+            parts.append(f"{(name or text)(m['name'])} {cat} in {len(h['steps'])} of {h['n_steps']} "
+                         f"steps: {steps}; {present.percent(h['share'])} of the traced time above "
+                         f"its typical {num(h['median_ms'])} ms")
+    return ("In a few steps only: " + "; ".join(parts) + ".") if parts else ""
+
+
+def distortion_note(modes: list[dict], name: Any = None) -> str:
+    """Which modes' category split to trust less: the profiler lengthened their traced steps by
+    more than the threshold (empty when none)."""
+    hit = [m for m in modes if m["status"] == "ok" and m.get("categories_distorted")]
+    if not hit:
+        return ""
+    return ("Less certain: the profiler lengthened the traced steps of "
+            + ", ".join(f"{(name or text)(m['name'])} ({pct(m.get('distortion'))})" for m in hit)
+            + " by more than 15 %, unevenly across categories: their split says where the traced "
+            "time went, not by how much each category would shrink untraced.")
+
+
+def median_rows(modes: list[dict]) -> list[list[str]]:
+    """Per mode: each category's median ms/step (the typical step; medians do not add up, so no
+    total)."""
+    return [[code(m["name"])] + (["not recorded"] * len(CATEGORIES)
+                                 if m.get("host_events_recorded") is False else
+                                 [num(m["categories"].get(c)) for c in CATEGORIES])
+            for m in modes if m["status"] == "ok"]
 
 
 def finding_lines(findings: list[dict]) -> list[str]:
@@ -290,18 +343,22 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT,
     env = environment_rows(doc.get("environment") or {})
     if env:
         head += ["## Environment", ""] + table(["", ""], env) + [""]
-    head += ["## Modes", "", timing_note(modes) + " Ratio to the fastest mode with its interval "
-             "(“no measurable difference” when it includes 1): the median of per-round ratios when "
-             "the modes were timed in interleaved rounds, else the ratio of medians with a bootstrap "
-             "interval.", ""]
+    head += ["## Modes", "", timing_note(modes) + " " + RATIO_METHOD, ""]
     head += table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
                    "first step ms", "profiler distortion", "steps"], mode_rows(modes), "lrlllrrr")
     cats = category_rows(modes)
     if cats:
         head += ["", "## Where the time goes", "",
-                 "Median ms/step per category over the host-traced steady steps "
-                 "(the profiler inflates them by the distortion above).", ""]
-        head += table(["mode", *CATEGORIES, "traced step"], cats, "l" + "r" * (len(CATEGORIES) + 1))
+                 CATEGORY_MEANS_NOTE + " (the profiler inflates them by the distortion above).", ""]
+        head += table(["mode", *CATEGORIES, "mean traced step"], cats, "l" + "r" * (len(CATEGORIES) + 1))
+        note = distortion_note(modes)
+        if note:
+            head += ["", note]
+        spikes = concentrated_note(modes)
+        if spikes:
+            head += ["", spikes]
+        head += ["", CATEGORY_MEDIANS_NOTE, ""]
+        head += table(["mode", *CATEGORIES], median_rows(modes), "l" + "r" * len(CATEGORIES))
     head += figure_lines(modes, figures)
     found = ["", "## Findings", ""] + finding_lines(doc["findings"])
     tail = []
@@ -382,7 +439,7 @@ def render_diff(diff: dict, limit: int = GITHUB_LIMIT) -> str:
     head += table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
                   [[code(p["a"]), code(p["b"]), num(p["a_ms"]), num(p["b_ms"]),
                     _signed(p["delta_ms"]),
-                    present.ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi")),
+                    present.ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi"), p.get("ratio_note")),
                     "yes" if p["significant"] else "no"] for p in diff["pairs"]], "llrrrll")
     for side in ("only_in_a", "only_in_b"):
         if diff[side]:

@@ -72,11 +72,12 @@ def _legend(items: list[tuple[str, str]], x: float, y: float, max_x: float) -> t
 
 
 def category_bars(modes: list[dict]) -> str:
-    """Stacked bars: median ms/step per category of each ok mode (host-traced steady steps)."""
-    ok = [m for m in modes if m["status"] == "ok" and any(_finite(v) for v in m["categories"].values())]
+    """Stacked bars: mean ms/step per category of each ok mode (host-traced steady steps), so a
+    bar's length and its label are the mean traced step the tables beside it show."""
+    ok = [m for m in modes if m["status"] == "ok" and any(_finite(v) for v in (m.get("category_means") or {}).values())]
     if not ok:
         return ""
-    totals = [sum(v for v in m["categories"].values() if _finite(v)) for m in ok]
+    totals = [sum(v for v in m["category_means"].values() if _finite(v)) for m in ok]
     scale_max = max(totals) or 1.0
     label_w, bar_w, row_h, top = 170, 500, 26, 8
     parts = []
@@ -86,7 +87,7 @@ def category_bars(modes: list[dict]) -> str:
                      f'{esc(_short(m["name"]))}<title>{esc(m["name"])}</title></text>')
         x = float(label_w)
         for c in CATEGORIES:
-            v = m["categories"].get(c)
+            v = m["category_means"].get(c)
             if not _finite(v) or v <= 0:
                 continue
             w = bar_w * v / scale_max
@@ -97,7 +98,7 @@ def category_bars(modes: list[dict]) -> str:
         parts.append(f'<text x="{x + 5:.1f}" y="{y + 16}">{_num(total)} ms</text>')
     legend, bottom = _legend([(COLORS[c], c) for c in CATEGORIES], float(label_w),
                              top + row_h * len(ok) + 8, WIDTH)
-    return "\n".join([_open(WIDTH, int(bottom) + 6, "median ms per step by category and mode"),
+    return "\n".join([_open(WIDTH, int(bottom) + 6, "mean ms per step by category and mode"),
                       *parts, *legend, "</svg>"])
 
 
@@ -323,19 +324,19 @@ def mermaid_bars(modes: list[dict]) -> list[str]:
     """The category bars as a Mermaid chart (GitHub renders it in issues and pull requests):
     Mermaid's bar series overlap, so the stack is drawn as its running sums, the whole first,
     each in its top category's colour."""
-    ok = [m for m in modes if m["status"] == "ok" and any(_finite(v) for v in m["categories"].values())]
+    ok = [m for m in modes if m["status"] == "ok" and any(_finite(v) for v in (m.get("category_means") or {}).values())]
     if not ok:
         return []
-    cats = [c for c in CATEGORIES if any(_finite(m["categories"].get(c)) and m["categories"][c] > 0
+    cats = [c for c in CATEGORIES if any(_finite(m["category_means"].get(c)) and m["category_means"][c] > 0
                                          for m in ok)]
     sums = []
     for k in range(len(cats), 0, -1):     # op..other, then op..python, ..., op alone
-        sums.append((cats[k - 1], [sum(m["categories"][c] for c in cats[:k]
-                                       if _finite(m["categories"].get(c))) for m in ok]))
+        sums.append((cats[k - 1], [sum(m["category_means"][c] for c in cats[:k]
+                                       if _finite(m["category_means"].get(c))) for m in ok]))
     palette = ", ".join(COLORS[c] for c, _ in sums)
     out = ["```mermaid", "---", "config:", "  themeVariables:", "    xyChart:",
            f'      plotColorPalette: "{palette}"', "---", "xychart-beta",
-           '  title "Median ms per traced step, by category"',
+           '  title "Mean ms per traced step, by category"',
            "  x-axis [" + ", ".join(_mermaid_label(m["name"]) for m in ok) + "]",
            '  y-axis "ms"']
     out += ["  bar [" + ", ".join(f"{v:.6g}" for v in values) + "]" for _, values in sums]

@@ -42,7 +42,7 @@ def render_diff(diff: dict) -> str:
         out.append("")
     out += _table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A [95 % CI]", "significant"],
                   [[safe(p["a"]), safe(p["b"]), fmt_ms(p["a_ms"]), fmt_ms(p["b_ms"]),
-                    _signed(p["delta_ms"]), ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi")),
+                    _signed(p["delta_ms"]), ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi"), p.get("ratio_note")),
                     "yes" if p["significant"] else "no"] for p in diff["pairs"]], "llrrrl")
     for side, label in (("only_in_a", "A"), ("only_in_b", "B")):
         if diff[side]:
@@ -50,16 +50,31 @@ def render_diff(diff: dict) -> str:
                        f"{', '.join(safe(n) for n in diff[side])}")
     for p in diff["pairs"]:
         out += ["", f"== {safe(p['a'])} → {safe(p['b'])}", safe(p["sentence"], None), ""]
+        cat_rows: list[Sequence[str]] = [
+            [c["category"], fmt_ms(c["a_ms"]), fmt_ms(c["b_ms"]), _signed(c["delta_ms"]),
+             f"{fmt_ms(c['delta_lo'])} … {fmt_ms(c['delta_hi'])}" if c.get("delta_lo") is not None else "–",
+             {True: "yes", False: "no", None: "–"}[c.get("significant")]]
+            for c in p["categories"]]
+        if p.get("traced_delta_ms") is not None:
+            # the total the category rows add up to: the traced steps' mean
+            cat_rows.append(["traced step", fmt_ms(p.get("traced_a_ms")), fmt_ms(p.get("traced_b_ms")),
+                             _signed(p.get("traced_delta_ms")), "", ""])
         out += _table(["category", "A ms/step", "B ms/step", "delta", "95 % CI", "significant"],
-                      [[c["category"], fmt_ms(c["a_ms"]), fmt_ms(c["b_ms"]), _signed(c["delta_ms"]),
-                        f"{fmt_ms(c['delta_lo'])} … {fmt_ms(c['delta_hi'])}"
-                        if c.get("delta_lo") is not None else "–",
-                        {True: "yes", False: "no", None: "–"}[c.get("significant")]]
-                       for c in p["categories"]], "lrrrl")
+                      cat_rows, "lrrrl")
+        fams = p.get("families") or []
+        if fams:
+            out += ["", "op families (ops matched by family across modes and renames):"]
+            out += ["  " + line for line in _table(
+                ["family", "A ms/step", "B ms/step", "delta"],
+                [[_clip(f["family"]), fmt_ms(f["a_ms"]), fmt_ms(f["b_ms"]), _signed(f["delta_ms"])]
+                 for f in fams[:TOP_OPS]], "lrrr")]
+            if len(fams) > TOP_OPS:
+                out.append(f"  … {len(fams) - TOP_OPS} more")
+        by = " (matched by op type)" if p["ops"].get("matched_by") == "type" else ""
         for kind in ("slower", "faster", "added", "removed"):
             ops = p["ops"][kind]
             if ops:
-                out += ["", f"ops {kind} ({len(ops)}):"]
+                out += ["", f"ops {kind}{by} ({len(ops)}):"]
                 out += ["  " + line for line in _table(
                     ["op", "A ms/step", "B ms/step", "delta"],
                     [[_clip(o["op"]), fmt_ms(o["a_ms"]), fmt_ms(o["b_ms"]), _signed(o["delta_ms"])]

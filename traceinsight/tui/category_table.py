@@ -1,4 +1,5 @@
-"""A mode's category table: median ms/step with quartiles, mean, share and the first step."""
+"""A mode's category table: median ms/step with quartiles, mean, share of the traced time (the
+mean's share of the mean step, as the reports show it) and the first step."""
 
 from __future__ import annotations
 
@@ -25,14 +26,15 @@ class CategoryTable(DataTable):
         b = self.mode.breakdown
         self.add_columns("category", Text("median", justify="right"), Text("p25–p75", justify="right"),
                          Text("mean", justify="right"), Text("share", justify="right"),
-                         Text("1st step", justify="right"), "share of a step")
+                         Text("1st step", justify="right"), "share of the time")
         if b.empty:
             return
-        total = float(b.loc[list(CATEGORIES), "median"].sum())
+        # means add up to the mean step (medians do not): the share is of what the run costs
+        shares = self.mode.category_shares()
         first = self.mode.first_step
         for cat in CATEGORIES:
             row = b.loc[cat]
-            share = row["median"] / total if total else float("nan")
+            share = shares[cat]
             self.add_row(Text.assemble(("■ ", fmt.CATEGORY_COLORS[cat]), cat),
                          Text(fmt.ms(row["median"]), justify="right", style="bold"),
                          Text(f"{fmt.ms(row['p25'])}–{fmt.ms(row['p75'])}", justify="right"),

@@ -51,7 +51,8 @@ def bar_rows(run: Run) -> list[BarRow]:
         elif m.table("breakdown").empty:     # the light tables: no pandas before the first frame
             rows.append(BarRow(fmt.safe(m.name), None, "no steps found in the trace: no breakdown"))
         else:
-            rows.append(BarRow(fmt.safe(m.name), m.category_medians()))
+            # means: a bar adds up to the mean traced step the reports show for the mode
+            rows.append(BarRow(fmt.safe(m.name), {k: float(v) for k, v in m.category_means().items()}))
     return rows
 
 
@@ -128,7 +129,7 @@ class OverviewScreen(Screen):
         # One scroll for the page (many modes, a short terminal); tab reaches it, the mouse too.
         with VerticalScroll(id="overview-body"):
             yield ModeTable(self.run, id="modes")
-            yield Static(Text("Where a traced step's time goes (median ms/step per category, "
+            yield Static(Text("Where the traced steps' time goes (mean ms/step per category, "
                               "one scale)", style="bold"), classes="heading")
             yield CategoryBars(bar_rows(self.run), id="bars")
             yield Static(legend(), id="legend")
