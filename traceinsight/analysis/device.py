@@ -77,9 +77,16 @@ def device_lines(table: EventTable) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     for i, ln in enumerate(table.lines):
         p = table.planes[ln.plane]
-        if p.name.startswith("/device:") and ln.n_events and not is_derived_line(ln):
+        if p.name.startswith("/device:") and ln.n_events and (
+                not is_derived_line(ln) or (is_tpu(p.name) and ln.name == "XLA Ops")):
             out.setdefault(ln.plane, []).append(i)
     return out
+
+
+def is_tpu(plane_name: str) -> bool:
+    """A TPU core's plane: its HLO ops are on its ``XLA Ops`` line (the profiler writes them there,
+    no kernels below them), which on GPUs is XProf's derived copy of the kernels."""
+    return plane_name.startswith("/device:TPU:")
 
 
 def _union_ps(s: np.ndarray, e: np.ndarray) -> int:
@@ -99,6 +106,21 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
     out = np.full(len(ev), "", dtype=object)
     found = np.zeros(len(ev), dtype=bool)
     pos = {int(e): i for i, e in enumerate(ev.tolist())}
+    # JAX: the framework op of a kernel is XLA's op_name of its HLO instruction, from the HLO
+    # protos the trace keeps (as XProf reads it), else the kernel's ``name`` stat
+    jax_name: dict[int, str] = {}
+    from traceinsight.analysis.jaxtrace import hlo_op_names
+    hlo_names = hlo_op_names(table.files) if "hlo_op" in table.stat_str and any(
+        p.name == "/host:metadata" for p in table.planes) else {}
+    if hlo_names and "hlo_module" in table.stat_str:
+        mod = dict(zip(*(a.tolist() for a in table.stat_str["hlo_module"])))
+        for e, v in zip(*(a.tolist() for a in table.stat_str["hlo_op"])):
+            if e in pos and e in mod:
+                jax_name[e] = hlo_names.get((mod[e], v), "")
+    elif "name" in table.stat_str:
+        idx, val = table.stat_str["name"]
+        jax_name = {int(e): str(v) for e, v in zip(idx.tolist(), val.tolist())
+                    if int(e) in pos and v}
     for stat in ("tf_op", "level 0", "annotation"):
         if stat not in table.stat_str:
             continue
@@ -107,7 +129,20 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
             i = pos.get(e)
             if i is not None and not found[i] and v:
                 # an annotation stack "outer::inner#shape=...#": the innermost, without its stats
-                out[i] = str(v).split("::")[-1].split("#")[0]
+                op = str(v).split("::")[-1].split("#")[0]
+                if op == "XlaModule:":
+                    # JAX: the framework op is the ``name`` stat (the primitive's name stack);
+                    # without one, work of the module itself (argument copies): no op, as
+                    # XProf's kernel_stats leaves it
+                    op = jax_name.get(e, "")
+                    found[i] = True
+                    if not op:
+                        continue
+                if ":" not in op and (stat == "tf_op" and v == "XlaModule:" or "/" in op):
+                    # JAX's framework op: the name stack of the primitive, ``jit(f)/dot_general``;
+                    # its type is the primitive
+                    op = f"{op}:{op.rsplit('/', 1)[-1]}"
+                out[i] = op
                 found[i] = True
     if not found.all():
         # XProf's derived "TensorFlow Ops" line: an event at the same start on the same plane
@@ -133,10 +168,13 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
 
 def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndarray,
                     step_num: np.ndarray, steady: np.ndarray,
-                    steps_are_groups: bool = False) -> DeviceAnalysis | None:
+                    steps_are_groups: bool = False,
+                    event_step: tuple[np.ndarray, str] | None = None) -> DeviceAnalysis | None:
     """Per step and device figures, per device medians and the kernel table; None when the trace
     has no device activity. ``steps_are_groups``: the steps are the device events' ``group_id``
-    groups (no host events), numbered by group."""
+    groups (no host events), numbered by group. ``event_step``: the step index of every event
+    (-1: none) and the rule's key, when the steps were found from the device events themselves
+    (JAX module executions)."""
     lines_of = device_lines(table)
     if not lines_of:
         return None
@@ -169,9 +207,13 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
     groups = _window_groups(table, step_start, step_end) if own_steps else []
     own_key = [g if g is not None else int(n) for g, n in
                zip(groups or [None] * len(step_num), step_num.tolist())]
-    attr, attribution, attr_note = _attribution(table, dev_ev_all, step_start, step_end,
-                                                bool(own_steps),
-                                                step_num if steps_are_groups else None)
+    attr: np.ndarray | None
+    if event_step is not None:
+        attr, attribution, attr_note = event_step[0], event_step[1], ""
+    else:
+        attr, attribution, attr_note = _attribution(table, dev_ev_all, step_start, step_end,
+                                                    bool(own_steps),
+                                                    step_num if steps_are_groups else None)
     rows = []
     kernel_rows = []
     for plane, lines in sorted(lines_of.items(), key=lambda kv: _device_order(table.planes[kv[0]].name)):
@@ -205,7 +247,8 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
             elif inside.any():
                 first, last = int(cs[inside].min()), int(ce[inside].max())
                 span = last - first
-                after = (last - w1) / PS_PER_MS if not steps_are_groups else float("nan")
+                after = (last - w1) / PS_PER_MS if not steps_are_groups and event_step is None \
+                    else float("nan")
             else:
                 span, after = 0, float("nan")
             rows.append({"host": pinfo.host, "device": pinfo.name, "step_num": int(step_num[k]),

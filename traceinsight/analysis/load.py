@@ -53,11 +53,16 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
     except TraceinsightError as e:
         return ModeResult(name=name, status="failed", error=str(e), timing=timing,
                           trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
-    if not _is_tensorflow_trace(table):
+    framework = _framework(table)
+    if framework is None:
         return ModeResult(name=name, status="failed", timing=timing,
-                          error=f"{main_files[0]}: no TensorFlow events in this trace (a trace of "
-                                "another framework, or of a process that ran no TensorFlow?)",
+                          error=f"{main_files[0]}: no TensorFlow or JAX events and no device work "
+                                "in this trace (a trace of another framework, or of a process "
+                                "that ran neither?)",
                           trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
+    if framework in ("jax", "device"):
+        from traceinsight.analysis import jaxtrace
+        notes.extend(jaxtrace.trace_notes(table))
     a = attribute(table)
     options["host" if host_files else "python"] = _options_entry(
         recorded_options(table), (requested or {}).get("host" if host_files else "python"))
@@ -67,6 +72,13 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                                 "TensorFlow trace?)",
                           trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
     host_recorded, why_not = host_events_recorded(table, a.main_line, recorded_options(table))
+    event_step = None
+    if framework in ("jax", "device"):
+        from traceinsight.analysis import jaxtrace
+        event_step = jaxtrace.event_steps(table, a.step_rule, a.step_num)
+        if event_step is not None and host_recorded:
+            host_recorded, why_not = False, ("the steps are the device's module executions (no "
+                                             "step markers): host time is not split by them")
     steps = results.steps_table(a)
     notes.extend(a.step_notes)
     if not host_recorded:
@@ -83,7 +95,9 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
     dev = device.analyze_devices(table, a.step_start, a.step_end, a.step_num,
                                  results.steady_mask(steps) if len(steps) else
                                  np.zeros(0, dtype=bool),
-                                 steps_are_groups=a.step_rule == RULE_DEVICE_GROUPS)
+                                 steps_are_groups=a.step_rule == RULE_DEVICE_GROUPS,
+                                 event_step=(event_step, "module executions")
+                                 if event_step is not None else None)
     if dev is not None:
         notes.extend(dev.notes)
     breakdown = results.breakdown_table(steps)
@@ -134,9 +148,24 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
         if entry.get("ok") is False:
             notes.append(f"{pass_name} pass: profiler options asked {entry['requested']} but the "
                          f"trace recorded {entry['recorded']}")
+    ops = results.ops_table(a, steps)
+    if framework in ("jax", "device"):
+        # the device's ops (framework ops, as XProf's framework_op_stats), beside the host's
+        steady = results.steady_mask(steps) if len(steps) else np.zeros(0, dtype=bool)
+        dops = jaxtrace.device_ops(table, event_step, steady, int(steady.sum()))
+        if len(dops) and not host_recorded:
+            ops = ops.head(0) if hasattr(ops, "head") else ops.take(np.zeros(0, dtype=np.int64))
+        if len(dops) and len(ops):
+            # host events carrying an hlo_op on other threads are the device ops' launches
+            ops = ops.take(np.nonzero(ops["thread"] == "main")[0])
+        if len(dops):
+            ops = dops if not len(ops) else Columns(
+                {c: np.concatenate([np.asarray(ops[c], dtype=object if ops[c].dtype.kind in "OU"
+                                               else ops[c].dtype), dops[c]])
+                 for c in ops.columns})
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
-        ops=results.ops_table(a, steps), retraces=results.retraces_table(a, signatures),
+        ops=ops, retraces=results.retraces_table(a, signatures),
         hotspots=hotspots if hotspots is not None else results.hotspots_table(a, steps.head(0)),
         other=other, step_rule=a.step_rule, profile_options=options, notes=tuple(notes),
         host_events_recorded=host_recorded,
@@ -146,11 +175,19 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)))
 
 
-def _is_tensorflow_trace(table: EventTable) -> bool:
+def _framework(table: EventTable) -> str | None:
+    """"tensorflow", "jax" (JAX's dispatch / tracing events), "device" (device work and no
+    framework event on the host: a jax.profiler trace at host level 0, a device-only trace), or
+    None: nothing to analyse."""
     from traceinsight.analysis import rules
-    if "tf_function_call" in table.stat_str:
-        return True
-    return any(rules.TF_EVIDENCE.match(n) for n in table.names)
+    if "tf_function_call" in table.stat_str or any(rules.TF_EVIDENCE.match(n) for n in table.names):
+        return "tensorflow"
+    if any(rules.JAX_EVIDENCE.match(n) for n in table.names):
+        return "jax"
+    if any(p.name.startswith("/device:") for p in table.planes) and \
+            device.device_lines(table):
+        return "device"
+    return None
 
 
 def _options_entry(recorded: dict[str, int] | None, requested: dict[str, Any] | None) -> dict:

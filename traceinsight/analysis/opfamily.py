@@ -74,6 +74,17 @@ for _fam, _names in {
     for _n in _names.split():
         _EXACT[_n] = _fam
 
+# JAX primitives: a jax.profiler trace's framework ops (``jit(f)/dot_general``, type ``dot_general``)
+for _fam, _names in {
+    CONVOLUTION: "conv_general_dilated",
+    MATMUL: "dot_general",
+    REDUCTION: "reduce_sum reduce_max reduce_min reduce_prod argmax argmin",
+    DATA_MOVEMENT: "broadcast_in_dim squeeze expand_dims dynamic_slice dynamic_update_slice",
+    ELEMENTWISE: "mul sub div max min exp sin cos integer_pow convert_element_type select_n add_any",
+}.items():
+    for _n in _names.split():
+        _EXACT.setdefault(_n, _fam)
+
 _ELEMENTWISE_HLO = {n for n, f in _EXACT.items() if f == ELEMENTWISE and n.islower()}
 # oneDNN / fused variants name the same op: _MklNativeFusedConv2D, _MklMatMul, _FusedConv2D
 _PREFIX = re.compile(r"^(_MklNativeFused|_MklNative|_MklFused|_Mkl|_Fused|Fused(?=Conv|MatMul|Pad))")

@@ -1,0 +1,149 @@
+"""Traces without TensorFlow events: public jax.profiler traces (AMD GPU, TPU) and a Keras model
+recorded under the JAX backend on CPU (tests/data/jax/README.md says where each comes from).
+
+The kernel and framework-op figures are XProf 2.24.2's own, from ``kernel_stats`` and
+``framework_op_stats`` on the same files, written here as XProf prints them (µs, 3 decimals):
+the tool must give the same numbers to the last digit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import traceinsight
+from traceinsight.analysis.steps import RULE_MODULE_RUNS
+from traceinsight.cli import main
+
+from xspace_builder import Space
+
+DATA = Path(__file__).parent / "data" / "jax"
+
+# kernel_stats: total_duration_us summed over rows of the same (kernel, op) (XProf splits a kernel's
+# rows by launch configuration as well); the kernel named by its first 40 characters
+XPROF_KERNELS = {
+    "jax08_gemm": [
+        ("Cijk_Ailk_Bljk_BBS_BH_MT256x224x64_MI16x", "jit(dot)/dot_general", 1833.003),
+        ("Cijk_Ailk_Bljk_BBS_BH_MT256x128x32_MI16x", "jit(dot)/dot_general", 552.961),
+        ("Cijk_Ailk_Bljk_BBS_BH_MT256x240x64_MI16x", "jit(dot)/dot_general", 449.28),
+        ("Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI16x", "jit(dot)/dot_general", 352.28),
+        ("wrapped_broadcast.kd", "jit(broadcast_in_dim)/broadcast_in_dim", 153.72),
+        ("__amd_rocclr_copyBuffer.kd", "", 87.88),
+        ("Cijk_Ailk_Bljk_BBS_BH_MT128x32x64_MI16x1", "jit(dot)/dot_general", 31.36),
+        ("gemm_fusion_dot_general_1.kd", "jit(dot)/dot_general", 15.0)],
+    "jax08_elementwise": [
+        ("loop_convert_fusion.kd", "", 3286.363), ("fusion_5.kd", "", 184.4),
+        ("input_reduce_fusion.kd", "jit(_mean)/reduce_sum", 166.48),
+        ("input_reduce_fusion.kd", "jit(_reduce_sum)/reduce_sum", 158.561),
+        ("__amd_rocclr_copyBuffer.kd", "", 44.8),
+        ("loop_convert_fusion.kd", "jit(_mean)/convert_element_type", 20.44),
+        ("input_reduce_fusion_1.kd", "jit(_reduce_sum)/convert_element_type", 19.68)],
+    "jax08_conv": [
+        ("input_transpose_fusion.kd", "jit(forward_3d_conv)/conv_general_dilated", 14344.14),
+        ("Cijk_Ailk_Bljk_BBS_BH_MT256x128x64_MI16x", "jit(forward_3d_conv)/conv_general_dilated",
+         11852.414),
+        ("Im3d2Col.kd", "jit(forward_3d_conv)/conv_general_dilated", 679.202),
+        ("__amd_rocclr_copyBuffer.kd", "", 563.521), ("input_transpose_fusion_1.kd", "x", 481.4),
+        ("loop_transpose_fusion.kd", "kernel", 193.52), ("Im3d2Col.kd", "", 16.08),
+        ("input_transpose_fusion_1.kd", "", 6.8)],
+}
+# framework_op_stats, device rows: (operation, type, total_self_time µs)
+XPROF_OPS = {
+    "jax08_gemm": [("jit(dot)/dot_general", "dot_general", 3233.884),
+                   ("jit(broadcast_in_dim)/broadcast_in_dim", "broadcast_in_dim", 153.72),
+                   ("copy.1", "Unknown", 27.64)],
+    "jax08_elementwise": [("loop_convert_fusion", "Unknown", 3286.363), ("fusion.5", "Unknown", 184.4),
+                          ("jit(_mean)/reduce_sum", "reduce_sum", 166.48),
+                          ("jit(_reduce_sum)/reduce_sum", "reduce_sum", 158.561),
+                          ("jit(_mean)/convert_element_type", "convert_element_type", 20.44),
+                          ("jit(_reduce_sum)/convert_element_type", "convert_element_type", 19.68)],
+    "jax08_conv": [("jit(forward_3d_conv)/conv_general_dilated", "conv_general_dilated", 26875.756),
+                   ("x", "x", 481.4), ("kernel", "kernel", 193.52)],
+}
+
+
+def only_mode(path):
+    run = traceinsight.load(path, use_cache=False)
+    assert len(run.modes) == 1
+    return next(iter(run.modes.values()))
+
+
+@pytest.mark.parametrize("name", sorted(XPROF_KERNELS))
+def test_amd_gpu_kernels_match_xprof_to_the_last_digit(name):
+    m = only_mode(DATA / f"{name}.xplane.pb")
+    assert m.step_rule.startswith(RULE_MODULE_RUNS)
+    # every device event is in a steady step: the tables cover the whole trace, as XProf's do
+    n = len(m.steady_steps)
+    assert n == len(m.steps) and n > 1
+    ours: dict[tuple[str, str], float] = {}
+    for r in m.kernels.itertuples():
+        key = (r.kernel[:40], r.op)
+        ours[key] = ours.get(key, 0.0) + r.device_ms * 1000
+    assert {k: round(v, 3) for k, v in ours.items()} == {(k, o): us for k, o, us in XPROF_KERNELS[name]}
+
+
+@pytest.mark.parametrize("name", sorted(XPROF_OPS))
+def test_amd_gpu_framework_ops_match_xprof_to_the_last_digit(name):
+    m = only_mode(DATA / f"{name}.xplane.pb")
+    n = len(m.steady_steps)
+    dev = m.ops[m.ops["thread"] == "device"]
+    ours = {(r.op, r.type): round(r.self_ms_per_step * n * 1000, 3) for r in dev.itertuples()}
+    assert ours == {(op, t): us for op, t, us in XPROF_OPS[name]}
+
+
+def test_amd_gpu_trace_devices_and_host_categories():
+    m = only_mode(DATA / "jax08_gemm.xplane.pb")
+    # the steps come from the device: the host categories are not claimed
+    assert not m.host_events_recorded
+    assert np.isnan(m.steps["op"]).all()
+    assert any("1 × AMD GPU, 304 compute units (/device:GPU:0)" in n for n in m.notes)
+    # copies and idle per device step: busy + idle = the step's device span
+    d = m.device_steps
+    assert len(d) == len(m.steps)
+    assert np.allclose(d["busy_ms"] + d["idle_ms"], d["span_ms"])
+
+
+def test_op_families_of_jax_primitives():
+    from traceinsight.analysis import opfamily
+    assert opfamily.family("jit(dot)/dot_general", "dot_general") == opfamily.MATMUL
+    assert opfamily.family("jit(f)/conv_general_dilated", "conv_general_dilated") == opfamily.CONVOLUTION
+    assert opfamily.family("jit(_mean)/reduce_sum", "reduce_sum") == opfamily.REDUCTION
+    assert opfamily.family("jit(f)/broadcast_in_dim", "broadcast_in_dim") == opfamily.DATA_MOVEMENT
+
+
+def test_tpu_trace_is_read():
+    m = only_mode(DATA / "tpu_inference_2.xplane.pb")
+    assert any("4 × TPU v6 Lite (/device:TPU:0, /device:TPU:1, /device:TPU:2, /device:TPU:3)" in n
+               for n in m.notes)
+    assert any(n.startswith("TPU: per-core busy time and HLO ops are read") for n in m.notes)
+    assert sorted(m.devices["device"]) == [f"/device:TPU:{i}" for i in range(4)]
+    assert (m.devices["compute_ms"] > 0).all()
+    dev = m.ops[m.ops["thread"] == "device"]
+    # HLO ops by instruction name (the event names are the HLO text)
+    assert {"copy-done", "copy-start"} <= set(dev["op"]) and not dev["op"].str.contains("=").any()
+
+
+def test_keras_jax_cpu_trace_steps_and_host_categories():
+    """A Keras model under the JAX backend: 4 train_on_batch calls in StepTraceAnnotation("train",
+    step_num=i): 4 steps from the markers; the first holds JAX's tracing and XLA's compile."""
+    m = only_mode(DATA / "keras_jax_cpu_train_on_batch.xplane.pb")
+    assert m.step_rule.startswith("step markers 'train'")
+    assert m.steps["step_num"].tolist() == [0, 1, 2, 3]
+    assert m.host_events_recorded
+    first = m.steps.iloc[0]
+    assert first["compile"] > 0 and first["tracing"] > 0
+    steady = m.steady_steps
+    assert (steady["compile"] == 0).all() and (steady["tracing"] == 0).all()
+    assert (steady["dispatch"] > 0).all()
+
+
+def test_trace_without_tf_jax_or_device_work_is_refused_in_one_line(tmp_path, capsys):
+    sp = Space()
+    line = sp.host().line("python")
+    line.event("SomethingElse", 0, 50)
+    path = sp.write(tmp_path / "other.xplane.pb")
+    assert main(["analyze", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no TensorFlow or JAX events" in err[0]

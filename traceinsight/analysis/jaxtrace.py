@@ -1,0 +1,223 @@
+"""Traces without TensorFlow events: jax.profiler traces (CPU, GPU, TPU) and device-only traces.
+
+The host side goes through the same attribution as a TF trace (``rules`` has JAX's dispatch,
+tracing / lowering and compile events); this module adds what only these traces need:
+
+* the devices as the trace describes them (vendor or TPU generation, cores), in a note;
+* the device's ops (``device_ops``): device time by framework op, as XProf's ``framework_op_stats``
+  names them: a kernel's ``tf_op`` stat (JAX writes the primitive's name stack there,
+  ``jit(f)/dot_general``, type ``dot_general``), else its ``hlo_op`` (XLA's own ops: a module's
+  argument copies, fusions without a primitive); on a TPU the HLO ops of its ``XLA Ops`` line,
+  named by the HLO instruction and typed by their ``hlo_category`` stat;
+* the step of every device event when the steps are the device's module executions
+  (``steps.module_runs``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from traceinsight.analysis import device as device_mod
+from traceinsight.analysis.events import EventTable
+from traceinsight.analysis.steps import RULE_MODULE_RUNS, is_derived_line, module_runs
+from traceinsight.columns import Columns, text
+
+PS_PER_MS = 1e9
+
+
+def _plane_info(table: EventTable, plane: int) -> str:
+    p = table.planes[plane]
+    st = p.stats
+    if isinstance(st.get("device_type_string"), str) and st["device_type_string"]:
+        return str(st["device_type_string"])
+    vendor = st.get("device_vendor")
+    cores = st.get("core_count")
+    out = f"{vendor} GPU" if isinstance(vendor, str) and vendor else "GPU"
+    if isinstance(cores, int) and cores > 0:
+        out += f", {cores} compute units"
+    return out
+
+
+def trace_notes(table: EventTable) -> list[str]:
+    """What kind of trace this is and which devices it holds (type, cores), one note each."""
+    lines = device_mod.device_lines(table)
+    notes = ["a trace without TensorFlow events (jax.profiler, or a device-only trace): host "
+             "categories from JAX's dispatch, tracing / lowering and compile events where the "
+             "host trace has them"]
+    if not lines:
+        return notes
+    kinds: dict[str, list[str]] = {}
+    for plane in sorted(lines, key=lambda i: table.planes[i].name):
+        kinds.setdefault(_plane_info(table, plane), []).append(table.planes[plane].name)
+    for kind, names in kinds.items():
+        notes.append(f"devices with activity: {len(names)} × {kind} ({', '.join(names)})")
+    if any(device_mod.is_tpu(table.planes[p].name) for p in lines):
+        notes.append("TPU: per-core busy time and HLO ops are read; TPU steps (taken as all "
+                     "activity unless the trace has step markers), copies by kind, idle within a "
+                     "program and the host side of the TPU runtime are not analysed")
+    return notes
+
+
+def _op_of(table: EventTable, ev: np.ndarray) -> list[tuple[str, str]]:
+    """(framework op, type) of each device event, as XProf's framework_op_stats names them."""
+    full = device_mod.kernel_ops(table, ev)
+    hlo: dict[int, str] = {}
+    if "hlo_op" in table.stat_str:
+        idx, val = table.stat_str["hlo_op"]
+        hlo = dict(zip(idx.tolist(), (str(v) for v in val.tolist())))
+    cat: dict[int, str] = {}
+    if "hlo_category" in table.stat_str:
+        idx, val = table.stat_str["hlo_category"]
+        cat = dict(zip(idx.tolist(), (str(v) for v in val.tolist())))
+    out = []
+    for e, f in zip(ev.tolist(), full):
+        if f:
+            head, _, tail = f.rpartition(":")
+            out.append((head, tail))
+            continue
+        name = hlo.get(e)
+        if name is None and device_mod.is_tpu(table.planes[table.lines[table.line[e]].plane].name):
+            # TPU: the event is named by its HLO instruction, "%name = shape opcode(...)"
+            raw = table.names[table.name[e]]
+            name = raw.lstrip("%").split(" ", 1)[0]
+        out.append((name or "", cat.get(e, "")))
+    return out
+
+
+def device_ops(table: EventTable, step_of: np.ndarray | None, steady_steps: np.ndarray,
+               n_steady: int) -> Columns:
+    """Device time by framework op (ops-table columns, thread "device"), over the steady steps:
+    ``step_of`` gives every event's step index (None: all device events count, for traces with
+    one step). Copies (``Memcpy*``) are not ops (they are the device steps' copies)."""
+    cols = ["op", "type", "thread", "calls_per_step", "self_ms_per_step", "share"]
+    lines = [li for ls in device_mod.device_lines(table).values() for li in ls]
+    if not lines or n_steady <= 0:
+        return Columns.no_rows(cols)
+    ev = np.nonzero(np.isin(table.line, lines))[0]
+    ev = ev[[not table.names[n].startswith(("Memcpy", "Memset")) for n in table.name[ev]]] \
+        if len(ev) else ev
+    if step_of is not None:
+        ev = ev[np.isin(step_of[ev], np.nonzero(steady_steps)[0])]
+    if not len(ev):
+        return Columns.no_rows(cols)
+    acc: dict[tuple[str, str], list[int]] = {}
+    for (op, typ), e in zip(_op_of(table, ev), ev.tolist()):
+        if not op:
+            continue  # XProf lists no framework op for such kernels (host-to-device copies)
+        a = acc.setdefault((op, typ), [0, 0])
+        a[0] += 1
+        a[1] += int(table.end[e] - table.start[e])
+    if not acc:
+        return Columns.no_rows(cols)
+    ps = np.array([v[1] for v in acc.values()], dtype=np.int64)
+    self_ms = ps / PS_PER_MS / n_steady
+    total = float(self_ms.sum())
+    order = np.lexsort((np.array([k[0] for k in acc], dtype=object), -self_ms))
+    return Columns({"op": text([k[0] for k in acc]), "type": text([k[1] or "Unknown" for k in acc]),
+                    "thread": text(["device"] * len(acc)),
+                    "calls_per_step": np.array([v[0] for v in acc.values()], dtype=float) / n_steady,
+                    "self_ms_per_step": self_ms,
+                    "share": self_ms / total if total > 0 else np.zeros(len(acc))}).take(order)
+
+
+def event_steps(table: EventTable, step_rule: str, step_num: np.ndarray) -> np.ndarray | None:
+    """Every event's step index (-1: none) when the steps are the device's module executions."""
+    if not step_rule.startswith(RULE_MODULE_RUNS):
+        return None
+    lines = [i for i, ln in enumerate(table.lines)
+             if table.planes[ln.plane].name.startswith("/device:") and ln.n_events
+             and not is_derived_line(ln)]
+    ev = np.nonzero(np.isin(table.line, lines))[0]
+    runs = module_runs(table, ev)
+    out = np.full(len(table), -1, dtype=np.int64)
+    if runs is None:
+        return out
+    ev = ev[np.argsort(table.start[ev], kind="stable")]
+    index = {int(n): k for k, n in enumerate(step_num.tolist())}
+    out[ev] = [index.get(int(k), -1) for k in runs[0].tolist()]
+    return out
+
+
+def _hlo_classes():
+    """Just enough of XLA's public HloProto schema (xla/service/hlo.proto, xla_data.proto) to read
+    each instruction's framework op name: HloProto.hlo_module (1) -> HloModuleProto.computations
+    (3) -> HloComputationProto.instructions (2) -> HloInstructionProto.name (1), .metadata (7) ->
+    OpMetadata.op_name (2)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    F = descriptor_pb2.FieldDescriptorProto
+    fd = descriptor_pb2.FileDescriptorProto(name="traceinsight_hlo.proto", package="traceinsight.hlo",
+                                            syntax="proto3")
+
+    def msg(name, fields):
+        m = fd.message_type.add(name=name)
+        for fname, num, ftype, rep, tname in fields:
+            f = m.field.add(name=fname, number=num, type=ftype,
+                            label=F.LABEL_REPEATED if rep else F.LABEL_OPTIONAL)
+            if tname:
+                f.type_name = f".traceinsight.hlo.{tname}"
+
+    msg("OpMetadata", [("op_type", 1, F.TYPE_STRING, False, None),
+                       ("op_name", 2, F.TYPE_STRING, False, None)])
+    msg("Instr", [("name", 1, F.TYPE_STRING, False, None),
+                  ("opcode", 2, F.TYPE_STRING, False, None),
+                  ("metadata", 7, F.TYPE_MESSAGE, False, "OpMetadata")])
+    msg("Computation", [("name", 1, F.TYPE_STRING, False, None),
+                        ("instructions", 2, F.TYPE_MESSAGE, True, "Instr")])
+    msg("Module", [("name", 1, F.TYPE_STRING, False, None),
+                   ("computations", 3, F.TYPE_MESSAGE, True, "Computation")])
+    msg("Hlo", [("hlo_module", 1, F.TYPE_MESSAGE, False, "Module")])
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fd)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("traceinsight.hlo.Hlo"))
+
+
+_HLO_CACHE: dict[tuple[str, ...], dict[tuple[str, str], str]] = {}
+
+
+def hlo_op_names(files) -> dict[tuple[str, str], str]:
+    """Cached ``read_hlo_op_names`` (the device analysis asks once per table)."""
+    key = tuple(map(str, files))
+    if key not in _HLO_CACHE:
+        _HLO_CACHE.clear()
+        _HLO_CACHE[key] = read_hlo_op_names(files)
+    return _HLO_CACHE[key]
+
+
+def read_hlo_op_names(files) -> dict[tuple[str, str], str]:
+    """(module name, HLO instruction) -> the framework op name XLA recorded for it (its
+    metadata's op_name), from the HLO protos a jax.profiler trace keeps in its ``/host:metadata``
+    plane; empty when the trace has none."""
+    from google.protobuf.message import DecodeError
+
+    from traceinsight.xplane import XSpace
+    out: dict[tuple[str, str], str] = {}
+    Hlo = None
+    for f in files:
+        space = XSpace()
+        try:
+            space.ParseFromString(Path(f).read_bytes())
+        except (DecodeError, OSError):
+            continue
+        for plane in space.planes:
+            if plane.name != "/host:metadata":
+                continue
+            proto_id = next((k for k, v in plane.stat_metadata.items() if v.name == "Hlo Proto"), None)
+            if proto_id is None:
+                continue
+            Hlo = Hlo or _hlo_classes()
+            for em in plane.event_metadata.values():
+                for st in em.stats:
+                    if st.metadata_id != proto_id or not st.bytes_value:
+                        continue
+                    h = Hlo()
+                    try:
+                        h.ParseFromString(st.bytes_value)
+                    except DecodeError:
+                        continue
+                    module = h.hlo_module.name
+                    for comp in h.hlo_module.computations:
+                        for ins in comp.instructions:
+                            out.setdefault((module, ins.name), ins.metadata.op_name)
+    return out
