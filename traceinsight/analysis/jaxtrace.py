@@ -221,3 +221,45 @@ def read_hlo_op_names(files) -> dict[tuple[str, str], str]:
                         for ins in comp.instructions:
                             out.setdefault((module, ins.name), ins.metadata.op_name)
     return out
+
+
+def relabel_executable_waits(a) -> int:
+    """JAX dispatches asynchronously: on a CPU the compiled ops run on XLA's threads while the main
+    thread returns to Python, and the wait for their results (``np.asarray`` of an output, a
+    ``block_until_ready``) is no event of its own, so it would read as Python. Main-thread Python
+    (time no event covers, or a python-tracer frame's) while the process's HLO ops or executables
+    run on other threads is the executable's: ``op``. In place on the attribution's timeline;
+    returns the picoseconds moved."""
+    from traceinsight.analysis import attribute as attr_mod
+    from traceinsight.analysis import rules
+    t = a.table
+    if a.main_line < 0 or not len(a.seg_cat):
+        return 0
+    run = np.array([n.startswith("ThunkExecutor::Execute") and "wait" not in n for n in t.names]
+                   or [False], dtype=bool)[t.name]
+    if "hlo_op" in t.stat_str:
+        run[t.stat_str["hlo_op"][0]] = True
+    host = np.array([not t.planes[ln.plane].name.startswith("/device:") for ln in t.lines]
+                    or [False], dtype=bool)
+    run &= (t.line != a.main_line) & host[t.line] & (t.end > t.start)
+    ev = np.nonzero(run)[0]
+    if not len(ev):
+        return 0
+    w_s, w_e = attr_mod._merge(t.start[ev], t.end[ev])
+    bounds = a.bounds
+    seg_s, seg_e = bounds[:-1], bounds[1:]
+    cuts = np.unique(np.concatenate([w_s, w_e]))
+    cuts = cuts[(cuts > seg_s[0]) & (cuts < seg_e[-1])]
+    nb = np.union1d(bounds, cuts)
+    ns, ne = nb[:-1], nb[1:]
+    src = np.searchsorted(seg_s, ns, side="right") - 1
+    owner, cat = a.seg_owner[src], a.seg_cat[src].copy()
+    k = np.searchsorted(w_s, ns, side="right") - 1
+    inside = (k >= 0) & (ne <= w_e[np.maximum(k, 0)])
+    frame = np.array([n.startswith("$") for n in t.names] or [False], dtype=bool)
+    owned_by_frame = np.zeros(len(owner), dtype=bool)
+    owned_by_frame[owner >= 0] = frame[t.name[owner[owner >= 0]]]
+    moved = inside & (cat == rules.PYTHON) & ((owner < 0) | owned_by_frame)
+    cat[moved] = rules.OP
+    a.bounds, a.seg_owner, a.seg_cat = nb, owner, cat
+    return int((ne - ns)[moved].sum())

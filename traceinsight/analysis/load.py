@@ -64,6 +64,12 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
         from traceinsight.analysis import jaxtrace
         notes.extend(jaxtrace.trace_notes(table))
     a = attribute(table)
+    if framework == "jax":
+        from traceinsight.analysis import jaxtrace
+        if jaxtrace.relabel_executable_waits(a):
+            notes.append("main-thread time with no event while the process's compiled ops ran on "
+                         "XLA's threads (JAX's asynchronous dispatch: the wait for results) is "
+                         "counted as op, not Python")
     options["host" if host_files else "python"] = _options_entry(
         recorded_options(table), (requested or {}).get("host" if host_files else "python"))
     if a.main_line < 0 and not len(a.step_start):
@@ -131,6 +137,8 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
             ptable = None
         if ptable is not None:
             pa = attribute(ptable)
+            if framework == "jax":
+                jaxtrace.relabel_executable_waits(pa)
             options["python"] = _options_entry(recorded_options(ptable),
                                                (requested or {}).get("python"))
             psteps = results.steps_table(pa)

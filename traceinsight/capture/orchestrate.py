@@ -151,6 +151,8 @@ def child_env(mode: modes_mod.Mode | None) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     if mode is not None and mode.legacy_keras:
         env["TF_USE_LEGACY_KERAS"] = "1"
+    if mode is not None and mode.backend != "tensorflow":
+        env["KERAS_BACKEND"] = mode.backend
     # the child must import this very traceinsight, also when it is not installed
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -614,7 +616,7 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     for pass_name, p in (timings.get("traced") or {}).items():
         po = p.get("profile_options") or {}
         entry["profile_options"][pass_name] = po
-        if not po.get("ok"):
+        if po.get("ok") is False:   # None: the tracer records no options (jax.profiler)
             state.notes.append(f"{pass_name} pass: profiler options not as requested: "
                                f"{po.get('problem', 'unknown')}")
         if p.get("problem"):
