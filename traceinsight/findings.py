@@ -865,10 +865,16 @@ def rule_host_not_recorded(run: Run) -> Iterable[Finding]:
              "        {'host_tracer_level': 2, 'python_tracer_level': 1, 'device_tracer_level': 1})"))
 
 
+def rule_jax_backend(run: Run) -> Iterable[Finding]:
+    """Keras on JAX against the same Keras call on TensorFlow (traceinsight.findings_jax)."""
+    from traceinsight.findings_jax import rule_jax_backend as rule
+    return rule(run)
+
+
 RULES: tuple[Callable[[Run], Iterable[Finding]], ...] = (
     rule_eager_dispatch_bound, rule_function_slower, rule_retracing, rule_numpy_inputs, rule_xla,
     rule_tiny_ops, rule_predict, rule_fit_overhead, rule_input_bound, rule_no_difference,
-    rule_distortion, rule_host_not_recorded)
+    rule_distortion, rule_host_not_recorded, rule_jax_backend)
 
 
 def _severity(f: Finding, run: Run) -> str:

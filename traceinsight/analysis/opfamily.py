@@ -130,6 +130,10 @@ def family(op: str, op_type: str) -> str:
     if op_type in ("memcpy", "device kernel"):
         return op_type
     name = _NUMBERED.sub("", op)
+    if name.startswith("wrapped_") and name != "wrapped_":
+        # XLA CPU / GPU wrap a lone op in a fusion of its own: ``wrapped_broadcast``
+        inner = name[len("wrapped_"):]
+        return family(inner, inner)
     if op_type == "fusion" or name.endswith("fusion"):
         return _fusion_family(op)
     t = _PREFIX.sub("", op_type)
