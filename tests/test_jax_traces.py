@@ -113,6 +113,30 @@ def test_op_families_of_jax_primitives():
     assert opfamily.family("jit(f)/broadcast_in_dim", "broadcast_in_dim") == opfamily.DATA_MOVEMENT
 
 
+# framework_op_stats of the TPU trace, device rows: (operation, type, total_self_time µs); XProf
+# sums the ops' device_duration_ps over the 4 cores
+XPROF_TPU_OPS = [
+    ("copy-done.4", "Unknown", 77773215.73125), ("copy-done.2", "Unknown", 77642772.81875),
+    ("copy-done", "Unknown", 75671038.51375), ("copy-done.5", "Unknown", 72946182.6625),
+    ("jit(f)/jit(main)/add", "add", 9619893.6375),
+    ("jit(_psum)/jit(main)/reduce_sum", "reduce_sum", 1460345.25875),
+    ("jit(broadcast_in_dim)/jit(main)/broadcast_in_dim", "broadcast_in_dim", 4443.76625),
+    ("copy-start.4", "Unknown", 2.4), ("copy-start.2", "Unknown", 2.2975),
+    ("copy-start", "Unknown", 2.16875), ("copy-done.1", "Unknown", 1.18875),
+    ("copy-done.3", "Unknown", 1.1475), ("copy-start.3", "Unknown", 0.725),
+    ("copy-start.5", "Unknown", 0.70875), ("copy-start.1", "Unknown", 0.68125)]
+
+
+def test_tpu_ops_match_xprof_to_the_last_digit():
+    m = only_mode(DATA / "tpu_inference_2.xplane.pb")
+    # the device events are not assigned to steps here: the ops are the whole trace's, per step
+    assert any(n.startswith("device ops: all device work of the trace over its") for n in m.notes)
+    n = len(m.steps)
+    dev = m.ops[m.ops["thread"] == "device"]
+    ours = {(r.op, r.type): round(r.self_ms_per_step * n * 1000, 5) for r in dev.itertuples()}
+    assert ours == {(op, t): us for op, t, us in XPROF_TPU_OPS}
+
+
 def test_tpu_trace_is_read():
     m = only_mode(DATA / "tpu_inference_2.xplane.pb")
     assert any("4 × TPU v6 Lite (/device:TPU:0, /device:TPU:1, /device:TPU:2, /device:TPU:3)" in n

@@ -78,14 +78,15 @@ def device_lines(table: EventTable) -> dict[int, list[int]]:
     for i, ln in enumerate(table.lines):
         p = table.planes[ln.plane]
         if p.name.startswith("/device:") and ln.n_events and (
-                not is_derived_line(ln) or (is_tpu(p.name) and ln.name == "XLA Ops")):
+                ln.name == "XLA Ops" if is_tpu(p.name) else not is_derived_line(ln)):
             out.setdefault(ln.plane, []).append(i)
     return out
 
 
 def is_tpu(plane_name: str) -> bool:
     """A TPU core's plane: its HLO ops are on its ``XLA Ops`` line (the profiler writes them there,
-    no kernels below them), which on GPUs is XProf's derived copy of the kernels."""
+    no kernels below them), which on GPUs is XProf's derived copy of the kernels; the other lines
+    (``XLA Modules``, ``Async XLA Ops``, ``XLA TraceMe``) repeat or wrap those ops' time."""
     return plane_name.startswith("/device:TPU:")
 
 
@@ -138,6 +139,8 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
                     found[i] = True
                     if not op:
                         continue
+                if op.endswith(":") and "/" in op:   # a TPU op's tf_op: ``jit(f)/add:``
+                    op = op[:-1]
                 if ":" not in op and (stat == "tf_op" and v == "XlaModule:" or "/" in op):
                     # JAX's framework op: the name stack of the primitive, ``jit(f)/dot_general``;
                     # its type is the primitive

@@ -26,8 +26,9 @@ WANTED_STATS = frozenset({
     "hlo_op", "hlo_module", "hlo_category", "bytes_allocated", "peak_bytes_in_use", "group_id", "long_name",
     # device side: a kernel's TF op (annotation stack), XProf's derived step lines
     "level 0", "annotation", "step_name",
-    # JAX: a kernel's framework op (the primitive's name stack, ``jit(f)/dot_general``)
-    "name",
+    # JAX: a kernel's framework op (the primitive's name stack, ``jit(f)/dot_general``); a TPU
+    # op's duration on the device's own clock
+    "name", "device_duration_ps",
     # a kernel and the host-side launch that made it (CUPTI)
     "correlation_id",
 })

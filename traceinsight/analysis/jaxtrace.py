@@ -8,7 +8,8 @@ tracing / lowering and compile events); this module adds what only these traces 
   names them: a kernel's ``tf_op`` stat (JAX writes the primitive's name stack there,
   ``jit(f)/dot_general``, type ``dot_general``), else its ``hlo_op`` (XLA's own ops: a module's
   argument copies, fusions without a primitive); on a TPU the HLO ops of its ``XLA Ops`` line,
-  named by the HLO instruction and typed by their ``hlo_category`` stat;
+  named by their framework op (``tf_op`` on the event's metadata) else the HLO instruction, timed
+  by ``device_duration_ps`` (the device's clock, as XProf sums them);
 * the step of every device event when the steps are the device's module executions
   (``steps.module_runs``).
 """
@@ -54,9 +55,9 @@ def trace_notes(table: EventTable) -> list[str]:
     for kind, names in kinds.items():
         notes.append(f"devices with activity: {len(names)} × {kind} ({', '.join(names)})")
     if any(device_mod.is_tpu(table.planes[p].name) for p in lines):
-        notes.append("TPU: per-core busy time and HLO ops are read; TPU steps (taken as all "
-                     "activity unless the trace has step markers), copies by kind, idle within a "
-                     "program and the host side of the TPU runtime are not analysed")
+        notes.append("TPU: per-core busy time and HLO ops are read; the TPU's own step "
+                     "grouping, copies by kind, idle within a program and the host side of the TPU "
+                     "runtime are not analysed")
     return notes
 
 
@@ -71,6 +72,8 @@ def _op_of(table: EventTable, ev: np.ndarray) -> list[tuple[str, str]]:
     if "hlo_category" in table.stat_str:
         idx, val = table.stat_str["hlo_category"]
         cat = dict(zip(idx.tolist(), (str(v) for v in val.tolist())))
+    tpu_ops = tpu_framework_ops(table.files) if any(
+        device_mod.is_tpu(p.name) for p in table.planes) else {}
     out = []
     for e, f in zip(ev.tolist(), full):
         if f:
@@ -78,9 +81,14 @@ def _op_of(table: EventTable, ev: np.ndarray) -> list[tuple[str, str]]:
             out.append((head, tail))
             continue
         name = hlo.get(e)
-        if name is None and device_mod.is_tpu(table.planes[table.lines[table.line[e]].plane].name):
-            # TPU: the event is named by its HLO instruction, "%name = shape opcode(...)"
+        plane = table.planes[table.lines[table.line[e]].plane].name
+        if name is None and device_mod.is_tpu(plane):
             raw = table.names[table.name[e]]
+            fw = tpu_ops.get((plane, raw))
+            if fw:   # its framework op, typed by the primitive (``jit(f)/add`` -> add)
+                out.append((fw, fw.rsplit("/", 1)[-1]))
+                continue
+            # else the HLO instruction the event is named by, "%name = shape opcode(...)"
             name = raw.lstrip("%").split(" ", 1)[0]
         out.append((name or "", cat.get(e, "")))
     return out
@@ -102,13 +110,20 @@ def device_ops(table: EventTable, step_of: np.ndarray | None, steady_steps: np.n
         ev = ev[np.isin(step_of[ev], np.nonzero(steady_steps)[0])]
     if not len(ev):
         return Columns.no_rows(cols)
+    # a TPU op's duration on the device's own clock (``device_duration_ps``, what XProf sums);
+    # the event's span is on the host's clock
+    dur = table.end - table.start
+    if "device_duration_ps" in table.stat_int:
+        idx, val = table.stat_int["device_duration_ps"]
+        dur = dur.copy()
+        dur[idx] = val
     acc: dict[tuple[str, str], list[int]] = {}
     for (op, typ), e in zip(_op_of(table, ev), ev.tolist()):
         if not op:
             continue  # XProf lists no framework op for such kernels (host-to-device copies)
         a = acc.setdefault((op, typ), [0, 0])
         a[0] += 1
-        a[1] += int(table.end[e] - table.start[e])
+        a[1] += int(dur[e])
     if not acc:
         return Columns.no_rows(cols)
     ps = np.array([v[1] for v in acc.values()], dtype=np.int64)
@@ -263,3 +278,42 @@ def relabel_executable_waits(a) -> int:
     cat[moved] = rules.OP
     a.bounds, a.seg_owner, a.seg_cat = nb, owner, cat
     return int((ne - ns)[moved].sum())
+
+
+_META_CACHE: dict[tuple[str, ...], dict[tuple[str, str], str]] = {}
+
+
+def tpu_framework_ops(files) -> dict[tuple[str, str], str]:
+    """(TPU plane, event name) -> the op's framework op (its ``tf_op`` stat, ``jit(f)/add:``, kept
+    on the event's metadata, where the event table does not read stats), cached per files."""
+    from google.protobuf.message import DecodeError
+
+    from traceinsight.analysis.device import is_tpu
+    from traceinsight.xplane import XSpace
+    key = tuple(map(str, files))
+    if key in _META_CACHE:
+        return _META_CACHE[key]
+    out: dict[tuple[str, str], str] = {}
+    for f in files:
+        space = XSpace()
+        try:
+            space.ParseFromString(Path(f).read_bytes())
+        except (DecodeError, OSError):
+            continue
+        for plane in space.planes:
+            if not is_tpu(plane.name):
+                continue
+            tf_op = next((k for k, v in plane.stat_metadata.items() if v.name == "tf_op"), None)
+            if tf_op is None:
+                continue
+            for em in plane.event_metadata.values():
+                for st in em.stats:
+                    if st.metadata_id != tf_op:
+                        continue
+                    v = st.str_value or (plane.stat_metadata[st.ref_value].name
+                                         if st.ref_value in plane.stat_metadata else "")
+                    if v.rstrip(":"):
+                        out[(plane.name, em.name)] = v.rstrip(":")
+    _META_CACHE.clear()
+    _META_CACHE[key] = out
+    return out

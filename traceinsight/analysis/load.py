@@ -160,7 +160,12 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
     if framework in ("jax", "device"):
         # the device's ops (framework ops, as XProf's framework_op_stats), beside the host's
         steady = results.steady_mask(steps) if len(steps) else np.zeros(0, dtype=bool)
-        dops = jaxtrace.device_ops(table, event_step, steady, int(steady.sum()))
+        # device events not assigned to steps (no module runs): all of them, over all steps
+        dops = jaxtrace.device_ops(table, event_step, steady,
+                                   int(steady.sum()) if event_step is not None else len(steps))
+        if event_step is None and len(dops):
+            notes.append(f"device ops: all device work of the trace over its {len(steps)} steps "
+                         "(the device events are not assigned to the steps)")
         if len(dops) and not host_recorded:
             ops = ops.head(0) if hasattr(ops, "head") else ops.take(np.zeros(0, dtype=np.int64))
         if len(dops) and len(ops):
