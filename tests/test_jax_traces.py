@@ -171,3 +171,32 @@ def test_trace_without_tf_jax_or_device_work_is_refused_in_one_line(tmp_path, ca
     assert main(["analyze", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no TensorFlow or JAX events" in err[0]
+
+
+def test_jax_host_trace_without_markers_steps_are_the_jitted_calls(tmp_path):
+    """No step markers, no device: each top-level call of the jitted function with the most
+    main-thread time is a step (a nested jitted call and a lighter function are not).
+
+    step(): 0..100 µs (inside: trace_to_jaxpr_dynamic 5..25 tracing, backend_compile_and_load
+    30..80 compile, a nested PjitFunction(inner) 82..90), 200..240, 300..340 µs; helper(): 150..160
+    and 260..270 µs (10 µs each: less time than step).
+    Step 0: tracing 20, compile 50, dispatch 30 (the rest of the call); steps 1, 2: dispatch 40.
+    """
+    sp = Space()
+    main_line = sp.host().line("python")
+    main_line.event("PjitFunction(step)", 0, 100)
+    main_line.event("trace_to_jaxpr_dynamic", 5, 20)
+    main_line.event("backend_compile_and_load", 30, 50)
+    main_line.event("PjitFunction(inner)", 82, 8)
+    main_line.event("PjitFunction(helper)", 150, 10)
+    main_line.event("PjitFunction(step)", 200, 40)
+    main_line.event("PjitFunction(helper)", 260, 10)
+    main_line.event("PjitFunction(step)", 300, 40)
+    m = only_mode(sp.write(tmp_path / "jax.xplane.pb"))
+    assert m.step_rule.startswith("no step markers: each top-level call of the jitted function step")
+    us = 1e-3
+    assert m.steps["wall_ms"].tolist() == pytest.approx([100 * us, 40 * us, 40 * us])
+    first = m.steps.iloc[0]
+    assert (first["tracing"], first["compile"], first["dispatch"]) == pytest.approx(
+        (20 * us, 50 * us, 30 * us))
+    assert m.steps["dispatch"].tolist()[1:] == pytest.approx([40 * us, 40 * us])
