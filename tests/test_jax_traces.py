@@ -200,3 +200,24 @@ def test_jax_host_trace_without_markers_steps_are_the_jitted_calls(tmp_path):
     assert (first["tracing"], first["compile"], first["dispatch"]) == pytest.approx(
         (20 * us, 50 * us, 30 * us))
     assert m.steps["dispatch"].tolist()[1:] == pytest.approx([40 * us, 40 * us])
+
+
+def test_device_ops_join_the_main_threads_host_ops_not_the_launches():
+    from traceinsight.analysis.jaxtrace import with_device_ops
+    from traceinsight.columns import Columns, text
+
+    def ops(rows):
+        return Columns({"op": text([r[0] for r in rows]), "type": text([r[1] for r in rows]),
+                        "thread": text([r[2] for r in rows]),
+                        "calls_per_step": np.array([1.0] * len(rows)),
+                        "self_ms_per_step": np.array([r[3] for r in rows]),
+                        "share": np.array([1.0] * len(rows))})
+
+    host = ops([("PjitFunction(f)", "(runtime)", "main", 0.1), ("fusion.1", "fusion", "worker", 0.2)])
+    dev = ops([("jit(f)/dot_general", "dot_general", "device", 0.3)])
+    both = with_device_ops(host, dev, host_recorded=True)
+    assert [(r["op"], r["thread"]) for r in both.records()] == [
+        ("PjitFunction(f)", "main"), ("jit(f)/dot_general", "device")]
+    # a trace that cannot split host time lists the device's ops only
+    assert [r["op"] for r in with_device_ops(host, dev, host_recorded=False).records()] == [
+        "jit(f)/dot_general"]

@@ -137,6 +137,22 @@ def device_ops(table: EventTable, step_of: np.ndarray | None, steady_steps: np.n
                     "share": self_ms / total if total > 0 else np.zeros(len(acc))}).take(order)
 
 
+def with_device_ops(host_ops: Columns, dops: Columns, host_recorded: bool) -> Columns:
+    """The ops table of a trace with device ops: the main thread's host ops (when the trace splits
+    host time) and the device's. Host events on other threads that carry an ``hlo_op`` are the
+    device ops' launches, not ops of their own."""
+    if not len(dops):
+        return host_ops
+    if not host_recorded or not len(host_ops):
+        return dops
+    host_ops = host_ops.take(np.nonzero(host_ops["thread"] == "main")[0])
+    if not len(host_ops):
+        return dops
+    return Columns({c: np.concatenate([np.asarray(host_ops[c], dtype=dops[c].dtype)
+                                       if dops[c].dtype.kind == "O" else host_ops[c], dops[c]])
+                    for c in host_ops.columns})
+
+
 def event_steps(table: EventTable, step_rule: str, step_num: np.ndarray) -> np.ndarray | None:
     """Every event's step index (-1: none) when the steps are the device's module executions."""
     if not step_rule.startswith(RULE_MODULE_RUNS):

@@ -13,7 +13,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
-from traceinsight.analysis import cache, device, malloc, results
+from traceinsight.analysis import cache, device, jaxtrace, malloc, results
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import RULE_DEVICE_GROUPS, host_events_recorded
@@ -61,11 +61,9 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                                 "that ran neither?)",
                           trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
     if framework in ("jax", "device"):
-        from traceinsight.analysis import jaxtrace
         notes.extend(jaxtrace.trace_notes(table))
     a = attribute(table)
     if framework == "jax":
-        from traceinsight.analysis import jaxtrace
         if jaxtrace.relabel_executable_waits(a):
             notes.append("main-thread time with no event while the process's compiled ops ran on "
                          "XLA's threads (JAX's asynchronous dispatch: the wait for results) is "
@@ -80,7 +78,6 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
     host_recorded, why_not = host_events_recorded(table, a.main_line, recorded_options(table))
     event_step = None
     if framework in ("jax", "device"):
-        from traceinsight.analysis import jaxtrace
         event_step = jaxtrace.event_steps(table, a.step_rule, a.step_num)
         if event_step is not None and host_recorded:
             host_recorded, why_not = False, ("the steps are the device's module executions (no "
@@ -166,16 +163,7 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
         if event_step is None and len(dops):
             notes.append(f"device ops: all device work of the trace over its {len(steps)} steps "
                          "(the device events are not assigned to the steps)")
-        if len(dops) and not host_recorded:
-            ops = ops.head(0) if hasattr(ops, "head") else ops.take(np.zeros(0, dtype=np.int64))
-        if len(dops) and len(ops):
-            # host events carrying an hlo_op on other threads are the device ops' launches
-            ops = ops.take(np.nonzero(ops["thread"] == "main")[0])
-        if len(dops):
-            ops = dops if not len(ops) else Columns(
-                {c: np.concatenate([np.asarray(ops[c], dtype=object if ops[c].dtype.kind in "OU"
-                                               else ops[c].dtype), dops[c]])
-                 for c in ops.columns})
+        ops = jaxtrace.with_device_ops(ops, dops, host_recorded)
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
         ops=ops, retraces=results.retraces_table(a, signatures),

@@ -198,11 +198,13 @@ def jit_calls(table: EventTable, main: int) -> tuple[np.ndarray, np.ndarray, str
 
 
 def module_runs(table: EventTable, ev: np.ndarray) -> tuple[np.ndarray, str] | None:
-    """Device events -> a step key per event, in time order (the events sorted by start, stable) from the executions of the
-    XLA module with the most device time: a step begins where an execution of that module begins
-    (an event of it after an event of another module, or its first HLO op again) and holds every
-    device event until the next one; events before the first execution are step 0's too.
-    None when the events carry no ``hlo_module`` stat."""
+    """A step key for each device event (the events taken in time order: sorted by start,
+    stable), from the executions of the XLA module with the most device time: a step begins where
+    an execution of that module begins (an event of it after an event of another module, or its
+    first HLO op again after other ops of it) and holds every device event until the next one;
+    events before the first execution are step 0's too. Back-to-back runs of a module of one HLO
+    op cannot be told apart (no event marks an execution's end): they are one step. None when the
+    events carry no ``hlo_module`` stat."""
     if "hlo_module" not in table.stat_str or not len(ev):
         return None
     idx, val = table.stat_str["hlo_module"]
