@@ -327,6 +327,8 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
         prefix, base, variant = split_mode(m.name)
         if variant or _waits_on_tf_data(m):
             continue  # +tensor modes already pass tensors; tf.data waits: rule 7
+        if prefix == "jax:":
+            continue  # Keras on JAX puts arrays on the device (DevicePut): the TF fix does not apply
         if _conversions(m) <= 0 and not m.ops.empty and (m.ops["type"] == "memcpy").any():
             continue  # no conversion ran: the input time is host-to-device copies
         inp, total = _cat(m, "input"), _traced_total(m)

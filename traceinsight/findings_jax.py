@@ -21,6 +21,7 @@ from traceinsight.findings import (
     _finite,
     _first_compile_ms,
     _modes_with_base,
+    _vs,
     compare_modes,
     fmt_ms,
     split_mode,
@@ -61,8 +62,7 @@ def rule_jax_backend(run: Run) -> Iterable[Finding]:
             fam = None if c.traced_disagrees else c.top_family(slower)
             fam = fam if _family_dominates(c, fam) else None
             jc, tc = _first_compile_ms(j), _first_compile_ms(t)
-            evidence = (f"{c.a} {fmt_ms(c.a_ms)} vs {c.b} {fmt_ms(c.b_ms)} ms/step, untraced "
-                        f"({c.ratio:.2f}× [{c.ratio_lo:.2f}, {c.ratio_hi:.2f}], 95 % CI).")
+            evidence = _vs(c) + ", untraced."
             if not c.traced_disagrees:
                 evidence += (f" Traced steps: {j.name} {_host_split(j)}; {t.name} {_host_split(t)} "
                              "ms/step." + _family_evidence(c, slower=slower))

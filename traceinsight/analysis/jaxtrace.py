@@ -254,12 +254,20 @@ def read_hlo_op_names(files) -> dict[tuple[str, str], str]:
     return out
 
 
+# PJRT's call that runs an executable: its own time (no child event) while the executable's ops
+# run on XLA's threads is waiting for them
+_EXECUTE_WAITS = frozenset({"CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice",
+                            "PjRtStreamExecutorLoadedExecutable::ExecuteHelper",
+                            "PjRtCpuExecutable::ExecuteHelper"})
+
+
 def relabel_executable_waits(a) -> int:
     """JAX dispatches asynchronously: on a CPU the compiled ops run on XLA's threads while the main
     thread returns to Python, and the wait for their results (``np.asarray`` of an output, a
-    ``block_until_ready``) is no event of its own, so it would read as Python. Main-thread Python
-    (time no event covers, or a python-tracer frame's) while the process's HLO ops or executables
-    run on other threads is the executable's: ``op``. In place on the attribution's timeline;
+    ``block_until_ready``) is no event of its own, so it would read as Python; and PJRT's call that
+    runs the executable waits for part of it inside its own time (dispatch by inheritance).
+    Main-thread Python (time no event covers, or a python-tracer frame's) and that call's own time,
+    while the process's HLO ops or executables run on other threads, are the executable's: ``op``. In place on the attribution's timeline;
     returns the picoseconds moved."""
     from traceinsight.analysis import attribute as attr_mod
     from traceinsight.analysis import rules
@@ -288,9 +296,13 @@ def relabel_executable_waits(a) -> int:
     k = np.searchsorted(w_s, ns, side="right") - 1
     inside = (k >= 0) & (ne <= w_e[np.maximum(k, 0)])
     frame = np.array([n.startswith("$") for n in t.names] or [False], dtype=bool)
+    execute = np.array([n in _EXECUTE_WAITS for n in t.names] or [False], dtype=bool)
     owned_by_frame = np.zeros(len(owner), dtype=bool)
     owned_by_frame[owner >= 0] = frame[t.name[owner[owner >= 0]]]
-    moved = inside & (cat == rules.PYTHON) & ((owner < 0) | owned_by_frame)
+    owned_by_execute = np.zeros(len(owner), dtype=bool)
+    owned_by_execute[owner >= 0] = execute[t.name[owner[owner >= 0]]]
+    moved = inside & (((cat == rules.PYTHON) & ((owner < 0) | owned_by_frame))
+                      | ((cat == rules.DISPATCH) & owned_by_execute))
     cat[moved] = rules.OP
     a.bounds, a.seg_owner, a.seg_cat = nb, owner, cat
     return int((ne - ns)[moved].sum())
