@@ -98,7 +98,10 @@ def test_amd_gpu_trace_devices_and_host_categories():
     # the steps come from the device: the host categories are not claimed
     assert not m.host_events_recorded
     assert np.isnan(m.steps["op"]).all()
-    assert any("1 × AMD GPU, 304 compute units (/device:GPU:0)" in n for n in m.notes)
+    # XProf's overview_page on this file: device_type "AMD GPU - gfx942" (compute capability 9.4),
+    # device_core_count 8 (the trace's GPU planes; one ran work)
+    assert ("devices: 8 × AMD GPU (compute capability 9.4, 304 compute units), 1 with activity "
+            "(/device:GPU:0)") in m.notes
     # copies and idle per device step: busy + idle = the step's device span
     d = m.device_steps
     assert len(d) == len(m.steps)
@@ -139,8 +142,9 @@ def test_tpu_ops_match_xprof_to_the_last_digit():
 
 def test_tpu_trace_is_read():
     m = only_mode(DATA / "tpu_inference_2.xplane.pb")
-    assert any("4 × TPU v6 Lite (/device:TPU:0, /device:TPU:1, /device:TPU:2, /device:TPU:3)" in n
-               for n in m.notes)
+    # XProf's overview_page: device_type "TPU v6 Lite", device_core_count 4
+    assert ("devices: 4 × TPU v6 Lite, 4 with activity (/device:TPU:0, /device:TPU:1, "
+            "/device:TPU:2, /device:TPU:3)") in m.notes
     assert any(n.startswith("TPU: per-core busy time and HLO ops are read") for n in m.notes)
     assert sorted(m.devices["device"]) == [f"/device:TPU:{i}" for i in range(4)]
     assert (m.devices["compute_ms"] > 0).all()

@@ -35,10 +35,14 @@ def _plane_info(table: EventTable, plane: int) -> str:
         return str(st["device_type_string"])
     vendor = st.get("device_vendor")
     cores = st.get("core_count")
+    major, minor = st.get("compute_cap_major"), st.get("compute_cap_minor")
     out = f"{vendor} GPU" if isinstance(vendor, str) and vendor else "GPU"
+    more = []
+    if isinstance(major, int) and isinstance(minor, int) and major > 0:
+        more.append(f"compute capability {major}.{minor}")
     if isinstance(cores, int) and cores > 0:
-        out += f", {cores} compute units"
-    return out
+        more.append(f"{cores} compute units")
+    return out + (f" ({', '.join(more)})" if more else "")
 
 
 def trace_notes(table: EventTable) -> list[str]:
@@ -47,13 +51,20 @@ def trace_notes(table: EventTable) -> list[str]:
     notes = ["a trace without TensorFlow events (jax.profiler, or a device-only trace): host "
              "categories from JAX's dispatch, tracing / lowering and compile events where the "
              "host trace has them"]
-    if not lines:
+    planes = sorted((i for i, p in enumerate(table.planes) if p.name.startswith("/device:")),
+                    key=lambda i: device_mod._device_order(table.planes[i].name))
+    if not planes:
         return notes
-    kinds: dict[str, list[str]] = {}
-    for plane in sorted(lines, key=lambda i: table.planes[i].name):
-        kinds.setdefault(_plane_info(table, plane), []).append(table.planes[plane].name)
-    for kind, names in kinds.items():
-        notes.append(f"devices with activity: {len(names)} × {kind} ({', '.join(names)})")
+    # every device plane of the trace (XProf counts them all as the devices), and which ran work
+    kinds: dict[str, tuple[list[str], list[str]]] = {}
+    for plane in planes:
+        names, active = kinds.setdefault(_plane_info(table, plane), ([], []))
+        names.append(table.planes[plane].name)
+        if plane in lines:
+            active.append(table.planes[plane].name)
+    for kind, (names, active) in kinds.items():
+        notes.append(f"devices: {len(names)} × {kind}, {len(active)} with activity"
+                     + (f" ({', '.join(active)})" if active else ""))
     if any(device_mod.is_tpu(table.planes[p].name) for p in lines):
         notes.append("TPU: per-core busy time and HLO ops are read; the TPU's own step "
                      "grouping, copies by kind, idle within a program and the host side of the TPU "
