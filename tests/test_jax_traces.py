@@ -106,6 +106,15 @@ def test_amd_gpu_trace_devices_and_host_categories():
     d = m.device_steps
     assert len(d) == len(m.steps)
     assert np.allclose(d["busy_ms"] + d["idle_ms"], d["span_ms"])
+    # ROCm runs copies as kernels (__amd_rocclr_copyBuffer.kd, 87.88 µs in XProf's kernel_stats):
+    # their kind comes from the host call that launched them. The device-to-device ones are the
+    # module's argument copy, XProf's framework op copy.1 (27.64 µs); the rest came from
+    # hipMemcpyHtoDAsync. Compute is the framework ops' kernels: dot_general 3233.884 +
+    # broadcast_in_dim 153.72 µs
+    assert round(d["d2d_ms"].sum() * 1000, 3) == 27.64
+    assert round((d["h2d_ms"].sum() + d["d2d_ms"].sum()) * 1000, 3) == 87.88
+    assert round(d["compute_ms"].sum() * 1000, 3) == round(3233.884 + 153.72, 3)
+    assert d["d2h_ms"].sum() == 0
 
 
 def test_op_families_of_jax_primitives():

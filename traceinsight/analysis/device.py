@@ -217,12 +217,18 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
         attr, attribution, attr_note = _attribution(table, dev_ev_all, step_start, step_end,
                                                     bool(own_steps),
                                                     step_num if steps_are_groups else None)
+    copy_kind = _launched_copies(table, dev_ev_all, host_line)
     rows = []
     kernel_rows = []
     for plane, lines in sorted(lines_of.items(), key=lambda kv: _device_order(table.planes[kv[0]].name)):
         pinfo = table.planes[plane]
         ev = np.nonzero(np.isin(table.line, lines))[0]
-        s, e, kind = table.start[ev], table.end[ev], kind_of_name[table.name[ev]]
+        s, e, named = table.start[ev], table.end[ev], kind_of_name[table.name[ev]]
+        # copies the device runs as kernels (ROCm's __amd_rocclr_copyBuffer): their kind is the
+        # host's copy call that launched them; they stay kernels in the kernel table, as XProf's
+        # kernel_stats lists them
+        kind = named if copy_kind is None else np.where(
+            (named == KIND_COMPUTE) & (copy_kind[ev] >= 0), copy_kind[ev], named).astype(np.int8)
         ops = None
         for k in range(len(step_start)):
             w0, w1 = int(step_start[k]), int(step_end[k])
@@ -265,7 +271,7 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
                          "kernels": int((kk == KIND_COMPUTE).sum()), "span_ms": span / PS_PER_MS,
                          "after_host_ms": after, "_steady": bool(steady[k])})
             if steady[k]:
-                sel = np.nonzero(inside & (kind == KIND_COMPUTE))[0]
+                sel = np.nonzero(inside & (named == KIND_COMPUTE))[0]
                 if len(sel):
                     if ops is None:
                         ops = kernel_ops(table, ev)
@@ -283,6 +289,33 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
     kernels = _kernel_table(kernel_rows, n_steady)
     return DeviceAnalysis(steps=_step_columns(rows), devices=devices,
                           kernels=kernels, notes=tuple(notes), attribution=attribution)
+
+
+_COPY_CALLS = (("HtoD", KIND_H2D), ("DtoH", KIND_D2H), ("DtoD", KIND_D2D), ("PeerToPeer", KIND_D2D),
+               ("Peer", KIND_D2D))
+
+
+def _launched_copies(table: EventTable, dev_ev: np.ndarray, host_line: np.ndarray
+                     ) -> np.ndarray | None:
+    """The copy kind of each device event launched by a host copy call (``hipMemcpyHtoDAsync``,
+    ``cuMemcpyDtoH...``), matched by ``correlation_id``; -1 elsewhere. None when the trace has no
+    such launch."""
+    if "correlation_id" not in table.stat_int or not len(dev_ev):
+        return None
+    kind_of = np.full(len(table.names), -1, dtype=np.int8)
+    for i, n in enumerate(table.names):
+        if n.startswith(("hipMemcpy", "cuMemcpy", "cudaMemcpy")):
+            kind_of[i] = next((k for key, k in _COPY_CALLS if key in n), KIND_D2D)
+    if not (kind_of >= 0).any():
+        return None
+    corr = table.stat_int_column("correlation_id")
+    launches = np.nonzero(host_line[table.line] & (kind_of[table.name] >= 0) & (corr >= 0))[0]
+    if not len(launches):
+        return None
+    by_corr = dict(zip(corr[launches].tolist(), kind_of[table.name[launches]].tolist()))
+    out = np.full(len(table), -1, dtype=np.int8)
+    out[dev_ev] = [by_corr.get(c, -1) for c in corr[dev_ev].tolist()]
+    return out
 
 
 _TEXT_COLUMNS = {"host", "device"}
