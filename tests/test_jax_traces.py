@@ -234,3 +234,29 @@ def test_device_ops_join_the_main_threads_host_ops_not_the_launches():
     # a trace that cannot split host time lists the device's ops only
     assert [r["op"] for r in with_device_ops(host, dev, host_recorded=False).records()] == [
         "jit(f)/dot_general"]
+
+
+def test_waits_for_the_executable_are_op(tmp_path):
+    """JAX's asynchronous dispatch on CPU: the executable's ops run on XLA's threads while the main
+    thread is inside PJRT's execute call or back in Python. Hand-computed (µs):
+
+    main: step marker 0..150; PjitFunction(f) 0..100 > ExecuteHelperOnSingleDevice 10..90; Python
+    (no event) 100..140; PjitFunction(g) 140..150. XLA thread: fusion.1 (an HLO op) 40..70 and
+    100..130. op = 30 (the execute call's own time under the first op) + 30 (Python under the
+    second); dispatch = 100 - 30 + 10 = 80; python = 40 - 30 = 10."""
+    sp = Space()
+    host = sp.host()
+    main_line = host.line("python")
+    main_line.event("train", 0, 150, step_num=0)
+    main_line.event("PjitFunction(f)", 0, 100)
+    main_line.event("CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice", 10, 80)
+    main_line.event("PjitFunction(g)", 140, 10)
+    xla = host.line("tf_XLAEigen/1")
+    xla.event("fusion.1", 40, 30, hlo_op="fusion.1")
+    xla.event("fusion.1", 100, 30, hlo_op="fusion.1")
+    m = only_mode(sp.write(tmp_path / "jax.xplane.pb"))
+    s = m.steps.iloc[0]
+    us = 1e-3
+    assert (s["op"], s["dispatch"], s["python"]) == pytest.approx((60 * us, 80 * us, 10 * us))
+    assert s["wall_ms"] == pytest.approx(150 * us)
+    assert any("counted as op, not Python" in n for n in m.notes)
