@@ -411,6 +411,11 @@ def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
             if notes is not None:
                 notes.append(f"{name} skipped: it needs tf_keras ({modes_mod.TF_KERAS_INSTALL})")
             continue
+        if (not requested and mode is not None and mode.backend == "jax"
+                and not modes_mod.jax_installed()):
+            if notes is not None:   # the same for a sample's Keras-on-JAX modes without JAX
+                notes.append(f"{name} skipped: it needs JAX ({modes_mod.JAX_INSTALL})")
+            continue
         try:
             modes_mod.check(wf.kind, name, has_y)
         except ValueError as e:
