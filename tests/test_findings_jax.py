@@ -3,6 +3,8 @@ family and first-step compile, and stays silent without a measurable one."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 
 from traceinsight.findings import find
@@ -47,3 +49,19 @@ def test_jax_backend_needs_the_same_keras_call_on_tensorflow():
     a = make_mode("eager", {"op": 9.0, "python": 3.0}, untraced_ms=12.0)
     b = make_mode("jax:predict_on_batch", {"op": 1.0, "python": 0.2}, untraced_ms=1.2)
     assert not [f for f in find(run_of(a, b)) if f.rule.startswith("jax-backend")]
+
+
+def test_jax_backend_silent_when_medians_and_ratio_disagree():
+    """Paired rounds can give a ratio whose interval excludes 1 on one side while the medians of
+    all steps lie the other way: the finding then names no direction."""
+    from dataclasses import replace
+
+    from traceinsight.findings_jax import rule_jax_backend
+    tf_mode = make_mode("train_on_batch", {"op": 3.0}, untraced_ms=3.84)
+    jax_mode = make_mode("jax:train_on_batch", {"op": 3.0}, untraced_ms=3.94)
+    run = run_of(tf_mode, jax_mode)
+    c = run.compare("jax:train_on_batch", "train_on_batch")
+    flipped = replace(c, ratio=0.78, ratio_lo=0.70, ratio_hi=0.86, significant=True)
+    assert flipped.significant and flipped.delta_ms > 0
+    with mock.patch("traceinsight.findings_jax.compare_modes", lambda run, a, b: flipped):
+        assert not list(rule_jax_backend(run))

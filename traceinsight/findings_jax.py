@@ -59,6 +59,10 @@ def rule_jax_backend(run: Run) -> Iterable[Finding]:
             if not c.significant:
                 continue
             slower = c.delta_ms > 0
+            if slower != (c.ratio > 1):
+                # the medians of all steps and the ratio's interval (paired rounds) point opposite
+                # ways: no direction to explain
+                continue
             fam = None if c.traced_disagrees else c.top_family(slower)
             fam = fam if _family_dominates(c, fam) else None
             jc, tc = _first_compile_ms(j), _first_compile_ms(t)
