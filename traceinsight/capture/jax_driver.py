@@ -5,8 +5,8 @@ with ``KERAS_BACKEND=jax`` set by the parent for this process, and the same phas
 (``traceinsight.capture.phases``):
 
 1. **host pass**: ``jax.profiler.start_trace`` (host tracer level 3, python tracer 0) holding the
-   **first step** (JAX's tracing, lowering and XLA compile happen there) and further steps until
-   ``host_trace_ms`` or ``host_max_steps``;
+   **first step** (JAX's tracing, lowering and XLA compile happen there) and further steps for
+   ``host_trace_ms`` after it, at most ``host_max_steps``;
 2. warm-up steps, then the **untraced timing phase** (the same stopping rule as the TF modes);
 3. **python pass** (python tracer level 1), bounded by time and ``python_max_steps``;
 4. with ``rounds`` > 1, interleaved untraced rounds on request (``phases.RoundServer``).
@@ -192,9 +192,8 @@ def jax_keras_driver(mode: modes_mod.Mode, module):
 
 def traced_pass(driver, logdir: Path, duration_ms: int, levels: dict[str, int], max_steps: int,
                 next_step: int, name: str) -> tuple[JaxRecorder, dict]:
-    """Steps under ``jax.profiler.start_trace`` until ``duration_ms`` or ``max_steps``; the pass
-    holding the first step takes 3 more at least (the first holds JAX's compile, which may
-    outlast the duration). A step is never cut by the trace's end."""
+    """Steps under ``jax.profiler.start_trace`` until ``duration_ms`` (counted after the first
+    step in the pass that holds it) or ``max_steps``. A step is never cut by the trace's end."""
     import jax
     logdir.mkdir(parents=True, exist_ok=True)
     opts = jax.profiler.ProfileOptions()
@@ -203,11 +202,17 @@ def traced_pass(driver, logdir: Path, duration_ms: int, levels: dict[str, int], 
     opts.device_tracer_level = levels["device_tracer_level"]
     problem = None
     t0 = time.perf_counter()
-    # a few steps after the first, even when the first (JAX's compile) outlasts the duration, so
-    # that the pass has steady steps (the trace is never cut inside a step)
-    least = min(max_steps, 4 if next_step == 0 else 1)
-    rec = JaxRecorder(name, next_step, lambda r: len(r.steps_s) >= max_steps or
-                      (len(r.steps_s) >= least and time.perf_counter() - t0 >= duration_ms / 1000))
+    # the pass holding the first step (JAX's tracing and compile) runs for the duration after
+    # that step, so that it has as many steady steps as a TF mode's host trace (which traces the
+    # host again after warm-up when the first step outlasts it); a trace never cuts a step
+
+    def done(r: JaxRecorder) -> bool:
+        if len(r.steps_s) >= max_steps:
+            return True
+        first = r.steps_s[0] if next_step == 0 and r.steps_s else 0.0
+        return len(r.steps_s) >= 1 and time.perf_counter() - t0 - first >= duration_ms / 1000
+
+    rec = JaxRecorder(name, next_step, done)
     jax.profiler.start_trace(str(logdir), profiler_options=opts)
     JaxRecorder.traced_now = True
     try:
