@@ -123,6 +123,13 @@ def test_op_families_of_jax_primitives():
     assert opfamily.family("jit(f)/conv_general_dilated", "conv_general_dilated") == opfamily.CONVOLUTION
     assert opfamily.family("jit(_mean)/reduce_sum", "reduce_sum") == opfamily.REDUCTION
     assert opfamily.family("jit(f)/broadcast_in_dim", "broadcast_in_dim") == opfamily.DATA_MOVEMENT
+    # XLA's own ops (no primitive): CPU's wrapped single ops, GPU fusions named after their kind
+    assert opfamily.family("wrapped_broadcast", "wrapped_broadcast") == opfamily.DATA_MOVEMENT
+    assert opfamily.family("loop_convert_fusion", "Unknown") == opfamily.ELEMENTWISE
+    assert opfamily.family("input_reduce_fusion.1", "Unknown") == opfamily.REDUCTION
+    assert opfamily.family("input_transpose_fusion", "Unknown") == opfamily.DATA_MOVEMENT
+    assert opfamily.family("gemm_fusion_dot_general.1", "Unknown") == opfamily.MATMUL
+    assert opfamily.family("copy.1", "Unknown") == opfamily.DATA_MOVEMENT
 
 
 # framework_op_stats of the TPU trace, device rows: (operation, type, total_self_time µs); XProf

@@ -98,9 +98,15 @@ def function_name(op: str) -> str:
     return _FUNCTION_ID.sub("", name)
 
 
+_GPU_FUSION_KINDS = frozenset({"loop", "input", "output"})
+
+
 def _fusion_family(name: str) -> str:
     base = _NUMBERED.sub("", name)
     parts = [p for p in base.replace("-", "_").split("_") if p and p != "fusion"]
+    # XLA GPU names a fusion after its kind first (``loop_convert_fusion``, ``input_reduce_fusion``)
+    if len(parts) > 1 and parts[0] in _GPU_FUSION_KINDS:
+        parts = parts[1:]
     low = base.lower()
     if "depthwise" in low:
         return DEPTHWISE
@@ -134,9 +140,11 @@ def family(op: str, op_type: str) -> str:
         # XLA CPU / GPU wrap a lone op in a fusion of its own: ``wrapped_broadcast``
         inner = name[len("wrapped_"):]
         return family(inner, inner)
-    if op_type == "fusion" or name.endswith("fusion"):
+    if op_type == "fusion" or name.endswith("fusion") or "_fusion_" in name:
         return _fusion_family(op)
-    t = _PREFIX.sub("", op_type)
+    # XProf's type of an op without a framework op (JAX: XLA's own ``copy.1``) says nothing: the
+    # HLO name does
+    t = _PREFIX.sub("", op_type if op_type not in ("", "Unknown") else name)
     if t in _EXACT:
         return _EXACT[t]
     # HLO instructions lowered from a TF op keep its node name: MatMul_98.2 (type MatMul_98)
