@@ -102,26 +102,31 @@ def _union_ps(s: np.ndarray, e: np.ndarray) -> int:
     return int((ends - starts).sum())
 
 
-def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
-    """The TF op each device event ran for (``""`` when the trace does not say)."""
-    out = np.full(len(ev), "", dtype=object)
-    found = np.zeros(len(ev), dtype=bool)
-    pos = {int(e): i for i, e in enumerate(ev.tolist())}
-    # JAX: the framework op of a kernel is XLA's op_name of its HLO instruction, from the HLO
-    # protos the trace keeps (as XProf reads it), else the kernel's ``name`` stat
-    jax_name: dict[int, str] = {}
+def _jax_framework_ops(table: EventTable, pos: dict[int, int]) -> dict[int, str]:
+    """JAX: the framework op of each kernel (event index -> op) is XLA's op_name of its HLO
+    instruction, from the HLO protos the trace keeps (as XProf reads it), else the kernel's
+    ``name`` stat."""
     from traceinsight.analysis.jaxtrace import hlo_op_names
+    out: dict[int, str] = {}
     hlo_names = hlo_op_names(table.files) if "hlo_op" in table.stat_str and any(
         p.name == "/host:metadata" for p in table.planes) else {}
     if hlo_names and "hlo_module" in table.stat_str:
         mod = dict(zip(*(a.tolist() for a in table.stat_str["hlo_module"])))
         for e, v in zip(*(a.tolist() for a in table.stat_str["hlo_op"])):
             if e in pos and e in mod:
-                jax_name[e] = hlo_names.get((mod[e], v), "")
+                out[e] = hlo_names.get((mod[e], v), "")
     elif "name" in table.stat_str:
         idx, val = table.stat_str["name"]
-        jax_name = {int(e): str(v) for e, v in zip(idx.tolist(), val.tolist())
-                    if int(e) in pos and v}
+        out = {int(e): str(v) for e, v in zip(idx.tolist(), val.tolist()) if int(e) in pos and v}
+    return out
+
+
+def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
+    """The TF op each device event ran for (``""`` when the trace does not say)."""
+    out = np.full(len(ev), "", dtype=object)
+    found = np.zeros(len(ev), dtype=bool)
+    pos = {int(e): i for i, e in enumerate(ev.tolist())}
+    jax_name: dict[int, str] | None = None   # read on the first JAX kernel (tf_op "XlaModule:")
     for stat in ("tf_op", "level 0", "annotation"):
         if stat not in table.stat_str:
             continue
@@ -135,6 +140,8 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
                     # JAX: the framework op is the ``name`` stat (the primitive's name stack);
                     # without one, work of the module itself (argument copies): no op, as
                     # XProf's kernel_stats leaves it
+                    if jax_name is None:
+                        jax_name = _jax_framework_ops(table, pos)
                     op = jax_name.get(e, "")
                     found[i] = True
                     if not op:
