@@ -74,7 +74,20 @@ def test_folder_without_traces(capsys, tmp_path):
     assert "no *.xplane.pb" in err
 
 
-def test_jax_like_trace_without_tf_events(capsys, tmp_path):
+def test_trace_of_another_framework_is_refused(capsys, tmp_path):
+    """No TF event, no JAX event, no device work (a PyTorch-like host trace): one line, exit 2.
+    (A JAX trace is analysed: tests/test_jax_traces.py.)"""
+    sp = Space()
+    host = sp.host().line("python")
+    host.event("aten::matmul", 0, 100)
+    host.event("aten::mm", 10, 50)
+    p = sp.write(tmp_path / "torch.xplane.pb")
+    code, err = run_cli(capsys, p)
+    assert_one_line_error(code, err)
+    assert "no TensorFlow or JAX events and no device work" in err
+
+
+def test_jax_like_trace_is_analysed(capsys, tmp_path):
     sp = Space()
     host = sp.host().line("python")
     host.event("PjitFunction(f)", 0, 100)
@@ -82,9 +95,8 @@ def test_jax_like_trace_without_tf_events(capsys, tmp_path):
     tpu = sp.plane("/device:TPU:0").line("XLA Ops")
     tpu.event("fusion.1", 0, 10, hlo_op="fusion.1")
     p = sp.write(tmp_path / "jax.xplane.pb")
-    code, err = run_cli(capsys, p)
-    assert_one_line_error(code, err)
-    assert "no TensorFlow events" in err
+    code, _ = run_cli(capsys, p)
+    assert code == 0
 
 
 def test_not_a_trace_file_name(capsys, tmp_path):

@@ -341,6 +341,8 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
     for m in run.ok_modes():
         if _kind(run, m).input != "numpy" or _waits_on_tf_data(run, m):
             continue  # +tensor modes already pass tensors; tf.data waits: rule 7
+        if _kind(run, m).backend == "jax":
+            continue  # Keras on JAX puts arrays on the device (DevicePut): the TF fix does not apply
         if _conversions(m) <= 0 and not m.ops.empty and (m.ops["type"] == "memcpy").any():
             continue  # no conversion ran: the input time is host-to-device copies
         inp, total = _cat(m, "input"), _traced_total(m)
@@ -1016,10 +1018,16 @@ def rule_host_not_recorded(run: Run) -> Iterable[Finding]:
              "        {'host_tracer_level': 2, 'python_tracer_level': 1, 'device_tracer_level': 1})"))
 
 
+def rule_jax_backend(run: Run) -> Iterable[Finding]:
+    """Keras on JAX against the same Keras call on TensorFlow (traceinsight.findings_jax)."""
+    from traceinsight.findings_jax import rule_jax_backend as rule
+    return rule(run)
+
+
 RULES: tuple[Callable[[Run], Iterable[Finding]], ...] = (
     rule_eager_dispatch_bound, rule_function_slower, rule_retracing, rule_numpy_inputs, rule_xla,
     rule_tiny_ops, rule_predict, rule_fit_overhead, rule_input_bound, rule_concentrated,
-    rule_tf1_vs_tf2,
+    rule_tf1_vs_tf2, rule_jax_backend,
     rule_no_difference,
     rule_distortion, rule_host_not_recorded)
 

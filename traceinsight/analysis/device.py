@@ -77,9 +77,17 @@ def device_lines(table: EventTable) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     for i, ln in enumerate(table.lines):
         p = table.planes[ln.plane]
-        if p.name.startswith("/device:") and ln.n_events and not is_derived_line(ln):
+        if p.name.startswith("/device:") and ln.n_events and (
+                ln.name == "XLA Ops" if is_tpu(p.name) else not is_derived_line(ln)):
             out.setdefault(ln.plane, []).append(i)
     return out
+
+
+def is_tpu(plane_name: str) -> bool:
+    """A TPU core's plane: its HLO ops are on its ``XLA Ops`` line (the profiler writes them there,
+    no kernels below them), which on GPUs is XProf's derived copy of the kernels; the other lines
+    (``XLA Modules``, ``Async XLA Ops``, ``XLA TraceMe``) repeat or wrap those ops' time."""
+    return plane_name.startswith("/device:TPU:")
 
 
 def _union_ps(s: np.ndarray, e: np.ndarray) -> int:
@@ -94,11 +102,31 @@ def _union_ps(s: np.ndarray, e: np.ndarray) -> int:
     return int((ends - starts).sum())
 
 
+def _jax_framework_ops(table: EventTable, pos: dict[int, int]) -> dict[int, str]:
+    """JAX: the framework op of each kernel (event index -> op) is XLA's op_name of its HLO
+    instruction, from the HLO protos the trace keeps (as XProf reads it), else the kernel's
+    ``name`` stat."""
+    from traceinsight.analysis.jaxtrace import hlo_op_names
+    out: dict[int, str] = {}
+    hlo_names = hlo_op_names(table.files) if "hlo_op" in table.stat_str and any(
+        p.name == "/host:metadata" for p in table.planes) else {}
+    if hlo_names and "hlo_module" in table.stat_str:
+        mod = dict(zip(*(a.tolist() for a in table.stat_str["hlo_module"])))
+        for e, v in zip(*(a.tolist() for a in table.stat_str["hlo_op"])):
+            if e in pos and e in mod:
+                out[e] = hlo_names.get((mod[e], v), "")
+    elif "name" in table.stat_str:
+        idx, val = table.stat_str["name"]
+        out = {int(e): str(v) for e, v in zip(idx.tolist(), val.tolist()) if int(e) in pos and v}
+    return out
+
+
 def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
     """The TF op each device event ran for (``""`` when the trace does not say)."""
     out = np.full(len(ev), "", dtype=object)
     found = np.zeros(len(ev), dtype=bool)
     pos = {int(e): i for i, e in enumerate(ev.tolist())}
+    jax_name: dict[int, str] | None = None   # read on the first JAX kernel (tf_op "XlaModule:")
     for stat in ("tf_op", "level 0", "annotation"):
         if stat not in table.stat_str:
             continue
@@ -107,7 +135,24 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
             i = pos.get(e)
             if i is not None and not found[i] and v:
                 # an annotation stack "outer::inner#shape=...#": the innermost, without its stats
-                out[i] = str(v).split("::")[-1].split("#")[0]
+                op = str(v).split("::")[-1].split("#")[0]
+                if op == "XlaModule:":
+                    # JAX: the framework op is the ``name`` stat (the primitive's name stack);
+                    # without one, work of the module itself (argument copies): no op, as
+                    # XProf's kernel_stats leaves it
+                    if jax_name is None:
+                        jax_name = _jax_framework_ops(table, pos)
+                    op = jax_name.get(e, "")
+                    found[i] = True
+                    if not op:
+                        continue
+                if op.endswith(":") and "/" in op:   # a TPU op's tf_op: ``jit(f)/add:``
+                    op = op[:-1]
+                if ":" not in op and (stat == "tf_op" and v == "XlaModule:" or "/" in op):
+                    # JAX's framework op: the name stack of the primitive, ``jit(f)/dot_general``;
+                    # its type is the primitive
+                    op = f"{op}:{op.rsplit('/', 1)[-1]}"
+                out[i] = op
                 found[i] = True
     if not found.all():
         # XProf's derived "TensorFlow Ops" line: an event at the same start on the same plane
@@ -133,10 +178,13 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
 
 def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndarray,
                     step_num: np.ndarray, steady: np.ndarray,
-                    steps_are_groups: bool = False) -> DeviceAnalysis | None:
+                    steps_are_groups: bool = False,
+                    event_step: tuple[np.ndarray, str] | None = None) -> DeviceAnalysis | None:
     """Per step and device figures, per device medians and the kernel table; None when the trace
     has no device activity. ``steps_are_groups``: the steps are the device events' ``group_id``
-    groups (no host events), numbered by group."""
+    groups (no host events), numbered by group. ``event_step``: the step index of every event
+    (-1: none) and the rule's key, when the steps were found from the device events themselves
+    (JAX module executions)."""
     lines_of = device_lines(table)
     if not lines_of:
         return None
@@ -169,15 +217,25 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
     groups = _window_groups(table, step_start, step_end) if own_steps else []
     own_key = [g if g is not None else int(n) for g, n in
                zip(groups or [None] * len(step_num), step_num.tolist())]
-    attr, attribution, attr_note = _attribution(table, dev_ev_all, step_start, step_end,
-                                                bool(own_steps),
-                                                step_num if steps_are_groups else None)
+    attr: np.ndarray | None
+    if event_step is not None:
+        attr, attribution, attr_note = event_step[0], event_step[1], ""
+    else:
+        attr, attribution, attr_note = _attribution(table, dev_ev_all, step_start, step_end,
+                                                    bool(own_steps),
+                                                    step_num if steps_are_groups else None)
+    copy_kind = _launched_copies(table, dev_ev_all, host_line)
     rows = []
     kernel_rows = []
     for plane, lines in sorted(lines_of.items(), key=lambda kv: _device_order(table.planes[kv[0]].name)):
         pinfo = table.planes[plane]
         ev = np.nonzero(np.isin(table.line, lines))[0]
-        s, e, kind = table.start[ev], table.end[ev], kind_of_name[table.name[ev]]
+        s, e, named = table.start[ev], table.end[ev], kind_of_name[table.name[ev]]
+        # copies the device runs as kernels (ROCm's __amd_rocclr_copyBuffer): their kind is the
+        # host's copy call that launched them; they stay kernels in the kernel table, as XProf's
+        # kernel_stats lists them
+        kind = named if copy_kind is None else np.where(
+            (named == KIND_COMPUTE) & (copy_kind[ev] >= 0), copy_kind[ev], named).astype(np.int8)
         ops = None
         for k in range(len(step_start)):
             w0, w1 = int(step_start[k]), int(step_end[k])
@@ -205,7 +263,8 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
             elif inside.any():
                 first, last = int(cs[inside].min()), int(ce[inside].max())
                 span = last - first
-                after = (last - w1) / PS_PER_MS if not steps_are_groups else float("nan")
+                after = (last - w1) / PS_PER_MS if not steps_are_groups and event_step is None \
+                    else float("nan")
             else:
                 span, after = 0, float("nan")
             rows.append({"host": pinfo.host, "device": pinfo.name, "step_num": int(step_num[k]),
@@ -219,7 +278,7 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
                          "kernels": int((kk == KIND_COMPUTE).sum()), "span_ms": span / PS_PER_MS,
                          "after_host_ms": after, "_steady": bool(steady[k])})
             if steady[k]:
-                sel = np.nonzero(inside & (kind == KIND_COMPUTE))[0]
+                sel = np.nonzero(inside & (named == KIND_COMPUTE))[0]
                 if len(sel):
                     if ops is None:
                         ops = kernel_ops(table, ev)
@@ -237,6 +296,33 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
     kernels = _kernel_table(kernel_rows, n_steady)
     return DeviceAnalysis(steps=_step_columns(rows), devices=devices,
                           kernels=kernels, notes=tuple(notes), attribution=attribution)
+
+
+_COPY_CALLS = (("HtoD", KIND_H2D), ("DtoH", KIND_D2H), ("DtoD", KIND_D2D), ("PeerToPeer", KIND_D2D),
+               ("Peer", KIND_D2D))
+
+
+def _launched_copies(table: EventTable, dev_ev: np.ndarray, host_line: np.ndarray
+                     ) -> np.ndarray | None:
+    """The copy kind of each device event launched by a host copy call (``hipMemcpyHtoDAsync``,
+    ``cuMemcpyDtoH...``), matched by ``correlation_id``; -1 elsewhere. None when the trace has no
+    such launch."""
+    if "correlation_id" not in table.stat_int or not len(dev_ev):
+        return None
+    kind_of = np.full(len(table.names), -1, dtype=np.int8)
+    for i, n in enumerate(table.names):
+        if n.startswith(("hipMemcpy", "cuMemcpy", "cudaMemcpy")):
+            kind_of[i] = next((k for key, k in _COPY_CALLS if key in n), KIND_D2D)
+    if not (kind_of >= 0).any():
+        return None
+    corr = table.stat_int_column("correlation_id")
+    launches = np.nonzero(host_line[table.line] & (kind_of[table.name] >= 0) & (corr >= 0))[0]
+    if not len(launches):
+        return None
+    by_corr = dict(zip(corr[launches].tolist(), kind_of[table.name[launches]].tolist()))
+    out = np.full(len(table), -1, dtype=np.int8)
+    out[dev_ev] = [by_corr.get(c, -1) for c in corr[dev_ev].tolist()]
+    return out
 
 
 _TEXT_COLUMNS = {"host", "device"}

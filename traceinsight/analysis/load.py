@@ -14,7 +14,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
-from traceinsight.analysis import cache, device, malloc, results
+from traceinsight.analysis import cache, device, jaxtrace, malloc, results
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import RULE_DEVICE_GROUPS, host_events_recorded
@@ -55,12 +55,21 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
     except TraceinsightError as e:
         return ModeResult(name=name, status="failed", error=str(e), timing=timing,
                           trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
-    if not _is_tensorflow_trace(table):
+    framework = _framework(table)
+    if framework is None:
         return ModeResult(name=name, status="failed", timing=timing,
-                          error=f"{main_files[0]}: no TensorFlow events in this trace (a trace of "
-                                "another framework, or of a process that ran no TensorFlow?)",
+                          error=f"{main_files[0]}: no TensorFlow or JAX events and no device work "
+                                "in this trace (a trace of another framework, or of a process "
+                                "that ran neither?)",
                           trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
+    if framework in ("jax", "device"):
+        notes.extend(jaxtrace.trace_notes(table))
     a = attribute(table)
+    if framework == "jax":
+        if jaxtrace.relabel_executable_waits(a):
+            notes.append("main-thread time with no event while the process's compiled ops ran on "
+                         "XLA's threads (JAX's asynchronous dispatch: the wait for results) is "
+                         "counted as op, not Python")
     options["host" if host_files else "python"] = _options_entry(
         recorded_options(table), (requested or {}).get("host" if host_files else "python"))
     if a.main_line < 0 and not len(a.step_start):
@@ -69,6 +78,12 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                                 "TensorFlow trace?)",
                           trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
     host_recorded, why_not = host_events_recorded(table, a.main_line, recorded_options(table))
+    event_step = None
+    if framework in ("jax", "device"):
+        event_step = jaxtrace.event_steps(table, a.step_rule, a.step_num)
+        if event_step is not None and host_recorded:
+            host_recorded, why_not = False, ("the steps are the device's module executions (no "
+                                             "step markers): host time is not split by them")
     # a capture (it wrote the timing) numbers the process's first call 0; a foreign trace's
     # markers may start at 0 anywhere in its run
     steps = results.steps_table(a, step0_is_first_call=timing is not None)
@@ -87,7 +102,9 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
     dev = device.analyze_devices(table, a.step_start, a.step_end, a.step_num,
                                  results.steady_mask(steps) if len(steps) else
                                  np.zeros(0, dtype=bool),
-                                 steps_are_groups=a.step_rule == RULE_DEVICE_GROUPS)
+                                 steps_are_groups=a.step_rule == RULE_DEVICE_GROUPS,
+                                 event_step=(event_step, "module executions")
+                                 if event_step is not None else None)
     if dev is not None:
         notes.extend(dev.notes)
     breakdown = results.breakdown_table(steps)
@@ -123,6 +140,8 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
             ptable = None
         if ptable is not None:
             pa = attribute(ptable)
+            if framework == "jax":
+                jaxtrace.relabel_executable_waits(pa)
             options["python"] = _options_entry(recorded_options(ptable),
                                                (requested or {}).get("python"))
             psteps = results.steps_table(pa)
@@ -140,9 +159,20 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
         if entry.get("ok") is False:
             notes.append(f"{pass_name} pass: profiler options asked {entry['requested']} but the "
                          f"trace recorded {entry['recorded']}")
+    ops = results.ops_table(a, steps)
+    if framework in ("jax", "device"):
+        # the device's ops (framework ops, as XProf's framework_op_stats), beside the host's
+        steady = results.steady_mask(steps) if len(steps) else np.zeros(0, dtype=bool)
+        # device events not assigned to steps (no module runs): all of them, over all steps
+        dops = jaxtrace.device_ops(table, event_step, steady,
+                                   int(steady.sum()) if event_step is not None else len(steps))
+        if event_step is None and len(dops):
+            notes.append(f"device ops: all device work of the trace over its {len(steps)} steps "
+                         "(the device events are not assigned to the steps)")
+        ops = jaxtrace.with_device_ops(ops, dops, host_recorded)
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
-        ops=results.ops_table(a, steps), retraces=results.retraces_table(a, signatures),
+        ops=ops, retraces=results.retraces_table(a, signatures),
         hotspots=hotspots if hotspots is not None else results.hotspots_table(a, steps.head(0)),
         other=other, step_rule=a.step_rule, profile_options=options, notes=tuple(notes),
         host_events_recorded=host_recorded, compile_estimate=a.compile_estimate,
@@ -168,11 +198,19 @@ def compile_note(est: CompileEstimate) -> str:
             "function's other one-time setup on its first run")
 
 
-def _is_tensorflow_trace(table: EventTable) -> bool:
+def _framework(table: EventTable) -> str | None:
+    """"tensorflow", "jax" (JAX's dispatch / tracing events), "device" (device work and no
+    framework event on the host: a jax.profiler trace at host level 0, a device-only trace), or
+    None: nothing to analyse."""
     from traceinsight.analysis import rules
-    if "tf_function_call" in table.stat_str:
-        return True
-    return any(rules.TF_EVIDENCE.match(n) for n in table.names)
+    if "tf_function_call" in table.stat_str or any(rules.TF_EVIDENCE.match(n) for n in table.names):
+        return "tensorflow"
+    if any(rules.JAX_EVIDENCE.match(n) for n in table.names):
+        return "jax"
+    if any(p.name.startswith("/device:") for p in table.planes) and \
+            device.device_lines(table):
+        return "device"
+    return None
 
 
 def _options_entry(recorded: dict[str, int] | None, requested: dict[str, Any] | None) -> dict:

@@ -74,6 +74,17 @@ for _fam, _names in {
     for _n in _names.split():
         _EXACT[_n] = _fam
 
+# JAX primitives: a jax.profiler trace's framework ops (``jit(f)/dot_general``, type ``dot_general``)
+for _fam, _names in {
+    CONVOLUTION: "conv_general_dilated",
+    MATMUL: "dot_general",
+    REDUCTION: "reduce_sum reduce_max reduce_min reduce_prod argmax argmin",
+    DATA_MOVEMENT: "broadcast_in_dim squeeze expand_dims dynamic_slice dynamic_update_slice",
+    ELEMENTWISE: "mul sub div max min exp sin cos integer_pow convert_element_type select_n add_any",
+}.items():
+    for _n in _names.split():
+        _EXACT.setdefault(_n, _fam)
+
 _ELEMENTWISE_HLO = {n for n, f in _EXACT.items() if f == ELEMENTWISE and n.islower()}
 # oneDNN / fused variants name the same op: _MklNativeFusedConv2D, _MklMatMul, _FusedConv2D
 _PREFIX = re.compile(r"^(_MklNativeFused|_MklNative|_MklFused|_Mkl|_Fused|Fused(?=Conv|MatMul|Pad))")
@@ -87,9 +98,15 @@ def function_name(op: str) -> str:
     return _FUNCTION_ID.sub("", name)
 
 
+_GPU_FUSION_KINDS = frozenset({"loop", "input", "output"})
+
+
 def _fusion_family(name: str) -> str:
     base = _NUMBERED.sub("", name)
     parts = [p for p in base.replace("-", "_").split("_") if p and p != "fusion"]
+    # XLA GPU names a fusion after its kind first (``loop_convert_fusion``, ``input_reduce_fusion``)
+    if len(parts) > 1 and parts[0] in _GPU_FUSION_KINDS:
+        parts = parts[1:]
     low = base.lower()
     if "depthwise" in low:
         return DEPTHWISE
@@ -119,9 +136,15 @@ def family(op: str, op_type: str) -> str:
     if op_type in ("memcpy", "device kernel"):
         return op_type
     name = _NUMBERED.sub("", op)
-    if op_type == "fusion" or name.endswith("fusion"):
+    if name.startswith("wrapped_") and name != "wrapped_":
+        # XLA CPU / GPU wrap a lone op in a fusion of its own: ``wrapped_broadcast``
+        inner = name[len("wrapped_"):]
+        return family(inner, inner)
+    if op_type == "fusion" or name.endswith("fusion") or "_fusion_" in name:
         return _fusion_family(op)
-    t = _PREFIX.sub("", op_type)
+    # XProf's type of an op without a framework op (JAX: XLA's own ``copy.1``) says nothing: the
+    # HLO name does
+    t = _PREFIX.sub("", op_type if op_type not in ("", "Unknown") else name)
     if t in _EXACT:
         return _EXACT[t]
     # HLO instructions lowered from a TF op keep its node name: MatMul_98.2 (type MatMul_98)

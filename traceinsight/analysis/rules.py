@@ -117,6 +117,18 @@ RULES: list[tuple[str, str, str, str]] = [
     ("prefix", "TensorHandle::", "dispatch", "tensor handle bookkeeping"),
     ("prefix", "GetOrCreateKernelAndDevice", "dispatch", "eager kernel cache"),
     ("prefix", "EagerOperation", "dispatch", "eager op construction"),
+    # --- JAX (jax.profiler traces: the jit dispatch path, tracing / lowering, PJRT compile)
+    ("exact", "trace_to_jaxpr_dynamic", "tracing", "JAX tracing a Python function into a jaxpr"),
+    ("exact", "lower_sharding_computation", "tracing", "JAX lowering a jaxpr to StableHLO"),
+    ("exact", "lower_jaxpr_to_module", "tracing", "JAX lowering a jaxpr to a StableHLO module"),
+    ("exact", "backend_compile_and_load", "compile", "JAX handing a lowered module to XLA to compile"),
+    ("prefix", "PjRtCpuClient::Compile", "compile", "XLA CPU compile through PJRT"),
+    ("prefix", "PjitFunction(", "dispatch", "a call of a jitted function (JAX's C++ dispatch path)"),
+    ("set", "JAX_DISPATCH", "dispatch",
+     "JAX / PJRT argument handling around an executable run (`ParseArguments`, `shard_args`, ...)"),
+    ("set", "JAX_INPUT", "input", "numpy / Python values put on the device (`DevicePut`, ...)"),
+    ("prefix", "ThunkExecutor::Execute", "op", "an XLA CPU executable running (and the wait for it)"),
+    ("exact", "CommonPjRtBuffer::Await", "op", "waiting for an executable's results"),
     # --- zero-length bookkeeping (own no time)
     ("exact", "MemoryAllocation", "ignore", "allocator event (zero length)"),
     ("exact", "MemoryDeallocation", "ignore", "allocator event (zero length)"),
@@ -127,7 +139,22 @@ RULES: list[tuple[str, str, str, str]] = [
 TF_EVIDENCE = re.compile(r"^(TFE_|Eager|KernelAndDeviceFunc::|tf\.|convert_to_tensor$|__inference_"
                          r"|ExecutorState::|FunctionRun$|IteratorGetNext)")
 
-NAME_SETS = {"XLA_PASS_NAMES": XLA_PASS_NAMES}
+# Names only JAX writes (its jit dispatch path and tracing): with device work, what makes a trace
+# without TensorFlow events analysable.
+JAX_EVIDENCE = re.compile(r"^(PjitFunction\(|trace_to_jaxpr|lower_sharding_computation$"
+                          r"|backend_compile_and_load$|PjRt|PJRT_)")
+JAX_DISPATCH = frozenset({
+    "ParseArguments", "shard_args", "Wait for donation holds", "Wait for usage holds",
+    "CommonPjRtLoadedExecutable::ExecutePrepare", "Handle inputs", "Handle input event recording",
+    "AllocateOutputBuffersWithInputReuse", "CommonPjRtClient::CreateOutputs",
+    "PythonRefManager::CollectGarbage", "ExecuteReplicated.__call__"})
+JAX_INPUT = frozenset({
+    "DevicePut", "DevicePutWithSharding", "batched_copy_array_to_devices_with_sharding",
+    "batched_copy_array_to_devices_with_sharding: assemble device lists",
+    "BatchedCopyToDeviceWithSharding create batch", "BatchedCopyToDeviceWithSharding: dispatch",
+    "BatchedCopyToDeviceWithSharding create results"})
+
+NAME_SETS = {"XLA_PASS_NAMES": XLA_PASS_NAMES, "JAX_DISPATCH": JAX_DISPATCH, "JAX_INPUT": JAX_INPUT}
 
 _KIND_CODE = {"ignore": IGNORE}
 

@@ -41,6 +41,7 @@ DERIVED_LINE_NAMES = frozenset({"Steps", "TensorFlow Ops", "TensorFlow Name Scop
                                 "XLA Ops", "XLA TraceMe", "Launch Stats", "Source code",
                                 "Framework Name Scope", "Framework Ops", "SparseCore Steps"})
 STEPS_LINE_ID = DERIVED_LINE_MIN
+RULE_MODULE_RUNS = "no host step events: steps from the device's XLA module executions"
 # The end of a marker rule whose step numbers are the markers' own step_num stats (the job's step
 # numbers: the same number on two hosts of one job is the same step), and of one whose markers
 # repeat a step_num, renumbered here in time order (numbers of this trace only).
@@ -135,10 +136,21 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
             idx = idx[(table.line[idx] == main) & (parent[idx] < 0)]
             calls = np.sort(idx)
         dev = None
+        jax = len(calls) < 2 and _jax_trace(table)
+        jit = jit_calls(table, main) if jax else None
         if len(calls) >= 2:
             ss, se = table.start[calls], table.end[calls]
             sn = np.arange(len(calls))
             rule = "no step markers: each top-level tf.function call on the main thread is a step"
+        elif jax and (dev := device_steps(table, grouped_only=True, modules=True)) is not None:
+            # device work: steps from the device's module executions, so that every kernel is in
+            # a step (the host's jitted calls would leave the work of other calls out)
+            return dev
+        elif jit is not None:
+            ss, se, fn = jit
+            sn = np.arange(len(ss))
+            rule = (f"no step markers: each top-level call of the jitted function {fn} (the one "
+                    "with the most time on the main thread) is a step")
         elif (dev := device_steps(table, grouped_only=main >= 0 and len(on_main) > 0)) is not None:
             return dev
         elif main < 0 or not len(on_main):
@@ -156,6 +168,73 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
         notes.append(f"the last step (step {int(sn[partial][0])}) was cut by the end of the trace: "
                      "kept out of the steady steps")
     return StepWindows(ss, se, sn.astype(np.int64), partial, rule, tuple(notes))
+
+
+def jit_calls(table: EventTable, main: int) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """JAX: the top-level calls (not inside another jitted call) of the jitted function that holds
+    the most main-thread time among those called at least twice, as (starts, ends, its name);
+    None when there is no such function."""
+    if main < 0:
+        return None
+    ids = [i for i, n in enumerate(table.names) if n.startswith("PjitFunction(")]
+    if not ids:
+        return None
+    ev = np.nonzero((table.line == main) & np.isin(table.name, ids) & (table.end > table.start))[0]
+    if not len(ev):
+        return None
+    ev = ev[np.lexsort((-table.end[ev], table.start[ev]))]
+    s, e = table.start[ev], table.end[ev]
+    prev_end = np.r_[np.iinfo(np.int64).min, np.maximum.accumulate(e)[:-1]]
+    top = ev[s >= prev_end]
+    nm = table.name[top]
+    uniq, inv, counts = np.unique(nm, return_inverse=True, return_counts=True)
+    total = np.bincount(inv, weights=(table.end[top] - table.start[top]).astype(float))
+    total[counts < 2] = -1
+    if total.max() < 0:
+        return None
+    best = int(uniq[int(np.argmax(total))])
+    pick = top[nm == best]
+    return table.start[pick], table.end[pick], table.names[best][len("PjitFunction("):-1]
+
+
+def module_runs(table: EventTable, ev: np.ndarray) -> tuple[np.ndarray, str] | None:
+    """A step key for each device event (the events taken in time order: sorted by start,
+    stable), from the executions of the XLA module with the most device time: a step begins where
+    an execution of that module begins (an event of it after an event of another module, or its
+    first HLO op again after other ops of it) and holds every device event until the next one;
+    events before the first execution are step 0's too. Back-to-back runs of a module of one HLO
+    op cannot be told apart (no event marks an execution's end): they are one step. None when the
+    events carry no ``hlo_module`` stat."""
+    if "hlo_module" not in table.stat_str or not len(ev):
+        return None
+    idx, val = table.stat_str["hlo_module"]
+    mod = dict(zip(idx.tolist(), val.tolist()))
+    hidx, hval = table.stat_str.get("hlo_op", (np.zeros(0, np.int64), np.zeros(0, object)))
+    hlo = dict(zip(hidx.tolist(), hval.tolist()))
+    ev = ev[np.argsort(table.start[ev], kind="stable")]
+    mods = [mod.get(int(e)) for e in ev.tolist()]
+    dur: dict[str, int] = {}
+    for e, m in zip(ev.tolist(), mods):
+        if m:
+            dur[m] = dur.get(m, 0) + int(table.end[e] - table.start[e])
+    if not dur:
+        return None
+    main_mod = max(sorted(dur), key=lambda m: dur[m])
+    keys = np.zeros(len(ev), dtype=np.int64)
+    k, prev, first_op, prev_op = -1, None, None, None
+    for i, (e, m) in enumerate(zip(ev.tolist(), mods)):
+        if m == main_mod:
+            op = hlo.get(int(e))
+            # a new execution: after another module's work, or back at its first op (an op may
+            # run as several kernels in a row: those are one op)
+            if prev != main_mod or (op is not None and op == first_op and prev_op != first_op):
+                k += 1
+                first_op = op
+            prev_op = op
+        if m:
+            prev = m
+        keys[i] = max(k, 0)
+    return keys, main_mod
 
 
 def _outermost(ss, se, sn):
@@ -188,7 +267,16 @@ def _partial(table: EventTable, ss: np.ndarray, se: np.ndarray, main: int) -> np
     return partial
 
 
-def device_steps(table: EventTable, grouped_only: bool = False) -> StepWindows | None:
+def _jax_trace(table: EventTable) -> bool:
+    """No TensorFlow event in the trace: a jax.profiler trace or a device-only one."""
+    from traceinsight.analysis import rules
+    if "tf_function_call" in table.stat_str:
+        return False
+    return not any(rules.TF_EVIDENCE.match(n) for n in table.names)
+
+
+def device_steps(table: EventTable, grouped_only: bool = False,
+                 modules: bool = False) -> StepWindows | None:
     """Steps from the device side of a trace with no host events: XProf's derived ``Steps`` line
     (one event per step per device; a step spans from the earliest start to the latest end over
     the devices: the slowest device sets it), else device events' ``group_id`` stat, else all
@@ -211,10 +299,19 @@ def device_steps(table: EventTable, grouped_only: bool = False) -> StepWindows |
         ev = np.nonzero(np.isin(table.line, dev_lines))[0]
         if not len(ev):
             return None
+        runs = module_runs(table, ev) if modules and (gid is None or not (gid[ev] >= 0).any()) \
+            else None
         if gid is not None and (gid[ev] >= 0).any():
             ev = ev[gid[ev] >= 0]
             keys = gid[ev]
             rule = RULE_DEVICE_GROUPS
+        elif runs is not None:
+            ev = ev[np.argsort(table.start[ev], kind="stable")]
+            keys = runs[0]
+            rule = (f"{RULE_MODULE_RUNS}: {runs[1]} (the XLA module with the most device time) "
+                    "starts a step where its work follows other modules' work or returns to its "
+                    "first HLO op; a step holds all device work up to the next (back-to-back "
+                    "runs of a one-op module are one step)")
         elif grouped_only:
             return None
         else:
@@ -268,14 +365,15 @@ def host_events_recorded(table: EventTable, main: int, recorded: dict | None) ->
     """Whether the host trace can tell Python, dispatch and input apart on the main thread:
     the recorded host tracer level when the trace has it (0: no TraceMe events), else whether the
     main thread holds TF's Python-API events (``TFE_Py_*``, tf.function calls, step markers,
-    python-tracer frames). Returns (recorded, why not)."""
+    python-tracer frames) or JAX's jitted calls (``PjitFunction(f)``). Returns (recorded, why not)."""
     if recorded and recorded.get("host_tracer_level") == 0:
         return False, "recorded with host_tracer_level 0 (no host TraceMe events)"
     if main < 0:
         return False, "the trace holds no host thread events"
     on_main = np.unique(table.name[(table.line == main) & (table.end > table.start)])
     api = [n for n in on_main.tolist()
-           if table.names[n].startswith(("TFE_", "$", "EagerExecute", "EagerLocalExecute"))
+           if table.names[n].startswith(("TFE_", "$", "EagerExecute", "EagerLocalExecute",
+                                         "PjitFunction("))
            or STEP_MARKER.match(table.names[n])]
     if api or ("tf_function_call" in table.stat_str
                and (table.line[table.stat_str["tf_function_call"][0]] == main).any()):

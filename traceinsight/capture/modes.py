@@ -32,6 +32,7 @@ class Mode:
     needs_y: bool = False         # training modes need data() to return (x, y)
     driver: str = "call"          # "call": one call per step; "fit": one batch of a fit() per step
     tf1: bool = False             # eager disabled in the process: a TF1 graph run by a Session
+    backend: str = "tensorflow"   # Keras 3's backend in the mode's process ("jax": KERAS_BACKEND=jax)
 
 
 _KERAS_BASE: list[tuple[str, str, bool, str]] = [
@@ -68,6 +69,20 @@ _FUNCTION_BASE: list[tuple[str, str]] = [
 ]
 
 
+# Keras 3 on its JAX backend (KERAS_BACKEND=jax in the mode's process, traced with jax.profiler:
+# traceinsight.capture.jax_driver); needs the `jax` extra.
+JAX_PREFIX = "jax:"
+JAX_INSTALL = 'pip install "traceinsight-tf[jax]"  (jax[cpu])'
+_JAX_BASE: list[tuple[str, str, bool, str]] = [
+    ("predict_on_batch", "model.predict_on_batch(x) under the JAX backend (a jitted predict step)",
+     False, "call"),
+    ("train_on_batch", "model.train_on_batch(x, y) under the JAX backend (a jitted train step)",
+     True, "call"),
+    ("fit", "model.fit(x, y) under the JAX backend; one step = one batch inside a fit() call",
+     True, "fit"),
+]
+
+
 def _build() -> dict[str, Mode]:
     table: dict[str, Mode] = {}
     for legacy in (False, True):
@@ -84,6 +99,9 @@ def _build() -> dict[str, Mode]:
     for base, help_, needs_y, driver in _TF1_BASE:
         name = f"{TF1_PREFIX}{base}"
         table[name] = Mode(name, KERAS, base, help_, False, True, needs_y, driver, tf1=True)
+    for base, help_, needs_y, driver in _JAX_BASE:
+        name = f"{JAX_PREFIX}{base}"
+        table[name] = Mode(name, KERAS, base, help_, needs_y=needs_y, driver=driver, backend="jax")
     for base, help_ in _FUNCTION_BASE:
         table[f"fn:{base}"] = Mode(base, FUNCTION, base, help_)
     return table
@@ -98,6 +116,10 @@ def keras_modes() -> list[Mode]:
 
 def function_modes() -> list[Mode]:
     return [m for m in _TABLE.values() if m.kind == FUNCTION]
+
+
+def jax_installed() -> bool:
+    return importlib.util.find_spec("jax") is not None
 
 
 def tf_keras_installed() -> bool:
@@ -115,7 +137,8 @@ def default_modes(kind: str, has_y: bool) -> list[str]:
     if kind == FUNCTION:
         return [m.name for m in function_modes()]
     return [m.name for m in keras_modes()
-            if not m.tensor_inputs and not m.legacy_keras and (has_y or not m.needs_y)]
+            if not m.tensor_inputs and not m.legacy_keras and m.backend == "tensorflow"
+            and (has_y or not m.needs_y)]
 
 
 def check(kind: str, name: str, has_y: bool) -> Mode:
@@ -131,4 +154,6 @@ def check(kind: str, name: str, has_y: bool) -> Mode:
         raise ValueError(f"mode {name!r} trains, and data() returned no y: return (x, y) to train")
     if mode.legacy_keras and not tf_keras_installed():
         raise ValueError(f"mode {name!r} needs tf_keras (legacy Keras 2): {TF_KERAS_INSTALL}")
+    if mode.backend == "jax" and not jax_installed():
+        raise ValueError(f"mode {name!r} runs Keras on JAX, and JAX is not installed: {JAX_INSTALL}")
     return mode

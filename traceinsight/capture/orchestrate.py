@@ -154,6 +154,8 @@ def child_env(mode: modes_mod.Mode | None) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     if mode is not None and mode.legacy_keras:
         env["TF_USE_LEGACY_KERAS"] = "1"
+    if mode is not None and mode.backend != "tensorflow":
+        env["KERAS_BACKEND"] = mode.backend
     # the child must import this very traceinsight, also when it is not installed
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -399,7 +401,8 @@ def _mode_entry(name: str, mode: modes_mod.Mode | None = None) -> dict:
         entry["kind"] = {"base": mode.base,
                          "input": ("tensor" if mode.tensor_inputs else
                                    "dataset" if mode.base == "fit-dataset" else "numpy"),
-                         "flavour": "tf1" if mode.tf1 else "tf_keras" if mode.legacy_keras else "keras3"}
+                         "flavour": "tf1" if mode.tf1 else "tf_keras" if mode.legacy_keras else "keras3",
+                         "backend": mode.backend}
     return entry
 
 
@@ -441,6 +444,11 @@ def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
                 notes.append(f"{name} skipped: it needs tf_keras ({modes_mod.TF_KERAS_INSTALL})")
             if skipped is not None:
                 skipped[name] = "needs tf_keras"
+            continue
+        if (not requested and mode is not None and mode.backend == "jax"
+                and not modes_mod.jax_installed()):
+            if notes is not None:   # the same for a sample's Keras-on-JAX modes without JAX
+                notes.append(f"{name} skipped: it needs JAX ({modes_mod.JAX_INSTALL})")
             continue
         try:
             modes_mod.check(wf.kind, name, has_y)
@@ -707,7 +715,7 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     for pass_name, p in (timings.get("traced") or {}).items():
         po = p.get("profile_options") or {}
         entry["profile_options"][pass_name] = po
-        if not po.get("ok"):
+        if po.get("ok") is False:   # None: the tracer records no options (jax.profiler)
             state.notes.append(f"{pass_name} pass: profiler options not as requested: "
                                f"{po.get('problem', 'unknown')}")
         if p.get("problem"):

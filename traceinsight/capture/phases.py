@@ -31,6 +31,9 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
     mode = modes_mod.get(spec["kind"], spec["mode"])
     if mode is None:
         raise WorkloadError(f"unknown mode {spec['mode']!r} for a {spec['kind']} workload")
+    if mode.backend == "jax":   # Keras on JAX: its own phases, traced with jax.profiler
+        from traceinsight.capture.jax_driver import run_jax_mode
+        return run_jax_mode(spec, mode)
     if mode.legacy_keras:
         import tf_keras
         sys.modules["keras"] = tf_keras  # the workload's `import keras` gets Keras 2

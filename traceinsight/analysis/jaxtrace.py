@@ -1,0 +1,358 @@
+"""Traces without TensorFlow events: jax.profiler traces (CPU, GPU, TPU) and device-only traces.
+
+The host side goes through the same attribution as a TF trace (``rules`` has JAX's dispatch,
+tracing / lowering and compile events); this module adds what only these traces need:
+
+* the devices as the trace describes them (vendor or TPU generation, cores), in a note;
+* the device's ops (``device_ops``): device time by framework op, as XProf's ``framework_op_stats``
+  names them: a kernel's ``tf_op`` stat (JAX writes the primitive's name stack there,
+  ``jit(f)/dot_general``, type ``dot_general``), else its ``hlo_op`` (XLA's own ops: a module's
+  argument copies, fusions without a primitive); on a TPU the HLO ops of its ``XLA Ops`` line,
+  named by their framework op (``tf_op`` on the event's metadata) else the HLO instruction, timed
+  by ``device_duration_ps`` (the device's clock, as XProf sums them);
+* the step of every device event when the steps are the device's module executions
+  (``steps.module_runs``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from traceinsight.analysis import device as device_mod
+from traceinsight.analysis.events import EventTable
+from traceinsight.analysis.steps import RULE_MODULE_RUNS, is_derived_line, module_runs
+from traceinsight.columns import Columns, text
+
+PS_PER_MS = 1e9
+
+
+def _plane_info(table: EventTable, plane: int) -> str:
+    p = table.planes[plane]
+    st = p.stats
+    if isinstance(st.get("device_type_string"), str) and st["device_type_string"]:
+        return str(st["device_type_string"])
+    vendor = st.get("device_vendor")
+    cores = st.get("core_count")
+    major, minor = st.get("compute_cap_major"), st.get("compute_cap_minor")
+    out = f"{vendor} GPU" if isinstance(vendor, str) and vendor else "GPU"
+    more = []
+    if isinstance(major, int) and isinstance(minor, int) and major > 0:
+        more.append(f"compute capability {major}.{minor}")
+    if isinstance(cores, int) and cores > 0:
+        more.append(f"{cores} compute units")
+    return out + (f" ({', '.join(more)})" if more else "")
+
+
+def trace_notes(table: EventTable) -> list[str]:
+    """What kind of trace this is and which devices it holds (type, cores), one note each."""
+    lines = device_mod.device_lines(table)
+    notes = ["a trace without TensorFlow events (jax.profiler, or a device-only trace): host "
+             "categories from JAX's dispatch, tracing / lowering and compile events where the "
+             "host trace has them"]
+    planes = sorted((i for i, p in enumerate(table.planes) if p.name.startswith("/device:")),
+                    key=lambda i: device_mod._device_order(table.planes[i].name))
+    if not planes:
+        return notes
+    # every device plane of the trace (XProf counts them all as the devices), and which ran work
+    kinds: dict[str, tuple[list[str], list[str]]] = {}
+    for plane in planes:
+        names, active = kinds.setdefault(_plane_info(table, plane), ([], []))
+        names.append(table.planes[plane].name)
+        if plane in lines:
+            active.append(table.planes[plane].name)
+    for kind, (names, active) in kinds.items():
+        notes.append(f"devices: {len(names)} × {kind}, {len(active)} with activity"
+                     + (f" ({', '.join(active)})" if active else ""))
+    if any(device_mod.is_tpu(table.planes[p].name) for p in lines):
+        notes.append("TPU: per-core busy time and HLO ops are read; the TPU's own step "
+                     "grouping, copies by kind, idle within a program and the host side of the TPU "
+                     "runtime are not analysed")
+    return notes
+
+
+def _op_of(table: EventTable, ev: np.ndarray) -> list[tuple[str, str]]:
+    """(framework op, type) of each device event, as XProf's framework_op_stats names them."""
+    full = device_mod.kernel_ops(table, ev)
+    hlo: dict[int, str] = {}
+    if "hlo_op" in table.stat_str:
+        idx, val = table.stat_str["hlo_op"]
+        hlo = dict(zip(idx.tolist(), (str(v) for v in val.tolist())))
+    cat: dict[int, str] = {}
+    if "hlo_category" in table.stat_str:
+        idx, val = table.stat_str["hlo_category"]
+        cat = dict(zip(idx.tolist(), (str(v) for v in val.tolist())))
+    tpu_ops = tpu_framework_ops(table.files) if any(
+        device_mod.is_tpu(p.name) for p in table.planes) else {}
+    out = []
+    for e, f in zip(ev.tolist(), full):
+        if f:
+            head, _, tail = f.rpartition(":")
+            out.append((head, tail))
+            continue
+        name = hlo.get(e)
+        plane = table.planes[table.lines[table.line[e]].plane].name
+        if name is None and device_mod.is_tpu(plane):
+            raw = table.names[table.name[e]]
+            fw = tpu_ops.get((plane, raw))
+            if fw:   # its framework op, typed by the primitive (``jit(f)/add`` -> add)
+                out.append((fw, fw.rsplit("/", 1)[-1]))
+                continue
+            # else the HLO instruction the event is named by, "%name = shape opcode(...)"
+            name = raw.lstrip("%").split(" ", 1)[0]
+        out.append((name or "", cat.get(e, "")))
+    return out
+
+
+def device_ops(table: EventTable, step_of: np.ndarray | None, steady_steps: np.ndarray,
+               n_steady: int) -> Columns:
+    """Device time by framework op (ops-table columns, thread "device"), over the steady steps:
+    ``step_of`` gives every event's step index (None: all device events count, for traces with
+    one step). Copies (``Memcpy*``) are not ops (they are the device steps' copies)."""
+    cols = ["op", "type", "thread", "calls_per_step", "self_ms_per_step", "share"]
+    lines = [li for ls in device_mod.device_lines(table).values() for li in ls]
+    if not lines or n_steady <= 0:
+        return Columns.no_rows(cols)
+    ev = np.nonzero(np.isin(table.line, lines))[0]
+    ev = ev[[not table.names[n].startswith(("Memcpy", "Memset")) for n in table.name[ev]]] \
+        if len(ev) else ev
+    if step_of is not None:
+        ev = ev[np.isin(step_of[ev], np.nonzero(steady_steps)[0])]
+    if not len(ev):
+        return Columns.no_rows(cols)
+    # a TPU op's duration on the device's own clock (``device_duration_ps``, what XProf sums);
+    # the event's span is on the host's clock
+    dur = table.end - table.start
+    if "device_duration_ps" in table.stat_int:
+        idx, val = table.stat_int["device_duration_ps"]
+        dur = dur.copy()
+        dur[idx] = val
+    acc: dict[tuple[str, str], list[int]] = {}
+    for (op, typ), e in zip(_op_of(table, ev), ev.tolist()):
+        if not op:
+            continue  # XProf lists no framework op for such kernels (host-to-device copies)
+        a = acc.setdefault((op, typ), [0, 0])
+        a[0] += 1
+        a[1] += int(dur[e])
+    if not acc:
+        return Columns.no_rows(cols)
+    ps = np.array([v[1] for v in acc.values()], dtype=np.int64)
+    self_ms = ps / PS_PER_MS / n_steady
+    total = float(self_ms.sum())
+    order = np.lexsort((np.array([k[0] for k in acc], dtype=object), -self_ms))
+    return Columns({"op": text([k[0] for k in acc]), "type": text([k[1] or "Unknown" for k in acc]),
+                    "thread": text(["device"] * len(acc)),
+                    "calls_per_step": np.array([v[0] for v in acc.values()], dtype=float) / n_steady,
+                    "self_ms_per_step": self_ms,
+                    "share": self_ms / total if total > 0 else np.zeros(len(acc))}).take(order)
+
+
+def with_device_ops(host_ops: Columns, dops: Columns, host_recorded: bool) -> Columns:
+    """The ops table of a trace with device ops: the main thread's host ops (when the trace splits
+    host time) and the device's. Host events on other threads that carry an ``hlo_op`` are the
+    device ops' launches, not ops of their own."""
+    if not len(dops):
+        return host_ops
+    if not host_recorded or not len(host_ops):
+        return dops
+    host_ops = host_ops.take(np.nonzero(host_ops["thread"] == "main")[0])
+    if not len(host_ops):
+        return dops
+    return Columns({c: np.concatenate([np.asarray(host_ops[c], dtype=dops[c].dtype)
+                                       if dops[c].dtype.kind == "O" else host_ops[c], dops[c]])
+                    for c in host_ops.columns})
+
+
+def event_steps(table: EventTable, step_rule: str, step_num: np.ndarray) -> np.ndarray | None:
+    """Every event's step index (-1: none) when the steps are the device's module executions."""
+    if not step_rule.startswith(RULE_MODULE_RUNS):
+        return None
+    lines = [i for i, ln in enumerate(table.lines)
+             if table.planes[ln.plane].name.startswith("/device:") and ln.n_events
+             and not is_derived_line(ln)]
+    ev = np.nonzero(np.isin(table.line, lines))[0]
+    runs = module_runs(table, ev)
+    out = np.full(len(table), -1, dtype=np.int64)
+    if runs is None:
+        return out
+    ev = ev[np.argsort(table.start[ev], kind="stable")]
+    index = {int(n): k for k, n in enumerate(step_num.tolist())}
+    out[ev] = [index.get(int(k), -1) for k in runs[0].tolist()]
+    return out
+
+
+def _hlo_classes():
+    """Just enough of XLA's public HloProto schema (xla/service/hlo.proto, xla_data.proto) to read
+    each instruction's framework op name: HloProto.hlo_module (1) -> HloModuleProto.computations
+    (3) -> HloComputationProto.instructions (2) -> HloInstructionProto.name (1), .metadata (7) ->
+    OpMetadata.op_name (2)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    F = descriptor_pb2.FieldDescriptorProto
+    fd = descriptor_pb2.FileDescriptorProto(name="traceinsight_hlo.proto", package="traceinsight.hlo",
+                                            syntax="proto3")
+
+    def msg(name, fields):
+        m = fd.message_type.add(name=name)
+        for fname, num, ftype, rep, tname in fields:
+            f = m.field.add(name=fname, number=num, type=ftype,
+                            label=F.LABEL_REPEATED if rep else F.LABEL_OPTIONAL)
+            if tname:
+                f.type_name = f".traceinsight.hlo.{tname}"
+
+    msg("OpMetadata", [("op_type", 1, F.TYPE_STRING, False, None),
+                       ("op_name", 2, F.TYPE_STRING, False, None)])
+    msg("Instr", [("name", 1, F.TYPE_STRING, False, None),
+                  ("opcode", 2, F.TYPE_STRING, False, None),
+                  ("metadata", 7, F.TYPE_MESSAGE, False, "OpMetadata")])
+    msg("Computation", [("name", 1, F.TYPE_STRING, False, None),
+                        ("instructions", 2, F.TYPE_MESSAGE, True, "Instr")])
+    msg("Module", [("name", 1, F.TYPE_STRING, False, None),
+                   ("computations", 3, F.TYPE_MESSAGE, True, "Computation")])
+    msg("Hlo", [("hlo_module", 1, F.TYPE_MESSAGE, False, "Module")])
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fd)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("traceinsight.hlo.Hlo"))
+
+
+_HLO_CACHE: dict[tuple[str, ...], dict[tuple[str, str], str]] = {}
+
+
+def hlo_op_names(files) -> dict[tuple[str, str], str]:
+    """Cached ``read_hlo_op_names`` (the device analysis asks once per table)."""
+    key = tuple(map(str, files))
+    if key not in _HLO_CACHE:
+        _HLO_CACHE.clear()
+        _HLO_CACHE[key] = read_hlo_op_names(files)
+    return _HLO_CACHE[key]
+
+
+def read_hlo_op_names(files) -> dict[tuple[str, str], str]:
+    """(module name, HLO instruction) -> the framework op name XLA recorded for it (its
+    metadata's op_name), from the HLO protos a jax.profiler trace keeps in its ``/host:metadata``
+    plane; empty when the trace has none."""
+    from google.protobuf.message import DecodeError
+
+    from traceinsight.xplane import XSpace
+    out: dict[tuple[str, str], str] = {}
+    Hlo = None
+    for f in files:
+        space = XSpace()
+        try:
+            space.ParseFromString(Path(f).read_bytes())
+        except (DecodeError, OSError):
+            continue
+        for plane in space.planes:
+            if plane.name != "/host:metadata":
+                continue
+            proto_id = next((k for k, v in plane.stat_metadata.items() if v.name == "Hlo Proto"), None)
+            if proto_id is None:
+                continue
+            Hlo = Hlo or _hlo_classes()
+            for em in plane.event_metadata.values():
+                for st in em.stats:
+                    if st.metadata_id != proto_id or not st.bytes_value:
+                        continue
+                    h = Hlo()
+                    try:
+                        h.ParseFromString(st.bytes_value)
+                    except DecodeError:
+                        continue
+                    module = h.hlo_module.name
+                    for comp in h.hlo_module.computations:
+                        for ins in comp.instructions:
+                            out.setdefault((module, ins.name), ins.metadata.op_name)
+    return out
+
+
+# PJRT's call that runs an executable: its own time (no child event) while the executable's ops
+# run on XLA's threads is waiting for them
+_EXECUTE_WAITS = frozenset({"CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice",
+                            "PjRtStreamExecutorLoadedExecutable::ExecuteHelper",
+                            "PjRtCpuExecutable::ExecuteHelper"})
+
+
+def relabel_executable_waits(a) -> int:
+    """JAX dispatches asynchronously: on a CPU the compiled ops run on XLA's threads while the main
+    thread returns to Python, and the wait for their results (``np.asarray`` of an output, a
+    ``block_until_ready``) is no event of its own, so it would read as Python; and PJRT's call that
+    runs the executable waits for part of it inside its own time (dispatch by inheritance).
+    Main-thread Python (time no event covers, or a python-tracer frame's) and that call's own time,
+    while the process's HLO ops or executables run on other threads, are the executable's: ``op``. In place on the attribution's timeline;
+    returns the picoseconds moved."""
+    from traceinsight.analysis import attribute as attr_mod
+    from traceinsight.analysis import rules
+    t = a.table
+    if a.main_line < 0 or not len(a.seg_cat):
+        return 0
+    run = np.array([n.startswith("ThunkExecutor::Execute") and "wait" not in n for n in t.names]
+                   or [False], dtype=bool)[t.name]
+    if "hlo_op" in t.stat_str:
+        run[t.stat_str["hlo_op"][0]] = True
+    host = np.array([not t.planes[ln.plane].name.startswith("/device:") for ln in t.lines]
+                    or [False], dtype=bool)
+    run &= (t.line != a.main_line) & host[t.line] & (t.end > t.start)
+    ev = np.nonzero(run)[0]
+    if not len(ev):
+        return 0
+    w_s, w_e = attr_mod._merge(t.start[ev], t.end[ev])
+    bounds = a.bounds
+    seg_s, seg_e = bounds[:-1], bounds[1:]
+    cuts = np.unique(np.concatenate([w_s, w_e]))
+    cuts = cuts[(cuts > seg_s[0]) & (cuts < seg_e[-1])]
+    nb = np.union1d(bounds, cuts)
+    ns, ne = nb[:-1], nb[1:]
+    src = np.searchsorted(seg_s, ns, side="right") - 1
+    owner, cat = a.seg_owner[src], a.seg_cat[src].copy()
+    k = np.searchsorted(w_s, ns, side="right") - 1
+    inside = (k >= 0) & (ne <= w_e[np.maximum(k, 0)])
+    frame = np.array([n.startswith("$") for n in t.names] or [False], dtype=bool)
+    execute = np.array([n in _EXECUTE_WAITS for n in t.names] or [False], dtype=bool)
+    owned_by_frame = np.zeros(len(owner), dtype=bool)
+    owned_by_frame[owner >= 0] = frame[t.name[owner[owner >= 0]]]
+    owned_by_execute = np.zeros(len(owner), dtype=bool)
+    owned_by_execute[owner >= 0] = execute[t.name[owner[owner >= 0]]]
+    moved = inside & (((cat == rules.PYTHON) & ((owner < 0) | owned_by_frame))
+                      | ((cat == rules.DISPATCH) & owned_by_execute))
+    cat[moved] = rules.OP
+    a.bounds, a.seg_owner, a.seg_cat = nb, owner, cat
+    return int((ne - ns)[moved].sum())
+
+
+_META_CACHE: dict[tuple[str, ...], dict[tuple[str, str], str]] = {}
+
+
+def tpu_framework_ops(files) -> dict[tuple[str, str], str]:
+    """(TPU plane, event name) -> the op's framework op (its ``tf_op`` stat, ``jit(f)/add:``, kept
+    on the event's metadata, where the event table does not read stats), cached per files."""
+    from google.protobuf.message import DecodeError
+
+    from traceinsight.analysis.device import is_tpu
+    from traceinsight.xplane import XSpace
+    key = tuple(map(str, files))
+    if key in _META_CACHE:
+        return _META_CACHE[key]
+    out: dict[tuple[str, str], str] = {}
+    for f in files:
+        space = XSpace()
+        try:
+            space.ParseFromString(Path(f).read_bytes())
+        except (DecodeError, OSError):
+            continue
+        for plane in space.planes:
+            if not is_tpu(plane.name):
+                continue
+            tf_op = next((k for k, v in plane.stat_metadata.items() if v.name == "tf_op"), None)
+            if tf_op is None:
+                continue
+            for em in plane.event_metadata.values():
+                for st in em.stats:
+                    if st.metadata_id != tf_op:
+                        continue
+                    v = st.str_value or (plane.stat_metadata[st.ref_value].name
+                                         if st.ref_value in plane.stat_metadata else "")
+                    if v.rstrip(":"):
+                        out[(plane.name, em.name)] = v.rstrip(":")
+    _META_CACHE.clear()
+    _META_CACHE[key] = out
+    return out
