@@ -35,6 +35,8 @@ def test_mode_kinds_from_names_of_older_run_folders():
     assert from_name("train_on_batch-xla") == ModeKind("train_on_batch-xla", "numpy", "keras3")
     assert from_name("tf1:predict_on_batch") == ModeKind("predict_on_batch", "numpy", "tf1")
     assert from_name("fit-dataset") == ModeKind("fit-dataset", "dataset", "keras3")
+    assert from_name("jax:train_on_batch") == ModeKind("train_on_batch", "numpy", "keras3", "jax")
+    assert from_name("train_on_batch").backend == "tensorflow"
 
 def test_sample_run_findings_ranked_by_saving():
     fs = find(sample_run())
