@@ -7,7 +7,6 @@ folder names via ``runfolder.mode_dir``): never rename one.
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 
 KERAS = "keras"
@@ -101,7 +100,10 @@ def function_modes() -> list[Mode]:
 
 
 def tf_keras_installed() -> bool:
-    return importlib.util.find_spec("tf_keras") is not None
+    """Keras 2 in this interpreter: the tf_keras package, or ``keras`` itself when it is Keras 2
+    (TF 2.15); see ``compat.legacy_keras``."""
+    from traceinsight.capture.compat import legacy_keras_available
+    return legacy_keras_available()
 
 
 def get(kind: str, name: str) -> Mode | None:
@@ -118,8 +120,10 @@ def default_modes(kind: str, has_y: bool) -> list[str]:
             if not m.tensor_inputs and not m.legacy_keras and (has_y or not m.needs_y)]
 
 
-def check(kind: str, name: str, has_y: bool) -> Mode:
-    """The mode, or a ValueError saying in one line why it does not apply to this workload."""
+def check(kind: str, name: str, has_y: bool, legacy_keras: bool | None = None) -> Mode:
+    """The mode, or a ValueError saying in one line why it does not apply to this workload.
+
+    ``legacy_keras``: whether the workload's interpreter has Keras 2 (None: ask this one)."""
     mode = get(kind, name)
     if mode is None:
         other = FUNCTION if kind == KERAS else KERAS
@@ -129,6 +133,6 @@ def check(kind: str, name: str, has_y: bool) -> Mode:
         raise ValueError(f"unknown mode {name!r} (see: traceinsight capture --list-modes)")
     if mode.needs_y and not has_y:
         raise ValueError(f"mode {name!r} trains, and data() returned no y: return (x, y) to train")
-    if mode.legacy_keras and not tf_keras_installed():
+    if mode.legacy_keras and not (tf_keras_installed() if legacy_keras is None else legacy_keras):
         raise ValueError(f"mode {name!r} needs tf_keras (legacy Keras 2): {TF_KERAS_INSTALL}")
     return mode
