@@ -114,10 +114,14 @@ def _script_env(spec: dict) -> dict[str, str]:
     return env
 
 
-# TensorFlow's own log lines about the profiler the hook runs (server start, session start / stop),
-# written by the script's process: ``2026-11-25 12:04:45.117710: I external/local_tsl/tsl/profiler/...]``
-_PROFILER_LOG = re.compile(rb"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] \S*(?:tsl/profiler|core/profiler)/\S+\] ")
-_MAYBE_LOG = re.compile(rb"^\d{0,4}(?:-[\d-]{0,5}(?: .*)?)?$", re.S)
+# TensorFlow's own log lines about the profiler the hook runs (server start, session start / stop,
+# saving), written by the script's process: TF 2.15 - 2.16 ``2026-11-25 12:04:45.117710: I
+# external/local_tsl/tsl/profiler/lib/profiler_session.cc:119] ...``, TF 2.21 (absl) ``I0000
+# 00:00:1795608729.634534   25171 profiler_session.cc:132] ...``. INFO and WARNING only.
+_PROFILER_LOG = re.compile(
+    rb"^(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] \S*(?:tsl/profiler|core/profiler)/\S+"
+    rb"|[IW]\d{4} \d\d:\d\d:[\d.]+ +\d+ (?:profiler_server|profiler_session|save_profile)\.cc:\d+)\] ")
+_MAYBE_LOG = re.compile(rb"^(?:\d{0,4}(?:-[\d-]{0,5}(?: .*)?)?|[IW]\d{0,4}(?: .*)?)$", re.S)
 
 
 class StderrFilter:
