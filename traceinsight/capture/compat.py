@@ -129,12 +129,17 @@ def legacy_keras_available() -> bool:
 
 
 def install_hint(tf_version: str | None = None) -> str:
-    """What to install for capture, without replacing an installed TensorFlow."""
+    """What to do when TensorFlow is missing or does not import, without replacing an installed one.
+    The distribution is ``traceinsight-tf`` (``traceinsight`` on PyPI is another project)."""
     if tf_version:
-        return (f"TensorFlow {tf_version} is there but not usable for capture; keep it and install "
-                "only what is missing: pip install -c <(pip freeze) 'traceinsight-tf[capture]'")
-    return ("install TensorFlow (e.g. pip install 'traceinsight-tf[cpu]' for tensorflow-cpu 2.21), or "
-            "point capture at an interpreter that has it: traceinsight capture --python /path/to/python")
+        v = version_tuple(tf_version)
+        pins = " (TF 2.15 / 2.16 need numpy<2 and protobuf<5)" if v is not None and v <= (2, 16) else ""
+        return (f"TensorFlow {tf_version} is installed but does not import: `python -m pip check` there "
+                f"names the package that conflicts with it{pins}; reinstall that one at the version "
+                "TensorFlow requires, not TensorFlow")
+    return ("install the TensorFlow you want in that environment (2.15 - 2.21, tensorflow or "
+            "tensorflow-cpu; a new environment: pip install 'traceinsight-tf[cpu]'), or give capture "
+            "an interpreter that has one: traceinsight capture --python /path/to/python")
 
 
 def client_python() -> str | None:

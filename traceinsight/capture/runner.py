@@ -49,7 +49,6 @@ from typing import Any
 from traceinsight import runfolder
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.loading import SetupError, WorkloadError, _call, _one_line, describe_arg, input_source, keras_batch, load_workload  # noqa: F401
-from traceinsight.capture.phases import run_mode
 
 
 def probe(spec: dict) -> dict:
@@ -135,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.what == "probe":
             result = probe(spec)
         else:
+            # phases imports numpy / protobuf (TensorFlow's own dependencies): after the probe
+            # checked that this interpreter has a working TensorFlow
+            from traceinsight.capture.phases import run_mode
             result, server = run_mode(spec)
     except WorkloadError as e:
         traceback.print_exc()
