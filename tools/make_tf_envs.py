@@ -36,7 +36,7 @@ SMALL = ["--min-steps", "5", "--min-time", "0.2", "--max-time", "3", "--warmup",
          "--host-trace-ms", "1500", "--host-max-steps", "6", "--no-python-tracer"]
 CAPTURES = {
     # name: (workload, modes; tf1 modes only where Keras 2 is there)
-    "fn": ("samples/costly_loop.py", "eager,function,xla,v1-session"),
+    "fn": ("tests/data/versions/fn_small.py", "eager,function,xla,v1-session"),
     "keras": ("tests/data/versions/keras_small.py", "fit,xla"),
     "tf1": ("tests/data/versions/keras_small.py", "tf1:predict_on_batch,tf1:fit"),
 }
