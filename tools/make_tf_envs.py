@@ -101,6 +101,7 @@ def capture(version: str, python: Path, out: Path, names: list[str], log=print) 
         t0 = time.monotonic()
         rc = main(["capture", str(ROOT / workload), "--python", str(python), "--modes", modes,
                    "--out", str(out), "--name", target.name] + SMALL)
+        (target / ".capture.lock").unlink(missing_ok=True)   # released; nothing to keep
         log(f"tf-{version}-{name}: exit {rc} in {time.monotonic() - t0:.0f} s")
         worst = max(worst, rc)
     return worst
