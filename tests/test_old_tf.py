@@ -106,3 +106,25 @@ def test_run_marks_a_custom_loop_on_the_oldest_tensorflow(runs215):
     assert timings["details"]["step_kinds"] == {"tf.function": 20}
     loaded = traceinsight.load(out / "script", use_cache=False)
     _check_steps(loaded.modes["custom_loop"], timings)
+
+
+def test_trace_decoder_works_with_the_old_protobuf(tf215):
+    """TF 2.15 needs protobuf < 5: the trace decoder (traceinsight.xplane, protobuf's descriptor
+    API, no TensorFlow) runs in that environment's interpreter on a committed 2.15 trace."""
+    import json
+    import subprocess
+
+    from traceinsight.capture.orchestrate import package_path
+    trace = next((ROOT / "tests" / "data" / "versions" / "tf-2.15.1-fn").rglob("*.xplane.pb"))
+    code = ("import json, sys; from google.protobuf import __version__ as v; "
+            "from traceinsight.xplane import XSpace; s = XSpace(); "
+            "s.ParseFromString(open(sys.argv[1], 'rb').read()); "
+            "print(json.dumps([v, sum(len(line.events) for p in s.planes for line in p.lines)]))")
+    out = subprocess.run([tf215, "-c", code, str(trace)], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=package_path()))
+    version, events = json.loads(out.stdout)
+    assert version.startswith("4.")
+    from traceinsight.xplane import XSpace
+    here = XSpace()
+    here.ParseFromString(trace.read_bytes())
+    assert events == sum(len(line.events) for p in here.planes for line in p.lines) > 0
