@@ -5,6 +5,8 @@ nothing depends on the CPU's kernel names."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,9 +14,7 @@ import traceinsight
 from traceinsight import runfolder
 from traceinsight.model import CATEGORIES
 
-from conftest import DATA
-
-VERSIONS = DATA / "versions"
+VERSIONS = Path(__file__).parent / "data" / "versions"
 RUNS = sorted(p for p in VERSIONS.iterdir() if (p / "run.json").is_file())
 EXPECTED = {  # capture name -> modes (tools/make_tf_envs.py CAPTURES)
     "fn": ["eager", "function", "xla", "v1-session"],
