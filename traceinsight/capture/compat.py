@@ -18,9 +18,10 @@ Entries:
 * ``trace_client``: the profiler client that asks the workload's profiler server for a trace with
   explicit tracer levels.
   - xprof's ``_pywrap_profiler_plugin.trace`` keeps the levels on every version.
-  - TensorFlow's own ``_pywrap_profiler.trace`` keeps them on 2.15 / 2.16 (the recorded trace shows
-    the requested host / python tracer events), and drops them on 2.21 (``session_manager.cc: ...
-    expects an i value``). Its signature is the same as xprof's. Used only when xprof is missing.
+  - TensorFlow's own ``_pywrap_profiler.trace`` (same signature) keeps them on 2.15 / 2.16 (python
+    tracer events appear when asked for); 2.21's ``_pywrap_profiler`` has no ``trace`` (its public
+    ``client.trace`` drops the options: ``session_manager.cc: ... expects an i value``). Used only
+    when xprof is missing.
   - ``tf.profiler.experimental.start(logdir, options)`` honours options on 2.15 / 2.16 and drops them
     on 2.21; capture never uses it (a server + client works on all versions).
   The client runs in its own process (``trace_client_cmd``) so its stdout line ("Starting to trace

@@ -20,7 +20,10 @@ def _client():
     except ImportError:
         pass
     from tensorflow.python.profiler.internal import _pywrap_profiler
-    return "tensorflow", _pywrap_profiler.trace
+    trace = getattr(_pywrap_profiler, "trace", None)
+    if trace is None:   # TF 2.21 moved its client out (to xprof)
+        raise ImportError("this TensorFlow has no profiler client of its own: pip install xprof")
+    return "tensorflow", trace
 
 
 def main(argv):
