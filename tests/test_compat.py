@@ -47,7 +47,7 @@ def test_traceme_enabled_before_2_21_reads_the_module_variable_each_time(monkeyp
     assert enabled() is True
 
 
-@pytest.mark.parametrize("version,records", [("2.15.1", False), ("2.16.2", False), ("2.18.0", None),
+@pytest.mark.parametrize("version,records", [("2.15.1", False), ("2.16.2", False), ("2.18.1", False), ("2.20.0", False),
                                              ("2.21.0", True), ("2.22.0rc0", True), ("nightly", None)])
 def test_which_versions_record_profile_options(version, records):
     assert compat.records_profile_options(version) is records

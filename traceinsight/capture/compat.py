@@ -19,21 +19,22 @@ Entries:
   explicit tracer levels.
   - xprof's ``_pywrap_profiler_plugin.trace`` keeps the levels on every version.
   - TensorFlow's own ``_pywrap_profiler.trace`` (same signature) keeps them on 2.15 / 2.16 (python
-    tracer events appear when asked for); 2.21's ``_pywrap_profiler`` has no ``trace`` (its public
-    ``client.trace`` drops the options: ``session_manager.cc: ... expects an i value``). Used only
-    when xprof is missing.
+    tracer events appear when asked for). From 2.18 (checked on 2.18 and 2.20) ``_pywrap_profiler``
+    has no ``trace``: xprof's client is needed (2.21's public ``client.trace`` drops the options:
+    ``session_manager.cc: ... expects an i value``). Used only when xprof is missing.
   - ``tf.profiler.experimental.start(logdir, options)`` honours options on 2.15 / 2.16 and drops them
     on 2.21; capture never uses it (a server + client works on all versions).
   The client runs in its own process (``trace_client_cmd``) so its stdout line ("Starting to trace
   for ... ms") and its INFO log stay out of the workload's output, and a crash of the client cannot
   take the workload down.
 * ``records_profile_options``: does a saved trace carry the ``profile_options`` stat?
-  - TF 2.15 / 2.16: no (the levels cannot be verified from the trace); later versions: yes.
+  - TF 2.15, 2.16, 2.18, 2.20 (checked; 2.17 / 2.19 taken to be alike): no, the levels cannot be
+    verified from the trace. TF 2.21: yes.
 * ``legacy_keras``: the Keras 2 module for ``tf_keras:*`` and ``tf1:*`` modes.
   - TF 2.15: Keras 2 is ``keras`` itself (``tf.keras``); the ``tf_keras`` package is used if installed.
   - TF 2.16+: Keras 3 is ``keras``; Keras 2 is the separate ``tf-keras`` package.
-* Compile events: TF 2.15 / 2.16 write no XLA compile events (2.21 writes ``CpuCompiler::*``,
-  ``JitCompiler::Compile``); the analysis handles that, nothing here.
+* Compile events: TF 2.15 / 2.16 write no XLA compile events; 2.18 writes ``CpuCompiler::*``, 2.20
+  and 2.21 also ``JitCompiler::Compile``. The analysis handles that, nothing here.
 """
 
 from __future__ import annotations
@@ -80,9 +81,7 @@ def records_profile_options(tf_version: str | None) -> bool | None:
     v = version_tuple(tf_version)
     if v is None:
         return None
-    if v <= (2, 16):
-        return False
-    return True if v >= (2, 21) else None    # 2.17 - 2.20: not checked
+    return v >= (2, 21)
 
 
 def has_xprof_client() -> bool:
