@@ -59,6 +59,7 @@ def main() -> None:
         import keras
         if int(keras.__version__.split(".")[0]) >= 3:
             import tf_keras as keras
+            sys.modules["keras"] = keras       # the workload's `import keras` gets Keras 2, as in capture
         k = _load("keras_small")
         model = k.model()
         model.compile(optimizer=keras.optimizers.legacy.SGD(), loss="mse")
