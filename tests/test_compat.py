@@ -80,3 +80,11 @@ def test_trace_client_reports_a_failure_in_one_line(tmp_path):
     bad.start()
     bad.join(timeout=60)
     assert bad.error is not None and bad.error.startswith("bad arguments")
+
+
+def test_tf_keras_install_line_matches_the_tensorflow():
+    from traceinsight.capture import modes
+    assert modes.tf_keras_install("2.16.2") == 'pip install --no-deps "tf-keras==2.16.*"'
+    assert modes.tf_keras_install(None) == modes.TF_KERAS_INSTALL
+    with pytest.raises(ValueError, match=r'tf-keras==2\.18\.\*'):
+        modes.check("keras", "tf1:fit", True, legacy_keras=False, tf_version="2.18.1")

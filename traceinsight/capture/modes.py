@@ -20,6 +20,13 @@ TENSOR_SUFFIX = "+tensor"
 TF_KERAS_INSTALL = 'pip install --no-deps "tf-keras==2.21.*"'
 
 
+def tf_keras_install(tf_version: str | None = None) -> str:
+    """The install line for the tf-keras matching this TensorFlow (2.21 when not known)."""
+    from traceinsight.capture.compat import version_tuple
+    v = version_tuple(tf_version)
+    return f'pip install --no-deps "tf-keras=={v[0]}.{v[1]}.*"' if v else TF_KERAS_INSTALL
+
+
 @dataclass(frozen=True)
 class Mode:
     name: str
@@ -120,7 +127,8 @@ def default_modes(kind: str, has_y: bool) -> list[str]:
             if not m.tensor_inputs and not m.legacy_keras and (has_y or not m.needs_y)]
 
 
-def check(kind: str, name: str, has_y: bool, legacy_keras: bool | None = None) -> Mode:
+def check(kind: str, name: str, has_y: bool, legacy_keras: bool | None = None,
+          tf_version: str | None = None) -> Mode:
     """The mode, or a ValueError saying in one line why it does not apply to this workload.
 
     ``legacy_keras``: whether the workload's interpreter has Keras 2 (None: ask this one)."""
@@ -134,5 +142,5 @@ def check(kind: str, name: str, has_y: bool, legacy_keras: bool | None = None) -
     if mode.needs_y and not has_y:
         raise ValueError(f"mode {name!r} trains, and data() returned no y: return (x, y) to train")
     if mode.legacy_keras and not (tf_keras_installed() if legacy_keras is None else legacy_keras):
-        raise ValueError(f"mode {name!r} needs tf_keras (legacy Keras 2): {TF_KERAS_INSTALL}")
+        raise ValueError(f"mode {name!r} needs tf_keras (legacy Keras 2): {tf_keras_install(tf_version)}")
     return mode

@@ -436,7 +436,8 @@ def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
 
 
 def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
-                  notes: list[str] | None = None, legacy_keras: bool | None = None) -> list[str]:
+                  notes: list[str] | None = None, legacy_keras: bool | None = None,
+                  tf_version: str | None = None) -> list[str]:
     """``legacy_keras``: Keras 2 available in the workload's interpreter (the probe's answer)."""
     if legacy_keras is None:
         legacy_keras = modes_mod.tf_keras_installed()
@@ -448,10 +449,10 @@ def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
         if not requested and mode is not None and mode.legacy_keras and not legacy_keras:
             # a sample's MODES name TF1 / Keras 2 modes: skip them (said) rather than refuse the file
             if notes is not None:
-                notes.append(f"{name} skipped: it needs tf_keras ({modes_mod.TF_KERAS_INSTALL})")
+                notes.append(f"{name} skipped: it needs tf_keras ({modes_mod.tf_keras_install(tf_version)})")
             continue
         try:
-            modes_mod.check(wf.kind, name, has_y, legacy_keras)
+            modes_mod.check(wf.kind, name, has_y, legacy_keras, tf_version)
         except ValueError as e:
             raise TraceinsightError(f"{wf.path.name}: {e}") from None
         if name not in seen:
@@ -487,7 +488,8 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
     notes: list[str] = []
     if probe.get("unsupported"):
         notes.append(probe["unsupported"])
-    modes = resolve_modes(wf, requested, bool(probe.get("has_y")), notes, probe.get("tf_keras_installed"))
+    modes = resolve_modes(wf, requested, bool(probe.get("has_y")), notes, probe.get("tf_keras_installed"),
+                          probe.get("tensorflow"))
     run_name = name or f"{utc_stamp()}-{wf.name}"
     run_path = Path(out_dir) / run_name
     _refuse_existing(run_path)
@@ -550,7 +552,8 @@ def _resume_locked(run_path, requested, overrides, command, workload, lock):
     probe = probe_workload(wf, opts.timeout) if todo else {}
     for m in todo:
         try:
-            modes_mod.check(wf.kind, m, bool(probe.get("has_y")), probe.get("tf_keras_installed"))
+            modes_mod.check(wf.kind, m, bool(probe.get("has_y")), probe.get("tf_keras_installed"),
+                            probe.get("tensorflow"))
         except ValueError as e:
             raise TraceinsightError(f"{wf.path.name}: {e}") from None
     manifest.setdefault("resumed", []).append(
