@@ -101,6 +101,9 @@ def test_output_passes_through(runs_dir, capfd):
     assert "trained: loss" in out                       # the script's stdout, untouched
     assert "traced steps of mode keras_fit" in err
     assert "traceinsight" not in out
+    assert "Starting to trace" not in out               # the profiler client's line
+    assert "Profiler session" not in err and "profiler_server.cc" not in err
+    assert "oneDNN" in err                              # TensorFlow's own lines stay
 
 
 def test_custom_loop_and_crash(loop_run):
@@ -163,3 +166,55 @@ def test_bad_arguments(tmp_path, capfd):
         assert rc == 2, args
         assert err.strip().splitlines()[-1].startswith("traceinsight: error:"), (args, err)
         assert "Traceback" not in err
+
+
+def test_hook_leaves_the_environment_alone(runs_dir, capfd, monkeypatch, tmp_path):
+    """Only the hook's own folder goes on PYTHONPATH, and the script and its children get their
+    own PYTHONPATH back, no traceinsight variables, and no hook folder on sys.path."""
+    mine = str(tmp_path / "mine")
+    monkeypatch.setenv("PYTHONPATH", mine)
+    rc, out, _ = _run(capfd, "--out", str(runs_dir), "--name", "env", "--", PY, str(SCRIPTS / "env_report.py"))
+    assert rc == 0
+    seen = json.loads(out.strip().splitlines()[-1])
+    for who in (seen, seen["child"]):
+        assert who["pythonpath"] == mine
+        assert who["vars"] == []
+        assert not [p for p in who["path"] if "capture/hook" in p or p.endswith("/reach")]
+    assert seen["child"]["hook"] is False           # the child process ran without the hook
+    assert str(Path(traceinsight.__file__).resolve().parents[1]) not in seen["path"]
+
+
+def test_names_the_reason_when_steps_cannot_be_marked(runs_dir, capfd):
+    rc, out, err = _run(capfd, "--out", str(runs_dir), "--name", "broken", "--",
+                        PY, str(SCRIPTS / "broken_profiler.py"), "6")
+    assert rc == 0 and "done 6 steps" in out          # the script ran on, untraced
+    entry = runfolder.read_manifest(runs_dir / "broken")["modes"]["broken_profiler"]
+    assert entry["status"] == "failed"
+    assert entry["error"].startswith("traceinsight could not mark the script's steps: could not open step 0")
+    assert "no profiler server here" in entry["error"]
+    assert "no steps" not in entry["error"] and "no steps" not in err
+    assert any("5 more step calls" in n for n in entry["notes"])
+
+
+def test_profiler_log_lines_are_filtered():
+    from traceinsight.commands.run import _MAYBE_LOG, _PROFILER_LOG
+    dropped = [
+        b"2026-11-25 12:04:45.113066: I external/local_tsl/tsl/profiler/rpc/profiler_server.cc:46] "
+        b"Profiler server listening on [::]:37771 selected port:37771",
+        b"2026-11-25 12:04:45.117704: W external/local_tsl/tsl/profiler/lib/profiler_session.cc:110] "
+        b"Profiling is late by 3942342 nanoseconds and will start immediately.",
+        b"2026-11-25 12:04:45.117704: I external/local_xla/xla/tsl/profiler/lib/profiler_session.cc:119] "
+        b"Profiler session started.",
+        b"I0000 00:00:1795608729.634534   25171 profiler_session.cc:132] Profiler session started.",
+        b"W0000 00:00:1795608729.634524   25171 profiler_session.cc:123] Profiling is late by 1 nanoseconds",
+        b"I0000 00:00:1795608730.638984   25171 save_profile.cc:150] Collecting XSpace to repository: x",
+    ]
+    kept = [
+        b"2026-11-25 12:04:28.720787: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on.",
+        b"Epoch 1/3", b"trained: loss 0.5", b"",
+        b"I0000 00:00:1795608723.292230   24871 port.cc:153] oneDNN custom operations are on.",
+        b"2026-11-25 12:04:45.117704: E external/local_tsl/tsl/profiler/lib/profiler_session.cc:1] failed",
+    ]
+    assert all(_PROFILER_LOG.match(line) for line in dropped)
+    assert not any(_PROFILER_LOG.match(line) for line in kept)
+    assert _MAYBE_LOG.match(b"2026-11-2") and not _MAYBE_LOG.match(b"\r 3/10 [===")

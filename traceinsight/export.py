@@ -520,7 +520,7 @@ def _need_pyarrow() -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        raise TraceinsightError("Parquet needs pyarrow: pip install 'traceinsight[tables]' "
+        raise TraceinsightError("Parquet needs pyarrow: pip install 'traceinsight-tf[tables]' "
                                 "(or use --tables csv)") from None
 
 

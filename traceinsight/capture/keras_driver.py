@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from traceinsight.capture import modes as modes_mod
@@ -25,10 +26,9 @@ def _batch_size(tf, np, x) -> int:
 
 def keras_driver(tf, mode: modes_mod.Mode, module):
     import numpy as np
-    if mode.legacy_keras:
-        import tf_keras as keras
-    else:
-        import keras
+
+    from traceinsight.capture import compat
+    keras = compat.legacy_keras() if mode.legacy_keras else importlib.import_module("keras")
     model = _call(module.model, "model()")
     if not hasattr(model, "predict_on_batch"):
         raise WorkloadError(f"model() returned {type(model).__name__}, not a keras.Model")

@@ -21,6 +21,13 @@ TENSOR_SUFFIX = "+tensor"
 TF_KERAS_INSTALL = 'pip install --no-deps "tf-keras==2.21.*"'
 
 
+def tf_keras_install(tf_version: str | None = None) -> str:
+    """The install line for the tf-keras matching this TensorFlow (2.21 when not known)."""
+    from traceinsight.capture.compat import version_tuple
+    v = version_tuple(tf_version)
+    return f'pip install --no-deps "tf-keras=={v[0]}.{v[1]}.*"' if v else TF_KERAS_INSTALL
+
+
 @dataclass(frozen=True)
 class Mode:
     name: str
@@ -123,7 +130,10 @@ def jax_installed() -> bool:
 
 
 def tf_keras_installed() -> bool:
-    return importlib.util.find_spec("tf_keras") is not None
+    """Keras 2 in this interpreter: the tf_keras package, or ``keras`` itself when it is Keras 2
+    (TF 2.15); see ``compat.legacy_keras``."""
+    from traceinsight.capture.compat import legacy_keras_available
+    return legacy_keras_available()
 
 
 def get(kind: str, name: str) -> Mode | None:
@@ -141,8 +151,11 @@ def default_modes(kind: str, has_y: bool) -> list[str]:
             and (has_y or not m.needs_y)]
 
 
-def check(kind: str, name: str, has_y: bool) -> Mode:
-    """The mode, or a ValueError saying in one line why it does not apply to this workload."""
+def check(kind: str, name: str, has_y: bool, legacy_keras: bool | None = None,
+          tf_version: str | None = None) -> Mode:
+    """The mode, or a ValueError saying in one line why it does not apply to this workload.
+
+    ``legacy_keras``: whether the workload's interpreter has Keras 2 (None: ask this one)."""
     mode = get(kind, name)
     if mode is None:
         other = FUNCTION if kind == KERAS else KERAS
@@ -152,8 +165,8 @@ def check(kind: str, name: str, has_y: bool) -> Mode:
         raise ValueError(f"unknown mode {name!r} (see: traceinsight capture --list-modes)")
     if mode.needs_y and not has_y:
         raise ValueError(f"mode {name!r} trains, and data() returned no y: return (x, y) to train")
-    if mode.legacy_keras and not tf_keras_installed():
-        raise ValueError(f"mode {name!r} needs tf_keras (legacy Keras 2): {TF_KERAS_INSTALL}")
+    if mode.legacy_keras and not (tf_keras_installed() if legacy_keras is None else legacy_keras):
+        raise ValueError(f"mode {name!r} needs tf_keras (legacy Keras 2): {tf_keras_install(tf_version)}")
     if mode.backend == "jax" and not jax_installed():
         raise ValueError(f"mode {name!r} runs Keras on JAX, and JAX is not installed: {JAX_INSTALL}")
     return mode

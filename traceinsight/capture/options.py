@@ -32,8 +32,10 @@ def recorded_options(xplane_path: str | Path) -> dict[str, int] | None:
     return None
 
 
-def check(requested: dict[str, int], xplane_path: str | Path | None) -> dict[str, Any]:
-    """``{"requested", "recorded", "ok", "trace"}``: ok only when every requested level was recorded."""
+def check(requested: dict[str, int], xplane_path: str | Path | None,
+          tf_version: str | None = None) -> dict[str, Any]:
+    """``{"requested", "recorded", "ok", "trace"}``: ok only when every requested level was recorded;
+    ok None when the trace cannot tell (TF 2.15 / 2.16 record no ``profile_options``)."""
     if xplane_path is None:
         return {"requested": requested, "recorded": None, "ok": False, "trace": None,
                 "problem": "no trace file was saved"}
@@ -42,6 +44,12 @@ def check(requested: dict[str, int], xplane_path: str | Path | None) -> dict[str
     except Exception as e:  # a truncated or foreign file: say so, do not crash the capture
         return {"requested": requested, "recorded": None, "ok": False, "trace": str(xplane_path),
                 "problem": f"cannot read the trace ({type(e).__name__}: {e})"}
+    if recorded is None and tf_version is not None:
+        from traceinsight.capture.compat import records_profile_options
+        if records_profile_options(tf_version) is False:
+            return {"requested": requested, "recorded": None, "ok": None, "trace": str(xplane_path),
+                    "unverified": f"TensorFlow {tf_version} records no profile_options in its traces: "
+                                  "the tracer levels used cannot be checked"}
     if recorded is None:
         return {"requested": requested, "recorded": None, "ok": False, "trace": str(xplane_path),
                 "problem": "the trace records no profile_options"}

@@ -156,10 +156,49 @@ def child_env(mode: modes_mod.Mode | None) -> dict[str, str]:
         env["TF_USE_LEGACY_KERAS"] = "1"
     if mode is not None and mode.backend != "tensorflow":
         env["KERAS_BACKEND"] = mode.backend
-    # the child must import this very traceinsight, also when it is not installed
-    root = str(Path(__file__).resolve().parents[2])
+    # the child must import this very traceinsight, also when it is not installed, and in another
+    # interpreter (--python) nothing else of this one (its numpy, protobuf ...)
+    root = package_path() if workload_python else str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
+
+
+# The interpreter workload processes run under (``capture --python``); None: this one.
+workload_python: str | None = None
+_package_dir: str | None = None
+
+
+def set_workload_python(python: str | None) -> None:
+    """Use ``python`` for the workload processes, after checking it can run them (Python >= 3.10)."""
+    global workload_python
+    if python is None:
+        workload_python = None
+        return
+    path = shutil.which(python) or python
+    try:
+        out = subprocess.run([path, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise TraceinsightError(f"--python {python}: cannot run it ({getattr(e, 'strerror', None) or e})") from None
+    version = out.stdout.strip()
+    if out.returncode != 0 or not version:
+        raise TraceinsightError(f"--python {python}: not a Python interpreter (exit status {out.returncode})")
+    if tuple(int(x) for x in version.split(".")) < (3, 10):
+        raise TraceinsightError(f"--python {python}: Python {version}; the workload side needs Python >= 3.10")
+    workload_python = os.path.abspath(path)
+
+
+def package_path() -> str:
+    """A folder holding only a link to this ``traceinsight`` package, for another interpreter's
+    PYTHONPATH (the workload side needs TensorFlow and the standard library, nothing of ours)."""
+    global _package_dir
+    if _package_dir is None or not os.path.isdir(_package_dir):
+        import atexit
+        folder = tempfile.mkdtemp(prefix="traceinsight-path-")
+        os.symlink(Path(__file__).resolve().parents[1], os.path.join(folder, "traceinsight"))
+        atexit.register(shutil.rmtree, folder, True)
+        _package_dir = folder
+    return _package_dir
 
 
 # ----------------------------------------------------------------------------- child processes
@@ -253,7 +292,7 @@ def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[st
     for p in (out, err_file):
         if p.exists():
             p.unlink()
-    cmd = [sys.executable, "-m", "traceinsight.capture.runner", what, "--spec", json.dumps(spec),
+    cmd = [workload_python or sys.executable, "-m", "traceinsight.capture.runner", what, "--spec", json.dumps(spec),
            "--out", str(out)]
     log_fd, log_tmp = tempfile.mkstemp(dir=workdir, prefix=f".{what}.stderr.", suffix=".tmp")
     timed_out = False
@@ -431,17 +470,21 @@ def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
 
 
 def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
-                  notes: list[str] | None = None, skipped: dict[str, str] | None = None) -> list[str]:
+                  notes: list[str] | None = None, skipped: dict[str, str] | None = None,
+                  legacy_keras: bool | None = None, tf_version: str | None = None) -> list[str]:
+    """``legacy_keras``: Keras 2 available in the workload's interpreter (the probe's answer).
+    ``skipped``: filled with the modes a workload's MODES named that cannot run here, and why."""
+    if legacy_keras is None:
+        legacy_keras = modes_mod.tf_keras_installed()
     names = requested if requested else (list(wf.modes) if wf.modes else
                                          modes_mod.default_modes(wf.kind, has_y))
     seen: list[str] = []
     for name in names:
         mode = modes_mod.get(wf.kind, name)
-        if (not requested and mode is not None and mode.legacy_keras
-                and not modes_mod.tf_keras_installed()):
+        if not requested and mode is not None and mode.legacy_keras and not legacy_keras:
             # a sample's MODES name TF1 / Keras 2 modes: skip them (said) rather than refuse the file
             if notes is not None:
-                notes.append(f"{name} skipped: it needs tf_keras ({modes_mod.TF_KERAS_INSTALL})")
+                notes.append(f"{name} skipped: it needs tf_keras ({modes_mod.tf_keras_install(tf_version)})")
             if skipped is not None:
                 skipped[name] = "needs tf_keras"
             continue
@@ -449,9 +492,11 @@ def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
                 and not modes_mod.jax_installed()):
             if notes is not None:   # the same for a sample's Keras-on-JAX modes without JAX
                 notes.append(f"{name} skipped: it needs JAX ({modes_mod.JAX_INSTALL})")
+            if skipped is not None:
+                skipped[name] = "needs JAX"
             continue
         try:
-            modes_mod.check(wf.kind, name, has_y)
+            modes_mod.check(wf.kind, name, has_y, legacy_keras, tf_version)
         except ValueError as e:
             raise TraceinsightError(f"{wf.path.name}: {e}") from None
         if name not in seen:
@@ -486,7 +531,10 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
     probe = probe_workload(wf, opts.timeout)
     notes: list[str] = []
     skipped: dict[str, str] = {}
-    modes = resolve_modes(wf, requested, bool(probe.get("has_y")), notes, skipped)
+    if probe.get("unsupported"):
+        notes.append(probe["unsupported"])
+    modes = resolve_modes(wf, requested, bool(probe.get("has_y")), notes, skipped,
+                          legacy_keras=probe.get("tf_keras_installed"), tf_version=probe.get("tensorflow"))
     run_name = name or f"{utc_stamp()}-{wf.name}"
     run_path = Path(out_dir) / run_name
     _refuse_existing(run_path)
@@ -495,6 +543,9 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
     env["workload_env"] = {k: workload_env[k] for k in TF_ENV_VARS if k in workload_env}
     env.update(tensorflow=probe.get("tensorflow"), keras=probe.get("keras"), numpy=probe.get("numpy"),
                gpus=probe.get("gpus", []), tf_built_with_cuda=probe.get("tf_built_with_cuda"))
+    for k in ("python", "python_executable", "tf_keras_installed"):   # the workload's interpreter
+        if probe.get(k) is not None:
+            env[k] = probe[k]
     manifest = {
         "schema_version": runfolder.SCHEMA_VERSION,
         "tool": f"traceinsight {__version__}",
@@ -564,7 +615,8 @@ def _resume_locked(run_path, requested, overrides, command, workload, lock, say=
     probe = probe_workload(wf, opts.timeout) if todo else {}
     for m in todo:
         try:
-            modes_mod.check(wf.kind, m, bool(probe.get("has_y")))
+            modes_mod.check(wf.kind, m, bool(probe.get("has_y")), probe.get("tf_keras_installed"),
+                            probe.get("tensorflow"))
         except ValueError as e:
             raise TraceinsightError(f"{wf.path.name}: {e}") from None
     manifest.setdefault("resumed", []).append(
@@ -653,6 +705,8 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     writer.save()
     spec = opts.spec() | {"workload": str(plan.workload.path), "kind": plan.workload.kind, "mode": name,
                           "mode_path": str(mode_path.resolve())}
+    from traceinsight.capture.compat import client_python
+    spec["client_python"] = client_python()   # the trace client: this interpreter's xprof, if any
     spec["rounds"] = opts.rounds if keep_alive else 1
     attempts: list[dict] = []
     while True:
@@ -715,7 +769,9 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     for pass_name, p in (timings.get("traced") or {}).items():
         po = p.get("profile_options") or {}
         entry["profile_options"][pass_name] = po
-        if po.get("ok") is False:   # None: the tracer records no options (jax.profiler)
+        if po.get("unverified"):
+            state.notes.append(f"{pass_name} pass: {po['unverified']}")
+        elif po.get("ok") is False:   # None: the tracer records no options (jax.profiler)
             state.notes.append(f"{pass_name} pass: profiler options not as requested: "
                                f"{po.get('problem', 'unknown')}")
         if p.get("problem"):

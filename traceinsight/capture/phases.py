@@ -14,7 +14,7 @@ from traceinsight.capture import machine
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.function_driver import function_driver
 from traceinsight.capture.keras_driver import keras_driver
-from traceinsight.capture.loading import WorkloadError, load_workload
+from traceinsight.capture.loading import SetupError, WorkloadError, load_workload
 from traceinsight.capture.profiling import HOST_LEVELS, PYTHON_LEVELS, free_port, traced_phase
 from traceinsight.capture.steps import Recorder
 from traceinsight.pyfiles import loaded_python_files
@@ -35,8 +35,12 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
         from traceinsight.capture.jax_driver import run_jax_mode
         return run_jax_mode(spec, mode)
     if mode.legacy_keras:
-        import tf_keras
-        sys.modules["keras"] = tf_keras  # the workload's `import keras` gets Keras 2
+        from traceinsight.capture import compat
+        try:
+            legacy = compat.legacy_keras()
+        except ImportError as e:
+            raise SetupError(str(e)) from None
+        sys.modules["keras"] = legacy  # the workload's `import keras` gets Keras 2
     mode_path = Path(spec["mode_path"])
     progress(mode_path, "importing TensorFlow")
     import tensorflow as tf
@@ -57,7 +61,8 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
     # 1. host pass, holding the first step
     progress(mode_path, "host trace: first step")
     rec, host = traced_phase(tf, driver, port, mode_path / "host", spec["host_trace_ms"], HOST_LEVELS,
-                             spec["host_max_steps"], 0, "host")
+                             spec["host_max_steps"], 0, "host",
+                             spec.get("client_python"))
     host_steps = [(s, n) for s, n, t in zip(rec.steps_s, rec.step_nums, rec.traced) if n != 0 and t]
     if rec.steps_s and rec.step_nums[0] == 0:
         timings["first_step_s"] = rec.steps_s[0]
@@ -97,7 +102,8 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
         first_session = host
         progress(mode_path, "host trace again (steady steps)")
         rec2, host = traced_phase(tf, driver, port, mode_path / "host", spec["host_trace_ms"],
-                                  HOST_LEVELS, spec["host_max_steps"], next_step, "host")
+                                  HOST_LEVELS, spec["host_max_steps"], next_step, "host",
+                                  spec.get("client_python"))
         host.update(steps_s=[s for s, t in zip(rec2.steps_s, rec2.traced) if t],
                     step_nums=[n for n, t in zip(rec2.step_nums, rec2.traced) if t],
                     untraced_steps=sum(1 for t in rec2.traced if not t),
@@ -106,7 +112,7 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
                         f"the first step ({timings['first_step_s']:.1f} s) outlasted the host trace "
                         f"({spec['host_trace_ms']} ms): host/ has a second session, after warm-up, "
                         "with steady steps; raise --host-trace-ms to trace the whole first step"))
-        if not first_session["profile_options"].get("ok"):
+        if first_session["profile_options"].get("ok") is False:
             host["profile_options"] = first_session["profile_options"]  # report the worse one
         next_step = rec2.next_step
 
@@ -129,7 +135,8 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
     if spec.get("python_tracer", True):
         progress(mode_path, "python trace")
         prec, py = traced_phase(tf, driver, port, mode_path / "python", spec["python_trace_ms"],
-                                PYTHON_LEVELS, spec["python_max_steps"], next_step, "python")
+                                PYTHON_LEVELS, spec["python_max_steps"], next_step, "python",
+                                spec.get("client_python"))
         py.update(steps_s=[s for s, t in zip(prec.steps_s, prec.traced) if t],
                   step_nums=[n for n, t in zip(prec.step_nums, prec.traced) if t])
         traced["python"] = py
@@ -191,8 +198,9 @@ def _v1_optimizers() -> None:
     """Keras 2's optimizers (``tf_keras.optimizers.Adam`` ...) need eager; their TF1 twins live in
     ``tf_keras.optimizers.legacy``. A TF1 mode gives the workload the twins under the usual names,
     as TF 1.x Keras did (tf-keras 2.21)."""
-    import tf_keras
-    legacy = tf_keras.optimizers.legacy
+    from traceinsight.capture import compat
+    keras2 = compat.legacy_keras()
+    legacy = keras2.optimizers.legacy
     for name in dir(legacy):
         if name[:1].isupper() and name != "Optimizer":
-            setattr(tf_keras.optimizers, name, getattr(legacy, name))
+            setattr(keras2.optimizers, name, getattr(legacy, name))

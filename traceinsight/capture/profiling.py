@@ -1,15 +1,16 @@
-"""Traced passes: TF's profiler server in this process, traced from a thread through xprof's client."""
+"""Traced passes: TF's profiler server in this process, traced by a profiler client in its own process
+(``compat.trace_client_cmd``: xprof's client, from the tool's interpreter when it has one)."""
 
 from __future__ import annotations
 
+import os
 import socket
-import threading
 import time
 from pathlib import Path
 
 from traceinsight import runfolder
+from traceinsight.capture import compat
 from traceinsight.capture import options as options_mod
-from traceinsight.capture.loading import _one_line
 from traceinsight.capture.steps import Recorder
 
 HOST_LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 0}
@@ -22,51 +23,55 @@ def free_port() -> int:
 
 
 class TracedPass:
-    """A client-side trace of this process's profiler server, from a thread (duration-based)."""
+    """A client-side trace of this process's profiler server (duration-based), from another process."""
 
-    def __init__(self, port: int, logdir: Path, duration_ms: int, levels: dict[str, int]):
-        from tensorflow.python.profiler.internal import _pywrap_traceme
-        from xprof.convert import _pywrap_profiler_plugin
-
-        self._enabled = _pywrap_traceme.traceme_enabled
-        self._trace = _pywrap_profiler_plugin.trace
+    def __init__(self, port: int, logdir: Path, duration_ms: int, levels: dict[str, int],
+                 client_python: str | None = None):
+        self._enabled = compat.traceme_enabled()
         self.port, self.logdir, self.duration_ms, self.levels = port, Path(logdir), duration_ms, levels
-        self.error: str | None = None
-        self.thread = threading.Thread(target=self._run, name="traceinsight-trace", daemon=True)
+        cmd = compat.trace_client_cmd(client_python, f"localhost:{port}", str(self.logdir), int(duration_ms),
+                                      3, dict(levels))
+        # its stdout / INFO lines go to a log beside the trace, not into the workload's output
+        self.client = compat.TraceProcess(cmd, str(self.logdir.parent / f".{self.logdir.name}.client.log"),
+                                          env=_client_env())
 
-    def _run(self) -> None:
-        try:
-            # (service_addr, logdir, worker_list, include_dataset_ops, duration_ms, attempts, options)
-            self._trace(f"localhost:{self.port}", str(self.logdir), "", True, int(self.duration_ms), 3,
-                        dict(self.levels))
-        except Exception as e:  # reported in timings.json, the capture goes on
-            self.error = _one_line(e)
+    @property
+    def error(self) -> str | None:
+        return self.client.error
 
-    def start(self, live_timeout_s: float = 20.0) -> bool:
+    def start(self, live_timeout_s: float = 60.0) -> bool:
         """Start tracing; True once the profiler session records (TraceMe enabled)."""
         self.logdir.mkdir(parents=True, exist_ok=True)
-        self.thread.start()
+        self.client.start()
         deadline = time.perf_counter() + live_timeout_s
         while time.perf_counter() < deadline:
             if self._enabled():
                 return True
-            if not self.thread.is_alive():
+            if not self.client.is_alive():
+                self.client.join()
                 return False
             time.sleep(0.0005)
         return False
 
     @property
     def live(self) -> bool:
-        return self.thread.is_alive() and self._enabled()
+        return self.client.is_alive() and self._enabled()
 
     def finish(self) -> Path | None:
-        self.thread.join()
+        self.client.join(timeout=self.duration_ms / 1e3 + 120.0)
         files = runfolder.find_xplanes(self.logdir)
         return max(files, key=lambda p: p.stat().st_mtime) if files else None
 
 
-def traced_phase(tf, driver, port, logdir, duration_ms, levels, max_steps, next_step, name):
-    tp = TracedPass(port, logdir, duration_ms, levels)
+def _client_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)   # the client needs nothing of the workload's path
+    return env
+
+
+def traced_phase(tf, driver, port, logdir, duration_ms, levels, max_steps, next_step, name,
+                 client_python: str | None = None):
+    tp = TracedPass(port, logdir, duration_ms, levels, client_python)
     live = tp.start()
 
     def done(rec: Recorder) -> bool:
@@ -79,7 +84,7 @@ def traced_phase(tf, driver, port, logdir, duration_ms, levels, max_steps, next_
     result = {
         "duration_ms": duration_ms,
         "live": bool(live),
-        "profile_options": options_mod.check(levels, path),
+        "profile_options": options_mod.check(levels, path, tf.__version__),
         "trace": str(path.relative_to(logdir.parent.parent)) if path else None,
     }
     if not live:

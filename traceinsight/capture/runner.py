@@ -49,25 +49,28 @@ from typing import Any
 from traceinsight import runfolder
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.loading import SetupError, WorkloadError, _call, _one_line, describe_arg, input_source, keras_batch, load_workload  # noqa: F401
-from traceinsight.capture.phases import run_mode
 
 
 def probe(spec: dict) -> dict:
     """Import the workload, call its functions once, report what it is and the environment."""
-    import numpy as np
+    import platform
+
+    from traceinsight.capture import compat
     try:
+        import numpy as np
         import tensorflow as tf
-    except ImportError as e:
-        raise SetupError(f"capture needs TensorFlow in {sys.executable} ({_one_line(e)}): "
-                         "pip install 'traceinsight[cpu]' (or '[capture]' for GPU builds)") from e
-    try:
-        from xprof.convert import _pywrap_profiler_plugin  # noqa: F401  (the profiler client)
-    except ImportError as e:
-        raise SetupError(f"capture needs xprof's profiler client in {sys.executable} ({_one_line(e)}): "
-                         "pip install xprof") from e
+    except Exception as e:  # missing, or broken (numpy 2 under TF 2.15 / 2.16, a protobuf too new)
+        version = _installed_version("tensorflow") or _installed_version("tensorflow-cpu")
+        raise SetupError(f"capture needs a working TensorFlow in {sys.executable} ({_one_line(e)}); "
+                         + compat.install_hint(version)) from e
     result: dict[str, Any] = {"tensorflow": tf.__version__, "numpy": np.__version__,
                               "gpus": [d.name for d in tf.config.list_physical_devices("GPU")],
-                              "tf_built_with_cuda": bool(tf.test.is_built_with_cuda())}
+                              "tf_built_with_cuda": bool(tf.test.is_built_with_cuda()),
+                              "python": platform.python_version(), "python_executable": sys.executable,
+                              "tf_keras_installed": compat.legacy_keras_available()}
+    if not compat.supported(tf.__version__):
+        result["unsupported"] = (f"TensorFlow {tf.__version__} is outside the supported "
+                                 "2.15 - 2.21: capture may fail or trace differently")
     try:
         import keras
         result["keras"] = keras.__version__
@@ -94,6 +97,14 @@ def probe(spec: dict) -> dict:
         source(0)
         result["has_y"] = False
     return result
+
+
+def _installed_version(dist: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return None
 
 
 def _exit_with_parent() -> None:
@@ -123,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.what == "probe":
             result = probe(spec)
         else:
+            # phases imports numpy / protobuf (TensorFlow's own dependencies): after the probe
+            # checked that this interpreter has a working TensorFlow
+            from traceinsight.capture.phases import run_mode
             result, server = run_mode(spec)
     except WorkloadError as e:
         traceback.print_exc()

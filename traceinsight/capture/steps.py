@@ -11,8 +11,8 @@ class Recorder:
 
     def __init__(self, tf, phase: str, next_step: int, done: Callable[["Recorder"], bool]):
         self._Trace = tf.profiler.experimental.Trace
-        from tensorflow.python.profiler.internal import _pywrap_traceme
-        self._enabled = _pywrap_traceme.traceme_enabled
+        from traceinsight.capture import compat
+        self._enabled = compat.traceme_enabled()
         self.phase = phase
         self.next_step = next_step
         self._done = done

@@ -37,6 +37,10 @@ class Command:
         parser.add_argument("--name", help="run folder name (default: <UTC time>-<workload name>)")
         parser.add_argument("--resume", metavar="RUN",
                             help="complete a run: capture only its modes that are missing or failed")
+        parser.add_argument("--python", metavar="PATH",
+                            help="run the workload under this interpreter (an environment with your "
+                                 "TensorFlow 2.15 - 2.21; it needs nothing of traceinsight's own "
+                                 "dependencies). Default: this traceinsight's Python")
         parser.add_argument("--remote", metavar="HOST:PORT[,...]",
                             help="trace a running job's TF profiler servers instead (one mode per "
                                  "worker; see traceinsight.capture.remote); needs --duration-ms")
@@ -89,6 +93,7 @@ class Command:
         if args.list_modes:
             print_modes(console)
             return 0
+        orch.set_workload_python(getattr(args, "python", None))
         overrides = {k: getattr(args, k, None) for k in orch.Options().as_dict()}
         requested = [m.strip() for m in args.modes.split(",") if m.strip()] if args.modes else None
         command = _command_line(args, getattr(args, "_capture_parser", parser))

@@ -6,6 +6,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -101,14 +102,89 @@ def _sha256(path: Path | None) -> str | None:
 
 
 def _script_env(spec: dict) -> dict[str, str]:
+    """The script's environment plus the hook: only the hook's own folder goes on PYTHONPATH, and
+    the hook restores PYTHONPATH (and drops its variables) before the script runs."""
+    from traceinsight.capture.hook.agent import PATH_ENV, SPEC_ENV
     env = dict(os.environ)
-    hook = Path(__file__).resolve().parents[1] / "capture" / "hook"
-    root = Path(__file__).resolve().parents[2]    # the script imports this very traceinsight
-    parts = [str(hook), str(root)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
-    env["PYTHONPATH"] = os.pathsep.join(parts)
-    from traceinsight.capture.hook.agent import SPEC_ENV
+    site = Path(__file__).resolve().parents[1] / "capture" / "hook" / "site"
+    before = env.get("PYTHONPATH", "")
+    env[PATH_ENV] = before
+    env["PYTHONPATH"] = os.pathsep.join([str(site)] + ([before] if before else []))
     env[SPEC_ENV] = json.dumps(spec)
     return env
+
+
+# TensorFlow's own log lines about the profiler the hook runs (server start, session start / stop,
+# saving), written by the script's process: TF 2.15 - 2.16 ``2026-11-25 12:04:45.117710: I
+# external/local_tsl/tsl/profiler/lib/profiler_session.cc:119] ...``, TF 2.21 (absl) ``I0000
+# 00:00:1795608729.634534   25171 profiler_session.cc:132] ...``. INFO and WARNING only.
+_PROFILER_LOG = re.compile(
+    rb"^(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] \S*(?:tsl/profiler|core/profiler)/\S+"
+    rb"|[IW]\d{4} \d\d:\d\d:[\d.]+ +\d+ (?:profiler_server|profiler_session|save_profile)\.cc:\d+)\] ")
+_MAYBE_LOG = re.compile(rb"^(?:\d{0,4}(?:-[\d-]{0,5}(?: .*)?)?|[IW]\d{0,4}(?: .*)?)$", re.S)
+
+
+class StderrFilter:
+    """Relays the script's stderr to ours unchanged, except TensorFlow's log lines about the
+    profiler session the hook starts (the script without traceinsight would not print them).
+
+    A pseudo-terminal when our stderr is a terminal (the script still sees one), else a pipe."""
+
+    def __init__(self) -> None:
+        import threading
+        self.tty = sys.stderr.isatty()
+        if self.tty:
+            import termios
+            import tty
+            self.read_fd, self.write_fd = os.openpty()
+            tty.setraw(self.write_fd, termios.TCSANOW)   # bytes through as written (no \r\n)
+        else:
+            self.read_fd, self.write_fd = os.pipe()
+        self.dropped = 0
+        self.thread = threading.Thread(target=self._relay, name="traceinsight-stderr", daemon=True)
+
+    def start(self) -> int:
+        self.thread.start()
+        return self.write_fd
+
+    def child_started(self) -> None:
+        os.close(self.write_fd)    # the child holds it now: EOF when the script and its children end
+
+    def _out(self, data: bytes) -> None:
+        try:
+            sys.stderr.flush()
+            os.write(sys.stderr.fileno(), data)
+        except (OSError, ValueError):
+            pass
+
+    def _relay(self) -> None:
+        buf = b""
+        while True:
+            try:
+                chunk = os.read(self.read_fd, 65536)
+            except OSError:      # a pty reads EIO once the child side is closed
+                chunk = b""
+            if not chunk:
+                break
+            buf += chunk
+            keep = []
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                if _PROFILER_LOG.match(line):
+                    self.dropped += 1
+                else:
+                    keep.append(line + b"\n")
+            if buf and not _MAYBE_LOG.match(buf[:64]):   # a partial line (a progress bar): now
+                keep.append(buf)
+                buf = b""
+            if keep:
+                self._out(b"".join(keep))
+        if buf:
+            self._out(buf)
+        os.close(self.read_fd)
+
+    def join(self) -> None:
+        self.thread.join(timeout=10)
 
 
 def _now() -> str:
@@ -173,19 +249,25 @@ def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path
     manifest["modes"][mode] = entry
     writer.save()
 
+    from traceinsight.capture import compat
     spec = dict(settings, result=str(mode_path / RESULT), logdir=str(mode_path / "host"),
-                levels=LEVELS)
+                levels=LEVELS, client_python=compat.client_python())
     print(f"traceinsight: running {shlex.join(cmd)} (mode {mode}, run {run_path})", file=sys.stderr)
     # Ctrl-C reaches the script (same process group); we wait for it and keep what it traced.
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        relay = StderrFilter()
         try:
-            proc = subprocess.Popen(cmd, env=_script_env(spec))
+            proc = subprocess.Popen(cmd, env=_script_env(spec), stderr=relay.start())
         except OSError as e:
+            relay.child_started()
+            relay.join()
             entry.update(status="failed", error=f"cannot start {cmd[0]}: {e.strerror or e}")
             writer.save()
             raise TraceinsightError(f"cannot start {cmd[0]}: {e.strerror or e}") from None
+        relay.child_started()
         rc = proc.wait()
+        relay.join()
     finally:
         signal.signal(signal.SIGINT, old)
     finish_mode(writer, mode, mode_path, rc, settings)
@@ -251,7 +333,8 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict) -> 
                             "steps_s": [s for s, _ in traced_steps],
                             "step_nums": [n for _, n in traced_steps]}
     if trace:
-        host["profile_options"] = options_mod.check(LEVELS, path)
+        host["profile_options"] = options_mod.check(LEVELS, path,
+                                                    (res.get("versions") or {}).get("tensorflow"))
         if path:
             try:   # relative to the run folder: the run can be moved
                 host["trace"] = host["profile_options"]["trace"] = str(
@@ -270,7 +353,9 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict) -> 
         notes.append(f"the trace holds {len(traced_steps)} of the {window} steps asked for "
                      "(the script ended, or the steps were slower than the warm-up's)")
     po = host.get("profile_options") or {}
-    if trace and po and not po.get("ok"):
+    if trace and po and po.get("unverified"):
+        notes.append(f"host pass: {po['unverified']}")
+    elif trace and po and not po.get("ok"):
         notes.append(f"host pass: profiler options not as requested: {po.get('problem', 'unknown')}")
     runfolder.atomic_write_json(mode_path / runfolder.TIMINGS, timings)
     try:
@@ -280,7 +365,16 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict) -> 
     entry["profile_options"] = {"host": po} if po else {}
     entry["notes"] = notes
     entry["details"] = timings["details"]
-    if not steps:
+    unmarked = int(res.get("unmarked_steps") or 0)
+    if res.get("broken"):
+        reason = notes[0] if notes else "the hook failed"
+        if unmarked:
+            notes.append(f"{unmarked} more step calls after that ran unmarked")
+    if not steps and res.get("broken"):
+        # the hook failed (at the first step, or wrapping TF / Keras): say why, never "no steps"
+        error = f"traceinsight could not mark the script's steps: {reason}"
+        entry.update(status="failed", error=error)
+    elif not steps:
         error = ("no steps: the script called neither Keras fit / train_on_batch / predict nor a "
                  "tf.function" if res.get("versions", {}).get("tensorflow") else
                  "no steps: the script never imported TensorFlow")

@@ -14,14 +14,16 @@ script imports ``tensorflow`` / ``keras`` itself, then wraps
 
 Every step gets TF's step marker ``tf.profiler.experimental.Trace("train", step_num=i, _r=1)``
 and a ``perf_counter`` time. TF's profiler server starts on loopback at the first step; at step
-``skip_steps`` a thread traces it through xprof's client with explicit tracer levels (TF 2.21's
-``tf.profiler.experimental.start`` and ``client.trace`` drop their options); the trace is
-duration-based, so after the ``steps``-th traced step the script waits,
+``skip_steps`` a profiler client in its own process (``traceinsight.capture.compat``: xprof's
+client from the tool's interpreter, which keeps explicit tracer levels on every TF) traces it, its
+output kept out of the script's; the trace is duration-based, so after the ``steps``-th traced step the script waits,
 outside every step, until the trace is saved. Results go to a JSON file that the parent
 (``traceinsight.commands.run``) turns into the run folder; it is rewritten every
 ``SAVE_EVERY`` steps, after the trace and at exit, so a script that crashes leaves what was traced.
 
 Everything is guarded: a failure of the agent prints one line and lets the script run untraced.
+This file and ``compat`` use only the standard library (TensorFlow once the script imports it):
+they are loaded by path into any interpreter, which needs nothing of traceinsight's dependencies.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ import time
 from typing import Any
 
 SPEC_ENV = "TRACEINSIGHT_RUN_SPEC"
+# the script's PYTHONPATH before ``run`` put the hook's folder first ("" = it had none)
+PATH_ENV = "TRACEINSIGHT_RUN_PYTHONPATH"
 SAVE_EVERY = 200
 MAX_RECORDED_STEPS = 1_000_000
 
@@ -53,6 +57,22 @@ def _say(msg: str) -> None:
 def _one_line(e: BaseException) -> str:
     msg = str(e).strip().splitlines()
     return f"{type(e).__name__}: {msg[0]}" if msg else type(e).__name__
+
+
+def _load_compat():
+    """``traceinsight/capture/compat.py`` by path, under a private name: the interpreter may have
+    another traceinsight installed, or none."""
+    name = "_traceinsight_run_compat"
+    if name in sys.modules:
+        return sys.modules[name]
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compat.py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _atomic_json(path: str, obj: Any) -> None:
@@ -99,8 +119,8 @@ class Agent:
         self.notes: list[str] = []
         self.versions: dict[str, str] = {}
         self.trace: dict[str, Any] = {}
-        self.trace_thread: threading.Thread | None = None
-        self.trace_error: str | None = None
+        self.trace_proc: Any = None     # compat.TraceProcess
+        self.unmarked = 0               # steps the script made after the agent broke
         self.port: int | None = None
         self.broken = False
         self.lock = threading.Lock()
@@ -112,12 +132,16 @@ class Agent:
 
     def begin(self, kind: str) -> bool:
         """Open a step; False when this call is not a step (nested, another process, broken)."""
-        if self.open is not None or not self._usable():
+        if self.open is not None:
+            return False
+        if not self._usable():
+            if self.broken and os.getpid() == self.pid:
+                self.unmarked += 1
             return False
         try:
             if self.port is None:
                 self._start_server()
-            if self.next_step == self.skip and self.trace_thread is None:
+            if self.next_step == self.skip and self.trace_proc is None:
                 self._start_trace()
             marker = self.tf.profiler.experimental.Trace("train", step_num=self.next_step, _r=1)
             marker.__enter__()
@@ -144,7 +168,7 @@ class Agent:
             self.step_nums.append(self.next_step)
             self.traced.append(traced)
         self.next_step += 1
-        if self.trace_thread is not None and "path" not in self.trace \
+        if self.trace_proc is not None and "path" not in self.trace \
                 and self.next_step >= self.skip + self.window:
             self._finish_trace()      # outside every step: the script waits for the trace file
         elif self.next_step % SAVE_EVERY == 0:
@@ -167,51 +191,45 @@ class Agent:
                        float(self.spec.get("max_trace_ms", 30000))))
 
     def _start_trace(self) -> None:
-        from xprof.convert import _pywrap_profiler_plugin
+        compat = _load_compat()
         duration = self._duration_ms()
         self.trace = {"started_before_step": self.next_step, "duration_ms": duration,
                       "levels": self.levels}
-
-        def run() -> None:
-            try:
-                # (service_addr, logdir, worker_list, include_dataset_ops, duration_ms, attempts,
-                #  options): xprof 2.24's client keeps explicit tracer levels
-                _pywrap_profiler_plugin.trace(f"localhost:{self.port}", self.logdir, "", True,
-                                              duration, 3, dict(self.levels))
-            except Exception as e:
-                self.trace_error = _one_line(e)
-
         os.makedirs(self.logdir, exist_ok=True)
-        self.trace_thread = threading.Thread(target=run, name="traceinsight-run-trace", daemon=True)
-        self.trace_thread.start()
-        deadline = time.perf_counter() + 20.0
+        cmd = compat.trace_client_cmd(self.spec.get("client_python"), f"localhost:{self.port}",
+                                      self.logdir, duration, 3, self.levels)
+        log = os.path.join(os.path.dirname(self.result_path), ".trace_client.log")
+        self.trace_proc = compat.TraceProcess(cmd, log, env=dict(os.environ))
+        self.trace_proc.start()
+        deadline = time.perf_counter() + 60.0
         while time.perf_counter() < deadline:
             if self._enabled():
                 return
-            if not self.trace_thread.is_alive():
+            if not self.trace_proc.is_alive():
+                self.trace_proc.join()
                 break
             time.sleep(0.0005)
         self.trace["problem"] = "the profiler never started recording" + (
-            f" ({self.trace_error})" if self.trace_error else "")
+            f" ({self.trace_proc.error})" if self.trace_proc.error else "")
 
     def _finish_trace(self) -> None:
-        if self.trace_thread is None or "path" in self.trace:
+        if self.trace_proc is None or "path" in self.trace:
             return
-        self.trace_thread.join()
+        self.trace_proc.join(timeout=self.trace.get("duration_ms", 0) / 1e3 + 120.0)
         self.trace["path"] = None
         files = []
         for root, _dirs, names in os.walk(self.logdir):
             files += [os.path.join(root, n) for n in names if n.endswith(".xplane.pb")]
         if files:
             self.trace["path"] = max(files, key=os.path.getmtime)
-        if self.trace_error:
-            self.trace.setdefault("problem", self.trace_error)
+        if self.trace_proc.error:
+            self.trace.setdefault("problem", self.trace_proc.error)
         self.trace["traced_steps"] = sum(self.traced)
         self.save()
 
     def _enabled(self) -> bool:
-        from tensorflow.python.profiler.internal import _pywrap_traceme
-        self._enabled = _pywrap_traceme.traceme_enabled  # type: ignore[method-assign]  # cache the function itself
+        # cache the version's check itself (compat: traceme_enabled on 2.21, trace.enabled before)
+        self._enabled = _load_compat().traceme_enabled()  # type: ignore[method-assign]
         return self._enabled()
 
     def _break(self, what: str, e: BaseException) -> None:
@@ -228,6 +246,7 @@ class Agent:
                     "pid": self.pid, "versions": self.versions, "steps_s": self.steps_s,
                     "step_nums": self.step_nums, "traced": self.traced, "step_kinds": self.kinds,
                     "trace": self.trace, "notes": self.notes, "exited": exiting,
+                    "broken": self.broken, "unmarked_steps": self.unmarked,
                     "skip_steps": self.skip, "steps": self.window,
                     "step_function": self.step_function})
             except Exception as e:  # the parent reports a missing result
@@ -238,7 +257,7 @@ class Agent:
             return
         if self.open is not None:    # the script exited inside a step (sys.exit in a callback)
             self.end()
-        if self.trace_thread is not None and "path" not in self.trace:
+        if self.trace_proc is not None and "path" not in self.trace:
             self._finish_trace()     # the script ended inside the traced window: keep the trace
         self.save(exiting=True)
 

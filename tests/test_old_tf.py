@@ -1,0 +1,130 @@
+"""Capture and ``run`` on the oldest supported TensorFlow (tensorflow-cpu 2.15.1, Keras 2 as
+tf.keras), in an environment of its own that holds nothing but TensorFlow, driven through
+``capture --python`` / ``run -- <its python>`` as a user with that version would: the tool's own
+environment (the newest TensorFlow) stays as it is.
+
+The environment is made once by tools/make_tf_envs.py into the git-ignored ``.tf-envs/`` folder
+(or the folder named by TRACEINSIGHT_TF_ENVS) and reused while its TensorFlow imports."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import traceinsight
+from traceinsight import runfolder
+from traceinsight.cli import main
+from traceinsight.model import CATEGORIES
+
+pytestmark = pytest.mark.capture
+
+ROOT = Path(__file__).resolve().parents[1]
+OLDEST = "2.15.1"
+SMALL = ["--min-steps", "5", "--min-time", "0.2", "--max-time", "3", "--warmup", "2", "--rounds", "1",
+         "--host-trace-ms", "1500", "--host-max-steps", "6", "--no-python-tracer"]
+
+
+def _tools():
+    spec = importlib.util.spec_from_file_location("make_tf_envs", ROOT / "tools" / "make_tf_envs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def tf215() -> str:
+    if sys.version_info >= (3, 12):
+        pytest.skip(f"tensorflow-cpu {OLDEST} has no wheel for Python {sys.version_info[0]}.{sys.version_info[1]}")
+    tools = _tools()
+    cache = Path(os.environ.get("TRACEINSIGHT_TF_ENVS") or tools.DEFAULT_CACHE)
+    return str(tools.make_env(OLDEST, cache))
+
+
+@pytest.fixture(scope="module")
+def runs215(tf215, tmp_path_factory):
+    out = tmp_path_factory.mktemp("tf215")
+    keras = main(["capture", str(ROOT / "tests" / "data" / "versions" / "keras_small.py"), "--python", tf215,
+                  "--modes", "fit,xla,tf1:fit", "--out", str(out), "--name", "keras", *SMALL])
+    fn = main(["capture", str(ROOT / "tests" / "data" / "versions" / "fn_small.py"), "--python", tf215,
+               "--modes", "function,v1-session", "--out", str(out), "--name", "fn", *SMALL])
+    script = main(["run", "--out", str(out), "--name", "script", "--skip-steps", "3", "--steps", "5",
+                   "--", tf215, str(ROOT / "tests" / "scripts" / "custom_loop.py"), "20"])
+    return out, (keras, fn, script)
+
+
+def _check_steps(mode, timings: dict) -> None:
+    """Categories sum to each traced step's wall, and the trace's step walls agree with the
+    workload's own perf_counter times of the same steps (two clocks, one interval)."""
+    steps = mode.steps
+    assert len(steps) > 0
+    np.testing.assert_allclose(steps[list(CATEGORIES)].sum(axis=1).to_numpy(), steps["wall_ms"].to_numpy(),
+                               rtol=0.01)
+    host = timings["traced"]["host"]
+    by_num = dict(zip(host["step_nums"], host["steps_s"]))
+    if timings.get("first_step_traced") and timings.get("first_step_s") is not None:
+        by_num[timings["first_step_num"]] = timings["first_step_s"]   # capture keeps step 0 apart
+    assert set(steps["step_num"]) <= set(by_num)
+    np.testing.assert_allclose(steps["wall_ms"].to_numpy(), [by_num[n] * 1e3 for n in steps["step_num"]],
+                               atol=0.5)
+
+
+def test_every_mode_captures_on_the_oldest_tensorflow(runs215, tf215):
+    out, statuses = runs215
+    assert statuses == (0, 0, 0)
+    for name, modes in (("keras", ["fit", "xla", "tf1:fit"]), ("fn", ["function", "v1-session"])):
+        manifest = runfolder.read_manifest(out / name)
+        env = manifest["environment"]
+        assert env["tensorflow"] == OLDEST and env["python_executable"] == tf215
+        if name == "keras":
+            assert env["keras"].startswith("2.15")
+        loaded = traceinsight.load(out / name, use_cache=False)
+        for m in modes:
+            entry = manifest["modes"][m]
+            assert entry["status"] == "ok", (m, entry["error"], entry["stderr_tail"])
+            # 2.15 records no profile_options: said, not taken for a wrong level
+            po = entry["profile_options"]["host"]
+            assert po["ok"] is None and "records no profile_options" in po["unverified"]
+            assert any("records no profile_options" in n for n in entry["notes"])
+            assert loaded.modes[m].ok
+            _check_steps(loaded.modes[m], runfolder.read_json(out / name / entry["dir"] / runfolder.TIMINGS))
+    # tf1: under 2.15's own Keras 2, no tf-keras package needed
+    assert runfolder.read_manifest(out / "keras")["modes"]["tf1:fit"]["details"]["keras_module"] == "keras"
+
+
+def test_run_marks_a_custom_loop_on_the_oldest_tensorflow(runs215):
+    out, _ = runs215
+    entry = runfolder.read_manifest(out / "script")["modes"]["custom_loop"]
+    assert entry["status"] == "ok", entry["error"]
+    timings = runfolder.read_json(out / "script" / entry["dir"] / runfolder.TIMINGS)
+    assert timings["details"]["versions"]["tensorflow"] == OLDEST
+    assert timings["details"]["step_kinds"] == {"tf.function": 20}
+    loaded = traceinsight.load(out / "script", use_cache=False)
+    _check_steps(loaded.modes["custom_loop"], timings)
+
+
+def test_trace_decoder_works_with_the_old_protobuf(tf215):
+    """TF 2.15 needs protobuf < 5: the trace decoder (traceinsight.xplane, protobuf's descriptor
+    API, no TensorFlow) runs in that environment's interpreter on a committed 2.15 trace."""
+    import json
+    import subprocess
+
+    from traceinsight.capture.orchestrate import package_path
+    trace = next((ROOT / "tests" / "data" / "versions" / "tf-2.15.1-fn").rglob("*.xplane.pb"))
+    code = ("import json, sys; from google.protobuf import __version__ as v; "
+            "from traceinsight.xplane import XSpace; s = XSpace(); "
+            "s.ParseFromString(open(sys.argv[1], 'rb').read()); "
+            "print(json.dumps([v, sum(len(line.events) for p in s.planes for line in p.lines)]))")
+    out = subprocess.run([tf215, "-c", code, str(trace)], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=package_path()))
+    version, events = json.loads(out.stdout)
+    assert version.startswith("4.")
+    from traceinsight.xplane import XSpace
+    here = XSpace()
+    here.ParseFromString(trace.read_bytes())
+    assert events == sum(len(line.events) for p in here.planes for line in p.lines) > 0
