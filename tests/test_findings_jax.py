@@ -56,12 +56,12 @@ def test_jax_backend_silent_when_medians_and_ratio_disagree():
     all steps lie the other way: the finding then names no direction."""
     from dataclasses import replace
 
-    from traceinsight.findings_jax import rule_jax_backend
+    from traceinsight.findings import rule_jax_backend
     tf_mode = make_mode("train_on_batch", {"op": 3.0}, untraced_ms=3.84)
     jax_mode = make_mode("jax:train_on_batch", {"op": 3.0}, untraced_ms=3.94)
     run = run_of(tf_mode, jax_mode)
     c = run.compare("jax:train_on_batch", "train_on_batch")
     flipped = replace(c, ratio=0.78, ratio_lo=0.70, ratio_hi=0.86, significant=True)
     assert flipped.significant and flipped.delta_ms > 0
-    with mock.patch("traceinsight.findings_jax.compare_modes", lambda run, a, b: flipped):
+    with mock.patch("traceinsight.findings.compare_modes", lambda run, a, b: flipped):
         assert not list(rule_jax_backend(run))

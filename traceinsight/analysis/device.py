@@ -106,7 +106,7 @@ def _jax_framework_ops(table: EventTable, pos: dict[int, int]) -> dict[int, str]
     """JAX: the framework op of each kernel (event index -> op) is XLA's op_name of its HLO
     instruction, from the HLO protos the trace keeps (as XProf reads it), else the kernel's
     ``name`` stat."""
-    from traceinsight.analysis.jaxtrace import hlo_op_names
+    from traceinsight.analysis.hlo_protos import hlo_op_names
     out: dict[int, str] = {}
     hlo_names = hlo_op_names(table.files) if "hlo_op" in table.stat_str and any(
         p.name == "/host:metadata" for p in table.planes) else {}

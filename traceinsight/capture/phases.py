@@ -31,9 +31,6 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
     mode = modes_mod.get(spec["kind"], spec["mode"])
     if mode is None:
         raise WorkloadError(f"unknown mode {spec['mode']!r} for a {spec['kind']} workload")
-    if mode.backend == "jax":   # Keras on JAX: its own phases, traced with jax.profiler
-        from traceinsight.capture.jax_driver import run_jax_mode
-        return run_jax_mode(spec, mode)
     if mode.legacy_keras:
         from traceinsight.capture import compat
         try:

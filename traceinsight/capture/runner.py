@@ -136,8 +136,14 @@ def main(argv: list[str] | None = None) -> int:
         else:
             # phases imports numpy / protobuf (TensorFlow's own dependencies): after the probe
             # checked that this interpreter has a working TensorFlow
-            from traceinsight.capture.phases import run_mode
-            result, server = run_mode(spec)
+            mode = modes_mod.get(spec["kind"], spec["mode"])
+            if mode is not None and mode.backend == "jax":
+                # Keras on JAX: its own phases, traced with jax.profiler
+                from traceinsight.capture.jax_driver import run_jax_mode
+                result, server = run_jax_mode(spec, mode)
+            else:
+                from traceinsight.capture.phases import run_mode
+                result, server = run_mode(spec)
     except WorkloadError as e:
         traceback.print_exc()
         runfolder.atomic_write_json(out.with_name(out.name + ".error"), {"error": str(e)})

@@ -1,0 +1,90 @@
+"""The HLO protos a jax.profiler trace keeps in its ``/host:metadata`` plane: each HLO
+instruction's framework op name, read with just enough of XLA's public schema (no XLA, no JAX).
+The device analysis (kernels -> framework ops) and the JAX analysis both read them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _hlo_classes():
+    """Just enough of XLA's public HloProto schema (xla/service/hlo.proto, xla_data.proto) to read
+    each instruction's framework op name: HloProto.hlo_module (1) -> HloModuleProto.computations
+    (3) -> HloComputationProto.instructions (2) -> HloInstructionProto.name (1), .metadata (7) ->
+    OpMetadata.op_name (2)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    F = descriptor_pb2.FieldDescriptorProto
+    fd = descriptor_pb2.FileDescriptorProto(name="traceinsight_hlo.proto", package="traceinsight.hlo",
+                                            syntax="proto3")
+
+    def msg(name, fields):
+        m = fd.message_type.add(name=name)
+        for fname, num, ftype, rep, tname in fields:
+            f = m.field.add(name=fname, number=num, type=ftype,
+                            label=F.LABEL_REPEATED if rep else F.LABEL_OPTIONAL)
+            if tname:
+                f.type_name = f".traceinsight.hlo.{tname}"
+
+    msg("OpMetadata", [("op_type", 1, F.TYPE_STRING, False, None),
+                       ("op_name", 2, F.TYPE_STRING, False, None)])
+    msg("Instr", [("name", 1, F.TYPE_STRING, False, None),
+                  ("opcode", 2, F.TYPE_STRING, False, None),
+                  ("metadata", 7, F.TYPE_MESSAGE, False, "OpMetadata")])
+    msg("Computation", [("name", 1, F.TYPE_STRING, False, None),
+                        ("instructions", 2, F.TYPE_MESSAGE, True, "Instr")])
+    msg("Module", [("name", 1, F.TYPE_STRING, False, None),
+                   ("computations", 3, F.TYPE_MESSAGE, True, "Computation")])
+    msg("Hlo", [("hlo_module", 1, F.TYPE_MESSAGE, False, "Module")])
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fd)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("traceinsight.hlo.Hlo"))
+
+
+_HLO_CACHE: dict[tuple[str, ...], dict[tuple[str, str], str]] = {}
+
+
+def hlo_op_names(files) -> dict[tuple[str, str], str]:
+    """Cached ``read_hlo_op_names`` (the device analysis asks once per table)."""
+    key = tuple(map(str, files))
+    if key not in _HLO_CACHE:
+        _HLO_CACHE.clear()
+        _HLO_CACHE[key] = read_hlo_op_names(files)
+    return _HLO_CACHE[key]
+
+
+def read_hlo_op_names(files) -> dict[tuple[str, str], str]:
+    """(module name, HLO instruction) -> the framework op name XLA recorded for it (its
+    metadata's op_name), from the HLO protos a jax.profiler trace keeps in its ``/host:metadata``
+    plane; empty when the trace has none."""
+    from google.protobuf.message import DecodeError
+
+    from traceinsight.xplane import XSpace
+    out: dict[tuple[str, str], str] = {}
+    Hlo = None
+    for f in files:
+        space = XSpace()
+        try:
+            space.ParseFromString(Path(f).read_bytes())
+        except (DecodeError, OSError):
+            continue
+        for plane in space.planes:
+            if plane.name != "/host:metadata":
+                continue
+            proto_id = next((k for k, v in plane.stat_metadata.items() if v.name == "Hlo Proto"), None)
+            if proto_id is None:
+                continue
+            Hlo = Hlo or _hlo_classes()
+            for em in plane.event_metadata.values():
+                for st in em.stats:
+                    if st.metadata_id != proto_id or not st.bytes_value:
+                        continue
+                    h = Hlo()
+                    try:
+                        h.ParseFromString(st.bytes_value)
+                    except DecodeError:
+                        continue
+                    module = h.hlo_module.name
+                    for comp in h.hlo_module.computations:
+                        for ins in comp.instructions:
+                            out.setdefault((module, ins.name), ins.metadata.op_name)
+    return out
