@@ -86,11 +86,16 @@ async def test_figures_drawn_before_the_mode_tables_idle_are_not_cut():
     with mock.patch.object(ModeTable, "fill", fill_then_draw):
         got, got_widths = await settled_overview(run(), (80, 24))
     assert filled == [want_widths] and got_widths == want_widths    # the idle found them so
-    assert got == want
-    lines = got.splitlines()
-    header = next(i for i, line in enumerate(lines) if "× fastest" in line)
-    table_lines = lines[header + 1:header + 1 + len(run().modes)]
-    assert all("–" in line for line in table_lines), table_lines   # each IQR whole: p25–p75
+
+    def table_lines(text: str) -> list[str]:
+        # the mode table only: what the forced frame could cut (the bars beside it re-render to
+        # the width they get once laid out, which a loaded machine may reach a frame later)
+        lines = text.splitlines()
+        header = next(i for i, line in enumerate(lines) if "× fastest" in line)
+        return lines[header:header + 1 + len(run().modes)]
+
+    assert table_lines(got) == table_lines(want)
+    assert all("–" in line for line in table_lines(got)[1:]), table_lines(got)   # each IQR whole
 
 
 @pilot_test
