@@ -8,6 +8,7 @@ import pytest
 import traceinsight
 from traceinsight.analysis.load import analyze_mode
 from traceinsight.model import CATEGORIES
+from traceinsight.stepsource import StepSource
 
 from xspace_builder import Space, session_path
 
@@ -69,6 +70,7 @@ def test_conservation_and_steps(eager_fn):
     assert eager_fn.breakdown.loc["op", "median"] == pytest.approx(35 * MS)
     assert eager_fn.breakdown.loc["total", "median"] == pytest.approx(100 * MS)
     assert "step markers 'train'" in eager_fn.step_rule
+    assert eager_fn.step_source is StepSource.MARKERS_STEP_NUM
 
 
 def test_ops_main_and_worker(eager_fn):
@@ -112,8 +114,24 @@ def test_no_markers_repeated_function_calls_are_steps(tmp_path):
         main.event("KernelAndDeviceFunc::Run", t0 + 5, 20)
     m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")])
     assert "tf.function call" in m.step_rule
+    assert m.step_source is StepSource.TF_FUNCTION_CALLS
     assert len(m.steps) == 3
     assert all(cats(m, i) == {"op": 20, "dispatch": 10} for i in range(3))
+
+
+def test_step_source_travels_through_the_cache(tmp_path, eager_fn):
+    import json
+
+    from traceinsight.analysis.cache import from_dict, to_dict
+    data = json.loads(json.dumps(to_dict(eager_fn, ["k"])))
+    back = from_dict(data, ["k"], None)
+    assert back is not None and back.step_source is StepSource.MARKERS_STEP_NUM
+    # an entry without a step source, or with one this version does not know, is analysed again
+    for bad in (None, "markers", 3):
+        damaged = dict(data, step_source=bad)
+        assert from_dict(damaged, ["k"], None) is None, bad
+    del data["step_source"]
+    assert from_dict(data, ["k"], None) is None
 
 
 def test_no_markers_no_calls_one_window(tmp_path):
@@ -123,6 +141,7 @@ def test_no_markers_no_calls_one_window(tmp_path):
     main.event("TFE_Py_FastPathExecute_C", 30, 20)
     m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")])
     assert "one step" in m.step_rule
+    assert m.step_source is StepSource.WHOLE_TRACE
     assert cats(m, 0) == {"dispatch": 30, "python": 10}
 
 

@@ -16,6 +16,7 @@ from traceinsight.analysis.hosts import compare_sessions
 from traceinsight.cli import main
 from traceinsight.report import render
 from traceinsight.report.json import load_schema
+from traceinsight.stepsource import StepSource
 from traceinsight.testing import sample_run
 
 from xspace_builder import Space, session_path
@@ -174,6 +175,7 @@ def test_repeated_step_numbers_are_not_matched(tmp_path):
                                       "b": [(1, 1000, 100), (1, 1000, 100), (1, 1000, 100)]})
     run = traceinsight.load(tmp_path / "logdir", use_cache=False)
     assert "renumbered" in run.modes["logdir/b"].step_rule
+    assert run.modes["logdir/b"].step_source is StepSource.MARKERS_RENUMBERED
     (g,) = run.host_groups()
     assert not g.aligned and "the steps of b do not come from step markers" in g.alignment
 

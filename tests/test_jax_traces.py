@@ -16,6 +16,7 @@ import pytest
 import traceinsight
 from traceinsight.analysis.steps import RULE_MODULE_RUNS
 from traceinsight.cli import main
+from traceinsight.stepsource import StepSource
 
 from xspace_builder import Space
 
@@ -73,7 +74,7 @@ def only_mode(path):
 @pytest.mark.parametrize("name", sorted(XPROF_KERNELS))
 def test_amd_gpu_kernels_match_xprof_to_the_last_digit(name):
     m = only_mode(DATA / f"{name}.xplane.pb")
-    assert m.step_rule.startswith(RULE_MODULE_RUNS)
+    assert m.step_rule.startswith(RULE_MODULE_RUNS) and m.step_source is StepSource.MODULE_RUNS
     # every device event is in a steady step: the tables cover the whole trace, as XProf's do
     n = len(m.steady_steps)
     assert n == len(m.steps) and n > 1

@@ -19,6 +19,7 @@ import traceinsight
 from traceinsight.analysis.device import kernel_totals
 from traceinsight.analysis.load import analyze_mode
 from traceinsight.cli import main
+from traceinsight.stepsource import StepSource
 
 from xspace_builder import Space, session_path
 
@@ -86,6 +87,7 @@ def test_gpu_steps_from_device_step_lines_per_device_and_slowest(tmp_path):
     m = analyze_mode("gpu", [gpu_space().write(tmp_path / "h.xplane.pb")])
     assert m.ok and not m.host_events_recorded
     assert "device-side step grouping" in m.step_rule
+    assert m.step_source is StepSource.DEVICE_STEPS_LINE
     assert m.steps["wall_ms"].tolist() == pytest.approx([120 * MS, 90 * MS])
     # host categories: not recorded (NaN), never python
     assert m.steps[["op", "python", "dispatch", "input"]].isna().all().all()
@@ -114,7 +116,7 @@ def test_gpu_steps_from_device_step_lines_per_device_and_slowest(tmp_path):
 
 def test_gpu_steps_from_group_id_without_step_lines(tmp_path):
     m = analyze_mode("gpu", [gpu_space(steps_line=False).write(tmp_path / "h.xplane.pb")])
-    assert "group_id" in m.step_rule
+    assert "group_id" in m.step_rule and m.step_source is StepSource.DEVICE_GROUPS
     # group 0 spans 0..95 over both devices, group 1 200..250
     assert m.steps["wall_ms"].tolist() == pytest.approx([95 * MS, 50 * MS])
     d = m.device_steps.set_index(["device", "step_num"])

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from traceinsight.columns import Columns
+from traceinsight.stepsource import StepSource
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -201,7 +202,8 @@ class ModeResult:
     retraces: Table = Table()
     hotspots: Table = Table()
     other: Table = Table()
-    step_rule: str = ""                 # how steps were found, in words
+    step_rule: str = ""                 # how steps were found, in words (shown, never parsed)
+    step_source: StepSource = StepSource.UNKNOWN  # the same, as data (what decisions read)
     profile_options: dict[str, Any] = field(default_factory=dict)  # pass -> {requested, recorded, ok}
     notes: tuple[str, ...] = ()         # things the user should know (missing pass, options mismatch)
     trace_paths: tuple[str, ...] = ()

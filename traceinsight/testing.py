@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from traceinsight.model import CATEGORIES, ModeResult, Run, Timing
+from traceinsight.stepsource import StepSource
 
 
 def _steps(per_cat: dict[str, float], n: int, first_extra: dict[str, float] | None = None,
@@ -73,7 +74,8 @@ def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = ()
         hotspots=pd.DataFrame(list(hotspots), columns=["function", "file", "line", "group",
                                                        "self_ms", "inclusive_ms", "calls_per_step"]),
         other=pd.DataFrame(list(other), columns=["name", "ms_per_step", "count"]),
-        step_rule="step markers 'train' (step_num)", notes=notes,
+        step_rule="step markers 'train' (step_num)",
+        step_source=StepSource.MARKERS_STEP_NUM, notes=notes,
         profile_options={"host": {"requested": {"host_tracer_level": 3, "python_tracer_level": 0},
                                   "recorded": {"host_tracer_level": 3, "python_tracer_level": 0},
                                   "ok": True}})

@@ -22,6 +22,7 @@ from traceinsight.analysis import native, rules, xla_compile
 from traceinsight.analysis.events import EventTable
 from traceinsight.analysis.steps import find_steps, step_markers  # noqa: F401 (re-exported)
 from traceinsight.model import CATEGORIES, CompileEstimate
+from traceinsight.stepsource import StepSource
 
 N_CAT = len(CATEGORIES)
 NONE = -1
@@ -46,7 +47,8 @@ class Attribution:
     step_start: np.ndarray
     step_end: np.ndarray
     step_num: np.ndarray
-    step_rule: str
+    step_rule: str                 # how the steps were found, in words (shown)
+    step_source: StepSource        # the same, as data (what decisions read)
     has_device_plane: bool
     step_partial: np.ndarray | None = None  # bool per step: cut by the end of the trace
     step_notes: tuple[str, ...] = ()
@@ -371,6 +373,7 @@ def attribute(table: EventTable) -> Attribution:
                        crosser=crosser, outside=crosser | marker_ev, own=own, cat=cat,
                        seg_owner=seg_owner, seg_cat=seg_cat, bounds=bounds,
                        step_start=found.start, step_end=found.end, step_num=found.num,
-                       step_rule=found.rule, has_device_plane=has_device,
+                       step_rule=found.rule, step_source=found.source,
+                       has_device_plane=has_device,
                        step_partial=found.partial, step_notes=found.notes,
                        compile_estimate=estimate)

@@ -20,6 +20,7 @@ import numpy as np
 from traceinsight.columns import Columns, text
 from traceinsight.model import CompileCall, CompileEstimate, ModeResult, Timing
 from traceinsight.runfolder import atomic_write_json
+from traceinsight.stepsource import StepSource
 
 # Bump when the analysis changes what it computes: old caches are then ignored. The key also holds
 # a digest of the analysis source (``source_digest``), so a change nobody bumped for still counts.
@@ -110,7 +111,7 @@ def _clean(o: Any) -> Any:
 def to_dict(mode: ModeResult, key: list) -> dict:
     """A ModeResult as plain JSON data (its timing is not included: it is read from timings.json)."""
     data = {"key": key, "name": mode.name, "status": mode.status, "error": mode.error,
-            "step_rule": mode.step_rule, "notes": list(mode.notes),
+            "step_rule": mode.step_rule, "step_source": mode.step_source.value, "notes": list(mode.notes),
             "trace_paths": list(mode.trace_paths), "profile_options": _clean(mode.profile_options),
             "host_events_recorded": mode.host_events_recorded,
             "first_step": _clean(mode.first_step_ms),
@@ -250,6 +251,9 @@ def save_checked(run: Path, path: Path, mode: ModeResult, key: list) -> str | No
     return None
 
 
+_STEP_SOURCES = frozenset(s.value for s in StepSource)
+
+
 def _plain(data: dict) -> bool:
     """The scalar fields have the types ``to_dict`` writes (a hand-made file may hold anything)."""
     def strs(v: Any) -> bool:
@@ -257,6 +261,7 @@ def _plain(data: dict) -> bool:
     return (isinstance(data.get("name"), str) and data.get("status") in ("ok", "failed", "missing")
             and isinstance(data.get("error"), (str, type(None)))
             and isinstance(data.get("step_rule", ""), str)
+            and data.get("step_source") in _STEP_SOURCES
             and strs(data.get("notes") or []) and strs(data.get("trace_paths") or [])
             and isinstance(data.get("profile_options") or {}, dict)
             and isinstance(data.get("first_step") or {}, dict)
@@ -278,6 +283,7 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
             {str(k): math.nan if v is None else float(v) for k, v in first.items()},
             ops=frames["ops"], retraces=frames["retraces"], hotspots=frames["hotspots"],
             other=frames["other"], step_rule=data.get("step_rule", ""),
+            step_source=StepSource(data["step_source"]),
             profile_options=data.get("profile_options") or {}, notes=tuple(data.get("notes") or ()),
             trace_paths=tuple(data.get("trace_paths") or ()),
             host_events_recorded=bool(data.get("host_events_recorded", True)),

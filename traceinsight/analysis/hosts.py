@@ -22,7 +22,7 @@ mode; this module compares the hosts of each session with two or more of them
 
 The hosts' clocks are not synchronised: steps are matched by their step_num, never by timestamps.
 Step numbers are the job's own only when every host's steps come from step markers with their
-step_num stat (``steps.numbered_by_step_num``); other rules number steps per trace, so there is
+step_num stat (``StepSource.numbered_by_step_num``); other rules number steps per trace, so there is
 no per-step comparison then, and ``alignment`` says why rather than guessing.
 
 In a synchronous job every host's step includes waiting for the others (the collective that ends
@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from traceinsight import present
-from traceinsight.analysis.steps import numbered_by_step_num
 from traceinsight.model import CATEGORIES
 from traceinsight.stats import excludes_one, ratio_ci
 
@@ -456,7 +455,7 @@ def _align(ok: list[tuple[str, ModeResult, np.ndarray]]
     """Steps matched by step_num across hosts (never by time: the hosts' clocks differ)."""
     per_host: list[dict[int, float]] = []
     for host, m, _ in ok:
-        if not numbered_by_step_num(m.step_rule):
+        if not m.step_source.numbered_by_step_num:
             return False, (f"the steps of {host} do not come from step markers carrying the "
                            "job's step_num (see its step rule), so their numbers count that "
                            "trace's steps only; the hosts' clocks are not synchronised, so steps "

@@ -22,8 +22,9 @@ import numpy as np
 
 from traceinsight.analysis import device as device_mod
 from traceinsight.analysis.events import EventTable
-from traceinsight.analysis.steps import RULE_MODULE_RUNS, is_derived_line, module_runs
+from traceinsight.analysis.steps import is_derived_line, module_runs
 from traceinsight.columns import Columns, text
+from traceinsight.stepsource import StepSource
 
 PS_PER_MS = 1e9
 
@@ -164,9 +165,10 @@ def with_device_ops(host_ops: Columns, dops: Columns, host_recorded: bool) -> Co
                     for c in host_ops.columns})
 
 
-def event_steps(table: EventTable, step_rule: str, step_num: np.ndarray) -> np.ndarray | None:
+def event_steps(table: EventTable, step_source: StepSource,
+                step_num: np.ndarray) -> np.ndarray | None:
     """Every event's step index (-1: none) when the steps are the device's module executions."""
-    if not step_rule.startswith(RULE_MODULE_RUNS):
+    if step_source is not StepSource.MODULE_RUNS:
         return None
     lines = [i for i, ln in enumerate(table.lines)
              if table.planes[ln.plane].name.startswith("/device:") and ln.n_events

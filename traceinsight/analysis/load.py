@@ -17,10 +17,11 @@ from traceinsight import runfolder
 from traceinsight.analysis import cache, device, jaxtrace, malloc, results
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
-from traceinsight.analysis.steps import RULE_DEVICE_GROUPS, host_events_recorded
+from traceinsight.analysis.steps import host_events_recorded
 from traceinsight.columns import Columns
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import CompileEstimate, ModeResult, Run, Timing
+from traceinsight.stepsource import StepSource
 
 
 def recorded_options(table: EventTable) -> dict[str, int] | None:
@@ -80,7 +81,7 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
     host_recorded, why_not = host_events_recorded(table, a.main_line, recorded_options(table))
     event_step = None
     if framework in ("jax", "device"):
-        event_step = jaxtrace.event_steps(table, a.step_rule, a.step_num)
+        event_step = jaxtrace.event_steps(table, a.step_source, a.step_num)
         if event_step is not None and host_recorded:
             host_recorded, why_not = False, ("the steps are the device's module executions (no "
                                              "step markers): host time is not split by them")
@@ -102,7 +103,7 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
     dev = device.analyze_devices(table, a.step_start, a.step_end, a.step_num,
                                  results.steady_mask(steps) if len(steps) else
                                  np.zeros(0, dtype=bool),
-                                 steps_are_groups=a.step_rule == RULE_DEVICE_GROUPS,
+                                 steps_are_groups=a.step_source is StepSource.DEVICE_GROUPS,
                                  event_step=(event_step, "module executions")
                                  if event_step is not None else None)
     if dev is not None:
@@ -174,7 +175,8 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
         ops=ops, retraces=results.retraces_table(a, signatures),
         hotspots=hotspots if hotspots is not None else results.hotspots_table(a, steps.head(0)),
-        other=other, step_rule=a.step_rule, profile_options=options, notes=tuple(notes),
+        other=other, step_rule=a.step_rule, step_source=a.step_source,
+        profile_options=options, notes=tuple(notes),
         host_events_recorded=host_recorded, compile_estimate=a.compile_estimate,
         device_steps=dev.steps if dev is not None else Columns(),
         devices=dev.devices if dev is not None else Columns(),

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from traceinsight.analysis.events import EventTable
+from traceinsight.stepsource import StepSource
 
 STEP_MARKER = re.compile(r"^(train|test)[^/]*$|^TraceContext$|^Profiled batch$")
 
@@ -42,20 +43,14 @@ DERIVED_LINE_NAMES = frozenset({"Steps", "TensorFlow Ops", "TensorFlow Name Scop
                                 "Framework Name Scope", "Framework Ops", "SparseCore Steps"})
 STEPS_LINE_ID = DERIVED_LINE_MIN
 RULE_MODULE_RUNS = "no host step events: steps from the device's XLA module executions"
-# The end of a marker rule whose step numbers are the markers' own step_num stats (the job's step
-# numbers: the same number on two hosts of one job is the same step), and of one whose markers
-# repeat a step_num, renumbered here in time order (numbers of this trace only).
+# The end of a marker rule's sentence whose step numbers are the markers' own step_num stats (the
+# job's step numbers: the same number on two hosts of one job is the same step), and of one whose
+# markers repeat a step_num, renumbered here in time order (numbers of this trace only). The
+# sentences are shown; decisions read the rule's StepSource.
 STEP_NUM_RULE = "(step_num)"
 RENUMBERED_RULE = "(renumbered in time order: the markers repeat a step_num)"
 RULE_DEVICE_GROUPS = ("no host events: device events grouped into steps by their group_id stat "
                       "(TF's step grouping)")
-
-
-def numbered_by_step_num(rule: str) -> bool:
-    """Whether the steps a rule found carry the job's own step numbers (step markers' step_num,
-    none repeated). Every other rule numbers steps per trace (tf.function calls in order, XProf's
-    group ids, 0 for one window): the same number on two hosts need not be the same step."""
-    return rule.startswith("step markers ") and rule.endswith(STEP_NUM_RULE)
 
 
 def is_derived_line(line) -> bool:
@@ -68,13 +63,14 @@ class StepWindows:
     end: np.ndarray
     num: np.ndarray            # step_num (renumbered in time order when markers repeat one)
     partial: np.ndarray        # bool: cut by the end of the trace
-    rule: str
+    rule: str                  # the rule, in words (shown to the user)
+    source: StepSource         # the rule, as data (what decisions read)
     notes: tuple[str, ...] = ()
 
     @staticmethod
     def empty(rule: str, notes: tuple[str, ...] = ()) -> StepWindows:
         z = np.zeros(0, dtype=np.int64)
-        return StepWindows(z, z, z, np.zeros(0, dtype=bool), rule, notes)
+        return StepWindows(z, z, z, np.zeros(0, dtype=bool), rule, StepSource.NONE, notes)
 
 
 def step_markers(table: EventTable) -> np.ndarray:
@@ -117,6 +113,7 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
         ss, se, sn = ss[top], se[top], sn[top]
         marker_names = sorted({names[i] for i in table.name[main_marker]})
         rule = f"step markers {', '.join(repr(n) for n in marker_names)} {STEP_NUM_RULE}"
+        source = StepSource.MARKERS_STEP_NUM
         o = np.lexsort((-se, ss))  # by start, the longest first
         ss, se, sn = ss[o], se[o], sn[o]
         ss, se, sn, more = _outermost(ss, se, sn)
@@ -129,6 +126,7 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
                          f"{int(sn.min())}")
             sn = int(sn.min()) + np.arange(len(sn))
             rule = rule.replace(STEP_NUM_RULE, RENUMBERED_RULE)
+            source = StepSource.MARKERS_RENUMBERED
     else:
         calls = np.zeros(0, dtype=np.int64)
         if "tf_function_call" in table.stat_str and main >= 0:
@@ -142,6 +140,7 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
             ss, se = table.start[calls], table.end[calls]
             sn = np.arange(len(calls))
             rule = "no step markers: each top-level tf.function call on the main thread is a step"
+            source = StepSource.TF_FUNCTION_CALLS
         elif jax and (dev := device_steps(table, grouped_only=True, modules=True)) is not None:
             # device work: steps from the device's module executions, so that every kernel is in
             # a step (the host's jitted calls would leave the work of other calls out)
@@ -151,6 +150,7 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
             sn = np.arange(len(ss))
             rule = (f"no step markers: each top-level call of the jitted function {fn} (the one "
                     "with the most time on the main thread) is a step")
+            source = StepSource.JIT_CALLS
         elif (dev := device_steps(table, grouped_only=main >= 0 and len(on_main) > 0)) is not None:
             return dev
         elif main < 0 or not len(on_main):
@@ -161,13 +161,14 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
             se = np.array([table.end[on_main].max()])
             sn = np.array([0])
             rule = "no step markers and no repeated tf.function calls: the whole trace is one step"
+            source = StepSource.WHOLE_TRACE
     o = np.argsort(ss, kind="stable")
     ss, se, sn = ss[o], se[o], sn[o]
     partial = _partial(table, ss, se, main)
     if partial.any():
         notes.append(f"the last step (step {int(sn[partial][0])}) was cut by the end of the trace: "
                      "kept out of the steady steps")
-    return StepWindows(ss, se, sn.astype(np.int64), partial, rule, tuple(notes))
+    return StepWindows(ss, se, sn.astype(np.int64), partial, rule, source, tuple(notes))
 
 
 def jit_calls(table: EventTable, main: int) -> tuple[np.ndarray, np.ndarray, str] | None:
@@ -293,6 +294,7 @@ def device_steps(table: EventTable, grouped_only: bool = False,
             np.array([_int_or(table.names[n], -1) for n in table.name[ev]], dtype=np.int64)
         rule = ("no host events: steps from the device-side step grouping XProf wrote into the "
                 "trace (the 'Steps' line of each device, by group_id); a step spans all devices")
+        source = StepSource.DEVICE_STEPS_LINE
     else:
         dev_lines = [i for i, ln in enumerate(table.lines) if ln.plane in dev_planes
                      and ln.n_events and not is_derived_line(ln)]
@@ -305,6 +307,7 @@ def device_steps(table: EventTable, grouped_only: bool = False,
             ev = ev[gid[ev] >= 0]
             keys = gid[ev]
             rule = RULE_DEVICE_GROUPS
+            source = StepSource.DEVICE_GROUPS
         elif runs is not None:
             ev = ev[np.argsort(table.start[ev], kind="stable")]
             keys = runs[0]
@@ -312,12 +315,14 @@ def device_steps(table: EventTable, grouped_only: bool = False,
                     "starts a step where its work follows other modules' work or returns to its "
                     "first HLO op; a step holds all device work up to the next (back-to-back "
                     "runs of a one-op module are one step)")
+            source = StepSource.MODULE_RUNS
         elif grouped_only:
             return None
         else:
             keys = np.zeros(len(ev), dtype=np.int64)
             rule = ("no host events and no step grouping in the trace: all device activity is one "
                     "step")
+            source = StepSource.DEVICE_ALL
     if steps_lines:
         # each device's Steps event has its own clock span: the step is the longest of them (the
         # slowest device sets the step, as XProf's overview reports it)
@@ -330,7 +335,7 @@ def device_steps(table: EventTable, grouped_only: bool = False,
         ss, se = table.start[best], table.end[best]
         o = np.argsort(ss, kind="stable")
         return StepWindows(ss[o], se[o], uniq[o].astype(np.int64), np.zeros(len(ss), dtype=bool),
-                           rule, ())
+                           rule, source, ())
     uniq, inv = np.unique(keys, return_inverse=True)
     ss = np.full(len(uniq), np.iinfo(np.int64).max, dtype=np.int64)
     se = np.full(len(uniq), np.iinfo(np.int64).min, dtype=np.int64)
@@ -345,7 +350,7 @@ def device_steps(table: EventTable, grouped_only: bool = False,
         partial[-1] = True
         notes.append(f"the last step (step {int(sn[-1])}) was cut by the end of the trace: kept "
                      "out of the steady steps")
-    return StepWindows(ss, se, sn, partial, rule, tuple(notes))
+    return StepWindows(ss, se, sn, partial, rule, source, tuple(notes))
 
 
 def _int_or(s: str, default: int) -> int:
