@@ -8,6 +8,7 @@ import pytest
 import traceinsight
 from traceinsight.analysis.load import analyze_mode
 from traceinsight.model import CATEGORIES
+from traceinsight.retracecause import RetraceCause
 from traceinsight.stepsource import StepSource
 
 from xspace_builder import Space, session_path
@@ -359,7 +360,7 @@ def test_recorded_input_signatures_say_what_changed(tmp_path):
     assert row["cause"] == "shapes and python values"
     assert row["cause_detail"] == ("argument 1 shape changed ((100,), (200,)); "
                                    "argument 2 is a Python float: 3 distinct values")
-    cause, fix = _retrace_cause(row["cause"], row["cause_detail"], 3, 3)
+    cause, fix = _retrace_cause(RetraceCause.of(row["cause"]), row["cause_detail"], 3, 3)
     assert "every new shape and every new Python value" in cause
     assert "tf.constant" in fix and "reduce_retracing" in fix
     # only Python values
@@ -367,7 +368,7 @@ def test_recorded_input_signatures_say_what_changed(tmp_path):
     m = analyze_mode("m", [tmp_path / "h.xplane.pb"], signatures=only_py)
     row = m.retraces.iloc[0]
     assert row["cause"] == "python values"
-    cause, fix = _retrace_cause(row["cause"], row["cause_detail"], 3, 3)
+    cause, fix = _retrace_cause(RetraceCause.of(row["cause"]), row["cause_detail"], 3, 3)
     assert cause.startswith("Python values passed as arguments") and "tf.constant" in fix
 
 

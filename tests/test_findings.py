@@ -10,6 +10,7 @@ import pytest
 from traceinsight.findings import Finding, find
 from traceinsight.modekind import ModeKind, from_name
 from traceinsight.model import Run
+from traceinsight.retracecause import RetraceCause
 from traceinsight.testing import make_mode, sample_run
 
 EAGER = {"op": 4.3, "python": 4.0, "dispatch": 1.4, "input": 0.5}
@@ -132,6 +133,17 @@ def test_retracing_unknown_cause_lists_the_usual_ones():
     assert "not recorded" in f.evidence and "loop" in f.evidence
     assert "XLA compile" in f.evidence
     assert f.saving_ms == pytest.approx((50 + 20) * 9 / 10 / 10)
+
+
+def test_retracing_cause_read_back_from_the_table():
+    # the table holds the members' values (the cache's JSON and the reports keep them as text);
+    # a value this version never writes reads as unknown, and the finding says it is not recorded
+    assert all(RetraceCause.of(c.value) is c for c in RetraceCause)
+    assert RetraceCause.of("new-function") is RetraceCause.UNKNOWN
+    assert RetraceCause.of(float("nan")) is RetraceCause.UNKNOWN
+    m = make_mode("function", FUNC, untraced_ms=20.0,
+                  retraces=[("f", 10, 10, 50.0, 20.0, "", "new-function", "stays 1")])
+    assert "not recorded" in only(run_of(m), "retracing").evidence
 
 
 def test_retracing_silent_with_one_trace():
@@ -263,6 +275,7 @@ def test_retracing_cause_from_a_real_trace():
     run = load_run(Path(__file__).parent / "data" / "runs" / "retracing")
     row = run.modes["function"].retraces.iloc[0]
     assert (row["cause"], row["cause_detail"]) == ("arguments changed", "tracing_count 1→25")
+    assert RetraceCause.of(row["cause"]) is RetraceCause.ARGUMENTS_CHANGED
     f = only(run, "retracing")
     assert "one tf.function object retraced (tracing_count 1→25)" in f.evidence
     assert "reduce_retracing=True" in f.fix

@@ -23,6 +23,7 @@ from traceinsight import modekind, present
 from traceinsight.analysis.results import GRAPH_BUILDS
 from traceinsight.compare import Comparison
 from traceinsight.model import ModeResult, Run
+from traceinsight.retracecause import RetraceCause
 from traceinsight.stats import concentrated_costs
 
 # Thresholds. They decide when a rule speaks; each is a share or an absolute time, never a figure
@@ -215,7 +216,7 @@ _FIX_SHAPES = ("@tf.function(reduce_retracing=True)   # or a fixed signature:\n"
 _FIX_PYTHON = "step(x, tf.constant(lr))   # pass tensors, not Python numbers or objects"
 
 
-def _retrace_cause(cause: str, detail: str, calls: int, traced: int) -> tuple[str, str]:
+def _retrace_cause(cause: RetraceCause, detail: str, calls: int, traced: int) -> tuple[str, str]:
     """(cause in words, fix snippet) from what the analysis recorded about the traces (the
     ``cause`` / ``cause_detail`` columns of ``ModeResult.retraces``).
 
@@ -226,18 +227,18 @@ def _retrace_cause(cause: str, detail: str, calls: int, traced: int) -> tuple[st
     """
     both_fix = (_FIX_SHAPES.replace("def step(x): ...", "def step(x, lr): ...") + "\n"
                 + _FIX_PYTHON)
-    if cause == "shapes and python values":
+    if cause is RetraceCause.SHAPES_AND_PYTHON_VALUES:
         return (f"its inputs changed between calls: {detail} — every new shape and every new "
                 "Python value is a new trace", both_fix)
-    if cause == "shapes":
+    if cause is RetraceCause.SHAPES:
         return f"input shapes change between calls: {detail}", _FIX_SHAPES
-    if cause == "python values":
+    if cause is RetraceCause.PYTHON_VALUES:
         return (f"Python values passed as arguments: {detail} (each new value is a new trace)",
                 _FIX_PYTHON)
-    if cause == "new function object":
+    if cause is RetraceCause.NEW_FUNCTION:
         return (f"a new tf.function object per call ({detail}: created inside a loop or a "
                 "function)", _FIX_NEW_FUNCTION)
-    if cause == "arguments changed":
+    if cause is RetraceCause.ARGUMENTS_CHANGED:
         return (f"one tf.function object retraced ({detail}): its arguments changed between "
                 "calls — new input shapes or new Python values (the trace does not record which)",
                 both_fix)
@@ -266,12 +267,13 @@ def rule_retracing(run: Run) -> Iterable[Finding]:
             traced, calls = int(row.traced_calls), int(row.calls)
             if traced < 2:
                 continue
-            if _row_get(row, "cause") == "graph builds" or row.function == GRAPH_BUILDS:
+            recorded_cause = RetraceCause.of(_row_get(row, "cause"))
+            if recorded_cause is RetraceCause.GRAPH_BUILDS or row.function == GRAPH_BUILDS:
                 continue  # no tf.function retraced: rule_predict / rule_graph_builds speak
             tracing, compile_ = float(row.tracing_ms or 0.0), float(row.compile_ms or 0.0)
             lost = (tracing + compile_) * (traced - 1) / traced
-            cause, fix = _retrace_cause(str(_row_get(row, "cause")),
-                                        str(_row_get(row, "cause_detail")), calls, traced)
+            cause, fix = _retrace_cause(recorded_cause, str(_row_get(row, "cause_detail")),
+                                        calls, traced)
             recorded = f" Recorded: {row.changes}." if row.changes else ""
             per_call = lost / calls if calls else None
             evidence = (f"In {m.name}, {row.function} was traced {traced} times in {calls} calls: "

@@ -23,6 +23,7 @@ from traceinsight.analysis.attribute import N_CAT, Attribution
 from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES, steady_mask
 from traceinsight.pyfiles import pick
+from traceinsight.retracecause import RetraceCause
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,11 +37,8 @@ OPS_COLUMNS = ["op", "type", "thread", "calls_per_step", "self_ms_per_step", "sh
 RETRACE_COLUMNS = ["function", "calls", "traced_calls", "tracing_ms", "compile_ms", "changes",
                    "cause", "cause_detail"]
 # cause: why the function was traced more than once, as data the findings read (never parsed from
-# ``changes``, which is for people): "" (traced at most once), "shapes", "python values",
-# "shapes and python values", "new function object", "arguments changed" (tracing_count climbed;
-# the trace does not say which argument), "unknown", or "graph builds" (the row of graphs built
-# outside any tf.function call, e.g. tf.data functions). cause_detail: the recorded argument
-# changes, or the tracing_count range, in words.
+# ``changes``, which is for people): a ``RetraceCause``'s value. cause_detail: the recorded
+# argument changes, or the tracing_count range, in words.
 GRAPH_BUILDS = "(graphs built outside tf.function calls)"
 HOTSPOT_COLUMNS = ["function", "file", "line", "group", "self_ms", "inclusive_ms", "calls_per_step"]
 OTHER_COLUMNS = ["name", "ms_per_step", "count"]
@@ -342,7 +340,7 @@ def retraces_table(a: Attribution, signatures: dict | None = None) -> Columns:
         rows.append({"function": fn, "calls": len(g), "traced_calls": n_traced,
                      "tracing_ms": float(np.nansum(g["tracing"])),
                      "compile_ms": float(np.nansum(g["compile"])),
-                     "changes": changes, "cause": cause, "cause_detail": detail})
+                     "changes": changes, "cause": cause.value, "cause_detail": detail})
     builds = _graph_builds_outside_calls(a, idx[on_main])
     if builds is not None:
         rows.append(builds)
@@ -390,31 +388,32 @@ def _graph_builds_outside_calls(a: Attribution, calls: np.ndarray) -> dict[str, 
             "changes": (f"{len(keep)} graphs built in {steps} steps ({per_step:.3g} per step) by "
                         "no tf.function call: functions traced by tf.data (Dataset.map / flat_map "
                         "of a pipeline built per call) or concrete functions"),
-            "cause": "graph builds", "cause_detail": f"{per_step:.3g} per step"}
+            "cause": RetraceCause.GRAPH_BUILDS.value, "cause_detail": f"{per_step:.3g} per step"}
 
 
-def _retrace_cause(g: Columns, changed: list[dict[str, Any]]) -> tuple[str, str]:
+def _retrace_cause(g: Columns, changed: list[dict[str, Any]]) -> tuple[RetraceCause, str]:
     """(cause, detail) of a function's traces, from the recorded argument changes and the calls'
     tracing_count (see RETRACE_COLUMNS)."""
     traced = g["traced"]
     if traced.sum() < 2:
-        return "", ""
+        return RetraceCause.NONE, ""
     shapes = [c["text"] for c in changed if c["kind"] == "shape"]
     python = [c["text"] for c in changed if c["kind"] == "python"]
     if shapes or python:
-        cause = ("shapes and python values" if shapes and python else
-                 "shapes" if shapes else "python values")
+        cause = (RetraceCause.SHAPES_AND_PYTHON_VALUES if shapes and python else
+                 RetraceCause.SHAPES if shapes else RetraceCause.PYTHON_VALUES)
         return cause, "; ".join(shapes + python)
     tc = g["tracing_count"]
     traced_tc = tc[traced]
     if len(traced_tc) and (traced_tc >= 0).all() and (traced_tc == 1).all():
-        return "new function object", f"tracing_count stays 1 over {int(traced.sum())} traced calls"
+        return (RetraceCause.NEW_FUNCTION,
+                f"tracing_count stays 1 over {int(traced.sum())} traced calls")
     tc = tc[tc >= 0]
     if len(tc) and tc.max() > tc.min():
-        return "arguments changed", f"tracing_count {int(tc.min())}→{int(tc.max())}"
+        return RetraceCause.ARGUMENTS_CHANGED, f"tracing_count {int(tc.min())}→{int(tc.max())}"
     if changed:
-        return "unknown", "; ".join(c["text"] for c in changed)
-    return "unknown", ""
+        return RetraceCause.UNKNOWN, "; ".join(c["text"] for c in changed)
+    return RetraceCause.UNKNOWN, ""
 
 
 def _retrace_pattern(g: Columns) -> str:
