@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import traceinsight
-from traceinsight.analysis.load import analyze_mode
+from traceinsight.analysis.mode import analyze_mode
 from traceinsight.model import CATEGORIES
 from traceinsight.retracecause import RetraceCause
 from traceinsight.stepsource import StepSource

@@ -18,7 +18,7 @@ import traceinsight
 from traceinsight.analysis import rules
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import load_files
-from traceinsight.analysis.load import analyze_mode
+from traceinsight.analysis.mode import analyze_mode
 from traceinsight.analysis.results import op_totals
 from traceinsight.findings import find
 from traceinsight.model import CATEGORIES, Run

@@ -27,7 +27,7 @@ import math
 
 import pytest
 
-from traceinsight.analysis.load import analyze_mode
+from traceinsight.analysis.mode import analyze_mode
 
 from xspace_builder import Space
 

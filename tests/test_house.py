@@ -25,11 +25,10 @@ import_graph = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(import_graph)
 
 # the imports that still close cycles: `Run` computes its summary, comparisons, findings and host
-# groups on demand (model imports upward), and parallel reuses load's private helpers
+# groups on demand (model imports upward)
 KNOWN_BACK_EDGES = {
     ("model", "compare"), ("model", "findings"), ("model", "analysis.hosts"), ("model", "stats"),
     ("model", "report.notebook"),   # Run._repr_html_: a notebook shows the HTML report
-    ("analysis.parallel", "analysis.load"),
 }
 
 

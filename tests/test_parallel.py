@@ -50,9 +50,9 @@ def assert_same_mode(a, b) -> None:
 
 
 def host_groups(logdir) -> dict:
-    from traceinsight.analysis.load import _foreign_modes
+    from traceinsight.analysis.sessions import foreign_modes
     from traceinsight.runfolder import find_xplanes
-    return _foreign_modes(logdir, find_xplanes(logdir))
+    return foreign_modes(logdir, find_xplanes(logdir))
 
 
 @pytest.mark.parametrize("start", ["fork", "spawn"])

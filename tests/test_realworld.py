@@ -17,7 +17,7 @@ import pytest
 
 import traceinsight
 from traceinsight.analysis.device import kernel_totals
-from traceinsight.analysis.load import analyze_mode
+from traceinsight.analysis.mode import analyze_mode
 from traceinsight.cli import main
 from traceinsight.stepsource import StepSource
 

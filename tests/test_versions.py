@@ -17,7 +17,7 @@ import pytest
 from traceinsight.analysis import rules, xla_compile
 from traceinsight.analysis.cache import from_dict, to_dict
 from traceinsight.analysis.events import load_files
-from traceinsight.analysis.load import analyze_mode
+from traceinsight.analysis.mode import analyze_mode
 from traceinsight.cli import main
 from traceinsight.model import CATEGORIES
 

@@ -36,7 +36,7 @@ SAMPLE = ROOT / "samples" / "tf2_vs_tf1_small.py"
 def child_analyze(path: str) -> None:
     import resource
     t0 = time.perf_counter()
-    from traceinsight.analysis.load import analyze_mode
+    from traceinsight.analysis.mode import analyze_mode
     t_import = time.perf_counter() - t0
     t1 = time.perf_counter()
     mode = analyze_mode("bench", [Path(path)])

@@ -3,7 +3,7 @@ per process. A run folder's modes that its analysis cache does not hold go throu
 (``load._load_modes``), one mode per job.
 
 A logdir of a multi-worker job holds one trace per host (``<logdir>/plugins/profile/<session>/
-<host>.xplane.pb``); each host is analysed on its own (``load.analyze_mode``), so the hosts are
+<host>.xplane.pb``); each host is analysed on its own (``mode.analyze_mode``), so the hosts are
 independent jobs. ``analyze_modes`` starts ``jobs - 1`` worker processes first of all, then this
 process and the workers pull hosts from one list, largest first (each worker's first host is
 handed out before this process takes its own), at most one host per process at a time, so every
@@ -26,7 +26,7 @@ and forkserver re-run the caller's ``__main__`` script in every worker (a script
 ``TRACEINSIGHT_START=fork|spawn`` overrides the choice.
 
 The protocol is the same for both: a job is a JSON ``[name, [file, ...]]``, plus for a run
-folder's mode the other arguments of ``load.analyze_mode`` (``_args_to_json``: its python-tracer
+folder's mode the other arguments of ``mode.analyze_mode`` (``_args_to_json``: its python-tracer
 pass, the Timing read from timings.json, exactly, by ``cache.timing_to_dict``, the capture's
 notes and options as read from timings.json; NaN and Infinity written as Python's json does), the
 result the analysis cache's own JSON (``analysis.cache.to_dict``; nothing is unpickled or
@@ -106,8 +106,8 @@ def _jobs(groups: dict[str, list[Path]], jobs: int | None,
 
 
 def _analyze(name: str, files: list[Path], **args: Any):
-    """``load.analyze_mode(name, files, **args)``, with the mode's bootstrap medians."""
-    from traceinsight.analysis.load import analyze_mode
+    """``mode.analyze_mode(name, files, **args)``, with the mode's bootstrap medians."""
+    from traceinsight.analysis.mode import analyze_mode
     mode = analyze_mode(name, files, **args)
     # every view of a run needs each mode's bootstrap medians (its median's interval, the ratios,
     # the hosts' comparison; the export's summary too): resampled here, in the process that
@@ -128,7 +128,7 @@ def analyze_modes(groups: dict[str, list[Path]], jobs: int | None = None,
     by ``jobs`` processes at once, this one included (default: ``$TRACEINSIGHT_JOBS``, else every
     usable core when the traces hold at least 32 MB, else serially).
 
-    ``args``: per mode, the other arguments of ``load.analyze_mode`` (a run folder's modes:
+    ``args``: per mode, the other arguments of ``mode.analyze_mode`` (a run folder's modes:
     ``python_files``, ``timing``, ``user_files``, ``requested``, ``extra_notes``, ``file_groups``,
     ``signatures``), sent to the worker with the job as JSON (``_args_to_json``). A worker's
     result gets this process's own ``timing`` object back (the result message does not hold it,
@@ -484,7 +484,7 @@ def analyze_with_dask(path: str | Path, client) -> Run:
     paths (a shared or network file system).
     """
     from traceinsight import runfolder
-    from traceinsight.analysis.load import _foreign_modes, _straggler_notes
+    from traceinsight.analysis.sessions import foreign_modes, straggler_notes
     from traceinsight.model import Run
 
     path = Path(path).resolve()
@@ -492,12 +492,12 @@ def analyze_with_dask(path: str | Path, client) -> Run:
     if not files:
         raise TraceinsightError(f"{path}: no *.xplane.pb traces found")
     root = path.parent if path.is_file() else path
-    groups = _foreign_modes(root, files)
+    groups = foreign_modes(root, files)
     names = list(groups)
     futures = client.map(_analyze, names, [[str(f) for f in groups[k]] for k in names],
                          key=[f"traceinsight-host-{i}" for i in range(len(names))], pure=False)
     results = client.gather(futures)
-    modes, compared = _straggler_notes(dict(zip(names, results)),
+    modes, compared = straggler_notes(dict(zip(names, results)),
                                        {k: Path(groups[k][0]).parent for k in names})
     if all(m.status == "failed" for m in modes.values()):
         raise TraceinsightError(f"{path}: no readable TensorFlow trace: "

@@ -260,7 +260,7 @@ def build_timing_run(run_path: Path):
     read by the same loader the analysis uses (rounds and machine load included), so its ratios
     are the ones ``report`` and ``view`` show."""
     from traceinsight import runfolder
-    from traceinsight.analysis.load import _timing
+    from traceinsight.analysis.mode import read_timing
     from traceinsight.model import ModeResult, Run
 
     manifest = runfolder.read_manifest(run_path)
@@ -269,7 +269,7 @@ def build_timing_run(run_path: Path):
         status = entry.get("status")
         timing = None
         if status == "ok":
-            timing = _timing(Path(run_path) / entry["dir"])[0]
+            timing = read_timing(Path(run_path) / entry["dir"])[0]
         results[name] = ModeResult(name=name, status="ok" if status == "ok" else
                                    ("missing" if status in ("pending", "running") else "failed"),
                                    error=entry.get("error") or (None if status == "ok" else status),
