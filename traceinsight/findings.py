@@ -772,10 +772,9 @@ def rule_input_bound(run: Run) -> Iterable[Finding]:
 def _stage_evidence(m: ModeResult) -> tuple[str, str]:
     """The tf.data stage whose own work costs most (``analysis.tfdata``), in words, and the fix
     line for its kind ("" when the trace has no stage events)."""
-    from traceinsight.analysis.tfdata import costliest_work_stage, mode_stages, stage_fix
+    from traceinsight.analysis.tfdata import costliest_work_stage, stage_fix
 
-    stages = mode_stages(m.trace_paths)
-    best = costliest_work_stage(stages)
+    best = costliest_work_stage(m.table("stages"))
     if best is None:
         return "", ""
     text = (f" By tf.data stage, {best['stage']} costs most: {fmt_ms(best['self_ms'])} ms of its "

@@ -180,6 +180,11 @@ class ModeResult:
                   ``slowest`` (the device that sets the step).
       kernels:    op, op_type, kernel (whole name), calls, device_ms (steady steps, all devices),
                   ms_per_step, share.
+      stages:     tf.data stages (``Iterator::*`` events) of the trace the steps come from: stage,
+                  kind, count, total_ms, self_ms, share (whole trace, as XProf's
+                  input_pipeline_analyzer), calls_per_step, ms_per_step (self time of the events
+                  starting in steady steps, per steady step); see ``analysis.tfdata``. Empty
+                  without tf.data.
 
     ``host_events_recorded`` is False when the trace cannot split host time (host tracer level 0,
     or no TF Python-API events on the main thread): the steps' category columns are then NaN
@@ -212,6 +217,7 @@ class ModeResult:
     # how compile time was obtained where the trace writes no XLA compile events (None: recorded,
     # or no XLA compilation in the trace)
     compile_estimate: CompileEstimate | None = None
+    stages: Table = Table()
 
     def table(self, name: str) -> Columns:
         """One of the tables (``steps``, ``breakdown``, ``ops``, ...) as ``Columns``."""

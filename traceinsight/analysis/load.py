@@ -14,7 +14,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
-from traceinsight.analysis import cache, device, jaxtrace, malloc, results
+from traceinsight.analysis import cache, device, jaxtrace, malloc, results, tfdata
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import RULE_DEVICE_GROUPS, host_events_recorded
@@ -179,6 +179,7 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
         device_steps=dev.steps if dev is not None else Columns(),
         devices=dev.devices if dev is not None else Columns(),
         kernels=dev.kernels if dev is not None else Columns(),
+        stages=tfdata.stage_table_of(table, steps),
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)))
 
 
