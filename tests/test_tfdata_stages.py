@@ -207,3 +207,29 @@ def test_stage_names_are_escaped_in_every_renderer():
     p.feed(page)
     assert "script" not in p.tags and "img" not in p.tags
     assert EVIL in "".join(p.text) and EVIL_Q in "".join(p.text)
+
+
+def test_the_viewers_mode_detail_has_a_tf_data_tab():
+    import asyncio
+
+    from textual.widgets import TabbedContent
+
+    from traceinsight.tui import get_app
+    from traceinsight.tui.frame_table import FrameTable
+    from traceinsight.tui.mode import ModeScreen
+
+    run, m = _mode("tfdata_stalls")
+
+    async def go() -> None:
+        app = get_app(run)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.press("enter")
+            assert isinstance(app.screen, ModeScreen)
+            tabs = app.screen.query_one(TabbedContent)
+            tabs.active = "tab-tfdata"
+            await pilot.pause(0.3)
+            table = app.screen.query_one("#tfdata", FrameTable)
+            assert table.table.row_count == 4
+            assert table.view["stage"].tolist() == _stage_names(m)
+
+    asyncio.run(go())
