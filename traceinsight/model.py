@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from traceinsight.columns import Columns
+from traceinsight.modekind import ModeKind, mode_kind
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -218,6 +219,14 @@ class ModeResult:
     # or no XLA compilation in the trace)
     compile_estimate: CompileEstimate | None = None
     stages: Table = Table()
+    # what the mode is (base, input, flavour, backend; ``traceinsight.modekind``): the loader sets
+    # it from run.json; left out (a foreign trace, an old run folder, a mode made by hand) it is
+    # derived from the name, here, once
+    kind: ModeKind = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.kind is None:
+            object.__setattr__(self, "kind", mode_kind(self.name))
 
     def table(self, name: str) -> Columns:
         """One of the tables (``steps``, ``breakdown``, ``ops``, ...) as ``Columns``."""
