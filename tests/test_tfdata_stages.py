@@ -207,6 +207,20 @@ def test_stage_names_are_escaped_in_every_renderer():
     p.feed(page)
     assert "script" not in p.tags and "img" not in p.tags
     assert EVIL in "".join(p.text) and EVIL_Q in "".join(p.text)
+    # the terminal: a stage name cannot colour it or move its cursor
+    import io
+
+    from rich.console import Console
+
+    from traceinsight.analysis.text import render_analysis
+    esc_stage = "Iterator::Root::\x1b[31mRed\x1b[2J"
+    m = m.replace(stages=Columns({c: stages[c][:1] for c in stages.columns} |
+                                 {"stage": np.asarray([esc_stage], dtype=object)}))
+    buf = io.StringIO()
+    render_analysis(Run(path=None, name="evil", modes={m.name: m}),
+                    console=Console(file=buf, width=300, force_terminal=False))
+    out = buf.getvalue()
+    assert "\x1b" not in out and "Iterator::Root::" in out
 
 
 def test_the_viewers_mode_detail_has_a_tf_data_tab():
