@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from traceinsight import runfolder
-from traceinsight.analysis import cache, device, jaxtrace, malloc, results
+from traceinsight import modekind, runfolder
+from traceinsight.analysis import cache, device, jaxtrace, malloc, results, tfdata
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import RULE_DEVICE_GROUPS, host_events_recorded
@@ -179,6 +179,7 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
         device_steps=dev.steps if dev is not None else Columns(),
         devices=dev.devices if dev is not None else Columns(),
         kernels=dev.kernels if dev is not None else Columns(),
+        stages=tfdata.stage_table_of(table, steps),
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)))
 
 
@@ -265,6 +266,11 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
     user_files = frozenset(filter(None, [Path(workload.get("path") or "").name]))
     with malloc.kept_memory():   # freed arrays reused by the next mode (see analysis.malloc)
         modes = _load_modes(path, manifest, user_files, use_cache)
+    # each mode's kind as run.json records it (derived from the name for a folder without it);
+    # not cached with the analysis: like the timings, it is the capture's, read each load
+    raw = manifest.get("modes")
+    entries = raw if isinstance(raw, dict) else {}
+    modes = {n: m.replace(kind=modekind.mode_kind(n, entries.get(n))) for n, m in modes.items()}
     compared: tuple = ()    # a captured workload's modes are not hosts: nothing to compare
     if workload.get("kind") == "remote":   # capture --remote: the modes are one job's hosts
         from traceinsight.analysis.hosts import session_of
