@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -390,7 +391,28 @@ def test_tf1_against_its_tf2_twin_is_a_finding_with_its_cause():
     assert "python +" in f.evidence and "dispatch +" in f.evidence
     # run.json's kinds decide, not the names: a mode named oddly but recorded as the TF2 twin
     odd = make_mode("pob-v2", {"op": 0.8, "python": 0.7, "dispatch": 0.5}, untraced_ms=2.0)
-    run = Run(path=None, name="r", modes={"pob-v2": odd, "tf1:predict_on_batch": tf1},
-              manifest={"modes": {"pob-v2": {"kind": {"base": "predict_on_batch", "input": "numpy",
-                                                       "flavour": "keras3"}}}})
+    run = Run(path=None, name="r", modes={"pob-v2": odd, "tf1:predict_on_batch": tf1})
+    assert "tf1-vs-tf2" not in rules(run)
+    odd = odd.replace(kind=ModeKind("predict_on_batch", "numpy", "keras3"))
+    run = Run(path=None, name="r", modes={"pob-v2": odd, "tf1:predict_on_batch": tf1})
     assert "tf1-vs-tf2" in rules(run)
+
+
+def test_the_loader_sets_each_modes_kind_from_run_json(tmp_path):
+    """run.json's kind (what the capture ran) is the mode's kind, also when the analysis comes
+    from the cache; a mode run.json records no kind for (an older folder) has it from its name."""
+    import json
+    import shutil
+
+    import traceinsight
+    run_dir = tmp_path / "conv1d"
+    shutil.copytree(Path(__file__).parent / "data" / "runs" / "conv1d", run_dir,
+                    ignore=shutil.ignore_patterns(".traceinsight"))
+    manifest = json.loads((run_dir / "run.json").read_text())
+    manifest["modes"]["eager"]["kind"] = {"base": "eager", "input": "tensor", "flavour": "tf_keras"}
+    (run_dir / "run.json").write_text(json.dumps(manifest))
+    for _ in range(2):    # analysed, then read from the cache
+        run = traceinsight.load(run_dir)
+        assert run.modes["eager"].kind == ModeKind("eager", "tensor", "tf_keras")
+        assert run.modes["xla"].kind == from_name("xla") == ModeKind("xla", "numpy", "keras3")
+    assert list((run_dir / ".traceinsight").rglob("*.json"))

@@ -19,9 +19,10 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from traceinsight import modekind, present
+from traceinsight import present
 from traceinsight.analysis.results import GRAPH_BUILDS
 from traceinsight.compare import Comparison
+from traceinsight.modekind import ModeKind
 from traceinsight.model import ModeResult, Run
 from traceinsight.retracecause import RetraceCause
 from traceinsight.stats import concentrated_costs
@@ -111,27 +112,27 @@ def untraced(m: ModeResult, traced_ms: float) -> tuple[float, str]:
     return traced_ms / (1.0 + d), f", scaled by the profiler distortion ({d * 100:+.0f} %)"
 
 
-def _kind(run: Run, m: ModeResult) -> modekind.ModeKind:
-    """The mode's kind (base, input, flavour): run.json's record, else derived from its name."""
-    return modekind.run_kinds(run).get(m.name) or modekind.from_name(m.name)
+def _kinds(run: Run) -> dict[str, ModeKind]:
+    """Every mode's kind (``ModeResult.kind``, set once at load), by name."""
+    return {n: x.kind for n, x in run.modes.items()}
 
 
 def _base(run: Run, m: ModeResult) -> str:
-    return _kind(run, m).base
+    return m.kind.base
 
 
 def sibling(run: Run, m: ModeResult, base: str, input: str | None = None) -> ModeResult | None:
     """The ok mode of the same flavour (and input, unless given) as ``m`` with another base."""
-    k = _kind(run, m)
+    k = m.kind
     want = k.same_but(base=base, input=k.input if input is None else input)
-    name = next((n for n, x in modekind.run_kinds(run).items() if x == want), None)
+    name = next((n for n, x in _kinds(run).items() if x == want), None)
     o = run.modes.get(name) if name is not None else None
     return o if o is not None and o.ok and len(o.step_samples_ms) else None
 
 
 def _tensor_twin(run: Run, m: ModeResult) -> ModeResult | None:
     """The same mode with its inputs converted to tensors once, outside the step."""
-    k = _kind(run, m)
+    k = m.kind
     return None if k.input != "numpy" else sibling(run, m, k.base, input="tensor")
 
 
@@ -300,7 +301,7 @@ def _main_calls(m: ModeResult, *types: str) -> float:
 def _waits_on_tf_data(run: Run, m: ModeResult) -> bool:
     """The mode's steps pull batches from tf.data: an ``IteratorGetNext`` op runs in them (a graph
     op on the executor, or the eager op), or the mode is a dataset mode."""
-    if _kind(run, m).input == "dataset":
+    if m.kind.input == "dataset":
         return True
     return (not m.ops.empty and "type" in m.ops
             and m.ops["type"].astype(str).str.startswith("IteratorGetNext").any())
@@ -341,9 +342,9 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
     rule 7's, and input that is only host-to-device copies is not a conversion."""
     hits = []
     for m in run.ok_modes():
-        if _kind(run, m).input != "numpy" or _waits_on_tf_data(run, m):
+        if m.kind.input != "numpy" or _waits_on_tf_data(run, m):
             continue  # +tensor modes already pass tensors; tf.data waits: rule 7
-        if _kind(run, m).backend == "jax":
+        if m.kind.backend == "jax":
             continue  # Keras on JAX puts arrays on the device (DevicePut): the TF fix does not apply
         if _conversions(m) <= 0 and not m.ops.empty and (m.ops["type"] == "memcpy").any():
             continue  # no conversion ran: the input time is host-to-device copies
@@ -595,7 +596,7 @@ def _runs_keras_step(m: ModeResult) -> bool:
         names += [_function_name(str(n)) for n in m.retraces["function"]]
     if any(n in _KERAS_STEP_FUNCTIONS for n in names):
         return True
-    return modekind.from_name(m.name).base == "train_on_batch-eager"
+    return m.kind.base == "train_on_batch-eager"
 
 
 def _graph_while_loop(m: ModeResult) -> bool:
@@ -774,10 +775,9 @@ def rule_input_bound(run: Run) -> Iterable[Finding]:
 def _stage_evidence(m: ModeResult) -> tuple[str, str]:
     """The tf.data stage whose own work costs most (``analysis.tfdata``), in words, and the fix
     line for its kind ("" when the trace has no stage events)."""
-    from traceinsight.analysis.tfdata import costliest_work_stage, mode_stages, stage_fix
+    from traceinsight.analysis.tfdata import costliest_work_stage, stage_fix
 
-    stages = mode_stages(m.trace_paths)
-    best = costliest_work_stage(stages)
+    best = costliest_work_stage(m.table("stages"))
     if best is None:
         return "", ""
     text = (f" By tf.data stage, {best['stage']} costs most: {fmt_ms(best['self_ms'])} ms of its "
@@ -865,7 +865,7 @@ def _named_pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
 def _keras3_twin(run: Run, m: ModeResult) -> ModeResult | None:
     """For a tf_keras (Keras 2) or TF1 mode, the Keras 3 / TF2 mode of the same base and input
     (from the modes' kinds, ``traceinsight.modekind``)."""
-    kinds = modekind.run_kinds(run)
+    kinds = _kinds(run)
     k = kinds.get(m.name)
     if k is None or k.flavour == "keras3":
         return None
@@ -878,7 +878,7 @@ def rule_tf1_vs_tf2(run: Run) -> Iterable[Finding]:
     """A TF1 graph mode (tf_keras with eager disabled, run by a Session) against its TF2 twin:
     which is faster, by how much, and where the difference lies (the traced categories and op
     families) — the tf2_vs_tf1 question."""
-    kinds = modekind.run_kinds(run)
+    kinds = _kinds(run)
     for m in run.ok_modes():
         if kinds[m.name].flavour != "tf1" or not len(m.step_samples_ms):
             continue
@@ -1039,11 +1039,11 @@ _TF_PEERS = {"predict_on_batch": ("predict_on_batch",),
 
 def _peers(run: Run, m: ModeResult) -> list[ModeResult]:
     """The TF modes of the same Keras call, flavour and input as the JAX mode ``m`` (by kind)."""
-    k = _kind(run, m)
+    k = m.kind
     out = []
     for base in _TF_PEERS.get(k.base, ()):
         want = k.same_but(base=base, backend="tensorflow")
-        out += [p for p in run.ok_modes() if _kind(run, p) == want and len(p.step_samples_ms)]
+        out += [p for p in run.ok_modes() if p.kind == want and len(p.step_samples_ms)]
     return out
 
 
@@ -1054,7 +1054,7 @@ def _host_split(m: ModeResult) -> str:
 
 def rule_jax_backend(run: Run) -> Iterable[Finding]:
     for j in _modes_with_base(run, *_TF_PEERS):
-        if _kind(run, j).backend != "jax":
+        if j.kind.backend != "jax":
             continue
         for t in _peers(run, j):
             c = compare_modes(run, j, t)

@@ -64,18 +64,3 @@ def mode_kind(name: str, entry: dict | None = None) -> ModeKind:
         return ModeKind(k["base"], k["input"], k["flavour"],
                         backend if backend in BACKENDS else "tensorflow")
     return from_name(name)
-
-
-def run_kinds(run) -> dict[str, ModeKind]:
-    """Every mode of a run with its kind (run.json's modes entries when the run has them)."""
-    entries = run.manifest.get("modes") if isinstance(run.manifest, dict) else None
-    entries = entries if isinstance(entries, dict) else {}
-    return {n: mode_kind(n, entries.get(n)) for n in run.modes}
-
-
-def find(run, kind: ModeKind) -> str | None:
-    """The name of the run's mode of this kind, if any."""
-    for n, k in run_kinds(run).items():
-        if k == kind:
-            return n
-    return None

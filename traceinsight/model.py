@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from traceinsight.columns import Columns
+from traceinsight.modekind import ModeKind, mode_kind
 from traceinsight.stepsource import StepSource
 
 if TYPE_CHECKING:
@@ -181,6 +182,11 @@ class ModeResult:
                   ``slowest`` (the device that sets the step).
       kernels:    op, op_type, kernel (whole name), calls, device_ms (steady steps, all devices),
                   ms_per_step, share.
+      stages:     tf.data stages (``Iterator::*`` events) of the trace the steps come from: stage,
+                  kind, count, total_ms, self_ms, share (whole trace, as XProf's
+                  input_pipeline_analyzer), calls_per_step, ms_per_step (self time of the events
+                  starting in steady steps, per steady step); see ``analysis.tfdata``. Empty
+                  without tf.data.
 
     ``host_events_recorded`` is False when the trace cannot split host time (host tracer level 0,
     or no TF Python-API events on the main thread): the steps' category columns are then NaN
@@ -214,6 +220,15 @@ class ModeResult:
     # how compile time was obtained where the trace writes no XLA compile events (None: recorded,
     # or no XLA compilation in the trace)
     compile_estimate: CompileEstimate | None = None
+    stages: Table = Table()
+    # what the mode is (base, input, flavour, backend; ``traceinsight.modekind``): the loader sets
+    # it from run.json; left out (a foreign trace, an old run folder, a mode made by hand) it is
+    # derived from the name, here, once
+    kind: ModeKind = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.kind is None:
+            object.__setattr__(self, "kind", mode_kind(self.name))
 
     def table(self, name: str) -> Columns:
         """One of the tables (``steps``, ``breakdown``, ``ops``, ...) as ``Columns``."""

@@ -265,6 +265,16 @@ HOTSPOT_COLUMNS = (ColumnSpec("function", "function"),
                    ColumnSpec("calls_per_step", "calls/step", count))
 OTHER_COLUMNS = (ColumnSpec("name", "event"), ColumnSpec("ms_per_step", "ms/step", ms),
                  ColumnSpec("count", "count", integer))
+# tf.data stages: per steady step (events starting in the steady steps), then over the whole trace
+# (the figures XProf's input_pipeline_analyzer shows); self time leaves out the stages nested in it
+STAGE_COLUMNS = (ColumnSpec("stage", "tf.data stage"),
+                 ColumnSpec("calls_per_step", "calls/step", count),
+                 ColumnSpec("ms_per_step", "self ms/step", ms),
+                 ColumnSpec("count", "calls (trace)", integer),
+                 ColumnSpec("total_ms", "total ms (trace)", ms),
+                 ColumnSpec("self_ms", "self ms (trace)", ms),
+                 ColumnSpec("share", "share of self", percent))
+STAGE_TITLE = "tf.data stages (self: less nested stages; a Prefetch's is the step waiting)"
 
 
 def host_columns(aligned: bool, mode: bool = True) -> tuple[ColumnSpec, ...]:

@@ -24,8 +24,8 @@ from traceinsight.stepsource import StepSource
 
 # Bump when the analysis changes what it computes: old caches are then ignored. The key also holds
 # a digest of the analysis source (``source_digest``), so a change nobody bumped for still counts.
-# 5: tables as typed columns.
-ANALYSIS_VERSION = 6
+# 5: tables as typed columns. 7: the tf.data stage table.
+ANALYSIS_VERSION = 7
 
 
 def source_digest() -> str:
@@ -45,7 +45,7 @@ def source_digest() -> str:
 
 _DIGEST: str | None = None
 FRAMES = ("steps", "breakdown", "ops", "retraces", "hotspots", "other", "device_steps", "devices",
-          "kernels")
+          "kernels", "stages")
 
 
 def cache_path(run: Path, mode_folder: str) -> Path:
@@ -288,7 +288,7 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
             trace_paths=tuple(data.get("trace_paths") or ()),
             host_events_recorded=bool(data.get("host_events_recorded", True)),
             device_steps=frames["device_steps"], devices=frames["devices"],
-            kernels=frames["kernels"],
+            kernels=frames["kernels"], stages=frames["stages"],
             compile_estimate=_estimate_from_json(data.get("compile_estimate")))
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError,
             RecursionError, MemoryError):

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from traceinsight import runfolder
+from traceinsight import modekind, runfolder
 from traceinsight.analysis import cache, malloc
 from traceinsight.analysis.mode import read_timing
 from traceinsight.analysis.sessions import foreign_modes, straggler_notes
@@ -22,6 +22,11 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
     user_files = frozenset(filter(None, [Path(workload.get("path") or "").name]))
     with malloc.kept_memory():   # freed arrays reused by the next mode (see analysis.malloc)
         modes = _load_modes(path, manifest, user_files, use_cache)
+    # each mode's kind as run.json records it (derived from the name for a folder without it);
+    # not cached with the analysis: like the timings, it is the capture's, read each load
+    raw = manifest.get("modes")
+    entries = raw if isinstance(raw, dict) else {}
+    modes = {n: m.replace(kind=modekind.mode_kind(n, entries.get(n))) for n, m in modes.items()}
     compared: tuple = ()    # a captured workload's modes are not hosts: nothing to compare
     if workload.get("kind") == "remote":   # capture --remote: the modes are one job's hosts
         from traceinsight.analysis.hosts import session_of

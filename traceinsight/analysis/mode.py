@@ -16,7 +16,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
-from traceinsight.analysis import device, jaxtrace, results
+from traceinsight.analysis import device, jaxtrace, results, tfdata
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import host_events_recorded
@@ -183,6 +183,7 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
         device_steps=dev.steps if dev is not None else Columns(),
         devices=dev.devices if dev is not None else Columns(),
         kernels=dev.kernels if dev is not None else Columns(),
+        stages=tfdata.stage_table_of(table, steps),
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)))
 
 

@@ -97,6 +97,7 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
         for note in m.notes:
             console.print(Text.assemble(("note:", "yellow"), " ", present.safe(note, None)))
         for title, name, cols in (("top ops (ms per steady step)", "ops", present.OP_COLUMNS),
+                                  (present.STAGE_TITLE, "stages", present.STAGE_COLUMNS),
                                   ("tf.function calls and retraces", "retraces",
                                    present.RETRACE_COLUMNS),
                                   ("Python hotspots (ms per steady step)", "hotspots",

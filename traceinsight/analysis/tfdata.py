@@ -17,44 +17,80 @@ import numpy as np
 
 from traceinsight.columns import Columns
 
-STAGE_COLUMNS = ["stage", "kind", "count", "total_ms", "self_ms", "share"]
+STAGE_COLUMNS = ["stage", "kind", "count", "total_ms", "self_ms", "share", "calls_per_step",
+                 "ms_per_step"]
 PREFIX = "Iterator::"
 
 
-def stage_table_of(table) -> Columns:
-    """Per stage (``Iterator::*`` event name), over the whole trace: kind (the last part of the
-    name: Prefetch, ParallelMapV2, BatchV2, TensorSlice...), count, total_ms, self_ms and share (of
-    all stages' self time), largest self time first."""
+def stage_table_of(table, steps: Columns | None = None) -> Columns:
+    """Per stage (``Iterator::*`` event name): kind (the last part of the name: Prefetch,
+    ParallelMapV2, BatchV2, TensorSlice...), then over the whole trace (as XProf's
+    input_pipeline_analyzer counts them) count, total_ms, self_ms and share (of all stages' self
+    time), and per steady step calls_per_step and ms_per_step (self time of the events that start
+    inside the steady steps of ``steps``, any thread, over their number; NaN without steady
+    steps). Largest self time first."""
     ids = [i for i, n in enumerate(table.names) if n.startswith(PREFIX)]
     if not ids:
         return Columns.no_rows(STAGE_COLUMNS)
     sel = np.flatnonzero(np.isin(table.name, np.asarray(ids, dtype=table.name.dtype)))
-    total: dict[str, float] = {}
-    own: dict[str, float] = {}
-    count: dict[str, int] = {}
-    stack: list[tuple[int, int, str]] = []   # (end, line, name) of the open stage events
-    for i in sel:   # in (line, start, -end) order: a parent comes before what it holds
+    own_ev = np.zeros(len(sel))          # each selected event's self time (ms)
+    stack: list[tuple[int, int, int]] = []   # (end, line, index in sel) of the open stage events
+    for k, i in enumerate(sel):   # in (line, start, -end) order: a parent comes before what it holds
         line, s, e = int(table.line[i]), int(table.start[i]), int(table.end[i])
-        name = table.names[int(table.name[i])]
         while stack and (stack[-1][1] != line or stack[-1][0] <= s):
             stack.pop()
         d = (e - s) / 1e9
-        total[name] = total.get(name, 0.0) + d
-        own[name] = own.get(name, 0.0) + d
-        count[name] = count.get(name, 0) + 1
+        own_ev[k] += d
         if stack:   # nested in a stage on the same thread: not the parent's own time
-            parent = stack[-1][2]
-            own[parent] -= min(d, (stack[-1][0] - s) / 1e9)
-        stack.append((e, line, name))
+            own_ev[stack[-1][2]] -= min(d, (stack[-1][0] - s) / 1e9)
+        stack.append((e, line, k))
+    names_of = [table.names[int(n)] for n in table.name[sel]]
+    dur = (table.end[sel] - table.start[sel]) / 1e9
+    in_steady, n_steady = _in_steady_steps(table.start[sel], steps)
+    total: dict[str, float] = {}
+    own: dict[str, float] = {}
+    count: dict[str, int] = {}
+    step_own: dict[str, float] = {}
+    step_calls: dict[str, int] = {}
+    for k, name in enumerate(names_of):
+        total[name] = total.get(name, 0.0) + float(dur[k])
+        own[name] = own.get(name, 0.0) + float(own_ev[k])
+        count[name] = count.get(name, 0) + 1
+        if in_steady[k]:
+            step_own[name] = step_own.get(name, 0.0) + float(own_ev[k])
+            step_calls[name] = step_calls.get(name, 0) + 1
     names = sorted(total, key=lambda n: (-own[n], n))
     all_own = sum(max(v, 0.0) for v in own.values())
+    per = (lambda v: v / n_steady) if n_steady else (lambda v: np.nan)
     return Columns({"stage": np.asarray(names, dtype=object),
                     "kind": np.asarray([n.rsplit("::", 1)[-1] for n in names], dtype=object),
                     "count": np.asarray([count[n] for n in names], dtype=np.int64),
                     "total_ms": np.asarray([total[n] for n in names], dtype=float),
                     "self_ms": np.asarray([max(own[n], 0.0) for n in names], dtype=float),
                     "share": np.asarray([max(own[n], 0.0) / all_own if all_own else np.nan
-                                         for n in names], dtype=float)})
+                                         for n in names], dtype=float),
+                    "calls_per_step": np.asarray([per(step_calls.get(n, 0)) for n in names],
+                                                 dtype=float),
+                    "ms_per_step": np.asarray([per(max(step_own.get(n, 0.0), 0.0))
+                                               for n in names], dtype=float)})
+
+
+def _in_steady_steps(starts: np.ndarray, steps: Columns | None) -> tuple[np.ndarray, int]:
+    """Per event start (ps): whether it falls inside a steady step's [start, end) (steps are
+    disjoint in time), and the number of steady steps."""
+    if steps is None or steps.empty:
+        return np.zeros(len(starts), dtype=bool), 0
+    from traceinsight.model import steady_mask
+    mask = steady_mask(steps)
+    lo = np.asarray(steps["start_ps"])[mask]
+    hi = np.asarray(steps["end_ps"])[mask]
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    j = np.searchsorted(lo, starts, side="right") - 1
+    ok = j >= 0
+    inside = np.zeros(len(starts), dtype=bool)
+    inside[ok] = starts[ok] < hi[j[ok]]
+    return inside, int(mask.sum())
 
 
 def stage_table(paths) -> Columns:
@@ -98,17 +134,3 @@ def stage_fix(kind: str) -> str | None:
         if any(kind.startswith(k) for k in kinds):
             return fix
     return None
-
-
-def mode_stages(trace_paths) -> Columns:
-    """The stage table of a mode's host trace (its python-tracer pass left out: the same pipeline
-    under a heavier profiler); an empty table when the files cannot be read any more."""
-    from traceinsight.errors import TraceinsightError
-
-    paths = [p for p in trace_paths if "/python/" not in str(p).replace("\\", "/")]
-    if not paths:
-        return Columns.no_rows(STAGE_COLUMNS)
-    try:
-        return stage_table(paths)
-    except (TraceinsightError, OSError):
-        return Columns.no_rows(STAGE_COLUMNS)

@@ -281,6 +281,7 @@ def print_summary(console, run_path: Path) -> None:
     from rich.text import Text
 
     from traceinsight import present
+    from traceinsight.stats import RATIO_METHOD
 
     run = build_timing_run(run_path)
     df = run.summary()
@@ -304,8 +305,7 @@ def print_summary(console, run_path: Path) -> None:
     name_min = max(6, min(24, console.width - figures - 3 * len(columns)))
     present.print_table(console, present.rich_table(
         f"{run.name}: ms per step, untraced (perf_counter)", columns, rows, name_min=name_min))
-    console.print("[dim]median / IQR / 1st step in ms; × fastest: ratio of medians with its 95 % CI "
-                  "(from paired rounds when the modes ran interleaved, else a bootstrap); "
-                  "distortion: host-traced median / untraced median − 1[/]")
+    console.print(Text("median / IQR / 1st step in ms; " + RATIO_METHOD + " Distortion: host-traced "
+                       "median / untraced median − 1.", style="dim"))
     for mode, status, error in failed:
         console.print(Text(f"{present.safe(mode)}: {status}: {present.safe(error or '')}", style="red"))

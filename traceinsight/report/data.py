@@ -136,6 +136,8 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
     e["devices"] = records(m.devices)
     e["device_steps"] = records(m.device_steps)
     e["kernels"] = records(m.kernels)
+    if not m.table("stages").empty:     # only traces with a tf.data pipeline have the section
+        e["tfdata_stages"] = records(m.stages)
     return clean(e)
 
 

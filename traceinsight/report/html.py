@@ -188,6 +188,14 @@ def _details(modes: list[dict]) -> str:
             body.append(spec_table(present.OP_COLUMNS, m["ops"], "ops"))
     if body:
         out.append("<details><summary>Top ops per mode</summary>" + "\n".join(body) + "</details>")
+    body = []
+    for m in ok:
+        if m.get("tfdata_stages"):
+            body.append(f"<h3>{code(m['name'])}</h3>")
+            body.append(spec_table(present.STAGE_COLUMNS, m["tfdata_stages"], "stages"))
+    if body:
+        out.append(f"<details><summary>{esc(present.STAGE_TITLE)}</summary>" + "\n".join(body)
+                   + "</details>")
     rows = [[code(m["name"])] + _cells(present.RETRACE_COLUMNS, r) for m in ok for r in m["retraces"]]
     if rows:
         out.append("<details><summary>Retraces</summary>" + table(

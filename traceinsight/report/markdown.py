@@ -262,6 +262,16 @@ def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
     if body:
         out += _details("Top ops per mode", body)
 
+    body = []
+    for m in ok:
+        if not m.get("tfdata_stages"):
+            continue
+        header, rows = spec_table(present.STAGE_COLUMNS, m["tfdata_stages"])
+        body += [f"**{code(m['name'], table=False)}**", ""]
+        body += table(header, rows, _align(present.STAGE_COLUMNS), cap, "stages") + [""]
+    if body:
+        out += _details(present.STAGE_TITLE, body)
+
     rows = [row for m in ok for row in spec_table(present.RETRACE_COLUMNS, m["retraces"], m["name"])[1]]
     if rows:
         out += _details("Retraces (tf.function traces per function)", table(

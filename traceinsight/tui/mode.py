@@ -35,7 +35,15 @@ RETRACE_COLUMNS = [
     Column("compile_ms", "compile ms", fmt.ms, numeric=True),
     Column("changes", "what changed", lambda v: v or "unknown"),
 ]
-
+STAGE_COLUMNS = [
+    Column("ms_per_step", "self ms/step", fmt.ms, numeric=True),
+    Column("calls_per_step", "calls/step", fmt.count, numeric=True),
+    Column("self_ms", "self ms (trace)", fmt.ms, numeric=True),
+    Column("total_ms", "total ms (trace)", fmt.ms, numeric=True),
+    Column("count", "calls (trace)", fmt.count, numeric=True),
+    Column("share", "share", fmt.percent, numeric=True),
+    Column("stage", "tf.data stage"),
+]
 
 KERNEL_COLUMNS = [
     Column("ms_per_step", "device ms/step", fmt.ms, numeric=True),
@@ -171,6 +179,8 @@ class ModeScreen(Screen):
             yield TabPane("Python", id="tab-python")
             yield TabPane(f"Retraces ({len(m.retraces)})", id="tab-retraces")
             yield TabPane("Steps", id="tab-steps")
+            if not m.table("stages").empty:  # tf.data traces only: the others keep their tabs
+                yield TabPane(f"tf.data ({len(m.table('stages'))})", id="tab-tfdata")
             if not m.devices.empty:  # GPU traces only: CPU runs keep their tabs
                 yield TabPane(f"Device ({len(m.devices)})", id="tab-device")
         yield Footer()
@@ -207,6 +217,10 @@ class ModeScreen(Screen):
                                detail=retrace_detail, id="retraces")]
         if pane_id == "tab-steps":
             return [VerticalScroll(StepChart(step_series(m), m.steps, id="steps"))]
+        if pane_id == "tab-tfdata":
+            return [Static(Text(fmt.STAGE_TITLE, style="dim")),
+                    FrameTable(m.stages, STAGE_COLUMNS, filter_columns=["stage"], noun="stages",
+                               placeholder="/ filter stages", id="tfdata")]
         if pane_id == "tab-device":
             out = [Static(device_text(m.devices), id="devices")]
             if not m.kernels.empty:
