@@ -2,6 +2,11 @@
 the device tables where the trace has device planes); the python pass gives hotspots. And what a
 captured mode's folder says beside its traces (``read_timing``: timings.json).
 
+``analyze_mode`` is two halves: ``analyze_trace`` (files -> event table, attribution and every
+decision about the trace, and the steps table: a ``TraceAnalysis``) and ``mode_result`` (its
+tables). The Chrome-trace export calls the first half itself, since it needs the per-event data a
+``ModeResult`` does not keep, and so draws exactly the mode's steps and categories.
+
 ``analysis.load`` (one process) and ``analysis.parallel`` (worker processes) both analyse a mode
 with ``analyze_mode``; neither imports the other for it."""
 
@@ -9,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +23,7 @@ from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
 from traceinsight.analysis import device, jaxtrace, results, tfdata
-from traceinsight.analysis.attribute import attribute
+from traceinsight.analysis.attribute import Attribution, attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import host_events_recorded
 from traceinsight.columns import Columns
@@ -39,32 +45,46 @@ def recorded_options(table: EventTable) -> dict[str, int] | None:
     return None
 
 
-def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[Path] = (), *,
-                 timing: Timing | None = None, user_files: frozenset[str] = frozenset(),
-                 requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
-                 file_groups: dict[str, list[str]] | None = None,
-                 signatures: dict[str, Any] | None = None) -> ModeResult:
-    """Analyse one mode's traces: the host pass gives steps, categories, ops, retraces; the python
-    pass gives hotspots, scaled to the host pass's python time. The tables are computed as
-    ``Columns`` (numpy only)."""
-    notes = list(extra_notes)
-    options: dict[str, Any] = {}
-    if not host_files and not python_files:
-        return ModeResult(name=name, status="failed", error="no trace file for this mode",
-                          timing=timing, notes=tuple(notes))
-    main_files = list(host_files) or list(python_files)
-    try:
-        table = load_files(main_files)
-    except TraceinsightError as e:
-        return ModeResult(name=name, status="failed", error=str(e), timing=timing,
-                          trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
+class TraceFailure(TraceinsightError):
+    """A trace that cannot be analysed (unreadable, no framework's events, no thread and no device
+    step), with the notes decided before that was known."""
+
+    def __init__(self, error: str, files: Sequence[Path], notes: Sequence[str] = ()):
+        super().__init__(error)
+        self.error = error
+        self.files = tuple(map(str, files))
+        self.notes = tuple(notes)
+
+
+@dataclass(frozen=True, eq=False)
+class TraceAnalysis:
+    """One pass's trace analysed as far as its steps: the event table, its attribution (the
+    main thread's category timeline, JAX's executable waits already counted as op, XLA compile
+    derived where no event records it), what was decided about the trace, and its steps table.
+    ``analyze_mode`` builds a mode's tables from it; the Chrome-trace export draws it, so a
+    mode's export and its tables share every decision. ``notes``: what those decisions say, in
+    the mode notes' order."""
+    table: EventTable
+    attribution: Attribution
+    framework: str                    # "tensorflow", "jax" or "device" (see _framework)
+    host_events_recorded: bool        # False: no category is claimed (the steps' are NaN)
+    event_step: np.ndarray | None     # every event's step where the steps are module executions
+    steps: Columns
+    recorded_options: dict[str, int] | None
+    notes: tuple[str, ...]
+
+
+def analyze_trace(files: Sequence[Path], *, timing: Timing | None = None) -> TraceAnalysis:
+    """The first half of ``analyze_mode``: some trace files (one pass of a mode) -> their
+    ``TraceAnalysis``. ``timing``: the mode's, where a capture wrote one (it numbers the process's
+    first call 0). Raises ``TraceFailure`` where the trace cannot be analysed."""
+    notes: list[str] = []
+    table = load_files(list(files))   # TraceinsightError: the one line analyze_mode reports
     framework = _framework(table)
     if framework is None:
-        return ModeResult(name=name, status="failed", timing=timing,
-                          error=f"{main_files[0]}: no TensorFlow or JAX events and no device work "
-                                "in this trace (a trace of another framework, or of a process "
-                                "that ran neither?)",
-                          trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
+        raise TraceFailure(f"{files[0]}: no TensorFlow or JAX events and no device work "
+                           "in this trace (a trace of another framework, or of a process "
+                           "that ran neither?)", files)
     if framework in ("jax", "device"):
         notes.extend(jaxtrace.trace_notes(table))
     a = attribute(table)
@@ -73,14 +93,11 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
             notes.append("main-thread time with no event while the process's compiled ops ran on "
                          "XLA's threads (JAX's asynchronous dispatch: the wait for results) is "
                          "counted as op, not Python")
-    options["host" if host_files else "python"] = _options_entry(
-        recorded_options(table), (requested or {}).get("host" if host_files else "python"))
+    recorded = recorded_options(table)
     if a.main_line < 0 and not len(a.step_start):
-        return ModeResult(name=name, status="failed", timing=timing,
-                          error="the trace holds no host thread events and no device steps (not a "
-                                "TensorFlow trace?)",
-                          trace_paths=tuple(map(str, main_files)), notes=tuple(notes))
-    host_recorded, why_not = host_events_recorded(table, a.main_line, recorded_options(table))
+        raise TraceFailure("the trace holds no host thread events and no device steps (not a "
+                           "TensorFlow trace?)", files, notes)
+    host_recorded, why_not = host_events_recorded(table, a.main_line, recorded)
     event_step = None
     if framework in ("jax", "device"):
         event_step = jaxtrace.event_steps(table, a.step_source, a.step_num)
@@ -102,6 +119,51 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                      "see Python, dispatch and input on the host, capture with host_tracer_level "
                      "2 or more (python_tracer_level 1 for Python hotspots), e.g. traceinsight "
                      "capture, or xprof's trace client with those options")
+    return TraceAnalysis(table=table, attribution=a, framework=framework,
+                         host_events_recorded=host_recorded, event_step=event_step, steps=steps,
+                         recorded_options=recorded, notes=tuple(notes))
+
+
+def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[Path] = (), *,
+                 timing: Timing | None = None, user_files: frozenset[str] = frozenset(),
+                 requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
+                 file_groups: dict[str, list[str]] | None = None,
+                 signatures: dict[str, Any] | None = None) -> ModeResult:
+    """Analyse one mode's traces: the host pass gives steps, categories, ops, retraces; the python
+    pass gives hotspots, scaled to the host pass's python time. The tables are computed as
+    ``Columns`` (numpy only). The host pass (the python pass where there is no host pass) goes
+    through ``analyze_trace``; ``mode_result`` makes the tables."""
+    if not host_files and not python_files:
+        return ModeResult(name=name, status="failed", error="no trace file for this mode",
+                          timing=timing, notes=tuple(extra_notes))
+    main_files = list(host_files) or list(python_files)
+    try:
+        tr = analyze_trace(main_files, timing=timing)
+    except TraceFailure as e:
+        return ModeResult(name=name, status="failed", error=e.error, timing=timing,
+                          trace_paths=e.files, notes=tuple(extra_notes) + e.notes)
+    except TraceinsightError as e:
+        return ModeResult(name=name, status="failed", error=str(e), timing=timing,
+                          trace_paths=tuple(map(str, main_files)), notes=tuple(extra_notes))
+    return mode_result(name, tr, host_files, python_files, timing=timing, user_files=user_files,
+                       requested=requested, extra_notes=extra_notes, file_groups=file_groups,
+                       signatures=signatures)
+
+
+def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
+                python_files: Sequence[Path] = (), *, timing: Timing | None = None,
+                user_files: frozenset[str] = frozenset(),
+                requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
+                file_groups: dict[str, list[str]] | None = None,
+                signatures: dict[str, Any] | None = None) -> ModeResult:
+    """The second half of ``analyze_mode``: a mode's tables from its main pass's
+    ``TraceAnalysis`` (and the python-tracer pass's hotspots)."""
+    table, a, framework, steps = tr.table, tr.attribution, tr.framework, tr.steps
+    host_recorded, event_step = tr.host_events_recorded, tr.event_step
+    notes = list(extra_notes) + list(tr.notes)
+    options: dict[str, Any] = {}
+    options["host" if host_files else "python"] = _options_entry(
+        tr.recorded_options, (requested or {}).get("host" if host_files else "python"))
     dev = device.analyze_devices(table, a.step_start, a.step_end, a.step_num,
                                  results.steady_mask(steps) if len(steps) else
                                  np.zeros(0, dtype=bool),
@@ -128,7 +190,7 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
     if len(other) and host_recorded:
         top = ", ".join(other["name"][:3].tolist())
         notes.append(f"{len(other)} event names have no attribution rule (other): {top}")
-    recorded = recorded_options(table) or {}
+    recorded = tr.recorded_options or {}
     python_traced = bool(recorded.get("python_tracer_level")) or not host_files
     hotspots = results.hotspots_table(a, steps, user_files=user_files,
                                       python_files=file_groups) if python_traced else None
