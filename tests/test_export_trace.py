@@ -102,7 +102,7 @@ def hand(tmp_path_factory):
 
 
 def _doc(analyzed, select=None) -> dict:
-    return json.loads(export.trace_events(*analyzed, select=select, mode_name="m"))
+    return json.loads(export.trace_events(analyzed, select=select, mode_name="m"))
 
 
 def _by_track(doc: dict) -> dict[str, list[dict]]:
@@ -178,8 +178,9 @@ def test_real_trace_agrees_with_xprof():
     only the zero-length events XProf drops."""
     pytest.importorskip("xprof")
     paths = [str(p) for p in REAL]
-    table, a, steps = export.analyzed_trace(paths)
-    ours = json.loads(export.trace_events(table, a, steps))
+    tr = export.analyzed_trace(paths)
+    table, steps = tr.table, tr.steps.to_pandas()
+    ours = json.loads(export.trace_events(tr))
     check_document(ours)
     xprof = json.loads(export.chrome_trace(paths))
     rewritten = ("train", "ThreadpoolListener")

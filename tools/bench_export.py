@@ -43,9 +43,9 @@ def child(kind: str, path: str, out: str) -> None:
         events = None
     else:
         from traceinsight import export
-        table, a, steps = export.analyzed_trace([path])
-        export.write_trace(Path(out), table, a, steps, gzip_level=1 if kind == "ours-gz" else None)
-        events = len(table)
+        tr = export.analyzed_trace([path])
+        export.write_trace(Path(out), tr, gzip_level=1 if kind == "ours-gz" else None)
+        events = len(tr.table)
     wall = time.perf_counter() - t0
     print(json.dumps({"wall_s": wall, "bytes": Path(out).stat().st_size, "events": events}))
 

@@ -6,8 +6,11 @@ analysis already holds, not through XProf's converter (which takes ~15 µs per e
 stat): one ``pid`` per plane, one ``tid`` per thread line, our category on every slice (``cat`` and
 ``args.category``), a track per category on the main thread (its exclusive timeline: which category
 owns each instant), the steps as spans with their category split, and only the selected steps. The
-per-category tracks and the steps track come from the analysis (``Attribution``'s main-thread
-timeline and ``results.steps_frame``): this module only formats them.
+per-category tracks and the steps track come from the analysis (``analysis.mode.analyze_trace``,
+the first half of a mode's analysis: the attribution's main-thread timeline and the steps table,
+with every correction the mode's analysis makes), so they are the mode's figures; this module only
+formats them. Where the analysis claims no category (host time the trace cannot split) there is no
+category track and the steps carry no split.
 
 Every slice track is properly nested (what trace viewers need to draw a thread as a stack): events
 the analysis keeps out of the nesting (step markers, events that cross other events' ends) go to a
@@ -128,16 +131,23 @@ def parse_steps(spec: str | None) -> list[int] | None:
     return out
 
 
-def analyzed_trace(paths: list[str]):
-    """The event table, attribution and steps frame of some trace files (what the analysis of a
-    mode computes first)."""
-    from traceinsight.analysis import results
-    from traceinsight.analysis.attribute import attribute
-    from traceinsight.analysis.events import load_files
+def analyzed_trace(paths: list[str], timing=None):
+    """Some trace files analysed as a mode's pass is (``analysis.mode.analyze_trace``: the event
+    table, the attribution with every correction the analysis makes, the steps table); ``timing``:
+    the mode's, for the pass its tables come from."""
+    from traceinsight.analysis.mode import analyze_trace
+    return analyze_trace([Path(p) for p in paths], timing=timing)
 
-    table = load_files([Path(p) for p in paths])
-    a = attribute(table)
-    return table, a, results.steps_frame(a)
+
+def mode_trace(mode: ModeResult, pass_name: str = "host"):
+    """One pass of a mode analysed for the export. The pass the mode's tables come from (the
+    host pass, or the only one) is analysed exactly as the mode was, so the exported steps and
+    categories are the mode's; the python-tracer pass of a mode that has a host pass is analysed
+    the same way on its own trace."""
+    paths = pass_paths(mode, pass_name)
+    has_host = any(_pass_of(str(p)) == "host" for p in mode.trace_paths)
+    main = pass_name == "host" or not has_host
+    return analyzed_trace(paths, timing=mode.timing if main else None)
 
 
 def _windows(steps: pd.DataFrame, select: list[int] | None) -> np.ndarray | None:
@@ -239,25 +249,29 @@ def _x_records(group: np.ndarray, prefixes: list[bytes], ts_ns: np.ndarray,
         yield arr.tobytes()
 
 
-def trace_events(table, a, steps: pd.DataFrame, select: list[int] | None = None,
-                 mode_name: str = "") -> bytes:
-    """The trace-event JSON document (UTF-8 bytes) of an analysed trace; see the module docstring."""
-    return b"".join(trace_chunks(table, a, steps, select, mode_name))
+def trace_events(tr, select: list[int] | None = None, mode_name: str = "") -> bytes:
+    """The trace-event JSON document (UTF-8 bytes) of an analysed trace (``analyzed_trace``); see
+    the module docstring."""
+    return b"".join(trace_chunks(tr, select, mode_name))
 
 
-def trace_chunks(table, a, steps: pd.DataFrame, select: list[int] | None = None,
-                 mode_name: str = ""):
+def trace_chunks(tr, select: list[int] | None = None, mode_name: str = ""):
     """``trace_events`` as pieces to write one after the other (no copy of the whole document)."""
     from traceinsight.analysis import rules
     from traceinsight.model import CATEGORIES
 
+    table, a = tr.table, tr.attribution
+    steps = tr.steps.to_pandas()
+    # where the trace cannot split host time the analysis claims no category: no category track
+    # and no split on the steps (their categories are unknown, not zero)
+    recorded = tr.host_events_recorded
     w = _windows(steps, select)
     idx = np.arange(len(table)) if w is None else \
         np.flatnonzero(_in_windows(table.start, table.end, w))
     start_ns = table.start[idx] // 1000
     end_ns = table.end[idx] // 1000
     # main-thread category timeline: runs of equal category, clipped to the windows
-    if a.main_line >= 0 and len(a.seg_cat):
+    if recorded and a.main_line >= 0 and len(a.seg_cat):
         change = np.flatnonzero(np.diff(a.seg_cat.astype(np.int16)) != 0) + 1
         run_start = a.bounds[np.concatenate(([0], change))]
         run_end = a.bounds[np.concatenate((change, [len(a.seg_cat)]))]
@@ -293,7 +307,8 @@ def trace_chunks(table, a, steps: pd.DataFrame, select: list[int] | None = None,
     out: list[str] = []            # metadata and steps: few, formatted one by one, sent last
     meta = {"traceinsight": {"mode": mode_name, "t0_ns": t0, "files": list(map(str, table.files)),
                              "steps": None if select is None else sorted(set(select)),
-                             "events": int(len(idx)), "categories": list(CATEGORIES)}}
+                             "events": int(len(idx)), "categories": list(CATEGORIES),
+                             "host_categories_recorded": bool(recorded), "notes": list(tr.notes)}}
     dumps = json.dumps
     yield ('{"displayTimeUnit":"ns","metadata":' + dumps(meta) + ',"traceEvents":[\n').encode()
     planes_used = sorted({table.lines[li].plane for li in np.unique(table.line[idx]).tolist()}
@@ -318,12 +333,14 @@ def trace_chunks(table, a, steps: pd.DataFrame, select: list[int] | None = None,
         thread(main_pid, STEPS_TID, "steps")
         ts = _fmt_us(step_start - t0)
         dur = _fmt_us(chosen["end_ps"].to_numpy(dtype=np.int64) // 1000 - step_start)
-        cols = ["wall_ms"] + list(CATEGORIES)
+        cols = ["wall_ms"] + (list(CATEGORIES) if recorded else [])
         vals = chosen[cols].to_numpy(dtype=float).round(6).tolist()
-        for num, t, d, v in zip(chosen["step_num"].tolist(), ts, dur, vals):
+        firsts = chosen["first"].astype(bool).tolist()
+        for num, t, d, v, f in zip(chosen["step_num"].tolist(), ts, dur, vals, firsts):
             args = ",".join(f'"{c if c == "wall_ms" else c + "_ms"}":{x!r}' for c, x in zip(cols, v))
             out.append(f'{{"ph":"X","pid":{main_pid},"tid":{STEPS_TID},"name":"step {int(num)}",'
-                       f'"ts":{t},"dur":{d},"args":{{"step_num":{int(num)},{args}}}}}')
+                       f'"ts":{t},"dur":{d},"args":{{"step_num":{int(num)},'
+                       f'"first":{"true" if f else "false"},{args}}}}}')
     # 2. the main thread's exclusive timeline, one track per category
     if main_pid is not None and len(run_cat):
         main_name = table.lines[a.main_line].display_name or table.lines[a.main_line].name
@@ -398,8 +415,8 @@ class _Compressor(threading.Thread):
             raise self.error
 
 
-def write_trace(path: Path, table, a, steps: pd.DataFrame, select: list[int] | None = None,
-                mode_name: str = "", gzip_level: int | None = 1) -> int:
+def write_trace(path: Path, tr, select: list[int] | None = None, mode_name: str = "",
+                gzip_level: int | None = 1) -> int:
     """Write the trace-event document to ``path`` (gzip when ``gzip_level`` is not None),
     atomically; returns the bytes written."""
     path = Path(path)
@@ -410,7 +427,7 @@ def write_trace(path: Path, table, a, steps: pd.DataFrame, select: list[int] | N
         raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            chunks = trace_chunks(table, a, steps, select, mode_name)
+            chunks = trace_chunks(tr, select, mode_name)
             if gzip_level is None:
                 for c in chunks:
                     f.write(c)

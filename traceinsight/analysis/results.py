@@ -108,11 +108,6 @@ def steps_table(a: Attribution, step0_is_first_call: bool = False) -> Columns:
     return Columns(data)
 
 
-def steps_frame(a: Attribution) -> pd.DataFrame:
-    """``steps_table`` as a DataFrame (the Chrome-trace export reads it)."""
-    return steps_table(a).to_pandas()
-
-
 def breakdown_table(steps: Columns) -> Columns:
     """Per category and the step's wall time ("total"), over the steady steps: median, p25, p75
     (linear interpolation) and mean, ms; NaN steps (categories not recorded) are skipped, as

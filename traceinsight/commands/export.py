@@ -73,17 +73,19 @@ class Command:
                              else Path(f"{run.name}-{mode_dir(mode.name)}"))
         written: list[Path] = []
         if args.trace != "none":
-            paths = export.pass_paths(mode, args.trace)
             if args.via_xprof:
                 if args.steps:
                     raise TraceinsightError("--steps works with our export only, not --via-xprof")
                 path = outdir / "trace.json"
-                write_file(path, export.chrome_trace(paths).encode("utf-8"))
+                write_file(path, export.chrome_trace(export.pass_paths(mode, args.trace))
+                           .encode("utf-8"))
             else:
                 select = export.parse_steps(args.steps)
-                table, a, steps = export.analyzed_trace(paths)
+                # the mode's own analysis of its traces (every correction it makes), so the
+                # trace's steps and categories are the mode's tables'
+                tr = export.mode_trace(mode, args.trace)
                 path = outdir / ("trace.json" if args.no_gzip else "trace.json.gz")
-                export.write_trace(path, table, a, steps, select, mode.name,
+                export.write_trace(path, tr, select, mode.name,
                                    gzip_level=None if args.no_gzip else 1)
             written.append(path)
         if args.tables != "none" and mode.ok:
