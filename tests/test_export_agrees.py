@@ -20,7 +20,7 @@ from traceinsight.model import CATEGORIES
 
 DATA = Path(__file__).parent / "data"
 RUNS = [(run.name, m.name) for run in sorted((DATA / "runs").iterdir()) if run.is_dir()
-        for m in sorted(run.iterdir()) if m.is_dir()]
+        for m in sorted(run.iterdir()) if m.is_dir() and not m.name.startswith(".")]
 TRACES = [DATA / "versions" / "2.15.1" / "xla", *sorted((DATA / "jax").glob("*.xplane.pb"))]
 
 
