@@ -29,8 +29,9 @@ def _exported(path: Path, mode: str, out: Path) -> dict:
     return json.loads(gzip.decompress((out / "trace.json.gz").read_bytes()))
 
 
-def _per_step(doc: dict) -> dict[int, dict]:
-    """step number -> wall ms and ms per category, read from the trace's slices: the step spans
+def _per_step(doc: dict) -> tuple[dict[int, dict], bool]:
+    """(step number -> wall ms, first flag and ms per category; whether any category track is
+    drawn), read from the trace's slices: the step spans
     and, clipped to each, the main thread's per-category tracks (integer ns, as written)."""
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"]
              if e["name"] == "thread_name"}
