@@ -18,6 +18,7 @@ import numpy as np
 
 from traceinsight.columns import Columns
 from traceinsight.modekind import ModeKind, mode_kind
+from traceinsight.resample import bootstrap_medians
 from traceinsight.stepsource import StepSource
 
 if TYPE_CHECKING:
@@ -301,7 +302,6 @@ class ModeResult:
     def boot_medians(self) -> np.ndarray:
         """Bootstrap medians of ``step_samples_ms`` (fixed seed), computed once per mode: its
         interval and every ratio it takes part in reuse them."""
-        from traceinsight.stats import bootstrap_medians
         samples = self.step_samples_ms
         rounds = self.timing.rounds if self.timing is not None and len(self.timing.steps_s) else None
         # resampled within each interleaved round when the samples are the rounds' steps in order
