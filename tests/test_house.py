@@ -105,3 +105,20 @@ def test_comments_point_at_nothing_outside_the_repository(pattern, why):
             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
             if pattern.search(line) and p.name != "test_house.py"]
     assert not hits, f"{why}: {hits}"
+
+
+def test_a_run_made_without_its_analysis_says_so():
+    """A Run built by hand holds its modes' own figures; what needs the whole run comes from its
+    analyzer, and asking without one names the way to get it instead of a bare AttributeError."""
+    from traceinsight.derive import RunAnalysis, complete
+    from traceinsight.model import Run
+    from traceinsight.testing import make_mode
+    bare = Run(None, "r", {"eager": make_mode("eager", {"op": 2.0}),
+                           "function": make_mode("function", {"op": 1.0})})
+    assert bare.fastest == "function" and bare.modes["eager"].median_ms > 0
+    for ask in (lambda: bare.findings, lambda: bare.summary(), lambda: bare.compare("eager", "function")):
+        with pytest.raises(TypeError, match="derive.complete"):
+            ask()
+    run = complete(bare)
+    assert run.analyzer is RunAnalysis and all(m.analyzer is RunAnalysis for m in run.modes.values())
+    assert run.compare("function", "eager").ratio == pytest.approx(1 / run.compare("eager", "function").ratio)
