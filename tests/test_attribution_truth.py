@@ -20,6 +20,7 @@ from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import load_files
 from traceinsight.analysis.mode import analyze_mode
 from traceinsight.analysis.results import op_totals
+from traceinsight.derive import complete
 from traceinsight.findings import find
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.testing import make_mode
@@ -262,8 +263,8 @@ def test_op_self_times_equal_xprof_framework_op_stats_real(runs, tmp_path):
 
 def test_input_bound_fires_for_a_function_mode_on_tf_data():
     it = ("IteratorGetNext", "IteratorGetNext", "worker", 1, 0.5)
-    run = Run(path=None, name="t", modes={"function": make_mode(
-        "function", {"op": 2.0, "input": 7.5, "dispatch": 0.5}, ops=[it])})
+    run = complete(Run(path=None, name="t", modes={"function": make_mode(
+        "function", {"op": 2.0, "input": 7.5, "dispatch": 0.5}, ops=[it])}))
     rules_ = {f.rule: f for f in find(run)}
     assert "input-bound" in rules_ and "numpy-inputs" not in rules_
     assert "75 %" in rules_["input-bound"].evidence
@@ -272,8 +273,8 @@ def test_input_bound_fires_for_a_function_mode_on_tf_data():
 def test_slicing_with_python_ints_is_named():
     ops = [("MatMul", "MatMul", "main", 99, 3.0), ("StridedSlice", "StridedSlice", "main", 99, 0.3),
            ("_EagerConst", "_EagerConst", "main", 297, 0.0)]
-    run = Run(path=None, name="t", modes={"eager": make_mode(
-        "eager", {"op": 3.5, "input": 4.2, "dispatch": 3.1, "python": 3.3}, ops=ops)})
+    run = complete(Run(path=None, name="t", modes={"eager": make_mode(
+        "eager", {"op": 3.5, "input": 4.2, "dispatch": 3.1, "python": 3.3}, ops=ops)}))
     f = [f for f in find(run) if f.rule == "numpy-inputs"][0]
     assert f.title == "eager converts slice indices to tensors every step"
     assert "297 conversions per step" in f.evidence and "99 times per step" in f.evidence
@@ -285,8 +286,8 @@ def test_slices_inside_keras_steps_are_not_the_users_to_unstack():
     finding is about passing tensors, not about w[i]."""
     ops = [("MatMul", "MatMul", "main", 9, 3.0), ("StridedSlice", "StridedSlice", "main", 1, 0.3),
            ("_EagerConst", "_EagerConst", "main", 18, 0.0)]
-    run = Run(path=None, name="t", modes={"train_on_batch-eager": make_mode(
-        "train_on_batch-eager", {"op": 3.5, "input": 4.2, "dispatch": 3.1, "python": 3.3}, ops=ops)})
+    run = complete(Run(path=None, name="t", modes={"train_on_batch-eager": make_mode(
+        "train_on_batch-eager", {"op": 3.5, "input": 4.2, "dispatch": 3.1, "python": 3.3}, ops=ops)}))
     f = [f for f in find(run) if f.rule == "numpy-inputs"][0]
     assert f.title == "train_on_batch-eager converts its inputs to tensors every step"
     assert "inside Keras' step" in f.evidence and "tf.unstack" not in f.fix
@@ -295,8 +296,8 @@ def test_slices_inside_keras_steps_are_not_the_users_to_unstack():
 
 def test_copies_without_conversions_are_not_a_conversion_finding():
     ops = [("MemcpyH2D", "memcpy", "worker", 1, 2.0), ("Conv2D", "Conv2D", "main", 1, 1.0)]
-    run = Run(path=None, name="t", modes={"eager": make_mode(
-        "eager", {"op": 3.0, "input": 2.0, "python": 1.0}, ops=ops)})
+    run = complete(Run(path=None, name="t", modes={"eager": make_mode(
+        "eager", {"op": 3.0, "input": 2.0, "python": 1.0}, ops=ops)}))
     assert "numpy-inputs" not in [f.rule for f in find(run)]
 
 

@@ -14,6 +14,7 @@ import pytest
 from traceinsight.analysis.opfamily import family, function_name
 from traceinsight.analysis.results import GRAPH_BUILDS, parse_frame
 from traceinsight.compare import compare_modes
+from traceinsight.derive import complete
 from traceinsight.findings import find
 from traceinsight.model import Run, Timing
 from traceinsight.report.data import report_data
@@ -24,7 +25,7 @@ RUNS = Path(__file__).parent / "data" / "runs"
 
 
 def run_of(*modes) -> Run:
-    return Run(path=None, name="t", modes={m.name: m for m in modes})
+    return complete(Run(path=None, name="t", modes={m.name: m for m in modes}))
 
 
 # ---- op families -------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from traceinsight import cli
+from traceinsight.derive import complete
 from traceinsight.model import Run
 from traceinsight.report import render_diff
 from traceinsight.report.diff import diff_data
@@ -35,7 +36,7 @@ def two_runs(after_conv_ms: float = 5.4) -> tuple[Run, Run]:
         if name == "before":
             modes["xla"] = make_mode("xla", {"op": 5.0}, untraced_ms=5.0)
         env = {"tensorflow": tf, "python": "3.11.7", "env_vars": {"TF_ENABLE_ONEDNN_OPTS": None}}
-        return Run(path=None, name=name, modes=modes, manifest={"environment": env})
+        return complete(Run(path=None, name=name, modes=modes, manifest={"environment": env}))
     return run("before", 2.4, "2.20.0", 1), run("after", after_conv_ms, "2.21.0", 3)
 
 
@@ -116,14 +117,14 @@ def test_rounds_measure_run_to_run_variation():
     fa, fb = a.modes["function"], b.modes["function"]
     steady_a = _with_rounds(fa, [4.0, 4.02, 3.98, 4.01])
     steady_b = _with_rounds(fb, [4.4, 4.42, 4.38, 4.41])
-    ra = Run(path=None, name="a", modes={"function": steady_a})
-    rb = Run(path=None, name="b", modes={"function": steady_b})
+    ra = complete(Run(path=None, name="a", modes={"function": steady_a}))
+    rb = complete(Run(path=None, name="b", modes={"function": steady_b}))
     p = diff_data(ra, rb)["pairs"][0]
     assert p["basis"] == "rounds" and p["significant"] and p["ratio"] == pytest.approx(1.1, abs=0.01)
     wander_a = _with_rounds(fa, [4.0, 5.2, 3.9, 4.1])
     wander_b = _with_rounds(fb, [4.4, 5.7, 4.3, 4.5])
-    p = diff_data(Run(path=None, name="a", modes={"function": wander_a}),
-                  Run(path=None, name="b", modes={"function": wander_b}))["pairs"][0]
+    p = diff_data(complete(Run(path=None, name="a", modes={"function": wander_a})),
+                  complete(Run(path=None, name="b", modes={"function": wander_b})))["pairs"][0]
     assert p["basis"] == "rounds" and not p["significant"]
     assert "interleaved rounds" in p["sentence"]
 
@@ -188,9 +189,9 @@ def test_markdown_diff_stays_under_githubs_limit():
 
     def big(name, scale):
         ops = [(f"scope_{i}/" + "y" * 120, "MatMul", "worker", 1, scale / (i + 1)) for i in range(2000)]
-        return Run(path=None, name=name, modes={n: make_mode(n, {"op": 5.0 * scale}, ops=ops,
+        return complete(Run(path=None, name=name, modes={n: make_mode(n, {"op": 5.0 * scale}, ops=ops,
                                                              untraced_ms=5.0 * scale)
-                                                for n in ("eager", "function", "xla")})
+                                                for n in ("eager", "function", "xla")}))
     md = render_diff(diff_data(big("a", 1.0), big("b", 2.0)), "md")
     assert len(md) <= GITHUB_LIMIT and "more ops not shown" in md
     assert all(line.endswith("|") for line in md.splitlines() if line.startswith("|"))
@@ -216,8 +217,8 @@ def test_one_captures_own_round_spread_explains_a_change():
     fa, fb = a.modes["function"], b.modes["function"]
     steady_a = _with_rounds(fa, [4.0, 4.02, 3.98, 4.01])
     loaded_b = _with_rounds(fb, [4.8, 4.0, 5.6, 4.8])
-    p = diff_data(Run(path=None, name="a", modes={"function": steady_a}),
-                  Run(path=None, name="b", modes={"function": loaded_b}))["pairs"][0]
+    p = diff_data(complete(Run(path=None, name="a", modes={"function": steady_a})),
+                  complete(Run(path=None, name="b", modes={"function": loaded_b})))["pairs"][0]
     assert p["ratio_lo"] > 1.0              # the steps' interval alone would call it a change
     assert p["tolerance"] == pytest.approx((5.6 - 4.0) / 4.8, abs=0.01)   # B's round spread
     assert not p["significant"] and p["verdict"] == "within noise"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from traceinsight.derive import complete
 from traceinsight.findings import Finding, find
 from traceinsight.modekind import ModeKind, from_name
 from traceinsight.model import Run
@@ -19,7 +20,7 @@ FUNC = {"op": 3.8, "python": 0.9, "dispatch": 0.2, "input": 0.3}
 
 
 def run_of(*modes) -> Run:
-    return Run(path=None, name="t", modes={m.name: m for m in modes})
+    return complete(Run(path=None, name="t", modes={m.name: m for m in modes}))
 
 
 def rules(run: Run) -> list[str]:
@@ -391,10 +392,10 @@ def test_tf1_against_its_tf2_twin_is_a_finding_with_its_cause():
     assert "python +" in f.evidence and "dispatch +" in f.evidence
     # run.json's kinds decide, not the names: a mode named oddly but recorded as the TF2 twin
     odd = make_mode("pob-v2", {"op": 0.8, "python": 0.7, "dispatch": 0.5}, untraced_ms=2.0)
-    run = Run(path=None, name="r", modes={"pob-v2": odd, "tf1:predict_on_batch": tf1})
+    run = complete(Run(path=None, name="r", modes={"pob-v2": odd, "tf1:predict_on_batch": tf1}))
     assert "tf1-vs-tf2" not in rules(run)
     odd = odd.replace(kind=ModeKind("predict_on_batch", "numpy", "keras3"))
-    run = Run(path=None, name="r", modes={"pob-v2": odd, "tf1:predict_on_batch": tf1})
+    run = complete(Run(path=None, name="r", modes={"pob-v2": odd, "tf1:predict_on_batch": tf1}))
     assert "tf1-vs-tf2" in rules(run)
 
 

@@ -7,13 +7,14 @@ from unittest import mock
 
 import pytest
 
+from traceinsight.derive import complete
 from traceinsight.findings import find
 from traceinsight.model import Run
 from traceinsight.testing import make_mode
 
 
 def run_of(*modes) -> Run:
-    return Run(path=None, name="t", modes={m.name: m for m in modes})
+    return complete(Run(path=None, name="t", modes={m.name: m for m in modes}))
 
 
 def test_jax_faster_by_op_family_and_compile():

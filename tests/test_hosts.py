@@ -14,6 +14,7 @@ from hosts_data import remote_run, three_hosts, write_hosts
 import traceinsight
 from traceinsight.analysis.hosts import compare_sessions
 from traceinsight.cli import main
+from traceinsight.derive import complete
 from traceinsight.report import render
 from traceinsight.report.json import load_schema
 from traceinsight.stepsource import StepSource
@@ -257,8 +258,8 @@ def test_hosts_are_compared_once_per_load(tmp_path, comparisons):
     assert len(comparisons) == 1
     # the groups made before the notes were added are those the noted modes give afresh: a Run
     # built elsewhere (tests, a copy) computes its own on first call, once
-    fresh = Run(path=run.path, name=run.name, modes=run.modes, manifest=run.manifest,
-                source=run.source)
+    fresh = complete(Run(path=run.path, name=run.name, modes=run.modes, manifest=run.manifest,
+                source=run.source))
     assert len(comparisons) == 1
     again = fresh.host_groups()
     assert fresh.host_groups() is again and len(comparisons) == 2

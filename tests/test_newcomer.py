@@ -12,6 +12,7 @@ from rich.console import Console
 
 from traceinsight import cli, present, runfolder
 from traceinsight.analysis.text import render_analysis
+from traceinsight.derive import complete
 from traceinsight.model import Run
 from traceinsight.testing import make_mode, sample_run
 
@@ -75,8 +76,8 @@ def test_report_names_the_formats_it_writes(capsys, tmp_path, name, said):
 
 def test_piped_tables_keep_names_and_headers_whole():
     long = "predict_on_batch_" * 4       # wider than 80 columns leave for it
-    run = Run(None, "r", {long: make_mode(long, {"op": 18.0}, untraced_ms=18.0),
-                          **sample_run().modes})
+    run = complete(Run(None, "r", {long: make_mode(long, {"op": 18.0}, untraced_ms=18.0),
+                          **sample_run().modes}))
     out = io.StringIO()
     render_analysis(run, console=Console(file=out, width=80, force_terminal=False))
     text = out.getvalue()

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from traceinsight.derive import complete
 from traceinsight.model import Run
 from traceinsight.report import render
 from traceinsight.testing import make_mode, sample_run
@@ -31,12 +32,12 @@ def test_run_displays_as_the_html_report_itself():
 def test_a_mode_displays_as_its_own_report():
     mode = sample_run().modes["eager"]
     page = srcdoc(mode._repr_html_())
-    assert page == render(Run(None, "eager", {"eager": mode}, source="traces"), "html")
+    assert page == render(complete(Run(None, "eager", {"eager": mode}, source="traces")), "html")
     assert "<svg" in page
 
 
 def test_hostile_names_stay_inside_the_frame_as_text():
-    run = Run(None, EVIL, {EVIL: make_mode(EVIL, {"op": 1.0})})
+    run = complete(Run(None, EVIL, {EVIL: make_mode(EVIL, {"op": 1.0})}))
     frame = run._repr_html_()
     assert "<script" not in frame and "<" not in frame[len("<iframe"):-len("</iframe>")]
     assert "<script" not in srcdoc(frame)      # escaped again inside the page

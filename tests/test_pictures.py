@@ -12,6 +12,7 @@ import pandas as pd
 
 from traceinsight import cli, present
 from traceinsight.analysis.step_marks import STALL_FACTOR, step_marks
+from traceinsight.derive import complete
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report import render
 from traceinsight.report.data import report_data
@@ -58,7 +59,7 @@ def test_step_marks_put_the_first_step_stalls_and_retraces_where_they_are():
 
 
 def test_step_chart_draws_one_column_per_step_and_the_marks():
-    doc_mode = report_data(Run(None, "r", {"loop": marked_mode()}))["modes"][0]
+    doc_mode = report_data(complete(Run(None, "r", {"loop": marked_mode()})))["modes"][0]
     svg = step_chart(doc_mode)
     root = parse(svg)
     titles = [t.text or "" for t in root.iter(f"{SVG_NS}title")]
@@ -83,7 +84,7 @@ def test_category_colours_are_the_viewers():
 def test_every_string_in_the_pictures_is_escaped():
     run = sample_run()
     modes = {EVIL: replace(marked_mode(EVIL), name=EVIL), **run.modes}
-    hostile = Run(None, EVIL, modes, run.manifest)
+    hostile = complete(Run(None, EVIL, modes, run.manifest))
     doc = report_data(hostile)
     for _stem, _alt, svg in figures(doc):
         assert "<script" not in svg and "onerror" not in svg
@@ -128,15 +129,15 @@ def test_step_charts_stop_at_a_dozen_modes():
     from traceinsight.report.svg import MAX_STEP_CHARTS
     modes = {f"host{i:03d}": make_mode(f"host{i:03d}", {"op": 1.0 + i / 100}, n_steps=5)
              for i in range(MAX_STEP_CHARTS + 3)}
-    page = render(Run(None, "many", modes), "html")
+    page = render(complete(Run(None, "many", modes)), "html")
     assert page.count("ms per step over the run: host") == MAX_STEP_CHARTS
     assert f"The first {MAX_STEP_CHARTS} of {MAX_STEP_CHARTS + 3} modes" in page
 
 
 def test_markdown_has_the_category_bars_as_a_mermaid_chart_github_draws():
     run = sample_run()
-    hostile = Run(None, "r", {EVIL: replace(run.modes["eager"], name=EVIL),
-                              "function": run.modes["function"]})
+    hostile = complete(Run(None, "r", {EVIL: replace(run.modes["eager"], name=EVIL),
+                              "function": run.modes["function"]}))
     md = render(hostile, "md")
     chart = md.split("```mermaid\n")[1].split("```")[0]
     assert "<" not in chart and ">" not in chart

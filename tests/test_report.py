@@ -17,6 +17,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from traceinsight import cli
+from traceinsight.derive import complete
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import ModeResult, Run
 from traceinsight.report import format_for, render
@@ -53,7 +54,7 @@ def hostile_run() -> Run:
     manifest = {"schema_version": 1, "command": f"traceinsight capture '{EVIL}'",
                 "workload": {"path": EVIL, "kind": EVIL_Q},
                 "environment": {"tensorflow": EVIL, "cpu": EVIL_Q, "env_vars": {EVIL: EVIL_Q}}}
-    return Run(path=None, name=EVIL, modes={mode.name: mode, EVIL: failed}, manifest=manifest)
+    return complete(Run(path=None, name=EVIL, modes={mode.name: mode, EVIL: failed}, manifest=manifest))
 
 
 # ------------------------------------------------------------------------------------------- golden
@@ -143,7 +144,7 @@ def test_markdown_stays_under_githubs_limit_cutting_whole_rows():
     modes = {n: make_mode(n, {"op": 5.0, "python": 1.0}, ops=ops,
                           hotspots=[(f"fn_{i}", "f.py", i, "user", 0.1, 0.2, 1) for i in range(500)])
              for n in ("eager", "function", "xla", "predict", "fit", "train_on_batch")}
-    md = render(Run(path=None, name="big", modes=modes), "md")
+    md = render(complete(Run(path=None, name="big", modes=modes)), "md")
     assert len(md) <= GITHUB_LIMIT
     assert "more ops not shown" in md
     for line in md.splitlines():
@@ -274,7 +275,7 @@ def test_cli_report_to_stdout_and_errors(fake_load, tmp_path, capsys):
      "function": ModeResult(name="function", status="ok")},   # ok but no steps
 ])
 def test_runs_with_nothing_measured_still_render(modes):
-    run = Run(path=None, name="nothing", modes=modes)
+    run = complete(Run(path=None, name="nothing", modes=modes))
     jsonschema.validate(json.loads(render(run, "json")), load_schema())
     md = render(run, "md")
     assert "No rule found anything to change" in md and md_tokens(md)
@@ -295,7 +296,7 @@ def test_any_op_name_keeps_tables_whole_and_html_out(name):
     """Whatever a trace calls an op, the markdown op table keeps 6 cells a row, no raw HTML gets
     through, and the HTML report shows the name back as text."""
     mode = make_mode("eager", {"op": 1.0}, ops=[(name, name, "main", 1, 1.0)], n_steps=3)
-    run = Run(path=None, name="p", modes={"eager": mode})
+    run = complete(Run(path=None, name="p", modes={"eager": mode}))
     md = render(run, "md")
     tokens = md_tokens(md)
     ops = md_tables(tokens)[-1]

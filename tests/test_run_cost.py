@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import traceinsight
+from traceinsight.derive import complete
 from traceinsight.findings import find
 from traceinsight.model import Run
 from traceinsight.stats import concentrated, concentrated_costs
@@ -51,7 +52,7 @@ def test_periodic_python_work_is_a_finding_with_its_steps():
     steps.loc[spike, "wall_ms"] += 3.0
     from traceinsight.testing import _breakdown
     m = m.replace(steps=steps, breakdown=_breakdown(steps))
-    run = Run(path=None, name="periodic", modes={"fit": m})
+    run = complete(Run(path=None, name="periodic", modes={"fit": m}))
     assert m.category_medians()["python"] == pytest.approx(0.2, rel=0.05)
     assert m.category_means()["python"] == pytest.approx(0.2 + 3.0 * 4 / 40, rel=0.05)
     f = next(f for f in find(run) if f.rule == "concentrated-cost")

@@ -19,6 +19,7 @@ from traceinsight import cli
 from traceinsight.analysis import cache
 from traceinsight.analysis.tfdata import costliest_work_stage, stage_table
 from traceinsight.columns import Columns
+from traceinsight.derive import complete
 from traceinsight.model import Run
 from traceinsight.report import render
 from traceinsight.report.json import load_schema
@@ -134,8 +135,8 @@ def test_the_analysis_cache_keeps_the_stage_table():
 
 def test_the_finding_reads_the_stage_table_not_the_trace_files():
     run, m = _mode("tfdata_stalls")
-    moved = Run(path=None, name=run.name,
-                modes={m.name: m.replace(trace_paths=("/nonexistent/trace.xplane.pb",))})
+    moved = complete(Run(path=None, name=run.name,
+                modes={m.name: m.replace(trace_paths=("/nonexistent/trace.xplane.pb",))}))
     f = next(f for f in moved.findings if f.rule == "input-bound")
     assert "By tf.data stage, Iterator::Root::Prefetch::MapAndBatch costs most" in f.evidence
 
@@ -198,7 +199,7 @@ def test_stage_names_are_escaped_in_every_renderer():
                       "calls_per_step": np.asarray([1.0, 1.0]),
                       "ms_per_step": np.asarray([0.5, 0.3])})
     m = make_mode("evil", {"op": 1.0, "input": 1.0}).replace(stages=stages)
-    run = Run(path=None, name="evil", modes={m.name: m})
+    run = complete(Run(path=None, name="evil", modes={m.name: m}))
     html = MarkdownIt("commonmark").enable("table").render(render(run, "md"))
     assert "<script" not in html and "<img" not in html
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
@@ -217,7 +218,7 @@ def test_stage_names_are_escaped_in_every_renderer():
     m = m.replace(stages=Columns({c: stages[c][:1] for c in stages.columns} |
                                  {"stage": np.asarray([esc_stage], dtype=object)}))
     buf = io.StringIO()
-    render_analysis(Run(path=None, name="evil", modes={m.name: m}),
+    render_analysis(complete(Run(path=None, name="evil", modes={m.name: m})),
                     console=Console(file=buf, width=300, force_terminal=False))
     out = buf.getvalue()
     assert "\x1b" not in out and "Iterator::Root::" in out

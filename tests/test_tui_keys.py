@@ -8,6 +8,7 @@ import functools
 
 from textual.widgets import Input, TabbedContent
 
+from traceinsight.derive import complete
 from traceinsight.tui import get_app
 from traceinsight.tui.mode import ModeScreen
 from traceinsight.tui.overview import OverviewScreen
@@ -84,7 +85,7 @@ async def test_what_changed_is_shown_whole_at_80_by_24():
     from traceinsight.testing import make_mode
     mode = make_mode("loop", {"op": 1.0, "tracing": 2.0},
                      retraces=[("train_step", 12, 12, 240.0, 0.0, CHANGES)])
-    app = get_app(Run(None, "r", {"loop": mode}))
+    app = get_app(complete(Run(None, "r", {"loop": mode})))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("enter", "right", "right", "right")

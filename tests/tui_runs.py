@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from traceinsight.derive import complete
 from traceinsight.model import ModeResult, Run
 from traceinsight.testing import make_mode, sample_run
 
@@ -88,12 +89,12 @@ async def open_compare(pilot) -> None:
 def one_mode_run() -> Run:
     m = make_mode("eager", {"op": 4.0, "python": 3.0, "dispatch": 1.0},
                   ops=[("Conv2D", "Conv2D", "main", 1, 2.5)])
-    return Run(path=None, name="one-mode", modes={"eager": m})
+    return complete(Run(path=None, name="one-mode", modes={"eager": m}))
 
 
 def failed_only_run() -> Run:
     m = ModeResult(name="eager", status="failed", error="RuntimeError: out of memory")
-    return Run(path=None, name="all-failed", modes={"eager": m})
+    return complete(Run(path=None, name="all-failed", modes={"eager": m}))
 
 
 def no_steps_run() -> Run:
@@ -101,7 +102,7 @@ def no_steps_run() -> Run:
     m = make_mode("trace", {"op": 1.0}, ops=[("MatMul", "MatMul", "main", 1, 1.0)])
     m = replace(m, steps=pd.DataFrame(), breakdown=pd.DataFrame(), timing=None, first_step=None,
                 step_rule="", notes=("no step markers found: the trace has no 'train' events",))
-    return Run(path=None, name="no-steps", modes={"trace": m}, source="traces")
+    return complete(Run(path=None, name="no-steps", modes={"trace": m}, source="traces"))
 
 
 def large_run(n_ops: int = 300_000) -> Run:
@@ -113,7 +114,7 @@ def large_run(n_ops: int = 300_000) -> Run:
                         "type": np.where(np.arange(n_ops) % 3, "MatMul", "AddV2"),
                         "thread": "main", "calls_per_step": 1.0, "self_ms_per_step": self_ms})
     ops["share"] = ops["self_ms_per_step"] / ops["self_ms_per_step"].sum()
-    return Run(path=None, name="large", modes={"eager": replace(base, ops=ops)})
+    return complete(Run(path=None, name="large", modes={"eager": replace(base, ops=ops)}))
 
 
 def multi_host_run(tmp_path: Path) -> Run:

@@ -12,12 +12,13 @@ from __future__ import annotations
 from dataclasses import InitVar, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import numpy as np
 
 from traceinsight.columns import Columns
 from traceinsight.modekind import ModeKind, mode_kind
+from traceinsight.resample import bootstrap_medians
 from traceinsight.stepsource import StepSource
 
 if TYPE_CHECKING:
@@ -225,6 +226,9 @@ class ModeResult:
     # it from run.json; left out (a foreign trace, an old run folder, a mode made by hand) it is
     # derived from the name, here, once
     kind: ModeKind = None  # type: ignore[assignment]
+    # what analyses and shows this mode when it is displayed alone (``alone``): the same
+    # ``Run.analyzer`` as the run it was loaded in (``traceinsight.derive.complete`` sets both)
+    analyzer: Analyzer | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind is None:
@@ -301,7 +305,6 @@ class ModeResult:
     def boot_medians(self) -> np.ndarray:
         """Bootstrap medians of ``step_samples_ms`` (fixed seed), computed once per mode: its
         interval and every ratio it takes part in reuse them."""
-        from traceinsight.stats import bootstrap_medians
         samples = self.step_samples_ms
         rounds = self.timing.rounds if self.timing is not None and len(self.timing.steps_s) else None
         # resampled within each interleaved round when the samples are the rounds' steps in order
@@ -324,15 +327,19 @@ class ModeResult:
             return {c: float("nan") for c in CATEGORIES}
         return {c: float(b.row(c)["median"]) for c in CATEGORIES}
 
+    def alone(self) -> Run:
+        """This mode as a run of its own (what a notebook shows for it), analysed by this
+        mode's ``analyzer``."""
+        return Run(path=None, name=self.name, modes={self.name: self}, source="traces",
+                   analyzer=self.analyzer)
+
     def _repr_html_(self) -> str:
-        """Jupyter's rich display: this mode's HTML report (``traceinsight.report.notebook``)."""
-        from traceinsight.report.notebook import mode_html
-        return mode_html(self)
+        """Jupyter's rich display: this mode's HTML report, as a run of its own."""
+        return self.alone()._repr_html_()
 
     def show(self, file: Any = None) -> None:
         """Print this mode's text summary (what ``traceinsight analyze`` prints), for a REPL."""
-        from traceinsight.report.notebook import show_mode
-        show_mode(self, file)
+        self.alone().show(file)
 
     @property
     def traced_mean_ms(self) -> float:
@@ -367,9 +374,34 @@ class ModeResult:
         return pd.Series(self.category_medians(), dtype=float, name=None if b.empty else "median")
 
 
+class RunAnalysis(Protocol):
+    """What the analysis layer computes from one ``Run`` and how it shows it: the figures that
+    need more than one mode (the summary, comparisons, findings, host groups) and the notebook /
+    REPL display. One is made per ``Run`` by its ``analyzer`` (``traceinsight.derive.RunAnalysis``);
+    each figure is computed on first use, once, and kept there (a page that does not read the
+    findings never computes them). The model only calls it: it imports nothing above itself."""
+
+    def summary_table(self) -> Columns: ...
+    def compare(self, a: str, b: str) -> Comparison: ...
+    def findings(self) -> list: ...
+    def host_groups(self) -> tuple: ...
+    def program_groups(self) -> list[list[str]]: ...
+    def html(self) -> str: ...
+    def show(self, file: Any) -> None: ...
+
+
+# makes a run's RunAnalysis (given the run); ``traceinsight.derive.RunAnalysis`` is the one
+Analyzer = Callable[["Run"], RunAnalysis]
+
+
 @dataclass(frozen=True)
 class Run:
-    """A captured run (a run folder) or a set of foreign traces, analysed."""
+    """A captured run (a run folder) or a set of foreign traces, analysed.
+
+    ``analyzer`` makes the run's analysis (see ``RunAnalysis``): ``summary()``, ``compare()``,
+    ``findings``, ``host_groups()`` and the notebook display read it. The loaders and
+    ``traceinsight.testing`` give it (``traceinsight.derive.complete``); a Run made without one
+    holds its modes and the figures of each mode, and raises TypeError when asked for those."""
 
     path: Path | None
     name: str
@@ -380,10 +412,19 @@ class Run:
     # straggler on each host's mode); not kept as a field, so a copy (``dataclasses.replace``)
     # computes its own from its modes. None: ``host_groups()`` computes it on first call
     hosts_compared: InitVar[tuple | None] = None
+    analyzer: Analyzer | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self, hosts_compared: tuple | None) -> None:
         if hosts_compared is not None:
             self.__dict__["_host_groups"] = tuple(hosts_compared)   # the cached_property's value
+        if self.analyzer is not None:
+            # made with the run (not on first use), so threads reading the run share one
+            self.__dict__["_analysis"] = self.analyzer(self)      # the cached_property's value
+
+    @cached_property
+    def _analysis(self) -> RunAnalysis:
+        raise TypeError(f"run {self.name!r} was made without an analyzer: its summary, "
+                        "comparisons and findings need one (traceinsight.derive.complete)")
 
     @property
     def environment(self) -> dict[str, Any]:
@@ -409,11 +450,10 @@ class Run:
         computed once per run."""
         return self.summary_table.to_pandas()
 
-    @cached_property
+    @property
     def summary_table(self) -> Columns:
         """``summary()`` as Columns (read without pandas)."""
-        from traceinsight.stats import summarize
-        return summarize(self)
+        return self._analysis.summary_table()
 
     @cached_property
     def fastest(self) -> str | None:
@@ -436,19 +476,7 @@ class Run:
         run (findings, the overview, the report and the compare screen share it). A pair is
         computed in the run's mode order and read from the other side by ``flipped()``, so b
         against a is exactly the reciprocal of a against b, whoever asks first."""
-        cache = self._comparisons
-        key = (a, b)
-        c = cache.get(key)
-        if c is None:
-            order = list(self.modes)
-            if a != b and order.index(a) > order.index(b):
-                c = cache.setdefault(key, self.compare(b, a).flipped())
-                return c
-            from traceinsight.compare import compare_modes
-            # two threads may compute the same pair at once; setdefault keeps one (atomic under
-            # the GIL), so every reader gets the same object
-            c = cache.setdefault(key, compare_modes(self.modes[a], self.modes[b]))
-        return c
+        return self._analysis.compare(a, b)
 
     def host_groups(self) -> tuple:
         """The hosts of each multi-host profile session compared: per-host step time, the
@@ -461,28 +489,21 @@ class Run:
     def _host_groups(self) -> tuple:
         if len(self.modes) < 2:
             return ()       # one trace: no hosts to compare (and no import of the hosts module)
-        from traceinsight.analysis.hosts import host_groups
-        return host_groups(self)
+        return self._analysis.host_groups()
 
     @cached_property
     def program_groups(self) -> list[list[str]]:
         """Ok modes grouped by the program they run (``compare.program_groups``): foreign traces of
         different programs in one folder are not compared as modes."""
-        from traceinsight.compare import program_groups
-        return program_groups(self)
+        return self._analysis.program_groups()
 
     def same_program(self, a: str, b: str) -> bool:
         return any(a in g and b in g for g in self.program_groups)
 
-    @cached_property
+    @property
     def findings(self) -> list:
         """``traceinsight.findings.find(self)``, computed once per run."""
-        from traceinsight.findings import find
-        return find(self)
-
-    @cached_property
-    def _comparisons(self) -> dict[tuple[str, str], "Comparison"]:
-        return {}
+        return self._analysis.findings()
 
     def ops(self) -> pd.DataFrame:
         return _concat_modes(self, "ops")
@@ -495,13 +516,11 @@ class Run:
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: the HTML report (``traceinsight.report.notebook``)."""
-        from traceinsight.report.notebook import run_html
-        return run_html(self)
+        return self._analysis.html()
 
     def show(self, file: Any = None) -> None:
         """Print the text summary (what ``traceinsight analyze`` prints), for a plain REPL."""
-        from traceinsight.report.notebook import show_run
-        show_run(self, file)
+        self._analysis.show(file)
 
 
 def _concat_modes(run: Run, attr: str) -> pd.DataFrame:

@@ -8,13 +8,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from traceinsight.columns import Columns
+from traceinsight.resample import _SEED, BOOTSTRAP_SAMPLES, bootstrap_medians
 
 if TYPE_CHECKING:
     from traceinsight.model import Run
 
-BOOTSTRAP_SAMPLES = 2000
-BOOTSTRAP_WORK_MAX = 200_000_000  # resamples x samples drawn one by one; beyond: order statistics
-_SEED = 20240521  # fixed: the same run always shows the same interval
 _DIFF_SEED = 20261121  # fixed: the same diff always shows the same intervals
 
 # A change between two separate captures counts only beyond what run-to-run variation explains.
@@ -27,48 +25,6 @@ _DIFF_SEED = 20261121  # fixed: the same diff always shows the same intervals
 RUN_TO_RUN_TOLERANCE = 0.5
 # With rounds, the between-round spread is measured; a change must still exceed this share.
 MIN_RELATIVE_EFFECT = 0.05
-
-
-def bootstrap_medians(samples: np.ndarray, seed: int = _SEED,
-                      strata: tuple[int, ...] | None = None) -> np.ndarray:
-    """Medians of BOOTSTRAP_SAMPLES resamples (fixed seed). Callers keep them where the samples
-    live (``ModeResult.boot_medians``), so each mode's are computed once.
-
-    ``strata``: the sizes of consecutive groups of ``samples`` (a mode's interleaved rounds, in
-    order): each resample then draws every group's steps from that group alone, so every resample
-    keeps the rounds' mix of machine states (a round under load stays one round's worth of
-    steps), which is how the steps were collected."""
-    samples = np.asarray(samples, dtype=float)
-    if not len(samples):
-        return np.full(BOOTSTRAP_SAMPLES, np.nan)
-    rng = np.random.default_rng(seed)
-    if strata is not None and len(strata) > 1 and sum(strata) == len(samples) and min(strata) > 0 \
-            and len(samples) * BOOTSTRAP_SAMPLES <= BOOTSTRAP_WORK_MAX:
-        bounds = np.cumsum((0,) + tuple(strata))
-        meds = np.empty(BOOTSTRAP_SAMPLES)
-        block = max(1, 2_000_000 // max(len(samples), 1))
-        for lo in range(0, BOOTSTRAP_SAMPLES, block):
-            hi = min(lo + block, BOOTSTRAP_SAMPLES)
-            parts = [rng.choice(samples[a:b], size=(hi - lo, b - a))
-                     for a, b in zip(bounds[:-1], bounds[1:])]
-            meds[lo:hi] = np.median(np.concatenate(parts, axis=1), axis=1)
-        return meds
-    if len(samples) * BOOTSTRAP_SAMPLES > BOOTSTRAP_WORK_MAX:
-        # Too many samples to resample element by element (10 million steps would take hours):
-        # draw each resample's median directly. The m-th smallest of n draws with replacement is
-        # the sample at rank ceil(n * B), B ~ Beta(m, n + 1 - m) (the m-th order statistic of n
-        # uniforms), so the bootstrap distribution of the (lower) median costs one sort.
-        n = len(samples)
-        m = (n + 1) // 2
-        ranks = np.ceil(n * rng.beta(m, n + 1 - m, size=BOOTSTRAP_SAMPLES)).astype(np.int64)
-        return np.sort(samples)[np.clip(ranks, 1, n) - 1]
-    meds = np.empty(BOOTSTRAP_SAMPLES)
-    # in blocks, so a long run's resample matrix stays small
-    block = max(1, 2_000_000 // max(len(samples), 1))
-    for lo in range(0, BOOTSTRAP_SAMPLES, block):
-        hi = min(lo + block, BOOTSTRAP_SAMPLES)
-        meds[lo:hi] = np.median(rng.choice(samples, size=(hi - lo, len(samples))), axis=1)
-    return meds
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float, float]:

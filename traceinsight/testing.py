@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from traceinsight.derive import complete
 from traceinsight.model import CATEGORIES, ModeResult, Run, Timing
 from traceinsight.stepsource import StepSource
 
@@ -113,4 +114,4 @@ def sample_run() -> Run:
                 "environment": {"tensorflow": "2.21.0", "keras": "3.15.1", "python": "3.11.7",
                                 "numpy": "2.4.6", "os": "Linux", "cpu": "Test CPU", "cores": 2,
                                 "gpus": [], "env_vars": {"TF_ENABLE_ONEDNN_OPTS": None}}}
-    return Run(path=None, name="sample-conv1d", modes=modes, manifest=manifest)
+    return complete(Run(path=None, name="sample-conv1d", modes=modes, manifest=manifest))

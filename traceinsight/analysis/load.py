@@ -32,8 +32,9 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
         from traceinsight.analysis.hosts import session_of
         modes, compared = straggler_notes(modes, session_of(Run(path, path.name, modes,
                                                                  manifest)))
-    return Run(path=path, name=path.name, modes=modes, manifest=manifest, source="run",
-               hosts_compared=compared)
+    from traceinsight.derive import complete
+    return complete(Run(path=path, name=path.name, modes=modes, manifest=manifest, source="run"),
+                    hosts_compared=compared)
 
 
 def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cache: bool
@@ -148,6 +149,7 @@ def load(path, *, use_cache: bool = True) -> Run:
         raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))
     from traceinsight.analysis.trace_env import trace_environment
-    return Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
-               manifest={"source": str(path), "environment": trace_environment(files)},
-               source="traces", hosts_compared=compared)
+    from traceinsight.derive import complete
+    return complete(Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
+                        manifest={"source": str(path), "environment": trace_environment(files)},
+                        source="traces"), hosts_compared=compared)

@@ -502,8 +502,9 @@ def analyze_with_dask(path: str | Path, client) -> Run:
     if all(m.status == "failed" for m in modes.values()):
         raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))
-    return Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
-               manifest={"source": str(path)}, source="traces", hosts_compared=compared)
+    from traceinsight.derive import complete
+    return complete(Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
+                        manifest={"source": str(path)}, source="traces"), hosts_compared=compared)
 
 
 if __name__ == "__main__":

@@ -274,7 +274,9 @@ def build_timing_run(run_path: Path):
                                    ("missing" if status in ("pending", "running") else "failed"),
                                    error=entry.get("error") or (None if status == "ok" else status),
                                    timing=timing)
-    return Run(path=Path(run_path), name=Path(run_path).name, modes=results, manifest=manifest)
+    from traceinsight.derive import complete
+    return complete(Run(path=Path(run_path), name=Path(run_path).name, modes=results,
+                        manifest=manifest))
 
 
 def print_summary(console, run_path: Path) -> None:

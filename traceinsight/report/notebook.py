@@ -1,4 +1,5 @@
-"""A Run or a mode in a notebook (``_repr_html_``) and in a plain REPL (``show()``).
+"""A Run in a notebook (``_repr_html_``) and in a plain REPL (``show()``); a mode is shown as a
+run of its own (``ModeResult.alone``).
 
 The notebook gets the HTML report itself: the whole page, escaped as one attribute value
 (``srcdoc``) of a sandboxed iframe, so its stylesheet cannot restyle the notebook around it and
@@ -27,15 +28,6 @@ def run_html(run: Any) -> str:
     return frame(render(run), f"traceinsight report: {present.safe(run.name)}")
 
 
-def _one_mode_run(mode: Any) -> Any:
-    from traceinsight.model import Run
-    return Run(path=None, name=mode.name, modes={mode.name: mode}, source="traces")
-
-
-def mode_html(mode: Any) -> str:
-    return run_html(_one_mode_run(mode))
-
-
 def _console(file: Any) -> Any:
     from rich.console import Console
     return Console(file=file if file is not None else sys.stdout)
@@ -44,8 +36,3 @@ def _console(file: Any) -> Any:
 def show_run(run: Any, file: Any = None) -> None:
     from traceinsight.analysis.text import render_analysis
     render_analysis(run, console=_console(file))
-
-
-def show_mode(mode: Any, file: Any = None) -> None:
-    from traceinsight.analysis.text import render_analysis
-    render_analysis(_one_mode_run(mode), console=_console(file))

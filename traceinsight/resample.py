@@ -1,0 +1,56 @@
+"""The bootstrap of a median (numpy only, deterministic).
+
+It sits at the bottom of the package, beside the model: a ``ModeResult`` resamples its own step
+samples once (``ModeResult.boot_medians``) and every interval and ratio the analysis computes
+(``traceinsight.stats``) reuses them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+BOOTSTRAP_SAMPLES = 2000
+BOOTSTRAP_WORK_MAX = 200_000_000  # resamples x samples drawn one by one; beyond: order statistics
+_SEED = 20240521  # fixed: the same run always shows the same interval
+
+
+def bootstrap_medians(samples: np.ndarray, seed: int = _SEED,
+                      strata: tuple[int, ...] | None = None) -> np.ndarray:
+    """Medians of BOOTSTRAP_SAMPLES resamples (fixed seed). Callers keep them where the samples
+    live (``ModeResult.boot_medians``), so each mode's are computed once.
+
+    ``strata``: the sizes of consecutive groups of ``samples`` (a mode's interleaved rounds, in
+    order): each resample then draws every group's steps from that group alone, so every resample
+    keeps the rounds' mix of machine states (a round under load stays one round's worth of
+    steps), which is how the steps were collected."""
+    samples = np.asarray(samples, dtype=float)
+    if not len(samples):
+        return np.full(BOOTSTRAP_SAMPLES, np.nan)
+    rng = np.random.default_rng(seed)
+    if strata is not None and len(strata) > 1 and sum(strata) == len(samples) and min(strata) > 0 \
+            and len(samples) * BOOTSTRAP_SAMPLES <= BOOTSTRAP_WORK_MAX:
+        bounds = np.cumsum((0,) + tuple(strata))
+        meds = np.empty(BOOTSTRAP_SAMPLES)
+        block = max(1, 2_000_000 // max(len(samples), 1))
+        for lo in range(0, BOOTSTRAP_SAMPLES, block):
+            hi = min(lo + block, BOOTSTRAP_SAMPLES)
+            parts = [rng.choice(samples[a:b], size=(hi - lo, b - a))
+                     for a, b in zip(bounds[:-1], bounds[1:])]
+            meds[lo:hi] = np.median(np.concatenate(parts, axis=1), axis=1)
+        return meds
+    if len(samples) * BOOTSTRAP_SAMPLES > BOOTSTRAP_WORK_MAX:
+        # Too many samples to resample element by element (10 million steps would take hours):
+        # draw each resample's median directly. The m-th smallest of n draws with replacement is
+        # the sample at rank ceil(n * B), B ~ Beta(m, n + 1 - m) (the m-th order statistic of n
+        # uniforms), so the bootstrap distribution of the (lower) median costs one sort.
+        n = len(samples)
+        m = (n + 1) // 2
+        ranks = np.ceil(n * rng.beta(m, n + 1 - m, size=BOOTSTRAP_SAMPLES)).astype(np.int64)
+        return np.sort(samples)[np.clip(ranks, 1, n) - 1]
+    meds = np.empty(BOOTSTRAP_SAMPLES)
+    # in blocks, so a long run's resample matrix stays small
+    block = max(1, 2_000_000 // max(len(samples), 1))
+    for lo in range(0, BOOTSTRAP_SAMPLES, block):
+        hi = min(lo + block, BOOTSTRAP_SAMPLES)
+        meds[lo:hi] = np.median(rng.choice(samples, size=(hi - lo, len(samples))), axis=1)
+    return meds
