@@ -33,58 +33,26 @@ from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.keras_driver import _default_loss
 from traceinsight.capture.loading import WorkloadError, _call, keras_batch, load_workload
 from traceinsight.capture.phases import RoundServer, progress
+from traceinsight.capture.steps import Recorder
 from traceinsight.pyfiles import loaded_python_files
 
 HOST_LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 0}
 PYTHON_LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 1}
 
 
-class JaxRecorder:
-    """perf_counter times and a StepTraceAnnotation around every step (the interface of
-    ``capture.steps.Recorder``, which the drivers and the round server use)."""
+class _Tracing:
+    """Whether a jax.profiler trace is being recorded (set by ``traced_pass``)."""
 
-    traced_now = False   # whether a jax.profiler trace is being recorded (set by traced_pass)
+    now = False
 
-    def __init__(self, phase: str, next_step: int, done: Callable[[JaxRecorder], bool]):
-        import jax
-        self._Annotation = jax.profiler.StepTraceAnnotation
-        self.phase = phase
-        self.next_step = next_step
-        self._done = done
-        self.steps_s: list[float] = []
-        self.step_nums: list[int] = []
-        self.traced: list[bool] = []
-        self.t_phase = time.perf_counter()
-        self._open: tuple[Any, bool, float] | None = None
 
-    @property
-    def in_step(self) -> bool:
-        return self._open is not None
-
-    def begin(self) -> None:
-        marker = self._Annotation("train", step_num=self.next_step)
-        marker.__enter__()
-        self._open = (marker, JaxRecorder.traced_now, time.perf_counter())
-
-    def end(self) -> float:
-        t1 = time.perf_counter()
-        assert self._open is not None, "end() without begin()"
-        marker, traced, t0 = self._open
-        marker.__exit__(None, None, None)
-        self._open = None
-        self.steps_s.append(t1 - t0)
-        self.step_nums.append(self.next_step)
-        self.traced.append(traced and JaxRecorder.traced_now)
-        self.next_step += 1
-        return t1 - t0
-
-    @property
-    def done(self) -> bool:
-        return self._done(self)
-
-    @property
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.t_phase
+def _recorder(phase: str, next_step: int, done: Callable[[Recorder], bool]) -> Recorder:
+    """``capture.steps.Recorder`` with JAX's step marker (StepTraceAnnotation)."""
+    import jax
+    annotation = jax.profiler.StepTraceAnnotation
+    return Recorder(None, phase, next_step, done,
+                    marker=lambda step: annotation("train", step_num=step),
+                    enabled=lambda: _Tracing.now)
 
 
 def _wait(out) -> None:
@@ -191,7 +159,7 @@ def jax_keras_driver(mode: modes_mod.Mode, module):
 
 
 def traced_pass(driver, logdir: Path, duration_ms: int, levels: dict[str, int], max_steps: int,
-                next_step: int, name: str) -> tuple[JaxRecorder, dict]:
+                next_step: int, name: str) -> tuple[Recorder, dict]:
     """Steps under ``jax.profiler.start_trace`` until ``duration_ms`` (counted after the first
     step in the pass that holds it) or ``max_steps``. A step is never cut by the trace's end."""
     import jax
@@ -206,19 +174,19 @@ def traced_pass(driver, logdir: Path, duration_ms: int, levels: dict[str, int], 
     # that step, so that it has as many steady steps as a TF mode's host trace (which traces the
     # host again after warm-up when the first step outlasts it); a trace never cuts a step
 
-    def done(r: JaxRecorder) -> bool:
+    def done(r: Recorder) -> bool:
         if len(r.steps_s) >= max_steps:
             return True
         first = r.steps_s[0] if next_step == 0 and r.steps_s else 0.0
         return len(r.steps_s) >= 1 and time.perf_counter() - t0 - first >= duration_ms / 1000
 
-    rec = JaxRecorder(name, next_step, done)
+    rec = _recorder(name, next_step, done)
     jax.profiler.start_trace(str(logdir), profiler_options=opts)
-    JaxRecorder.traced_now = True
+    _Tracing.now = True
     try:
         driver.run(rec)
     finally:
-        JaxRecorder.traced_now = False
+        _Tracing.now = False
         try:
             jax.profiler.stop_trace()
         except Exception as e:  # reported in timings.json
@@ -241,17 +209,17 @@ def traced_pass(driver, logdir: Path, duration_ms: int, levels: dict[str, int], 
 
 
 class JaxRoundServer(RoundServer):
-    """The TF modes' interleaved rounds, stepped with a JaxRecorder."""
+    """The TF modes' interleaved rounds, stepped with a Recorder."""
 
     def round(self, i: int) -> dict:
         spec = self.spec
         progress(self.mode_path, f"round {i} (untraced)")
-        warm = JaxRecorder("round-warmup", self.next_step, lambda r: len(r.steps_s) >= 1)
+        warm = _recorder("round-warmup", self.next_step, lambda r: len(r.steps_s) >= 1)
         self.driver.run(warm)
         min_steps = spec.get("round_min_steps", 3)
-        rec = JaxRecorder(f"round-{i}", warm.next_step,
-                          lambda r: len(r.steps_s) >= min_steps and r.elapsed >= spec.get("round_time", 1.0)
-                          or (len(r.steps_s) >= 1 and r.elapsed >= spec["max_time"]))
+        rec = _recorder(f"round-{i}", warm.next_step,
+                        lambda r: len(r.steps_s) >= min_steps and r.elapsed >= spec.get("round_time", 1.0)
+                        or (len(r.steps_s) >= 1 and r.elapsed >= spec["max_time"]))
         usage = machine.Usage()
         self.driver.run(rec)
         load = usage.finish()
@@ -288,17 +256,17 @@ def run_jax_mode(spec: dict, mode: modes_mod.Mode) -> tuple[dict, RoundServer | 
 
     # 2. warm-up
     progress(mode_path, "warm-up")
-    warm = JaxRecorder("warmup", next_step,
-                       lambda r: len(r.steps_s) >= spec["warmup_steps"] or
-                       (len(r.steps_s) >= 1 and r.elapsed >= spec["max_time"]))
+    warm = _recorder("warmup", next_step,
+                     lambda r: len(r.steps_s) >= spec["warmup_steps"] or
+                     (len(r.steps_s) >= 1 and r.elapsed >= spec["max_time"]))
     driver.run(warm)
     next_step = warm.next_step
 
     # 3. untraced timing (round 0 of the interleaved rounds)
     progress(mode_path, "timing (untraced)")
-    timing = JaxRecorder("timing", next_step,
-                         lambda r: len(r.steps_s) >= spec["min_steps"] and r.elapsed >= spec["min_time"]
-                         or (len(r.steps_s) >= max(3, min(spec["min_steps"], 3)) and r.elapsed >= spec["max_time"]))
+    timing = _recorder("timing", next_step,
+                       lambda r: len(r.steps_s) >= spec["min_steps"] and r.elapsed >= spec["min_time"]
+                       or (len(r.steps_s) >= max(3, min(spec["min_steps"], 3)) and r.elapsed >= spec["max_time"]))
     usage = machine.Usage()
     driver.run(timing)
     load = usage.finish()

@@ -7,12 +7,20 @@ from typing import Any, Callable
 
 
 class Recorder:
-    """Times steps with perf_counter and wraps each one in a step marker."""
+    """Times steps with perf_counter and wraps each one in a step marker: TensorFlow's
+    ``Trace("train", step_num=i, _r=1)``, or the ``marker(step)`` / ``enabled()`` given (JAX's
+    ``StepTraceAnnotation``, ``traceinsight.capture.jax_driver``)."""
 
-    def __init__(self, tf, phase: str, next_step: int, done: Callable[["Recorder"], bool]):
-        self._Trace = tf.profiler.experimental.Trace
-        from traceinsight.capture import compat
-        self._enabled = compat.traceme_enabled()
+    def __init__(self, tf, phase: str, next_step: int, done: Callable[["Recorder"], bool],
+                 marker: Callable[[int], Any] | None = None,
+                 enabled: Callable[[], bool] | None = None):
+        if marker is None:
+            trace = tf.profiler.experimental.Trace
+            marker = lambda step: trace("train", step_num=step, _r=1)   # noqa: E731
+        if enabled is None:
+            from traceinsight.capture import compat
+            enabled = compat.traceme_enabled()
+        self._marker, self._enabled = marker, enabled
         self.phase = phase
         self.next_step = next_step
         self._done = done
@@ -27,7 +35,7 @@ class Recorder:
         return self._open is not None
 
     def begin(self) -> None:
-        marker = self._Trace("train", step_num=self.next_step, _r=1)
+        marker = self._marker(self.next_step)
         marker.__enter__()
         traced = self._enabled()
         self._open = (marker, traced, time.perf_counter())
