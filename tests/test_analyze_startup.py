@@ -35,7 +35,7 @@ def analyze(path: Path) -> tuple[str, set[str]]:
     assert r.returncode == 0, r.stderr[-2000:]
     imported = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines()
                 if line.startswith("import time:") and "|" in line}
-    assert "traceinsight.analysis.text" in imported   # the listing is there
+    assert "traceinsight.report.terminal" in imported   # the listing is there
     return r.stdout, imported
 
 

@@ -49,7 +49,7 @@ def test_analyze_unknown_mode_is_one_line(capsys):
 
 def test_cli_starts_without_tensorflow():
     code = ("import sys; from traceinsight.cli import main; "
-            "import traceinsight.analysis.load, traceinsight.analysis.text; "
+            "import traceinsight.analysis.load, traceinsight.report.terminal; "
             "print('tensorflow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

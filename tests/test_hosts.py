@@ -244,8 +244,8 @@ def test_hosts_are_compared_once_per_load(tmp_path, comparisons):
 
     from rich.console import Console
 
-    from traceinsight.analysis.text import render_analysis
     from traceinsight.model import Run
+    from traceinsight.report.terminal import render_analysis
 
     run = traceinsight.load(three_hosts(tmp_path / "logdir"), use_cache=False)
     assert len(comparisons) == 1

@@ -11,9 +11,9 @@ import pytest
 from rich.console import Console
 
 from traceinsight import cli, present, runfolder
-from traceinsight.analysis.text import render_analysis
 from traceinsight.derive import complete
 from traceinsight.model import Run
+from traceinsight.report.terminal import render_analysis
 from traceinsight.testing import make_mode, sample_run
 
 DATA = Path(__file__).parent / "data"

@@ -130,7 +130,7 @@ def test_diff_text_and_markdown(run):
 
 
 def test_analyze_tables(run):
-    from traceinsight.analysis.text import render_analysis
+    from traceinsight.report.terminal import render_analysis
     buf = io.StringIO()
     render_analysis(run, top=20, console=Console(file=buf, width=100, color_system=None))
     out = buf.getvalue()

@@ -213,7 +213,7 @@ def test_stage_names_are_escaped_in_every_renderer():
 
     from rich.console import Console
 
-    from traceinsight.analysis.text import render_analysis
+    from traceinsight.report.terminal import render_analysis
     esc_stage = "Iterator::Root::\x1b[31mRed\x1b[2J"
     m = m.replace(stages=Columns({c: stages[c][:1] for c in stages.columns} |
                                  {"stage": np.asarray([esc_stage], dtype=object)}))

@@ -1,7 +1,7 @@
 """How figures and trace strings are shown: one module for the viewer, markdown, HTML and text.
 
 Every renderer (``traceinsight.tui``, ``traceinsight.report.markdown`` / ``html`` / ``text``,
-``traceinsight.analysis.text``) formats numbers with these functions and passes every string that
+``traceinsight.report.terminal``) formats numbers with these functions and passes every string that
 comes from a trace or a run folder (op, function, file, thread, mode and run names, errors, notes)
 through :func:`safe` before its own escaping, so that
 

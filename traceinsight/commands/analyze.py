@@ -30,8 +30,8 @@ class Command:
 
         import traceinsight
         from traceinsight import runfolder
-        from traceinsight.analysis.text import render_analysis
         from traceinsight.errors import TraceinsightError
+        from traceinsight.report.terminal import render_analysis
 
         path = Path(args.path) if args.path else runfolder.newest_run()
         run = traceinsight.load(path)

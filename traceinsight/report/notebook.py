@@ -34,5 +34,5 @@ def _console(file: Any) -> Any:
 
 
 def show_run(run: Any, file: Any = None) -> None:
-    from traceinsight.analysis.text import render_analysis
+    from traceinsight.report.terminal import render_analysis
     render_analysis(run, console=_console(file))

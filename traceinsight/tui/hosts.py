@@ -1,7 +1,7 @@
 """The hosts screen (``h``, for runs whose profile sessions hold several hosts): per session the
 hosts side by side, the straggler and the spread, each host's category split, and the steps
 matched by step_num. The figures are ``Run.host_groups()``; the tables are the ones ``traceinsight
-analyze`` prints (``traceinsight.analysis.hosts_text``)."""
+analyze`` prints (``traceinsight.report.hosts_terminal``)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ class HostsScreen(Screen):
         """Runs in a worker thread."""
         try:
             groups = self.run.host_groups()
-            from traceinsight.analysis.hosts_text import renderables
+            from traceinsight.report.hosts_terminal import renderables
             body: list = [Group(*renderables(g, STEP_ROWS)) for g in groups]
             if not body:
                 body = [Text("No profile session of this run has two hosts with steady steps.",

@@ -74,7 +74,7 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
     names = {m.name for m in wanted}
     for group in run.host_groups():     # multi-host profile sessions: the hosts side by side
         if names & {h.mode for h in group.hosts}:
-            from traceinsight.analysis.hosts_text import renderables
+            from traceinsight.report.hosts_terminal import renderables
             for r in renderables(group, top):
                 if isinstance(r, Table):
                     present.print_table(console, r)
