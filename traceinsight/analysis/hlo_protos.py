@@ -4,6 +4,7 @@ The device analysis (kernels -> framework ops) and the JAX analysis both read th
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -52,39 +53,46 @@ def hlo_op_names(files) -> dict[tuple[str, str], str]:
     return _HLO_CACHE[key]
 
 
-def read_hlo_op_names(files) -> dict[tuple[str, str], str]:
-    """(module name, HLO instruction) -> the framework op name XLA recorded for it (its
-    metadata's op_name), from the HLO protos a jax.profiler trace keeps in its ``/host:metadata``
-    plane; empty when the trace has none."""
+def planes(files) -> Iterator:
+    """Every plane of the files' XSpaces, whole (with the metadata the event table does not keep);
+    a file that does not parse is skipped (the event table's own read has said so)."""
     from google.protobuf.message import DecodeError
 
     from traceinsight.xplane import XSpace
-    out: dict[tuple[str, str], str] = {}
-    Hlo = None
     for f in files:
         space = XSpace()
         try:
             space.ParseFromString(Path(f).read_bytes())
         except (DecodeError, OSError):
             continue
-        for plane in space.planes:
-            if plane.name != "/host:metadata":
-                continue
-            proto_id = next((k for k, v in plane.stat_metadata.items() if v.name == "Hlo Proto"), None)
-            if proto_id is None:
-                continue
-            Hlo = Hlo or _hlo_classes()
-            for em in plane.event_metadata.values():
-                for st in em.stats:
-                    if st.metadata_id != proto_id or not st.bytes_value:
-                        continue
-                    h = Hlo()
-                    try:
-                        h.ParseFromString(st.bytes_value)
-                    except DecodeError:
-                        continue
-                    module = h.hlo_module.name
-                    for comp in h.hlo_module.computations:
-                        for ins in comp.instructions:
-                            out.setdefault((module, ins.name), ins.metadata.op_name)
+        yield from space.planes
+
+
+def read_hlo_op_names(files) -> dict[tuple[str, str], str]:
+    """(module name, HLO instruction) -> the framework op name XLA recorded for it (its
+    metadata's op_name), from the HLO protos a jax.profiler trace keeps in its ``/host:metadata``
+    plane; empty when the trace has none."""
+    from google.protobuf.message import DecodeError
+    out: dict[tuple[str, str], str] = {}
+    Hlo = None
+    for plane in planes(files):
+        if plane.name != "/host:metadata":
+            continue
+        proto_id = next((k for k, v in plane.stat_metadata.items() if v.name == "Hlo Proto"), None)
+        if proto_id is None:
+            continue
+        Hlo = Hlo or _hlo_classes()
+        for em in plane.event_metadata.values():
+            for st in em.stats:
+                if st.metadata_id != proto_id or not st.bytes_value:
+                    continue
+                h = Hlo()
+                try:
+                    h.ParseFromString(st.bytes_value)
+                except DecodeError:
+                    continue
+                module = h.hlo_module.name
+                for comp in h.hlo_module.computations:
+                    for ins in comp.instructions:
+                        out.setdefault((module, ins.name), ins.metadata.op_name)
     return out

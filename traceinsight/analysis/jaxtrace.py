@@ -16,8 +16,6 @@ tracing / lowering and compile events); this module adds what only these traces 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from traceinsight.analysis import device as device_mod
@@ -244,34 +242,26 @@ _META_CACHE: dict[tuple[str, ...], dict[tuple[str, str], str]] = {}
 def tpu_framework_ops(files) -> dict[tuple[str, str], str]:
     """(TPU plane, event name) -> the op's framework op (its ``tf_op`` stat, ``jit(f)/add:``, kept
     on the event's metadata, where the event table does not read stats), cached per files."""
-    from google.protobuf.message import DecodeError
-
     from traceinsight.analysis.device import is_tpu
-    from traceinsight.xplane import XSpace
+    from traceinsight.analysis.hlo_protos import planes
     key = tuple(map(str, files))
     if key in _META_CACHE:
         return _META_CACHE[key]
     out: dict[tuple[str, str], str] = {}
-    for f in files:
-        space = XSpace()
-        try:
-            space.ParseFromString(Path(f).read_bytes())
-        except (DecodeError, OSError):
+    for plane in planes(files):
+        if not is_tpu(plane.name):
             continue
-        for plane in space.planes:
-            if not is_tpu(plane.name):
-                continue
-            tf_op = next((k for k, v in plane.stat_metadata.items() if v.name == "tf_op"), None)
-            if tf_op is None:
-                continue
-            for em in plane.event_metadata.values():
-                for st in em.stats:
-                    if st.metadata_id != tf_op:
-                        continue
-                    v = st.str_value or (plane.stat_metadata[st.ref_value].name
-                                         if st.ref_value in plane.stat_metadata else "")
-                    if v.rstrip(":"):
-                        out[(plane.name, em.name)] = v.rstrip(":")
+        tf_op = next((k for k, v in plane.stat_metadata.items() if v.name == "tf_op"), None)
+        if tf_op is None:
+            continue
+        for em in plane.event_metadata.values():
+            for st in em.stats:
+                if st.metadata_id != tf_op:
+                    continue
+                v = st.str_value or (plane.stat_metadata[st.ref_value].name
+                                     if st.ref_value in plane.stat_metadata else "")
+                if v.rstrip(":"):
+                    out[(plane.name, em.name)] = v.rstrip(":")
     _META_CACHE.clear()
     _META_CACHE[key] = out
     return out
