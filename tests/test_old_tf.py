@@ -29,6 +29,9 @@ SMALL = ["--min-steps", "5", "--min-time", "0.2", "--max-time", "3", "--warmup",
          "--host-trace-ms", "1500", "--host-max-steps", "6", "--no-python-tracer"]
 
 
+_FROZEN_BEFORE: list[str] = []   # the environment's packages before the captures
+
+
 def _tools():
     spec = importlib.util.spec_from_file_location("make_tf_envs", ROOT / "tools" / "make_tf_envs.py")
     assert spec is not None and spec.loader is not None
@@ -46,9 +49,16 @@ def tf215() -> str:
     return str(tools.make_env(OLDEST, cache))
 
 
+def _freeze(python: str) -> list[str]:
+    import subprocess
+    return subprocess.run([python, "-m", "pip", "freeze", "--all"], capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+
+
 @pytest.fixture(scope="module")
 def runs215(tf215, tmp_path_factory):
     out = tmp_path_factory.mktemp("tf215")
+    _FROZEN_BEFORE[:] = _freeze(tf215)
     keras = main(["capture", str(ROOT / "tests" / "data" / "versions" / "keras_small.py"), "--python", tf215,
                   "--modes", "fit,xla,tf1:fit", "--out", str(out), "--name", "keras", *SMALL])
     fn = main(["capture", str(ROOT / "tests" / "data" / "versions" / "fn_small.py"), "--python", tf215,
@@ -128,3 +138,14 @@ def test_trace_decoder_works_with_the_old_protobuf(tf215):
     here = XSpace()
     here.ParseFromString(trace.read_bytes())
     assert events == sum(len(line.events) for p in here.planes for line in p.lines) > 0
+
+
+def test_the_users_environment_is_left_as_it_was(runs215, tf215):
+    """Capturing and running through the oldest TF's interpreter installs or changes nothing there:
+    the same packages at the same versions after as before (TensorFlow, numpy < 2, protobuf < 5
+    included)."""
+    after = _freeze(tf215)
+    assert after == _FROZEN_BEFORE
+    pins = {line.split("==")[0].lower(): line.split("==")[1] for line in after if "==" in line}
+    assert pins["tensorflow-cpu"] == OLDEST
+    assert pins["numpy"].startswith("1.") and pins["protobuf"].startswith("4.")
