@@ -32,6 +32,12 @@ class CallDriver:
             rec.end()
 
 
+def _materialize_logs(values: list) -> None:
+    for v in values:
+        if hasattr(v, "numpy"):
+            v.numpy()
+
+
 class FitDriver:
     """One step = one batch inside ``model.fit``; markers and times from batch callbacks.
 
@@ -39,11 +45,14 @@ class FitDriver:
     train function's tracing. Later ``fit()`` calls' setup (one per phase) is outside every step.
     """
 
-    def __init__(self, tf, keras, model, fit_args: dict, details: dict):
+    def __init__(self, tf, keras, model, fit_args: dict, details: dict,
+                 wait: Callable[[list], None] | None = None):
         self.tf, self.keras, self.model = tf, keras, model
         self.fit_args = fit_args
         self.details = details
         self.first = True
+        # how a step's results are waited for inside the step (Keras on JAX: block_until_ready)
+        self.wait = wait or _materialize_logs
 
     def run(self, rec: Recorder) -> None:
         driver = self
@@ -54,9 +63,7 @@ class FitDriver:
                     rec.begin()
 
             def on_train_batch_end(self, batch, logs=None):
-                for v in (logs or {}).values():   # materialize the step's results
-                    if hasattr(v, "numpy"):
-                        v.numpy()
+                driver.wait(list((logs or {}).values()))   # the step's results, materialized
                 rec.end()
                 if rec.done:
                     driver.model.stop_training = True

@@ -30,6 +30,7 @@ from typing import Any, Callable
 from traceinsight import runfolder
 from traceinsight.capture import machine
 from traceinsight.capture import modes as modes_mod
+from traceinsight.capture.drivers import FitDriver
 from traceinsight.capture.keras_driver import _default_loss
 from traceinsight.capture.loading import WorkloadError, _call, keras_batch, load_workload
 from traceinsight.capture.phases import RoundServer, progress
@@ -80,39 +81,6 @@ class JaxCallDriver:
             rec.end()
 
 
-class JaxFitDriver:
-    """One step = one batch inside ``model.fit``, marked and timed from batch callbacks (as the TF
-    modes' ``drivers.FitDriver``); the first step of the process holds fit()'s setup."""
-
-    def __init__(self, keras, model, fit_args: dict, details: dict):
-        self.keras, self.model, self.fit_args, self.details = keras, model, fit_args, details
-        self.first = True
-        self.signatures = None
-
-    def run(self, rec) -> None:
-        driver = self
-
-        class _StepCallback(self.keras.callbacks.Callback):  # type: ignore[name-defined]
-            def on_train_batch_begin(self, batch, logs=None):
-                if not rec.in_step:
-                    rec.begin()
-
-            def on_train_batch_end(self, batch, logs=None):
-                _wait(list((logs or {}).values()))
-                rec.end()
-                if rec.done:
-                    driver.model.stop_training = True
-
-        if rec.done:
-            return
-        if self.first:
-            rec.begin()
-            self.first = False
-        self.model.fit(callbacks=[_StepCallback()], verbose=0, **self.fit_args)
-        if rec.in_step:
-            rec.end()
-
-
 def jax_keras_driver(mode: modes_mod.Mode, module):
     import jax
     import keras
@@ -153,8 +121,8 @@ def jax_keras_driver(mode: modes_mod.Mode, module):
         xs = jax.tree_util.tree_map(lambda a: np.concatenate([a] * reps, 0), x)
         ys = jax.tree_util.tree_map(lambda a: np.concatenate([a] * reps, 0), y)
         details.update(batches_per_epoch=reps, batch_size=n)
-        return JaxFitDriver(keras, model, {"x": xs, "y": ys, "batch_size": n, "epochs": 10**9,
-                                           "shuffle": False}, details)
+        return FitDriver(None, keras, model, {"x": xs, "y": ys, "batch_size": n, "epochs": 10**9,
+                                              "shuffle": False}, details, wait=_wait)
     raise WorkloadError(f"mode {mode.name} is not implemented")
 
 
@@ -209,23 +177,10 @@ def traced_pass(driver, logdir: Path, duration_ms: int, levels: dict[str, int], 
 
 
 class JaxRoundServer(RoundServer):
-    """The TF modes' interleaved rounds, stepped with a Recorder."""
+    """The TF modes' interleaved rounds, stepped with JAX's step marker."""
 
-    def round(self, i: int) -> dict:
-        spec = self.spec
-        progress(self.mode_path, f"round {i} (untraced)")
-        warm = _recorder("round-warmup", self.next_step, lambda r: len(r.steps_s) >= 1)
-        self.driver.run(warm)
-        min_steps = spec.get("round_min_steps", 3)
-        rec = _recorder(f"round-{i}", warm.next_step,
-                        lambda r: len(r.steps_s) >= min_steps and r.elapsed >= spec.get("round_time", 1.0)
-                        or (len(r.steps_s) >= 1 and r.elapsed >= spec["max_time"]))
-        usage = machine.Usage()
-        self.driver.run(rec)
-        load = usage.finish()
-        self.next_step = rec.next_step
-        progress(self.mode_path, "waiting for the next round")
-        return {"round": i, "steps_s": list(rec.steps_s), "step_nums": list(rec.step_nums), **load}
+    def recorder(self, phase: str, next_step: int, done: Callable[[Recorder], bool]) -> Recorder:
+        return _recorder(phase, next_step, done)
 
 
 def run_jax_mode(spec: dict, mode: modes_mod.Mode) -> tuple[dict, RoundServer | None]:

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from traceinsight import runfolder
 from traceinsight.capture import machine
@@ -169,16 +169,20 @@ class RoundServer:
                 return
             runfolder.atomic_write_json(Path(cmd["out"]), self.round(int(cmd["round"])))
 
+    def recorder(self, phase: str, next_step: int, done: Callable[[Recorder], bool]) -> Recorder:
+        """A step recorder for a round (TF's step marker; Keras on JAX overrides it)."""
+        return Recorder(self.tf, phase, next_step, done)
+
     def round(self, i: int) -> dict:
         spec = self.spec
         progress(self.mode_path, f"round {i} (untraced)")
         # one untimed step first: the process sat idle while the other modes ran (cold caches)
-        warm = Recorder(self.tf, "round-warmup", self.next_step, lambda r: len(r.steps_s) >= 1)
+        warm = self.recorder("round-warmup", self.next_step, lambda r: len(r.steps_s) >= 1)
         self.driver.run(warm)
         min_steps = spec.get("round_min_steps", 3)
-        rec = Recorder(self.tf, f"round-{i}", warm.next_step,
-                       lambda r: len(r.steps_s) >= min_steps and r.elapsed >= spec.get("round_time", 1.0)
-                       or (len(r.steps_s) >= 1 and r.elapsed >= spec["max_time"]))
+        rec = self.recorder(f"round-{i}", warm.next_step,
+                            lambda r: len(r.steps_s) >= min_steps and r.elapsed >= spec.get("round_time", 1.0)
+                            or (len(r.steps_s) >= 1 and r.elapsed >= spec["max_time"]))
         usage = machine.Usage()
         self.driver.run(rec)
         load = usage.finish()
