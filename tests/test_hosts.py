@@ -15,7 +15,7 @@ import traceinsight
 from traceinsight.analysis.hosts import compare_sessions
 from traceinsight.cli import main
 from traceinsight.derive import complete
-from traceinsight.report import render
+from traceinsight.report import hosts_prose, render
 from traceinsight.report.json import load_schema
 from traceinsight.stepsource import StepSource
 from traceinsight.testing import sample_run
@@ -72,7 +72,7 @@ def test_three_hosts_category_behind_the_straggler(three):
     assert g.explained_by == "input"
     assert g.category_delta["input"] == pytest.approx(600 * MS)
     assert all(v == pytest.approx(0) for c, v in g.category_delta.items() if c != "input")
-    assert "mostly input: +0.60 of +0.60 ms/step against w0" in g.category_sentence()
+    assert "mostly input: +0.60 of +0.60 ms/step against w0" in hosts_prose.category_sentence(g)
 
 
 def test_three_hosts_per_step_by_hand(three):
@@ -87,7 +87,7 @@ def test_three_hosts_per_step_by_hand(three):
     assert [h.wait_median_ms for h in g.hosts] == pytest.approx([600 * MS, 580 * MS, 0])
     assert [h.wait_total_ms for h in g.hosts] == pytest.approx([2450 * MS, 2550 * MS, 100 * MS])
     assert g.step_ties == 0
-    s = g.step_sentence()
+    s = hosts_prose.step_sentence(g)
     assert "matched by step_num" in s and "never by time" in s
     assert "w2 in 4, w0 in 1 of 5" in s and "w0 0.60, w1 0.58" in s
 
@@ -110,8 +110,8 @@ def test_misaligned_step_numbers_are_not_compared_per_step(tmp_path):
     assert g.explained_by == "input"
     assert not g.aligned and g.steps == ()
     assert "no steady step number is on every host (a: steps 1–5; b: steps 101–105)" in g.alignment
-    assert g.step_sentence().startswith("Per-step comparison isn't possible: ")
-    assert "clocks are not synchronised" in g.step_sentence()
+    assert hosts_prose.step_sentence(g).startswith("Per-step comparison isn't possible: ")
+    assert "clocks are not synchronised" in hosts_prose.step_sentence(g)
     assert all(h.straggler_steps == 0 and h.wait_median_ms != h.wait_median_ms for h in g.hosts)
 
 
@@ -134,8 +134,8 @@ def test_hosts_tied_for_the_slowest_name_no_straggler(tmp_path):
     (g,) = traceinsight.load(path, use_cache=False).host_groups()
     assert g.straggler is None and g.slowest == ("b", "c") and g.fastest == ("a",)
     assert g.spread_ratio == pytest.approx(1.5) and g.explained_by is None
-    assert g.category_delta == {} and g.category_sentence() == ""
-    assert "b and c tie for the slowest median" in g.spread_sentence()
+    assert g.category_delta == {} and hosts_prose.category_sentence(g) == ""
+    assert "b and c tie for the slowest median" in hosts_prose.spread_sentence(g)
     assert g.step_ties == 3 and all(s.slowest is None for s in g.steps)
     assert [h.straggler_steps for h in g.hosts] == [0, 0, 0]
 
@@ -149,7 +149,7 @@ def test_a_straggler_within_noise_says_so(tmp_path):
     (g,) = traceinsight.load(path, use_cache=False).host_groups()
     assert g.straggler == "b" and g.spread_ratio == pytest.approx(1.1)
     assert g.spread_lo <= 1.0 <= g.spread_hi and g.significant is False
-    assert g.spread_sentence().endswith("(within noise: the interval includes 1).")
+    assert hosts_prose.spread_sentence(g).endswith("(within noise: the interval includes 1).")
     assert "1.10× the fastest host's median; within noise; see the hosts table" in \
         traceinsight.load(path, use_cache=False).modes["logdir/a"].notes[-1]
     # per step the slowest alternates: b in steps 1, 3, 5, a in 2 and 4
@@ -196,7 +196,7 @@ def test_a_failed_host_is_listed_not_compared(tmp_path):
     (g,) = traceinsight.load(path, use_cache=False).host_groups()
     assert g.host_names == ("w0", "w1", "w2")
     assert [h for h, _ in g.missing] == ["w3"]
-    assert g.sentences()[-1].startswith("w3 is not compared: failed")
+    assert hosts_prose.sentences(g)[-1].startswith("w3 is not compared: failed")
 
 
 def test_remote_capture_run_folder(tmp_path):
@@ -299,7 +299,7 @@ def test_gpu_demo_identical_hosts_name_no_straggler():
     assert [h.median_ms for h in g.hosts] == pytest.approx([XPROF_STEP_MS] * 2, rel=0.05)
     # one steady step each: no interval, no significance claimed
     assert g.one_step and g.significant is None and all(h.steps == 1 for h in g.hosts)
-    assert "n=1" in g.spread_sentence() and "no straggler" in g.spread_sentence()
+    assert "n=1" in hosts_prose.spread_sentence(g) and "no straggler" in hosts_prose.spread_sentence(g)
     # host tracer level 0: the device side is what the hosts can be compared on
     assert g.category_kind == "device"
     assert g.hosts[0].categories["device compute"] == pytest.approx(XPROF_COMPUTE_MS, rel=0.05)

@@ -213,6 +213,12 @@ class ColumnSpec:
         return self.get(row) if self.get is not None else row.get(self.key)
 
 
+def names(items: Sequence[str]) -> str:
+    """Names in a sentence: ``a``, ``a and b``, ``a, b and c``."""
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def rich_table(title: str, columns: Sequence[tuple[str, bool]], rows: list[list[Any]],
                name_min: int = 0) -> Any:
     """A rich Table for the terminal: ``columns`` are (header, numeric). A numeric column is never

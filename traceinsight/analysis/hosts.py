@@ -142,72 +142,6 @@ class HostGroup:
     def figures(self, host: str) -> HostFigures:
         return next(h for h in self.hosts if h.host == host)
 
-    # ---- sentences (every renderer shows these) -------------------------------------------
-    def spread_sentence(self) -> str:
-        n = len(self.hosts)
-        fast = self.figures(self.fastest[0])
-        slow = self.figures(self.slowest[0])
-        nsteps = (" (n=1: one steady step per host, so no interval and no claim that the "
-                  "spread is more than noise)" if self.one_step else "")
-        if len(self.fastest) == n:
-            return (f"{'Both' if n == 2 else f'All {n}'} hosts have the same median step ({present.ms(fast.median_ms)} ms): "
-                    f"spread 1.00×, no straggler{nsteps}.")
-        spread = (f"spread {present.ratio_ci(self.spread_ratio, self.spread_lo, self.spread_hi)}, "
-                  f"{present.signed_ms(self.spread_ms)} ms/step")
-        fastest = (f"the fastest host {fast.host} ({present.ms(fast.median_ms)} ms)"
-                   if len(self.fastest) == 1 else
-                   f"the fastest hosts {_join(self.fastest)} ({present.ms(fast.median_ms)} ms)")
-        if self.straggler is None:
-            head = (f"{_join(self.slowest)} tie for the slowest median "
-                    f"({present.ms(slow.median_ms)} ms/step) against {fastest}: {spread}; no "
-                    "single straggler")
-        else:
-            head = (f"The straggler is {slow.host}: {present.ms(slow.median_ms)} ms/step median "
-                    f"against {fastest}: {spread}")
-        if self.one_step:
-            return head + nsteps + "."
-        if self.significant is False:
-            return head + " (within noise: the interval includes 1)."
-        return head + "."
-
-    def category_sentence(self) -> str:
-        if self.straggler is None:
-            return ""
-        if self.category_kind == "none":
-            return ("The hosts' category splits cannot be compared: some traces split host time "
-                    "and some only the device side.")
-        fast = self.fastest[0]
-        if self.explained_by is None:
-            return (f"No category's median is larger on {self.straggler} than on {fast}: the extra "
-                    "time is spread over categories whose medians do not add up to the step's.")
-        d = self.category_delta
-        rest = [f"{c} {present.signed_ms(v)}" for c, v in
-                sorted(d.items(), key=lambda kv: (-abs(kv[1]), kv[0]))
-                if c != self.explained_by and math.isfinite(v) and abs(v) >= 0.0005][:3]
-        where = "device time per step" if self.category_kind == "device" else "ms per steady step"
-        return (f"Its extra time is mostly {self.explained_by}: "
-                f"{present.signed_ms(d[self.explained_by])} of {present.signed_ms(self.spread_ms)} "
-                f"ms/step against {fast} (medians, {where})"
-                + (f"; then {', '.join(rest)}." if rest else "."))
-
-    def step_sentence(self) -> str:
-        if not self.aligned:
-            return f"Per-step comparison isn't possible: {self.alignment}."
-        n = len(self.steps)
-        counts = sorted(((h.straggler_steps, h.host) for h in self.hosts if h.straggler_steps),
-                        key=lambda t: (-t[0], t[1]))
-        who = ", ".join(f"{h} in {c}" for c, h in counts) if counts else "no single host"
-        ties = f"; tied in {self.step_ties}" if self.step_ties else ""
-        waits = ", ".join(f"{h.host} {present.ms(h.wait_median_ms)}" for h in self.hosts
-                          if h.host != self.straggler)
-        return (f"{self.alignment}. Slowest in a step: {who} of {n}{ties}. Median wait for the "
-                f"step's slowest host (ms/step): {waits}.")
-
-    def sentences(self) -> list[str]:
-        out = [self.spread_sentence(), self.category_sentence(), self.step_sentence()]
-        out += [f"{h} is not compared: {why}." for h, why in self.missing]
-        return [s for s in out if s]
-
     def note_for(self, host: str) -> str:
         """A short note for one host's mode."""
         n = len(self.hosts)
@@ -215,7 +149,7 @@ class HostGroup:
             return (f"one of {n} hosts in profile session {self.session}, all with the same median "
                     "step: no straggler (see the hosts table)")
         if self.straggler is None:
-            return (f"one of {n} hosts in profile session {self.session}; {_join(self.slowest)} tie "
+            return (f"one of {n} hosts in profile session {self.session}; {present.names(self.slowest)} tie "
                     "for the slowest median (see the hosts table)")
         spread = f"{present.ratio(self.spread_ratio)}× the fastest host's median"
         caveat = "; n=1" if self.one_step else "; within noise" if self.significant is False else ""
@@ -247,8 +181,7 @@ class HostGroup:
                 "aligned": self.aligned, "alignment": self.alignment,
                 "steps": [s.to_dict(names) for s in self.steps], "step_ties": self.step_ties,
                 "unmatched": dict(self.unmatched),
-                "missing": [{"host": h, "why": w} for h, w in self.missing],
-                "sentences": self.sentences()}
+                "missing": [{"host": h, "why": w} for h, w in self.missing]}
 
 
 def category_records(group: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -261,11 +194,6 @@ def category_records(group: Mapping[str, Any]) -> list[dict[str, Any]]:
         out.append({"host": f"{group['straggler']} − {group['fastest'][0]}",
                     "categories": group["category_delta"], "delta": True})
     return out
-
-
-def _join(names: tuple[str, ...] | list[str]) -> str:
-    names = list(names)
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 # -------------------------------------------------------------------------------------- grouping

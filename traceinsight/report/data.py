@@ -17,6 +17,7 @@ from traceinsight import present
 from traceinsight.compare import DISTORTION_LARGE
 from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
+from traceinsight.report import hosts_prose
 from traceinsight.stats import ANOTHER_PROGRAM, concentrated_costs, material
 
 SCHEMA_VERSION = 1
@@ -227,7 +228,8 @@ def report_data(run: Run, findings=None) -> dict:
         "modes": modes,
         "findings": fdicts,
         # the hosts of each multi-host profile session compared (traceinsight.analysis.hosts)
-        "host_sessions": [clean(g.to_dict()) for g in run.host_groups()],
+        "host_sessions": [clean(g.to_dict() | {"sentences": hosts_prose.sentences(g)})
+                          for g in run.host_groups()],
     }
 
 

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from traceinsight import present
 from traceinsight.analysis.hosts import HostGroup
+from traceinsight.report import hosts_prose
 
 
 def _table(title: str, cols: Sequence[present.ColumnSpec], records: list[dict],
@@ -56,7 +57,7 @@ def renderables(group: HostGroup, top: int = 10) -> list[Any]:
         out.append(_table(f"category split per host ({where})",
                           present.host_category_columns(group.category_names),
                           group.category_records()))
-    out += [Text("• " + present.safe(s, None)) for s in group.sentences()] + [Text("")]
+    out += [Text("• " + present.safe(s, None)) for s in hosts_prose.sentences(group)] + [Text("")]
     if group.aligned and group.steps:
         names = group.host_names
         shown = group.steps[:top]

@@ -82,9 +82,10 @@ def insights(run: Run, findings: tuple[list, str | None]) -> Text:
     """Why each mode is slower than the fastest (from compare_modes), then the top findings."""
     text = Text()
     for g in run.host_groups():     # multi-host profile sessions (none: nothing shown)
+        from traceinsight.report import hosts_prose  # imported only where there are hosts
         text.append(f"Hosts of profile session {fmt.safe(g.session)} (h: side by side)\n",
                     style="bold")
-        for sentence in (g.spread_sentence(), g.category_sentence()):
+        for sentence in (hosts_prose.spread_sentence(g), hosts_prose.category_sentence(g)):
             if sentence:
                 text.append(f"• {fmt.safe(sentence, None)}\n")
     ok = run.by_speed()
