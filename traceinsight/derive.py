@@ -22,6 +22,7 @@ from traceinsight.model import Run
 if TYPE_CHECKING:
     from traceinsight.columns import Columns
     from traceinsight.compare import Comparison
+    from traceinsight.finding import Finding
 
 # The modules that compute are imported where a figure is first asked for, so loading a run
 # imports none of them (``traceinsight analyze`` prints the summary without findings or pandas).
@@ -61,11 +62,11 @@ class RunAnalysis:
         return c
 
     @cached_property
-    def _findings(self) -> list:
+    def _findings(self) -> list[Finding]:
         from traceinsight.findings import find
         return find(self.run)
 
-    def findings(self) -> list:
+    def findings(self) -> list[Finding]:
         return self._findings
 
     @cached_property

@@ -14,7 +14,7 @@ from the host-traced steps (``ModeResult.category_ms``); evidence says which one
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from typing import Callable, Iterable
 
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 from traceinsight import present
 from traceinsight.analysis.results import GRAPH_BUILDS
 from traceinsight.compare import Comparison
+from traceinsight.finding import SEVERITIES, Finding
 from traceinsight.modekind import ModeKind
 from traceinsight.model import ModeResult, Run
 from traceinsight.retracecause import RetraceCause
@@ -42,34 +43,12 @@ TINY_OPS_PER_STEP = 100         # "many ops": op calls per step
 TINY_OP_MEDIAN_MS = 0.050       # "tiny": median time of one op call <= 50 µs
 DISTORTION_HIGH = 0.15          # traced steps >= 15 % slower than untraced ones
 
-SEVERITIES = ("high", "medium", "low", "info")
 
 
 
 def compare_modes(run: Run, a: ModeResult, b: ModeResult) -> Comparison:
     """The run's comparison of two of its modes (computed once per pair, kept on the run)."""
     return run.compare(a.name, b.name)
-
-
-@dataclass(frozen=True)
-class Finding:
-    rule: str                       # stable id, e.g. "eager-dispatch-bound"
-    title: str                      # one line, in the user's words
-    evidence: str                   # the figures and mode names the rule read
-    fix: str                        # a short code snippet naming the TF / Keras API
-    saving_ms: float | None = None  # estimated ms/step saved by the fix, None when not estimable
-    saving_basis: str = ""          # how saving_ms was estimated
-    modes: tuple[str, ...] = ()     # the modes the evidence comes from
-    severity: str = "info"          # "high" | "medium" | "low" | "info"
-    rank: int = 0                   # 1 = the largest saving; set by find()
-    overlaps: tuple[str, ...] = ()  # rules of larger findings on the same step whose saving this
-    #                                 one shares (their fixes remove some of the same time)
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["modes"] = list(self.modes)
-        d["overlaps"] = list(self.overlaps)
-        return d
 
 
 # --------------------------------------------------------------------------------------------------

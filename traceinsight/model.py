@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 import numpy as np
 
 from traceinsight.columns import Columns
+from traceinsight.finding import Finding
 from traceinsight.modekind import ModeKind, mode_kind
 from traceinsight.resample import bootstrap_medians
 from traceinsight.stepsource import StepSource
@@ -383,7 +384,7 @@ class RunAnalysis(Protocol):
 
     def summary_table(self) -> Columns: ...
     def compare(self, a: str, b: str) -> Comparison: ...
-    def findings(self) -> list: ...
+    def findings(self) -> list[Finding]: ...
     def host_groups(self) -> tuple: ...
     def program_groups(self) -> list[list[str]]: ...
     def html(self) -> str: ...
@@ -501,7 +502,7 @@ class Run:
         return any(a in g and b in g for g in self.program_groups)
 
     @property
-    def findings(self) -> list:
+    def findings(self) -> list[Finding]:
         """``traceinsight.findings.find(self)``, computed once per run."""
         return self._analysis.findings()
 

@@ -12,6 +12,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from traceinsight import present as fmt
+from traceinsight.finding import Finding
 from traceinsight.model import Run
 from traceinsight.tui.help import HelpScreen
 from traceinsight.tui.loading import LoadingScreen
@@ -113,7 +114,7 @@ class TraceinsightApp(App):
         """``Run.summary()`` (computed once, kept on the run)."""
         return self.loaded_run.summary()
 
-    def findings(self) -> tuple[list, str | None]:
+    def findings(self) -> tuple[list[Finding], str | None]:
         """The run's findings (computed once, kept on the run), or why there are none."""
         from traceinsight.tui.findings import load_findings
         return load_findings(self.loaded_run)

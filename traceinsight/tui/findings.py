@@ -10,12 +10,13 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from traceinsight import present as fmt
+from traceinsight.finding import Finding
 from traceinsight.model import Run
 
 SEVERITY_STYLE = {"high": "bold #e15759", "medium": "bold #f28e2b", "low": "#4e79a7", "info": "dim"}
 
 
-def load_findings(run: Run) -> tuple[list, str | None]:
+def load_findings(run: Run) -> tuple[list[Finding], str | None]:
     """The run's findings (``Run.findings``, computed once), or why there are none to show (a rule
     failing on an unusual run: the viewer keeps working)."""
     try:
@@ -24,27 +25,27 @@ def load_findings(run: Run) -> tuple[list, str | None]:
         return [], f"The findings engine failed on this run: {type(e).__name__}: {fmt.safe(e)}"
 
 
-def finding_detail(f) -> Text:
+def finding_detail(f: Finding) -> Text:
     text = Text()
-    text.append(fmt.safe(getattr(f, "title", str(f)), None), style="bold")
-    saving = getattr(f, "saving_ms", None)
-    if fmt.is_num(saving):
-        text.append(f"\nsaving ≈ {fmt.ms(saving)} ms/step", style="bold")
-        if getattr(f, "saving_basis", ""):
-            text.append(f" ({f.saving_basis})")
-    if getattr(f, "modes", ()):
-        text.append(f"\nmodes: {', '.join(f.modes)}", style="dim")
-    if getattr(f, "evidence", ""):
+    text.append(fmt.safe(f.title, None), style="bold")
+    if fmt.is_num(f.saving_ms):
+        text.append(f"\nsaving ≈ {fmt.ms(f.saving_ms)} ms/step", style="bold")
+        if f.saving_basis:
+            text.append(f" ({fmt.safe(f.saving_basis, None)})")
+    if f.modes:
+        text.append(f"\nmodes: {', '.join(fmt.safe(m) for m in f.modes)}", style="dim")
+    if f.evidence:
         text.append("\n\nEvidence\n", style="bold").append(fmt.safe(f.evidence, None))
-    if getattr(f, "fix", ""):
-        text.append("\n\nWhat to change\n", style="bold").append(f.fix, style="#59a14f")
+    if f.fix:
+        text.append("\n\nWhat to change\n", style="bold").append(
+            fmt.safe(f.fix, None, newlines=True), style="#59a14f")
     return text
 
 
 class FindingsScreen(Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
-    def __init__(self, run: Run, findings: tuple[list, str | None] | None = None) -> None:
+    def __init__(self, run: Run, findings: tuple[list[Finding], str | None] | None = None) -> None:
         super().__init__()
         self.run = run
         self.findings, self.problem = findings if findings is not None else load_findings(run)
@@ -66,11 +67,10 @@ class FindingsScreen(Screen):
         table = self.query_one("#findings", DataTable)
         table.add_columns("#", "severity", Text("saving", justify="right"), "finding")
         for i, f in enumerate(self.findings):
-            sev = getattr(f, "severity", "")
-            saving = getattr(f, "saving_ms", None)
-            table.add_row(str(getattr(f, "rank", 0) or i + 1), Text(sev, style=SEVERITY_STYLE.get(sev, "")),
+            saving = f.saving_ms
+            table.add_row(str(f.rank or i + 1), Text(f.severity, style=SEVERITY_STYLE.get(f.severity, "")),
                           Text(f"{fmt.ms(saving)} ms" if fmt.is_num(saving) else "", justify="right"),
-                          Text(fmt.safe(getattr(f, "title", str(f)), None)), key=str(i))
+                          Text(fmt.safe(f.title, None)), key=str(i))
         table.focus()
         self.query_one("#finding-detail", Static).update(finding_detail(self.findings[0]))
 

@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from traceinsight import present as fmt
+from traceinsight.finding import Finding
 from traceinsight.model import Run
 from traceinsight.tui.bars import BarRow, CategoryBars, legend
 from traceinsight.tui.mode_table import ModeTable
@@ -78,7 +79,7 @@ def missing_notes(run: Run) -> list[str]:
     return notes
 
 
-def insights(run: Run, findings: tuple[list, str | None]) -> Text:
+def insights(run: Run, findings: tuple[list[Finding], str | None]) -> Text:
     """Why each mode is slower than the fastest (from compare_modes), then the top findings."""
     text = Text()
     for g in run.host_groups():     # multi-host profile sessions (none: nothing shown)
@@ -97,10 +98,9 @@ def insights(run: Run, findings: tuple[list, str | None]) -> Text:
     if found:
         text.append("Top findings (f: all, with evidence and the fix)\n", style="bold")
         for f in found[:TOP_FINDINGS]:
-            saving = getattr(f, "saving_ms", None)
-            text.append(f"• {fmt.safe(getattr(f, 'title', str(f)), None)}")
-            if fmt.is_num(saving):
-                text.append(f"  ≈ {fmt.ms(saving)} ms/step", style="bold")
+            text.append(f"• {fmt.safe(f.title, None)}")
+            if fmt.is_num(f.saving_ms):
+                text.append(f"  ≈ {fmt.ms(f.saving_ms)} ms/step", style="bold")
             text.append("\n")
     elif problem:
         text.append(problem + "\n", style="italic")
