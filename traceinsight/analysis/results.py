@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -24,9 +24,6 @@ from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES, steady_mask
 from traceinsight.pyfiles import pick
 from traceinsight.retracecause import RetraceCause
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 PS_PER_MS = 1e9
 
@@ -173,7 +170,7 @@ def ops_table(a: Attribution, steps: Columns) -> Columns:
     ws, we, n = _steady_windows(a, steps)
     if n == 0 or not len(a.table):
         return Columns.no_rows(OPS_COLUMNS)
-    totals = op_totals_table(a, ws, we)
+    totals = op_totals(a, ws, we)
     if totals.empty:
         return Columns.no_rows(OPS_COLUMNS)
     calls_per_step = totals["calls"] / n
@@ -194,13 +191,7 @@ def ops_table(a: Attribution, steps: Columns) -> Columns:
                     "share": share}).take(order)
 
 
-def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
-    """op, type, thread, calls, self_ps summed over the windows [ws, we), as a DataFrame (see
-    ``op_totals_table``)."""
-    return op_totals_table(a, ws, we).to_pandas()
-
-
-def op_totals_table(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
+def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
     """op, type, thread, calls, self_ps summed over the windows [ws, we)."""
     t = a.table
     names = t.names
