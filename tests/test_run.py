@@ -197,7 +197,7 @@ def test_names_the_reason_when_steps_cannot_be_marked(runs_dir, capfd):
 
 
 def test_profiler_log_lines_are_filtered():
-    from traceinsight.commands.run import _MAYBE_LOG, _PROFILER_LOG
+    from traceinsight.capture.script import _MAYBE_LOG, _PROFILER_LOG
     dropped = [
         b"2026-11-25 12:04:45.113066: I external/local_tsl/tsl/profiler/rpc/profiler_server.cc:46] "
         b"Profiler server listening on [::]:37771 selected port:37771",

@@ -4,7 +4,7 @@ custom training loop) and ``traceinsight.keras.Profile`` (a callback for ``fit``
 Both are ``traceinsight run`` without the second process: the same step recorder
 (``capture.hook.agent.Agent``: TF's step marker, ``perf_counter`` timing, the warm-up steps, the
 traced window through xprof's client with explicit tracer levels) and the same run-folder writing
-(``commands.run.open_mode`` and ``finish_mode``), so ``view`` / ``report`` read the folder like
+(``capture.script.open_mode`` and ``finish_mode``), so ``view`` / ``report`` read the folder like
 any other run. What counts as a step:
 
 * the callback: each training batch of the ``fit`` it is given to (as ``run`` does for ``fit``);
@@ -73,7 +73,7 @@ class Session:
         import tensorflow as tf
 
         from traceinsight.capture.hook.agent import Agent
-        from traceinsight.commands.run import LEVELS, RESULT, open_mode
+        from traceinsight.capture.script import LEVELS, RESULT, open_mode
 
         main = sys.modules.get("__main__")
         script = getattr(main, "__file__", None)
@@ -128,7 +128,7 @@ class Session:
         if self.finished or self.agent is None or self.mode_path is None:
             return
         self.finished = True
-        from traceinsight.commands.run import finish_mode
+        from traceinsight.capture.script import finish_mode
         agent = self.agent
         agent.at_exit()           # closes an open step, waits for a trace still running, saves
         agent.broken = True       # no step after this one

@@ -18,7 +18,7 @@ and a ``perf_counter`` time. TF's profiler server starts on loopback at the firs
 client from the tool's interpreter, which keeps explicit tracer levels on every TF) traces it, its
 output kept out of the script's; the trace is duration-based, so after the ``steps``-th traced step the script waits,
 outside every step, until the trace is saved. Results go to a JSON file that the parent
-(``traceinsight.commands.run``) turns into the run folder; it is rewritten every
+(``traceinsight.capture.script``) turns into the run folder; it is rewritten every
 ``SAVE_EVERY`` steps, after the trace and at exit, so a script that crashes leaves what was traced.
 
 Everything is guarded: a failure of the agent prints one line and lets the script run untraced.
