@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
@@ -24,6 +24,13 @@ _FLIP_CHANGE = {"only in a": "only in b", "only in b": "only in a", "slower": "f
                 "faster": "slower"}
 # |traced / untraced − 1| from this on, a mode's category split is called distorted
 DISTORTION_LARGE = 0.15
+
+
+def is_distorted(d: float | None) -> TypeGuard[float]:
+    """A mode's distortion (``Timing.distortion``) is large: its traced steps are
+    ``DISTORTION_LARGE`` or more off its untraced ones, so their category split is less sure.
+    The one test every page and finding applies."""
+    return d is not None and bool(np.isfinite(d)) and abs(d) >= DISTORTION_LARGE
 
 
 class _Lazy:
@@ -110,7 +117,7 @@ class Comparison:
     def distorted(self) -> list[tuple[str, float]]:
         """(mode, distortion) of the modes whose traced steps are >= DISTORTION_LARGE off."""
         return [(n, d) for n, d in ((self.a, self.distortion_a), (self.b, self.distortion_b))
-                if d is not None and np.isfinite(d) and abs(d) >= DISTORTION_LARGE]
+                if is_distorted(d)]
 
     @property
     def estimate(self) -> RatioEstimate:
@@ -133,7 +140,7 @@ class Comparison:
                          f"vs {nb} {present.ms(self.traced_b_ms)} ms), so the traced categories cannot "
                          "explain this difference")
         distorted = [(n, d) for n, d in ((na, self.distortion_a), (nb, self.distortion_b))
-                     if d is not None and np.isfinite(d) and abs(d) >= DISTORTION_LARGE]
+                     if is_distorted(d)]
         if distorted:
             parts.append("profiler distortion " + ", ".join(f"{n} {d * 100:+.0f} %"
                                                              for n, d in distorted))

@@ -21,7 +21,7 @@ import numpy as np
 
 from traceinsight import present
 from traceinsight.analysis.results import GRAPH_BUILDS
-from traceinsight.compare import Comparison
+from traceinsight.compare import Comparison, is_distorted
 from traceinsight.finding import SEVERITIES, Finding
 from traceinsight.modekind import ModeKind
 from traceinsight.model import ModeResult, Run
@@ -41,7 +41,6 @@ INPUT_BOUND_SHARE = 0.05
 CONCENTRATED_SHARE = 0.05
 TINY_OPS_PER_STEP = 100         # "many ops": op calls per step
 TINY_OP_MEDIAN_MS = 0.050       # "tiny": median time of one op call <= 50 µs
-DISTORTION_HIGH = 0.15          # traced steps >= 15 % slower than untraced ones
 
 
 
@@ -934,8 +933,7 @@ def rule_distortion(run: Run) -> Iterable[Finding]:
     for m in run.ok_modes():
         t = m.timing
         d = t.distortion if t is not None else None
-        if (t is not None and t.traced_steps_s is not None and d is not None and np.isfinite(d)
-                and abs(d) >= DISTORTION_HIGH):
+        if t is not None and t.traced_steps_s is not None and is_distorted(d):
             traced = float(np.median(t.traced_steps_s) * 1e3)
             hits.append((d, m.name, t.median_ms, traced))
     disagree = _disagreeing_pairs(run)

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from traceinsight import present
-from traceinsight.compare import DISTORTION_LARGE
+from traceinsight.compare import is_distorted
 from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
 from traceinsight.report import hosts_prose
@@ -111,7 +111,7 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
     e["category_means"] = m.category_means()
     e["category_shares"] = m.category_shares()
     e["traced_step_mean_ms"] = m.traced_mean_ms
-    # the profiler lengthened the traced steps beyond DISTORTION_LARGE: their split is less sure
+    # the profiler lengthened the traced steps a lot (compare.is_distorted): their split is less sure
     d = m.timing.distortion if m.timing is not None else None
     # costs concentrated in a few steps (stalls, periodic work), with the steps they hit
     e["concentrated"] = {c: {"steps": [{"step_num": n, "ms": v} for n, v in h["steps"]],
@@ -119,7 +119,7 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
                              "median_ms": h["median_ms"], "mean_ms": h["mean_ms"],
                              "material": material(c, h)}
                          for c, h in concentrated_costs(m).items()}
-    e["categories_distorted"] = bool(d is not None and np.isfinite(d) and abs(d) >= DISTORTION_LARGE)
+    e["categories_distorted"] = is_distorted(d)
     e["breakdown"] = ([{"category": k, **r} for k, r in
                        m.breakdown.to_dict(orient="index").items()] if not m.breakdown.empty else [])
     e["first_step"] = dict(m.first_step) if m.first_step is not None else None
