@@ -161,6 +161,23 @@ def test_traced_categories_never_argue_for_an_ordering_they_contradict():
     assert "xla" in d.evidence
 
 
+def test_report_and_finding_name_the_same_contradicting_pairs():
+    """A pair the findings compare (eager against eager+tensor), neither of them the fastest:
+    untraced, eager is slower (10 vs 9 ms); traced, faster (7 vs 8 ms). The summary line and the
+    distortion finding name the same pairs, this one included."""
+    e = make_mode("eager", {"op": 5.0, "python": 2.0}, untraced_ms=10.0, traced_ms=7.0)
+    t = make_mode("eager+tensor", {"op": 6.0, "python": 2.0}, untraced_ms=9.0, traced_ms=8.0)
+    f = make_mode("function", {"op": 4.0, "python": 1.0}, untraced_ms=5.0, traced_ms=5.0)
+    run = run_of(e, t, f)
+    assert run.compare("eager", "eager+tensor").traced_disagrees
+    assert not run.compare("eager", "function").traced_disagrees
+    assert not run.compare("eager+tensor", "function").traced_disagrees
+    doc = report_data(run)
+    assert "traced steps contradict the untraced medians for eager vs eager+tensor" in doc["summary"]
+    d = next(f for f in find(run) if f.rule == "profiler-distortion")
+    assert "eager" in d.modes and "eager+tensor" in d.modes
+
+
 # ---- findings ----------------------------------------------------------------------------------
 
 def test_overlapping_savings_say_so_and_never_exceed_the_step():

@@ -906,9 +906,11 @@ def rule_no_difference(run: Run) -> Iterable[Finding]:
             "# Capture more steps to narrow the interval.")
 
 
-def _disagreeing_pairs(run: Run) -> list[Comparison]:
-    """Compared pairs (and each mode against the fastest) whose traced steps order the two modes
-    the other way round from their untraced medians."""
+def traced_disagreements(run: Run) -> list[Comparison]:
+    """Compared pairs (and each mode against the fastest, of the same program) whose traced steps
+    order the two modes the other way round from their untraced medians
+    (``Comparison.traced_disagrees``), each as slower against faster: what the distortion finding
+    and the report's summary line both name."""
     pairs = list(compared_pairs(run))
     if run.fastest is not None:
         pairs += [(m, run.modes[run.fastest]) for m in run.by_speed()
@@ -936,7 +938,7 @@ def rule_distortion(run: Run) -> Iterable[Finding]:
         if t is not None and t.traced_steps_s is not None and is_distorted(d):
             traced = float(np.median(t.traced_steps_s) * 1e3)
             hits.append((d, m.name, t.median_ms, traced))
-    disagree = _disagreeing_pairs(run)
+    disagree = traced_disagreements(run)
     if not hits and not disagree:
         return
     hits.sort(key=lambda h: (-abs(h[0]), h[1]))

@@ -15,7 +15,7 @@ import pandas as pd
 
 from traceinsight import present
 from traceinsight.compare import is_distorted
-from traceinsight.findings import fmt_ratio
+from traceinsight.findings import fmt_ratio, traced_disagreements
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
 from traceinsight.report import hosts_prose
 from traceinsight.stats import ANOTHER_PROGRAM, concentrated_costs, material
@@ -198,15 +198,6 @@ def host_summary(g) -> str:
     why += ["n=1"] if g.one_step else ["within noise"] if g.significant is False else []
     return (f"{head}, straggler {g.straggler} {fmt_ratio(g.spread_ratio)}× the fastest host"
             + (f" ({', '.join(why)})" if why else ""))
-
-
-def traced_disagreements(run: Run) -> list:
-    """Comparisons of each slower mode with the fastest whose traced steps order the two modes
-    the other way round (see ``Comparison.traced_disagrees``)."""
-    if run.fastest is None:
-        return []
-    return [c for c in (run.compare(m.name, run.fastest) for m in run.by_speed()
-                        if m.name != run.fastest) if c.traced_disagrees]
 
 
 def report_data(run: Run, findings=None) -> dict:
