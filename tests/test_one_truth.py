@@ -97,6 +97,10 @@ def test_the_ratio_to_the_fastest_reads_the_same_in_markdown_html_json(pages):
                 assert lo >= 1.0
         else:
             assert m.get("vs_fastest") in ("fastest", "no measurable difference")
+        # the verdict is the comparison's (the one every screen and finding reads)
+        if m.get("vs_fastest") in ("slower", "no measurable difference"):
+            c = pages["run"].compare(m["name"], fastest["name"])
+            assert (m["vs_fastest"] == "slower") == (c.significant and c.ratio > 1.0), m["name"]
 
 
 def test_a_pairs_ratio_is_the_same_in_findings_diff_and_json(pages):

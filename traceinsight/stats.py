@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -261,15 +262,27 @@ def spread(samples: np.ndarray) -> dict[str, float]:
 
 ANOTHER_PROGRAM = "another program: its ops differ from the fastest's, so not compared"
 
+
+
+class VsFastest(str, Enum):
+    """Where a mode stands against the run's fastest mode (the summary's ``vs_fastest``; every
+    page that orders the modes reads it, none decides it again)."""
+    FASTEST = "fastest"
+    SLOWER = "slower"                       # its ratio's interval lies above 1
+    SAME = "no measurable difference"       # the interval holds 1, or the rounds disagree
+    ANOTHER_PROGRAM = "another program"     # its ops show another program: not compared
+
+
 SUMMARY_COLUMNS = ["mode", "status", "median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n",
                    "ratio", "ratio_lo", "ratio_hi", "ratio_basis", "ratio_significant", "ratio_note",
-                   "first_step_ms", "distortion", "fastest", "error"]
+                   "first_step_ms", "distortion", "fastest", "error", "vs_fastest"]
 
 
 def summarize(run: "Run") -> Columns:
     """One row per mode: median ms/step with quartiles and CI, ratio to the fastest mode with its 95 %
     interval and whether it orders the two (``mode_ratio``, through ``Run.compare``: the figure
-    every page shows; the fastest mode's own row is 1 without an interval), first-step cost,
+    every page shows; the fastest mode's own row is 1 without an interval) and the verdict it
+    gives (``vs_fastest``: a ``VsFastest`` value, None without one), first-step cost,
     profiler distortion, and the error of failed modes. Use
     ``Run.summary()`` (a DataFrame) or ``Run.summary_table``, which compute this once per run."""
     fastest = run.modes[run.fastest] if run.fastest is not None else None
@@ -284,15 +297,20 @@ def summarize(run: "Run") -> Columns:
                        ci_hi_ms=hi, n=sp["n"])
             if m.name == fastest.name:
                 row.update(ratio=1.0, ratio_lo=float("nan"), ratio_hi=float("nan"),
-                           ratio_basis=None, ratio_significant=False, ratio_note="")
+                           ratio_basis=None, ratio_significant=False, ratio_note="",
+                           vs_fastest=VsFastest.FASTEST.value)
             elif not run.same_program(m.name, fastest.name):
                 row.update(ratio=float("nan"), ratio_lo=float("nan"), ratio_hi=float("nan"),
-                           ratio_basis=None, ratio_significant=False, ratio_note=ANOTHER_PROGRAM)
+                           ratio_basis=None, ratio_significant=False, ratio_note=ANOTHER_PROGRAM,
+                           vs_fastest=VsFastest.ANOTHER_PROGRAM.value)
             else:
                 c = run.compare(m.name, fastest.name)   # its tables are computed only when read
                 row.update(ratio=c.ratio, ratio_lo=c.ratio_lo, ratio_hi=c.ratio_hi,
                            ratio_basis=c.basis, ratio_significant=c.significant,
                            ratio_note=c.note)
+                if np.isfinite(c.ratio):
+                    row["vs_fastest"] = (VsFastest.SLOWER if c.significant and c.ratio > 1.0
+                                         else VsFastest.SAME).value
         first = None
         if m.timing is not None and m.timing.first_step_s is not None:
             first = m.timing.first_step_s * 1e3

@@ -18,7 +18,7 @@ from traceinsight.compare import is_distorted
 from traceinsight.findings import fmt_ratio, traced_disagreements
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
 from traceinsight.report import hosts_prose
-from traceinsight.stats import ANOTHER_PROGRAM, concentrated_costs, material
+from traceinsight.stats import VsFastest, concentrated_costs, material
 
 SCHEMA_VERSION = 1
 FLOAT_DIGITS = 6
@@ -66,17 +66,6 @@ def run_info(run: Run) -> dict:
                   "created": m.get("created_utc", m.get("created"))})
 
 
-def _vs_fastest(row: pd.Series) -> str | None:
-    if row["status"] == "ok" and row.get("ratio_note") == ANOTHER_PROGRAM:
-        return "another program"
-    if row["status"] != "ok" or not np.isfinite(row.get("ratio", np.nan)):
-        return None
-    if row.get("fastest"):
-        return "fastest"
-    return "slower" if row.get("ratio_significant") is True and row["ratio"] > 1.0 \
-        else "no measurable difference"
-
-
 def hotspot_order(h: pd.DataFrame) -> pd.DataFrame:
     """The user's own frames first, by inclusive time (a layer's ``call`` spends its time in
     Keras and TF code below it: by self time it ranks among the last and a table cut at its top
@@ -98,7 +87,8 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
         for k in ("median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n", "ratio", "ratio_lo",
                   "ratio_hi", "ratio_note", "first_step_ms", "distortion"):
             e[k] = summary_row.get(k)
-        e["vs_fastest"] = _vs_fastest(summary_row)
+        v = summary_row.get("vs_fastest")    # stats.VsFastest's value, decided by the summary
+        e["vs_fastest"] = v if isinstance(v, str) else None
     untraced = m.timing is not None and len(m.timing.steps_s) > 0
     e["timing_source"] = "untraced" if untraced else "traced" if len(m.steady_steps) else None
     cats = m.category_ms()
@@ -155,20 +145,20 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
     parts = [f"{run.name}: {len(ok)} of {len(modes) + len(skipped)} modes measured"
              + (f" (skipped: {', '.join(f'{n} ({why})' for n, why in skipped.items())})"
                 if skipped else "")]
-    fastest = next((m for m in ok if m.get("vs_fastest") == "fastest"), None)
+    fastest = next((m for m in ok if m.get("vs_fastest") == VsFastest.FASTEST), None)
     if fastest:
         parts.append(f"fastest {fastest['name']} {present.ms(fastest['median_ms'])} ms/step")
-        slower = sorted((m for m in ok if m.get("vs_fastest") == "slower"), key=lambda m: (-m["ratio"], m["name"]))
+        slower = sorted((m for m in ok if m.get("vs_fastest") == VsFastest.SLOWER), key=lambda m: (-m["ratio"], m["name"]))
         if slower:
             parts.append(", ".join(f"{m['name']} {fmt_ratio(m['ratio'])}× slower" for m in slower[:3])
                          + (f" (+{len(slower) - 3} more)" if len(slower) > 3 else ""))
-        same = [m["name"] for m in ok if m.get("vs_fastest") == "no measurable difference"]
+        same = [m["name"] for m in ok if m.get("vs_fastest") == VsFastest.SAME]
         if same:
             parts.append("no measurable difference: " + ", ".join(same[:3]))
     top = next((f for f in findings if f.get("saving_ms") is not None), None)
     if top:
         parts.append(f"top finding: {top['title']} (≈ {present.ms(top['saving_ms'])} ms/step)")
-    others = [m["name"] for m in ok if m.get("vs_fastest") == "another program"]
+    others = [m["name"] for m in ok if m.get("vs_fastest") == VsFastest.ANOTHER_PROGRAM]
     if others:
         parts.append(f"not compared with {fastest['name'] if fastest else 'the others'}, since "
                      f"their ops show another program: {', '.join(others[:5])}"
