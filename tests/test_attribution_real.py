@@ -150,8 +150,8 @@ def test_hotspot_groups_come_from_the_capture_record_not_this_machine(real_runs,
     from conftest import RUNS
 
     import traceinsight
-    from traceinsight.analysis import results
-    monkeypatch.setattr(results, "_package_files", lambda: {})  # as if nothing were installed
+    from traceinsight.analysis import hotspots
+    monkeypatch.setattr(hotspots, "_package_files", lambda: {})  # as if nothing were installed
     again = traceinsight.load(RUNS / "conv1d", use_cache=False)
     for name, mode in real_runs["conv1d"].modes.items():
         assert list(again.modes[name].hotspots["group"]) == list(mode.hotspots["group"])

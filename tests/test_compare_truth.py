@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from traceinsight.analysis.hotspots import parse_frame
 from traceinsight.analysis.opfamily import family, function_name
-from traceinsight.analysis.results import GRAPH_BUILDS, parse_frame
+from traceinsight.analysis.retraces import GRAPH_BUILDS
 from traceinsight.compare import compare_modes
 from traceinsight.derive import complete
 from traceinsight.findings import find

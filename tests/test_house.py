@@ -73,24 +73,24 @@ def test_importing_traceinsight_imports_no_tensorflow_or_pandas():
 def test_package_index_is_not_written_to_home_unless_asked(tmp_path, monkeypatch):
     """Grouping python-tracer frames needs an index of the installed TF / Keras files; it is kept
     on disk only where TRACEINSIGHT_CACHE names a folder."""
-    from traceinsight.analysis import results
+    from traceinsight.analysis import hotspots
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("TRACEINSIGHT_CACHE", raising=False)
-    results._package_files.cache_clear()
+    hotspots._package_files.cache_clear()
     try:
-        results._package_files()
+        hotspots._package_files()
         assert not (tmp_path / "home").exists()
         monkeypatch.setenv("TRACEINSIGHT_CACHE", str(tmp_path / "cache"))
-        results._package_files.cache_clear()
-        index = results._package_files()
+        hotspots._package_files.cache_clear()
+        index = hotspots._package_files()
         written = list((tmp_path / "cache").glob("pyfiles-*.json"))
         assert len(written) == 1
         # a damaged index is ignored and rebuilt
         written[0].write_text("[" * 100000)
-        results._package_files.cache_clear()
-        assert results._package_files() == index
+        hotspots._package_files.cache_clear()
+        assert hotspots._package_files() == index
     finally:
-        results._package_files.cache_clear()
+        hotspots._package_files.cache_clear()
 
 
 SOURCES = [p for d in ("traceinsight", "tests", "tools", "samples") for p in (ROOT / d).rglob("*.py")]

@@ -99,7 +99,7 @@ def test_progress_line_formats_the_median_as_the_tables_do():
 
 def test_the_tools_own_frames_are_grouped_as_traceinsight():
     import traceinsight
-    from traceinsight.analysis.results import frame_group
+    from traceinsight.analysis.hotspots import frame_group
     from traceinsight.capture import keras_driver
     from traceinsight.pyfiles import path_group
     assert path_group(keras_driver.__file__, workload=None) == "traceinsight"

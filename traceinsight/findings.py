@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from traceinsight import present
-from traceinsight.analysis.results import GRAPH_BUILDS
+from traceinsight.analysis.retraces import GRAPH_BUILDS
 from traceinsight.compare import Comparison, is_distorted
 from traceinsight.finding import SEVERITIES, Finding
 from traceinsight.modekind import ModeKind

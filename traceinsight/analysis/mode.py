@@ -22,7 +22,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
-from traceinsight.analysis import device, jaxtrace, results, tfdata
+from traceinsight.analysis import device, hotspots, jaxtrace, results, retraces, tfdata
 from traceinsight.analysis.attribute import Attribution, attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import host_events_recorded
@@ -192,7 +192,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         notes.append(f"{len(other)} event names have no attribution rule (other): {top}")
     recorded = tr.recorded_options or {}
     python_traced = bool(recorded.get("python_tracer_level")) or not host_files
-    hotspots = results.hotspots_table(a, steps, user_files=user_files,
+    hot = hotspots.hotspots_table(a, steps, user_files=user_files,
                                       python_files=file_groups) if python_traced else None
     if python_traced:
         notes.append("this trace was recorded with the python tracer on: its times include the "
@@ -216,7 +216,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
                 scale = float(breakdown.row("python")["median"] / pbreak.row("python")["median"])
                 notes.append(f"Python hotspots are from the python-tracer pass, scaled by {scale:.2f} "
                              "to the host pass's python time (the python tracer inflates Python)")
-            hotspots = results.hotspots_table(pa, psteps, user_files=user_files, scale=scale,
+            hot = hotspots.hotspots_table(pa, psteps, user_files=user_files, scale=scale,
                                               python_files=file_groups)
     elif not python_traced:
         notes.append("no python-tracer pass: no Python hotspots")
@@ -237,8 +237,8 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         ops = jaxtrace.with_device_ops(ops, dops, host_recorded)
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
-        ops=ops, retraces=results.retraces_table(a, signatures),
-        hotspots=hotspots if hotspots is not None else results.hotspots_table(a, steps.head(0)),
+        ops=ops, retraces=retraces.retraces_table(a, signatures),
+        hotspots=hot if hot is not None else hotspots.hotspots_table(a, steps.head(0)),
         other=other, step_rule=a.step_rule, step_source=a.step_source,
         profile_options=options, notes=tuple(notes),
         host_events_recorded=host_recorded, compile_estimate=a.compile_estimate,

@@ -1,4 +1,6 @@
-"""Attribution -> the per-mode tables of ``traceinsight.model.ModeResult``.
+"""Attribution -> the per-mode tables of ``traceinsight.model.ModeResult``: steps, breakdown, ops
+and other here; the retrace table in ``analysis.retraces``, the Python hotspots in
+``analysis.hotspots``; and the numpy sorting and grouping they share.
 
 Computed with numpy into ``traceinsight.columns.Columns`` (no pandas: ``traceinsight analyze``
 prints from these without importing it); the model offers them as DataFrames too. Group sums
@@ -9,21 +11,14 @@ and sorts reproduce what the pandas code before them computed (``groupby().sum()
 from __future__ import annotations
 
 import math
-import os
-import re
 from collections.abc import Sequence
-from functools import lru_cache
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from traceinsight.analysis import native, rules
-from traceinsight.analysis.attribute import N_CAT, Attribution
+from traceinsight.analysis.attribute import Attribution
 from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES, steady_mask
-from traceinsight.pyfiles import pick
-from traceinsight.retracecause import RetraceCause
 
 PS_PER_MS = 1e9
 
@@ -31,13 +26,6 @@ STEP_COLUMNS = ["step_num", "start_ps", "end_ps", "wall_ms", "first", "partial",
 BREAKDOWN_COLUMNS = ["median", "p25", "p75", "mean"]
 
 OPS_COLUMNS = ["op", "type", "thread", "calls_per_step", "self_ms_per_step", "share"]
-RETRACE_COLUMNS = ["function", "calls", "traced_calls", "tracing_ms", "compile_ms", "changes",
-                   "cause", "cause_detail"]
-# cause: why the function was traced more than once, as data the findings read (never parsed from
-# ``changes``, which is for people): a ``RetraceCause``'s value. cause_detail: the recorded
-# argument changes, or the tracing_count range, in words.
-GRAPH_BUILDS = "(graphs built outside tf.function calls)"
-HOTSPOT_COLUMNS = ["function", "file", "line", "group", "self_ms", "inclusive_ms", "calls_per_step"]
 OTHER_COLUMNS = ["name", "ms_per_step", "count"]
 
 
@@ -133,7 +121,7 @@ def breakdown_table(steps: Columns) -> Columns:
                    index=[*CATEGORIES, "total"])
 
 
-def _steady_windows(a: Attribution, steps: Columns) -> tuple[np.ndarray, np.ndarray, int]:
+def steady_windows(a: Attribution, steps: Columns) -> tuple[np.ndarray, np.ndarray, int]:
     if steps.empty:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), 0
     steady = steady_mask(steps)
@@ -147,7 +135,7 @@ def owned_time(a: Attribution, ws: np.ndarray, we: np.ndarray, category: int) ->
     return native.owned_time(a.bounds, a.seg_owner, a.seg_cat, ws, we, category, len(a.table))
 
 
-def _in_windows(t: np.ndarray, ws: np.ndarray, we: np.ndarray) -> np.ndarray:
+def in_windows(t: np.ndarray, ws: np.ndarray, we: np.ndarray) -> np.ndarray:
     """Index of the window holding each time, -1 when none (windows sorted, disjoint)."""
     if not len(ws):
         return np.full(len(t), -1, dtype=np.int64)
@@ -167,7 +155,7 @@ def _in_windows(t: np.ndarray, ws: np.ndarray, we: np.ndarray) -> np.ndarray:
 def ops_table(a: Attribution, steps: Columns) -> Columns:
     """Ops on the main thread (op time owned inside each op's dispatch) and on worker threads
     (self time of graph / HLO op events), per steady step."""
-    ws, we, n = _steady_windows(a, steps)
+    ws, we, n = steady_windows(a, steps)
     if n == 0 or not len(a.table):
         return Columns.no_rows(OPS_COLUMNS)
     totals = op_totals(a, ws, we)
@@ -258,7 +246,7 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
         codes = np.where(is_op_event[anc_key], codes_of(anc_key), -1 - t.name[anc_key])
         keyed = totals(codes, owned[owners])
         main_ops = np.nonzero(is_op_event & (t.line == a.main_line) & ~a.outside)[0]
-        main_ops = main_ops[_in_windows(t.start[main_ops], ws, we) >= 0]
+        main_ops = main_ops[in_windows(t.start[main_ops], ws, we) >= 0]
         calls = totals(codes_of(main_ops), np.zeros(len(main_ops)))
         for k in sorted(set(keyed) | set(calls)):
             rows.append((k[0], k[1], "main", calls.get(k, [0])[0], keyed.get(k, [0, 0.0])[1]))
@@ -270,7 +258,7 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
                               for ln in t.lines] or [True])
     worker = (t.line != a.main_line) & is_op_event & ~a.outside & on_data_plane[t.line]
     ev = np.nonzero(worker)[0]
-    ev = ev[_in_windows(t.start[ev], ws, we) >= 0]
+    ev = ev[in_windows(t.start[ev], ws, we) >= 0]
     if len(ev):
         if anchor is None:
             anchor = native.nearest_marked(is_op_event, a.parent)
@@ -294,198 +282,9 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
                     "self_ps": np.array([r[4] for r in rows], dtype=float)})
 
 
-def retraces_table(a: Attribution, signatures: dict | None = None) -> Columns:
-    """tf.function calls grouped by function: calls, traced calls, time tracing and compiling.
-    ``signatures``: the argument signatures the capture fed the step (timings.json
-    ``input_signatures``), which say what changed between traces."""
-    t = a.table
-    if "tf_function_call" not in t.stat_str:
-        return Columns.no_rows(RETRACE_COLUMNS)
-    idx, val = t.stat_str["tf_function_call"]
-    traced = np.array([v.startswith("traced") for v in val], dtype=bool)
-    on_main = t.line[idx] == a.main_line
-    ct = np.zeros((len(idx), N_CAT))
-    if on_main.any():
-        ct[on_main] = a.category_time(t.start[idx[on_main]], t.end[idx[on_main]]) / PS_PER_MS
-    tc = t.stat_int_column("tracing_count")[idx]
-    calls = Columns({"function": text([t.names[i] for i in t.name[idx]]), "traced": traced,
-                     "tracing": ct[:, rules.TRACING], "compile": ct[:, rules.COMPILE],
-                     "kind": text(list(val)), "tracing_count": tc, "start": t.start[idx]})
-    calls = calls.take(sort_order([(calls["start"], True), (calls["function"], True)]))
-    rows: list[dict[str, Any]] = []
-    changed = signature_changes(signatures) if signatures else []
-    codes, functions = factorize(calls["function"])   # groups in order of their first call
-    for k, fn in enumerate(functions.tolist()):
-        g = calls.take(np.nonzero(codes == k)[0])
-        n_traced = int(g["traced"].sum())
-        changes = _retrace_pattern(g)
-        if n_traced > 1 and changed and signatures:
-            fed = describe_signature_changes(signatures)
-            changes = f"{changes}; {fed}" if changes else fed
-        cause, detail = _retrace_cause(g, changed if n_traced > 1 else [])
-        rows.append({"function": fn, "calls": len(g), "traced_calls": n_traced,
-                     "tracing_ms": float(np.nansum(g["tracing"])),
-                     "compile_ms": float(np.nansum(g["compile"])),
-                     "changes": changes, "cause": cause.value, "cause_detail": detail})
-    builds = _graph_builds_outside_calls(a, idx[on_main])
-    if builds is not None:
-        rows.append(builds)
-    out = Columns({"function": text([r["function"] for r in rows]),
-                   "calls": np.array([r["calls"] for r in rows], dtype=np.int64),
-                   "traced_calls": np.array([r["traced_calls"] for r in rows], dtype=np.int64),
-                   "tracing_ms": np.array([r["tracing_ms"] for r in rows], dtype=float),
-                   "compile_ms": np.array([r["compile_ms"] for r in rows], dtype=float),
-                   **{k: text([r[k] for r in rows]) for k in ("changes", "cause", "cause_detail")}})
-    return out.take(sort_order([(out["traced_calls"], False), (out["tracing_ms"], False),
-                                (out["function"], True)]))
-
-
-def _graph_builds_outside_calls(a: Attribution, calls: np.ndarray) -> dict[str, Any] | None:
-    """Graph building (``tf.function-graph_building``) on the main thread inside steps but under no
-    tf.function call event: graphs traced by other means every step, e.g. the map / flat_map
-    functions of a tf.data pipeline that Keras' predict() builds from arrays on every call (seen on
-    TF 2.21 / Keras 3.15: three per predict call, under array_data_adapter.get_tf_dataset)."""
-    t = a.table
-    gb = [i for i, nm in enumerate(t.names) if nm == "tf.function-graph_building"]
-    if not gb or not len(a.step_start):
-        return None
-    ev = np.nonzero(np.isin(t.name, gb) & (t.line == a.main_line) & ~a.outside)[0]
-    ev = ev[_in_windows(t.start[ev], a.step_start, a.step_end) >= 0]
-    if not len(ev):
-        return None
-    # not nested in a tf.function call: walk up the nesting
-    inside = np.zeros(len(t), dtype=bool)
-    inside[calls] = True
-    outside = []
-    for e in ev.tolist():
-        p = int(a.parent[e])
-        while p >= 0 and not inside[p]:
-            p = int(a.parent[p])
-        if p < 0:
-            outside.append(e)
-    if not outside:
-        return None
-    keep = np.asarray(outside)
-    steps = len(a.step_start)
-    ms = float(a.category_time(t.start[keep], t.end[keep])[:, rules.TRACING].sum() / PS_PER_MS)
-    per_step = len(keep) / steps
-    return {"function": GRAPH_BUILDS, "calls": len(keep), "traced_calls": len(keep),
-            "tracing_ms": ms, "compile_ms": 0.0,
-            "changes": (f"{len(keep)} graphs built in {steps} steps ({per_step:.3g} per step) by "
-                        "no tf.function call: functions traced by tf.data (Dataset.map / flat_map "
-                        "of a pipeline built per call) or concrete functions"),
-            "cause": RetraceCause.GRAPH_BUILDS.value, "cause_detail": f"{per_step:.3g} per step"}
-
-
-def _retrace_cause(g: Columns, changed: list[dict[str, Any]]) -> tuple[RetraceCause, str]:
-    """(cause, detail) of a function's traces, from the recorded argument changes and the calls'
-    tracing_count (see RETRACE_COLUMNS)."""
-    traced = g["traced"]
-    if traced.sum() < 2:
-        return RetraceCause.NONE, ""
-    shapes = [c["text"] for c in changed if c["kind"] == "shape"]
-    python = [c["text"] for c in changed if c["kind"] == "python"]
-    if shapes or python:
-        cause = (RetraceCause.SHAPES_AND_PYTHON_VALUES if shapes and python else
-                 RetraceCause.SHAPES if shapes else RetraceCause.PYTHON_VALUES)
-        return cause, "; ".join(shapes + python)
-    tc = g["tracing_count"]
-    traced_tc = tc[traced]
-    if len(traced_tc) and (traced_tc >= 0).all() and (traced_tc == 1).all():
-        return (RetraceCause.NEW_FUNCTION,
-                f"tracing_count stays 1 over {int(traced.sum())} traced calls")
-    tc = tc[tc >= 0]
-    if len(tc) and tc.max() > tc.min():
-        return RetraceCause.ARGUMENTS_CHANGED, f"tracing_count {int(tc.min())}→{int(tc.max())}"
-    if changed:
-        return RetraceCause.UNKNOWN, "; ".join(c["text"] for c in changed)
-    return RetraceCause.UNKNOWN, ""
-
-
-def _retrace_pattern(g: Columns) -> str:
-    """What the call stats tell about the traces (the host trace does not record argument
-    signatures): when they happened and whether XLA was involved."""
-    n, traced = len(g), int(g["traced"].sum())
-    if traced == 0:
-        return ""
-    positions = np.nonzero(g["traced"])[0]
-    kinds = sorted(set(g["kind"].tolist()))
-    xla = any(k.endswith("-xla") for k in kinds)
-    tc = g["tracing_count"]
-    tc = tc[tc >= 0]
-    parts = []
-    if traced == n and n > 1:
-        parts.append(f"every one of the {n} calls traced a new graph")
-    elif traced == 1:
-        parts.append("traced once (first call)" if positions[0] == 0 else
-                     f"traced once, at call {positions[0] + 1}")
-    else:
-        later = positions[positions > 0]
-        parts.append(f"traced on {traced} of {n} calls"
-                     + (f" (calls {', '.join(str(p + 1) for p in later[:6])}"
-                        f"{', ...' if len(later) > 6 else ''})" if len(later) else ""))
-    traced_tc = g["tracing_count"][positions]
-    traced_tc = traced_tc[traced_tc >= 0]
-    if traced > 1 and len(traced_tc) == traced and (traced_tc == 1).all():
-        # every trace is the first of its tf.function object
-        parts.append("tracing_count stays 1: a new tf.function object is made for each call "
-                     "(created in a loop or per call?)")
-    elif len(tc):
-        parts.append(f"tracing_count {int(tc.min())}→{int(tc.max())}"
-                     + (": one function traced for new input signatures (shapes, dtypes or "
-                        "Python values)" if traced > 1 else ""))
-    if xla:
-        parts.append("XLA: each trace also compiles")
-    return "; ".join(parts)
-
-
-def signature_changes(signatures: dict) -> list[dict]:
-    """Which arguments changed across the signatures the capture fed the step: one dict per
-    changed argument, ``{"argument": 1, "kind": "shape" | "python" | "type", "text": ...}``."""
-    distinct = [d.get("args") or [] for d in signatures.get("distinct") or []]
-    if len(distinct) < 2:
-        return []
-    out = []
-    more = "+" if signatures.get("truncated") else ""
-    for pos in range(max(len(d) for d in distinct)):
-        values = [d[pos] for d in distinct if pos < len(d)]
-        uniq = list(dict.fromkeys(values))
-        if len(uniq) < 2:
-            continue
-        if all(v.startswith("Python ") for v in uniq):
-            kinds = sorted({v.split(" ")[1] for v in uniq})
-            out.append({"argument": pos + 1, "kind": "python",
-                        "text": f"argument {pos + 1} is a Python {'/'.join(kinds)}: "
-                                f"{len(uniq)}{more} distinct values"})
-        elif all(" shape " in v for v in uniq):
-            shapes = list(dict.fromkeys(v.split(" shape ", 1)[1] for v in uniq))
-            dtypes = {v.split(" shape ", 1)[0] for v in uniq}
-            what = f"shape changed ({', '.join(shapes[:4])}{', ...' if len(shapes) > 4 else ''})"
-            if len(dtypes) > 1:
-                what += f" and dtype ({', '.join(sorted(dtypes))})"
-            out.append({"argument": pos + 1, "kind": "shape", "text": f"argument {pos + 1} {what}"})
-        else:
-            out.append({"argument": pos + 1, "kind": "type",
-                        "text": f"argument {pos + 1} changed type: {', '.join(uniq[:3])}"})
-    return out
-
-
-def describe_signature_changes(signatures: dict) -> str:
-    """The argument changes in words, for the retrace table: ``recorded inputs: 3 argument
-    signatures over 30 steps; argument 1 shape changed ((100,), (200,)); argument 2 is a Python
-    float: 25 distinct values``."""
-    changed = signature_changes(signatures)
-    if not changed:
-        return ""
-    n = len(signatures.get("distinct") or [])
-    return (f"recorded inputs: {n}{'+' if signatures.get('truncated') else ''} "
-            f"argument signatures over {signatures.get('steps', '?')} steps; "
-            + "; ".join(c["text"] for c in changed))
-
-
 def other_table(a: Attribution, steps: Columns) -> Columns:
     """Main-thread time of events no rule places, by name."""
-    ws, we, n = _steady_windows(a, steps)
+    ws, we, n = steady_windows(a, steps)
     if n == 0 or not (a.seg_cat == rules.OTHER).any():
         return Columns.no_rows(OTHER_COLUMNS)
     owned = owned_time(a, ws, we, rules.OTHER)
@@ -499,136 +298,3 @@ def other_table(a: Attribution, steps: Columns) -> Columns:
     g = Columns({"name": text([a.table.names[i] for i in ids.tolist()]),
                  "ms_per_step": ps / PS_PER_MS / n, "count": count})
     return g.take(sort_order([(g["ms_per_step"], False), (g["name"], True)]))
-
-
-# ---- Python hotspots (python-tracer pass) -----------------------------------------------------
-
-# the file is a base name, or a pseudo-file in angle brackets that may hold spaces and colons:
-# "<frozen abc>", "<unknown>", "<string>"
-_FRAME = re.compile(r"^\$(?P<file><[^>]*>|[^ :]+)(?::(?P<line>\d+))? (?P<func>.+)$")
-
-
-def parse_frame(name: str) -> tuple[str, int, str]:
-    """``$layer.py:872 __call__`` -> ("layer.py", 872, "__call__"); ``$builtins isinstance`` ->
-    ("builtins", 0, "isinstance"); ``$<frozen abc>:117 __instancecheck__`` -> ("<frozen abc>",
-    117, "__instancecheck__")."""
-    m = _FRAME.match(name)
-    if not m:
-        return name.lstrip("$"), 0, ""
-    return m.group("file"), int(m.group("line") or 0), m.group("func")
-
-
-_PACKAGES = (("tensorflow", "tensorflow"), ("keras", "keras"), ("tf_keras", "keras"),
-             ("tsl", "tensorflow"), ("xla", "tensorflow"))
-
-
-@lru_cache(maxsize=1)
-def _package_files() -> dict[str, str]:
-    """File basename -> "keras" / "tensorflow" for the installed packages, found without importing
-    them. The python tracer records base names only, so this is how frames are grouped. Walking
-    TensorFlow's tree takes a while, so the index is kept for the process, and on disk per package
-    location and version only where the user asks for it (``TRACEINSIGHT_CACHE=DIR``): the tool
-    writes nothing outside a run folder unless asked."""
-    import hashlib
-    import importlib.metadata
-    import importlib.util
-    import json
-
-    roots: list[tuple[str, str]] = []
-    for pkg, group in _PACKAGES:
-        try:
-            spec = importlib.util.find_spec(pkg)
-        except (ImportError, ValueError):
-            spec = None
-        if spec is not None and spec.submodule_search_locations:
-            roots += [(r, group) for r in spec.submodule_search_locations]
-    versions = []
-    for dist in ("tensorflow", "tensorflow-cpu", "keras", "tf-keras"):
-        try:
-            versions.append(f"{dist}={importlib.metadata.version(dist)}")
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    key = hashlib.sha256(json.dumps([roots, versions]).encode()).hexdigest()[:16]
-    cache_dir = os.environ.get("TRACEINSIGHT_CACHE")
-    cache = Path(cache_dir) / f"pyfiles-{key}.json" if cache_dir else None
-    try:
-        data = json.loads(cache.read_text()) if cache else None
-        if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
-            return data
-    except (OSError, ValueError, RecursionError):
-        pass
-    out: dict[str, str] = {}
-    for root, group in roots:
-        for _, _, files in os.walk(root):
-            for f in files:
-                # keras wins over tensorflow on a shared base name: keras frames dominate a Keras
-                # step, and ambiguous names are few
-                if f.endswith(".py") and out.get(f) != "keras":
-                    out[f] = group
-    if cache is not None:
-        try:
-            from traceinsight.runfolder import atomic_write_json
-            atomic_write_json(cache, out)
-        except OSError:
-            pass  # a read-only folder: walk again next time
-    return out
-
-
-@lru_cache(maxsize=1)
-def _own_files() -> frozenset[str]:
-    from traceinsight.pyfiles import own_files
-    return own_files()
-
-
-def frame_group(file: str, user_files: frozenset[str],
-                recorded: dict[str, list[str]] | None = None) -> str:
-    """user / keras / tensorflow / other for a python-tracer frame's file base name: from what the
-    capture recorded in the workload process when there is a record (exact for that run), else
-    from the packages installed here (foreign traces)."""
-    if file in user_files:
-        return "user"
-    if recorded and file in recorded:
-        return pick(recorded[file])
-    if file in _own_files():
-        return "traceinsight"
-    if file.startswith("tensorflow.") or file.startswith("tsl") or file.startswith("_pywrap"):
-        return "tensorflow"
-    if file.startswith("keras") or file.startswith("tf_keras"):
-        return "keras"
-    if recorded:
-        return "other"  # not a file the workload process loaded: a builtin or extension module
-    return _package_files().get(file, "other")
-
-
-def hotspots_table(a: Attribution, steps: Columns, *, user_files: frozenset[str] = frozenset(),
-                   scale: float = 1.0, python_files: dict[str, list[str]] | None = None
-                   ) -> Columns:
-    """Python time per function from python-tracer frames: self = python-category time owned by the
-    frame; inclusive = python-category time inside its outermost (non-recursive) calls; per steady
-    step, multiplied by ``scale`` (the host pass's python time / this pass's)."""
-    t = a.table
-    ws, we, n = _steady_windows(a, steps)
-    if n == 0 or a.main_line < 0:
-        return Columns.no_rows(HOTSPOT_COLUMNS)
-    frame_name = np.array([nm.startswith("$") for nm in t.names] or [False], dtype=bool)
-    # python time owned by each event (segments of steady steps, clipped to them); per function:
-    # calls, self time, and inclusive time of outermost (non-recursive) calls
-    own_py = owned_time(a, ws, we, rules.PYTHON)
-    lo, hi = np.searchsorted(t.line, [a.main_line, a.main_line + 1])
-    calls_by_name, self_by_name, incl_by_name = native.frame_sums(
-        a.parent, t.name, t.start, ~a.outside & (t.end > t.start), frame_name, lo, hi, ws, we,
-        own_py)
-    if not calls_by_name.any():
-        return Columns.no_rows(HOTSPOT_COLUMNS)
-    nids = np.nonzero(calls_by_name)[0]
-    frames = [parse_frame(t.names[nid]) for nid in nids.tolist()]
-    df = Columns({"function": text([func or t.names[nid] for nid, (_, _, func) in zip(nids.tolist(), frames)]),
-                  "file": text([f[0] for f in frames]),
-                  "line": np.array([f[1] for f in frames], dtype=np.int64),
-                  "group": text([frame_group(f[0], user_files, python_files) for f in frames]),
-                  "self_ms": self_by_name[nids] / PS_PER_MS / n * scale,
-                  "inclusive_ms": incl_by_name[nids] / PS_PER_MS / n * scale,
-                  "calls_per_step": calls_by_name[nids] / n})
-    # ties (many frames own no python time) in a fixed order, so reports do not reshuffle
-    return df.take(sort_order([(df["self_ms"], False), (df["inclusive_ms"], False),
-                               (df["function"], True), (df["file"], True), (df["line"], True)]))

@@ -1,0 +1,151 @@
+"""Python hotspots of a mode (the python-tracer pass): the tracer's frame events parsed into
+function, file and line, grouped by where the file comes from (the user's workload, Keras,
+TensorFlow, traceinsight, other; installed packages are indexed by file name without importing
+them), and summed per steady step."""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from traceinsight.analysis import native, rules
+from traceinsight.analysis.attribute import Attribution
+from traceinsight.analysis.results import PS_PER_MS, owned_time, sort_order, steady_windows
+from traceinsight.columns import Columns, text
+from traceinsight.pyfiles import pick
+
+HOTSPOT_COLUMNS = ["function", "file", "line", "group", "self_ms", "inclusive_ms", "calls_per_step"]
+
+# the file is a base name, or a pseudo-file in angle brackets that may hold spaces and colons:
+# "<frozen abc>", "<unknown>", "<string>"
+_FRAME = re.compile(r"^\$(?P<file><[^>]*>|[^ :]+)(?::(?P<line>\d+))? (?P<func>.+)$")
+
+
+def parse_frame(name: str) -> tuple[str, int, str]:
+    """``$layer.py:872 __call__`` -> ("layer.py", 872, "__call__"); ``$builtins isinstance`` ->
+    ("builtins", 0, "isinstance"); ``$<frozen abc>:117 __instancecheck__`` -> ("<frozen abc>",
+    117, "__instancecheck__")."""
+    m = _FRAME.match(name)
+    if not m:
+        return name.lstrip("$"), 0, ""
+    return m.group("file"), int(m.group("line") or 0), m.group("func")
+
+
+_PACKAGES = (("tensorflow", "tensorflow"), ("keras", "keras"), ("tf_keras", "keras"),
+             ("tsl", "tensorflow"), ("xla", "tensorflow"))
+
+
+@lru_cache(maxsize=1)
+def _package_files() -> dict[str, str]:
+    """File basename -> "keras" / "tensorflow" for the installed packages, found without importing
+    them. The python tracer records base names only, so this is how frames are grouped. Walking
+    TensorFlow's tree takes a while, so the index is kept for the process, and on disk per package
+    location and version only where the user asks for it (``TRACEINSIGHT_CACHE=DIR``): the tool
+    writes nothing outside a run folder unless asked."""
+    import hashlib
+    import importlib.metadata
+    import importlib.util
+    import json
+
+    roots: list[tuple[str, str]] = []
+    for pkg, group in _PACKAGES:
+        try:
+            spec = importlib.util.find_spec(pkg)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.submodule_search_locations:
+            roots += [(r, group) for r in spec.submodule_search_locations]
+    versions = []
+    for dist in ("tensorflow", "tensorflow-cpu", "keras", "tf-keras"):
+        try:
+            versions.append(f"{dist}={importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    key = hashlib.sha256(json.dumps([roots, versions]).encode()).hexdigest()[:16]
+    cache_dir = os.environ.get("TRACEINSIGHT_CACHE")
+    cache = Path(cache_dir) / f"pyfiles-{key}.json" if cache_dir else None
+    try:
+        data = json.loads(cache.read_text()) if cache else None
+        if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
+            return data
+    except (OSError, ValueError, RecursionError):
+        pass
+    out: dict[str, str] = {}
+    for root, group in roots:
+        for _, _, files in os.walk(root):
+            for f in files:
+                # keras wins over tensorflow on a shared base name: keras frames dominate a Keras
+                # step, and ambiguous names are few
+                if f.endswith(".py") and out.get(f) != "keras":
+                    out[f] = group
+    if cache is not None:
+        try:
+            from traceinsight.runfolder import atomic_write_json
+            atomic_write_json(cache, out)
+        except OSError:
+            pass  # a read-only folder: walk again next time
+    return out
+
+
+@lru_cache(maxsize=1)
+def _own_files() -> frozenset[str]:
+    from traceinsight.pyfiles import own_files
+    return own_files()
+
+
+def frame_group(file: str, user_files: frozenset[str],
+                recorded: dict[str, list[str]] | None = None) -> str:
+    """user / keras / tensorflow / other for a python-tracer frame's file base name: from what the
+    capture recorded in the workload process when there is a record (exact for that run), else
+    from the packages installed here (foreign traces)."""
+    if file in user_files:
+        return "user"
+    if recorded and file in recorded:
+        return pick(recorded[file])
+    if file in _own_files():
+        return "traceinsight"
+    if file.startswith("tensorflow.") or file.startswith("tsl") or file.startswith("_pywrap"):
+        return "tensorflow"
+    if file.startswith("keras") or file.startswith("tf_keras"):
+        return "keras"
+    if recorded:
+        return "other"  # not a file the workload process loaded: a builtin or extension module
+    return _package_files().get(file, "other")
+
+
+def hotspots_table(a: Attribution, steps: Columns, *, user_files: frozenset[str] = frozenset(),
+                   scale: float = 1.0, python_files: dict[str, list[str]] | None = None
+                   ) -> Columns:
+    """Python time per function from python-tracer frames: self = python-category time owned by the
+    frame; inclusive = python-category time inside its outermost (non-recursive) calls; per steady
+    step, multiplied by ``scale`` (the host pass's python time / this pass's)."""
+    t = a.table
+    ws, we, n = steady_windows(a, steps)
+    if n == 0 or a.main_line < 0:
+        return Columns.no_rows(HOTSPOT_COLUMNS)
+    frame_name = np.array([nm.startswith("$") for nm in t.names] or [False], dtype=bool)
+    # python time owned by each event (segments of steady steps, clipped to them); per function:
+    # calls, self time, and inclusive time of outermost (non-recursive) calls
+    own_py = owned_time(a, ws, we, rules.PYTHON)
+    lo, hi = np.searchsorted(t.line, [a.main_line, a.main_line + 1])
+    calls_by_name, self_by_name, incl_by_name = native.frame_sums(
+        a.parent, t.name, t.start, ~a.outside & (t.end > t.start), frame_name, lo, hi, ws, we,
+        own_py)
+    if not calls_by_name.any():
+        return Columns.no_rows(HOTSPOT_COLUMNS)
+    nids = np.nonzero(calls_by_name)[0]
+    frames = [parse_frame(t.names[nid]) for nid in nids.tolist()]
+    df = Columns({"function": text([func or t.names[nid] for nid, (_, _, func) in zip(nids.tolist(), frames)]),
+                  "file": text([f[0] for f in frames]),
+                  "line": np.array([f[1] for f in frames], dtype=np.int64),
+                  "group": text([frame_group(f[0], user_files, python_files) for f in frames]),
+                  "self_ms": self_by_name[nids] / PS_PER_MS / n * scale,
+                  "inclusive_ms": incl_by_name[nids] / PS_PER_MS / n * scale,
+                  "calls_per_step": calls_by_name[nids] / n})
+    # ties (many frames own no python time) in a fixed order, so reports do not reshuffle
+    return df.take(sort_order([(df["self_ms"], False), (df["inclusive_ms"], False),
+                               (df["function"], True), (df["file"], True), (df["line"], True)]))

@@ -1,0 +1,212 @@
+"""The retrace table of a mode: tf.function calls grouped by function (calls, traced calls, time
+tracing and compiling), why a function was traced again (a ``RetraceCause``, as data), and what
+changed between its traces in words (the ``changes`` column, for people), from the trace's
+``tracing_count`` stats and the argument signatures the capture recorded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from traceinsight.analysis import rules
+from traceinsight.analysis.attribute import N_CAT, Attribution
+from traceinsight.analysis.results import PS_PER_MS, factorize, in_windows, sort_order
+from traceinsight.columns import Columns, text
+from traceinsight.retracecause import RetraceCause
+
+RETRACE_COLUMNS = ["function", "calls", "traced_calls", "tracing_ms", "compile_ms", "changes",
+                   "cause", "cause_detail"]
+# cause: why the function was traced more than once, as data the findings read (never parsed from
+# ``changes``, which is for people): a ``RetraceCause``'s value. cause_detail: the recorded
+# argument changes, or the tracing_count range, in words.
+GRAPH_BUILDS = "(graphs built outside tf.function calls)"
+
+
+def retraces_table(a: Attribution, signatures: dict | None = None) -> Columns:
+    """tf.function calls grouped by function: calls, traced calls, time tracing and compiling.
+    ``signatures``: the argument signatures the capture fed the step (timings.json
+    ``input_signatures``), which say what changed between traces."""
+    t = a.table
+    if "tf_function_call" not in t.stat_str:
+        return Columns.no_rows(RETRACE_COLUMNS)
+    idx, val = t.stat_str["tf_function_call"]
+    traced = np.array([v.startswith("traced") for v in val], dtype=bool)
+    on_main = t.line[idx] == a.main_line
+    ct = np.zeros((len(idx), N_CAT))
+    if on_main.any():
+        ct[on_main] = a.category_time(t.start[idx[on_main]], t.end[idx[on_main]]) / PS_PER_MS
+    tc = t.stat_int_column("tracing_count")[idx]
+    calls = Columns({"function": text([t.names[i] for i in t.name[idx]]), "traced": traced,
+                     "tracing": ct[:, rules.TRACING], "compile": ct[:, rules.COMPILE],
+                     "kind": text(list(val)), "tracing_count": tc, "start": t.start[idx]})
+    calls = calls.take(sort_order([(calls["start"], True), (calls["function"], True)]))
+    rows: list[dict[str, Any]] = []
+    changed = signature_changes(signatures) if signatures else []
+    codes, functions = factorize(calls["function"])   # groups in order of their first call
+    for k, fn in enumerate(functions.tolist()):
+        g = calls.take(np.nonzero(codes == k)[0])
+        n_traced = int(g["traced"].sum())
+        changes = _retrace_pattern(g)
+        if n_traced > 1 and changed and signatures:
+            fed = describe_signature_changes(signatures)
+            changes = f"{changes}; {fed}" if changes else fed
+        cause, detail = _retrace_cause(g, changed if n_traced > 1 else [])
+        rows.append({"function": fn, "calls": len(g), "traced_calls": n_traced,
+                     "tracing_ms": float(np.nansum(g["tracing"])),
+                     "compile_ms": float(np.nansum(g["compile"])),
+                     "changes": changes, "cause": cause.value, "cause_detail": detail})
+    builds = _graph_builds_outside_calls(a, idx[on_main])
+    if builds is not None:
+        rows.append(builds)
+    out = Columns({"function": text([r["function"] for r in rows]),
+                   "calls": np.array([r["calls"] for r in rows], dtype=np.int64),
+                   "traced_calls": np.array([r["traced_calls"] for r in rows], dtype=np.int64),
+                   "tracing_ms": np.array([r["tracing_ms"] for r in rows], dtype=float),
+                   "compile_ms": np.array([r["compile_ms"] for r in rows], dtype=float),
+                   **{k: text([r[k] for r in rows]) for k in ("changes", "cause", "cause_detail")}})
+    return out.take(sort_order([(out["traced_calls"], False), (out["tracing_ms"], False),
+                                (out["function"], True)]))
+
+
+def _graph_builds_outside_calls(a: Attribution, calls: np.ndarray) -> dict[str, Any] | None:
+    """Graph building (``tf.function-graph_building``) on the main thread inside steps but under no
+    tf.function call event: graphs traced by other means every step, e.g. the map / flat_map
+    functions of a tf.data pipeline that Keras' predict() builds from arrays on every call (seen on
+    TF 2.21 / Keras 3.15: three per predict call, under array_data_adapter.get_tf_dataset)."""
+    t = a.table
+    gb = [i for i, nm in enumerate(t.names) if nm == "tf.function-graph_building"]
+    if not gb or not len(a.step_start):
+        return None
+    ev = np.nonzero(np.isin(t.name, gb) & (t.line == a.main_line) & ~a.outside)[0]
+    ev = ev[in_windows(t.start[ev], a.step_start, a.step_end) >= 0]
+    if not len(ev):
+        return None
+    # not nested in a tf.function call: walk up the nesting
+    inside = np.zeros(len(t), dtype=bool)
+    inside[calls] = True
+    outside = []
+    for e in ev.tolist():
+        p = int(a.parent[e])
+        while p >= 0 and not inside[p]:
+            p = int(a.parent[p])
+        if p < 0:
+            outside.append(e)
+    if not outside:
+        return None
+    keep = np.asarray(outside)
+    steps = len(a.step_start)
+    ms = float(a.category_time(t.start[keep], t.end[keep])[:, rules.TRACING].sum() / PS_PER_MS)
+    per_step = len(keep) / steps
+    return {"function": GRAPH_BUILDS, "calls": len(keep), "traced_calls": len(keep),
+            "tracing_ms": ms, "compile_ms": 0.0,
+            "changes": (f"{len(keep)} graphs built in {steps} steps ({per_step:.3g} per step) by "
+                        "no tf.function call: functions traced by tf.data (Dataset.map / flat_map "
+                        "of a pipeline built per call) or concrete functions"),
+            "cause": RetraceCause.GRAPH_BUILDS.value, "cause_detail": f"{per_step:.3g} per step"}
+
+
+def _retrace_cause(g: Columns, changed: list[dict[str, Any]]) -> tuple[RetraceCause, str]:
+    """(cause, detail) of a function's traces, from the recorded argument changes and the calls'
+    tracing_count (see RETRACE_COLUMNS)."""
+    traced = g["traced"]
+    if traced.sum() < 2:
+        return RetraceCause.NONE, ""
+    shapes = [c["text"] for c in changed if c["kind"] == "shape"]
+    python = [c["text"] for c in changed if c["kind"] == "python"]
+    if shapes or python:
+        cause = (RetraceCause.SHAPES_AND_PYTHON_VALUES if shapes and python else
+                 RetraceCause.SHAPES if shapes else RetraceCause.PYTHON_VALUES)
+        return cause, "; ".join(shapes + python)
+    tc = g["tracing_count"]
+    traced_tc = tc[traced]
+    if len(traced_tc) and (traced_tc >= 0).all() and (traced_tc == 1).all():
+        return (RetraceCause.NEW_FUNCTION,
+                f"tracing_count stays 1 over {int(traced.sum())} traced calls")
+    tc = tc[tc >= 0]
+    if len(tc) and tc.max() > tc.min():
+        return RetraceCause.ARGUMENTS_CHANGED, f"tracing_count {int(tc.min())}→{int(tc.max())}"
+    if changed:
+        return RetraceCause.UNKNOWN, "; ".join(c["text"] for c in changed)
+    return RetraceCause.UNKNOWN, ""
+
+
+def _retrace_pattern(g: Columns) -> str:
+    """What the call stats tell about the traces (the host trace does not record argument
+    signatures): when they happened and whether XLA was involved."""
+    n, traced = len(g), int(g["traced"].sum())
+    if traced == 0:
+        return ""
+    positions = np.nonzero(g["traced"])[0]
+    kinds = sorted(set(g["kind"].tolist()))
+    xla = any(k.endswith("-xla") for k in kinds)
+    tc = g["tracing_count"]
+    tc = tc[tc >= 0]
+    parts = []
+    if traced == n and n > 1:
+        parts.append(f"every one of the {n} calls traced a new graph")
+    elif traced == 1:
+        parts.append("traced once (first call)" if positions[0] == 0 else
+                     f"traced once, at call {positions[0] + 1}")
+    else:
+        later = positions[positions > 0]
+        parts.append(f"traced on {traced} of {n} calls"
+                     + (f" (calls {', '.join(str(p + 1) for p in later[:6])}"
+                        f"{', ...' if len(later) > 6 else ''})" if len(later) else ""))
+    traced_tc = g["tracing_count"][positions]
+    traced_tc = traced_tc[traced_tc >= 0]
+    if traced > 1 and len(traced_tc) == traced and (traced_tc == 1).all():
+        # every trace is the first of its tf.function object
+        parts.append("tracing_count stays 1: a new tf.function object is made for each call "
+                     "(created in a loop or per call?)")
+    elif len(tc):
+        parts.append(f"tracing_count {int(tc.min())}→{int(tc.max())}"
+                     + (": one function traced for new input signatures (shapes, dtypes or "
+                        "Python values)" if traced > 1 else ""))
+    if xla:
+        parts.append("XLA: each trace also compiles")
+    return "; ".join(parts)
+
+
+def signature_changes(signatures: dict) -> list[dict]:
+    """Which arguments changed across the signatures the capture fed the step: one dict per
+    changed argument, ``{"argument": 1, "kind": "shape" | "python" | "type", "text": ...}``."""
+    distinct = [d.get("args") or [] for d in signatures.get("distinct") or []]
+    if len(distinct) < 2:
+        return []
+    out = []
+    more = "+" if signatures.get("truncated") else ""
+    for pos in range(max(len(d) for d in distinct)):
+        values = [d[pos] for d in distinct if pos < len(d)]
+        uniq = list(dict.fromkeys(values))
+        if len(uniq) < 2:
+            continue
+        if all(v.startswith("Python ") for v in uniq):
+            kinds = sorted({v.split(" ")[1] for v in uniq})
+            out.append({"argument": pos + 1, "kind": "python",
+                        "text": f"argument {pos + 1} is a Python {'/'.join(kinds)}: "
+                                f"{len(uniq)}{more} distinct values"})
+        elif all(" shape " in v for v in uniq):
+            shapes = list(dict.fromkeys(v.split(" shape ", 1)[1] for v in uniq))
+            dtypes = {v.split(" shape ", 1)[0] for v in uniq}
+            what = f"shape changed ({', '.join(shapes[:4])}{', ...' if len(shapes) > 4 else ''})"
+            if len(dtypes) > 1:
+                what += f" and dtype ({', '.join(sorted(dtypes))})"
+            out.append({"argument": pos + 1, "kind": "shape", "text": f"argument {pos + 1} {what}"})
+        else:
+            out.append({"argument": pos + 1, "kind": "type",
+                        "text": f"argument {pos + 1} changed type: {', '.join(uniq[:3])}"})
+    return out
+
+
+def describe_signature_changes(signatures: dict) -> str:
+    """The argument changes in words, for the retrace table: ``recorded inputs: 3 argument
+    signatures over 30 steps; argument 1 shape changed ((100,), (200,)); argument 2 is a Python
+    float: 25 distinct values``."""
+    changed = signature_changes(signatures)
+    if not changed:
+        return ""
+    n = len(signatures.get("distinct") or [])
+    return (f"recorded inputs: {n}{'+' if signatures.get('truncated') else ''} "
+            f"argument signatures over {signatures.get('steps', '?')} steps; "
+            + "; ".join(c["text"] for c in changed))
