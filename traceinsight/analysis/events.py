@@ -115,7 +115,7 @@ def load_files(paths: list[Path]) -> EventTable:
     offset = 0
     for path in paths:
         path = Path(path)
-        space = _open(path)
+        space = open_planes(path)
         host = path.name[: -len(".xplane.pb")] if path.name.endswith(".xplane.pb") else path.stem
         try:
             heads = [[native.scan_line(raw) for raw in raws] for _, raws in space]
@@ -284,7 +284,7 @@ def check_trace_size(path: Path) -> None:
                                 f"the {avail >> 20:,} MiB of memory available: not read")
 
 
-def _open(path: Path) -> list[tuple[object, list[memoryview]]]:
+def open_planes(path: Path) -> list[tuple[object, list[memoryview]]]:
     """The file's planes: each as (the XPlane without its lines, parsed by protobuf; its lines as
     views of the serialized XLines in the file's bytes, which the C decoder reads in place). The
     file is read, not memory-mapped: a mapped file truncated while it is read would crash the
@@ -324,7 +324,7 @@ def _read(path: Path) -> memoryview:
     return view[:got]
 
 
-def _plane_stat_value(stat, stat_names: dict[int, str]):
+def plane_stat_value(stat, stat_names: dict[int, str]):
     kind = stat.WhichOneof("value")
     if kind is None:
         return None
@@ -346,7 +346,7 @@ def _load_plane(plane, raws, heads, host, names, name_ids, lines, planes, stat_i
     (``offset``: the file's first row in the table). ``heads``: each line's native.scan_line.
     Returns the next free row."""
     stat_names = {k: v.name for k, v in plane.stat_metadata.items()}
-    pstats = {stat_names.get(s.metadata_id, str(s.metadata_id)): _plane_stat_value(s, stat_names)
+    pstats = {stat_names.get(s.metadata_id, str(s.metadata_id)): plane_stat_value(s, stat_names)
               for s in plane.stats}
     plane_idx = len(planes)
     planes.append(PlaneInfo(host=host, name=plane.name, stats=pstats))

@@ -3,7 +3,7 @@ there is no run.json: the hosts (XProf names each file ``<host>.xplane.pb``), th
 per device, with what the GPU tracer records about it), the tracer levels the profiler really
 used and when the profile started (the ``Task Environment`` plane).
 
-Only the planes' own stats are read (``events._open`` keeps the event lines as raw bytes), never
+Only the planes' own stats are read (``events.open_planes`` keeps the event lines as raw bytes), never
 the events. The keys are labels as the report shows them; versions of TensorFlow, Python and the
 rest are not in a trace, and the section says so.
 """
@@ -18,9 +18,9 @@ VERSIONS = "not recorded in a trace (TensorFlow, Python, CPU: see the run that m
 
 
 def _stats(plane) -> dict[str, Any]:
-    from traceinsight.analysis.events import _plane_stat_value
+    from traceinsight.analysis.events import plane_stat_value
     names = {k: v.name for k, v in plane.stat_metadata.items()}
-    return {names.get(s.metadata_id, str(s.metadata_id)): _plane_stat_value(s, names)
+    return {names.get(s.metadata_id, str(s.metadata_id)): plane_stat_value(s, names)
             for s in plane.stats}
 
 
@@ -49,8 +49,8 @@ def trace_environment(files: Sequence[Path]) -> dict[str, Any]:
     starts: list[int] = []
     for f in files:
         try:
-            from traceinsight.analysis.events import _open
-            space = _open(Path(f))
+            from traceinsight.analysis.events import open_planes
+            space = open_planes(Path(f))
         except (TraceinsightError, OSError):
             continue
         name = Path(f).name

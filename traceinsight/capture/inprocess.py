@@ -109,7 +109,7 @@ class Session:
         try:
             agent.port = _profiler_port(tf)
         except Exception as e:
-            agent._break("could not start TF's profiler server", e)
+            agent.disable("could not start TF's profiler server", e)
         self.agent = agent
         agent.save()
         atexit.register(self._at_exit)
@@ -182,7 +182,7 @@ class profile:    # noqa: N801 - used as ``with traceinsight.profile(...)``, lik
         from tensorflow.python.eager.polymorphic_function import polymorphic_function
         cls = polymorphic_function.Function
         self._restore = (cls, cls.__call__)
-        self.session.agent._wrap_tf_function()      # run's own step rule for custom loops
+        self.session.agent.wrap_tf_function()      # run's own step rule for custom loops
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -31,7 +31,7 @@ from traceinsight import runfolder
 from traceinsight.capture import machine
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.drivers import FitDriver
-from traceinsight.capture.keras_driver import _default_loss
+from traceinsight.capture.keras_driver import default_loss
 from traceinsight.capture.loading import WorkloadError, _call, keras_batch, load_workload
 from traceinsight.capture.phases import RoundServer, progress
 from traceinsight.capture.steps import Recorder
@@ -103,7 +103,7 @@ def jax_keras_driver(mode: modes_mod.Mode, module):
         if y is None:
             raise WorkloadError(f"mode {mode.name} trains, and data() returned no y")
         ck = dict(_call(module.compile_kwargs, "compile_kwargs()")) if hasattr(module, "compile_kwargs") \
-            else {"optimizer": "adam", "loss": _default_loss(np, y)}
+            else {"optimizer": "adam", "loss": default_loss(np, y)}
         ck.update(run_eagerly=False)   # jit_compile: Keras' default on JAX (jitted steps)
         _call(lambda: model.compile(**ck), "model.compile()")
         details["compile_kwargs"] = {k: (v if isinstance(v, (str, int, float, bool, type(None)))

@@ -10,7 +10,7 @@ from traceinsight.capture.drivers import CallDriver, FitDriver
 from traceinsight.capture.loading import WorkloadError, _call, keras_batch
 
 
-def _default_loss(np, y) -> str:
+def default_loss(np, y) -> str:
     y = np.asarray(y)
     if np.issubdtype(y.dtype, np.integer):
         return "sparse_categorical_crossentropy" if y.max(initial=0) > 1 else "binary_crossentropy"
@@ -50,7 +50,7 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
     base = mode.base
     if mode.needs_y:
         ck = dict(_call(module.compile_kwargs, "compile_kwargs()")) if hasattr(module, "compile_kwargs") \
-            else {"optimizer": "adam", "loss": _default_loss(np, y)}
+            else {"optimizer": "adam", "loss": default_loss(np, y)}
         if mode.tf1:
             pass  # training_v1's compile takes neither run_eagerly nor jit_compile: a graph already
         elif base == "train_on_batch-eager":

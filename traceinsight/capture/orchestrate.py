@@ -808,7 +808,7 @@ def verify_traces(run_path: Path, folder: str, timings: dict) -> str | None:
     """Why a captured mode's traces cannot be trusted, or None: each pass the workload says it
     traced has a non-empty trace in the run folder that parses as an XSpace, and the disk was not full
     (the profiler writes its file on its own, and a full disk leaves a truncated one)."""
-    from traceinsight.analysis.events import _open
+    from traceinsight.analysis.events import open_planes
     try:
         st = os.statvfs(run_path)
         if st.f_bavail * st.f_frsize < MIN_FREE_BYTES:
@@ -828,7 +828,7 @@ def verify_traces(run_path: Path, folder: str, timings: dict) -> str | None:
                                                                  else "")
         for f in files:
             try:
-                _open(f)
+                open_planes(f)
             except TraceinsightError as e:
                 return f"{pass_name} pass: the trace is unreadable ({e}); disk full?"
     return None

@@ -212,7 +212,7 @@ def _collect(workers: list[str], modes: dict[str, dict[str, Any]], results: dict
     """Each worker's trace moved into its mode folder, checked (a regular, non-empty file no
     larger than an XSpace can be, that parses), and its mode entry filled in."""
     from traceinsight import runfolder
-    from traceinsight.analysis.events import _open
+    from traceinsight.analysis.events import open_planes
     from traceinsight.capture import options as options_mod
     session = started.strftime("%Y_%m_%d_%H_%M_%S")
     for i, w in enumerate(workers):
@@ -226,7 +226,7 @@ def _collect(workers: list[str], modes: dict[str, dict[str, Any]], results: dict
         try:
             if src.stat().st_size > MAX_REPLY_BYTES:
                 raise TraceinsightError("the server's reply is larger than an XSpace can be")
-            _open(src)   # parses: a truncated or garbled reply is not a trace
+            open_planes(src)   # parses: a truncated or garbled reply is not a trace
         except TraceinsightError as e:
             entry.update(status="failed", error=f"the server's reply is not a readable trace "
                                                 f"({str(e).split(': ', 1)[-1]})")

@@ -147,7 +147,7 @@ class Agent:
             marker.__enter__()
             traced = bool(self._enabled())
         except Exception as e:
-            self._break(f"could not open step {self.next_step}", e)
+            self.disable(f"could not open step {self.next_step}", e)
             return False
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
         self.open = (marker, traced, time.perf_counter())
@@ -162,7 +162,7 @@ class Agent:
             traced = traced and bool(self._enabled())
             marker.__exit__(None, None, None)
         except Exception as e:
-            self._break("could not close a step", e)
+            self.disable("could not close a step", e)
         if len(self.steps_s) < MAX_RECORDED_STEPS:
             self.steps_s.append(t1 - t0)
             self.step_nums.append(self.next_step)
@@ -232,7 +232,8 @@ class Agent:
         self._enabled = _load_compat().traceme_enabled()  # type: ignore[method-assign]
         return self._enabled()
 
-    def _break(self, what: str, e: BaseException) -> None:
+    def disable(self, what: str, e: BaseException) -> None:
+        """Stop tracing after ``what`` failed (the script goes on untraced, and the run says why)."""
         self.broken = True
         self.notes.append(f"{what}: {_one_line(e)}; the rest of the script ran untraced")
         _say(f"{what} ({_one_line(e)}); the rest of the script runs untraced")
@@ -268,16 +269,16 @@ class Agent:
             if name == "tensorflow":
                 self.tf = module
                 self.versions["tensorflow"] = getattr(module, "__version__", "?")
-                self._wrap_tf_function()
+                self.wrap_tf_function()
                 # registered after TensorFlow's own exit handlers, so it runs before them (LIFO)
                 atexit.register(self.at_exit)
             elif name == "keras":
                 self.versions["keras"] = getattr(module, "__version__", "?")
                 self._wrap_keras(module)
         except Exception as e:
-            self._break(f"could not wrap {name}", e)
+            self.disable(f"could not wrap {name}", e)
 
-    def _wrap_tf_function(self) -> None:
+    def wrap_tf_function(self) -> None:
         from tensorflow.python.eager.polymorphic_function import polymorphic_function
         cls = polymorphic_function.Function
         original = cls.__call__
