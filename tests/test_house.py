@@ -62,6 +62,20 @@ def test_import_graph_finds_a_cycle_and_ignores_type_checking(tmp_path):
         "traceinsight.compare", "traceinsight.compare.x"}
 
 
+def test_no_module_imports_another_modules_private_names():
+    """A name with a leading underscore is its module's own: another module that needs it gets a
+    public name (the C extension ``_native`` and third-party modules are not ours to rename)."""
+    import ast
+    found = []
+    for f in sorted((ROOT / "traceinsight").rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text(), str(f))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("traceinsight"):
+                found += [f"{f.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")
+                          and a.name != "_native"]
+    assert not found, found
+
+
 def test_importing_traceinsight_imports_no_tensorflow_or_pandas():
     code = ("import sys, traceinsight, traceinsight.cli; "
             "print(sorted(m for m in ('tensorflow', 'pandas', 'keras', 'jax') if m in sys.modules))")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from traceinsight.columns import Columns
-from traceinsight.resample import _SEED, BOOTSTRAP_SAMPLES, bootstrap_medians
+from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED, bootstrap_medians
 
 if TYPE_CHECKING:
     from traceinsight.model import Run
@@ -81,7 +81,7 @@ def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95, boot_a: np.ndarr
     ma = bootstrap_medians(a) if boot_a is None else boot_a
     # the two sides must be paired with independent draws: shift b's resamples by a permutation
     mb = (bootstrap_medians(b) if boot_b is None else boot_b)[
-        np.random.default_rng(_SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
+        np.random.default_rng(SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
     lo, hi = _interval(ma / mb, level)
     return ratio, lo, hi
 
@@ -94,7 +94,7 @@ def difference_ci(a: np.ndarray, b: np.ndarray, boot_a: np.ndarray | None,
     nan = (float("nan"), float("nan"))
     if min(len(a), len(b)) < MIN_STEPS_FOR_INTERVAL or boot_a is None or boot_b is None:
         return nan
-    mb = boot_b[np.random.default_rng(_SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
+    mb = boot_b[np.random.default_rng(SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
     d = float(np.median(a) - np.median(b))
     return _interval_around(d, *_interval(boot_a - mb, level))
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.drivers import CallDriver
-from traceinsight.capture.loading import SignatureLog, WorkloadError, _call, input_source
+from traceinsight.capture.loading import SignatureLog, WorkloadError, call_user, input_source
 
 
 def function_driver(tf, mode: modes_mod.Mode, module):
@@ -93,7 +93,7 @@ def session_driver(tf, step, source, details):
             ph = v1.placeholder(dtype, shape=shape, name=f"arg{i}")
             placeholders.append(ph)
             graph_args.append(ph)
-        out = _call(lambda: step(*graph_args), "step() while building the v1 graph")
+        out = call_user(lambda: step(*graph_args), "step() while building the v1 graph")
         if out is None:
             raise WorkloadError("step() returned None: return the tensors to compute "
                                 "(v1-session runs what step returns)")

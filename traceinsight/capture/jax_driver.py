@@ -32,7 +32,7 @@ from traceinsight.capture import machine
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.drivers import FitDriver
 from traceinsight.capture.keras_driver import default_loss
-from traceinsight.capture.loading import WorkloadError, _call, keras_batch, load_workload
+from traceinsight.capture.loading import WorkloadError, call_user, keras_batch, load_workload
 from traceinsight.capture.phases import RoundServer, progress
 from traceinsight.capture.steps import Recorder
 from traceinsight.pyfiles import loaded_python_files
@@ -88,7 +88,7 @@ def jax_keras_driver(mode: modes_mod.Mode, module):
     if keras.backend.backend() != "jax":
         raise WorkloadError(f"mode {mode.name}: Keras runs on {keras.backend.backend()!r}, not jax "
                             "(KERAS_BACKEND must be set before keras is imported)")
-    model = _call(module.model, "model()")
+    model = call_user(module.model, "model()")
     if not hasattr(model, "predict_on_batch"):
         raise WorkloadError(f"model() returned {type(model).__name__}, not a keras.Model")
     x, y = keras_batch(module)
@@ -102,10 +102,10 @@ def jax_keras_driver(mode: modes_mod.Mode, module):
     if mode.needs_y:
         if y is None:
             raise WorkloadError(f"mode {mode.name} trains, and data() returned no y")
-        ck = dict(_call(module.compile_kwargs, "compile_kwargs()")) if hasattr(module, "compile_kwargs") \
+        ck = dict(call_user(module.compile_kwargs, "compile_kwargs()")) if hasattr(module, "compile_kwargs") \
             else {"optimizer": "adam", "loss": default_loss(np, y)}
         ck.update(run_eagerly=False)   # jit_compile: Keras' default on JAX (jitted steps)
-        _call(lambda: model.compile(**ck), "model.compile()")
+        call_user(lambda: model.compile(**ck), "model.compile()")
         details["compile_kwargs"] = {k: (v if isinstance(v, (str, int, float, bool, type(None)))
                                          else f"{type(v).__module__}.{type(v).__name__}")
                                      for k, v in ck.items()}

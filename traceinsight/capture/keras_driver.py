@@ -7,7 +7,7 @@ from typing import Any
 
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.drivers import CallDriver, FitDriver
-from traceinsight.capture.loading import WorkloadError, _call, keras_batch
+from traceinsight.capture.loading import WorkloadError, call_user, keras_batch
 
 
 def default_loss(np, y) -> str:
@@ -29,7 +29,7 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
 
     from traceinsight.capture import compat
     keras = compat.legacy_keras() if mode.legacy_keras else importlib.import_module("keras")
-    model = _call(module.model, "model()")
+    model = call_user(module.model, "model()")
     if not hasattr(model, "predict_on_batch"):
         raise WorkloadError(f"model() returned {type(model).__name__}, not a keras.Model")
     x, y = keras_batch(module)
@@ -49,7 +49,7 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
             y = tf.nest.map_structure(tf.convert_to_tensor, y)
     base = mode.base
     if mode.needs_y:
-        ck = dict(_call(module.compile_kwargs, "compile_kwargs()")) if hasattr(module, "compile_kwargs") \
+        ck = dict(call_user(module.compile_kwargs, "compile_kwargs()")) if hasattr(module, "compile_kwargs") \
             else {"optimizer": "adam", "loss": default_loss(np, y)}
         if mode.tf1:
             pass  # training_v1's compile takes neither run_eagerly nor jit_compile: a graph already
@@ -59,7 +59,7 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
             ck.update(run_eagerly=False, jit_compile=True)
         else:
             ck.update(run_eagerly=False, jit_compile=False)
-        _call(lambda: model.compile(**ck), "model.compile()")
+        call_user(lambda: model.compile(**ck), "model.compile()")
         details["compile_kwargs"] = {k: (v if isinstance(v, (str, int, float, bool, type(None)))
                                          else f"{type(v).__module__}.{type(v).__name__}")
                                      for k, v in ck.items()}

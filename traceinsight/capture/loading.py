@@ -34,7 +34,7 @@ def load_workload(path: str):
     try:
         spec.loader.exec_module(module)
     except BaseException as e:
-        raise WorkloadError(f"importing {Path(path).name} raised {_one_line(e)}") from e
+        raise WorkloadError(f"importing {Path(path).name} raised {one_line(e)}") from e
     return module
 
 
@@ -54,7 +54,7 @@ def _root(e: BaseException) -> BaseException:
     return e
 
 
-def _one_line(e: BaseException, limit: int = 300) -> str:
+def one_line(e: BaseException, limit: int = 300) -> str:
     """The exception in one line, naming its root cause.
 
     TF's ``StagingError`` (an exception while a tf.function traces) says only "in user code:" on its
@@ -80,15 +80,15 @@ def _one_line(e: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def _call(fn: Callable, what: str, *args):
+def call_user(fn: Callable, what: str, *args):
     try:
         return fn(*args)
     except BaseException as e:
-        raise WorkloadError(f"{what} raised {_one_line(e)}") from e
+        raise WorkloadError(f"{what} raised {one_line(e)}") from e
 
 
 def keras_batch(module) -> tuple[Any, Any]:
-    batch = _call(module.data, "data()")
+    batch = call_user(module.data, "data()")
     if isinstance(batch, dict):
         raise WorkloadError("data() must return x or (x, y), not a dict")
     if isinstance(batch, (tuple, list)):
@@ -113,8 +113,8 @@ def input_source(module) -> Callable[[int], tuple]:
         return tuple(v) if isinstance(v, (tuple, list)) else (v,)
 
     if n_params >= 1:
-        return lambda i: as_tuple(_call(module.inputs, f"inputs({i})", i))
-    fixed = as_tuple(_call(module.inputs, "inputs()"))
+        return lambda i: as_tuple(call_user(module.inputs, f"inputs({i})", i))
+    fixed = as_tuple(call_user(module.inputs, "inputs()"))
     return lambda i: fixed
 
 

@@ -48,7 +48,16 @@ from typing import Any
 
 from traceinsight import runfolder
 from traceinsight.capture import modes as modes_mod
-from traceinsight.capture.loading import SetupError, WorkloadError, _call, _one_line, describe_arg, input_source, keras_batch, load_workload  # noqa: F401
+from traceinsight.capture.loading import (  # noqa: F401
+    SetupError,
+    WorkloadError,
+    call_user,
+    describe_arg,
+    input_source,
+    keras_batch,
+    load_workload,
+    one_line,
+)
 
 
 def probe(spec: dict) -> dict:
@@ -61,7 +70,7 @@ def probe(spec: dict) -> dict:
         import tensorflow as tf
     except Exception as e:  # missing, or broken (numpy 2 under TF 2.15 / 2.16, a protobuf too new)
         version = _installed_version("tensorflow") or _installed_version("tensorflow-cpu")
-        raise SetupError(f"capture needs a working TensorFlow in {sys.executable} ({_one_line(e)}); "
+        raise SetupError(f"capture needs a working TensorFlow in {sys.executable} ({one_line(e)}); "
                          + compat.install_hint(version)) from e
     result: dict[str, Any] = {"tensorflow": tf.__version__, "numpy": np.__version__,
                               "gpus": [d.name for d in tf.config.list_physical_devices("GPU")],
@@ -78,13 +87,13 @@ def probe(spec: dict) -> dict:
         result["keras"] = None
     module = load_workload(spec["workload"])
     if spec["kind"] == modes_mod.KERAS:
-        model = _call(module.model, "model()")
+        model = call_user(module.model, "model()")
         if not hasattr(model, "predict_on_batch"):
             raise WorkloadError(f"model() returned {type(model).__name__}, not a keras.Model")
         x, y = keras_batch(module)
         result.update(has_y=y is not None, x_shape=[int(d) for d in np.shape(x)] if not isinstance(x, (dict, list, tuple)) else None)
         if hasattr(module, "compile_kwargs"):
-            ck = _call(module.compile_kwargs, "compile_kwargs()")
+            ck = call_user(module.compile_kwargs, "compile_kwargs()")
             if not isinstance(ck, dict):
                 raise WorkloadError("compile_kwargs() must return a dict")
     else:
@@ -154,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         status = 3
     except BaseException as e:
         traceback.print_exc()
-        runfolder.atomic_write_json(out.with_name(out.name + ".error"), {"error": _one_line(e)})
+        runfolder.atomic_write_json(out.with_name(out.name + ".error"), {"error": one_line(e)})
         status = 4
     else:
         runfolder.atomic_write_json(out, result)

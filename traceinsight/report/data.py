@@ -53,7 +53,7 @@ def records(df: pd.DataFrame) -> list[dict]:
     return [clean(r) for r in df.to_dict(orient="records")]
 
 
-def _generator() -> str:
+def generator_name() -> str:
     from traceinsight import __version__
     return f"traceinsight {__version__}"
 
@@ -201,7 +201,7 @@ def report_data(run: Run, findings=None) -> dict:
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": "report",
-        "generator": _generator(),
+        "generator": generator_name(),
         "run": run_info(run),
         "summary": summary_line(run, modes, fdicts),
         "environment": clean(run.environment),

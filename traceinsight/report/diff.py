@@ -19,7 +19,7 @@ import pandas as pd
 from traceinsight import present
 from traceinsight.compare import Comparison, compare_modes, op_type_diff
 from traceinsight.model import CATEGORIES, ModeResult, Run
-from traceinsight.report.data import SCHEMA_VERSION, _generator, clean, records
+from traceinsight.report.data import SCHEMA_VERSION, clean, generator_name, records
 from traceinsight.stats import between_runs, delta_ci
 
 OP_LIMIT = 200    # ops per change kind kept in the document
@@ -199,7 +199,7 @@ def diff_data(run_a: Run, run_b: Run, pairs: list[tuple[ModeResult, ModeResult]]
     else:
         summary = "no mode ran in both A and B"
     return {
-        "schema_version": SCHEMA_VERSION, "kind": "diff", "generator": _generator(),
+        "schema_version": SCHEMA_VERSION, "kind": "diff", "generator": generator_name(),
         "a": _side(run_a), "b": _side(run_b),
         "environment_changes": [] if same_run else _env_changes(run_a.environment, run_b.environment),
         "summary": summary + ".", "pairs": entries, "only_in_a": only_a, "only_in_b": only_b,
