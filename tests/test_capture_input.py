@@ -294,19 +294,19 @@ def test_missing_tensorflow_is_one_line_about_the_setup(tmp_path, monkeypatch, c
 def test_one_line_names_the_root_cause():
     """The error line shown for a failed mode (TF and Keras wrap the real error; messages copied from
     TF 2.21's StagingError and Keras 3.15's layer-call error)."""
-    from traceinsight.capture.loading import _one_line
+    from traceinsight.capture.loading import one_line
 
     class StagingError(Exception):
         pass
 
     staging = StagingError('in user code:\n\n    File "w.py", line 4, in step  *\n        raise MemoryError('
                            '"Unable to allocate 8.00 GiB")\n\n    MemoryError: Unable to allocate 8.00 GiB\n')
-    assert _one_line(staging) == "StagingError, caused by MemoryError: Unable to allocate 8.00 GiB"
+    assert one_line(staging) == "StagingError, caused by MemoryError: Unable to allocate 8.00 GiB"
     keras = ValueError("Exception encountered when calling Sequential.call().\n\n\x1b[1mInput 0 of layer "
                        "'dense' is incompatible with the layer: expected axis -1 of input shape to have "
                        "value 4, but received input with shape (2, 3)\x1b[0m\n\nArguments received by "
                        "Sequential.call():\n  • inputs=tf.Tensor(shape=(2, 3), dtype=float32)")
-    assert _one_line(keras) == ("ValueError: Input 0 of layer 'dense' is incompatible with the layer: "
+    assert one_line(keras) == ("ValueError: Input 0 of layer 'dense' is incompatible with the layer: "
                                 "expected axis -1 of input shape to have value 4, but received input "
                                 "with shape (2, 3)")
     try:
@@ -315,9 +315,9 @@ def test_one_line_names_the_root_cause():
         except KeyError as inner:
             raise RuntimeError("wrapper") from inner
     except RuntimeError as e:
-        assert _one_line(e) == "RuntimeError from KeyError: 'missing'"
-    assert _one_line(MemoryError()) == "MemoryError"
-    assert len(_one_line(ValueError("x" * 5000))) == 300
+        assert one_line(e) == "RuntimeError from KeyError: 'missing'"
+    assert one_line(MemoryError()) == "MemoryError"
+    assert len(one_line(ValueError("x" * 5000))) == 300
 
 
 def test_machine_usage_records_load_of_an_interval():
