@@ -11,7 +11,7 @@ import pytest
 from traceinsight.analysis import rules
 from traceinsight.analysis.attribute import attribute
 from traceinsight.analysis.events import load_files
-from traceinsight.analysis.results import op_totals
+from traceinsight.analysis.results import op_totals_table
 from traceinsight.model import CATEGORIES
 
 
@@ -116,7 +116,8 @@ def test_op_self_time_matches_xprof_framework_op_stats(real_runs, tmp_path):
     rows = [dict(zip(cols, [c.get("v") for c in r["c"]])) for r in table["rows"]]
     xprof = {r["operation"]: r["total_self_time"] for r in rows if r["type"] != "IDLE"}
     a = attribute(load_files(files))
-    mine = op_totals(a, np.array([a.table.start.min()]), np.array([a.table.end.max() + 1]))
+    mine = op_totals_table(a, np.array([a.table.start.min()]),
+                           np.array([a.table.end.max() + 1])).to_pandas()
     mine = mine[mine["thread"] == "worker"].groupby("op")["self_ps"].sum() / 1e6  # µs
     compared = 0
     for op, xt in xprof.items():

@@ -26,7 +26,7 @@ def main() -> int:
     import traceinsight
     from traceinsight.analysis.attribute import attribute
     from traceinsight.analysis.events import load_files
-    from traceinsight.analysis.results import op_totals
+    from traceinsight.analysis.results import op_totals_table
 
     print(f"analysis from {Path(traceinsight.__file__).parent}")
     for run_dir in sorted(p for p in DATA.iterdir() if (p / "run.json").is_file()):
@@ -52,7 +52,8 @@ def main() -> int:
         cols = [c["id"] for c in table["cols"]]
         rows = [dict(zip(cols, [c.get("v") for c in r["c"]])) for r in table["rows"]]
         a = attribute(load_files(files))
-        mine = op_totals(a, np.array([a.table.start.min()]), np.array([a.table.end.max() + 1]))
+        mine = op_totals_table(a, np.array([a.table.start.min()]),
+                               np.array([a.table.end.max() + 1])).to_pandas()
         mine = mine[mine["thread"] == "worker"].set_index(["op", "type"])
         print("maxpool function, whole trace, self µs: op type | traceinsight | XProf framework_op_stats")
         for r in rows:

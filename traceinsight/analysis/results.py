@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -24,9 +24,6 @@ from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES, steady_mask
 from traceinsight.pyfiles import pick
 from traceinsight.retracecause import RetraceCause
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 PS_PER_MS = 1e9
 
@@ -192,12 +189,6 @@ def ops_table(a: Attribution, steps: Columns) -> Columns:
     return Columns({"op": totals["op"], "type": totals["type"], "thread": thread,
                     "calls_per_step": calls_per_step, "self_ms_per_step": self_ms,
                     "share": share}).take(order)
-
-
-def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> pd.DataFrame:
-    """op, type, thread, calls, self_ps summed over the windows [ws, we), as a DataFrame (see
-    ``op_totals_table``)."""
-    return op_totals_table(a, ws, we).to_pandas()
 
 
 def op_totals_table(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
