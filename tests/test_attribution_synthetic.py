@@ -239,8 +239,8 @@ def test_several_hosts_are_kept_apart(tmp_path):
         sp.write(session_path(tmp_path, "run1", host=host))
     run = traceinsight.load(tmp_path)
     assert sorted(run.modes) == ["run1/a", "run1/b"]
-    assert run.modes["run1/a"].category_ms()["op"] == pytest.approx(20 * MS)
-    assert run.modes["run1/b"].category_ms()["op"] == pytest.approx(40 * MS)
+    assert run.modes["run1/a"].category_medians()["op"] == pytest.approx(20 * MS)
+    assert run.modes["run1/b"].category_medians()["op"] == pytest.approx(40 * MS)
 
 
 def test_main_thread_is_the_marker_thread_and_other_threads_never_count(tmp_path):

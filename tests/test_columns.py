@@ -68,17 +68,64 @@ def test_no_rows_is_an_empty_frame_with_those_columns():
     assert Columns().to_pandas().empty and Columns().empty
 
 
-def test_mode_tables_read_as_dataframes_built_once():
+def test_mode_tables_are_columns_inside_and_new_dataframes_outside():
     t = Columns({"op": text(["a", "b"]), "self_ms_per_step": np.array([2.0, 1.0])})
     m = ModeResult(name="m", ops=t)
-    assert m.ops is m.ops                                  # built once, then kept
-    assert m.ops["op"].tolist() == ["a", "b"] and str(m.ops["op"].dtype) == "str"
-    assert m.table("ops") is t
+    assert m.table("ops") is t                             # the package reads the stored columns
+    ops = m.ops
+    assert isinstance(ops, pd.DataFrame) and ops is not m.ops   # a new DataFrame per read
+    assert ops["op"].tolist() == ["a", "b"] and str(ops["op"].dtype) == "str"
+    ops.loc[0, "self_ms_per_step"] = 99.0                  # the reader's own copy
+    del ops["op"]
+    assert m.ops["self_ms_per_step"].tolist() == [2.0, 1.0] and list(m.ops.columns) == ["op", "self_ms_per_step"]
+    assert t["self_ms_per_step"].tolist() == [2.0, 1.0]
+    with pytest.raises(KeyError):
+        m.table("nope")
+    assert ModeResult(name="empty").steps.empty and isinstance(ModeResult(name="empty").table("steps"), Columns)
+
+
+def test_a_dataframe_given_by_hand_is_converted_once_and_never_shared():
     hand = pd.DataFrame({"op": ["c"], "self_ms_per_step": [3.0]})
-    m2 = m.replace(ops=hand, first_step={"op": 1.5})
-    assert m2.ops is hand and m2.table("ops")["op"].tolist() == ["c"]
-    assert m2.first_step_ms == {"op": 1.5} and m2.first_step["op"] == 1.5
-    assert ModeResult(name="empty").steps.empty
+    m = ModeResult(name="m").replace(ops=hand, first_step=pd.Series({"op": 1.5}))
+    assert isinstance(m.table("ops"), Columns) and m.table("ops")["op"].tolist() == ["c"]
+    assert m.ops is not hand
+    hand.loc[0, "self_ms_per_step"] = 7.0                  # the caller changes its DataFrame
+    assert m.ops["self_ms_per_step"].tolist() == [3.0] and m.table("ops")["self_ms_per_step"].tolist() == [3.0]
+    first = m.first_step                                   # a dict, the reader's own
+    assert first == {"op": 1.5} and type(first) is dict
+    first["op"] = 0.0
+    assert m.first_step == {"op": 1.5}
+
+
+def test_a_runs_tables_read_through_the_api_are_new_dataframes():
+    from traceinsight.testing import sample_run
+    run = sample_run()
+    summary = run.summary()
+    assert isinstance(summary, pd.DataFrame) and isinstance(run.table("summary"), Columns)
+    before = summary.copy()
+    summary.loc[:, "median_ms"] = -1.0
+    pd.testing.assert_frame_equal(run.summary(), before)
+    steps = run.modes["eager"].steps
+    steps["wall_ms"] = 0.0
+    assert (run.modes["eager"].steps["wall_ms"] > 0).all()
+    steady = run.modes["eager"].steady_steps
+    assert len(steady) == run.modes["eager"].n_steady and not steady["first"].any()
+    # breakdown(): mode x category, each mode's category medians
+    b = run.breakdown()
+    assert list(b.columns) == list(CATEGORIES) and list(b.index) == [m.name for m in run.ok_modes()]
+    for m in run.ok_modes():
+        assert b.loc[m.name].tolist() == pytest.approx(list(m.category_medians().values()), nan_ok=True)
+    with pytest.raises(KeyError):
+        run.table("ops")
+
+
+def test_no_twin_table_reads_remain():
+    from traceinsight.model import Run
+    for name in ("summary_table", "steps_frame", "steps_table", "op_totals_table"):
+        assert not hasattr(Run, name) and not hasattr(ModeResult, name), name
+    for name in ("category_ms", "first_step_ms"):
+        assert not hasattr(ModeResult, name), name
+    assert hasattr(ModeResult, "category_medians") and hasattr(Run, "breakdown")
 
 
 def test_cache_json_round_trip_keeps_dtypes_and_nan():

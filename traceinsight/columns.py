@@ -1,11 +1,11 @@
 """The analysis's tables in a light column form: named numpy columns of one length, optionally with
 row labels.
 
-The analysis computes every table into ``Columns`` with numpy only, so that ``traceinsight
-analyze`` (which prints from them) never imports pandas (~0.3 s of start-up). The viewer, the
-reports, the exports and the Python API read the same tables as pandas DataFrames:
-``to_pandas()`` builds one from the columns on first use (importing pandas only then) and keeps it,
-so each figure is computed once, in one place, whichever form it is read in.
+The analysis computes every table into ``Columns`` with numpy only, and everything inside the
+package reads them in this form, so that ``traceinsight analyze`` (which prints from them) never
+imports pandas. The Python API gives the same tables as pandas DataFrames: ``to_pandas()`` builds a
+new one on every call (importing pandas only then), so a caller that changes its DataFrame changes
+nothing else; a module that needs pandas' grouping builds one the same way, and says why.
 
 String columns are numpy object arrays of ``str`` (pandas makes them its ``str`` dtype); an empty
 table made by ``Columns.no_rows(names)`` has object columns, like ``pd.DataFrame(columns=names)``.
@@ -33,9 +33,10 @@ class Columns:
     """Named columns of equal length (``index``: row labels, default 0..n-1), or rows kept as
     dicts (``from_records``: mixed rows whose DataFrame pandas should infer, e.g. the summary).
 
-    Read-only by convention: the analysis builds a new one rather than changing one in place."""
+    Read-only by convention: the analysis builds a new one rather than changing one in place, and
+    readers never write into the arrays ``[name]`` gives."""
 
-    __slots__ = ("_data", "_names", "_rows", "_frame", "index")
+    __slots__ = ("_data", "_names", "_rows", "index")
 
     def __init__(self, data: Mapping[str, Any] | None = None, index: Sequence[Any] | None = None):
         self._data: dict[str, np.ndarray] = {}
@@ -44,7 +45,6 @@ class Columns:
             self._data[k] = text(a.tolist()) if a.dtype.kind == "U" else a
         self._names = list(self._data)
         self._rows: list[dict[str, Any]] | None = None
-        self._frame: pd.DataFrame | None = None
         self.index = list(index) if index is not None else None
         lengths = {len(a) for a in self._data.values()} | ({len(self.index)} if self.index is not None else set())
         if len(lengths) > 1:
@@ -66,15 +66,15 @@ class Columns:
 
     @classmethod
     def from_pandas(cls, df: pd.DataFrame) -> Columns:
-        """The columns of a DataFrame (tables made by hand in tests, or by pandas code)."""
+        """The columns of a DataFrame (tables made by hand in tests, or by pandas code), copied:
+        the DataFrame can change afterwards without changing these."""
         import pandas as pd
 
         index = None if isinstance(df.index, pd.RangeIndex) and df.index.start == 0 \
             and df.index.step == 1 else df.index.tolist()
-        out = cls({str(c): df[c].to_numpy(dtype=object if df[c].dtype.kind not in "biuf" else None)
-                   for c in df.columns}, index=index)
-        out._frame = df
-        return out
+        return cls({str(c): df[c].to_numpy(dtype=object if df[c].dtype.kind not in "biuf" else None,
+                                           copy=True)
+                    for c in df.columns}, index=index)
 
     # ---- reading ----------------------------------------------------------------------------
 
@@ -132,17 +132,15 @@ class Columns:
         return self.take(np.arange(min(max(n, 0), len(self))))
 
     def to_pandas(self) -> pd.DataFrame:
-        """The DataFrame of these columns, built once (pandas is imported here, not before)."""
-        if self._frame is None:
-            import pandas as pd
+        """A new DataFrame of these columns, its data copied (pandas is imported here, not
+        before): what the Python API returns, so the caller owns it."""
+        import pandas as pd
 
-            if self._rows is not None:
-                self._frame = pd.DataFrame(self._rows, columns=self._names)
-            elif not self._names and self.index is None:
-                self._frame = pd.DataFrame()
-            else:
-                self._frame = pd.DataFrame({k: self._data[k] for k in self._names}, index=self.index)
-        return self._frame
+        if self._rows is not None:
+            return pd.DataFrame(self._rows, columns=self._names)
+        if not self._names and self.index is None:
+            return pd.DataFrame()
+        return pd.DataFrame({k: self._data[k] for k in self._names}, index=self.index, copy=True)
 
     def __repr__(self) -> str:
         return f"Columns({len(self)} rows: {', '.join(self._names)})"

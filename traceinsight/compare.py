@@ -234,7 +234,9 @@ def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
 
     def op_table() -> pd.DataFrame:
         if not ops:
-            ops.append(op_diff(a.ops, b.ops))
+            # the op diff is a groupby and an outer merge: pandas, built here from the modes'
+            # columns (only when a page reads the diff)
+            ops.append(op_diff(a.table("ops").to_pandas(), b.table("ops").to_pandas()))
         return ops[0]
 
     return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, est.ratio, est.lo, est.hi,
@@ -351,10 +353,11 @@ def _op_signature(m: ModeResult) -> tuple[frozenset[str], frozenset[str]]:
     (``_MklMatMul`` / ``_FusedMatMul`` -> ``MatMul``; ``__inference_step_12`` -> ``step``)."""
     import re
 
-    if m.ops.empty or "type" not in m.ops:
+    ops = m.table("ops")
+    if ops.empty or "type" not in ops:
         return frozenset(), frozenset()
     types, functions = set(), set()
-    for op, typ in zip(m.ops["op"].astype(str), m.ops["type"].astype(str)):
+    for op, typ in zip(map(str, ops["op"]), map(str, ops["type"])):
         if typ.startswith("tf.function"):
             functions.add(re.sub(r"^__(?:inference|forward|backward)_|_\d+$", "", op))
         else:

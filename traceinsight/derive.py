@@ -41,7 +41,8 @@ class RunAnalysis:
         from traceinsight.stats import summarize
         return summarize(self.run)
 
-    def summary_table(self) -> Columns:
+    def summary(self) -> Columns:
+        """The summary (``stats.summarize``) as the package reads it (``Run.table("summary")``)."""
         return self._summary
 
     def compare(self, a: str, b: str) -> Comparison:

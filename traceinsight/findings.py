@@ -8,12 +8,13 @@ traced categories, which no mode with the fix checked). Findings without a savin
 (no measurable difference, profiler distortion) are informational and rank last.
 
 Medians of whole steps come from the untraced timing (``ModeResult.median_ms``), the category split
-from the host-traced steps (``ModeResult.category_ms``); evidence says which one it quotes.
+from the host-traced steps (``ModeResult.category_medians``); evidence says which one it quotes.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from typing import Callable, Iterable
 
@@ -231,38 +232,39 @@ def _retrace_cause(cause: RetraceCause, detail: str, calls: int, traced: int) ->
             "# or fix shapes: input_signature=[tf.TensorSpec([None, 30], tf.float32)]")
 
 
-def _row_get(row, name: str, default=""):
-    v = getattr(row, name, default)
+def _row_get(row: dict, name: str, default=""):
+    v = row.get(name, default)
     return default if v is None or (isinstance(v, float) and not np.isfinite(v)) else v
 
 
 def rule_retracing(run: Run) -> Iterable[Finding]:
     """2. A function traced more than once in the steady loop."""
     for m in run.ok_modes():
-        r = m.retraces
+        r = m.table("retraces")
         if r.empty:
             continue
-        for row in r.itertuples(index=False):
-            traced, calls = int(row.traced_calls), int(row.calls)
+        for row in r.records():
+            traced, calls = int(row["traced_calls"]), int(row["calls"])
             if traced < 2:
                 continue
             recorded_cause = RetraceCause.of(_row_get(row, "cause"))
-            if recorded_cause is RetraceCause.GRAPH_BUILDS or row.function == GRAPH_BUILDS:
+            function = row["function"]
+            if recorded_cause is RetraceCause.GRAPH_BUILDS or function == GRAPH_BUILDS:
                 continue  # no tf.function retraced: rule_predict / rule_graph_builds speak
-            tracing, compile_ = float(row.tracing_ms or 0.0), float(row.compile_ms or 0.0)
+            tracing, compile_ = float(row["tracing_ms"] or 0.0), float(row["compile_ms"] or 0.0)
             lost = (tracing + compile_) * (traced - 1) / traced
             cause, fix = _retrace_cause(recorded_cause, str(_row_get(row, "cause_detail")),
                                         calls, traced)
-            recorded = f" Recorded: {row.changes}." if row.changes else ""
+            recorded = f" Recorded: {row['changes']}." if row["changes"] else ""
             per_call = lost / calls if calls else None
-            evidence = (f"In {m.name}, {row.function} was traced {traced} times in {calls} calls: "
+            evidence = (f"In {m.name}, {function} was traced {traced} times in {calls} calls: "
                         f"{fmt_ms(tracing)} ms tracing"
                         + (f" + {fmt_ms(compile_)} ms XLA compile" if compile_ else "")
                         + f"; the {traced - 1} retraces cost ≈ {fmt_ms(lost)} ms"
                         + (f" ({fmt_ms(per_call)} ms per call)" if per_call is not None else "")
                         + f". Cause: {cause}." + recorded)
             yield Finding(
-                rule="retracing", title=f"{row.function} retraces {traced - 1} times in {m.name}",
+                rule="retracing", title=f"{function} retraces {traced - 1} times in {m.name}",
                 evidence=evidence, fix=fix, saving_ms=per_call,
                 saving_basis="measured: time of retraces beyond the first, per call",
                 modes=(m.name,))
@@ -270,10 +272,11 @@ def rule_retracing(run: Run) -> Iterable[Finding]:
 
 def _main_calls(m: ModeResult, *types: str) -> float:
     """Calls per step of main-thread ops of these types (0 without an ops table)."""
-    if m.ops.empty or "type" not in m.ops:
+    ops = m.table("ops")
+    if ops.empty or "type" not in ops:
         return 0.0
-    o = m.ops[(m.ops["thread"] == "main") & m.ops["type"].isin(types)]
-    return float(o["calls_per_step"].sum())
+    sel = (ops["thread"] == "main") & np.isin(ops["type"], types)
+    return float(np.nansum(np.asarray(ops["calls_per_step"][sel], dtype=float)))
 
 
 def _waits_on_tf_data(run: Run, m: ModeResult) -> bool:
@@ -281,8 +284,9 @@ def _waits_on_tf_data(run: Run, m: ModeResult) -> bool:
     op on the executor, or the eager op), or the mode is a dataset mode."""
     if m.kind.input == "dataset":
         return True
-    return (not m.ops.empty and "type" in m.ops
-            and m.ops["type"].astype(str).str.startswith("IteratorGetNext").any())
+    ops = m.table("ops")
+    return (not ops.empty and "type" in ops
+            and any(str(t).startswith("IteratorGetNext") for t in ops["type"]))
 
 
 def _conversions(m: ModeResult) -> float:
@@ -296,10 +300,11 @@ def _conversion_hint(m: ModeResult) -> str:
     text = (f" {n:.0f} conversion{'s' if round(n) != 1 else ''} per step (`_EagerConst` runs)."
             if n > 0 else "")
     names = []
-    if not m.hotspots.empty:
-        names += [str(f) for f in m.hotspots["function"] if "convert_to_tensor" in str(f)]
-    if not m.other.empty and "name" in m.other:
-        names += [str(n) for n in m.other["name"] if any(k in str(n) for k in
+    hotspots, other = m.table("hotspots"), m.table("other")
+    if not hotspots.empty:
+        names += [str(f) for f in hotspots["function"] if "convert_to_tensor" in str(f)]
+    if not other.empty and "name" in other:
+        names += [str(n) for n in other["name"] if any(k in str(n) for k in
                                                          ("_EagerConst", "tf.constant", "convert_to_tensor"))]
     names = list(dict.fromkeys(names))[:3]
     return text + (f" Conversion events seen: {', '.join(names)}." if names else "")
@@ -324,7 +329,8 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
             continue  # +tensor modes already pass tensors; tf.data waits: rule 7
         if m.kind.backend == "jax":
             continue  # Keras on JAX puts arrays on the device (DevicePut): the TF fix does not apply
-        if _conversions(m) <= 0 and not m.ops.empty and (m.ops["type"] == "memcpy").any():
+        ops = m.table("ops")
+        if _conversions(m) <= 0 and not ops.empty and bool(np.any(ops["type"] == "memcpy")):
             continue  # no conversion ran: the input time is host-to-device copies
         inp, total = _cat(m, "input"), _traced_total(m)
         if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_SHARE:
@@ -391,12 +397,14 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
 
 
 def _first_compile_ms(m: ModeResult) -> float:
-    if m.first_step is not None and "compile" in m.first_step:
-        v = float(m.first_step["compile"])
+    first = m.first_step
+    if first is not None and "compile" in first:
+        v = first["compile"]
         if np.isfinite(v) and v > 0:
             return v
-    if not m.retraces.empty and "compile_ms" in m.retraces:
-        return float(m.retraces["compile_ms"].fillna(0).sum())
+    r = m.table("retraces")
+    if not r.empty and "compile_ms" in r:
+        return float(np.nansum(np.asarray(r["compile_ms"], dtype=float)))
     return float("nan")
 
 
@@ -487,11 +495,11 @@ def rule_xla(run: Run) -> Iterable[Finding]:
 
 def _op_call_stats(m: ModeResult) -> tuple[float, float]:
     """(op calls per step, median ms of one op call weighted by calls)."""
-    ops = m.ops
+    ops = m.table("ops")
     if ops.empty or "calls_per_step" not in ops:
         return 0.0, float("nan")
-    calls = ops["calls_per_step"].astype(float).to_numpy()
-    self_ms = ops["self_ms_per_step"].astype(float).to_numpy()
+    calls = np.asarray(ops["calls_per_step"], dtype=float)
+    self_ms = np.asarray(ops["self_ms_per_step"], dtype=float)
     ok = (calls > 0) & (self_ms > 0)   # zero-time calls (e.g. _EagerConst) count, not in the median
     if not ok.any():
         return float(calls[calls > 0].sum()), float("nan")
@@ -567,11 +575,12 @@ def _runs_keras_step(m: ModeResult) -> bool:
     main-thread tf.function call or a trace of one of them); for a Keras step without a
     tf.function (``run_eagerly``), the capture's mode says so."""
     names: list[str] = []
-    if not m.ops.empty and "type" in m.ops:
-        o = m.ops[m.ops["type"].astype(str).str.startswith("tf.function")]
-        names += [_function_name(str(n)) for n in o["op"]]
-    if not m.retraces.empty and "function" in m.retraces:
-        names += [_function_name(str(n)) for n in m.retraces["function"]]
+    ops, r = m.table("ops"), m.table("retraces")
+    if not ops.empty and "type" in ops:
+        names += [_function_name(str(n)) for n, t in zip(ops["op"], ops["type"])
+                  if str(t).startswith("tf.function")]
+    if not r.empty and "function" in r:
+        names += [_function_name(str(n)) for n in r["function"]]
     if any(n in _KERAS_STEP_FUNCTIONS for n in names):
         return True
     return m.kind.base == "train_on_batch-eager"
@@ -581,12 +590,15 @@ def _graph_while_loop(m: ModeResult) -> bool:
     """The mode's many op calls come from a graph-mode While loop (tf.while_loop / AutoGraph's
     loop over a tensor): one graph op per iteration, no Python dispatch to remove by vectorizing
     Python code."""
-    if m.ops.empty:
+    ops = m.table("ops")
+    if ops.empty:
         return False
-    types = m.ops["type"].astype(str)
-    names = m.ops["op"].astype(str)
-    return bool(types.isin(["While", "StatelessWhile"]).any()
-                or names.str.contains(r"(?:^|/)while(?:_\d+)?/", regex=True).any())
+    return (any(str(t) in ("While", "StatelessWhile") for t in ops["type"])
+            or any(_WHILE_SCOPE.search(str(n)) for n in ops["op"]))
+
+
+# an op inside a graph-mode While loop's body: a name scope ``while/`` or ``while_3/``
+_WHILE_SCOPE = re.compile(r"(?:^|/)while(?:_\d+)?/")
 
 
 def rule_tiny_ops(run: Run) -> Iterable[Finding]:
@@ -630,25 +642,25 @@ def _per_call_graph_builds(m: ModeResult) -> str:
     """What a predict() call traces every time, from the retrace table's row of graphs built outside
     tf.function calls and the python pass's frames (Keras 3.15 / TF 2.21: the array data adapter
     builds a new tf.data pipeline per call, whose map / flat_map functions are traced)."""
-    r = m.retraces
+    r = m.table("retraces")
     if r.empty or "function" not in r:
         return ""
-    rows = r[r["function"] == GRAPH_BUILDS]
-    if rows.empty:
+    rows = np.flatnonzero(r["function"] == GRAPH_BUILDS)
+    if not len(rows):
         return ""
-    row = rows.iloc[0]
+    row = r.take(rows[:1]).records()[0]
     tracing = _cat(m, "tracing")
     out = (f" Every call also traces: {row['changes']}; tracing {fmt_ms(tracing)} ms/step "
            "(traced steps), while its predict function is traced once.")
-    h = m.hotspots
+    h = m.table("hotspots")
     if not h.empty:
-        files = h["file"].astype(str)
+        frames = list(zip(map(str, h["file"]), map(str, h["function"])))
         seen = []
         for file, fn in (("array_data_adapter.py", "get_tf_dataset"),
                          ("structured_function.py", "trace_tf_function")):
-            hit = h[(files == file) & (h["function"].astype(str) == fn)]
-            if len(hit):
-                e = hit.iloc[0]
+            hit = [i for i, f in enumerate(frames) if f == (file, fn)]
+            if hit:
+                e = h.take(np.array(hit[:1])).records()[0]
                 seen.append(f"{file} {fn} ×{e['calls_per_step']:.3g} per call, "
                             f"{fmt_ms(e['inclusive_ms'])} ms")
         if seen:
@@ -978,8 +990,11 @@ def rule_host_not_recorded(run: Run) -> Iterable[Finding]:
     parts = []
     for m in hits:
         part = f"{m.name}: {fmt_ms(m.median_ms)} ms/step"
-        if not m.devices.empty and m.devices["slowest"].any():
-            d = m.devices[m.devices["slowest"].astype(bool)].iloc[0]
+        dev = m.table("devices")
+        slowest = (np.flatnonzero(np.asarray(dev["slowest"], dtype=bool)) if not dev.empty
+                   else np.zeros(0, dtype=np.int64))
+        if len(slowest):
+            d = dev.take(slowest[:1]).records()[0]
             part += (f"; on the slowest device ({d['device']}) kernels {fmt_ms(d['compute_ms'])} ms, "
                      f"copies {fmt_ms(d['h2d_ms'] + d['d2h_ms'] + d['d2d_ms'])} ms, idle "
                      f"{fmt_ms(d['idle_ms'])} ms")

@@ -5,6 +5,11 @@ look at traces themselves. Times are milliseconds per step unless a name says ot
 
 Categories (the attribution contract, see ``traceinsight.analysis.rules``): every step's main-thread
 wall time is split exclusively into ``CATEGORIES``.
+
+Tables: the public Python API gives pandas DataFrames (``mode.steps``, ``run.summary()``: a new
+one on every read); everything inside the package (analysis, findings, stats, compare, report,
+tui) reads numpy ``Columns`` through one accessor, ``ModeResult.table(name)`` /
+``Run.table("summary")``. Each table is stored once, as Columns; there are no twin methods.
 """
 
 from __future__ import annotations
@@ -120,10 +125,19 @@ def steady_mask(steps: Columns) -> np.ndarray:
     return mask
 
 
+# A ModeResult's tables, in field order: what ``ModeResult.table(name)`` reads.
+TABLES: tuple[str, ...] = ("steps", "breakdown", "ops", "retraces", "hotspots", "other",
+                           "device_steps", "devices", "kernels", "stages")
+
+
 class Table:
-    """A ``ModeResult`` table field. Set it to ``Columns`` (what the analysis computes) or to a
-    DataFrame (tables made by hand); read, it is a DataFrame, built from the columns on first
-    access (pandas is imported then, not before). ``ModeResult.table(name)`` reads the columns."""
+    """A ``ModeResult`` table field: stored in one form, ``Columns``, read publicly as a DataFrame.
+
+    Set it to ``Columns`` (what the analysis computes) or to a DataFrame (tables made by hand):
+    a DataFrame is converted once, here, and its data copied, so the mode never shares a table
+    with the caller. Read (``mode.steps``), it is a new DataFrame built from the columns on every
+    read (pandas is imported then, not before): the reader may change it, the mode stays as it
+    was. Code inside the package reads the columns, ``ModeResult.table(name)``."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -131,36 +145,38 @@ class Table:
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         if obj is None:
             return None      # the dataclass default: no table
-        v = obj.__dict__[self.name]
-        return v.to_pandas() if isinstance(v, Columns) else v
+        return obj.__dict__[self.name].to_pandas()
 
     def __set__(self, obj: Any, value: Any) -> None:
-        obj.__dict__[self.name] = Columns() if value is None else value
+        if value is None:
+            value = Columns()
+        elif not isinstance(value, Columns):
+            value = Columns.from_pandas(value)      # a DataFrame (only pandas code makes one)
+        obj.__dict__[self.name] = value
 
 
 class FirstStep:
-    """``ModeResult.first_step``: set to {category: ms}, a pandas Series or None; read, a Series
-    (built on first access) or None. ``ModeResult.first_step_ms`` reads the dict."""
+    """``ModeResult.first_step``: {category: ms} of the process's first step, or None when the
+    trace does not have it apart. Set it to a mapping (a dict, or a pandas Series indexed by
+    category) or None; it is kept as a dict of floats, and read as a new dict (a plain figure per
+    category, the same for the Python API and the package)."""
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         if obj is None:
             return None
         v = obj.__dict__["first_step"]
-        if isinstance(v, dict):
-            import pandas as pd
-
-            v = obj.__dict__["first_step"] = pd.Series(v, dtype=float)
-        return v
+        return None if v is None else dict(v)
 
     def __set__(self, obj: Any, value: Any) -> None:
-        obj.__dict__["first_step"] = value
+        obj.__dict__["first_step"] = (None if value is None else
+                                      {str(k): float(x) for k, x in value.items()})
 
 
 @dataclass(frozen=True)
 class ModeResult:
     """One execution mode of a run (or one foreign trace, shown as a mode).
 
-    DataFrames (all may be empty, never None):
+    Tables (all may be empty, never None; columns below):
       steps:      one row per step of the host-traced pass: step_num, start_ps, end_ps, wall_ms,
                   first (bool: the process's first call), then one ``<category>`` column per
                   CATEGORIES entry in ms; the categories sum to wall_ms.
@@ -194,9 +210,15 @@ class ModeResult:
     or no TF Python-API events on the main thread): the steps' category columns are then NaN
     ("not recorded"), never python.
 
-    The tables are given as ``traceinsight.columns.Columns`` by the analysis (or as DataFrames);
-    ``table(name)`` reads one in that light form (what ``traceinsight analyze`` prints from, so it
-    never imports pandas), the attribute reads it as a DataFrame, built on first access.
+    One table type per reader: **the public Python API gives pandas DataFrames; everything
+    inside the package reads numpy ``Columns``.** Each table is stored once, as
+    ``traceinsight.columns.Columns`` (the analysis makes them; a DataFrame given by hand is
+    converted when the mode is made). ``mode.steps`` (``.ops``, ...) is the public read: a new
+    DataFrame on every read, which the reader may change without changing the mode.
+    ``mode.table("steps")`` is the package's read: the stored columns, no pandas (``traceinsight
+    analyze`` never imports it); a module that needs pandas' grouping or sorting builds a
+    DataFrame from them itself, and says so. ``first_step`` is a dict, read the same way by both;
+    the steady steps are ``steady_steps`` (public) or ``table("steps").take(steady_mask())``.
     """
 
     name: str
@@ -236,15 +258,12 @@ class ModeResult:
             object.__setattr__(self, "kind", mode_kind(self.name))
 
     def table(self, name: str) -> Columns:
-        """One of the tables (``steps``, ``breakdown``, ``ops``, ...) as ``Columns``."""
-        v = self.__dict__[name]
-        return v if isinstance(v, Columns) else Columns.from_pandas(v)
-
-    @property
-    def first_step_ms(self) -> dict[str, float] | None:
-        """``first_step`` as {category: ms} (None when the trace does not have it apart)."""
-        v = self.__dict__["first_step"]
-        return None if v is None else {str(k): float(x) for k, x in v.items()}
+        """The package's one read of a table (``steps``, ``breakdown``, ``ops``, ...; ``TABLES``):
+        the stored ``Columns`` themselves, shared, read-only by convention. The Python API reads
+        the attribute of the same name instead (a DataFrame)."""
+        if name not in TABLES:
+            raise KeyError(f"no table {name!r} (tables: {', '.join(TABLES)})")
+        return self.__dict__[name]
 
     @property
     def ok(self) -> bool:
@@ -298,9 +317,10 @@ class ModeResult:
 
     @property
     def steady_steps(self) -> pd.DataFrame:
-        if self.steps.empty:
-            return self.steps
-        return self.steps[self.steady_mask()]
+        """The public read of the steady rows of ``steps`` (a new DataFrame, the rows keeping
+        their index); the package reads ``table("steps").take(steady_mask())``."""
+        steps = self.steps
+        return steps if steps.empty else steps[self.steady_mask()]
 
     @cached_property
     def boot_medians(self) -> np.ndarray:
@@ -367,13 +387,6 @@ class ModeResult:
         return {c: (v / total if np.isfinite(v) and np.isfinite(total) and total > 0 else float("nan"))
                 for c, v in self.category_means().items()}
 
-    def category_ms(self) -> pd.Series:
-        """``category_medians`` as a Series indexed by CATEGORIES."""
-        import pandas as pd
-
-        b = self.table("breakdown")
-        return pd.Series(self.category_medians(), dtype=float, name=None if b.empty else "median")
-
 
 class RunAnalysis(Protocol):
     """What the analysis layer computes from one ``Run`` and how it shows it: the figures that
@@ -382,7 +395,7 @@ class RunAnalysis(Protocol):
     each figure is computed on first use, once, and kept there (a page that does not read the
     findings never computes them). The model only calls it: it imports nothing above itself."""
 
-    def summary_table(self) -> Columns: ...
+    def summary(self) -> Columns: ...
     def compare(self, a: str, b: str) -> Comparison: ...
     def findings(self) -> list[Finding]: ...
     def host_groups(self) -> tuple: ...
@@ -399,8 +412,11 @@ Analyzer = Callable[["Run"], RunAnalysis]
 class Run:
     """A captured run (a run folder) or a set of foreign traces, analysed.
 
-    ``analyzer`` makes the run's analysis (see ``RunAnalysis``): ``summary()``, ``compare()``,
-    ``findings``, ``host_groups()`` and the notebook display read it. The loaders and
+    ``analyzer`` makes the run's analysis (see ``RunAnalysis``): ``summary()`` / ``table("summary")``,
+    ``compare()``, ``findings``, ``host_groups()`` and the notebook display read it. As a mode's
+    tables, the run's are DataFrames for the Python API (``summary()``, ``breakdown()``,
+    ``ops()``, ``retraces()``, ``hotspots()``: new ones on every call) and ``Columns`` inside the
+    package (``table("summary")``). The loaders and
     ``traceinsight.testing`` give it (``traceinsight.derive.complete``); a Run made without one
     holds its modes and the figures of each mode, and raises TypeError when asked for those."""
 
@@ -439,22 +455,26 @@ class Run:
         return [m for m in self.modes.values() if m.ok]
 
     def breakdown(self) -> pd.DataFrame:
-        """Mode x category median ms/step."""
+        """Mode x category median ms/step (each mode's ``category_medians``)."""
         import pandas as pd
 
-        rows = {m.name: m.category_ms() for m in self.ok_modes()}
-        return pd.DataFrame(rows).T.reindex(columns=list(CATEGORIES)) if rows else \
-            pd.DataFrame(columns=list(CATEGORIES))
+        rows = {m.name: m.category_medians() for m in self.ok_modes()}
+        return pd.DataFrame.from_dict(rows, orient="index", dtype=float).reindex(
+            columns=list(CATEGORIES)) if rows else pd.DataFrame(columns=list(CATEGORIES))
 
     def summary(self) -> pd.DataFrame:
         """One row per mode: the figures of the overview (see traceinsight.stats.summarize),
-        computed once per run."""
-        return self.summary_table.to_pandas()
+        computed once per run; a new DataFrame on every call (the public read of
+        ``table("summary")``)."""
+        return self.table("summary").to_pandas()
 
-    @property
-    def summary_table(self) -> Columns:
-        """``summary()`` as Columns (read without pandas)."""
-        return self._analysis.summary_table()
+    def table(self, name: str) -> Columns:
+        """The package's one read of a run's table, as ``Columns`` (as ``ModeResult.table``):
+        ``"summary"``, computed once per run by its analysis. The Python API reads ``summary()``
+        (a DataFrame)."""
+        if name != "summary":
+            raise KeyError(f"no run table {name!r} (tables: summary; a mode's: ModeResult.table)")
+        return self._analysis.summary()
 
     @cached_property
     def fastest(self) -> str | None:
@@ -528,7 +548,7 @@ def _concat_modes(run: Run, attr: str) -> pd.DataFrame:
     import pandas as pd
 
     frames = [getattr(m, attr).assign(mode=m.name) for m in run.ok_modes()
-              if not getattr(m, attr).empty]
+              if not m.table(attr).empty]
     if not frames:
         return pd.DataFrame()
     df = pd.concat(frames, ignore_index=True)

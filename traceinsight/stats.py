@@ -284,7 +284,7 @@ def summarize(run: "Run") -> Columns:
     every page shows; the fastest mode's own row is 1 without an interval) and the verdict it
     gives (``vs_fastest``: a ``VsFastest`` value, None without one), first-step cost,
     profiler distortion, and the error of failed modes. Use
-    ``Run.summary()`` (a DataFrame) or ``Run.summary_table``, which compute this once per run."""
+    ``Run.summary()`` (a DataFrame) or ``Run.table("summary")``, which compute this once per run."""
     fastest = run.modes[run.fastest] if run.fastest is not None else None
     rows = []
     for m in run.modes.values():
@@ -314,8 +314,8 @@ def summarize(run: "Run") -> Columns:
         first = None
         if m.timing is not None and m.timing.first_step_s is not None:
             first = m.timing.first_step_s * 1e3
-        elif m.first_step_ms is not None:
-            first = float(np.nansum(list(m.first_step_ms.values())))
+        elif (split := m.first_step) is not None:
+            first = float(np.nansum(list(split.values())))
         row["first_step_ms"] = first
         row["distortion"] = m.timing.distortion if m.timing is not None else None
         row["fastest"] = m.name == run.fastest

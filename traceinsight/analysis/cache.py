@@ -114,7 +114,7 @@ def to_dict(mode: ModeResult, key: list) -> dict:
             "step_rule": mode.step_rule, "step_source": mode.step_source.value, "notes": list(mode.notes),
             "trace_paths": list(mode.trace_paths), "profile_options": _clean(mode.profile_options),
             "host_events_recorded": mode.host_events_recorded,
-            "first_step": _clean(mode.first_step_ms),
+            "first_step": _clean(mode.first_step),
             "compile_estimate": _estimate_to_json(mode.compile_estimate)}
     for name in FRAMES:
         data[name] = _table_to_json(mode.table(name))

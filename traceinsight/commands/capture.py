@@ -286,10 +286,9 @@ def print_summary(console, run_path: Path) -> None:
     from traceinsight.stats import RATIO_METHOD
 
     run = build_timing_run(run_path)
-    df = run.summary()
     rows = []
     failed = []
-    for _, r in df.iterrows():
+    for r in run.table("summary").records():
         med = r["median_ms"]
         name = Text(present.safe(r["mode"]))
         if r["status"] != "ok" or med is None or (isinstance(med, float) and math.isnan(med)):

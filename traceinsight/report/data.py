@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 
 from traceinsight import present
+from traceinsight.analysis.results import sort_order
+from traceinsight.columns import Columns
 from traceinsight.compare import is_distorted
 from traceinsight.findings import fmt_ratio, traced_disagreements
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
@@ -47,10 +49,12 @@ def clean(obj: Any) -> Any:
     return str(obj)
 
 
-def records(df: pd.DataFrame) -> list[dict]:
-    if df is None or df.empty:
+def records(table: Columns | pd.DataFrame) -> list[dict]:
+    """JSON-ready rows of a table: a mode's ``Columns``, or a DataFrame of the comparison's."""
+    if table is None or table.empty:
         return []
-    return [clean(r) for r in df.to_dict(orient="records")]
+    rows = table.records() if isinstance(table, Columns) else table.to_dict(orient="records")
+    return [clean(r) for r in rows]
 
 
 def generator_name() -> str:
@@ -66,19 +70,21 @@ def run_info(run: Run) -> dict:
                   "created": m.get("created_utc", m.get("created"))})
 
 
-def hotspot_order(h: pd.DataFrame) -> pd.DataFrame:
+def hotspot_order(h: Columns) -> Columns:
     """The user's own frames first, by inclusive time (a layer's ``call`` spends its time in
     Keras and TF code below it: by self time it ranks among the last and a table cut at its top
     rows drops it), then every other frame by self time."""
     if h.empty or "group" not in h:
         return h
-    user = h["group"] == "user"
-    key = ["function", "file", "line"]
-    first = h[user].sort_values(["inclusive_ms", "self_ms", *key],
-                                ascending=[False, False, True, True, True], kind="stable")
-    rest = h[~user].sort_values(["self_ms", "inclusive_ms", *key],
-                                ascending=[False, False, True, True, True], kind="stable")
-    return pd.concat([first, rest], ignore_index=True)
+    user = np.asarray(h["group"] == "user", dtype=bool)
+
+    def by(rows: np.ndarray, first: str, second: str) -> np.ndarray:
+        keys = [(h[first][rows], False), (h[second][rows], False)]
+        keys += [(h[c][rows], True) for c in ("function", "file", "line")]
+        return rows[sort_order(keys)]
+
+    return h.take(np.concatenate([by(np.flatnonzero(user), "inclusive_ms", "self_ms"),
+                                  by(np.flatnonzero(~user), "self_ms", "inclusive_ms")]))
 
 
 def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
@@ -90,12 +96,9 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
         v = summary_row.get("vs_fastest")    # stats.VsFastest's value, decided by the summary
         e["vs_fastest"] = v if isinstance(v, str) else None
     untraced = m.timing is not None and len(m.timing.steps_s) > 0
-    e["timing_source"] = "untraced" if untraced else "traced" if len(m.steady_steps) else None
-    cats = m.category_ms()
-    e["categories"] = {c: cats.get(c) for c in CATEGORIES}
-    total = m.breakdown.loc["total", "median"] if (not m.breakdown.empty and
-                                                   "total" in m.breakdown.index) else None
-    e["traced_step_ms"] = total
+    e["timing_source"] = "untraced" if untraced else "traced" if m.n_steady else None
+    e["categories"] = m.category_medians()
+    e["traced_step_ms"] = m.traced_ms      # NaN (no breakdown) is written as null
     # what each category costs the run (mean ms/step, adds up to the mean traced step) and its
     # share of that total, beside the typical step's medians above
     e["category_means"] = m.category_means()
@@ -110,25 +113,25 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
                              "material": material(c, h)}
                          for c, h in concentrated_costs(m).items()}
     e["categories_distorted"] = is_distorted(d)
+    b = m.table("breakdown")
     e["breakdown"] = ([{"category": k, **r} for k, r in
-                       m.breakdown.to_dict(orient="index").items()] if not m.breakdown.empty else [])
-    e["first_step"] = dict(m.first_step) if m.first_step is not None else None
+                       zip(b.index if b.index is not None else range(len(b)), b.records())]
+                      if not b.empty else [])
+    e["first_step"] = m.first_step
     e["step_rule"] = m.step_rule
     e["notes"] = list(m.notes)
     e["profile_options"] = m.profile_options
     e["trace_paths"] = list(m.trace_paths)
-    e["steps"] = records(m.steps)
-    e["ops"] = records(m.ops)
-    e["retraces"] = records(m.retraces)
-    e["hotspots"] = records(hotspot_order(m.hotspots))
-    e["other"] = records(m.other)
+    for name in ("steps", "ops", "retraces"):
+        e[name] = records(m.table(name))
+    e["hotspots"] = records(hotspot_order(m.table("hotspots")))
+    e["other"] = records(m.table("other"))
     # the device side (GPU traces) and whether the host trace can split host time at all
     e["host_events_recorded"] = bool(m.host_events_recorded)
-    e["devices"] = records(m.devices)
-    e["device_steps"] = records(m.device_steps)
-    e["kernels"] = records(m.kernels)
+    for name in ("devices", "device_steps", "kernels"):
+        e[name] = records(m.table(name))
     if not m.table("stages").empty:     # only traces with a tf.data pipeline have the section
-        e["tfdata_stages"] = records(m.stages)
+        e["tfdata_stages"] = records(m.table("stages"))
     return clean(e)
 
 
@@ -194,7 +197,9 @@ def report_data(run: Run, findings=None) -> dict:
     """Everything the TUI shows about a run, as one JSON-ready dict."""
     if findings is None:
         findings = run.findings
-    summary = run.summary()
+    # pandas, built here from the summary's columns: the document's figures are written from the
+    # column types pandas infers for the summary's mixed rows, as they always have been
+    summary = run.table("summary").to_pandas()
     rows = {r["mode"]: r for _, r in summary.iterrows()}
     modes = [mode_entry(m, rows.get(m.name)) for m in run.modes.values()]
     fdicts = [clean(f.to_dict()) for f in findings]

@@ -30,14 +30,15 @@ def _category_rows(a: ModeResult, b: ModeResult, tolerance: float | None = None)
     ``traced_delta_ms``), B − A with its interval; ``tolerance`` (two captures): a change counts
     only when the larger side exceeds the smaller by that share as well (as for the step)."""
     ca, cb = a.category_means(), b.category_means()
-    sa, sb = a.steady_steps, b.steady_steps
+    sa, sb = (m.table("steps").take(m.steady_mask()) for m in (a, b))
     rows = []
     for c in CATEGORIES:
         row: dict[str, Any] = {"category": c, "a_ms": ca.get(c), "b_ms": cb.get(c),
                "delta_ms": float(cb.get(c, np.nan)) - float(ca.get(c, np.nan)),
                "delta_lo": None, "delta_hi": None, "significant": None}
         if c in sa and c in sb and len(sa) and len(sb):
-            _, lo, hi = delta_ci(sa[c].to_numpy(), sb[c].to_numpy(), stat="mean")
+            _, lo, hi = delta_ci(np.asarray(sa[c], dtype=float), np.asarray(sb[c], dtype=float),
+                                 stat="mean")
             if np.isfinite(lo):
                 sig = bool(lo > 0 or hi < 0)
                 if tolerance is not None:
@@ -82,9 +83,11 @@ def _retrace_rows(a: ModeResult, b: ModeResult) -> list[dict]:
     cols = ["function", "traced_calls", "tracing_ms", "compile_ms"]
 
     def side(m: ModeResult) -> pd.DataFrame:
-        if m.retraces.empty:
+        # a groupby and an outer merge: pandas, built here from the mode's columns
+        r = m.table("retraces")
+        if r.empty:
             return pd.DataFrame(columns=cols)
-        return m.retraces.groupby("function", as_index=False)[cols[1:]].sum()
+        return r.to_pandas().groupby("function", as_index=False)[cols[1:]].sum()
 
     m = side(a).merge(side(b), on="function", how="outer", suffixes=("_a", "_b"))
     rows = []

@@ -6,7 +6,7 @@ markup), so escape codes, bidi controls and brackets in names reach the terminal
 Tables come from ``present.rich_table``, printed by ``present.print_table``: on a terminal the name
 columns fold, never a median; piped, every table at its natural width (nothing folded or cut).
 
-It reads the run's tables in their light form (``ModeResult.table``, ``Run.summary_table``), so
+It reads the run's tables in their light form (``ModeResult.table``, ``Run.table("summary")``), so
 ``traceinsight analyze`` never imports pandas.
 """
 
@@ -44,7 +44,7 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
     console = console or Console()
     ms = present.ms
     wanted = [m for m in run.modes.values() if modes is None or m.name in modes]
-    summary = {r["mode"]: r for r in run.summary_table.records()}
+    summary = {r["mode"]: r for r in run.table("summary").records()}
 
     rows: list[list[Any]] = []
     for m in wanted:
@@ -86,7 +86,7 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
             continue
         console.rule(Text(present.safe(m.name), style="bold"))
         first = ""
-        split = m.first_step_ms
+        split = m.first_step
         if split is not None:
             derived = m.compile_estimate is not None and m.compile_estimate.kind == "derived"
             parts = ", ".join(f"{k}{' (derived)' if derived and k == 'compile' else ''} {ms(v)}"

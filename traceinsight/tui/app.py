@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from textual.app import App
 from textual.binding import Binding
@@ -53,6 +53,7 @@ class TraceinsightApp(App):
         self.report_path = report_path
         self.last_report: Path | None = None
         self.multi_host = False             # some profile session of the run has several hosts
+        self._summary_frame: tuple[Run, Any] | None = None    # (run, its summary DataFrame)
         if theme:
             self.theme = theme
 
@@ -111,8 +112,14 @@ class TraceinsightApp(App):
         return self.run_data
 
     def summary(self):
-        """``Run.summary()`` (computed once, kept on the run)."""
-        return self.loaded_run.summary()
+        """The run's summary as the viewer reads it: a DataFrame built here, once per run, from
+        ``Run.table("summary")`` (computed once, kept on the run); the overview's and the
+        detail's cells are formatted from pandas' types of its mixed rows."""
+        run = self.loaded_run
+        kept = self._summary_frame
+        if kept is None or kept[0] is not run:
+            kept = self._summary_frame = (run, run.table("summary").to_pandas())
+        return kept[1]
 
     def findings(self) -> tuple[list[Finding], str | None]:
         """The run's findings (computed once, kept on the run), or why there are none."""

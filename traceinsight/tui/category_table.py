@@ -3,6 +3,7 @@ mean's share of the mean step, as the reports show it) and the first step."""
 
 from __future__ import annotations
 
+import numpy as np
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -23,7 +24,7 @@ class CategoryTable(DataTable):
         self.mode = mode
 
     def on_mount(self) -> None:
-        b = self.mode.breakdown
+        b = self.mode.table("breakdown")
         self.add_columns("category", Text("median", justify="right"), Text("p25–p75", justify="right"),
                          Text("mean", justify="right"), Text("share", justify="right"),
                          Text("1st step", justify="right"), "share of the time")
@@ -33,7 +34,7 @@ class CategoryTable(DataTable):
         shares = self.mode.category_shares()
         first = self.mode.first_step
         for cat in CATEGORIES:
-            row = b.loc[cat]
+            row = b.row(cat)
             share = shares[cat]
             self.add_row(Text.assemble(("■ ", fmt.CATEGORY_COLORS[cat]), cat),
                          Text(fmt.ms(row["median"]), justify="right", style="bold"),
@@ -44,13 +45,14 @@ class CategoryTable(DataTable):
                               justify="right"),
                          share_bar(share, fmt.CATEGORY_COLORS[cat]),
                          key=cat)
-        if "total" in b.index:
+        if b.index is not None and "total" in b.index:
+            total = b.row("total")
             self.add_row(Text("step wall time", style="bold"),
-                         Text(fmt.ms(b.loc["total", "median"]), justify="right", style="bold"),
-                         Text(f"{fmt.ms(b.loc['total', 'p25'])}–{fmt.ms(b.loc['total', 'p75'])}",
-                              justify="right"),
-                         Text(fmt.ms(b.loc["total", "mean"]), justify="right"), "",
-                         Text(fmt.ms(first.sum()) if first is not None else fmt.MISSING,
+                         Text(fmt.ms(total["median"]), justify="right", style="bold"),
+                         Text(f"{fmt.ms(total['p25'])}–{fmt.ms(total['p75'])}", justify="right"),
+                         Text(fmt.ms(total["mean"]), justify="right"), "",
+                         Text(fmt.ms(float(np.nansum(list(first.values())))) if first is not None
+                              else fmt.MISSING,
                               justify="right"),
                          key="total")
 

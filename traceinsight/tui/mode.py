@@ -128,9 +128,10 @@ def step_series(mode: ModeResult) -> list[tuple[str, np.ndarray, np.ndarray]]:
             vals = np.concatenate([[t.first_step_s * 1e3], vals])
             first = np.concatenate([[True], first])
         series.append(("Timed steps (no profiler), ms", vals, first))
-    if not mode.steps.empty:
-        series.append(("Traced steps (host tracer), ms", mode.steps["wall_ms"].to_numpy(float),
-                       mode.steps["first"].to_numpy(bool)))
+    steps = mode.table("steps")
+    if not steps.empty:
+        series.append(("Traced steps (host tracer), ms", np.asarray(steps["wall_ms"], dtype=float),
+                       np.asarray(steps["first"], dtype=bool)))
     return series
 
 
@@ -175,56 +176,58 @@ class ModeScreen(Screen):
         with TabbedContent(id="mode-tabs"):
             # Panes are filled when first shown: a mode of a large run holds big tables.
             yield TabPane("Categories", id="tab-categories")
-            yield TabPane(f"Ops ({len(m.ops):,})", id="tab-ops")
+            yield TabPane(f"Ops ({len(m.table('ops')):,})", id="tab-ops")
             yield TabPane("Python", id="tab-python")
-            yield TabPane(f"Retraces ({len(m.retraces)})", id="tab-retraces")
+            yield TabPane(f"Retraces ({len(m.table('retraces'))})", id="tab-retraces")
             yield TabPane("Steps", id="tab-steps")
             if not m.table("stages").empty:  # tf.data traces only: the others keep their tabs
                 yield TabPane(f"tf.data ({len(m.table('stages'))})", id="tab-tfdata")
-            if not m.devices.empty:  # GPU traces only: CPU runs keep their tabs
-                yield TabPane(f"Device ({len(m.devices)})", id="tab-device")
+            if not m.table("devices").empty:  # GPU traces only: CPU runs keep their tabs
+                yield TabPane(f"Device ({len(m.table('devices'))})", id="tab-device")
         yield Footer()
 
     def pane_content(self, pane_id: str) -> list:
         m = self.mode
+        # The panes' tables filter, sort and group with pandas: each builds its DataFrame here,
+        # from the mode's columns, once, when the pane is first shown.
         if pane_id == "tab-categories":
             if not m.host_events_recorded:
                 return [Static(Text("Host categories not recorded: this trace holds no host events "
                                     "to split (see the notes above). The Device tab has what the "
                                     "trace can tell.", style="italic"), classes="missing")]
-            if m.breakdown.empty:
+            if m.table("breakdown").empty:
                 return [Static("No steps were found in the trace, so there is no breakdown.",
                                classes="missing")]
             out = [CategoryTable(m, id="categories"), Static(id="category-help")]
-            if not m.other.empty:
-                out.append(Static(other_text(m.other), id="other-events"))
+            if not m.table("other").empty:
+                out.append(Static(other_text(m.table("other").to_pandas()), id="other-events"))
             return out
         if pane_id == "tab-ops":
-            if m.ops.empty:
+            if m.table("ops").empty:
                 return [Static("No ops in this trace.", classes="missing")]
-            return [FrameTable(with_per_call(m.ops), OP_COLUMNS, filter_columns=["op", "type", "thread"], noun="ops",
+            return [FrameTable(with_per_call(m.table("ops").to_pandas()), OP_COLUMNS, filter_columns=["op", "type", "thread"], noun="ops",
                                placeholder="/ filter ops by name, type or thread", detail=op_detail,
                                id="ops")]
         if pane_id == "tab-python":
-            if m.hotspots.empty:
+            if m.table("hotspots").empty:
                 return [Static(python_missing_text(m), classes="missing")]
-            return [HotspotTree(m.hotspots, id="hotspots")]
+            return [HotspotTree(m.table("hotspots").to_pandas(), id="hotspots")]
         if pane_id == "tab-retraces":
-            if m.retraces.empty:
+            if m.table("retraces").empty:
                 return [Static("No tf.function was traced in this mode.", classes="missing")]
-            return [FrameTable(m.retraces, RETRACE_COLUMNS, filter_columns=["function", "changes"],
+            return [FrameTable(m.table("retraces").to_pandas(), RETRACE_COLUMNS, filter_columns=["function", "changes"],
                                noun="functions", placeholder="/ filter functions",
                                detail=retrace_detail, id="retraces")]
         if pane_id == "tab-steps":
-            return [VerticalScroll(StepChart(step_series(m), m.steps, id="steps"))]
+            return [VerticalScroll(StepChart(step_series(m), m.table("steps").to_pandas(), id="steps"))]
         if pane_id == "tab-tfdata":
             return [Static(Text(fmt.STAGE_TITLE, style="dim")),
-                    FrameTable(m.stages, STAGE_COLUMNS, filter_columns=["stage"], noun="stages",
+                    FrameTable(m.table("stages").to_pandas(), STAGE_COLUMNS, filter_columns=["stage"], noun="stages",
                                placeholder="/ filter stages", id="tfdata")]
         if pane_id == "tab-device":
-            out = [Static(device_text(m.devices), id="devices")]
-            if not m.kernels.empty:
-                out.append(FrameTable(m.kernels, KERNEL_COLUMNS,
+            out = [Static(device_text(m.table("devices").to_pandas()), id="devices")]
+            if not m.table("kernels").empty:
+                out.append(FrameTable(m.table("kernels").to_pandas(), KERNEL_COLUMNS,
                                       filter_columns=["op", "op_type", "kernel"], noun="kernels",
                                       placeholder="/ filter kernels by op, type or name",
                                       detail=kernel_detail, id="kernels"))
@@ -241,7 +244,7 @@ class ModeScreen(Screen):
         if not self.mode.ok:
             return
         await self.fill_pane("tab-categories")
-        if not self.mode.breakdown.empty and self.mode.host_events_recorded:
+        if not self.mode.table("breakdown").empty and self.mode.host_events_recorded:
             self.query_one(CategoryTable).focus()
 
     async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -267,7 +270,7 @@ class ModeScreen(Screen):
             tabs.action_next_tab()
 
     async def action_filter(self) -> None:
-        if not self.mode.ok or self.mode.ops.empty:
+        if not self.mode.ok or self.mode.table("ops").empty:
             self.notify("No ops to filter in this mode.")
             return
         self.query_one(TabbedContent).active = "tab-ops"
