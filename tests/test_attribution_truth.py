@@ -251,7 +251,8 @@ def test_op_self_times_equal_xprof_framework_op_stats_real(runs, tmp_path):
     xprof = {(r["operation"], r["type"]): (r["occurrences"], r["total_self_time"]) for r in rows
              if r["type"] != "IDLE"}
     a = attribute(load_files(files))
-    mine = op_totals(a, np.array([a.table.start.min()]), np.array([a.table.end.max() + 1])).to_pandas()
+    mine = op_totals(a, np.array([a.table.start.min()]),
+                           np.array([a.table.end.max() + 1])).to_pandas()
     mine = mine[mine["thread"] == "worker"].set_index(["op", "type"])
     assert ("MaxPool2d", "MaxPool") in xprof
     for key, (n, self_us) in xprof.items():

@@ -121,7 +121,7 @@ def test_a_runs_tables_read_through_the_api_are_new_dataframes():
 
 def test_no_twin_table_reads_remain():
     from traceinsight.model import Run
-    for name in ("summary_table", "steps_frame", "steps_table", "op_totals_table"):
+    for name in ("summary_table", "steps_frame", "steps_table"):
         assert not hasattr(Run, name) and not hasattr(ModeResult, name), name
     for name in ("category_ms", "first_step_ms"):
         assert not hasattr(ModeResult, name), name

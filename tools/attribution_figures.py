@@ -52,7 +52,8 @@ def main() -> int:
         cols = [c["id"] for c in table["cols"]]
         rows = [dict(zip(cols, [c.get("v") for c in r["c"]])) for r in table["rows"]]
         a = attribute(load_files(files))
-        mine = op_totals(a, np.array([a.table.start.min()]), np.array([a.table.end.max() + 1])).to_pandas()
+        mine = op_totals(a, np.array([a.table.start.min()]),
+                               np.array([a.table.end.max() + 1])).to_pandas()
         mine = mine[mine["thread"] == "worker"].set_index(["op", "type"])
         print("maxpool function, whole trace, self µs: op type | traceinsight | XProf framework_op_stats")
         for r in rows:
