@@ -100,7 +100,7 @@ def write_file(path: Path, data: bytes) -> None:
         raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
 
 
-def write_chunks(path: Path, chunks: Iterable[bytes]) -> int:
+def write_chunks(path: str | Path, chunks: Iterable[bytes]) -> int:
     """Write a streamed output (``chrome_trace.render``) to ``path`` chunk by chunk, atomically
     (temp file + rename; the file gets 0666 minus the umask); returns the bytes written. On any
     failure (a full disk, an error while the chunks are made) no file and no temp file is left."""
@@ -127,7 +127,7 @@ def write_chunks(path: Path, chunks: Iterable[bytes]) -> int:
     return path.stat().st_size
 
 
-def write_files(folder: Path, files: Iterable[tuple[str, bytes]]) -> list[Path]:
+def write_files(folder: str | Path, files: Iterable[tuple[str, bytes]]) -> list[Path]:
     """Write ``(name, bytes)`` pairs (``tables.render``) into ``folder``, each atomically, as
     they come; returns the paths written."""
     folder = Path(folder)
