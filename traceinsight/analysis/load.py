@@ -125,8 +125,9 @@ def load(path, *, use_cache: bool = True,
     ``keep_trace``: {mode name: capture pass} whose per-event data (``analysis.mode.
     TraceAnalysis``: event table, attribution, steps) each such mode keeps as
     ``ModeResult.trace``, from the very analysis that made its tables (what the Chrome-trace
-    export draws; see ``analysis.mode.TracePass`` for the passes). A name the run does not have,
-    or a pass the mode cannot give, keeps nothing (``trace`` stays None)."""
+    export draws; see ``analysis.mode.TracePass`` for the passes: "python" on a mode without a
+    python-tracer pass keeps its main pass). A name the run does not have, or a mode whose
+    analysis failed, keeps nothing (``trace`` stays None)."""
     path = Path(path)
     if not path.exists():
         raise TraceinsightError(f"{path}: no such file or folder")
