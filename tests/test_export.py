@@ -9,8 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from traceinsight import cli, export
+from traceinsight import cli
 from traceinsight.errors import TraceinsightError
+from traceinsight.report import chrome_trace, tables, write_files
+from traceinsight.report.options import TableOptions
 from traceinsight.testing import sample_run
 from traceinsight.xplane import XSpace
 
@@ -37,7 +39,7 @@ def write_xspace(path: Path) -> Path:
 def test_chrome_trace_from_xprof(tmp_path):
     pytest.importorskip("xprof")
     pb = write_xspace(tmp_path / "eager" / "host" / "plugins" / "profile" / "s" / "h.xplane.pb")
-    doc = json.loads(export.chrome_trace([str(pb)]))
+    doc = json.loads(chrome_trace.via_xprof([str(pb)]))
     assert doc["displayTimeUnit"] == "ns"
     assert all(e for e in doc["traceEvents"])           # the trailing {} is gone
     complete = {e["name"]: e for e in doc["traceEvents"] if e.get("ph") == "X"}
@@ -52,22 +54,23 @@ def test_chrome_trace_from_xprof(tmp_path):
 def test_pass_paths_pick_the_pass():
     mode = dataclasses.replace(sample_run().modes["eager"], trace_paths=(
         "r/eager/host/plugins/profile/s/h.xplane.pb", "r/eager/python/plugins/profile/s/h.xplane.pb"))
-    assert export.pass_paths(mode, "python") == ["r/eager/python/plugins/profile/s/h.xplane.pb"]
+    assert chrome_trace.pass_paths(mode, "python") == ["r/eager/python/plugins/profile/s/h.xplane.pb"]
     only_host = dataclasses.replace(mode, trace_paths=mode.trace_paths[:1])
     with pytest.raises(TraceinsightError, match="no python pass"):
-        export.pass_paths(only_host, "python")
+        chrome_trace.pass_paths(only_host, "python")
     # a folder named like a pass higher up is not a pass
     odd = dataclasses.replace(mode, trace_paths=("/home/python/runs/r/eager/host/plugins/profile/s/h.xplane.pb",))
-    assert export.pass_paths(odd, "host") == list(odd.trace_paths)
+    assert chrome_trace.pass_paths(odd, "host") == list(odd.trace_paths)
     foreign = dataclasses.replace(mode, trace_paths=("x.xplane.pb",))
-    assert export.pass_paths(foreign, "host") == ["x.xplane.pb"]
+    assert chrome_trace.pass_paths(foreign, "host") == ["x.xplane.pb"]
     with pytest.raises(TraceinsightError, match="no trace files"):
-        export.pass_paths(sample_run().modes["eager"], "host")
+        chrome_trace.pass_paths(sample_run().modes["eager"], "host")
 
 
 def test_csv_tables_round_trip(tmp_path):
-    mode = sample_run().modes["eager"]
-    written = export.write_tables(mode, tmp_path, "csv")
+    run = sample_run()
+    mode = run.modes["eager"]
+    written = write_files(tmp_path, tables.render(run, TableOptions(mode="eager", format="csv")))
     assert sorted(p.name for p in written) == ["breakdown.csv", "hotspots.csv", "ops.csv",
                                                "steps.csv"]   # no retraces / other in eager
     ops = pd.read_csv(tmp_path / "ops.csv")
@@ -82,18 +85,22 @@ def test_parquet_needs_pyarrow(tmp_path):
         import pyarrow  # noqa: F401
     except ImportError:
         with pytest.raises(TraceinsightError, match="Parquet needs pyarrow"):
-            export.write_tables(sample_run().modes["eager"], tmp_path, "parquet")
+            tables.render(sample_run(), TableOptions(mode="eager", format="parquet"))
     else:
-        export.write_tables(sample_run().modes["eager"], tmp_path, "parquet")
+        write_files(tmp_path, tables.render(sample_run(), TableOptions(mode="eager", format="parquet")))
         assert (tmp_path / "ops.parquet").exists()
 
 
 def test_cli_export(monkeypatch, tmp_path, capsys):
     pytest.importorskip("xprof")
     import traceinsight
+    from traceinsight.analysis.mode import analyze_trace
     pb = write_xspace(tmp_path / "run" / "eager" / "host" / "plugins" / "profile" / "s" / "h.xplane.pb")
     run = sample_run()
-    run.modes["eager"] = dataclasses.replace(run.modes["eager"], trace_paths=(str(pb),))
+    # the sample mode's tables, with the per-event data of a small real trace kept as a load
+    # asked to keep it would (the export draws only that)
+    run.modes["eager"] = dataclasses.replace(run.modes["eager"], trace_paths=(str(pb),),
+                                             trace=analyze_trace([pb]))
     monkeypatch.setattr(traceinsight, "load", lambda path, **kw: run)
     out = tmp_path / "out"
     assert cli.main(["export", str(tmp_path / "run"), "--mode", "eager", "-o", str(out),
@@ -112,7 +119,7 @@ def test_chrome_trace_without_xprof_is_one_clear_line(monkeypatch, tmp_path):
     import sys
     monkeypatch.setitem(sys.modules, "xprof.convert", None)   # import fails as if not installed
     with pytest.raises(TraceinsightError, match="needs xprof: pip install xprof"):
-        export.chrome_trace([str(tmp_path / "h.xplane.pb")])
+        chrome_trace.via_xprof([str(tmp_path / "h.xplane.pb")])
 
 
 def test_unreadable_trace_is_a_user_error(tmp_path):
@@ -120,4 +127,4 @@ def test_unreadable_trace_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.xplane.pb"
     bad.write_bytes(b"not a protobuf at all \xff\xfe")
     with pytest.raises(TraceinsightError):
-        export.chrome_trace([str(bad)])
+        chrome_trace.via_xprof([str(bad)])

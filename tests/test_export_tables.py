@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 import traceinsight
-from traceinsight import cli, export
+from traceinsight import cli
+from traceinsight.report import tables
 
 DATA = Path(__file__).parent / "data" / "runs"
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -55,10 +56,10 @@ def test_readme_query_over_several_runs(exported, real_runs):
 
 
 def test_every_table_has_the_run_columns(exported, real_runs):
-    for name in export.FLEET_TABLES:
+    for name in tables.FLEET_TABLES:
         for run in RUNS:
             df = pd.read_parquet(exported / run.name / f"{name}.parquet")
-            assert list(df.columns[:len(export.RUN_COLUMNS)]) == list(export.RUN_COLUMNS), name
+            assert list(df.columns[:len(tables.RUN_COLUMNS)]) == list(tables.RUN_COLUMNS), name
             assert (df["run"] == run.name).all()
             assert df["run_path"].str.endswith(run.name).all()
     duckdb = pytest.importorskip("duckdb")

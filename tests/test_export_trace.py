@@ -1,4 +1,4 @@
-"""Our own Chrome / Perfetto trace-event export (export.trace_events): hand-computed synthetic
+"""Our own Chrome / Perfetto trace-event export (report.chrome_trace): hand-computed synthetic
 traces, the committed real trace checked against XProf's own converter, a strict schema of the
 trace-event format, and proper nesting of every track (what a trace viewer needs)."""
 
@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from traceinsight import cli, export
+from traceinsight import cli, load
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import CATEGORIES
+from traceinsight.report import chrome_trace
+from traceinsight.report.options import TraceOptions
 
 from xspace_builder import Space
 
@@ -98,11 +100,13 @@ def hand_space() -> Space:
 @pytest.fixture(scope="module")
 def hand(tmp_path_factory):
     path = hand_space().write(tmp_path_factory.mktemp("x") / "h.xplane.pb")
-    return export.analyzed_trace([str(path)])
+    return load(path, keep_trace={"h": "host"})
 
 
-def _doc(analyzed, select=None) -> dict:
-    return json.loads(export.trace_events(analyzed, select=select, mode_name="m"))
+def _doc(run, select=None) -> dict:
+    steps = None if select is None else tuple(select)
+    return json.loads(b"".join(chrome_trace.render(run, TraceOptions("h", steps=steps,
+                                                                     gzip_level=None))))
 
 
 def _by_track(doc: dict) -> dict[str, list[dict]]:
@@ -163,11 +167,11 @@ def test_selected_steps_only(hand):
 
 
 def test_parse_steps():
-    assert export.parse_steps("5-7,9") == [5, 6, 7, 9]
-    assert export.parse_steps(None) is None and export.parse_steps("all") is None
+    assert chrome_trace.parse_steps("5-7,9") == [5, 6, 7, 9]
+    assert chrome_trace.parse_steps(None) is None and chrome_trace.parse_steps("all") is None
     for bad in ("x", "7-5", "1,,2"):
         with pytest.raises(TraceinsightError):
-            export.parse_steps(bad)
+            chrome_trace.parse_steps(bad)
 
 
 @pytest.mark.skipif(not REAL, reason="committed real run missing")
@@ -178,11 +182,12 @@ def test_real_trace_agrees_with_xprof():
     only the zero-length events XProf drops."""
     pytest.importorskip("xprof")
     paths = [str(p) for p in REAL]
-    tr = export.analyzed_trace(paths)
+    run = load(DATA / "conv1d", use_cache=False, keep_trace={"eager": "host"})
+    tr = run.modes["eager"].trace
     table, steps = tr.table, tr.steps.to_pandas()
-    ours = json.loads(export.trace_events(tr))
+    ours = json.loads(b"".join(chrome_trace.render(run, TraceOptions("eager", gzip_level=None))))
     check_document(ours)
-    xprof = json.loads(export.chrome_trace(paths))
+    xprof = json.loads(chrome_trace.via_xprof(paths))
     rewritten = ("train", "ThreadpoolListener")
 
     def key(e, t0):
@@ -190,7 +195,7 @@ def test_real_trace_agrees_with_xprof():
 
     x_events = [e for e in xprof["traceEvents"] if e.get("ph") in ("X", "i")]
     x0 = min(e["ts"] for e in x_events if e["name"] == f"train {int(steps['step_num'].iloc[0])}")
-    o_events = [e for e in ours["traceEvents"] if e["ph"] == "X" and e["tid"] >= export.LINE_TID0]
+    o_events = [e for e in ours["traceEvents"] if e["ph"] == "X" and e["tid"] >= chrome_trace.LINE_TID0]
     o0 = min(e["ts"] for e in o_events if e["name"] == "train")
     xs = collections.Counter(key(e, x0) for e in x_events if not e["name"].startswith(rewritten))
     os_ = collections.Counter(key(e, o0) for e in o_events if not e["name"].startswith(rewritten))
@@ -211,7 +216,7 @@ def test_cli_export_writes_gzip(tmp_path, capsys):
                      "--steps", "3-4"]) == 0
     doc = json.loads(gzip.decompress((out / "trace.json.gz").read_bytes()))
     check_document(doc)
-    assert sorted(e["name"] for e in doc["traceEvents"] if e["tid"] == export.STEPS_TID
+    assert sorted(e["name"] for e in doc["traceEvents"] if e["tid"] == chrome_trace.STEPS_TID
                   and e["ph"] == "X") == ["step 3", "step 4"]
     assert cli.main(["export", str(run), "--mode", "eager", "-o", str(out), "--tables", "none",
                      "--no-gzip", "--trace", "python"]) == 0
@@ -231,7 +236,7 @@ def test_number_formatting_against_python():
     for width in range(1, 11):
         vals = ns[ns // 1000 < 10**width]
         arr = np.zeros((len(vals), width + 4), dtype=np.uint8)
-        export._put_us(arr, 0, width, vals)
+        chrome_trace._put_us(arr, 0, width, vals)
         got = [bytes(r).decode() for r in arr]
         want = [f"{v // 1000:>{width}d}.{v % 1000:03d}" for v in vals.tolist()]
         assert got == want

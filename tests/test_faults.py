@@ -125,16 +125,12 @@ def test_export_trace_on_a_full_disk_ends_without_hanging(tmp_path, monkeypatch,
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_export_tables_on_a_full_disk(tmp_path, monkeypatch, capsys, fmt):
-    import pandas as pd
     if fmt == "parquet":
         pytest.importorskip("pyarrow")
     run = make_run(tmp_path)
+    traceinsight.load(run)            # cached first: the tables' own writes are what fail
     out = tmp_path / "out"
-
-    def fail(self, path, *a, **k):
-        Path(path).write_bytes(b"partial")     # what a write cut by the disk leaves
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    monkeypatch.setattr(pd.DataFrame, "to_csv" if fmt == "csv" else "to_parquet", fail)
+    full_disk(monkeypatch)
     for argv in (["export", str(run), "--tables", fmt, "-o", str(out)],
                  ["export", str(run), "--mode", "eager", "--trace", "none", "--tables", fmt,
                   "-o", str(out)]):

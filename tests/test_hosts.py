@@ -245,13 +245,13 @@ def test_hosts_are_compared_once_per_load(tmp_path, comparisons):
     from rich.console import Console
 
     from traceinsight.model import Run
-    from traceinsight.report.terminal import render_analysis
+    from traceinsight.report import terminal
 
     run = traceinsight.load(three_hosts(tmp_path / "logdir"), use_cache=False)
     assert len(comparisons) == 1
     groups = run.host_groups()
     assert run.host_groups() is groups and len(groups) == 1
-    render_analysis(run, console=Console(file=io.StringIO(), width=100))
+    terminal.show(run, console=Console(file=io.StringIO(), width=100))
     for fmt in ("md", "json", "html"):
         render(run, fmt)
     _ = run.findings

@@ -13,7 +13,7 @@ from rich.console import Console
 from traceinsight import cli, present, runfolder
 from traceinsight.derive import complete
 from traceinsight.model import Run
-from traceinsight.report.terminal import render_analysis
+from traceinsight.report import terminal
 from traceinsight.testing import make_mode, sample_run
 
 DATA = Path(__file__).parent / "data"
@@ -79,13 +79,13 @@ def test_piped_tables_keep_names_and_headers_whole():
     run = complete(Run(None, "r", {long: make_mode(long, {"op": 18.0}, untraced_ms=18.0),
                           **sample_run().modes}))
     out = io.StringIO()
-    render_analysis(run, console=Console(file=out, width=80, force_terminal=False))
+    terminal.show(run, console=Console(file=out, width=80, force_terminal=False))
     text = out.getvalue()
     assert any(long in line for line in text.splitlines())
     assert any("×fastest [95% CI]" in line for line in text.splitlines())
     # on a terminal of the same width the name folds instead (rich's own layout)
     out = io.StringIO()
-    render_analysis(run, console=Console(file=out, width=80, force_terminal=True))
+    terminal.show(run, console=Console(file=out, width=80, force_terminal=True))
     first_table = out.getvalue().split("where a steady step")[0]
     assert not any(long in line for line in first_table.splitlines())
 

@@ -83,8 +83,8 @@ def test_real_diff_of_two_modes(run):
 
 def test_real_chrome_trace_is_trace_event_format(run):
     pytest.importorskip("xprof")
-    from traceinsight import export
-    doc = json.loads(export.chrome_trace(export.pass_paths(run.modes["eager"], "host")))
+    from traceinsight.report import chrome_trace
+    doc = json.loads(chrome_trace.via_xprof(chrome_trace.pass_paths(run.modes["eager"], "host")))
     events = doc["traceEvents"]
     assert events
     for e in events:

@@ -130,9 +130,10 @@ def test_diff_text_and_markdown(run):
 
 
 def test_analyze_tables(run):
-    from traceinsight.report.terminal import render_analysis
+    from traceinsight.report import terminal
+    from traceinsight.report.options import TerminalOptions
     buf = io.StringIO()
-    render_analysis(run, top=20, console=Console(file=buf, width=100, color_system=None))
+    terminal.show(run, TerminalOptions(top=20), Console(file=buf, width=100, color_system=None))
     out = buf.getvalue()
     assert_clean(out)
     assert "[bold]markup[/bold]" in re.sub(r"\s*│\s*", "", out.replace("\n", ""))  # not markup

@@ -213,13 +213,13 @@ def test_stage_names_are_escaped_in_every_renderer():
 
     from rich.console import Console
 
-    from traceinsight.report.terminal import render_analysis
+    from traceinsight.report import terminal
     esc_stage = "Iterator::Root::\x1b[31mRed\x1b[2J"
     m = m.replace(stages=Columns({c: stages[c][:1] for c in stages.columns} |
                                  {"stage": np.asarray([esc_stage], dtype=object)}))
     buf = io.StringIO()
-    render_analysis(complete(Run(path=None, name="evil", modes={m.name: m})),
-                    console=Console(file=buf, width=300, force_terminal=False))
+    terminal.show(complete(Run(path=None, name="evil", modes={m.name: m})),
+                  console=Console(file=buf, width=300, force_terminal=False))
     out = buf.getvalue()
     assert "\x1b" not in out and "Iterator::Root::" in out
 

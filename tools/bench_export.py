@@ -7,7 +7,8 @@ Without --trace, a python-traced trace of the small Conv1D sample's eager mode i
 ``traceinsight capture`` (the large kind of trace: ~0.5 M events in --python-ms 1500 here). Each
 measurement runs in a fresh process, from the .xplane.pb to a written file:
 
-* ours (``.json.gz``): parse + attribution (the analysis' event table) + trace-event JSON + gzip;
+* ours (``.json.gz``): ``traceinsight.load`` keeping the mode's per-event data (parse,
+  attribution and the mode's whole analysis: tables, bootstrap) + trace-event JSON + gzip;
 * ours (``.json``): the same, uncompressed;
 * XProf: ``raw_to_tool_data.xspace_to_tool_data([path], "trace_viewer", {})`` (what ``export``
   used before, and ``export --via-xprof`` still does) + writing its JSON.
@@ -36,16 +37,22 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def child(kind: str, path: str, out: str) -> None:
     t0 = time.perf_counter()
+    from traceinsight.report import chrome_trace
     if kind == "xprof":
-        from traceinsight import export
-        data = export.chrome_trace([path]).encode()
+        data = chrome_trace.via_xprof([path]).encode()
         Path(out).write_bytes(data)
         events = None
     else:
-        from traceinsight import export
-        tr = export.analyzed_trace([path])
-        export.write_trace(Path(out), tr, gzip_level=1 if kind == "ours-gz" else None)
-        events = len(tr.table)
+        import traceinsight
+        from traceinsight.report import write_chunks
+        from traceinsight.report.options import TraceOptions
+        name = Path(path).name[:-len(".xplane.pb")]
+        # what `traceinsight export` does: load (the mode's whole analysis, keeping its
+        # per-event data), then the trace renderer streamed to the file
+        run = traceinsight.load(path, keep_trace={name: "host"})
+        write_chunks(Path(out), chrome_trace.render(run, TraceOptions(
+            name, gzip_level=1 if kind == "ours-gz" else None)))
+        events = len(run.modes[name].trace.table)
     wall = time.perf_counter() - t0
     print(json.dumps({"wall_s": wall, "bytes": Path(out).stat().st_size, "events": events}))
 

@@ -30,6 +30,7 @@ from traceinsight.stepsource import StepSource
 if TYPE_CHECKING:
     import pandas as pd
 
+    from traceinsight.analysis.mode import TraceAnalysis
     from traceinsight.compare import Comparison
 
 CATEGORIES: tuple[str, ...] = ("op", "dispatch", "tracing", "compile", "input", "python", "other")
@@ -252,6 +253,10 @@ class ModeResult:
     # what analyses and shows this mode when it is displayed alone (``alone``): the same
     # ``Run.analyzer`` as the run it was loaded in (``traceinsight.derive.complete`` sets both)
     analyzer: Analyzer | None = field(default=None, repr=False, compare=False)
+    # the per-event data of one capture pass (event table, attribution, steps) where the loader
+    # was asked to keep it (``traceinsight.load(path, keep_trace={mode: pass})``: what the
+    # Chrome-trace export draws); never cached, never sent between processes. None: not kept
+    trace: TraceAnalysis | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind is None:

@@ -21,7 +21,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from traceinsight.errors import TraceinsightError
 
@@ -29,6 +29,7 @@ SCHEMA_VERSION = 1
 MANIFEST = "run.json"
 TIMINGS = "timings.json"
 PASSES = ("host", "python")
+Pass = Literal["host", "python"]      # a capture pass, typed (one of PASSES)
 
 
 # a mode folder's name is kept well under the 255 bytes a file name may have

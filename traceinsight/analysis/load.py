@@ -5,23 +5,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from traceinsight import modekind, runfolder
 from traceinsight.analysis import cache, malloc
-from traceinsight.analysis.mode import read_timing
+from traceinsight.analysis.mode import TracePass, read_timing
 from traceinsight.analysis.sessions import foreign_modes, straggler_notes
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import ModeResult, Run
 
 
-def load_run(path: Path, use_cache: bool = True) -> Run:
+def load_run(path: Path, use_cache: bool = True,
+             keep_trace: Mapping[str, TracePass] | None = None) -> Run:
     manifest = runfolder.read_manifest(path)
     workload = manifest.get("workload") or {}
     user_files = frozenset(filter(None, [Path(workload.get("path") or "").name]))
     with malloc.kept_memory():   # freed arrays reused by the next mode (see analysis.malloc)
-        modes = _load_modes(path, manifest, user_files, use_cache)
+        modes = _load_modes(path, manifest, user_files, use_cache, keep_trace or {})
     # each mode's kind as run.json records it (derived from the name for a folder without it);
     # not cached with the analysis: like the timings, it is the capture's, read each load
     raw = manifest.get("modes")
@@ -37,12 +39,13 @@ def load_run(path: Path, use_cache: bool = True) -> Run:
                     hosts_compared=compared)
 
 
-def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cache: bool
-                ) -> dict[str, ModeResult]:
+def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cache: bool,
+                keep_trace: Mapping[str, TracePass]) -> dict[str, ModeResult]:
     """Each mode of a run folder, from its cache or analysed: the modes the cache does not hold go
     to ``analysis.parallel.analyze_modes`` (processes at once where the traces are large enough,
     or ``$TRACEINSIGHT_JOBS``; else one after another, here); the cache is read and written here.
-    In the manifest's order."""
+    A mode in ``keep_trace`` is analysed in this process, never read from the cache (which holds
+    no per-event data), and cached like the others. In the manifest's order."""
     modes: dict[str, ModeResult | None] = {}
     todo: dict[str, tuple[list[Path], dict[str, Any], Path, list]] = {}  # analysed, not cached
     later_notes: dict[str, list[str]] = {}   # files skipped, cache refused: this load only
@@ -74,8 +77,8 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
                sorted(user_files), list(capture_notes),
                hashlib.sha256(json.dumps(recorded, sort_keys=True).encode()).hexdigest()[:16]]
         where = cache.cache_path(path, folder)
-        mode, cache_note = cache.load_checked(path, where, key, timing) if use_cache else (None,
-                                                                                          None)
+        mode, cache_note = cache.load_checked(path, where, key, timing) \
+            if use_cache and name not in keep_trace else (None, None)
         if mode is not None and tuple(mode.trace_paths) != tuple(map(str, host + python)):
             # export reads the traces a mode names: a cache must name exactly those found here
             mode, cache_note = None, "analysis cache not used (it names other trace files): " \
@@ -86,7 +89,9 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
             todo[name] = (host, dict(python_files=python, timing=timing, user_files=user_files,
                                      requested=requested, extra_notes=capture_notes,
                                      file_groups=recorded.get("python_files"),
-                                     signatures=recorded.get("input_signatures")), where, key)
+                                     signatures=recorded.get("input_signatures"),
+                                     **({"keep_trace": keep_trace[name]} if name in keep_trace
+                                        else {})), where, key)
         elif skipped:
             mode = _with_notes(mode, skipped)
         modes[name] = mode
@@ -112,14 +117,22 @@ def _with_notes(mode: ModeResult, notes: list[str]) -> ModeResult:
     return dataclasses.replace(mode, notes=tuple(mode.notes) + tuple(notes))
 
 
-def load(path, *, use_cache: bool = True) -> Run:
+def load(path, *, use_cache: bool = True,
+         keep_trace: Mapping[str, TracePass] | None = None) -> Run:
     """Analyse a run folder (results cached in it, see ``analysis.cache``), a TensorBoard
-    logdir, a profile session folder or one ``.xplane.pb`` file."""
+    logdir, a profile session folder or one ``.xplane.pb`` file.
+
+    ``keep_trace``: {mode name: capture pass} whose per-event data (``analysis.mode.
+    TraceAnalysis``: event table, attribution, steps) each such mode keeps as
+    ``ModeResult.trace``, from the very analysis that made its tables (what the Chrome-trace
+    export draws; see ``analysis.mode.TracePass`` for the passes: "python" on a mode without a
+    python-tracer pass keeps its main pass). A name the run does not have, or a mode whose
+    analysis failed, keeps nothing (``trace`` stays None)."""
     path = Path(path)
     if not path.exists():
         raise TraceinsightError(f"{path}: no such file or folder")
     if path.is_dir() and runfolder.is_run_folder(path):
-        return load_run(path, use_cache=use_cache)
+        return load_run(path, use_cache=use_cache, keep_trace=keep_trace)
     if path.is_file():
         if not path.name.endswith(".xplane.pb"):
             raise TraceinsightError(f"{path}: not a run folder, logdir or .xplane.pb trace")
@@ -138,7 +151,8 @@ def load(path, *, use_cache: bool = True) -> Run:
     groups = {path.name[: -len(".xplane.pb")] if path.is_file() else name: mode_files
               for name, mode_files in foreign_modes(root, files).items()}
     from traceinsight.analysis.parallel import analyze_modes  # hosts in parallel processes
-    for name, m in analyze_modes(groups).items():
+    kept = {name: {"keep_trace": p} for name, p in (keep_trace or {}).items() if name in groups}
+    for name, m in analyze_modes(groups, args=kept).items():
         mode_files = groups[name]
         if m.status == "failed" and len(files) == 1:
             raise TraceinsightError(m.error)

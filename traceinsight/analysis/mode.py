@@ -4,8 +4,9 @@ captured mode's folder says beside its traces (``read_timing``: timings.json).
 
 ``analyze_mode`` is two halves: ``analyze_trace`` (files -> event table, attribution and every
 decision about the trace, and the steps table: a ``TraceAnalysis``) and ``mode_result`` (its
-tables). The Chrome-trace export calls the first half itself, since it needs the per-event data a
-``ModeResult`` does not keep, and so draws exactly the mode's steps and categories.
+tables). Asked to (``keep_trace``: the Chrome-trace export), the mode keeps the ``TraceAnalysis``
+of one of its passes as ``ModeResult.trace``: the per-event data its tables were made from, so
+the export draws exactly the mode's steps and categories without analysing the trace again.
 
 ``analysis.load`` (one process) and ``analysis.parallel`` (worker processes) both analyse a mode
 with ``analyze_mode``; neither imports the other for it."""
@@ -45,6 +46,12 @@ def recorded_options(table: EventTable) -> dict[str, int] | None:
     return None
 
 
+# a capture pass of a mode, as ``keep_trace`` names it: "host" is the mode's main pass (the
+# python-tracer pass where a mode has no host pass, the only pass of a foreign trace); "python"
+# the python-tracer pass where the mode has one beside its host pass, else the main pass too
+TracePass = runfolder.Pass
+
+
 class TraceFailure(TraceinsightError):
     """A trace that cannot be analysed (unreadable, no framework's events, no thread and no device
     step), with the notes decided before that was known."""
@@ -61,8 +68,9 @@ class TraceAnalysis:
     """One pass's trace analysed as far as its steps: the event table, its attribution (the
     main thread's category timeline, JAX's executable waits already counted as op, XLA compile
     derived where no event records it), what was decided about the trace, and its steps table.
-    ``analyze_mode`` builds a mode's tables from it; the Chrome-trace export draws it, so a
-    mode's export and its tables share every decision. ``notes``: what those decisions say, in
+    ``analyze_mode`` builds a mode's tables from it (and keeps it, when asked, as
+    ``ModeResult.trace``); the Chrome-trace export draws it, so a mode's export and its tables
+    share every decision. ``notes``: what those decisions say, in
     the mode notes' order."""
     table: EventTable
     attribution: Attribution
@@ -74,13 +82,16 @@ class TraceAnalysis:
     notes: tuple[str, ...]
 
 
-def analyze_trace(files: Sequence[Path], *, timing: Timing | None = None) -> TraceAnalysis:
+def analyze_trace(files: Sequence[Path], *, timing: Timing | None = None,
+                  framework: str | None = None) -> TraceAnalysis:
     """The first half of ``analyze_mode``: some trace files (one pass of a mode) -> their
     ``TraceAnalysis``. ``timing``: the mode's, where a capture wrote one (it numbers the process's
-    first call 0). Raises ``TraceFailure`` where the trace cannot be analysed."""
+    first call 0). ``framework``: the one the mode's main pass found (its python-tracer pass runs
+    the same program), else found in these files. Raises ``TraceFailure`` where the trace cannot
+    be analysed."""
     notes: list[str] = []
     table = load_files(list(files))   # TraceinsightError: the one line analyze_mode reports
-    framework = _framework(table)
+    framework = framework or _framework(table)
     if framework is None:
         raise TraceFailure(f"{files[0]}: no TensorFlow or JAX events and no device work "
                            "in this trace (a trace of another framework, or of a process "
@@ -128,11 +139,14 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                  timing: Timing | None = None, user_files: frozenset[str] = frozenset(),
                  requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
                  file_groups: dict[str, list[str]] | None = None,
-                 signatures: dict[str, Any] | None = None) -> ModeResult:
+                 signatures: dict[str, Any] | None = None,
+                 keep_trace: TracePass | None = None) -> ModeResult:
     """Analyse one mode's traces: the host pass gives steps, categories, ops, retraces; the python
     pass gives hotspots, scaled to the host pass's python time. The tables are computed as
     ``Columns`` (numpy only). The host pass (the python pass where there is no host pass) goes
-    through ``analyze_trace``; ``mode_result`` makes the tables."""
+    through ``analyze_trace``; ``mode_result`` makes the tables. ``keep_trace``: the pass whose
+    ``TraceAnalysis`` the result keeps as ``ModeResult.trace`` (see ``TracePass``); None keeps
+    none."""
     if not host_files and not python_files:
         return ModeResult(name=name, status="failed", error="no trace file for this mode",
                           timing=timing, notes=tuple(extra_notes))
@@ -147,7 +161,7 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                           trace_paths=tuple(map(str, main_files)), notes=tuple(extra_notes))
     return mode_result(name, tr, host_files, python_files, timing=timing, user_files=user_files,
                        requested=requested, extra_notes=extra_notes, file_groups=file_groups,
-                       signatures=signatures)
+                       signatures=signatures, keep_trace=keep_trace)
 
 
 def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
@@ -155,9 +169,11 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
                 user_files: frozenset[str] = frozenset(),
                 requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
                 file_groups: dict[str, list[str]] | None = None,
-                signatures: dict[str, Any] | None = None) -> ModeResult:
+                signatures: dict[str, Any] | None = None,
+                keep_trace: TracePass | None = None) -> ModeResult:
     """The second half of ``analyze_mode``: a mode's tables from its main pass's
-    ``TraceAnalysis`` (and the python-tracer pass's hotspots)."""
+    ``TraceAnalysis`` (and the python-tracer pass's hotspots, from that pass's own
+    ``TraceAnalysis``, which ``keep_trace="python"`` keeps)."""
     table, a, framework, steps = tr.table, tr.attribution, tr.framework, tr.steps
     host_recorded, event_step = tr.host_events_recorded, tr.event_step
     notes = list(extra_notes) + list(tr.notes)
@@ -197,19 +213,22 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
     if python_traced:
         notes.append("this trace was recorded with the python tracer on: its times include the "
                      "tracer's inflation of Python")
+    kept = tr if keep_trace is not None else None
     if host_files and python_files:
         try:
-            ptable = load_files(list(python_files))
+            pt: TraceAnalysis | None = analyze_trace(python_files, framework=framework)
         except TraceinsightError as e:
             notes.append(f"python-tracer pass unreadable: {e}")
-            ptable = None
-        if ptable is not None:
-            pa = attribute(ptable)
-            if framework == "jax":
-                jaxtrace.relabel_executable_waits(pa)
-            options["python"] = _options_entry(recorded_options(ptable),
+            pt = None
+        if keep_trace == "python":
+            kept = pt
+        if pt is not None:
+            pa = pt.attribution
+            options["python"] = _options_entry(pt.recorded_options,
                                                (requested or {}).get("python"))
-            psteps = results.steps_table(pa)
+            # the hotspots time frames by the pass's own steps, also where its host time cannot
+            # be split into categories (where the export's steps carry no split)
+            psteps = pt.steps if pt.host_events_recorded else results.steps_table(pa)
             pbreak = results.breakdown_table(psteps)
             scale = 1.0
             if not breakdown.empty and not pbreak.empty and pbreak.row("python")["median"] > 0:
@@ -246,7 +265,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         devices=dev.devices if dev is not None else Columns(),
         kernels=dev.kernels if dev is not None else Columns(),
         stages=tfdata.stage_table_of(table, steps),
-        trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)))
+        trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)), trace=kept)
 
 
 def compile_note(est: CompileEstimate) -> str:

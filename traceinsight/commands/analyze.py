@@ -31,7 +31,8 @@ class Command:
         import traceinsight
         from traceinsight import runfolder
         from traceinsight.errors import TraceinsightError
-        from traceinsight.report.terminal import render_analysis
+        from traceinsight.report import terminal
+        from traceinsight.report.options import TerminalOptions
 
         path = Path(args.path) if args.path else runfolder.newest_run()
         run = traceinsight.load(path)
@@ -40,5 +41,6 @@ class Command:
             if missing:
                 raise TraceinsightError(f"no mode {', '.join(missing)} in {path} "
                                         f"(modes: {', '.join(run.modes)})")
-        render_analysis(run, top=args.top, modes=args.mode)
+        terminal.show(run, TerminalOptions(top=args.top,
+                                           modes=tuple(args.mode) if args.mode else None))
         return 0

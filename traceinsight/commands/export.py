@@ -47,22 +47,26 @@ class Command:
                                  "stats in args, no categories; slow; needs xprof)")
 
     def run(self, args, parser) -> int:
-        from traceinsight import export
         from traceinsight.errors import TraceinsightError
-        from traceinsight.report import load_run, write_file
+        from traceinsight.report import chrome_trace, load_run, tables, write_chunks, write_file, write_files
+        from traceinsight.report.options import TableOptions, TraceOptions
         from traceinsight.runfolder import mode_dir
 
-        run = load_run(args.run)
+        if args.mode is not None:
+            args.trace = args.trace or "host"
+        # the mode's own analysis keeps the pass's per-event data for the trace (every decision
+        # and correction of the mode's tables, made once)
+        ours = args.mode is not None and args.trace != "none" and not args.via_xprof
+        run = load_run(args.run, keep_trace={args.mode: args.trace} if ours else None)
         if args.mode is None:
             if args.trace not in (None, "none"):
                 raise TraceinsightError("a trace is exported per mode: add --mode MODE")
             if args.tables == "none":
                 raise TraceinsightError("nothing to export: --tables none and no --mode")
             outdir = _out_folder(Path(args.output) if args.output else Path(f"{run.name}-tables"))
-            for p in export.write_fleet_tables(run, outdir, args.tables):
+            for p in write_files(outdir, tables.render(run, TableOptions(format=args.tables))):
                 print(p)
             return 0
-        args.trace = args.trace or "host"
         mode = run.modes.get(args.mode)
         if mode is None:
             raise TraceinsightError(f"{run.name} has no mode {args.mode!r}; modes: "
@@ -77,19 +81,19 @@ class Command:
                 if args.steps:
                     raise TraceinsightError("--steps works with our export only, not --via-xprof")
                 path = outdir / "trace.json"
-                write_file(path, export.chrome_trace(export.pass_paths(mode, args.trace))
+                write_file(path, chrome_trace.via_xprof(chrome_trace.pass_paths(mode, args.trace))
                            .encode("utf-8"))
             else:
-                select = export.parse_steps(args.steps)
-                # the mode's own analysis of its traces (every correction it makes), so the
-                # trace's steps and categories are the mode's tables'
-                tr = export.mode_trace(mode, args.trace)
+                select = chrome_trace.parse_steps(args.steps)
                 path = outdir / ("trace.json" if args.no_gzip else "trace.json.gz")
-                export.write_trace(path, tr, select, mode.name,
-                                   gzip_level=None if args.no_gzip else 1)
+                write_chunks(path, chrome_trace.render(run, TraceOptions(
+                    mode=mode.name, pass_name=args.trace,
+                    steps=None if select is None else tuple(select),
+                    gzip_level=None if args.no_gzip else 1)))
             written.append(path)
         if args.tables != "none" and mode.ok:
-            written += export.write_tables(mode, outdir, args.tables)
+            written += write_files(outdir, tables.render(run, TableOptions(mode=mode.name,
+                                                                           format=args.tables)))
         for p in written:
             print(p)
         if args.trace != "none":

@@ -1,15 +1,41 @@
-"""Renderers of a Run (report) and of a diff: markdown, HTML, JSON, and plain text for the screen.
+"""Every renderer of a Run and of a diff, one module each, one protocol: ``render(run, options)``
+(a diff renderer: ``render_diff(diff, options)``), ``options`` a small frozen dataclass of
+``report.options``; each returns its output and writes nothing (see ``report.options`` for what
+each returns). The modules: ``markdown``, ``html``, ``json`` (the report document, and the diff),
+``text`` (the diff for the terminal), ``terminal`` (``traceinsight analyze``'s tables),
+``chrome_trace`` (a mode's trace, streamed) and ``tables`` (CSV / Parquet).
 
-Each format module has ``render(run) -> str`` and ``render_diff(diff) -> str``; ``render(run, fmt)``
-dispatches, and ``format_for(path, fmt)`` guesses the format from ``-o``'s extension.
+``render(run, fmt)`` / ``render_diff(diff, fmt)`` dispatch the report formats by name, and
+``format_for(path, fmt)`` guesses the format from ``-o``'s extension. ``write_output``,
+``write_file``, ``write_chunks`` and ``write_files`` put the outputs on disk (atomically).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from traceinsight.errors import TraceinsightError
+from traceinsight.errors import TraceinsightError, WriteError
+from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from traceinsight.report import chrome_trace, html, json, markdown, tables, terminal, text
+    from traceinsight.report.options import DiffRenderer, Renderer, TableOptions, TerminalOptions, TraceOptions
+    from traceinsight.runfolder import Pass
+
+    # every renderer follows the one protocol (checked by mypy, imported by nothing at run time)
+    _REPORTS: tuple[Renderer[ReportOptions, str], ...] = (markdown, html, json)
+    _DIFFS: tuple[DiffRenderer[str], ...] = (markdown, html, json, text)
+    _TERMINAL: Renderer[TerminalOptions, list[Any]] = terminal
+    _TRACE: Renderer[TraceOptions, Iterator[bytes]] = chrome_trace
+    _TABLES: Renderer[TableOptions, Iterator[tuple[str, bytes]]] = tables
 
 REPORT_FORMATS = ("md", "html", "json")
 DIFF_FORMATS = ("text", "md", "html", "json")
@@ -44,16 +70,16 @@ def _module(fmt: str):
     return importlib.import_module(f"traceinsight.report.{_MODULES[fmt]}")
 
 
-def render(run, fmt: str = "md", findings=None) -> str:
+def render(run, fmt: str = "md", options: ReportOptions = REPORT_DEFAULTS) -> str:
     if fmt not in REPORT_FORMATS:
         raise TraceinsightError(f"format {fmt!r} is not one of {', '.join(REPORT_FORMATS)}")
-    return _module(fmt).render(run, findings)
+    return _module(fmt).render(run, options)
 
 
-def render_diff(diff: dict, fmt: str = "text") -> str:
+def render_diff(diff: dict, fmt: str = "text", options: RenderOptions = DEFAULTS) -> str:
     if fmt not in DIFF_FORMATS:
         raise TraceinsightError(f"format {fmt!r} is not one of {', '.join(DIFF_FORMATS)}")
-    return _module(fmt).render_diff(diff)
+    return _module(fmt).render_diff(diff, options)
 
 
 def write_output(text: str, path: str | Path | None) -> None:
@@ -67,7 +93,6 @@ def write_output(text: str, path: str | Path | None) -> None:
 
 def write_file(path: Path, data: bytes) -> None:
     """Atomic write, with the mode any file the user creates gets (0666 minus the umask)."""
-    from traceinsight.errors import WriteError
     from traceinsight.runfolder import atomic_write_bytes
     try:
         atomic_write_bytes(path, data)
@@ -75,15 +100,69 @@ def write_file(path: Path, data: bytes) -> None:
         raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
 
 
-def load_run(path: str | Path | None):
-    """``traceinsight.load`` with the newest run under ``runs/`` as the default, and one-line errors."""
+def write_chunks(path: str | Path, chunks: Iterable[bytes]) -> int:
+    """Write a streamed output (``chrome_trace.render``) to ``path`` chunk by chunk, atomically
+    (temp file + rename; the file gets 0666 minus the umask); returns the bytes written. On any
+    failure (a full disk, an error while the chunks are made) no file and no temp file is left."""
+    path = Path(path)
+    _make_dir(path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for c in chunks:
+                f.write(c)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except OSError as e:
+        _unlink(tmp)
+        raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return path.stat().st_size
+
+
+def write_files(folder: str | Path, files: Iterable[tuple[str, bytes]]) -> list[Path]:
+    """Write ``(name, bytes)`` pairs (``tables.render``) into ``folder``, each atomically, as
+    they come; returns the paths written."""
+    folder = Path(folder)
+    _make_dir(folder)
+    written = []
+    for name, data in files:
+        write_file(folder / name, data)
+        written.append(folder / name)
+    return written
+
+
+def _make_dir(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise WriteError(f"cannot create {folder}: {e.strerror or e}") from None
+
+
+def _unlink(p: str) -> None:
+    try:
+        os.unlink(p)
+    except OSError:
+        pass
+
+
+def load_run(path: str | Path | None, keep_trace: Mapping[str, Pass] | None = None):
+    """``traceinsight.load`` with the newest run under ``runs/`` as the default, and one-line
+    errors; ``keep_trace`` as ``traceinsight.load``'s."""
     from traceinsight.runfolder import newest_run
     p = Path(path) if path is not None else newest_run()
     if not p.exists():
         raise TraceinsightError(f"{p}: no such file or directory")
     try:
         import traceinsight
-        return traceinsight.load(p)
+        return traceinsight.load(p, keep_trace=keep_trace)
     except ModuleNotFoundError as e:
         if e.name and e.name.startswith("traceinsight"):
             raise TraceinsightError(

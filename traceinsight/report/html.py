@@ -14,6 +14,7 @@ from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report.data import env_value
 from traceinsight.report.markdown import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE, concentrated_note, distortion_note, mean_share
+from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
 from traceinsight.stats import RATIO_METHOD
 
 TOP_ROWS = 25
@@ -329,12 +330,12 @@ def render_document(doc: dict) -> str:
     return _page(f"traceinsight report: {run['name']}", body)
 
 
-def render(run: Run, findings=None) -> str:
+def render(run: Run, options: ReportOptions = REPORT_DEFAULTS) -> str:
     from traceinsight.report.data import report_data
-    return render_document(report_data(run, findings))
+    return render_document(report_data(run, options.findings))
 
 
-def render_diff(diff: dict) -> str:
+def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:
     a, b = diff["a"]["name"], diff["b"]["name"]
     body = [f"<h1>traceinsight diff: {esc(a)} → {esc(b)}</h1>",
             f"<p class=\"summary\">{esc(diff['summary'])}</p>"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from traceinsight import present
 from traceinsight.model import Run
+from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "report.schema.json"
 
@@ -22,12 +23,12 @@ def dumps(doc: dict) -> str:
     return present.json_escape(json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)) + "\n"
 
 
-def render(run: Run, findings=None) -> str:
+def render(run: Run, options: ReportOptions = REPORT_DEFAULTS) -> str:
     from traceinsight.report.data import report_data
-    return dumps(report_data(run, findings))
+    return dumps(report_data(run, options.findings))
 
 
-def render_diff(diff: dict) -> str:
+def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:
     return dumps(diff)
 
 

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report.data import env_value
+from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
 from traceinsight.stats import RATIO_METHOD
 
 CATEGORY_MEANS_NOTE = ("Mean ms/step per category over the host-traced steady steps, with its share "
@@ -429,14 +430,15 @@ def host_sections(sessions: list[dict], cap: int | None) -> list[str]:
     return out
 
 
-def render(run: Run, findings=None) -> str:
+def render(run: Run, options: ReportOptions = REPORT_DEFAULTS) -> str:
     from traceinsight.report.data import report_data
-    return render_document(report_data(run, findings))
+    return render_document(report_data(run, options.findings))
 
 
 # ---------------------------------------------------------------------------------------------- diff
 
-def render_diff(diff: dict, limit: int = GITHUB_LIMIT) -> str:
+def render_diff(diff: dict, options: RenderOptions = DEFAULTS,
+                limit: int = GITHUB_LIMIT) -> str:
     head = [f"# traceinsight diff: {text(diff['a']['name'])} → {text(diff['b']['name'])}", "",
             f"**{text(diff['summary'])}**", ""]
     if diff["environment_changes"]:

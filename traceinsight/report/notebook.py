@@ -34,5 +34,5 @@ def _console(file: Any) -> Any:
 
 
 def show_run(run: Any, file: Any = None) -> None:
-    from traceinsight.report.terminal import render_analysis
-    render_analysis(run, console=_console(file))
+    from traceinsight.report import terminal
+    terminal.show(run, console=_console(file))

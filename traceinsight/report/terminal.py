@@ -1,4 +1,6 @@
-"""Terminal tables of an analysed run (rich), for ``traceinsight analyze``.
+"""Terminal tables of an analysed run (rich), for ``traceinsight analyze``: ``render(run,
+TerminalOptions(top, modes))`` gives the rich renderables (tables, rules, lines), ``show`` prints
+them on a console.
 
 Figures are formatted by ``traceinsight.present``; every string from a trace (op, function, file,
 mode names, errors, notes) goes through ``present.safe`` and into a rich ``Text`` (never parsed as
@@ -16,11 +18,13 @@ from typing import Any, Sequence
 
 import numpy as np
 from rich.console import Console
+from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
 from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
+from traceinsight.report.options import TERMINAL_DEFAULTS, TerminalOptions
 
 
 def _s(v: Any) -> Text:
@@ -39,9 +43,24 @@ def _spec_table(title: str, cols: Sequence[present.ColumnSpec], records: list[di
     return _table(title, [(c.label, c.numeric) for c in cols], rows)
 
 
-def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
-                    console: Console | None = None) -> None:
+def show(run: Run, options: TerminalOptions = TERMINAL_DEFAULTS,
+         console: Console | None = None) -> None:
+    """Print ``render(run, options)`` on ``console`` (default: stdout): tables by
+    ``present.print_table`` (folded on a terminal, whole when piped), the rest as they are."""
     console = console or Console()
+    for r in render(run, options):
+        if isinstance(r, Table):
+            present.print_table(console, r)
+        else:
+            console.print(r)
+
+
+def render(run: Run, options: TerminalOptions = TERMINAL_DEFAULTS) -> list[Any]:
+    """What ``traceinsight analyze`` prints, as rich renderables in order: the modes' summary,
+    the category medians, the hosts of multi-host sessions, then each mode's rule, step line,
+    notes and tables (the first ``top`` rows)."""
+    top, modes = options.top, options.modes
+    out: list[Any] = []
     ms = present.ms
     wanted = [m for m in run.modes.values() if modes is None or m.name in modes]
     summary = {r["mode"]: r for r in run.table("summary").records()}
@@ -58,7 +77,7 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
         rows.append([_s(m.name), ms(s["median_ms"]), present.ms_range(s["p25_ms"], s["p75_ms"]),
                      present.ratio_ci(s["ratio"], s["ratio_lo"], s["ratio_hi"]),
                      ms(s["first_step_ms"]), f"ok, {n} timed steps"])
-    present.print_table(console, _table(f"{present.safe(run.name)}: ms per step",
+    out.append(_table(f"{present.safe(run.name)}: ms per step",
                          [("mode", False), ("median", True), ("IQR", True),
                           ("×fastest [95% CI]", True), ("first step", True),
                           ("status / steps", False)], rows))
@@ -68,23 +87,19 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
         if m.ok:
             cats = m.category_medians()
             rows.append([_s(m.name), *[ms(cats[k]) for k in CATEGORIES]])
-    present.print_table(console, _table("where a steady step's time goes (ms, median per category)",
+    out.append(_table("where a steady step's time goes (ms, median per category)",
                          [("mode", False)] + [(c, True) for c in CATEGORIES], rows))
 
     names = {m.name for m in wanted}
     for group in run.host_groups():     # multi-host profile sessions: the hosts side by side
         if names & {h.mode for h in group.hosts}:
             from traceinsight.report.hosts_terminal import renderables
-            for r in renderables(group, top):
-                if isinstance(r, Table):
-                    present.print_table(console, r)
-                else:
-                    console.print(r)
+            out += renderables(group, top)
 
     for m in wanted:
         if not m.ok:
             continue
-        console.rule(Text(present.safe(m.name), style="bold"))
+        out.append(Rule(Text(present.safe(m.name), style="bold")))
         first = ""
         split = m.first_step
         if split is not None:
@@ -92,10 +107,10 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
             parts = ", ".join(f"{k}{' (derived)' if derived and k == 'compile' else ''} {ms(v)}"
                               for k, v in split.items() if v > 0.0005)
             first = f", first step apart: {ms(np.nansum(list(split.values())))} ms ({parts})"
-        console.print(Text(f"steps: {present.safe(m.step_rule)}; {m.n_steady} steady "
-                           f"step(s){first}"))
+        out.append(Text(f"steps: {present.safe(m.step_rule)}; {m.n_steady} steady "
+                        f"step(s){first}"))
         for note in m.notes:
-            console.print(Text.assemble(("note:", "yellow"), " ", present.safe(note, None)))
+            out.append(Text.assemble(("note:", "yellow"), " ", present.safe(note, None)))
         for title, name, cols in (("top ops (ms per steady step)", "ops", present.OP_COLUMNS),
                                   (present.STAGE_TITLE, "stages", present.STAGE_COLUMNS),
                                   ("tf.function calls and retraces", "retraces",
@@ -105,4 +120,5 @@ def render_analysis(run: Run, *, top: int = 10, modes: list[str] | None = None,
                                   ("events without a rule (other)", "other", present.OTHER_COLUMNS)):
             table = m.table(name)
             if not table.empty:
-                present.print_table(console, _spec_table(title, cols, table.records(top)))
+                out.append(_spec_table(title, cols, table.records(top)))
+    return out

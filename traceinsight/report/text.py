@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 from traceinsight.present import MAX_NAME, integer, ratio_ci, safe, signed_ms
 from traceinsight.present import ms as fmt_ms
+from traceinsight.report.options import DEFAULTS, RenderOptions
 
 TOP_OPS = 8
 
@@ -33,7 +34,7 @@ def _clip(s: Any, n: int = 60) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def render_diff(diff: dict) -> str:
+def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:
     out = [f"A: {safe(diff['a']['name'])}", f"B: {safe(diff['b']['name'])}", "",
            safe(diff["summary"], None), ""]
     for c in diff["environment_changes"]:

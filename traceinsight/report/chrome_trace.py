@@ -1,25 +1,29 @@
-"""Exports of one mode: a Chrome-trace JSON (Perfetto, chrome://tracing) and CSV / Parquet tables.
+"""One mode's Chrome trace (Perfetto, chrome://tracing): ``render(run, TraceOptions(mode, pass_name,
+steps, gzip_level))`` gives the file's bytes as an iterator of chunks, streamed (never the whole
+document in memory; gzip runs on a second thread while the next chunks are formatted);
+``report.write_chunks`` writes them atomically.
 
-``trace_events`` writes the trace-event format (catapult's "JSON Object Format": ``{"traceEvents":
+It writes the trace-event format (catapult's "JSON Object Format": ``{"traceEvents":
 [...], "displayTimeUnit": "ns"}``, ``ts`` / ``dur`` in µs) from the event table and attribution the
 analysis already holds, not through XProf's converter (which takes ~15 µs per event and writes every
 stat): one ``pid`` per plane, one ``tid`` per thread line, our category on every slice (``cat`` and
 ``args.category``), a track per category on the main thread (its exclusive timeline: which category
-owns each instant), the steps as spans with their category split, and only the selected steps. The
-per-category tracks and the steps track come from the analysis (``analysis.mode.analyze_trace``,
-the first half of a mode's analysis: the attribution's main-thread timeline and the steps table,
-with every correction the mode's analysis makes), so they are the mode's figures; this module only
-formats them. Where the analysis claims no category (host time the trace cannot split) there is no
-category track and the steps carry no split.
+owns each instant), the steps as spans with their category split, and only the selected steps.
+Everything drawn is the per-event data the mode's own analysis kept (``ModeResult.trace``, an
+``analysis.mode.TraceAnalysis``: the event table, the attribution's main-thread timeline and the
+steps table, with every correction the mode's analysis makes), so they are the mode's figures;
+this module only formats them and never reads a trace file. Where the analysis claims no
+category (host time the trace cannot split) there is no category track and the steps carry no
+split.
 
 Every slice track is properly nested (what trace viewers need to draw a thread as a stack): events
 the analysis keeps out of the nesting (step markers, events that cross other events' ends) go to a
 "crossing events" track beside their thread. Times are floored to whole nanoseconds on the trace's
 clock, relative to the first exported event (``metadata.traceinsight.t0_ns``), which keeps nesting.
 
-``chrome_trace`` is the older route through XProf's own converter (``raw_to_tool_data.
+``via_xprof`` is the one exception: XProf's own converter on the trace files (``raw_to_tool_data.
 xspace_to_tool_data(paths, "trace_viewer", {})``, xprof 2.24), kept for ``export --via-xprof`` (all
-stats in ``args``) and for ``tools/bench_export.py``.
+stats in ``args``; XProf's conversion, not ours) and for ``tools/bench_export.py``.
 """
 
 from __future__ import annotations
@@ -32,16 +36,49 @@ import re
 import tempfile
 import threading
 import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from traceinsight.errors import TraceinsightError, WriteError
-from traceinsight.model import ModeResult
+from traceinsight.errors import TraceinsightError
+from traceinsight.model import ModeResult, Run
+from traceinsight.report.options import TraceOptions
+from traceinsight.runfolder import PASSES
 
-TABLE_FORMATS = ("csv", "parquet")
-PASSES = ("host", "python")
+if TYPE_CHECKING:
+    from traceinsight.analysis.mode import TraceAnalysis
+
+
+def render(run: Run, options: TraceOptions) -> Iterator[bytes]:
+    """The trace file of ``options.mode``'s ``options.pass_name`` pass, in chunks (gzip unless
+    ``gzip_level`` is None). Raises here, before any chunk, where the mode or pass is missing or
+    its per-event data was not kept; an unknown step raises on the first chunk."""
+    tr = kept_trace(run, options.mode, options.pass_name)
+    chunks = trace_chunks(tr, None if options.steps is None else list(options.steps),
+                          options.mode)
+    return chunks if options.gzip_level is None else gzipped(chunks, options.gzip_level)
+
+
+def kept_trace(run: Run, mode_name: str, pass_name: str = "host") -> TraceAnalysis:
+    """The per-event data of one pass of a mode, as its analysis kept it (``ModeResult.trace``,
+    ``traceinsight.load(path, keep_trace={mode: pass})``)."""
+    mode = run.modes.get(mode_name)
+    if mode is None:
+        raise TraceinsightError(f"{run.name} has no mode {mode_name!r}; modes: "
+                                f"{', '.join(run.modes) or 'none'}")
+    paths = pass_paths(mode, pass_name)
+    tr = mode.trace
+    if tr is None or [str(f) for f in tr.table.files] != paths:
+        if not mode.ok:
+            raise TraceinsightError(f"mode {mode_name!r} {mode.status}: {mode.error or ''}".strip())
+        raise TraceinsightError(
+            f"mode {mode_name!r}: no analysis of its {pass_name} pass was kept to draw (load the "
+            f"run with keep_trace={{{mode_name!r}: {pass_name!r}}}; a pass that could not be read "
+            "is named in the mode's notes)")
+    return tr
 
 
 def pass_paths(mode: ModeResult, pass_name: str = "host") -> list[str]:
@@ -84,7 +121,7 @@ def _quiet_stderr():
             os.close(saved)
 
 
-def chrome_trace(paths: list[str]) -> str:
+def via_xprof(paths: list[str]) -> str:
     """The Chrome trace-event JSON of some xplane files, via XProf's trace_viewer converter."""
     try:
         from xprof.convert import raw_to_tool_data
@@ -129,25 +166,6 @@ def parse_steps(spec: str | None) -> list[int] | None:
             raise TraceinsightError(f"--steps {spec!r}: bad range {part.strip()}")
         out.extend(range(a, b + 1))
     return out
-
-
-def analyzed_trace(paths: list[str], timing=None):
-    """Some trace files analysed as a mode's pass is (``analysis.mode.analyze_trace``: the event
-    table, the attribution with every correction the analysis makes, the steps table); ``timing``:
-    the mode's, for the pass its tables come from."""
-    from traceinsight.analysis.mode import analyze_trace
-    return analyze_trace([Path(p) for p in paths], timing=timing)
-
-
-def mode_trace(mode: ModeResult, pass_name: str = "host"):
-    """One pass of a mode analysed for the export. The pass the mode's tables come from (the
-    host pass, or the only one) is analysed exactly as the mode was, so the exported steps and
-    categories are the mode's; the python-tracer pass of a mode that has a host pass is analysed
-    the same way on its own trace."""
-    paths = pass_paths(mode, pass_name)
-    has_host = any(_pass_of(str(p)) == "host" for p in mode.trace_paths)
-    main = pass_name == "host" or not has_host
-    return analyzed_trace(paths, timing=mode.timing if main else None)
 
 
 def _windows(steps: pd.DataFrame, select: list[int] | None) -> np.ndarray | None:
@@ -249,14 +267,10 @@ def _x_records(group: np.ndarray, prefixes: list[bytes], ts_ns: np.ndarray,
         yield arr.tobytes()
 
 
-def trace_events(tr, select: list[int] | None = None, mode_name: str = "") -> bytes:
-    """The trace-event JSON document (UTF-8 bytes) of an analysed trace (``analyzed_trace``); see
-    the module docstring."""
-    return b"".join(trace_chunks(tr, select, mode_name))
-
-
-def trace_chunks(tr, select: list[int] | None = None, mode_name: str = ""):
-    """``trace_events`` as pieces to write one after the other (no copy of the whole document)."""
+def trace_chunks(tr: TraceAnalysis, select: list[int] | None = None,
+                 mode_name: str = "") -> Iterator[bytes]:
+    """The trace-event JSON document (UTF-8) of a pass's kept analysis, as pieces to write one
+    after the other (no copy of the whole document); see the module docstring."""
     from traceinsight.analysis import rules
     from traceinsight.model import CATEGORIES
 
@@ -384,234 +398,55 @@ def trace_chunks(tr, select: list[int] | None = None, mode_name: str = ""):
     yield (",\n".join(out) + "\n]}\n").encode("utf-8")
 
 
-class _Compressor(threading.Thread):
-    """gzip chunks on a second thread (zlib releases the GIL) while the next ones are formatted."""
-
-    def __init__(self, f, level: int):
-        super().__init__(name="traceinsight-gzip", daemon=True)
-        self.f = f
-        self.q: queue.Queue = queue.Queue(maxsize=4)
-        self.z = zlib.compressobj(level, zlib.DEFLATED, 31)
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        ended = False
-        try:
-            while (chunk := self.q.get()) is not None:
-                self.f.write(self.z.compress(chunk))
-            ended = True
-            self.f.write(self.z.flush())
-        except BaseException as e:  # reported by close()
-            self.error = e
-            # keep taking chunks (dropped) until the end: the writer must never block on a full
-            # queue nobody empties (a full disk)
-            while not ended and self.q.get() is not None:
-                pass
-
-    def close(self) -> None:
-        self.q.put(None)
-        self.join()
-        if self.error is not None:
-            raise self.error
+_DONE = object()
 
 
-def write_trace(path: Path, tr, select: list[int] | None = None, mode_name: str = "",
-                gzip_level: int | None = 1) -> int:
-    """Write the trace-event document to ``path`` (gzip when ``gzip_level`` is not None),
-    atomically; returns the bytes written."""
-    path = Path(path)
-    _make_dir(path.parent)
+def gzipped(chunks: Iterable[bytes], level: int = 1) -> Iterator[bytes]:
+    """``chunks`` as one gzip stream (what ui.perfetto.dev and chrome://tracing open as .json.gz;
+    level 1: fast, and trace JSON still shrinks ~10x). The chunks are compressed on a second
+    thread (zlib releases the GIL) while the next ones are formatted on this one; the compressed
+    pieces are given here, as they come. Stopped early (the consumer failed: a full disk), the
+    thread ends too."""
+    z = zlib.compressobj(level, zlib.DEFLATED, 31)
+    todo: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
+    done: queue.Queue[Any] = queue.Queue()
+
+    def work() -> None:
+        error = False
+        while (chunk := todo.get()) is not None:
+            if not error:      # after an error, keep taking chunks (dropped) until the end:
+                try:           # the producer must never block on a full queue nobody empties
+                    done.put(z.compress(chunk))
+                except BaseException as e:
+                    error = True
+                    done.put(e)
+        if not error:
+            try:
+                done.put(z.flush())
+            except BaseException as e:
+                done.put(e)
+        done.put(_DONE)
+
+    def take(out: Any) -> bytes:
+        if isinstance(out, BaseException):
+            raise out
+        return out
+
+    thread = threading.Thread(target=work, name="traceinsight-gzip", daemon=True)
+    thread.start()
+    ended = False
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            chunks = trace_chunks(tr, select, mode_name)
-            if gzip_level is None:
-                for c in chunks:
-                    f.write(c)
-            else:
-                comp = _Compressor(f, gzip_level)
-                comp.start()
-                try:
-                    for c in chunks:
-                        if comp.error is not None:   # the disk is full: stop formatting
-                            break
-                        comp.q.put(c)
-                finally:
-                    comp.close()
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except OSError as e:
-        _unlink(tmp)
-        raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
-    except BaseException:
-        _unlink(tmp)
-        raise
-    return path.stat().st_size
-
-
-def _unlink(p: str) -> None:
-    try:
-        os.unlink(p)
-    except OSError:
-        pass
-
-
-def gzip_bytes(data: bytes, level: int = 1) -> bytes:
-    """gzip (what ui.perfetto.dev and chrome://tracing open as .json.gz); level 1: fast, and
-    trace JSON still shrinks ~10x."""
-    c = zlib.compressobj(level, zlib.DEFLATED, 31)
-    return c.compress(data) + c.flush()
-
-
-def tables(mode: ModeResult) -> dict[str, pd.DataFrame]:
-    """The mode's tables as the TUI and reports show them (empty ones left out)."""
-    out = {
-        "breakdown": mode.breakdown.rename_axis("category").reset_index()
-        if not mode.breakdown.empty else mode.breakdown,
-        "steps": mode.steps, "ops": mode.ops, "retraces": mode.retraces,
-        "hotspots": mode.hotspots, "other": mode.other,
-        # GPU traces: the device side (empty, so left out, on CPU-only traces)
-        "devices": mode.devices, "device_steps": mode.device_steps, "kernels": mode.kernels,
-    }
-    return {k: v for k, v in out.items() if not v.empty}
-
-
-# --------------------------------------------------------------------------- tables for fleets
-
-FLEET_TABLES = ("modes", "steps", "categories", "ops", "hotspots")
-# run metadata, the first columns of every fleet table (so tables of many runs stack by name)
-RUN_COLUMNS = ("run", "run_path", "created_utc", "workload", "tool", "tensorflow", "keras",
-               "python", "hostname", "cpu_model", "command", "mode", "host")
-
-
-def _host_of(mode: ModeResult) -> str:
-    """The host(s) a mode's traces were recorded on (``<host>.xplane.pb``)."""
-    hosts = sorted({Path(p).name[:-len(".xplane.pb")] for p in mode.trace_paths
-                    if Path(p).name.endswith(".xplane.pb")})
-    return ",".join(hosts)
-
-
-def run_metadata(run) -> dict[str, object]:
-    m, env = run.manifest or {}, run.environment or {}
-    return {"run": run.name, "run_path": str(run.path) if run.path else None,
-            "created_utc": m.get("created_utc"), "workload": (m.get("workload") or {}).get("name"),
-            "tool": m.get("tool"), "tensorflow": env.get("tensorflow"), "keras": env.get("keras"),
-            "python": env.get("python"), "hostname": env.get("hostname"),
-            "cpu_model": env.get("cpu_model"), "command": m.get("command")}
-
-
-def fleet_tables(run) -> dict[str, pd.DataFrame]:
-    """Every mode's (and host's) tables of one run, stacked, with the run's metadata as columns:
-    ``modes`` (the summary: untraced median ms/step, CI, ratio, first step, distortion, status),
-    ``steps`` (one row per traced step with its category split), ``categories`` (median / p25 /
-    p75 / mean ms per steady step, long form), ``ops`` and ``hotspots``. Many runs' tables can
-    then be queried together (README: DuckDB)."""
-    meta = run_metadata(run)
-    per_mode: dict[str, list[pd.DataFrame]] = {k: [] for k in FLEET_TABLES}
-    summary = run.summary()
-    for m in run.modes.values():
-        cols = dict(meta, mode=m.name, host=_host_of(m))
-        per_mode["modes"].append(summary[summary["mode"] == m.name].drop(columns="mode")
-                                 .assign(**cols))
-        if not m.ok:
-            continue
-        bd = m.breakdown.rename_axis("category").reset_index().rename(
-            columns={c: f"{c}_ms" for c in ("median", "p25", "p75", "mean")})
-        for name, df in (("steps", m.steps), ("categories", bd), ("ops", m.ops),
-                         ("hotspots", m.hotspots)):
-            if not df.empty:
-                per_mode[name].append(df.assign(**cols))
-    out = {}
-    for name, frames in per_mode.items():
-        df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(RUN_COLUMNS))
-        out[name] = df[list(RUN_COLUMNS) + [c for c in df.columns if c not in RUN_COLUMNS]]
-    return out
-
-
-def _need_pyarrow() -> None:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        raise TraceinsightError("Parquet needs pyarrow: pip install 'traceinsight-tf[tables]' "
-                                "(or use --tables csv)") from None
-
-
-def write_fleet_tables(run, outdir: Path, fmt: str = "parquet") -> list[Path]:
-    if fmt not in TABLE_FORMATS:
-        raise TraceinsightError(f"table format {fmt!r} is not one of {', '.join(TABLE_FORMATS)}")
-    if fmt == "parquet":
-        _need_pyarrow()
-    _make_dir(outdir)
-    written = []
-    for name, df in fleet_tables(run).items():
-        path = outdir / f"{name}.{fmt}"
-        if fmt == "csv":
-            _write_table(path, lambda tmp, df=df: csv_safe(df).to_csv(tmp, index=False))
-        else:
-            # object columns of mixed None / str stay strings; all-None metadata columns too
-            df = df.astype({c: "string" for c in df.columns if df[c].dtype == object
-                            and df[c].map(lambda v: v is None or isinstance(v, str)).all()})
-            _write_table(path, lambda tmp, df=df: df.to_parquet(tmp, index=False))
-        written.append(path)
-    return written
-
-
-def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
-    """The table with every text cell passed through ``present.safe`` without a length limit:
-    control characters, terminal escape codes and bidi controls written as visible escapes
-    (``\x1b``, ``\u202e``), so a CSV shown in a terminal or a spreadsheet cannot act on it. Names
-    holding such characters are not names TensorFlow makes; Parquet keeps every string as it is."""
-    from traceinsight.present import safe
-    out = df.copy()
-    for c in out.columns:
-        if out[c].dtype == object or pd.api.types.is_string_dtype(out[c].dtype):
-            out[c] = out[c].map(lambda v: safe(v, None) if isinstance(v, str) else v)
-    return out
-
-
-def _make_dir(outdir: Path) -> None:
-    try:
-        outdir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise WriteError(f"cannot create {outdir}: {e.strerror or e}") from None
-
-
-def _write_table(path: Path, write) -> None:
-    """``write(tmp)`` then rename to ``path``; on any failure (a full disk) the temp file is
-    removed and the error is one line."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except OSError as e:
-        _unlink(str(tmp))
-        raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
-    except BaseException:
-        _unlink(str(tmp))
-        raise
-
-
-def write_tables(mode: ModeResult, outdir: Path, fmt: str = "csv") -> list[Path]:
-    if fmt not in TABLE_FORMATS:
-        raise TraceinsightError(f"table format {fmt!r} is not one of {', '.join(TABLE_FORMATS)}")
-    if fmt == "parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise TraceinsightError("Parquet needs pyarrow: pip install pyarrow (or use --tables csv)") \
-                from None
-    _make_dir(outdir)
-    written = []
-    for name, df in tables(mode).items():
-        path = outdir / f"{name}.{fmt}"
-        if fmt == "csv":
-            _write_table(path, lambda tmp, df=df: csv_safe(df).to_csv(tmp, index=False))
-        else:
-            _write_table(path, lambda tmp, df=df: df.to_parquet(tmp, index=False))
-        written.append(path)
-    return written
+        for chunk in chunks:
+            todo.put(chunk)
+            while not done.empty():
+                if piece := take(done.get_nowait()):
+                    yield piece
+        todo.put(None)
+        ended = True
+        while (out := done.get()) is not _DONE:
+            if piece := take(out):
+                yield piece
+    finally:
+        if not ended:
+            todo.put(None)
+        thread.join()
