@@ -21,6 +21,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from traceinsight import present
+from traceinsight.analysis.results import ms_per_call
 from traceinsight.analysis.retraces import GRAPH_BUILDS
 from traceinsight.compare import Comparison, is_distorted
 from traceinsight.finding import SEVERITIES, Finding
@@ -499,11 +500,11 @@ def _op_call_stats(m: ModeResult) -> tuple[float, float]:
     if ops.empty or "calls_per_step" not in ops:
         return 0.0, float("nan")
     calls = np.asarray(ops["calls_per_step"], dtype=float)
-    self_ms = np.asarray(ops["self_ms_per_step"], dtype=float)
-    ok = (calls > 0) & (self_ms > 0)   # zero-time calls (e.g. _EagerConst) count, not in the median
+    each = ms_per_call(calls, ops["self_ms_per_step"])
+    ok = (calls > 0) & (each > 0)   # zero-time calls (e.g. _EagerConst) count, not in the median
     if not ok.any():
         return float(calls[calls > 0].sum()), float("nan")
-    per_call = self_ms[ok] / calls[ok]
+    per_call = each[ok]
     order = np.argsort(per_call, kind="stable")
     cum = np.cumsum(calls[ok][order])
     median = float(per_call[order][np.searchsorted(cum, cum[-1] / 2)])

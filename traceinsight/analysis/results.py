@@ -179,6 +179,16 @@ def ops_table(a: Attribution, steps: Columns) -> Columns:
                     "share": share}).take(order)
 
 
+def ms_per_call(calls_per_step: np.ndarray, self_ms_per_step: np.ndarray) -> np.ndarray:
+    """Self time of one call of each op of an ops table (ms): its per-step self time over its
+    calls per step; NaN for an op with no calls. The one definition the viewer's ops table and
+    the tiny-ops finding read."""
+    calls = np.asarray(calls_per_step, dtype=float)
+    self_ms = np.asarray(self_ms_per_step, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(calls > 0, self_ms / np.where(calls > 0, calls, 1.0), np.nan)
+
+
 def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
     """op, type, thread, calls, self_ps summed over the windows [ws, we)."""
     t = a.table

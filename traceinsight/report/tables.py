@@ -65,7 +65,8 @@ def _files(frames: dict[str, pd.DataFrame], fmt: str, fleet: bool) -> Iterator[t
 
 
 def tables(mode: ModeResult) -> dict[str, pd.DataFrame]:
-    """The mode's tables as the TUI and reports show them (empty ones left out)."""
+    """The mode's tables as the TUI and reports show them (empty ones left out), as the public
+    API's DataFrames: pandas writes the CSV and Parquet files."""
     out = {
         "breakdown": mode.breakdown.rename_axis("category").reset_index()
         if not mode.breakdown.empty else mode.breakdown,

@@ -75,9 +75,9 @@ def device_text(devices: pd.DataFrame) -> Text:
 
 
 def with_per_call(ops: pd.DataFrame) -> pd.DataFrame:
-    """The ops table plus self time per call (the model's per-step figures divided, for display)."""
-    calls = ops["calls_per_step"].astype(float).where(ops["calls_per_step"] > 0)
-    return ops.assign(ms_per_call=ops["self_ms_per_step"].astype(float) / calls)
+    """The ops table plus self time per call (``analysis.results.ms_per_call``)."""
+    from traceinsight.analysis.results import ms_per_call
+    return ops.assign(ms_per_call=ms_per_call(ops["calls_per_step"], ops["self_ms_per_step"]))
 
 
 def op_detail(row: pd.Series) -> Text:
