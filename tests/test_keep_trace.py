@@ -7,14 +7,13 @@ and every correction the loader makes applies to it too."""
 from __future__ import annotations
 
 import collections
-import os
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from test_parallel import assert_same_mode
+from test_parallel import assert_same_mode, jobs_sent
 
 import traceinsight
 from traceinsight import cli
@@ -52,16 +51,9 @@ def test_kept_modes_are_analysed_here_and_equal_the_others(tmp_path, monkeypatch
     plain = traceinsight.load(path, use_cache=False)
     monkeypatch.setenv(parallel.JOBS_ENV, "2")
     monkeypatch.setenv(parallel.START_ENV, start)
-    me, sent = os.getpid(), []
-    send = parallel._send
-
-    def send_job(f, obj, **kw):
-        if os.getpid() == me:
-            sent.append(obj[0])
-        send(f, obj, **kw)
-    monkeypatch.setattr(parallel, "_send", send_job)
+    sent = jobs_sent(monkeypatch)
     kept = traceinsight.load(path, use_cache=False, keep_trace={"eager": "python", "xla": "host"})
-    assert sent and not {"eager", "xla"} & set(sent)       # the others went to the worker
+    assert sent and not {"eager", "xla"} & {job[0] for job in sent}       # the others went to the worker
     assert list(kept.modes) == list(plain.modes)
     for name, m in kept.modes.items():
         assert_same_mode(m, plain.modes[name])

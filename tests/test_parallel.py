@@ -384,6 +384,21 @@ SIGNATURES = {"steps": 30, "truncated": False, "distinct": [
     {"args": ["ndarray float32 shape (200,)", "Python float 0.01"], "first_step": 1, "steps": 1}]}
 
 
+def jobs_sent(monkeypatch) -> list:
+    """The jobs this process sends to its worker processes, recorded as they go (a list that
+    fills during the load)."""
+    me, sent = os.getpid(), []
+    send = parallel._send
+
+    def send_job(f, obj, **kw):
+        if os.getpid() == me:
+            sent.append(obj)
+        send(f, obj, **kw)
+
+    monkeypatch.setattr(parallel, "_send", send_job)
+    return sent
+
+
 def run_copy(tmp_path: Path, name: str) -> Path:
     """A committed run folder without its analysis cache; the retracing run with the input
     signatures a capture records (so that they must travel with the job too), and a mode whose
@@ -451,15 +466,7 @@ def test_run_folder_modes_in_parallel_equal_serial(tmp_path, monkeypatch, name, 
     serial = traceinsight.load(path, use_cache=False)
     monkeypatch.setenv(parallel.JOBS_ENV, "2")
     monkeypatch.setenv(parallel.START_ENV, start)
-    me, sent = os.getpid(), []
-    send = parallel._send
-
-    def send_job(f, obj, **kw):
-        if os.getpid() == me:
-            sent.append(obj)
-        send(f, obj, **kw)
-
-    monkeypatch.setattr(parallel, "_send", send_job)
+    sent = jobs_sent(monkeypatch)
     par = traceinsight.load(path)           # analysed, the cache written
     assert sent and all(len(job) == 3 and job[2]["python_files"] and job[2]["timing"]
                         for job in sent)
