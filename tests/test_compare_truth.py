@@ -259,6 +259,14 @@ def test_the_run_computes_its_figures_once():
     assert run.compare("eager", "function") is run.compare("eager", "function")
     assert run.findings is run.findings
     assert run.fastest == "function"
+    # what a reader gets cannot change what the next reader sees: findings are a tuple of frozen
+    # Findings, a comparison's tables are copies
+    assert isinstance(run.findings, tuple)
+    c = run.compare("eager", "function")
+    ops = c.ops
+    assert len(ops)
+    ops.loc[:, "delta_ms"] = 1e9
+    assert (c.ops["delta_ms"] != 1e9).all() and len(c.ops) == len(ops)
     s = run.summary()
     assert s.loc[s["fastest"], "mode"].tolist() == ["function"]
     doc = report_data(run)

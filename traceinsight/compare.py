@@ -36,7 +36,9 @@ def is_distorted(d: float | None) -> TypeGuard[float]:
 class _Lazy:
     """A Comparison table: given as a DataFrame or as a function that computes it, read as a
     DataFrame (computed on first access: the overview's ratios need none of the tables, so
-    ``traceinsight analyze`` never computes an op diff or imports pandas)."""
+    ``traceinsight analyze`` never computes an op diff or imports pandas). Each read is a copy:
+    the comparison is shared by every page of the run, so no reader can change what another
+    reads."""
 
     def __init__(self, columns: list[str] | None = None):
         self.columns = columns
@@ -51,7 +53,7 @@ class _Lazy:
         v = obj.__dict__[self.name]
         if callable(v):
             v = obj.__dict__[self.name] = v()
-        return v
+        return v.copy()
 
     def __set__(self, obj: Any, value: Any) -> None:
         obj.__dict__[self.name] = value

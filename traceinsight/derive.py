@@ -63,11 +63,11 @@ class RunAnalysis:
         return c
 
     @cached_property
-    def _findings(self) -> list[Finding]:
+    def _findings(self) -> tuple[Finding, ...]:
         from traceinsight.findings import find
-        return find(self.run)
+        return tuple(find(self.run))
 
-    def findings(self) -> list[Finding]:
+    def findings(self) -> tuple[Finding, ...]:
         return self._findings
 
     @cached_property
