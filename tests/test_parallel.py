@@ -83,6 +83,48 @@ def test_replace_keeps_bootstrap_medians_of_the_same_samples(logdir):
     assert "boot_medians" not in m.replace(timing=None).__dict__   # other samples: resampled
 
 
+def test_a_warm_cache_gives_back_the_bootstrap_medians_of_the_same_samples_only(tmp_path):
+    """The analysis cache keeps each mode's bootstrap medians with a digest of the samples they
+    were drawn from; a later load takes them back (no resampling) only where the samples read
+    now (the timings, read from timings.json each load) are the same; anything else in their
+    place is resampled, never shown."""
+    import json
+
+    from traceinsight.resample import bootstrap_medians as resample
+    path = run_copy(tmp_path, "conv1d")
+    first = traceinsight.load(path)                    # analysed, the cache written
+    again = traceinsight.load(path)
+    for name, m in again.modes.items():
+        if not m.ok:
+            continue
+        assert "boot_medians" in m.__dict__, name      # taken from the cache, not resampled
+        samples, strata = m._boot_inputs()
+        assert m.boot_medians.tolist() == resample(samples, strata=strata).tolist()
+        assert m.boot_medians.tolist() == first.modes[name].boot_medians.tolist()
+    # other samples (a timings.json changed since): the kept medians are not theirs
+    t = path / "eager" / "timings.json"
+    data = json.loads(t.read_text())
+    data["steps_s"] = [v * 2 for v in data["steps_s"]]
+    for r in data.get("rounds") or []:
+        r["steps_s"] = [v * 2 for v in r["steps_s"]]
+    t.write_text(json.dumps(data))
+    changed = traceinsight.load(path).modes["eager"]
+    assert "boot_medians" not in changed.__dict__
+    samples, strata = changed._boot_inputs()
+    assert changed.boot_medians.tolist() == resample(samples, strata=strata).tolist()
+    # a damaged entry (the right digest, wrong values) is resampled
+    damaged = 0
+    for f in (path / ".traceinsight").rglob("*.json"):
+        entry = json.loads(f.read_text())
+        if isinstance(entry, dict) and isinstance(entry.get("boot"), dict):
+            entry["boot"]["medians"] = ["x"] * len(entry["boot"]["medians"])
+            f.write_text(json.dumps(entry))
+            damaged += 1
+    assert damaged >= 3
+    for m in traceinsight.load(path).modes.values():
+        assert not m.ok or "boot_medians" not in m.__dict__
+
+
 def test_load_uses_the_pool(logdir, monkeypatch):
     monkeypatch.setenv(parallel.JOBS_ENV, "1")
     serial = traceinsight.load(logdir)

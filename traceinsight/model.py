@@ -24,7 +24,7 @@ import numpy as np
 from traceinsight.columns import Columns
 from traceinsight.finding import Finding
 from traceinsight.modekind import ModeKind, mode_kind
-from traceinsight.resample import bootstrap_medians
+from traceinsight.resample import bootstrap_medians, samples_digest
 from traceinsight.stepsource import StepSource
 
 if TYPE_CHECKING:
@@ -327,16 +327,27 @@ class ModeResult:
         steps = self.steps
         return steps if steps.empty else steps[self.steady_mask()]
 
+    def _boot_inputs(self) -> tuple[np.ndarray, tuple[int, ...] | None]:
+        """The samples ``boot_medians`` resamples and their strata (the interleaved rounds' sizes,
+        when the samples are those rounds' steps in order)."""
+        samples = self.step_samples_ms
+        rounds = self.timing.rounds if self.timing is not None and len(self.timing.steps_s) else None
+        strata = tuple(len(r) for r in rounds) if rounds else None
+        return samples, (strata if strata and sum(strata) == len(samples) else None)
+
+    @property
+    def boot_digest(self) -> str:
+        """A digest of what ``boot_medians`` resamples (``resample.samples_digest``): the analysis
+        cache keeps the medians with it and gives them back only to the same samples."""
+        return samples_digest(*self._boot_inputs())
+
     @cached_property
     def boot_medians(self) -> np.ndarray:
         """Bootstrap medians of ``step_samples_ms`` (fixed seed), computed once per mode: its
-        interval and every ratio it takes part in reuse them."""
-        samples = self.step_samples_ms
-        rounds = self.timing.rounds if self.timing is not None and len(self.timing.steps_s) else None
-        # resampled within each interleaved round when the samples are the rounds' steps in order
-        strata = tuple(len(r) for r in rounds) if rounds else None
-        return bootstrap_medians(samples, strata=strata if strata and sum(strata) == len(samples)
-                                 else None)
+        interval and every ratio it takes part in reuse them. Resampled within each interleaved
+        round when the samples are the rounds' steps in order."""
+        samples, strata = self._boot_inputs()
+        return bootstrap_medians(samples, strata=strata)
 
     @property
     def traced_ms(self) -> float:

@@ -14,6 +14,16 @@ BOOTSTRAP_WORK_MAX = 200_000_000  # resamples x samples drawn one by one; beyond
 SEED = 20240521  # fixed: the same run always shows the same interval
 
 
+def samples_digest(samples: np.ndarray, strata: tuple[int, ...] | None) -> str:
+    """What ``bootstrap_medians`` resamples, as a sha256: the samples' bits, the strata and the
+    resampling's own constants. Bootstrap medians kept beside it (the analysis cache) are reused
+    only where the digest of the samples read now is the same."""
+    import hashlib
+    h = hashlib.sha256(np.ascontiguousarray(np.asarray(samples, dtype="<f8")).tobytes())
+    h.update(repr((strata, BOOTSTRAP_SAMPLES, BOOTSTRAP_WORK_MAX, SEED)).encode())
+    return h.hexdigest()
+
+
 def bootstrap_medians(samples: np.ndarray, seed: int = SEED,
                       strata: tuple[int, ...] | None = None) -> np.ndarray:
     """Medians of BOOTSTRAP_SAMPLES resamples (fixed seed). Callers keep them where the samples

@@ -19,6 +19,7 @@ import numpy as np
 
 from traceinsight.columns import Columns, text
 from traceinsight.model import CompileCall, CompileEstimate, ModeResult, Timing
+from traceinsight.resample import BOOTSTRAP_SAMPLES
 from traceinsight.runfolder import atomic_write_json
 from traceinsight.stepsource import StepSource
 
@@ -118,7 +119,25 @@ def to_dict(mode: ModeResult, key: list) -> dict:
             "compile_estimate": _estimate_to_json(mode.compile_estimate)}
     for name in FRAMES:
         data[name] = _table_to_json(mode.table(name))
+    boot = mode.__dict__.get("boot_medians")      # kept when computed (``ModeResult.boot_medians``)
+    if boot is not None:
+        data["boot"] = {"digest": mode.boot_digest, "medians": _exact_floats(boot)}
     return data
+
+
+def _adopt_boot(mode: ModeResult, boot: Any) -> ModeResult:
+    """Give ``mode`` the bootstrap medians ``to_dict`` kept, where they were resampled from the
+    very samples the mode has now (its timing is read from timings.json on every load, so the
+    digest is compared each time); anything else in their place is ignored (resampled again)."""
+    if not isinstance(boot, dict) or boot.get("digest") != mode.boot_digest:
+        return mode
+    values = boot.get("medians")
+    if not isinstance(values, list) or len(values) != BOOTSTRAP_SAMPLES or not all(
+            (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in ("nan", "inf", "-inf")
+            for v in values):
+        return mode
+    mode.adopt_boot_medians(_floats(values))
+    return mode
 
 
 def _exact_floats(a: np.ndarray) -> list:
@@ -276,7 +295,7 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
     try:
         frames = {name: _table_from_json(data[name]) for name in FRAMES}
         first = data.get("first_step")
-        return ModeResult(
+        return _adopt_boot(ModeResult(
             name=data["name"], status=data["status"], error=data.get("error"), timing=timing,
             steps=frames["steps"], breakdown=frames["breakdown"],
             first_step=None if first is None else
@@ -289,7 +308,7 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
             host_events_recorded=bool(data.get("host_events_recorded", True)),
             device_steps=frames["device_steps"], devices=frames["devices"],
             kernels=frames["kernels"], stages=frames["stages"],
-            compile_estimate=_estimate_from_json(data.get("compile_estimate")))
+            compile_estimate=_estimate_from_json(data.get("compile_estimate"))), data.get("boot"))
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError,
             RecursionError, MemoryError):
         return None   # not what to_dict wrote (a damaged or hand-made file): analysed again

@@ -113,8 +113,7 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
 
 
 def _with_notes(mode: ModeResult, notes: list[str]) -> ModeResult:
-    import dataclasses
-    return dataclasses.replace(mode, notes=tuple(mode.notes) + tuple(notes))
+    return mode.replace(notes=tuple(mode.notes) + tuple(notes))   # keeps its bootstrap medians
 
 
 def load(path, *, use_cache: bool = True,

@@ -64,8 +64,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-import numpy as np
-
 from traceinsight.analysis import cache, malloc
 from traceinsight.errors import TraceinsightError
 
@@ -114,12 +112,6 @@ def _analyze(name: str, files: list[Path], **args: Any):
     # analysed the mode, instead of one mode after another in the loading process afterwards
     _ = mode.boot_medians
     return mode
-
-
-def _boot_of(mode) -> list[float] | None:
-    """The mode's bootstrap medians for the result message (None when not finite: JSON has no NaN)."""
-    boot = mode.__dict__.get("boot_medians")
-    return boot.tolist() if boot is not None and bool(np.isfinite(boot).all()) else None
 
 
 def analyze_modes(groups: dict[str, list[Path]], jobs: int | None = None,
@@ -265,9 +257,7 @@ class _Worker:
                 if mode is None:
                     status, value = "error", "the analysis process sent an unreadable result"
                 else:
-                    if isinstance(value.get("boot"), list):
-                        mode.adopt_boot_medians(value["boot"])
-                    value = mode
+                    value = mode      # with the bootstrap medians resampled there
             if status != "ok":
                 failures.append(f"analysing {name} failed: {value}")
                 return
@@ -433,7 +423,8 @@ def _serve(inp, out) -> None:
             name, files = job[0], job[1]
             args = _args_from_json(job[2]) if len(job) > 2 else {}
             mode = _analyze(name, [Path(f) for f in files], **args)
-            result: tuple[str, Any] = ("ok", {"mode": cache.to_dict(mode, []), "boot": _boot_of(mode)})
+            # the cache's JSON carries the bootstrap medians, with the digest of their samples
+            result: tuple[str, Any] = ("ok", {"mode": cache.to_dict(mode, [])})
         except BaseException as e:  # reported by the parent as one line
             msg = str(e).strip().splitlines()
             result = ("error", f"{type(e).__name__}: {msg[0]}" if msg else type(e).__name__)
