@@ -124,7 +124,7 @@ def test_comments_point_at_nothing_outside_the_repository(pattern, why):
 def test_a_run_made_without_its_analysis_says_so():
     """A Run built by hand holds its modes' own figures; what needs the whole run comes from its
     analyzer, and asking without one names the way to get it instead of a bare AttributeError."""
-    from traceinsight.derive import RunAnalysis, complete
+    from traceinsight.derive import ANALYZER, complete
     from traceinsight.model import Run
     from traceinsight.testing import make_mode
     bare = Run(None, "r", {"eager": make_mode("eager", {"op": 2.0}),
@@ -134,5 +134,53 @@ def test_a_run_made_without_its_analysis_says_so():
         with pytest.raises(TypeError, match="derive.complete"):
             ask()
     run = complete(bare)
-    assert run.analyzer is RunAnalysis and all(m.analyzer is RunAnalysis for m in run.modes.values())
+    assert run.analyzer is ANALYZER and all(m.analyzer is ANALYZER for m in run.modes.values())
     assert run.compare("function", "eager").ratio == pytest.approx(1 / run.compare("eager", "function").ratio)
+
+
+def test_the_whole_run_is_computed_when_it_is_made_and_only_read_after(monkeypatch):
+    """The run's figures (summary, comparisons, findings, host groups) are one frozen result,
+    computed by the analysis as the run is made: every renderer afterwards only reads it (no
+    summary, finding or comparison is computed again), and nobody can change it."""
+    import dataclasses
+    import io
+    from collections import Counter
+
+    from rich.console import Console
+
+    from traceinsight import compare, findings, stats
+    from traceinsight.model import RunFigures
+    from traceinsight.report import render, terminal
+    from traceinsight.testing import sample_run
+
+    calls: Counter = Counter()
+
+    def counted(module, name):
+        real = getattr(module, name)
+
+        def wrapper(*a, **k):
+            calls[name] += 1
+            return real(*a, **k)
+        monkeypatch.setattr(module, name, wrapper)
+
+    counted(stats, "summarize")
+    counted(findings, "find")
+    counted(compare, "compare_modes")
+    run = sample_run()
+    made = dict(calls)
+    assert made["summarize"] == 1 and made["find"] == 1 and made["compare_modes"] >= 1
+    assert isinstance(run.figures, RunFigures)
+    for form in ("md", "html", "json"):
+        render(run, form)
+    terminal.show(run, console=Console(file=io.StringIO(), width=120))
+    for m in run.ok_modes():                    # each mode against the fastest, both ways round
+        if m.name == run.fastest:
+            continue
+        assert run.compare(m.name, run.fastest) is run.compare(m.name, run.fastest)
+        run.compare(run.fastest, m.name)
+    _ = run.findings, run.host_groups(), run.program_groups
+    assert dict(calls) == made, "a renderer computed a figure the run already holds"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.figures.findings = ()              # type: ignore[misc]
+    with pytest.raises(TypeError):
+        run.figures.comparisons[("x", "y")] = None   # type: ignore[index]

@@ -72,15 +72,15 @@ def test_parallel_equals_serial(logdir, monkeypatch, start):
     from traceinsight.stats import bootstrap_medians
     for name, m in par.items():
         if m.ok:
-            assert "boot_medians" in m.__dict__, name
+            assert m.known_boot_medians is not None, name
             assert m.boot_medians.tolist() == bootstrap_medians(m.step_samples_ms).tolist()
 
 
 def test_replace_keeps_bootstrap_medians_of_the_same_samples(logdir):
     m = next(m for m in parallel.analyze_modes(host_groups(logdir), jobs=1).values() if m.ok)
     boot = m.boot_medians
-    assert m.replace(notes=("a note",)).__dict__["boot_medians"] is boot
-    assert "boot_medians" not in m.replace(timing=None).__dict__   # other samples: resampled
+    assert m.replace(notes=("a note",)).boot is boot
+    assert m.replace(timing=None).boot is None   # other samples: resampled when read
 
 
 def test_a_warm_cache_gives_back_the_bootstrap_medians_of_the_same_samples_only(tmp_path):
@@ -97,7 +97,7 @@ def test_a_warm_cache_gives_back_the_bootstrap_medians_of_the_same_samples_only(
     for name, m in again.modes.items():
         if not m.ok:
             continue
-        assert "boot_medians" in m.__dict__, name      # taken from the cache, not resampled
+        assert m.boot is not None, name      # given by the cache, not resampled
         samples, strata = m._boot_inputs()
         assert m.boot_medians.tolist() == resample(samples, strata=strata).tolist()
         assert m.boot_medians.tolist() == first.modes[name].boot_medians.tolist()
@@ -109,7 +109,7 @@ def test_a_warm_cache_gives_back_the_bootstrap_medians_of_the_same_samples_only(
         r["steps_s"] = [v * 2 for v in r["steps_s"]]
     t.write_text(json.dumps(data))
     changed = traceinsight.load(path).modes["eager"]
-    assert "boot_medians" not in changed.__dict__
+    assert changed.boot is None
     samples, strata = changed._boot_inputs()
     assert changed.boot_medians.tolist() == resample(samples, strata=strata).tolist()
     # a damaged entry (the right digest, wrong values) is resampled
@@ -122,7 +122,7 @@ def test_a_warm_cache_gives_back_the_bootstrap_medians_of_the_same_samples_only(
             damaged += 1
     assert damaged >= 3
     for m in traceinsight.load(path).modes.values():
-        assert not m.ok or "boot_medians" not in m.__dict__
+        assert not m.ok or m.boot is None
 
 
 def test_load_uses_the_pool(logdir, monkeypatch):

@@ -419,14 +419,20 @@ async def test_a_failing_summary_is_said_not_hidden(monkeypatch):
 
 
 def test_a_failing_rule_is_said_not_hidden(monkeypatch):
-    """A rule that fails on an unusual run: the viewer says why there are no findings."""
+    """A rule that fails on an unusual run: the run's other figures stand, and the viewer and
+    every report say why there are no findings."""
+    from traceinsight.report import render
     from traceinsight.tui.findings import load_findings
 
     def broken(run):
         raise ValueError("odd run")
     monkeypatch.setattr("traceinsight.findings.find", broken)
-    found, problem = load_findings(sample_run())
+    run = sample_run()
+    found, problem = load_findings(run)
     assert found == [] and "ValueError: odd run" in problem
+    assert len(run.table("summary")) == len(run.modes)
+    for form in ("md", "html", "json"):
+        assert "a rule failed on this run (ValueError: odd run)" in render(run, form), form
 
 
 @pilot_test

@@ -1,105 +1,153 @@
-"""What the analysis computes from a whole run, joined to the ``Run`` that holds the modes.
+"""The whole run's analysis: what is computed from all of a run's modes, once, when the run is made.
 
-``Run`` and ``ModeResult`` (``traceinsight.model``) are data at the bottom of the package; the
-figures that need more than one mode (the summary with its ratios, the comparisons of two modes,
-the findings, the hosts' comparison) are computed here, above stats, compare, findings and
-analysis/hosts, and the notebook display comes from the report package. ``complete(run)`` gives a
-run (and each of its modes) ``RunAnalysis`` as its ``analyzer``; the run's methods (``summary()``,
-``compare()``, ``findings``, ``host_groups()``, ``_repr_html_``, ``show()``) read it. Every place
-that makes a ``Run`` for others to read (the loaders, ``traceinsight.testing``) completes it.
+``Run`` and ``ModeResult`` (``traceinsight.model``) are data at the bottom of the package. The
+figures that need more than one mode — the summary with its ratios, the comparisons a page shows,
+the findings, the hosts' comparison, the program groups — are computed here, above stats,
+compare, findings and analysis/hosts, into one frozen ``RunFigures`` that the run holds
+(``Run.figures``) and every renderer reads. ``complete(run)`` gives a run (and each of its modes)
+``ANALYZER``; a ``Run`` made with it computes its figures as it is made. Every place that makes a
+``Run`` for others to read (the loaders, ``traceinsight.testing``) completes it.
 
-Each figure is computed on first use, once per run, and kept: ``traceinsight analyze`` reads the
-summary and never computes the findings or an op diff.
+The order of the work: the summary compares each mode with the fastest, the findings compare the
+pairs they explain and read the summary's program groups; each comparison is computed once here
+and kept in ``RunFigures.comparisons`` (both ways round), so every page quotes the same object.
+A pair no page of the run shows (the compare screen, ``diff --modes``) is computed when asked
+(``Analyzer.compare``), with the same function, so it gives the same figures.
 """
 
 from __future__ import annotations
 
-from functools import cached_property
+from dataclasses import replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from traceinsight.model import Run
+from traceinsight.model import Run, RunFigures
 
 if TYPE_CHECKING:
     from traceinsight.columns import Columns
     from traceinsight.compare import Comparison
     from traceinsight.finding import Finding
 
-# The modules that compute are imported where a figure is first asked for, so loading a run
-# imports none of them (``traceinsight analyze`` prints the summary without findings or pandas).
 
+class _Work:
+    """The figures while they are computed: what ``RunFigures`` holds, each part computed on its
+    first read by the functions that need it (the findings read the summary's comparisons), then
+    frozen. Only ``Analyzer.figures`` makes one, for the run being made; nothing else sees it."""
 
-class RunAnalysis:
-    """One run's analysis (``traceinsight.model.RunAnalysis``): made with the run, computes each
-    figure on first use and keeps it."""
-
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Run, hosts_compared: tuple | None) -> None:
         self.run = run
-        self._comparisons: dict[tuple[str, str], Comparison] = {}
+        self.hosts_compared = hosts_compared
+        self.comparisons: dict[tuple[str, str], Comparison] = {}
+        self._summary: Columns | None = None
+        self._findings: tuple[Finding, ...] | None = None
+        self._host_groups: tuple | None = None
+        self._program_groups: tuple[tuple[str, ...], ...] | None = None
+        self.findings_error: str | None = None
 
-    @cached_property
-    def _summary(self) -> Columns:
-        from traceinsight.stats import summarize
-        return summarize(self.run)
-
+    @property
     def summary(self) -> Columns:
-        """The summary (``stats.summarize``) as the package reads it (``Run.table("summary")``)."""
+        if self._summary is None:
+            from traceinsight.stats import summarize
+            self._summary = summarize(self.run)
         return self._summary
 
-    def compare(self, a: str, b: str) -> Comparison:
-        """A pair is computed in the run's mode order and read from the other side by
-        ``flipped()``, so b against a is exactly the reciprocal of a against b, whoever asks
-        first."""
-        cache = self._comparisons
-        key = (a, b)
-        c = cache.get(key)
-        if c is None:
-            order = list(self.run.modes)
-            if a != b and order.index(a) > order.index(b):
-                return cache.setdefault(key, self.compare(b, a).flipped())
-            from traceinsight.compare import compare_modes
-            # two threads may compute the same pair at once; setdefault keeps one (atomic under
-            # the GIL), so every reader gets the same object
-            c = cache.setdefault(key, compare_modes(self.run.modes[a], self.run.modes[b]))
-        return c
-
-    @cached_property
-    def _findings(self) -> tuple[Finding, ...]:
-        from traceinsight.findings import find
-        return tuple(find(self.run))
-
+    @property
     def findings(self) -> tuple[Finding, ...]:
+        if self._findings is None:
+            from traceinsight.findings import find
+            try:
+                self._findings = tuple(find(self.run))
+            except Exception as e:  # noqa: BLE001 - a rule failing on an unusual run: said, not fatal
+                self._findings = ()
+                self.findings_error = f"{type(e).__name__}: {e}"
         return self._findings
 
-    @cached_property
-    def _host_groups(self) -> tuple:
-        from traceinsight.analysis.hosts import host_groups
-        return host_groups(self.run)
-
+    @property
     def host_groups(self) -> tuple:
+        if self._host_groups is None:
+            if self.hosts_compared is not None:
+                self._host_groups = tuple(self.hosts_compared)
+            elif len(self.run.modes) < 2:
+                self._host_groups = ()    # one trace: no hosts (and no import of the hosts module)
+            else:
+                from traceinsight.analysis.hosts import host_groups
+                self._host_groups = host_groups(self.run)
         return self._host_groups
 
-    @cached_property
-    def _program_groups(self) -> list[list[str]]:
-        from traceinsight.compare import program_groups
-        return program_groups(self.run)
-
-    def program_groups(self) -> list[list[str]]:
+    @property
+    def program_groups(self) -> tuple[tuple[str, ...], ...]:
+        if self._program_groups is None:
+            from traceinsight.compare import program_groups
+            self._program_groups = tuple(tuple(g) for g in program_groups(self.run))
         return self._program_groups
 
-    def html(self) -> str:
-        from traceinsight.report.notebook import run_html
-        return run_html(self.run)
+    def comparison(self, a: str, b: str) -> Comparison:
+        """A pair is computed in the run's mode order and read from the other side by
+        ``flipped()``, so b against a is exactly the reciprocal of a against b."""
+        got = self.comparisons.get((a, b))
+        if got is None:
+            order = list(self.run.modes)
+            if a != b and order.index(a) > order.index(b):
+                got = self.comparison(b, a).flipped()
+            else:
+                from traceinsight.compare import compare_modes
+                got = compare_modes(self.run.modes[a], self.run.modes[b])
+            self.comparisons[(a, b)] = got
+        return got
 
-    def show(self, file: Any) -> None:
+    def freeze(self) -> RunFigures:
+        summary, findings = self.summary, self.findings     # what they compare is kept on the way
+        both = dict(self.comparisons)
+        for (a, b), c in self.comparisons.items():   # each pair both ways round, once
+            if (b, a) not in both:
+                both[(b, a)] = c.flipped()
+        return RunFigures(summary=summary, findings=findings,
+                          comparisons=MappingProxyType(both), host_groups=self.host_groups,
+                          program_groups=self.program_groups, findings_error=self.findings_error)
+
+
+class Analyzer:
+    """``traceinsight.model.Analyzer``: computes a run's figures and shows a run. It keeps nothing
+    (the figures live on the run), so one instance, ``ANALYZER``, serves every run."""
+
+    def figures(self, run: Run, hosts_compared: tuple | None) -> RunFigures:
+        """``run``'s figures, computed while the run is made (``Run.__post_init__``): until they
+        are frozen the run reads them from the work in progress, and only then holds them."""
+        work = _Work(run, hosts_compared)
+        object.__setattr__(run, "figures", work)     # the run being made, not yet handed out
+        try:
+            return work.freeze()
+        finally:
+            object.__setattr__(run, "figures", None)
+
+    def compare(self, run: Run, a: str, b: str) -> Comparison:
+        """A pair of ``run``'s modes no page of the run compares (``RunFigures.comparisons`` has
+        the others), computed in the run's mode order as the run's own are."""
+        from traceinsight.compare import compare_modes
+        order = list(run.modes)
+        if a != b and order.index(a) > order.index(b):
+            return compare_modes(run.modes[b], run.modes[a]).flipped()
+        return compare_modes(run.modes[a], run.modes[b])
+
+    def complete(self, run: Run) -> Run:
+        return complete(run)
+
+    def html(self, run: Run) -> str:
+        from traceinsight.report.notebook import run_html
+        return run_html(run)
+
+    def show(self, run: Run, file: Any) -> None:
         from traceinsight.report.notebook import show_run
-        show_run(self.run, file)
+        show_run(run, file)
+
+
+ANALYZER = Analyzer()
 
 
 def complete(run: Run, hosts_compared: tuple | None = None) -> Run:
-    """``run`` with ``RunAnalysis`` as its analyzer and its modes' (a mode shown alone is analysed
-    the same way). ``hosts_compared``: the hosts' comparison the loader already made (it notes
-    the straggler on each host's mode), kept instead of computed again."""
-    modes = {n: m if m.analyzer is RunAnalysis else m.replace(analyzer=RunAnalysis)
+    """``run`` with its figures, computed now by ``ANALYZER``, which its modes keep too (a mode
+    shown alone is analysed the same way). ``hosts_compared``: the hosts' comparison the loader
+    already made (it notes the straggler on each host's mode), kept instead of computed again."""
+    modes = {n: m if m.analyzer is ANALYZER else m.replace(analyzer=ANALYZER)
              for n, m in run.modes.items()}
-    return Run(path=run.path, name=run.name, modes=modes, manifest=run.manifest,
-               source=run.source, hosts_compared=hosts_compared, analyzer=RunAnalysis)
+    return replace(run, modes=modes, hosts_compared=hosts_compared, analyzer=ANALYZER)

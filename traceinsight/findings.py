@@ -48,7 +48,8 @@ TINY_OP_MEDIAN_MS = 0.050       # "tiny": median time of one op call <= 50 µs
 
 
 def compare_modes(run: Run, a: ModeResult, b: ModeResult) -> Comparison:
-    """The run's comparison of two of its modes (computed once per pair, kept on the run)."""
+    """The run's comparison of two of its modes (``Run.compare``: each pair computed once, while
+    the run's figures are made, and kept in them)."""
     return run.compare(a.name, b.name)
 
 
@@ -1165,7 +1166,7 @@ def _rank_key(f: Finding):
 
 def find(run: Run) -> list[Finding]:
     """All findings of a run, ranked: the largest estimated saving first, informational last.
-    Pure: comparisons come from ``run.compare`` (kept on the run), so concurrent calls are safe."""
+    Pure: called once per run, by ``traceinsight.derive`` while the run's figures are made."""
     out = [f for rule in RULES for f in rule(run)]
     # overlaps are judged largest saving first, then severity from the capped savings
     out.sort(key=lambda f: (f.saving_ms is None, -(f.saving_ms or 0.0), f.rule, f.modes, f.title))

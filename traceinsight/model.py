@@ -14,10 +14,11 @@ tui) reads numpy ``Columns`` through one accessor, ``ModeResult.table(name)`` /
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -257,6 +258,10 @@ class ModeResult:
     # was asked to keep it (``traceinsight.load(path, keep_trace={mode: pass})``: what the
     # Chrome-trace export draws); never cached, never sent between processes. None: not kept
     trace: TraceAnalysis | None = field(default=None, repr=False, compare=False)
+    # bootstrap medians of ``step_samples_ms`` resampled elsewhere from these very samples (by the
+    # worker process that analysed the mode, kept by the analysis cache with their digest, or
+    # carried over by ``replace``); None: resampled here when first read (``boot_medians``)
+    boot: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind is None:
@@ -276,20 +281,13 @@ class ModeResult:
 
     def replace(self, **changes: Any) -> ModeResult:
         """``dataclasses.replace`` that passes the tables on in their own form (Columns stay
-        Columns: no DataFrame is built)."""
+        Columns: no DataFrame is built), and the bootstrap medians when they were resampled and
+        the step samples stay the same."""
         kw = {f.name: self.__dict__[f.name] for f in fields(self) if f.init}
+        # the same step samples keep their medians; other samples are resampled when read
+        kw["boot"] = None if {"timing", "steps"} & changes.keys() else self.known_boot_medians
         kw.update(changes)
-        new = ModeResult(**kw)
-        if "boot_medians" in self.__dict__ and not {"timing", "steps"} & changes.keys():
-            new.adopt_boot_medians(self.__dict__["boot_medians"])   # the same step samples
-        return new
-
-    def adopt_boot_medians(self, boot: np.ndarray) -> None:
-        """Take ``boot_medians`` computed elsewhere from these same step samples (by the worker
-        process that analysed this mode, or by the mode this one was replaced from), so that
-        they are not resampled again (``boot_medians`` is a cached_property: its value lives in
-        the instance's ``__dict__``)."""
-        self.__dict__["boot_medians"] = np.asarray(boot, dtype=float)
+        return ModeResult(**kw)
 
     def steady_mask(self) -> np.ndarray:
         """Per row of ``steps``: a steady step (neither the first nor cut by the trace's end)."""
@@ -341,11 +339,19 @@ class ModeResult:
         cache keeps the medians with it and gives them back only to the same samples."""
         return samples_digest(*self._boot_inputs())
 
+    @property
+    def known_boot_medians(self) -> np.ndarray | None:
+        """``boot_medians`` where they were already resampled or given, else None (nothing is
+        resampled to answer): what the analysis cache and ``replace`` carry on."""
+        return self.__dict__.get("boot_medians", self.boot)
+
     @cached_property
     def boot_medians(self) -> np.ndarray:
         """Bootstrap medians of ``step_samples_ms`` (fixed seed), computed once per mode: its
         interval and every ratio it takes part in reuse them. Resampled within each interleaved
-        round when the samples are the rounds' steps in order."""
+        round when the samples are the rounds' steps in order; ``boot`` when it was given."""
+        if self.boot is not None:
+            return np.asarray(self.boot, dtype=float)
         samples, strata = self._boot_inputs()
         return bootstrap_medians(samples, strata=strata)
 
@@ -404,37 +410,60 @@ class ModeResult:
                 for c, v in self.category_means().items()}
 
 
-class RunAnalysis(Protocol):
-    """What the analysis layer computes from one ``Run`` and how it shows it: the figures that
-    need more than one mode (the summary, comparisons, findings, host groups) and the notebook /
-    REPL display. One is made per ``Run`` by its ``analyzer`` (``traceinsight.derive.RunAnalysis``);
-    each figure is computed on first use, once, and kept there (a page that does not read the
-    findings never computes them). The model only calls it: it imports nothing above itself."""
+@dataclass(frozen=True)
+class RunFigures:
+    """The figures of a whole run, computed once when the run is made and never changed: what
+    needs more than one mode. Every renderer reads them from here (``Run.table("summary")``,
+    ``Run.findings``, ``Run.compare``, ``Run.host_groups()``, ``Run.program_groups``); the analysis
+    above the model (``traceinsight.derive``) computes them.
 
-    def summary(self) -> Columns: ...
-    def compare(self, a: str, b: str) -> Comparison: ...
-    def findings(self) -> tuple[Finding, ...]: ...
-    def host_groups(self) -> tuple: ...
-    def program_groups(self) -> list[list[str]]: ...
-    def html(self) -> str: ...
-    def show(self, file: Any) -> None: ...
+    summary:        one row per mode (``stats.summarize``): median, interval, ratio to the fastest.
+    findings:       what to change, ranked (``findings.find``): a tuple of frozen ``Finding``s.
+    comparisons:    (a, b) -> ``compare.Comparison`` for every pair a page of the run shows (each
+                    mode against the fastest, the pairs the findings compare), both ways round.
+    host_groups:    the hosts of each multi-host profile session compared
+                    (``analysis.hosts.HostGroup``); () when no session has two hosts.
+    program_groups: the ok modes grouped by the program they run (``compare.program_groups``).
+    findings_error: why there are no findings when a rule failed on this run (``"ValueError:
+                    ..."``; every page says it), else None. The other figures stand.
+    """
+
+    summary: Columns
+    findings: tuple[Finding, ...]
+    comparisons: Mapping[tuple[str, str], Comparison]
+    host_groups: tuple
+    program_groups: tuple[tuple[str, ...], ...]
+    findings_error: str | None = None
+
+    def comparison(self, a: str, b: str) -> Comparison | None:
+        return self.comparisons.get((a, b))
 
 
-# makes a run's RunAnalysis (given the run); ``traceinsight.derive.RunAnalysis`` is the one
-Analyzer = Callable[["Run"], RunAnalysis]
+class Analyzer(Protocol):
+    """What computes a run's figures, and shows it: ``traceinsight.derive.ANALYZER``, the one
+    implementation, given to a run (and its modes) by ``derive.complete``. It keeps nothing: the
+    figures it computes live on the run (``Run.figures``). The model only calls it, so it imports
+    nothing above itself."""
+
+    def figures(self, run: Run, hosts_compared: tuple | None) -> RunFigures: ...
+    def compare(self, run: Run, a: str, b: str) -> Comparison: ...
+    def complete(self, run: Run) -> Run: ...
+    def html(self, run: Run) -> str: ...
+    def show(self, run: Run, file: Any) -> None: ...
 
 
 @dataclass(frozen=True)
 class Run:
     """A captured run (a run folder) or a set of foreign traces, analysed.
 
-    ``analyzer`` makes the run's analysis (see ``RunAnalysis``): ``summary()`` / ``table("summary")``,
-    ``compare()``, ``findings``, ``host_groups()`` and the notebook display read it. As a mode's
-    tables, the run's are DataFrames for the Python API (``summary()``, ``breakdown()``,
-    ``ops()``, ``retraces()``, ``hotspots()``: new ones on every call) and ``Columns`` inside the
-    package (``table("summary")``). The loaders and
-    ``traceinsight.testing`` give it (``traceinsight.derive.complete``); a Run made without one
-    holds its modes and the figures of each mode, and raises TypeError when asked for those."""
+    Data: the modes and, when the run was made with an ``analyzer`` (every loader and
+    ``traceinsight.testing`` make it so, through ``traceinsight.derive.complete``), its
+    ``figures`` (``RunFigures``), computed once, when the run is made. As a mode's tables, the
+    run's are DataFrames for the Python API (``summary()``, ``breakdown()``, ``ops()``,
+    ``retraces()``, ``hotspots()``: new ones on every call) and ``Columns`` inside the package
+    (``table("summary")``). A Run made without an analyzer holds its modes and the figures of each
+    mode, and raises TypeError when asked for the whole run's. A copy (``dataclasses.replace``)
+    computes its own figures from its own modes."""
 
     path: Path | None
     name: str
@@ -443,21 +472,21 @@ class Run:
     source: str = "run"                 # "run" | "traces"
     # the hosts' comparison when the loader already made it (``analysis.load``: it notes the
     # straggler on each host's mode); not kept as a field, so a copy (``dataclasses.replace``)
-    # computes its own from its modes. None: ``host_groups()`` computes it on first call
+    # computes its own from its modes. None: the analysis compares the hosts
     hosts_compared: InitVar[tuple | None] = None
     analyzer: Analyzer | None = field(default=None, repr=False, compare=False)
+    # the whole run's figures: made here, from the modes, by the analyzer (None without one)
+    figures: RunFigures | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self, hosts_compared: tuple | None) -> None:
-        if hosts_compared is not None:
-            self.__dict__["_host_groups"] = tuple(hosts_compared)   # the cached_property's value
         if self.analyzer is not None:
-            # made with the run (not on first use), so threads reading the run share one
-            self.__dict__["_analysis"] = self.analyzer(self)      # the cached_property's value
+            object.__setattr__(self, "figures", self.analyzer.figures(self, hosts_compared))
 
-    @cached_property
-    def _analysis(self) -> RunAnalysis:
-        raise TypeError(f"run {self.name!r} was made without an analyzer: its summary, "
-                        "comparisons and findings need one (traceinsight.derive.complete)")
+    def _figures(self) -> RunFigures:
+        if self.figures is None:
+            raise TypeError(f"run {self.name!r} was made without an analyzer: its summary, "
+                            "comparisons and findings need one (traceinsight.derive.complete)")
+        return self.figures
 
     @property
     def environment(self) -> dict[str, Any]:
@@ -479,20 +508,19 @@ class Run:
             columns=list(CATEGORIES)) if rows else pd.DataFrame(columns=list(CATEGORIES))
 
     def summary(self) -> pd.DataFrame:
-        """One row per mode: the figures of the overview (see traceinsight.stats.summarize),
-        computed once per run; a new DataFrame on every call (the public read of
-        ``table("summary")``)."""
+        """One row per mode: the figures of the overview (see traceinsight.stats.summarize); a
+        new DataFrame on every call (the public read of ``table("summary")``)."""
         return self.table("summary").to_pandas()
 
     def table(self, name: str) -> Columns:
         """The package's one read of a run's table, as ``Columns`` (as ``ModeResult.table``):
-        ``"summary"``, computed once per run by its analysis. The Python API reads ``summary()``
-        (a DataFrame)."""
+        ``"summary"``, one of the run's figures. The Python API reads ``summary()`` (a
+        DataFrame)."""
         if name != "summary":
             raise KeyError(f"no run table {name!r} (tables: summary; a mode's: ModeResult.table)")
-        return self._analysis.summary()
+        return self._figures().summary
 
-    @cached_property
+    @property
     def fastest(self) -> str | None:
         """The ok mode with the lowest median ms/step (ties: the first in the run's order); every
         screen and document reads it from here."""
@@ -508,39 +536,36 @@ class Run:
         ok = [m for m in self.ok_modes() if np.isfinite(m.median_ms)]
         return sorted(ok, key=lambda m: m.median_ms)   # sorted() is stable: ties keep run order
 
-    def compare(self, a: str, b: str) -> "Comparison":
-        """``compare_modes`` of two of this run's modes, computed once per pair and kept on the
-        run (findings, the overview, the report and the compare screen share it). A pair is
-        computed in the run's mode order and read from the other side by ``flipped()``, so b
-        against a is exactly the reciprocal of a against b, whoever asks first."""
-        return self._analysis.compare(a, b)
+    def compare(self, a: str, b: str) -> Comparison:
+        """Mode a against mode b: the run's own comparison where a page of it shows the pair
+        (``figures.comparisons``: each mode against the fastest, the findings' pairs), else
+        computed for this call by the analyzer (the compare screen and the diff pick any pair).
+        b against a is exactly the reciprocal of a against b (``Comparison.flipped``)."""
+        c = self._figures().comparison(a, b)
+        if c is not None:
+            return c
+        assert self.analyzer is not None      # a run with figures has the analyzer that made them
+        return self.analyzer.compare(self, a, b)
 
     def host_groups(self) -> tuple:
         """The hosts of each multi-host profile session compared: per-host step time, the
-        straggler, the spread, per-step waits (``traceinsight.analysis.hosts.HostGroup``);
-        computed once per run (by the loader, which passes it in as ``hosts_compared``, else here
-        on first call), () when no session has two hosts."""
-        return self._host_groups
+        straggler, the spread, per-step waits (``traceinsight.analysis.hosts.HostGroup``); ()
+        when no session has two hosts."""
+        return self._figures().host_groups
 
-    @cached_property
-    def _host_groups(self) -> tuple:
-        if len(self.modes) < 2:
-            return ()       # one trace: no hosts to compare (and no import of the hosts module)
-        return self._analysis.host_groups()
-
-    @cached_property
-    def program_groups(self) -> list[list[str]]:
+    @property
+    def program_groups(self) -> tuple[tuple[str, ...], ...]:
         """Ok modes grouped by the program they run (``compare.program_groups``): foreign traces of
         different programs in one folder are not compared as modes."""
-        return self._analysis.program_groups()
+        return self._figures().program_groups
 
     def same_program(self, a: str, b: str) -> bool:
         return any(a in g and b in g for g in self.program_groups)
 
     @property
     def findings(self) -> tuple[Finding, ...]:
-        """``traceinsight.findings.find(self)``, computed once per run."""
-        return self._analysis.findings()
+        """What to change, ranked (``traceinsight.findings.find``): one of the run's figures."""
+        return self._figures().findings
 
     def ops(self) -> pd.DataFrame:
         return _concat_modes(self, "ops")
@@ -553,11 +578,16 @@ class Run:
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: the HTML report (``traceinsight.report.notebook``)."""
-        return self._analysis.html()
+        return self._shown_by().html(self)
 
     def show(self, file: Any = None) -> None:
         """Print the text summary (what ``traceinsight analyze`` prints), for a plain REPL."""
-        self._analysis.show(file)
+        self._shown_by().show(self, file)
+
+    def _shown_by(self) -> Analyzer:
+        self._figures()      # a run without figures says how to get them
+        assert self.analyzer is not None
+        return self.analyzer
 
 
 def _concat_modes(run: Run, attr: str) -> pd.DataFrame:

@@ -284,7 +284,8 @@ def summarize(run: "Run") -> Columns:
     every page shows; the fastest mode's own row is 1 without an interval) and the verdict it
     gives (``vs_fastest``: a ``VsFastest`` value, None without one), first-step cost,
     profiler distortion, and the error of failed modes. Use
-    ``Run.summary()`` (a DataFrame) or ``Run.table("summary")``, which compute this once per run."""
+    ``Run.summary()`` (a DataFrame) or ``Run.table("summary")``: one of the run's figures,
+    computed when the run is made (``traceinsight.derive``)."""
     fastest = run.modes[run.fastest] if run.fastest is not None else None
     rows = []
     for m in run.modes.values():

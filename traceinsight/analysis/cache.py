@@ -119,7 +119,7 @@ def to_dict(mode: ModeResult, key: list) -> dict:
             "compile_estimate": _estimate_to_json(mode.compile_estimate)}
     for name in FRAMES:
         data[name] = _table_to_json(mode.table(name))
-    boot = mode.__dict__.get("boot_medians")      # kept when computed (``ModeResult.boot_medians``)
+    boot = mode.known_boot_medians      # kept when computed (``ModeResult.boot_medians``)
     if boot is not None:
         data["boot"] = {"digest": mode.boot_digest, "medians": _exact_floats(boot)}
     return data
@@ -136,8 +136,7 @@ def _adopt_boot(mode: ModeResult, boot: Any) -> ModeResult:
             (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in ("nan", "inf", "-inf")
             for v in values):
         return mode
-    mode.adopt_boot_medians(_floats(values))
-    return mode
+    return mode.replace(boot=np.asarray(_floats(values), dtype=float))
 
 
 def _exact_floats(a: np.ndarray) -> list:

@@ -4,7 +4,7 @@ A multi-worker job's logdir holds one trace per host in one profile session
 (``<logdir>/plugins/profile/<session>/<host>.xplane.pb``; ``traceinsight capture --remote`` writes
 one mode per worker, all under one session folder name). Each host is analysed on its own, as a
 mode; this module compares the hosts of each session with two or more of them
-(``Run.host_groups()`` computes it once per run; the renderers only format ``HostGroup``):
+(one of the run's figures, ``Run.host_groups()``; the renderers only format ``HostGroup``):
 
 * per host: steady steps, median ms/step and its quartiles, the ratio to the fastest host (95 %
   bootstrap interval), and the median ms per category: the host categories, or for traces that
@@ -220,7 +220,7 @@ def session_of(run: Run) -> dict[str, str]:
 
 
 def host_groups(run: Run) -> tuple[HostGroup, ...]:
-    """Use ``Run.host_groups()``, which computes this once per run."""
+    """Use ``Run.host_groups()``: the run's figures hold it (``traceinsight.derive``)."""
     return compare_sessions(run.modes, session_of(run))
 
 

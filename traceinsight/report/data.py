@@ -158,6 +158,9 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
         same = [m["name"] for m in ok if m.get("vs_fastest") == VsFastest.SAME]
         if same:
             parts.append("no measurable difference: " + ", ".join(same[:3]))
+    error = run.figures.findings_error if run.figures is not None else None
+    if error:
+        parts.append(f"no findings: a rule failed on this run ({error})")
     top = next((f for f in findings if f.get("saving_ms") is not None), None)
     if top:
         parts.append(f"top finding: {top['title']} (≈ {present.ms(top['saving_ms'])} ms/step)")

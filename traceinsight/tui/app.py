@@ -113,7 +113,7 @@ class TraceinsightApp(App):
 
     def summary(self):
         """The run's summary as the viewer reads it: a DataFrame built here, once per run, from
-        ``Run.table("summary")`` (computed once, kept on the run); the overview's and the
+        ``Run.table("summary")`` (one of the run's figures); the overview's and the
         detail's cells are formatted from pandas' types of its mixed rows."""
         run = self.loaded_run
         kept = self._summary_frame
@@ -122,7 +122,7 @@ class TraceinsightApp(App):
         return kept[1]
 
     def findings(self) -> tuple[list[Finding], str | None]:
-        """The run's findings (computed once, kept on the run), or why there are none."""
+        """The run's findings (one of its figures), or why there are none."""
         from traceinsight.tui.findings import load_findings
         return load_findings(self.loaded_run)
 
@@ -162,7 +162,7 @@ class TraceinsightApp(App):
         self.theme = LIGHT if self.theme != LIGHT else DARK
 
     def action_report(self) -> None:
-        # Rendering runs the findings and every comparison again: off the UI thread.
+        # Rendering the report and writing it: off the UI thread (the figures are the run's own).
         self.run_worker(self._write_report, thread=True, exclusive=True, group="report",
                         exit_on_error=False)
 

@@ -17,12 +17,14 @@ SEVERITY_STYLE = {"high": "bold #e15759", "medium": "bold #f28e2b", "low": "#4e7
 
 
 def load_findings(run: Run) -> tuple[list[Finding], str | None]:
-    """The run's findings (``Run.findings``, computed once), or why there are none to show (a rule
+    """The run's findings (``Run.findings``, one of its figures), or why there are none to show (a rule
     failing on an unusual run: the viewer keeps working)."""
     try:
-        return list(run.findings), None
+        found = list(run.findings)
     except Exception as e:  # noqa: BLE001 - show the rule engine's failure instead of crashing
         return [], f"The findings engine failed on this run: {type(e).__name__}: {fmt.safe(e)}"
+    error = run.figures.findings_error if run.figures is not None else None
+    return found, (f"The findings engine failed on this run: {fmt.safe(error)}" if error else None)
 
 
 def finding_detail(f: Finding) -> Text:

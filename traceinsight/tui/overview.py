@@ -109,9 +109,10 @@ def insights(run: Run, findings: tuple[list[Finding], str | None]) -> Text:
 
 
 class OverviewScreen(Screen):
-    """The run at a glance. Rows appear at once with what the model holds; the figures that take
-    a while (the summary's bootstrap intervals, comparisons, findings) are computed by a worker
-    thread that posts them as ``FiguresReady``; ``figures`` holds them once shown, and
+    """The run at a glance. Rows appear at once with each mode's own figures; the run's figures
+    (the summary's intervals and ratios, the comparisons, the findings: computed with the run)
+    are formatted by a worker thread, which builds the summary's DataFrame (pandas' import is
+    the slow part) and posts them as ``FiguresReady``; ``figures`` holds them once shown, and
     ``figures_shown`` is set then (what a test, or a headless screenshot, waits for)."""
 
     @dataclass
@@ -144,8 +145,8 @@ class OverviewScreen(Screen):
         self.call_after_refresh(self._first_frame_drawn)
 
     def _first_frame_drawn(self) -> None:
-        # The summary's bootstrap intervals, the comparisons and the findings take from a few ms to
-        # seconds (runs with thousands of steps): computed off the UI thread, after the first frame.
+        # The summary's table needs pandas (its import takes a good part of a second): built off
+        # the UI thread, after the first frame.
         self.run_worker(self._figures, thread=True, group="figures", exit_on_error=False)
 
     def _figures(self) -> None:
