@@ -7,7 +7,7 @@ never run). Usage:
     python tools/import_graph.py            # layers, cycles, largest modules
     python tools/import_graph.py --edges    # every edge
 
-``tests/test_import_graph.py`` uses :func:`graph` and :func:`cycles` to keep the house acyclic.
+``tests/test_house.py`` uses :func:`graph` and :func:`cycles` to keep the house acyclic.
 """
 
 from __future__ import annotations
