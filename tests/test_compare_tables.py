@@ -152,7 +152,7 @@ def random_ops(rng: np.random.Generator, n: int, names: list[tuple[str, str, str
     rows = []
     for i in rng.integers(0, len(names), n):
         op, typ, thread = names[i]
-        ms = float(rng.choice([0.0, 0.25, 0.5, 1.0, 1e-3, 3.0, 1e16, np.nan, 0.1, 0.2, 0.3]))
+        ms = float(rng.choice([0.0, -0.0, 0.25, 0.5, 1.0, 1e-3, 3.0, 1e16, np.nan, 0.1, 0.2, 0.3]))
         rows.append((op, typ, thread, float(rng.integers(1, 4)), ms))
     return rows
 

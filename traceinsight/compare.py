@@ -16,6 +16,7 @@ import numpy as np
 
 from traceinsight import present
 from traceinsight.analysis.opfamily import family
+from traceinsight.analysis.results import sort_order
 from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES, ModeResult, Table
 from traceinsight.stats import RatioEstimate, difference_ci, mode_ratio
@@ -317,7 +318,8 @@ def _group_sums(labels: np.ndarray, n_groups: int, values: list[np.ndarray]) -> 
     out = []
     for v in cols:
         s = np.zeros(n_groups)
-        s[labels[alone]] = np.where(np.isnan(v[alone]), 0.0, v[alone])   # one row: its value
+        # one row: its value (added to 0.0 as the sum does, so a -0.0 is summed to 0.0)
+        s[labels[alone]] = np.where(np.isnan(v[alone]), 0.0, v[alone]) + 0.0
         out.append(s)
     many = np.flatnonzero(~alone)
     if len(many):
@@ -344,9 +346,7 @@ def _group_sums(labels: np.ndarray, n_groups: int, values: list[np.ndarray]) -> 
 def _by_abs_delta(delta: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
     """Row order: largest |delta_ms| first (NaN last), ties by the key columns ascending (a
     stable, machine-independent order)."""
-    a = np.abs(np.asarray(delta, dtype=float))
-    nan = np.isnan(a)
-    return np.lexsort([_codes(k) for k in keys[::-1]] + [-np.where(nan, 0.0, a), nan])
+    return sort_order([(np.abs(delta), False), *((k, True) for k in keys)])
 
 
 def _change(only_a: np.ndarray, only_b: np.ndarray, a_ms: np.ndarray, b_ms: np.ndarray,
@@ -368,7 +368,7 @@ def category_diff(a: ModeResult, b: ModeResult) -> Columns:
     b_ms = np.array([cb[c] for c in CATEGORIES], dtype=float)
     delta = a_ms - b_ms
     # ties in the categories' own order; a NaN difference last
-    order = np.argsort(-np.where(np.isnan(delta), -1.0, np.abs(delta)), kind="stable")
+    order = sort_order([(np.where(np.isnan(delta), -1.0, np.abs(delta)), False)])
     return Columns({"category": text(CATEGORIES), "a_ms": a_ms, "b_ms": b_ms,
                     "delta_ms": delta}).take(order)
 
