@@ -277,15 +277,17 @@ def _rounds(m: ModeResult) -> tuple | None:
 
 
 def _codes(values: np.ndarray) -> np.ndarray:
-    """Each value's rank among the column's distinct values (equal values, equal ranks)."""
-    if not len(values):
-        return np.zeros(0, dtype=np.intp)
-    return np.unique(values, return_inverse=True)[1].reshape(-1)
+    """Each value's rank among the column's distinct values (equal values, equal ranks; strings
+    in Python's order). Python sorts the distinct strings faster than numpy sorts object arrays."""
+    vals = values.tolist()
+    rank = {v: i for i, v in enumerate(sorted(set(vals)))}
+    return np.fromiter((rank[v] for v in vals), dtype=np.intp, count=len(vals))
 
 
 def _groups(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Rows grouped by the key columns: (each row's group, the first row of each group), groups
-    numbered in the keys' sorted order (as pandas' groupby). Every row must have its keys."""
+    numbered in the keys' sorted order (as pandas' groupby), so a table of one row per group, in
+    group order, is sorted by its keys. Every row must have its keys."""
     n = len(keys[0])
     if not n:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
@@ -309,44 +311,46 @@ def _has_key(keys: list[np.ndarray]) -> np.ndarray:
     return ok
 
 
+def _kahan(values: list[float]) -> float:
+    """The sum in this order, NaN skipped, compensated as pandas' groupby sum adds."""
+    total = comp = 0.0
+    for x in values:
+        if x != x:
+            continue
+        y = x - comp
+        t = total + y
+        comp = t - total - y
+        if comp != comp:        # an infinite value: no compensation
+            comp = 0.0
+        total = t
+    return total
+
+
 def _group_sums(labels: np.ndarray, n_groups: int, values: list[np.ndarray]) -> list[np.ndarray]:
     """Per group and column, the sum of its rows' values in row order, NaN skipped (0 when none),
     compensated (Kahan) as pandas' groupby sum is, so each figure is the one it gave."""
-    cols = [np.asarray(v, dtype=float) for v in values]
     sizes = np.bincount(labels, minlength=n_groups)
     alone = sizes[labels] == 1
+    order = np.argsort(labels, kind="stable")       # each group's rows together, in row order
+    ends = np.cumsum(sizes)
+    several = [(g, int(ends[g] - sizes[g]), int(ends[g])) for g in np.flatnonzero(sizes > 1).tolist()]
     out = []
-    for v in cols:
+    for v in values:
+        v = np.asarray(v, dtype=float)
         s = np.zeros(n_groups)
         # one row: its value (added to 0.0 as the sum does, so a -0.0 is summed to 0.0)
         s[labels[alone]] = np.where(np.isnan(v[alone]), 0.0, v[alone]) + 0.0
+        grouped = v[order]
+        for g, lo, hi in several:
+            s[g] = _kahan(grouped[lo:hi].tolist())
         out.append(s)
-    many = np.flatnonzero(~alone)
-    if len(many):
-        # a group of several rows: a sequential compensated sum (Python floats are the same
-        # IEEE doubles), only over those rows
-        lab = labels[many].tolist()
-        for v, s in zip(cols, out):
-            total: dict[int, float] = {}
-            comp: dict[int, float] = {}
-            for g, x in zip(lab, v[many].tolist()):
-                if x != x:
-                    continue
-                t0 = total.get(g, 0.0)
-                y = x - comp.get(g, 0.0)
-                t = t0 + y
-                c = t - t0 - y
-                comp[g] = 0.0 if c != c else c     # an infinite value: no compensation
-                total[g] = t
-            for g, t in total.items():
-                s[g] = t
     return out
 
 
-def _by_abs_delta(delta: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
-    """Row order: largest |delta_ms| first (NaN last), ties by the key columns ascending (a
-    stable, machine-independent order)."""
-    return sort_order([(np.abs(delta), False), *((k, True) for k in keys)])
+def _by_abs_delta(delta: np.ndarray) -> np.ndarray:
+    """Row order of a table in its keys' order (one row per group): largest |delta_ms| first
+    (NaN last), ties in the keys' order (a stable, machine-independent order)."""
+    return sort_order([(np.abs(delta), False)])
 
 
 def _change(only_a: np.ndarray, only_b: np.ndarray, a_ms: np.ndarray, b_ms: np.ndarray,
@@ -373,16 +377,13 @@ def category_diff(a: ModeResult, b: ModeResult) -> Columns:
                     "delta_ms": delta}).take(order)
 
 
-def _per_op(ops: Columns) -> tuple[list[np.ndarray], np.ndarray]:
-    """One mode's self ms/step summed per (op, type, thread): the keys' columns and the sums."""
+def _op_rows(ops: Columns) -> tuple[list[np.ndarray], np.ndarray]:
+    """One mode's ops: the key columns and self ms/step of the rows that have their keys."""
     if ops.empty:
         return [np.empty(0, dtype=object) for _ in OP_KEY], np.zeros(0)
     keys = [np.asarray(ops[k]) for k in OP_KEY]
     keep = _has_key(keys)
-    keys = [k[keep] for k in keys]
-    labels, first = _groups(keys)
-    sums, = _group_sums(labels, len(first), [np.asarray(ops["self_ms_per_step"])[keep]])
-    return [k[first] for k in keys], sums
+    return [k[keep] for k in keys], np.asarray(ops["self_ms_per_step"], dtype=float)[keep]
 
 
 def op_diff(ops_a: Columns, ops_b: Columns) -> Columns:
@@ -390,14 +391,18 @@ def op_diff(ops_a: Columns, ops_b: Columns) -> Columns:
     key: a_ms, b_ms (0 on the side without it), delta_ms, the op's family and its change."""
     if ops_a.empty and ops_b.empty:
         return Columns.no_rows(OP_COLUMNS)
-    keys_a, sum_a = _per_op(ops_a)
-    keys_b, sum_b = _per_op(ops_b)
-    # the outer join: each key once, with the sum of the side that has it (NaN: the other side)
+    keys_a, ms_a = _op_rows(ops_a)
+    keys_b, ms_b = _op_rows(ops_b)
+    # the outer join: the keys of both sides grouped at once; each side's rows summed per key
+    # (NaN: the side has no row with it)
     keys = [np.concatenate([ka, kb]) for ka, kb in zip(keys_a, keys_b)]
     labels, first = _groups(keys)
-    a_ms, b_ms = np.full(len(first), np.nan), np.full(len(first), np.nan)
-    a_ms[labels[:len(sum_a)]] = sum_a
-    b_ms[labels[len(sum_a):]] = sum_b
+    n, na = len(first), len(ms_a)
+    sides = []
+    for rows, ms in ((labels[:na], ms_a), (labels[na:], ms_b)):
+        summed, = _group_sums(rows, n, [ms])
+        sides.append(np.where(np.bincount(rows, minlength=n) > 0, summed, np.nan))
+    a_ms, b_ms = sides
     only_a, only_b = np.isnan(b_ms), np.isnan(a_ms)
     a_ms, b_ms = np.where(only_b, 0.0, a_ms), np.where(only_a, 0.0, b_ms)
     op, typ, thread = (text(k[first].tolist()) for k in keys)
@@ -406,7 +411,7 @@ def op_diff(ops_a: Columns, ops_b: Columns) -> Columns:
     t = Columns({"op": op, "type": typ, "thread": thread, "family": fam, "a_ms": a_ms,
                  "b_ms": b_ms, "delta_ms": delta,
                  "change": _change(only_a, only_b, a_ms, b_ms, delta)})
-    return t.take(_by_abs_delta(delta, [op, typ, thread]))
+    return t.take(_by_abs_delta(delta))
 
 
 def normalized_type(op_type: str) -> str:
@@ -436,7 +441,7 @@ def op_type_diff(ops: Columns) -> Columns:
     t = Columns({"op": op, "type": op, "thread": text(["both"] * n),
                  "family": text(ops["family"][first].tolist()), "a_ms": a_ms, "b_ms": b_ms,
                  "delta_ms": delta, "change": _change(~in_b, ~in_a, a_ms, b_ms, delta)})
-    return t.take(_by_abs_delta(delta, [op]))
+    return t.take(_by_abs_delta(delta))
 
 
 def family_diff(ops: Columns) -> Columns:
@@ -452,7 +457,7 @@ def family_diff(ops: Columns) -> Columns:
                                                          for c in ("a_ms", "b_ms", "delta_ms")])
     fam = text(names[keep][first].tolist())
     return Columns({"family": fam, "a_ms": a_ms, "b_ms": b_ms, "delta_ms": delta}).take(
-        _by_abs_delta(delta, [fam]))
+        _by_abs_delta(delta))
 
 
 # Two traces share a program when most of their op types are shared (Jaccard index of the sets,
