@@ -260,7 +260,7 @@ def test_the_run_computes_its_figures_once():
     assert run.findings is run.findings
     assert run.fastest == "function"
     # what a reader gets cannot change what the next reader sees: findings are a tuple of frozen
-    # Findings, a comparison's tables are copies
+    # Findings, a comparison's tables are new DataFrames on every read
     assert isinstance(run.findings, tuple)
     c = run.compare("eager", "function")
     ops = c.ops

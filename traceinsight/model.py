@@ -9,7 +9,8 @@ wall time is split exclusively into ``CATEGORIES``.
 Tables: the public Python API gives pandas DataFrames (``mode.steps``, ``run.summary()``: a new
 one on every read); everything inside the package (analysis, findings, stats, compare, report,
 tui) reads numpy ``Columns`` through one accessor, ``ModeResult.table(name)`` /
-``Run.table("summary")``. Each table is stored once, as Columns; there are no twin methods.
+``Run.table("summary")`` (a comparison's: ``compare.Comparison.table(name)``). Each table is
+stored once, as Columns; there are no twin methods.
 """
 
 from __future__ import annotations
