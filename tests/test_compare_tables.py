@@ -8,6 +8,7 @@ comparisons imports no pandas."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -255,7 +256,6 @@ for name in ("retracing", "conv1d", "costly-loop"):
 print(sorted(m for m in sys.modules if m.split(".")[0] in ("pandas", "pyarrow")))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                         env={"TRACEINSIGHT_JOBS": "1", "PATH": "", "PYTHONPATH": str(ROOT)},
-                         timeout=300)
+                         env={**os.environ, "TRACEINSIGHT_JOBS": "1"}, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip() == "[]"
