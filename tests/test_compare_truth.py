@@ -76,7 +76,7 @@ def test_ops_matched_by_family_across_modes():
     fam = c.families.set_index("family")
     assert fam.loc["convolution", "a_ms"] == 3.0 and fam.loc["convolution", "b_ms"] == 1.0
     assert fam.loc["elementwise", "delta_ms"] == pytest.approx(0.75)
-    assert c.top_family(True)["family"] == "convolution"
+    assert c.top_family(True).family == "convolution"
     g = make_mode("function", {"op": 2.0}, ops=[("__inference_step_503", "tf.function", "main", 1,
                                                  1.2)])
     fam2 = compare_modes(f, g).families.set_index("family")
@@ -260,7 +260,7 @@ def test_the_run_computes_its_figures_once():
     assert run.findings is run.findings
     assert run.fastest == "function"
     # what a reader gets cannot change what the next reader sees: findings are a tuple of frozen
-    # Findings, a comparison's tables are copies
+    # Findings, a comparison's tables are new DataFrames on every read
     assert isinstance(run.findings, tuple)
     c = run.compare("eager", "function")
     ops = c.ops

@@ -1,20 +1,25 @@
-"""What explains the difference between two modes (or the same mode in two runs)."""
+"""What explains the difference between two modes (or the same mode in two runs).
+
+A comparison's tables (the category, op and op-family differences) are computed with numpy into
+``Columns`` when the comparison is made: the run's summary makes one per mode against the
+fastest, and ``traceinsight analyze`` prints the summary without importing pandas. The package
+reads them with ``Comparison.table(name)``; the Python API's ``c.categories``, ``c.ops`` and
+``c.families`` are new DataFrames built from them on every read.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import Any, TypeGuard
 
 import numpy as np
 
 from traceinsight import present
 from traceinsight.analysis.opfamily import family
-from traceinsight.model import CATEGORIES, ModeResult
+from traceinsight.analysis.results import sort_order
+from traceinsight.columns import Columns, text
+from traceinsight.model import CATEGORIES, ModeResult, Table
 from traceinsight.stats import RatioEstimate, difference_ci, mode_ratio
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 OP_KEY = ["op", "type", "thread"]
 # An op whose per-step self time changed by less than this share (and 0.01 ms) is "same".
@@ -25,6 +30,12 @@ _FLIP_CHANGE = {"only in a": "only in b", "only in b": "only in a", "slower": "f
 # |traced / untraced − 1| from this on, a mode's category split is called distorted
 DISTORTION_LARGE = 0.15
 
+# A Comparison's tables, in field order, with their columns: what ``Comparison.table(name)`` reads.
+CATEGORY_COLUMNS = ("category", "a_ms", "b_ms", "delta_ms")
+OP_COLUMNS = (*OP_KEY, "family", "a_ms", "b_ms", "delta_ms", "change")
+FAMILY_COLUMNS = ("family", "a_ms", "b_ms", "delta_ms")
+COMPARISON_TABLES: tuple[str, ...] = ("categories", "ops", "families")
+
 
 def is_distorted(d: float | None) -> TypeGuard[float]:
     """A mode's distortion (``Timing.distortion``) is large: its traced steps are
@@ -33,41 +44,33 @@ def is_distorted(d: float | None) -> TypeGuard[float]:
     return d is not None and bool(np.isfinite(d)) and abs(d) >= DISTORTION_LARGE
 
 
-class _Lazy:
-    """A Comparison table: given as a DataFrame or as a function that computes it, read as a
-    DataFrame (computed on first access: the overview's ratios need none of the tables, so
-    ``traceinsight analyze`` never computes an op diff or imports pandas). Each read is a copy:
-    the comparison is shared by every page of the run, so no reader can change what another
-    reads."""
+@dataclass(frozen=True)
+class FamilyDelta:
+    """One row of a comparison's op-family table (``Comparison.top_family``)."""
 
-    def __init__(self, columns: list[str] | None = None):
-        self.columns = columns
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        if obj is None:
-            # the dataclass default (families): an empty table
-            return None if self.columns is None else _empty_table(self.columns)
-        v = obj.__dict__[self.name]
-        if callable(v):
-            v = obj.__dict__[self.name] = v()
-        return v.copy()
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        obj.__dict__[self.name] = value
-
-
-def _empty_table(columns: list[str]) -> Callable[[], pd.DataFrame]:
-    def make() -> pd.DataFrame:
-        import pandas as pd
-        return pd.DataFrame(columns=columns)
-    return make
+    family: str
+    a_ms: float
+    b_ms: float
+    delta_ms: float
 
 
 @dataclass(frozen=True)
 class Comparison:
+    """Two modes compared: the difference of their medians with its interval, and the tables
+    that explain it.
+
+    Tables (``Columns``, stored once, computed with the comparison; columns below):
+      categories: category, a_ms, b_ms, delta_ms (mean ms/step of the traced steps: they add up
+                  to ``traced_delta_ms``), largest |delta| first.
+      ops:        op, type, thread, family, a_ms, b_ms, delta_ms, change (one of "only in a",
+                  "only in b", "slower", "faster", "same"), largest |delta| first.
+      families:   family, a_ms, b_ms, delta_ms: op time per family (``analysis.opfamily``), both
+                  threads summed, largest |delta| first.
+
+    As for a mode's tables: ``c.table("ops")`` is the package's read (the stored columns, no
+    pandas), ``c.ops`` (``.categories``, ``.families``) the Python API's, a new DataFrame on every
+    read, which the reader may change without changing the comparison every page shares."""
+
     a: str
     b: str
     a_ms: float                 # median ms/step of a
@@ -77,13 +80,9 @@ class Comparison:
     ratio_lo: float             # NaN: no valid interval (``note`` says why)
     ratio_hi: float
     significant: bool           # the interval excludes 1 and the paired rounds agree
-    # the tables: DataFrames, or functions computing them on first access (see _Lazy)
-    categories: _Lazy = _Lazy()  # category, a_ms, b_ms, delta_ms (mean ms/step of the traced steps:
-    #                             they add up to traced_delta_ms); sorted by |delta| descending
-    ops: _Lazy = _Lazy()         # op, type, thread, family, a_ms, b_ms, delta_ms, change
-    #                             change in {"only in a", "only in b", "slower", "faster", "same"}
-    families: _Lazy = _Lazy(["family", "a_ms", "b_ms", "delta_ms"])
-    #                             op time per family (opfamily), both threads, by |delta|
+    categories: Table = Table(CATEGORY_COLUMNS)
+    ops: Table = Table(OP_COLUMNS)
+    families: Table = Table(FAMILY_COLUMNS)
     basis: str = "steps"        # "steps" | "steps within rounds": what the interval resampled
     traced_a_ms: float = float("nan")   # median traced (host-profiled) step of a
     traced_b_ms: float = float("nan")
@@ -94,6 +93,14 @@ class Comparison:
     traced_mean_b_ms: float = float("nan")
     delta_lo: float = float("nan")   # 95 % interval of delta_ms (``stats.difference_ci``)
     delta_hi: float = float("nan")
+
+    def table(self, name: str) -> Columns:
+        """The package's one read of a table (``categories``, ``ops``, ``families``): the stored
+        ``Columns`` themselves, shared, read-only by convention. The Python API reads the
+        attribute of the same name instead (a DataFrame)."""
+        if name not in COMPARISON_TABLES:
+            raise KeyError(f"no table {name!r} (tables: {', '.join(COMPARISON_TABLES)})")
+        return self.__dict__[name]
 
     def delta_text(self) -> str:
         """``+5.75 ms/step [+5.60, +5.90]``: the measured difference with its interval."""
@@ -152,9 +159,10 @@ class Comparison:
         """``the traced steps' mean differs by +5.30 ms: python +3.10, dispatch +1.20, op +0.80,
         input +0.20`` — every category whose difference shows at the display's precision; the
         parts add up to the traced difference (means add up, medians do not)."""
-        cats = self.categories[np.isfinite(self.categories["delta_ms"])]
-        shown = cats[cats["delta_ms"].abs() >= 0.0005]
-        parts = ", ".join(f"{r.category} {present.signed_ms(r.delta_ms)}" for r in shown.itertuples())
+        cats = self.table("categories")
+        d = np.asarray(cats["delta_ms"], dtype=float)
+        shown = np.isfinite(d) & (np.abs(d) >= 0.0005)
+        parts = ", ".join(f"{c} {present.signed_ms(x)}" for c, x in zip(cats["category"][shown], d[shown]))
         out = f"the traced steps' mean differs by {present.signed_ms(self.traced_delta_ms)} ms"
         return out + (f": {parts}" if parts else "")
 
@@ -195,30 +203,44 @@ class Comparison:
     def flipped(self) -> "Comparison":
         """The same comparison read from the other side (b against a): every delta negated, the
         ratio and its interval inverted (percentile intervals map exactly under 1/x), columns of
-        the op and family tables exchanged. Nothing is recomputed."""
-        def swap(df: pd.DataFrame) -> pd.DataFrame:
-            out = df.rename(columns={"a_ms": "b_ms", "b_ms": "a_ms"}).assign(delta_ms=-df["delta_ms"])
-            if "change" in out:
-                out["change"] = out["change"].map(_FLIP_CHANGE).fillna(out["change"])
-            return out[list(df.columns)]
+        the tables exchanged. Nothing is recomputed."""
         inv = (lambda x: 1.0 / x if np.isfinite(x) and x != 0 else float("nan"))
         return Comparison(self.b, self.a, self.b_ms, self.a_ms, -self.delta_ms, inv(self.ratio),
                           inv(self.ratio_hi), inv(self.ratio_lo), self.significant,
-                          lambda: swap(self.categories), lambda: swap(self.ops),
-                          lambda: swap(self.families), self.basis,
+                          _swapped(self.table("categories")), _swapped(self.table("ops")),
+                          _swapped(self.table("families")), self.basis,
                           self.traced_b_ms, self.traced_a_ms, self.distortion_b, self.distortion_a,
                           self.note, self.traced_mean_b_ms, self.traced_mean_a_ms,
                           -self.delta_hi, -self.delta_lo)
 
-    def top_family(self, slower: bool = True) -> pd.Series | None:
+    def top_family(self, slower: bool = True) -> FamilyDelta | None:
         """The op family that costs most of the difference in that direction (kernel families
         only: the tf.function wrapper and runtime rows hold the others' time)."""
-        f = self.families
+        f = self.table("families")
         if f.empty:
             return None
-        f = f[~f["family"].str.startswith("tf.function") & (f["family"] != "(runtime)")]
-        f = f[f["delta_ms"] > 0] if slower else f[f["delta_ms"] < 0]
-        return None if f.empty else f.iloc[0]
+        d = np.asarray(f["delta_ms"], dtype=float)
+        kernel = np.array([not str(n).startswith("tf.function") and n != "(runtime)"
+                           for n in f["family"]], dtype=bool)
+        rows = np.flatnonzero(kernel & (d > 0 if slower else d < 0))
+        if not len(rows):
+            return None
+        i = int(rows[0])
+        return FamilyDelta(str(f["family"][i]), float(f["a_ms"][i]), float(f["b_ms"][i]), float(d[i]))
+
+
+def _swapped(t: Columns) -> Columns:
+    """A comparison table read from the other side: a_ms and b_ms exchanged, delta_ms negated,
+    each change named from the other side ("same" stays); columns in their order."""
+    def column(name: str) -> Any:
+        if name in ("a_ms", "b_ms"):
+            return t["b_ms" if name == "a_ms" else "a_ms"]
+        if name == "delta_ms":
+            return -t[name]
+        if name == "change":
+            return text([_FLIP_CHANGE.get(v, v) for v in t[name].tolist()])
+        return t[name]
+    return Columns({n: column(n) for n in t.columns})
 
 
 def _distortion(m: ModeResult) -> float | None:
@@ -232,19 +254,11 @@ def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
                      boot_b=b.boot_medians if len(sb) > 1 else None)
     a_ms = float(np.median(sa)) if len(sa) else float("nan")
     b_ms = float(np.median(sb)) if len(sb) else float("nan")
-    ops: list[pd.DataFrame] = []     # the op diff, computed once for both tables that read it
-
-    def op_table() -> pd.DataFrame:
-        if not ops:
-            # the op diff is a groupby and an outer merge: pandas, built here from the modes'
-            # columns (only when a page reads the diff)
-            ops.append(op_diff(a.table("ops").to_pandas(), b.table("ops").to_pandas()))
-        return ops[0]
-
+    ops = op_diff(a.table("ops"), b.table("ops"))
     return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, est.ratio, est.lo, est.hi,
-                      est.significant, lambda: category_diff(a, b), op_table,
-                      lambda: family_diff(op_table()), est.basis, a.traced_ms, b.traced_ms,
-                      _distortion(a), _distortion(b), est.note, a.traced_mean_ms, b.traced_mean_ms,
+                      est.significant, category_diff(a, b), ops, family_diff(ops), est.basis,
+                      a.traced_ms, b.traced_ms, _distortion(a), _distortion(b), est.note,
+                      a.traced_mean_ms, b.traced_mean_ms,
                       *difference_ci(sa, sb, a.boot_medians if len(sa) > 1 else None,
                                      b.boot_medians if len(sb) > 1 else None))
 
@@ -255,51 +269,149 @@ def _rounds(m: ModeResult) -> tuple | None:
     return t.rounds if t is not None and len(t.steps_s) and t.rounds else None
 
 
-def category_diff(a: ModeResult, b: ModeResult) -> pd.DataFrame:
+# ---- the tables, with numpy ----------------------------------------------------------------------
+# Each reproduces what pandas' groupby / merge / sort_values gave when these tables were
+# DataFrames (tests/test_compare_tables.py checks them against that): group keys in sorted order,
+# rows with a missing key dropped, sums compensated in row order with NaN skipped, ties of the
+# sort broken by the key columns in Python's string order.
+
+
+def _codes(values: np.ndarray) -> np.ndarray:
+    """Each value's rank among the column's distinct values (equal values, equal ranks; strings
+    in Python's order). Python sorts the distinct strings faster than numpy sorts object arrays."""
+    vals = values.tolist()
+    rank = {v: i for i, v in enumerate(sorted(set(vals)))}
+    return np.fromiter((rank[v] for v in vals), dtype=np.intp, count=len(vals))
+
+
+def _groups(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows grouped by the key columns: (each row's group, the first row of each group), groups
+    numbered in the keys' sorted order (as pandas' groupby), so a table of one row per group, in
+    group order, is sorted by its keys. Every row must have its keys."""
+    n = len(keys[0])
+    if not n:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    codes = [_codes(k) for k in keys]
+    order = np.lexsort(codes[::-1])                 # stable: a group's rows keep their order
+    new = np.ones(n, dtype=bool)
+    new[1:] = np.any([c[order][1:] != c[order][:-1] for c in codes], axis=0)
+    labels = np.empty(n, dtype=np.intp)
+    labels[order] = np.cumsum(new) - 1
+    return labels, order[new]
+
+
+def _has_key(keys: list[np.ndarray]) -> np.ndarray:
+    """Rows whose key columns all hold a value (pandas' groupby drops the others)."""
+    ok = np.ones(len(keys[0]), dtype=bool)
+    for k in keys:
+        if k.dtype == object:
+            ok &= np.array([v is not None and v == v for v in k.tolist()], dtype=bool)
+        elif k.dtype.kind == "f":
+            ok &= ~np.isnan(k)
+    return ok
+
+
+def _kahan(values: list[float]) -> float:
+    """The sum in this order, NaN skipped, compensated as pandas' groupby sum adds."""
+    total = comp = 0.0
+    for x in values:
+        if x != x:
+            continue
+        y = x - comp
+        t = total + y
+        comp = t - total - y
+        if comp != comp:        # an infinite value: no compensation
+            comp = 0.0
+        total = t
+    return total
+
+
+def _group_sums(labels: np.ndarray, n_groups: int, values: list[np.ndarray]) -> list[np.ndarray]:
+    """Per group and column, the sum of its rows' values in row order, NaN skipped (0 when none),
+    compensated (Kahan) as pandas' groupby sum is, so each figure is the one it gave."""
+    sizes = np.bincount(labels, minlength=n_groups)
+    alone = sizes[labels] == 1
+    order = np.argsort(labels, kind="stable")       # each group's rows together, in row order
+    ends = np.cumsum(sizes)
+    several = [(g, int(ends[g] - sizes[g]), int(ends[g])) for g in np.flatnonzero(sizes > 1).tolist()]
+    out = []
+    for v in values:
+        v = np.asarray(v, dtype=float)
+        s = np.zeros(n_groups)
+        # one row: its value (added to 0.0 as the sum does, so a -0.0 is summed to 0.0)
+        s[labels[alone]] = np.where(np.isnan(v[alone]), 0.0, v[alone]) + 0.0
+        grouped = v[order]
+        for g, lo, hi in several:
+            s[g] = _kahan(grouped[lo:hi].tolist())
+        out.append(s)
+    return out
+
+
+def _by_abs_delta(delta: np.ndarray) -> np.ndarray:
+    """Row order of a table in its keys' order (one row per group): largest |delta_ms| first
+    (NaN last), ties in the keys' order (a stable, machine-independent order)."""
+    return sort_order([(np.abs(delta), False)])
+
+
+def _change(only_a: np.ndarray, only_b: np.ndarray, a_ms: np.ndarray, b_ms: np.ndarray,
+            delta: np.ndarray) -> np.ndarray:
+    """Each op's change: only on one side, the same (within ``_SAME_REL`` or ``_SAME_ABS_MS``),
+    slower or faster in a."""
+    with np.errstate(invalid="ignore"):
+        same = np.abs(delta) <= np.maximum(_SAME_ABS_MS, _SAME_REL * np.fmax(a_ms, b_ms))
+        slower = delta > 0
+    return text(np.select([only_a, only_b, same, slower],
+                          ["only in a", "only in b", "same", "slower"], "faster").tolist())
+
+
+def category_diff(a: ModeResult, b: ModeResult) -> Columns:
     """category, a_ms, b_ms, delta_ms (mean ms/step of the steady traced steps, so the deltas add
     up to the traced steps' mean difference), largest |delta| first."""
-    import pandas as pd
-
     ca, cb = a.category_means(), b.category_means()
-    cats = pd.DataFrame({"category": list(CATEGORIES), "a_ms": [ca[c] for c in CATEGORIES],
-                         "b_ms": [cb[c] for c in CATEGORIES]})
-    cats["delta_ms"] = cats["a_ms"] - cats["b_ms"]
-    cats["_abs"] = cats["delta_ms"].abs().fillna(-1.0)
-    # ties in the categories' own order
-    cats = cats.sort_values("_abs", ascending=False, kind="stable").drop(columns="_abs")
-    return cats.reset_index(drop=True)
+    a_ms = np.array([ca[c] for c in CATEGORIES], dtype=float)
+    b_ms = np.array([cb[c] for c in CATEGORIES], dtype=float)
+    delta = a_ms - b_ms
+    # ties in the categories' own order; a NaN difference last
+    order = sort_order([(np.where(np.isnan(delta), -1.0, np.abs(delta)), False)])
+    return Columns({"category": text(CATEGORIES), "a_ms": a_ms, "b_ms": b_ms,
+                    "delta_ms": delta}).take(order)
 
 
-def _by_abs_delta(df: pd.DataFrame, key: list[str]) -> pd.DataFrame:
-    """Largest |delta_ms| first; ties by the key columns (a stable, machine-independent order)."""
-    df = df.assign(_abs=df["delta_ms"].abs())
-    return df.sort_values(["_abs"] + key, ascending=[False] + [True] * len(key),
-                          kind="stable").drop(columns="_abs").reset_index(drop=True)
+def _op_rows(ops: Columns) -> tuple[list[np.ndarray], np.ndarray]:
+    """One mode's ops: the key columns and self ms/step of the rows that have their keys."""
+    if ops.empty:
+        return [np.empty(0, dtype=object) for _ in OP_KEY], np.zeros(0)
+    keys = [np.asarray(ops[k]) for k in OP_KEY]
+    keep = _has_key(keys)
+    return [k[keep] for k in keys], np.asarray(ops["self_ms_per_step"], dtype=float)[keep]
 
 
-def op_diff(ops_a: pd.DataFrame, ops_b: pd.DataFrame) -> pd.DataFrame:
-    import pandas as pd
-
-    cols = OP_KEY + ["family", "a_ms", "b_ms", "delta_ms", "change"]
+def op_diff(ops_a: Columns, ops_b: Columns) -> Columns:
+    """Two modes' ops tables joined on (op, type, thread), each side's self ms/step summed per
+    key: a_ms, b_ms (0 on the side without it), delta_ms, the op's family and its change."""
     if ops_a.empty and ops_b.empty:
-        return pd.DataFrame(columns=cols)
-
-    def per_op(ops: pd.DataFrame, col: str) -> pd.DataFrame:
-        if ops.empty:
-            return pd.DataFrame(columns=OP_KEY + [col])
-        return ops.groupby(OP_KEY, as_index=False)["self_ms_per_step"].sum().rename(
-            columns={"self_ms_per_step": col})
-
-    m = per_op(ops_a, "a_ms").merge(per_op(ops_b, "b_ms"), on=OP_KEY, how="outer")
-    only_a = m["b_ms"].isna()
-    only_b = m["a_ms"].isna()
-    m[["a_ms", "b_ms"]] = m[["a_ms", "b_ms"]].astype(float).fillna(0.0)
-    m["delta_ms"] = m["a_ms"] - m["b_ms"]
-    m["family"] = [family(str(o), str(t)) for o, t in zip(m["op"], m["type"])]
-    same = (m["delta_ms"].abs() <= np.maximum(_SAME_ABS_MS, _SAME_REL * m[["a_ms", "b_ms"]].max(axis=1)))
-    m["change"] = np.select([only_a, only_b, same, m["delta_ms"] > 0],
-                            ["only in a", "only in b", "same", "slower"], "faster")
-    return _by_abs_delta(m, OP_KEY)[cols]
+        return Columns.no_rows(OP_COLUMNS)
+    keys_a, ms_a = _op_rows(ops_a)
+    keys_b, ms_b = _op_rows(ops_b)
+    # the outer join: the keys of both sides grouped at once; each side's rows summed per key
+    # (NaN: the side has no row with it)
+    keys = [np.concatenate([ka, kb]) for ka, kb in zip(keys_a, keys_b)]
+    labels, first = _groups(keys)
+    n, na = len(first), len(ms_a)
+    sides = []
+    for rows, ms in ((labels[:na], ms_a), (labels[na:], ms_b)):
+        summed, = _group_sums(rows, n, [ms])
+        sides.append(np.where(np.bincount(rows, minlength=n) > 0, summed, np.nan))
+    a_ms, b_ms = sides
+    only_a, only_b = np.isnan(b_ms), np.isnan(a_ms)
+    a_ms, b_ms = np.where(only_b, 0.0, a_ms), np.where(only_a, 0.0, b_ms)
+    op, typ, thread = (text(k[first].tolist()) for k in keys)
+    delta = a_ms - b_ms
+    fam = text([family(str(o), str(t)) for o, t in zip(op.tolist(), typ.tolist())])
+    t = Columns({"op": op, "type": typ, "thread": thread, "family": fam, "a_ms": a_ms,
+                 "b_ms": b_ms, "delta_ms": delta,
+                 "change": _change(only_a, only_b, a_ms, b_ms, delta)})
+    return t.take(_by_abs_delta(delta))
 
 
 def normalized_type(op_type: str) -> str:
@@ -309,40 +421,43 @@ def normalized_type(op_type: str) -> str:
     return re.sub(r"^_(?:Mkl)?(?:Native)?(?:Fused)?", "", op_type) or op_type
 
 
-def op_type_diff(ops: pd.DataFrame) -> pd.DataFrame:
+def op_type_diff(ops: Columns) -> Columns:
     """``op_diff`` read by normalized op type, both threads summed: two modes name the same work
     differently (eager ``Conv2D`` on the main thread, graph ``model/conv1d/convolution`` run by
     ``_MklNativeFusedConv2D`` on a worker), so by name nearly every op is 'removed' and another
-    'added'; by type they meet. Columns as ``op_diff`` (op: the type)."""
-    import pandas as pd
-
-    cols = OP_KEY + ["family", "a_ms", "b_ms", "delta_ms", "change"]
+    'added'; by type they meet. Columns as ``op_diff`` (op: the type, thread: "both"; family: the
+    first op's)."""
     if ops.empty:
-        return pd.DataFrame(columns=cols)
-    df = ops.assign(op=[normalized_type(str(t)) for t in ops["type"]])
-    df = df.assign(type=df["op"], thread="both",
-                   _a=df["change"] != "only in b", _b=df["change"] != "only in a")
-    g = df.groupby(["op", "type", "thread"], as_index=False).agg(
-        family=("family", "first"), a_ms=("a_ms", "sum"), b_ms=("b_ms", "sum"),
-        in_a=("_a", "any"), in_b=("_b", "any"))
-    g["delta_ms"] = g["a_ms"] - g["b_ms"]
-    same = (g["delta_ms"].abs() <= np.maximum(_SAME_ABS_MS, _SAME_REL * g[["a_ms", "b_ms"]].max(axis=1)))
-    g["change"] = np.select([~g["in_b"], ~g["in_a"], same, g["delta_ms"] > 0],
-                            ["only in a", "only in b", "same", "slower"], "faster")
-    return _by_abs_delta(g, OP_KEY)[cols]
+        return Columns.no_rows(OP_COLUMNS)
+    types = text([normalized_type(str(t)) for t in ops["type"].tolist()])
+    labels, first = _groups([types])
+    n = len(first)
+    a_ms, b_ms = _group_sums(labels, n, [ops["a_ms"], ops["b_ms"]])
+    change = ops["change"]
+    in_a = np.bincount(labels[change != "only in b"], minlength=n) > 0
+    in_b = np.bincount(labels[change != "only in a"], minlength=n) > 0
+    op = text(types[first].tolist())
+    delta = a_ms - b_ms
+    t = Columns({"op": op, "type": op, "thread": text(["both"] * n),
+                 "family": text(ops["family"][first].tolist()), "a_ms": a_ms, "b_ms": b_ms,
+                 "delta_ms": delta, "change": _change(~in_b, ~in_a, a_ms, b_ms, delta)})
+    return t.take(_by_abs_delta(delta))
 
 
-def family_diff(ops: pd.DataFrame) -> pd.DataFrame:
-    """Per op family (both threads summed): a_ms, b_ms, delta_ms, largest |delta| first. Renamed
-    functions and ops named differently in each mode (eager ``Conv2D``, graph
-    ``.../convolution:_MklNativeFusedConv2D``, XLA ``convolution.3``) meet here."""
-    import pandas as pd
-
-    cols = ["family", "a_ms", "b_ms", "delta_ms"]
+def family_diff(ops: Columns) -> Columns:
+    """Per op family (both threads summed; ``ops``: an ``op_diff``): a_ms, b_ms, delta_ms, largest
+    |delta| first. Renamed functions and ops named differently in each mode (eager ``Conv2D``,
+    graph ``.../convolution:_MklNativeFusedConv2D``, XLA ``convolution.3``) meet here."""
     if ops.empty:
-        return pd.DataFrame(columns=cols)
-    g = ops.groupby("family", as_index=False)[["a_ms", "b_ms", "delta_ms"]].sum()
-    return _by_abs_delta(g, ["family"])[cols]
+        return Columns.no_rows(FAMILY_COLUMNS)
+    names = np.asarray(ops["family"])
+    keep = _has_key([names])
+    labels, first = _groups([names[keep]])
+    a_ms, b_ms, delta = _group_sums(labels, len(first), [np.asarray(ops[c])[keep]
+                                                         for c in ("a_ms", "b_ms", "delta_ms")])
+    fam = text(names[keep][first].tolist())
+    return Columns({"family": fam, "a_ms": a_ms, "b_ms": b_ms, "delta_ms": delta}).take(
+        _by_abs_delta(delta))
 
 
 # Two traces share a program when most of their op types are shared (Jaccard index of the sets,

@@ -23,7 +23,7 @@ import numpy as np
 from traceinsight import present
 from traceinsight.analysis.results import ms_per_call
 from traceinsight.analysis.retraces import GRAPH_BUILDS
-from traceinsight.compare import Comparison, is_distorted
+from traceinsight.compare import Comparison, FamilyDelta, is_distorted
 from traceinsight.finding import SEVERITIES, Finding
 from traceinsight.modekind import ModeKind
 from traceinsight.model import ModeResult, Run
@@ -410,9 +410,9 @@ def _first_compile_ms(m: ModeResult) -> float:
     return float("nan")
 
 
-def _family_dominates(c: Comparison, fam) -> bool:
+def _family_dominates(c: Comparison, fam: FamilyDelta | None) -> bool:
     """The family's difference (traced kernel time) is at least half the step difference."""
-    return fam is not None and abs(float(fam["delta_ms"])) >= 0.5 * abs(c.delta_ms)
+    return fam is not None and abs(fam.delta_ms) >= 0.5 * abs(c.delta_ms)
 
 
 def _family_evidence(c: Comparison, slower: bool = True) -> str:
@@ -421,23 +421,26 @@ def _family_evidence(c: Comparison, slower: bool = True) -> str:
     fam = c.top_family(slower)
     if fam is None:
         return ""
-    a_ms, b_ms = float(fam["a_ms"]), float(fam["b_ms"])
+    a_ms, b_ms = fam.a_ms, fam.b_ms
     sides = f"{c.a} {fmt_ms(a_ms)} vs {c.b} {fmt_ms(b_ms)} ms/step of kernel time"
     if _family_dominates(c, fam):
-        out = (f" By op family (ops matched across modes), {fam['family']} costs most of the "
+        out = (f" By op family (ops matched across modes), {fam.family} costs most of the "
                f"difference: {sides}.")
     else:
-        out = (f" By op family (ops matched across modes), {fam['family']} differs most: {sides}, "
-               f"{fmt_ms(abs(float(fam['delta_ms'])))} of the {fmt_ms(abs(c.delta_ms))} ms/step "
+        out = (f" By op family (ops matched across modes), {fam.family} differs most: {sides}, "
+               f"{fmt_ms(abs(fam.delta_ms))} of the {fmt_ms(abs(c.delta_ms))} ms/step "
                "difference; the rest is not in any one op family.")
     # a side with no time in that family may run it inside fusions whose names hide their kind
-    hidden = c.families[c.families["family"].str.startswith(("library fusion", "fusion ("))]
+    fams = c.table("families")
+    hidden = np.array([str(n).startswith(("library fusion", "fusion (")) for n in fams["family"]],
+                      dtype=bool)
+    names = fams["family"][hidden].tolist()
     for side, ms in ((c.a, a_ms), (c.b, b_ms)):
         col = "a_ms" if side == c.a else "b_ms"
-        if ms == 0 and len(hidden) and hidden[col].sum() > 0:
-            out += (f" {side} has no {fam['family']} op by name but runs "
-                    + ", ".join(f"{r.family} {fmt_ms(getattr(r, col))}"
-                                for r in hidden.itertuples() if getattr(r, col) > 0)
+        times = np.asarray(fams[col], dtype=float)[hidden]
+        if ms == 0 and len(times) and np.nansum(times) > 0:
+            out += (f" {side} has no {fam.family} op by name but runs "
+                    + ", ".join(f"{n} {fmt_ms(t)}" for n, t in zip(names, times.tolist()) if t > 0)
                     + " ms/step, which may hold it.")
     return out
 
@@ -471,7 +474,7 @@ def rule_xla(run: Run) -> Iterable[Finding]:
             yield Finding(
                 rule="xla-slower",
                 title=(f"{x.name} (XLA) is slower per step than {f.name} on this machine"
-                       + (f", mostly in {fam['family']}" if fam is not None else "")),
+                       + (f", mostly in {fam.family}" if fam is not None else "")),
                 evidence=evidence, saving_ms=c.delta_ms,
                 saving_basis=f"measured: median step of {x.name} minus {f.name}, {c.delta_text()}",
                 modes=(x.name, f.name),
@@ -537,8 +540,8 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
         fam = None if c.traced_disagrees else c.top_family(True)
         fam = fam if _family_dominates(c, fam) else None
         if fam is not None:
-            why.append(f"{fam['family']} kernels take {fmt_ms(float(fam['a_ms']))} ms/step in "
-                       f"{f.name} against {fmt_ms(float(fam['b_ms']))} in {e.name}: the same work "
+            why.append(f"{fam.family} kernels take {fmt_ms(fam.a_ms)} ms/step in "
+                       f"{f.name} against {fmt_ms(fam.b_ms)} in {e.name}: the same work "
                        "runs slower inside the graph (another kernel or fewer threads)")
         call = _cat(f, "dispatch")
         if _finite(call) and call >= 0.005 and not c.traced_disagrees:
@@ -547,7 +550,7 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
         yield Finding(
             rule="function-slower",
             title=(f"{f.name} is {fmt_ratio(c.ratio)}× slower than {e.name}"
-                   + (f": its {fam['family']} kernels run slower in the graph" if fam is not None
+                   + (f": its {fam.family} kernels run slower in the graph" if fam is not None
                       else "")),
             evidence=evidence, saving_ms=c.delta_ms,
             saving_basis=f"measured: median step of {f.name} minus {e.name}, {c.delta_text()}",
@@ -1079,7 +1082,7 @@ def rule_jax_backend(run: Run) -> Iterable[Finding]:
                 rule="jax-backend-slower" if slower else "jax-backend-faster",
                 title=(f"{j.name} (Keras on JAX) is {'slower' if slower else 'faster'} per step "
                        f"than {t.name} (TensorFlow)"
-                       + (f", mostly in {fam['family']}" if fam is not None else "")),
+                       + (f", mostly in {fam.family}" if fam is not None else "")),
                 evidence=evidence, saving_ms=abs(c.delta_ms),
                 saving_basis=f"measured: median step of {slow_m.name} minus {faster.name}",
                 modes=(slow_m.name, faster.name),

@@ -9,7 +9,8 @@ wall time is split exclusively into ``CATEGORIES``.
 Tables: the public Python API gives pandas DataFrames (``mode.steps``, ``run.summary()``: a new
 one on every read); everything inside the package (analysis, findings, stats, compare, report,
 tui) reads numpy ``Columns`` through one accessor, ``ModeResult.table(name)`` /
-``Run.table("summary")``. Each table is stored once, as Columns; there are no twin methods.
+``Run.table("summary")`` (a comparison's: ``compare.Comparison.table(name)``). Each table is
+stored once, as Columns; there are no twin methods.
 """
 
 from __future__ import annotations
@@ -133,13 +134,18 @@ TABLES: tuple[str, ...] = ("steps", "breakdown", "ops", "retraces", "hotspots", 
 
 
 class Table:
-    """A ``ModeResult`` table field: stored in one form, ``Columns``, read publicly as a DataFrame.
+    """A table field of a frozen dataclass (``ModeResult``'s, ``compare.Comparison``'s): stored in
+    one form, ``Columns``, read publicly as a DataFrame.
 
     Set it to ``Columns`` (what the analysis computes) or to a DataFrame (tables made by hand):
-    a DataFrame is converted once, here, and its data copied, so the mode never shares a table
-    with the caller. Read (``mode.steps``), it is a new DataFrame built from the columns on every
-    read (pandas is imported then, not before): the reader may change it, the mode stays as it
-    was. Code inside the package reads the columns, ``ModeResult.table(name)``."""
+    a DataFrame is converted once, here, and its data copied, so the object never shares a table
+    with the caller; None (left out) is an empty table, with the columns ``names`` when given.
+    Read (``mode.steps``), it is a new DataFrame built from the columns on every read (pandas is
+    imported then, not before): the reader may change it, the object stays as it was. Code
+    inside the package reads the columns, ``ModeResult.table(name)``."""
+
+    def __init__(self, names: tuple[str, ...] = ()) -> None:
+        self.names = names
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -151,7 +157,7 @@ class Table:
 
     def __set__(self, obj: Any, value: Any) -> None:
         if value is None:
-            value = Columns()
+            value = Columns.no_rows(self.names) if self.names else Columns()
         elif not isinstance(value, Columns):
             value = Columns.from_pandas(value)      # a DataFrame (only pandas code makes one)
         obj.__dict__[self.name] = value

@@ -305,7 +305,7 @@ def summarize(run: "Run") -> Columns:
                            ratio_basis=None, ratio_significant=False, ratio_note=ANOTHER_PROGRAM,
                            vs_fastest=VsFastest.ANOTHER_PROGRAM.value)
             else:
-                c = run.compare(m.name, fastest.name)   # its tables are computed only when read
+                c = run.compare(m.name, fastest.name)
                 row.update(ratio=c.ratio, ratio_lo=c.ratio_lo, ratio_hi=c.ratio_hi,
                            ratio_basis=c.basis, ratio_significant=c.significant,
                            ratio_note=c.note)

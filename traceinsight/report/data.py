@@ -49,12 +49,11 @@ def clean(obj: Any) -> Any:
     return str(obj)
 
 
-def records(table: Columns | pd.DataFrame) -> list[dict]:
-    """JSON-ready rows of a table: a mode's ``Columns``, or a DataFrame of the comparison's."""
+def records(table: Columns) -> list[dict]:
+    """JSON-ready rows of a table (a mode's or a comparison's ``Columns``)."""
     if table is None or table.empty:
         return []
-    rows = table.records() if isinstance(table, Columns) else table.to_dict(orient="records")
-    return [clean(r) for r in rows]
+    return [clean(r) for r in table.records()]
 
 
 def generator_name() -> str:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from traceinsight import present
+from traceinsight.columns import Columns
 from traceinsight.compare import Comparison, compare_modes, op_type_diff
 from traceinsight.model import CATEGORIES, ModeResult, Run
 from traceinsight.report.data import SCHEMA_VERSION, clean, generator_name, records
@@ -58,25 +59,33 @@ def _op_rows(c: Comparison, by_type: bool = False) -> dict:
     """The comparison of A with B -> ops added / removed / slower / faster in B; delta_ms = B − A.
     ``by_type`` (two different modes): ops matched by normalized type, not by name."""
     out: dict = {k: [] for k in ("slower", "faster", "added", "removed")}
-    ops = op_type_diff(c.ops) if by_type else c.ops
+    ops = op_type_diff(c.table("ops")) if by_type else c.table("ops")
     out["matched_by"] = "type" if by_type else "name"
     if ops.empty:
         out["same_count"] = 0
         return out
-    # an op only on one side has no time on the other: null, not 0
-    df = ops.assign(a_ms=ops["a_ms"].astype(object).where(ops["change"] != "only in b", None),
-                    b_ms=ops["b_ms"].astype(object).where(ops["change"] != "only in a", None),
-                    delta_ms=-ops["delta_ms"])
-    for change, kind in _CHANGE.items():
-        out[kind] = records(df[df["change"] == change].drop(columns="change").head(OP_LIMIT))
-    out["same_count"] = int((ops["change"] == "same").sum())
+    change = ops["change"]
+
+    def side(col: str, absent: str) -> np.ndarray:
+        # an op only on one side has no time on the other: null, not 0
+        v = np.asarray(ops[col], dtype=object).copy()
+        v[change == absent] = None
+        return v
+
+    rows = Columns({"op": ops["op"], "type": ops["type"], "thread": ops["thread"],
+                    "family": ops["family"], "a_ms": side("a_ms", "only in b"),
+                    "b_ms": side("b_ms", "only in a"), "delta_ms": -ops["delta_ms"]})
+    for name, kind in _CHANGE.items():
+        out[kind] = records(rows.take(np.flatnonzero(change == name)[:OP_LIMIT]))
+    out["same_count"] = int((change == "same").sum())
     return out
 
 
 def _family_rows(c: Comparison) -> list[dict]:
     """Op time per family (ops matched across modes and renames); delta_ms = B − A."""
-    f = c.families
-    return [] if f.empty else records(f.assign(delta_ms=-f["delta_ms"]))
+    f = c.table("families")
+    return [] if f.empty else records(Columns({n: -f[n] if n == "delta_ms" else f[n]
+                                               for n in f.columns}))
 
 
 def _retrace_rows(a: ModeResult, b: ModeResult) -> list[dict]:

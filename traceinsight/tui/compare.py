@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,16 +62,16 @@ class CategoryDiffTable(DataTable):
         c = self.comparison
         self.add_columns("category", Text(fmt.safe(c.a), justify="right"), Text(fmt.safe(c.b), justify="right"),
                          Text("Δ ms/step", justify="right"), f"{'faster':>{HALF}} {'slower':<{HALF}}")
-        cats = c.categories
-        scale = float(np.nanmax(np.abs(cats["delta_ms"].to_numpy(float)))) if len(cats) else 0.0
-        for r in cats.itertuples():
-            if is_zero(r.a_ms) and is_zero(r.b_ms):     # listed once under the table instead
+        cats = c.table("categories")
+        scale = float(np.nanmax(np.abs(np.asarray(cats["delta_ms"], dtype=float)))) if len(cats) else 0.0
+        for r in cats.records():
+            if is_zero(r["a_ms"]) and is_zero(r["b_ms"]):     # listed once under the table instead
                 continue
-            color = fmt.CATEGORY_COLORS.get(r.category, "white")
-            self.add_row(Text.assemble(("■ ", color), r.category),
-                         Text(fmt.ms(r.a_ms), justify="right"), Text(fmt.ms(r.b_ms), justify="right"),
-                         Text(fmt.signed_ms(r.delta_ms), justify="right", style="bold"),
-                         signed_bar(r.delta_ms, scale, color), key=r.category)
+            color = fmt.CATEGORY_COLORS.get(r["category"], "white")
+            self.add_row(Text.assemble(("■ ", color), r["category"]),
+                         Text(fmt.ms(r["a_ms"]), justify="right"), Text(fmt.ms(r["b_ms"]), justify="right"),
+                         Text(fmt.signed_ms(r["delta_ms"]), justify="right", style="bold"),
+                         signed_bar(r["delta_ms"], scale, color), key=r["category"])
 
 
 def is_zero(v) -> bool:
@@ -78,7 +79,8 @@ def is_zero(v) -> bool:
 
 
 def zero_categories(c: Comparison) -> list[str]:
-    return [r.category for r in c.categories.itertuples() if is_zero(r.a_ms) and is_zero(r.b_ms)]
+    return [r["category"] for r in c.table("categories").records()
+            if is_zero(r["a_ms"]) and is_zero(r["b_ms"])]
 
 
 def op_columns(a: str, b: str) -> list[Column]:
@@ -164,11 +166,12 @@ class CompareScreen(Screen):
         if zeros:
             widgets.append(Static(Text(f"{', '.join(zeros)}: 0 in both modes", style="dim"),
                                   id="zero-categories"))
-        if c.ops.empty:
+        if c.table("ops").empty:
             widgets.append(Static("Neither mode has ops to compare.", classes="missing"))
         else:
             widgets.append(Static(Text(fmt.safe(op_diff_heading(c), None), style="bold"), classes="heading"))
-            widgets.append(FrameTable(c.ops, op_columns(c.a, c.b), filter_columns=["op", "type", "change"],
+            # the sortable, filterable table is pandas': it gets a DataFrame of the op diff
+            widgets.append(FrameTable(c.table("ops").to_pandas(), op_columns(c.a, c.b), filter_columns=["op", "type", "change"],
                                       noun="ops", placeholder="/ filter ops (name, type, 'only', 'slower')",
                                       detail=lambda r: op_diff_detail(r, c.a, c.b), id="op-diff"))
         body = self.query_one("#compare-body", Vertical)
@@ -214,7 +217,7 @@ def op_diff_detail(row, a: str, b: str) -> Text:
 
 
 def op_diff_heading(c: Comparison) -> str:
-    counts = c.ops["change"].value_counts()
-    return (f"Op diff: {counts.get('only in a', 0)} only in {c.a}, {counts.get('only in b', 0)} only "
-            f"in {c.b}, {counts.get('slower', 0)} slower, {counts.get('faster', 0)} faster "
+    counts = Counter(c.table("ops")["change"].tolist())
+    return (f"Op diff: {counts['only in a']} only in {c.a}, {counts['only in b']} only "
+            f"in {c.b}, {counts['slower']} slower, {counts['faster']} faster "
             f"(by |Δ|; s: sort)")
