@@ -149,3 +149,16 @@ def test_the_users_environment_is_left_as_it_was(runs215, tf215):
     pins = {line.split("==")[0].lower(): line.split("==")[1] for line in after if "==" in line}
     assert pins["tensorflow-cpu"] == OLDEST
     assert pins["numpy"].startswith("1.") and pins["protobuf"].startswith("4.")
+
+
+def test_jax_modes_are_checked_in_the_workloads_interpreter(tf215, tmp_path, capsys):
+    """A ``jax:`` mode runs Keras on JAX in the workload's interpreter, so whether JAX is there is
+    asked of that interpreter (the probe), not of the tool's: the 2.15 environment holds nothing
+    but TensorFlow, whatever the tool's own environment has."""
+    code = main(["capture", str(ROOT / "tests" / "data" / "versions" / "keras_small.py"),
+                 "--python", tf215, "--modes", "jax:predict_on_batch", "--out", str(tmp_path),
+                 "--name", "jax", *SMALL])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "JAX is not installed" in err and "Traceback" not in err
+    assert not (tmp_path / "jax").exists()      # refused before a run folder is written

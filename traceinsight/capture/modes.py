@@ -152,10 +152,11 @@ def default_modes(kind: str, has_y: bool) -> list[str]:
 
 
 def check(kind: str, name: str, has_y: bool, legacy_keras: bool | None = None,
-          tf_version: str | None = None) -> Mode:
+          tf_version: str | None = None, jax: bool | None = None) -> Mode:
     """The mode, or a ValueError saying in one line why it does not apply to this workload.
 
-    ``legacy_keras``: whether the workload's interpreter has Keras 2 (None: ask this one)."""
+    ``legacy_keras`` / ``jax``: whether the workload's interpreter (``capture --python``) has
+    Keras 2 / JAX (None: ask this one)."""
     mode = get(kind, name)
     if mode is None:
         other = FUNCTION if kind == KERAS else KERAS
@@ -167,6 +168,6 @@ def check(kind: str, name: str, has_y: bool, legacy_keras: bool | None = None,
         raise ValueError(f"mode {name!r} trains, and data() returned no y: return (x, y) to train")
     if mode.legacy_keras and not (tf_keras_installed() if legacy_keras is None else legacy_keras):
         raise ValueError(f"mode {name!r} needs tf_keras (legacy Keras 2): {tf_keras_install(tf_version)}")
-    if mode.backend == "jax" and not jax_installed():
+    if mode.backend == "jax" and not (jax_installed() if jax is None else jax):
         raise ValueError(f"mode {name!r} runs Keras on JAX, and JAX is not installed: {JAX_INSTALL}")
     return mode

@@ -471,11 +471,15 @@ def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
 
 def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
                   notes: list[str] | None = None, skipped: dict[str, str] | None = None,
-                  legacy_keras: bool | None = None, tf_version: str | None = None) -> list[str]:
-    """``legacy_keras``: Keras 2 available in the workload's interpreter (the probe's answer).
-    ``skipped``: filled with the modes a workload's MODES named that cannot run here, and why."""
+                  legacy_keras: bool | None = None, tf_version: str | None = None,
+                  jax: bool | None = None) -> list[str]:
+    """``legacy_keras`` / ``jax``: Keras 2 / JAX available in the workload's interpreter (the
+    probe's answers; None: ask this one). ``skipped``: filled with the modes a workload's MODES
+    named that cannot run here, and why."""
     if legacy_keras is None:
         legacy_keras = modes_mod.tf_keras_installed()
+    if jax is None:
+        jax = modes_mod.jax_installed()
     names = requested if requested else (list(wf.modes) if wf.modes else
                                          modes_mod.default_modes(wf.kind, has_y))
     seen: list[str] = []
@@ -488,15 +492,14 @@ def resolve_modes(wf: WorkloadFile, requested: list[str] | None, has_y: bool,
             if skipped is not None:
                 skipped[name] = "needs tf_keras"
             continue
-        if (not requested and mode is not None and mode.backend == "jax"
-                and not modes_mod.jax_installed()):
+        if not requested and mode is not None and mode.backend == "jax" and not jax:
             if notes is not None:   # the same for a sample's Keras-on-JAX modes without JAX
                 notes.append(f"{name} skipped: it needs JAX ({modes_mod.JAX_INSTALL})")
             if skipped is not None:
                 skipped[name] = "needs JAX"
             continue
         try:
-            modes_mod.check(wf.kind, name, has_y, legacy_keras, tf_version)
+            modes_mod.check(wf.kind, name, has_y, legacy_keras, tf_version, jax)
         except ValueError as e:
             raise TraceinsightError(f"{wf.path.name}: {e}") from None
         if name not in seen:
@@ -534,7 +537,8 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
     if probe.get("unsupported"):
         notes.append(probe["unsupported"])
     modes = resolve_modes(wf, requested, bool(probe.get("has_y")), notes, skipped,
-                          legacy_keras=probe.get("tf_keras_installed"), tf_version=probe.get("tensorflow"))
+                          legacy_keras=probe.get("tf_keras_installed"), tf_version=probe.get("tensorflow"),
+                          jax=probe.get("jax_installed"))
     run_name = name or f"{utc_stamp()}-{wf.name}"
     run_path = Path(out_dir) / run_name
     _refuse_existing(run_path)
@@ -616,7 +620,7 @@ def _resume_locked(run_path, requested, overrides, command, workload, lock, say=
     for m in todo:
         try:
             modes_mod.check(wf.kind, m, bool(probe.get("has_y")), probe.get("tf_keras_installed"),
-                            probe.get("tensorflow"))
+                            probe.get("tensorflow"), probe.get("jax_installed"))
         except ValueError as e:
             raise TraceinsightError(f"{wf.path.name}: {e}") from None
     manifest.setdefault("resumed", []).append(

@@ -76,7 +76,9 @@ def probe(spec: dict) -> dict:
                               "gpus": [d.name for d in tf.config.list_physical_devices("GPU")],
                               "tf_built_with_cuda": bool(tf.test.is_built_with_cuda()),
                               "python": platform.python_version(), "python_executable": sys.executable,
-                              "tf_keras_installed": compat.legacy_keras_available()}
+                              "tf_keras_installed": compat.legacy_keras_available(),
+                              # the jax: modes run in this interpreter too
+                              "jax_installed": modes_mod.jax_installed()}
     if not compat.supported(tf.__version__):
         result["unsupported"] = (f"TensorFlow {tf.__version__} is outside the supported "
                                  "2.15 - 2.21: capture may fail or trace differently")
