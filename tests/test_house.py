@@ -50,6 +50,19 @@ def test_the_model_imports_nothing_above_it():
     assert not above, above
 
 
+def test_the_analysis_imports_no_renderer():
+    """The pipeline runs one way: what computes (the analysis, the model and the figures of the
+    whole run) never imports what formats (report, tui, commands), lazily or not."""
+    computing = ("analysis", "derive", "stats", "compare", "findings", "model", "finding",
+                 "columns", "modekind", "resample", "stepsource", "retracecause", "runfolder")
+    above = ("report", "tui", "commands", "cli", "testing")
+    found = {m: sorted(d for d in deps if d.split(".")[0] in above)
+             for m, deps in ((m.removeprefix("traceinsight."), _short(d))
+                             for m, d in import_graph.graph().items())
+             if m.split(".")[0] in computing}
+    assert not {m: d for m, d in found.items() if d}, found
+
+
 def test_import_graph_finds_a_cycle_and_ignores_type_checking(tmp_path):
     """The graph tool's own check, on a hand-made package: a lazy import closes a cycle, an import
     under ``if TYPE_CHECKING`` does not."""

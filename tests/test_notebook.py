@@ -12,6 +12,7 @@ import pytest
 from traceinsight.derive import complete
 from traceinsight.model import Run
 from traceinsight.report import render
+from traceinsight.report.notebook import NOTEBOOK
 from traceinsight.testing import make_mode, sample_run
 
 EVIL = '<script>alert("x")</script>'
@@ -37,7 +38,7 @@ def test_a_mode_displays_as_its_own_report():
 
 
 def test_hostile_names_stay_inside_the_frame_as_text():
-    run = complete(Run(None, EVIL, {EVIL: make_mode(EVIL, {"op": 1.0})}))
+    run = complete(Run(None, EVIL, {EVIL: make_mode(EVIL, {"op": 1.0})}), display=NOTEBOOK)
     frame = run._repr_html_()
     assert "<script" not in frame and "<" not in frame[len("<iframe"):-len("</iframe>")]
     assert "<script" not in srcdoc(frame)      # escaped again inside the page
@@ -74,3 +75,12 @@ def test_notebook_executes_headlessly_and_shows_the_report():
     shown = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "")
                     for o in nb.cells[2].outputs)
     assert "ms per step" in shown and "xla" in shown
+
+
+def test_a_run_made_without_a_display_shows_its_plain_repr():
+    """The display is a renderer the run is given (``traceinsight.load`` gives it); the model and
+    the analysis import no renderer, so a run completed by hand has none and says so."""
+    run = complete(Run(None, "r", {"eager": make_mode("eager", {"op": 1.0})}))
+    assert run._repr_html_() is None and run.modes["eager"]._repr_html_() is None
+    with pytest.raises(TypeError, match="without a display"):
+        run.show(file=io.StringIO())

@@ -26,8 +26,11 @@ __all__ = ["load", "profile", "__version__"]
 
 
 def load(path, **kwargs):
-    """Load and analyse a run folder, a TensorBoard logdir, a profile session or an .xplane.pb."""
+    """Load and analyse a run folder, a TensorBoard logdir, a profile session or an .xplane.pb.
+    The run shows itself in a notebook (the HTML report) and a REPL (``run.show()``)."""
     from traceinsight.analysis.load import load as _load
+    from traceinsight.report.notebook import NOTEBOOK
+    kwargs.setdefault("display", NOTEBOOK)
     return _load(path, **kwargs)
 
 

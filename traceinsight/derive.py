@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from traceinsight.model import Run, RunFigures
+from traceinsight.model import Display, Run, RunFigures
 
 if TYPE_CHECKING:
     from traceinsight.columns import Columns
@@ -107,8 +107,8 @@ class _Work:
 
 
 class Analyzer:
-    """``traceinsight.model.Analyzer``: computes a run's figures and shows a run. It keeps nothing
-    (the figures live on the run), so one instance, ``ANALYZER``, serves every run."""
+    """``traceinsight.model.Analyzer``: computes a run's figures. It keeps nothing (the figures
+    live on the run), so one instance, ``ANALYZER``, serves every run."""
 
     def figures(self, run: Run, hosts_compared: tuple | None) -> RunFigures:
         """``run``'s figures, computed while the run is made (``Run.__post_init__``): until they
@@ -129,25 +129,17 @@ class Analyzer:
             return compare_modes(run.modes[b], run.modes[a]).flipped()
         return compare_modes(run.modes[a], run.modes[b])
 
-    def complete(self, run: Run) -> Run:
-        return complete(run)
-
-    def html(self, run: Run) -> str:
-        from traceinsight.report.notebook import run_html
-        return run_html(run)
-
-    def show(self, run: Run, file: Any) -> None:
-        from traceinsight.report.notebook import show_run
-        show_run(run, file)
-
 
 ANALYZER = Analyzer()
 
 
-def complete(run: Run, hosts_compared: tuple | None = None) -> Run:
+def complete(run: Run, hosts_compared: tuple | None = None, display: Display | None = None) -> Run:
     """``run`` with its figures, computed now by ``ANALYZER``, which its modes keep too (a mode
     shown alone is analysed the same way). ``hosts_compared``: the hosts' comparison the loader
-    already made (it notes the straggler on each host's mode), kept instead of computed again."""
-    modes = {n: m if m.analyzer is ANALYZER else m.replace(analyzer=ANALYZER)
-             for n, m in run.modes.items()}
-    return replace(run, modes=modes, hosts_compared=hosts_compared, analyzer=ANALYZER)
+    already made (it notes the straggler on each host's mode), kept instead of computed again.
+    ``display``: how the run and its modes show themselves in a notebook or REPL (a renderer,
+    ``report.notebook.NOTEBOOK``, given by the caller: the analysis never imports renderers)."""
+    modes = {n: m if m.analyzer is ANALYZER and m.display is display
+             else m.replace(analyzer=ANALYZER, display=display) for n, m in run.modes.items()}
+    return replace(run, modes=modes, hosts_compared=hosts_compared, analyzer=ANALYZER,
+                   display=display)

@@ -258,8 +258,10 @@ class ModeResult:
     # derived from the name, here, once
     kind: ModeKind = None  # type: ignore[assignment]
     # what analyses and shows this mode when it is displayed alone (``alone``): the same
-    # ``Run.analyzer`` as the run it was loaded in (``traceinsight.derive.complete`` sets both)
+    # ``Run.analyzer`` and ``Run.display`` as the run it was loaded in
+    # (``traceinsight.derive.complete`` sets them)
     analyzer: Analyzer | None = field(default=None, repr=False, compare=False)
+    display: Display | None = field(default=None, repr=False, compare=False)
     # the per-event data of one capture pass (event table, attribution, steps) where the loader
     # was asked to keep it (``traceinsight.load(path, keep_trace={mode: pass})``: what the
     # Chrome-trace export draws); never cached, never sent between processes. None: not kept
@@ -380,9 +382,9 @@ class ModeResult:
         """This mode as a run of its own (what a notebook shows for it), analysed by this
         mode's ``analyzer``."""
         return Run(path=None, name=self.name, modes={self.name: self}, source="traces",
-                   analyzer=self.analyzer)
+                   analyzer=self.analyzer, display=self.display)
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> str | None:
         """Jupyter's rich display: this mode's HTML report, as a run of its own."""
         return self.alone()._repr_html_()
 
@@ -453,7 +455,14 @@ class Analyzer(Protocol):
 
     def figures(self, run: Run, hosts_compared: tuple | None) -> RunFigures: ...
     def compare(self, run: Run, a: str, b: str) -> Comparison: ...
-    def complete(self, run: Run) -> Run: ...
+
+
+class Display(Protocol):
+    """How a run shows itself in a notebook (``_repr_html_``) and a plain REPL (``show()``):
+    ``traceinsight.report.notebook.NOTEBOOK``, a renderer, given to the run by whoever makes it
+    for a person to look at (``traceinsight.load``, ``traceinsight.testing``): the model and the
+    analysis never import the renderers."""
+
     def html(self, run: Run) -> str: ...
     def show(self, run: Run, file: Any) -> None: ...
 
@@ -481,6 +490,7 @@ class Run:
     # computes its own from its modes. None: the analysis compares the hosts
     hosts_compared: InitVar[tuple | None] = None
     analyzer: Analyzer | None = field(default=None, repr=False, compare=False)
+    display: Display | None = field(default=None, repr=False, compare=False)
     # the whole run's figures: made here, from the modes, by the analyzer (None without one)
     figures: RunFigures | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -582,18 +592,21 @@ class Run:
     def hotspots(self) -> pd.DataFrame:
         return _concat_modes(self, "hotspots")
 
-    def _repr_html_(self) -> str:
-        """Jupyter's rich display: the HTML report (``traceinsight.report.notebook``)."""
-        return self._shown_by().html(self)
+    def _repr_html_(self) -> str | None:
+        """Jupyter's rich display: the HTML report (``traceinsight.report.notebook``); None (the
+        plain repr) for a run made without a display."""
+        if self.display is None:
+            return None
+        self._figures()      # a run without figures says how to get them
+        return self.display.html(self)
 
     def show(self, file: Any = None) -> None:
         """Print the text summary (what ``traceinsight analyze`` prints), for a plain REPL."""
-        self._shown_by().show(self, file)
-
-    def _shown_by(self) -> Analyzer:
-        self._figures()      # a run without figures says how to get them
-        assert self.analyzer is not None
-        return self.analyzer
+        self._figures()
+        if self.display is None:
+            raise TypeError(f"run {self.name!r} was made without a display: traceinsight.load "
+                            "gives one (or print traceinsight.report.terminal.render(run, ...))")
+        self.display.show(self, file)
 
 
 def _concat_modes(run: Run, attr: str) -> pd.DataFrame:

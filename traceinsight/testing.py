@@ -114,4 +114,6 @@ def sample_run() -> Run:
                 "environment": {"tensorflow": "2.21.0", "keras": "3.15.1", "python": "3.11.7",
                                 "numpy": "2.4.6", "os": "Linux", "cpu": "Test CPU", "cores": 2,
                                 "gpus": [], "env_vars": {"TF_ENABLE_ONEDNN_OPTS": None}}}
-    return complete(Run(path=None, name="sample-conv1d", modes=modes, manifest=manifest))
+    from traceinsight.report.notebook import NOTEBOOK
+    return complete(Run(path=None, name="sample-conv1d", modes=modes, manifest=manifest),
+                    display=NOTEBOOK)

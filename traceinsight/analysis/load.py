@@ -14,11 +14,11 @@ from traceinsight.analysis import cache, malloc
 from traceinsight.analysis.mode import TracePass, read_timing
 from traceinsight.analysis.sessions import foreign_modes, straggler_notes
 from traceinsight.errors import TraceinsightError
-from traceinsight.model import ModeResult, Run
+from traceinsight.model import Display, ModeResult, Run
 
 
 def load_run(path: Path, use_cache: bool = True,
-             keep_trace: Mapping[str, TracePass] | None = None) -> Run:
+             keep_trace: Mapping[str, TracePass] | None = None, display: Display | None = None) -> Run:
     manifest = runfolder.read_manifest(path)
     workload = manifest.get("workload") or {}
     user_files = frozenset(filter(None, [Path(workload.get("path") or "").name]))
@@ -36,7 +36,7 @@ def load_run(path: Path, use_cache: bool = True,
                                                                  manifest)))
     from traceinsight.derive import complete
     return complete(Run(path=path, name=path.name, modes=modes, manifest=manifest, source="run"),
-                    hosts_compared=compared)
+                    hosts_compared=compared, display=display)
 
 
 def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cache: bool,
@@ -117,7 +117,7 @@ def _with_notes(mode: ModeResult, notes: list[str]) -> ModeResult:
 
 
 def load(path, *, use_cache: bool = True,
-         keep_trace: Mapping[str, TracePass] | None = None) -> Run:
+         keep_trace: Mapping[str, TracePass] | None = None, display: Display | None = None) -> Run:
     """Analyse a run folder (results cached in it, see ``analysis.cache``), a TensorBoard
     logdir, a profile session folder or one ``.xplane.pb`` file.
 
@@ -126,12 +126,13 @@ def load(path, *, use_cache: bool = True,
     ``ModeResult.trace``, from the very analysis that made its tables (what the Chrome-trace
     export draws; see ``analysis.mode.TracePass`` for the passes: "python" on a mode without a
     python-tracer pass keeps its main pass). A name the run does not have, or a mode whose
-    analysis failed, keeps nothing (``trace`` stays None)."""
+    analysis failed, keeps nothing (``trace`` stays None). ``display``: how the run shows itself
+    in a notebook / REPL (``traceinsight.load`` gives ``report.notebook.NOTEBOOK``)."""
     path = Path(path)
     if not path.exists():
         raise TraceinsightError(f"{path}: no such file or folder")
     if path.is_dir() and runfolder.is_run_folder(path):
-        return load_run(path, use_cache=use_cache, keep_trace=keep_trace)
+        return load_run(path, use_cache=use_cache, keep_trace=keep_trace, display=display)
     if path.is_file():
         if not path.name.endswith(".xplane.pb"):
             raise TraceinsightError(f"{path}: not a run folder, logdir or .xplane.pb trace")
@@ -165,4 +166,4 @@ def load(path, *, use_cache: bool = True,
     from traceinsight.derive import complete
     return complete(Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
                         manifest={"source": str(path), "environment": trace_environment(files)},
-                        source="traces"), hosts_compared=compared)
+                        source="traces"), hosts_compared=compared, display=display)

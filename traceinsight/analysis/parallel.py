@@ -68,7 +68,7 @@ from traceinsight.analysis import cache, malloc
 from traceinsight.errors import TraceinsightError
 
 if TYPE_CHECKING:
-    from traceinsight.model import Run
+    from traceinsight.model import Display, Run
 
 JOBS_ENV = "TRACEINSIGHT_JOBS"          # processes at once, this one included (1: serial)
 START_ENV = "TRACEINSIGHT_START"        # fork | spawn; default: fork where can_fork() says so
@@ -472,9 +472,11 @@ def _size(f: Path) -> int:
         return 0
 
 
-def analyze_with_dask(path: str | Path, client) -> Run:
+def analyze_with_dask(path: str | Path, client, display: Display | None = None) -> Run:
     """Analyse a logdir's hosts on a Dask distributed cluster (``client``: a
-    ``dask.distributed.Client``); the same ``Run`` as ``traceinsight.load(path)``.
+    ``dask.distributed.Client``); the same ``Run`` as ``traceinsight.load(path)``. ``display``:
+    how it shows itself in a notebook (``traceinsight.report.notebook.NOTEBOOK``; None: its
+    plain repr).
 
     Each host's ``analyze_mode`` runs as one task on a worker; the results (small frames) come
     back to this process. The workers need traceinsight installed and the trace files at the same
@@ -501,7 +503,8 @@ def analyze_with_dask(path: str | Path, client) -> Run:
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))
     from traceinsight.derive import complete
     return complete(Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
-                        manifest={"source": str(path)}, source="traces"), hosts_compared=compared)
+                        manifest={"source": str(path)}, source="traces"), hosts_compared=compared,
+                    display=display)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """A Run in a notebook (``_repr_html_``) and in a plain REPL (``show()``); a mode is shown as a
-run of its own (``ModeResult.alone``).
+run of its own (``ModeResult.alone``). ``NOTEBOOK`` is the run's ``display``
+(``traceinsight.model.Display``), given by ``traceinsight.load``.
 
 The notebook gets the HTML report itself: the whole page, escaped as one attribute value
 (``srcdoc``) of a sandboxed iframe, so its stylesheet cannot restyle the notebook around it and
@@ -36,3 +37,17 @@ def _console(file: Any) -> Any:
 def show_run(run: Any, file: Any = None) -> None:
     from traceinsight.report import terminal
     terminal.show(run, console=_console(file))
+
+
+class Notebook:
+    """``traceinsight.model.Display``: a run (or a mode, as a run of its own) in a notebook and a
+    REPL. Given to runs by whoever makes one for a person to look at (``traceinsight.load``)."""
+
+    def html(self, run: Any) -> str:
+        return run_html(run)
+
+    def show(self, run: Any, file: Any) -> None:
+        show_run(run, file)
+
+
+NOTEBOOK = Notebook()
