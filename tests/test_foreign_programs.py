@@ -46,3 +46,16 @@ def test_a_first_marker_is_not_a_first_step_without_the_first_call_in_it():
         assert int(steps["step_num"][0]) == 0
         assert not bool(steps["first"][0]) and m.first_step is None
         assert m.n_steady == len(steps) - int(steps["partial"].sum())
+
+
+def test_the_viewer_does_not_explain_one_program_by_another():
+    """The overview's 'why slower' lines follow the summary: a trace of another program gets no
+    comparison sentence against the fastest, only a line saying why."""
+    from traceinsight.tui.overview import insights
+    run = traceinsight.load(FOREIGN)
+    text = insights(run, ([], None)).plain
+    others = [n for g in run.program_groups if run.fastest not in g for n in g]
+    assert others
+    for name in others:
+        assert f"{name} − {run.fastest}" not in text and f"{name} vs {run.fastest}" not in text
+        assert name in text.split("their ops show another program:")[1]

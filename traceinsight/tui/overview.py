@@ -17,6 +17,7 @@ from textual.widgets import Footer, Static
 from traceinsight import present as fmt
 from traceinsight.finding import Finding
 from traceinsight.model import Run
+from traceinsight.stats import VsFastest
 from traceinsight.tui.bars import BarRow, CategoryBars, legend
 from traceinsight.tui.mode_table import ModeTable
 
@@ -90,10 +91,18 @@ def insights(run: Run, findings: tuple[list[Finding], str | None]) -> Text:
             if sentence:
                 text.append(f"• {fmt.safe(sentence, None)}\n")
     ok = run.by_speed()
-    if len(ok) > 1:
+    # where each mode stands is the summary's decision: a trace of another program is not
+    # compared with the fastest (its difference would explain nothing)
+    stands = {r["mode"]: r.get("vs_fastest") for r in run.table("summary").records()}
+    other = [m.name for m in ok[1:] if stands.get(m.name) == VsFastest.ANOTHER_PROGRAM]
+    compared = [m for m in ok[1:] if m.name not in other]
+    if compared:
         text.append("Why slower than the fastest (c: compare)\n", style="bold")
-        for m in reversed(ok[1:]):      # the slowest first
+        for m in reversed(compared):      # the slowest first
             text.append(f"• {fmt.safe(run.compare(m.name, ok[0].name).sentence(), None)}\n")
+    if other:
+        text.append(f"Not compared with {fmt.safe(ok[0].name)}: their ops show another program: "
+                    f"{', '.join(fmt.safe(n) for n in other)}\n", style="italic")
     found, problem = findings
     if found:
         text.append("Top findings (f: all, with evidence and the fix)\n", style="bold")
