@@ -179,9 +179,12 @@ def test_the_whole_run_is_computed_when_it_is_made_and_only_read_after(monkeypat
     counted(stats, "summarize")
     counted(findings, "find")
     counted(compare, "compare_modes")
+    counted(stats, "concentrated_costs")
+    counted(findings, "traced_disagreements")
     run = sample_run()
     made = dict(calls)
     assert made["summarize"] == 1 and made["find"] == 1 and made["compare_modes"] >= 1
+    assert made["traced_disagreements"] == 1 and made["concentrated_costs"] == len(run.modes)
     assert isinstance(run.figures, RunFigures)
     for form in ("md", "html", "json"):
         render(run, form)

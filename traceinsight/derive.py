@@ -17,6 +17,7 @@ A pair no page of the run shows (the compare screen, ``diff --modes``) is comput
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -43,6 +44,8 @@ class _Work:
         self._host_groups: tuple | None = None
         self._program_groups: tuple[tuple[str, ...], ...] | None = None
         self.findings_error: str | None = None
+        self._concentrated: dict[str, Mapping[str, dict]] = {}
+        self._disagreements: tuple[Comparison, ...] | None = None
 
     @property
     def summary(self) -> Columns:
@@ -81,6 +84,19 @@ class _Work:
             self._program_groups = tuple(tuple(g) for g in program_groups(self.run))
         return self._program_groups
 
+    def concentrated_costs(self, mode: str) -> Mapping[str, dict]:
+        got = self._concentrated.get(mode)
+        if got is None:
+            from traceinsight.stats import concentrated_costs
+            got = self._concentrated[mode] = concentrated_costs(self.run.modes[mode])
+        return got
+
+    def traced_disagreements(self) -> tuple[Comparison, ...]:
+        if self._disagreements is None:
+            from traceinsight.findings import traced_disagreements
+            self._disagreements = tuple(traced_disagreements(self.run))
+        return self._disagreements
+
     def comparison(self, a: str, b: str) -> Comparison:
         """A pair is computed in the run's mode order and read from the other side by
         ``flipped()``, so b against a is exactly the reciprocal of a against b."""
@@ -96,14 +112,19 @@ class _Work:
         return got
 
     def freeze(self) -> RunFigures:
-        summary, findings = self.summary, self.findings     # what they compare is kept on the way
+        # in this order, so that what each compares is kept on the way: the summary, the
+        # findings, the pairs whose traced steps disagree
+        summary, findings, disagreements = self.summary, self.findings, self.traced_disagreements()
+        concentrated = {name: self.concentrated_costs(name) for name in self.run.modes}
         both = dict(self.comparisons)
         for (a, b), c in self.comparisons.items():   # each pair both ways round, once
             if (b, a) not in both:
                 both[(b, a)] = c.flipped()
         return RunFigures(summary=summary, findings=findings,
                           comparisons=MappingProxyType(both), host_groups=self.host_groups,
-                          program_groups=self.program_groups, findings_error=self.findings_error)
+                          program_groups=self.program_groups,
+                          concentrated=MappingProxyType(concentrated),
+                          disagreements=disagreements, findings_error=self.findings_error)
 
 
 class Analyzer:

@@ -28,7 +28,6 @@ from traceinsight.finding import SEVERITIES, Finding
 from traceinsight.modekind import ModeKind
 from traceinsight.model import ModeResult, Run
 from traceinsight.retracecause import RetraceCause
-from traceinsight.stats import concentrated_costs
 
 # Thresholds. They decide when a rule speaks; each is a share or an absolute time, never a figure
 # of a particular model.
@@ -758,7 +757,7 @@ def rule_input_bound(run: Run) -> Iterable[Finding]:
             rule="input-bound", title=f"{m.name} waits on its input pipeline",
             evidence=(f"In {m.name}, input (waiting on tf.data while nothing else of the step "
                       f"computes, copies) takes {fmt_ms(inp)} ms of a {fmt_ms(total)} ms mean traced "
-                      f"step ({_pct(inp / total)}).") + _stalls_text(m, "input") + stage_text,
+                      f"step ({_pct(inp / total)}).") + _stalls_text(run, m, "input") + stage_text,
             saving_ms=untraced(m, inp)[0],
             saving_basis="upper bound: all of the mode's input time" + untraced(m, inp)[1],
             modes=(m.name,),
@@ -782,10 +781,10 @@ def _stage_evidence(m: ModeResult) -> tuple[str, str]:
     return text, (f"# the costliest stage: {best['kind']}\n{fix}\n" if fix else "")
 
 
-def _stalls_text(m: ModeResult, category: str) -> str:
+def _stalls_text(run: Run, m: ModeResult, category: str) -> str:
     """`` Most of it in 3 of 29 steps (step 7 3.23 ms, ...): 12.8 % of the traced time above the
     typical step (median 0.33 ms).`` when the category's cost is concentrated in a few steps."""
-    hit = concentrated_costs(m).get(category)
+    hit = run.concentrated_costs(m.name).get(category)
     if hit is None:
         return ""
     steps = ", ".join(f"step {n} {fmt_ms(v)} ms" for n, v in hit["steps"][:5])
@@ -806,7 +805,7 @@ def rule_concentrated(run: Run) -> Iterable[Finding]:
     stalls are the input-bound finding's, retraces the retracing finding's; op and dispatch
     outliers are left alone (on a shared machine a preempted step looks the same)."""
     for m in run.ok_modes():
-        costs = concentrated_costs(m)
+        costs = run.concentrated_costs(m.name)
         for cat in ("python", "other"):
             hit = costs.get(cat)
             if hit is None or hit["share"] < CONCENTRATED_SHARE:
@@ -817,7 +816,7 @@ def rule_concentrated(run: Run) -> Iterable[Finding]:
             yield Finding(
                 rule="concentrated-cost",
                 title=f"{m.name}: {cat} time spikes in {len(hit['steps'])} of {hit['n_steps']} steps",
-                evidence=f"In {m.name},{_stalls_text(m, cat)}",
+                evidence=f"In {m.name},{_stalls_text(run, m, cat)}",
                 saving_ms=untraced(m, saving)[0],
                 saving_basis=("estimate: the spikes' time above the typical step, per step"
                               + untraced(m, saving)[1]),
@@ -955,7 +954,7 @@ def rule_distortion(run: Run) -> Iterable[Finding]:
         if t is not None and t.traced_steps_s is not None and is_distorted(d):
             traced = float(np.median(t.traced_steps_s) * 1e3)
             hits.append((d, m.name, t.median_ms, traced))
-    disagree = traced_disagreements(run)
+    disagree = run.traced_disagreements()
     if not hits and not disagree:
         return
     hits.sort(key=lambda h: (-abs(h[0]), h[1]))

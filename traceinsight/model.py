@@ -432,6 +432,10 @@ class RunFigures:
     host_groups:    the hosts of each multi-host profile session compared
                     (``analysis.hosts.HostGroup``); () when no session has two hosts.
     program_groups: the ok modes grouped by the program they run (``compare.program_groups``).
+    concentrated:   mode -> category -> its cost concentrated in a few steps
+                    (``stats.concentrated_costs``: stalls, periodic work), for every mode.
+    disagreements:  the compared pairs whose traced steps order the modes the other way round
+                    from their untraced medians (``findings.traced_disagreements``).
     findings_error: why there are no findings when a rule failed on this run (``"ValueError:
                     ..."``; every page says it), else None. The other figures stand.
     """
@@ -441,10 +445,18 @@ class RunFigures:
     comparisons: Mapping[tuple[str, str], Comparison]
     host_groups: tuple
     program_groups: tuple[tuple[str, ...], ...]
+    concentrated: Mapping[str, Mapping[str, dict]]
+    disagreements: tuple[Comparison, ...]
     findings_error: str | None = None
 
     def comparison(self, a: str, b: str) -> Comparison | None:
         return self.comparisons.get((a, b))
+
+    def concentrated_costs(self, mode: str) -> Mapping[str, dict]:
+        return self.concentrated[mode]
+
+    def traced_disagreements(self) -> tuple[Comparison, ...]:
+        return self.disagreements
 
 
 class Analyzer(Protocol):
@@ -582,6 +594,16 @@ class Run:
     def findings(self) -> tuple[Finding, ...]:
         """What to change, ranked (``traceinsight.findings.find``): one of the run's figures."""
         return self._figures().findings
+
+    def concentrated_costs(self, mode: str) -> Mapping[str, dict]:
+        """A mode's costs concentrated in a few steps, per category (``stats.concentrated_costs``:
+        the steps they hit, their share): one of the run's figures."""
+        return self._figures().concentrated_costs(mode)
+
+    def traced_disagreements(self) -> tuple[Comparison, ...]:
+        """The compared pairs whose traced steps contradict their untraced medians, slower
+        against faster (``findings.traced_disagreements``): one of the run's figures."""
+        return self._figures().traced_disagreements()
 
     def ops(self) -> pd.DataFrame:
         return _concat_modes(self, "ops")

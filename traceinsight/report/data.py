@@ -17,10 +17,10 @@ from traceinsight import present
 from traceinsight.analysis.results import sort_order
 from traceinsight.columns import Columns
 from traceinsight.compare import is_distorted
-from traceinsight.findings import fmt_ratio, traced_disagreements
+from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
 from traceinsight.report import hosts_prose
-from traceinsight.stats import VsFastest, concentrated_costs, material
+from traceinsight.stats import VsFastest, material
 
 SCHEMA_VERSION = 1
 FLOAT_DIGITS = 6
@@ -86,7 +86,7 @@ def hotspot_order(h: Columns) -> Columns:
                                   by(np.flatnonzero(~user), "self_ms", "inclusive_ms")]))
 
 
-def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
+def mode_entry(run: Run, m: ModeResult, summary_row: pd.Series | None) -> dict:
     e: dict[str, Any] = {"name": m.name, "status": m.status, "error": m.error}
     if summary_row is not None:
         for k in ("median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n", "ratio", "ratio_lo",
@@ -110,7 +110,7 @@ def mode_entry(m: ModeResult, summary_row: pd.Series | None) -> dict:
                              "n_steps": h["n_steps"], "excess_ms": h["excess_ms"], "share": h["share"],
                              "median_ms": h["median_ms"], "mean_ms": h["mean_ms"],
                              "material": material(c, h)}
-                         for c, h in concentrated_costs(m).items()}
+                         for c, h in run.concentrated_costs(m.name).items()}
     e["categories_distorted"] = is_distorted(d)
     b = m.table("breakdown")
     e["breakdown"] = ([{"category": k, **r} for k, r in
@@ -168,7 +168,7 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
         parts.append(f"not compared with {fastest['name'] if fastest else 'the others'}, since "
                      f"their ops show another program: {', '.join(others[:5])}"
                      + (f" (+{len(others) - 5} more)" if len(others) > 5 else ""))
-    disagree = traced_disagreements(run)
+    disagree = run.traced_disagreements()
     if disagree:
         parts.append("traced steps contradict the untraced medians for "
                      + ", ".join(f"{c.a} vs {c.b} (untraced {present.ms(c.a_ms)} vs {present.ms(c.b_ms)}, traced "
@@ -203,7 +203,7 @@ def report_data(run: Run, findings=None) -> dict:
     # column types pandas infers for the summary's mixed rows, as they always have been
     summary = run.table("summary").to_pandas()
     rows = {r["mode"]: r for _, r in summary.iterrows()}
-    modes = [mode_entry(m, rows.get(m.name)) for m in run.modes.values()]
+    modes = [mode_entry(run, m, rows.get(m.name)) for m in run.modes.values()]
     fdicts = [clean(f.to_dict()) for f in findings]
     return {
         "schema_version": SCHEMA_VERSION,
