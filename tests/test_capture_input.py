@@ -352,3 +352,18 @@ def test_python_that_is_not_a_python(tmp_path, capsys):
     err = _one_line_error(capsys, ["capture", str(SAMPLES / "retracing.py"), "--python", "/bin/false",
                                    "--out", str(tmp_path / "runs")], tmp_path / "runs")
     assert err.startswith("traceinsight: error: --python /bin/false: not a Python interpreter")
+
+
+def test_every_modes_recorded_kind_is_the_one_its_name_reads_back_as():
+    """run.json records each mode's kind from the mode table (``Mode.mode_kind``); a folder
+    without it derives the kind from the name (``modekind.from_name``): the two agree for every
+    mode the capture can run, so old and new run folders pair their modes the same way."""
+    from traceinsight.capture import modes
+    from traceinsight.modekind import from_name
+    table = modes.keras_modes() + modes.function_modes()
+    assert len(table) > 30
+    for m in table:
+        assert m.mode_kind() == from_name(m.name), m.name
+    kinds = {m.name: m.mode_kind() for m in modes.keras_modes()}
+    assert kinds["fit-dataset"].input == "dataset" and kinds["tf_keras:fit+tensor"].input == "tensor"
+    assert kinds["tf1:fit"].flavour == "tf1" and kinds["jax:fit"].backend == "jax"

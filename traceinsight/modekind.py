@@ -14,10 +14,15 @@ from dataclasses import dataclass
 FLAVOURS = ("keras3", "tf_keras", "tf1")
 INPUTS = ("numpy", "tensor", "dataset")
 BACKENDS = ("tensorflow", "jax")
-# the name's prefixes and suffix as the capture writes them (traceinsight.capture.modes)
-_PREFIX = {"tf_keras:": "tf_keras", "tf1:": "tf1"}
-_JAX = "jax:"
-_TENSOR = "+tensor"
+# the name's prefixes and suffix: the capture builds its mode names with them
+# (traceinsight.capture.modes), and a name without a recorded kind is read back with them here
+LEGACY_PREFIX = "tf_keras:"
+TF1_PREFIX = "tf1:"
+JAX_PREFIX = "jax:"
+TENSOR_SUFFIX = "+tensor"
+_PREFIX = {LEGACY_PREFIX: "tf_keras", TF1_PREFIX: "tf1"}
+# the bases whose step reads a tf.data pipeline (their input is "dataset")
+DATASET_BASES = frozenset({"fit-dataset"})
 
 
 @dataclass(frozen=True)
@@ -41,19 +46,22 @@ def from_name(name: str) -> ModeKind:
     """A mode's kind from its capture name (``tf_keras:fit+tensor`` -> fit, tensor, tf_keras;
     ``jax:fit`` -> fit, numpy, keras3, on jax)."""
     backend = "tensorflow"
-    if name.startswith(_JAX):
-        name, backend = name[len(_JAX):], "jax"
+    if name.startswith(JAX_PREFIX):
+        name, backend = name[len(JAX_PREFIX):], "jax"
     flavour = "keras3"
     for prefix, fl in _PREFIX.items():
         if name.startswith(prefix):
             name, flavour = name[len(prefix):], fl
             break
-    inp = "numpy"
-    if name.endswith(_TENSOR):
-        name, inp = name[: -len(_TENSOR)], "tensor"
-    elif name == "fit-dataset":
-        inp = "dataset"
-    return ModeKind(name, inp, flavour, backend)
+    tensor = name.endswith(TENSOR_SUFFIX)
+    if tensor:
+        name = name[: -len(TENSOR_SUFFIX)]
+    return ModeKind(name, input_of(name, tensor), flavour, backend)
+
+
+def input_of(base: str, tensor_inputs: bool) -> str:
+    """A mode's input: tensors made once outside the step, a tf.data pipeline, or numpy arrays."""
+    return "tensor" if tensor_inputs else "dataset" if base in DATASET_BASES else "numpy"
 
 
 def mode_kind(name: str, entry: dict | None = None) -> ModeKind:

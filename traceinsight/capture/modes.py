@@ -10,12 +10,20 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 
+from traceinsight.modekind import (
+    DATASET_BASES,
+    JAX_PREFIX,
+    LEGACY_PREFIX,
+    TENSOR_SUFFIX,
+    TF1_PREFIX,
+    ModeKind,
+    input_of,
+)
+
 KERAS = "keras"
 FUNCTION = "function"
 
-LEGACY_PREFIX = "tf_keras:"
-TF1_PREFIX = "tf1:"
-TENSOR_SUFFIX = "+tensor"
+__all__ = ["JAX_PREFIX", "LEGACY_PREFIX", "TENSOR_SUFFIX", "TF1_PREFIX"]   # re-exported names
 # tf-keras 2.21 declares a dependency on the full `tensorflow` package; beside tensorflow-cpu it is
 # installed without dependencies (everything else it needs comes with TensorFlow).
 TF_KERAS_INSTALL = 'pip install --no-deps "tf-keras==2.21.*"'
@@ -40,6 +48,12 @@ class Mode:
     driver: str = "call"          # "call": one call per step; "fit": one batch of a fit() per step
     tf1: bool = False             # eager disabled in the process: a TF1 graph run by a Session
     backend: str = "tensorflow"   # Keras 3's backend in the mode's process ("jax": KERAS_BACKEND=jax)
+
+    def mode_kind(self) -> ModeKind:
+        """What the mode is, as data (``traceinsight.modekind``): what run.json records and the
+        findings pair modes by."""
+        flavour = "tf1" if self.tf1 else "tf_keras" if self.legacy_keras else "keras3"
+        return ModeKind(self.base, input_of(self.base, self.tensor_inputs), flavour, self.backend)
 
 
 _KERAS_BASE: list[tuple[str, str, bool, str]] = [
@@ -78,7 +92,6 @@ _FUNCTION_BASE: list[tuple[str, str]] = [
 
 # Keras 3 on its JAX backend (KERAS_BACKEND=jax in the mode's process, traced with jax.profiler:
 # traceinsight.capture.jax_driver); needs the `jax` extra.
-JAX_PREFIX = "jax:"
 JAX_INSTALL = 'pip install "traceinsight-tf[jax]"  (jax[cpu])'
 _JAX_BASE: list[tuple[str, str, bool, str]] = [
     ("predict_on_batch", "model.predict_on_batch(x) under the JAX backend (a jitted predict step)",
@@ -96,7 +109,7 @@ def _build() -> dict[str, Mode]:
         prefix = LEGACY_PREFIX if legacy else ""
         for base, help_, needs_y, driver in _KERAS_BASE:
             for tensor in (False, True):
-                if tensor and base == "fit-dataset":
+                if tensor and base in DATASET_BASES:
                     continue  # already tensors (a tf.data pipeline)
                 name = f"{prefix}{base}{TENSOR_SUFFIX if tensor else ''}"
                 h = help_ + (" — inputs converted to tensors once, outside the step" if tensor else "")

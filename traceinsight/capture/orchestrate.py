@@ -437,11 +437,7 @@ def _mode_entry(name: str, mode: modes_mod.Mode | None = None) -> dict:
              "summary": None, "profile_options": {}, "notes": []}
     if mode is not None:
         # the mode's kind as data: the analysis pairs modes by it (traceinsight.modekind)
-        entry["kind"] = {"base": mode.base,
-                         "input": ("tensor" if mode.tensor_inputs else
-                                   "dataset" if mode.base == "fit-dataset" else "numpy"),
-                         "flavour": "tf1" if mode.tf1 else "tf_keras" if mode.legacy_keras else "keras3",
-                         "backend": mode.backend}
+        entry["kind"] = mode.mode_kind().to_dict()
     return entry
 
 
