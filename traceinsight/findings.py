@@ -1090,6 +1090,17 @@ def rule_jax_backend(run: Run) -> Iterable[Finding]:
                      f"{'tensorflow' if slower else 'jax'!r}  # before `import keras`"))
 
 
+# Every rule id a finding can carry (``Finding.rule``): the one list of them. The JSON report's
+# schema lists the same ids (``schemas/report.schema.json``, the finding's ``rule``) so that a
+# consumer can rely on them; tests/test_finding_rules.py checks that the schema and every
+# ``rule=`` of this module agree with it.
+RULE_IDS: tuple[str, ...] = (
+    "eager-dispatch-bound", "eager-slower", "function-slower", "retracing", "numpy-inputs",
+    "xla-slower", "xla-faster", "tiny-ops", "predict-overhead", "fit-overhead",
+    "train-on-batch-overhead", "input-bound", "concentrated-cost", "tf1-vs-tf2",
+    "jax-backend-slower", "jax-backend-faster", "no-difference", "profiler-distortion",
+    "host-not-recorded")
+
 RULES: tuple[Callable[[Run], Iterable[Finding]], ...] = (
     rule_eager_dispatch_bound, rule_function_slower, rule_retracing, rule_numpy_inputs, rule_xla,
     rule_tiny_ops, rule_predict, rule_fit_overhead, rule_input_bound, rule_concentrated,
