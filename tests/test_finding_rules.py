@@ -1,7 +1,7 @@
 """The rule ids a finding can carry: one list (``findings.RULE_IDS``), which every ``rule=`` of the
-rules' module uses and the JSON report's schema repeats for its consumers; and the JSON report of
+rules' module uses and the JSON report's schema repeats for its consumers; the JSON report of
 every committed run, and of hand-made runs showing the findings no committed run shows, valid
-against that schema."""
+against that schema; and each finding's saving kind (``Finding.saving_kind``) on those runs."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 import traceinsight
 from traceinsight import findings
 from traceinsight.derive import complete
+from traceinsight.finding import SavingKind
 from traceinsight.model import Run
 from traceinsight.report import render
 from traceinsight.report.json import load_schema
@@ -131,3 +132,22 @@ def test_the_json_report_validates_against_its_schema(run):
     doc = json.loads(render(run, "json"))
     jsonschema.validate(doc, load_schema())
     assert [f["rule"] for f in doc["findings"]] == [f.rule for f in run.findings]
+
+
+# how the sentences of the findings (as the goldens hold them) begin, by the kind of their saving
+BASIS_OPENINGS = {"measured": SavingKind.MEASURED, "estimate": SavingKind.ESTIMATE,
+                  "upper bound": SavingKind.UPPER_BOUND}
+
+
+def test_every_saving_has_the_kind_its_sentence_says(run):
+    """A regression check against the sentences: a finding with a saving has a kind, and it is the
+    one its ``saving_basis`` opens with; a finding without one has none. Severity reads the kind:
+    only a measured saving is high."""
+    for f in run.findings:
+        if f.saving_ms is None:
+            assert f.saving_kind is None, (f.rule, f.saving_basis)
+            continue
+        opening = next(w for w in BASIS_OPENINGS if f.saving_basis.startswith(w))
+        assert f.saving_kind is BASIS_OPENINGS[opening], (f.rule, f.saving_basis)
+        assert f.severity != "high" or f.saving_kind is SavingKind.MEASURED
+        assert "saving_kind" not in f.to_dict()   # the report document's fields are as before
