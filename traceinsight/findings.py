@@ -118,6 +118,11 @@ def _tensor_twin(run: Run, m: ModeResult) -> ModeResult | None:
     return None if k.input != "numpy" else sibling(run, m, k.base, input="tensor")
 
 
+# the bases (``ModeKind.base``, the capture's mode table) whose steps run their ops eagerly: each op
+# call pays Python and dispatch, which a graph function removes
+_EAGER_BASES = ("eager", "train_on_batch-eager")
+
+
 def _modes_with_base(run: Run, *bases: str) -> list[ModeResult]:
     return [m for m in run.ok_modes() if _base(run, m) in bases and len(m.step_samples_ms)]
 
@@ -142,7 +147,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
     "eager-dispatch-bound" when python + dispatch are >= 30 % of the eager step (the saving is their
     drop against the function mode, or unknown without one); "eager-slower" when the function mode
     is measurably faster for other reasons (the saving is the measured step difference)."""
-    for e in _modes_with_base(run, "eager", "train_on_batch-eager"):
+    for e in _modes_with_base(run, *_EAGER_BASES):
         base = _base(run, e)
         f = sibling(run, e, "function" if base == "eager" else "train_on_batch")
         pd_e, total = _cat(e, "python", "dispatch"), _traced_total(e)
@@ -652,7 +657,7 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
              "y = tf.einsum('bij,bjk->bik', a, b)      # not [a[i] @ b[i] for i in range(n)]\n"
              "z = tf.vectorized_map(fn, xs)            # not [fn(x) for x in xs]\n"
              + ("step = tf.function(step_fn)              # no per-op Python dispatch in eager"
-                if "eager" in _base(run, m) else
+                if _base(run, m) in _EAGER_BASES else
                 "step = tf.function(step_fn, jit_compile=True)  # XLA fuses small graph ops")))
 
 
