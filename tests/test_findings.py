@@ -324,6 +324,13 @@ def test_tiny_ops_fix_fits_the_mode():
     assert "jit_compile=True" in graph.fix
     eager = only(run_of(make_mode("eager", {"op": 1.5, "dispatch": 3.0}, ops=ops)), "tiny-ops")
     assert "tf.function(step_fn)" in eager.fix and "jit_compile" not in eager.fix
+    # the kind's base decides, equal to an eager base of the capture's table, never a part of a
+    # name: a foreign session named "eager_run" is not known to run eagerly
+    odd = make_mode("eager_run", {"op": 1.5, "dispatch": 0.3}, ops=ops)
+    assert odd.kind == from_name("eager_run") and odd.kind.base == "eager_run"
+    assert "jit_compile=True" in only(run_of(odd), "tiny-ops").fix
+    tob = make_mode("tf_keras:train_on_batch-eager", {"op": 1.5, "dispatch": 3.0}, ops=ops)
+    assert tob.kind.base == "train_on_batch-eager" and "tiny-ops" not in rules(run_of(tob))
 
 
 def test_eager_dispatch_saving_never_exceeds_the_measured_step_difference():

@@ -1,4 +1,4 @@
-"""README's quick start and rule table stay true."""
+"""README's quick start, rule table and mode list stay true."""
 
 from __future__ import annotations
 
@@ -34,3 +34,33 @@ def test_quick_start_sample_exists():
 def test_every_rule_is_documented():
     for kind, pattern, category, _ in RULES:
         assert f"| `{pattern}` | {kind} | {category} |" in README, pattern
+
+
+def _mode_bullet(opening: str) -> str:
+    """The bullet of README's mode list (under "The workload file") that opens with ``opening``."""
+    section = README.split("### The workload file", 1)[1].split("\n### ", 1)[0]
+    listing = section.split("lists the modes:", 1)[1].split("\n\n", 2)[1]
+    return next(b for b in listing.split("\n* ") if b.lstrip("* ").startswith(opening))
+
+
+def test_the_mode_list_names_every_mode_of_the_capture_table():
+    """The README's mode list is the capture's mode table (``capture/modes.py``): each base of the
+    Keras and function modes, and the ``tf1:`` and ``jax:`` modes by name, all of them and no
+    other; the ``+tensor`` and ``tf_keras:`` variants are named as rules."""
+    from traceinsight.capture import modes
+
+    def names(text: str) -> set[str]:
+        return set(re.findall(r"`([^`]+)`", text)) - {modes.TF1_PREFIX, modes.JAX_PREFIX}
+
+    keras = _mode_bullet("Keras:")
+    plain = {m.base for m in modes.keras_modes()
+             if not m.legacy_keras and not m.tensor_inputs and m.backend == "tensorflow"}
+    assert names(keras.split(";", 1)[0]) == plain
+    assert {n for n in names(keras) if n.startswith(modes.TF1_PREFIX)} == \
+        {m.name for m in modes.keras_modes() if m.tf1}
+    assert f"`{modes.TENSOR_SUFFIX}`" in keras and f"`{modes.LEGACY_PREFIX}<mode>`" in keras
+    jax = _mode_bullet("Keras on JAX")
+    assert {n for n in names(jax) if n.startswith(modes.JAX_PREFIX)} == \
+        {m.name for m in modes.keras_modes() if m.backend == "jax"}
+    function = _mode_bullet("Function:")
+    assert names(function.split("(", 1)[0]) == {m.name for m in modes.function_modes()}

@@ -72,6 +72,22 @@ def test_a_command_is_set_up_only_when_named():
     assert any("--modes" in a.option_strings for a in sub.choices["capture"]._actions)
 
 
+def test_format_choices_are_the_renderers_lists():
+    """``--format`` offers what ``report.render`` / ``render_diff`` dispatch: a new format is one
+    entry of their lists, and every format offered renders."""
+    from traceinsight.report import DIFF_FORMATS, REPORT_FORMATS, render, render_diff
+    from traceinsight.report.diff import diff_data
+    from traceinsight.testing import sample_run
+    for command, formats in (("report", REPORT_FORMATS), ("diff", DIFF_FORMATS)):
+        sub = next(a for a in build_parser([command])._actions if a.dest == "command")
+        fmt = next(a for a in sub.choices[command]._actions if "--format" in a.option_strings)
+        assert tuple(fmt.choices) == formats
+    run = sample_run()
+    assert all(render(run, f) for f in REPORT_FORMATS)
+    diff = diff_data(run, run, [(run.modes["eager"], run.modes["function"])])
+    assert all(render_diff(diff, f) for f in DIFF_FORMATS)
+
+
 @pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
 def test_written_files_follow_the_umask(tmp_path, mask):
     from traceinsight.runfolder import atomic_write_bytes, atomic_write_json

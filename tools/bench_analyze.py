@@ -5,8 +5,8 @@
     .venv/bin/python tools/bench_analyze.py --no-xprof --repeat 5
 
 Without --trace, two real python-traced traces of the small Conv1D sample's eager mode are captured
-with ``traceinsight capture`` (the realistic kind of large trace): a short one (~10 MB, ~600 k
-events) and a long one (>= 5 M events). Every measurement runs in a fresh process: wall time of
+with ``traceinsight capture`` (the realistic kind of large trace): a short one (about 10 MB) and a
+long one (>= 5 M events). Every measurement runs in a fresh process: wall time of
 parse + full analysis (steps, categories, ops, retraces, hotspots), events per second and peak RSS;
 then XProf's ``overview_page`` conversion of the same file, twice: on a fresh copy (XProf's first
 conversion of a trace) and again once XProf has left its ``ALL_HOSTS.op_stats_v2.pb`` cache beside
@@ -15,7 +15,7 @@ events a given --small-ms / --large-ms yields depends on the machine's speed: th
 The machine is shared and noisy: the best of --repeat runs is reported,
 and ratios are taken within one run of this script.
 
-Targets (the attribution issue): >= 2 M events/s; a ~10 MB python-traced trace in <= 0.25 s;
+Targets: >= 2 M events/s; a ~10 MB python-traced trace in <= 0.25 s;
 >= 6x faster than XProf's overview_page; peak RSS <= 1.5 GB at 5 M events; --help <= 0.3 s.
 """
 

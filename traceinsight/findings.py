@@ -2,10 +2,11 @@
 
 Every rule is a pure function of the Run. A rule fires only when the figures it quotes are in the
 run (never on a mode name alone), and its evidence quotes those figures with the mode names they
-come from. ``saving_ms`` is an estimate in ms/step; ``saving_basis`` says how it was estimated
-("measured" against the mode of the same run with the fix applied, else an "estimate" from the
-traced categories, which no mode with the fix checked). Findings without a saving
-(no measurable difference, profiler distortion) are informational and rank last.
+come from. ``saving_ms`` is an estimate in ms/step; ``saving_kind`` says how it was found
+(``SavingKind.MEASURED`` against the mode of the same run with the fix applied, else an
+``ESTIMATE`` from the traced categories or an ``UPPER_BOUND``, which no mode with the fix
+checked), and ``saving_basis`` says it in words. Findings without a saving (no measurable
+difference, profiler distortion) are informational and rank last.
 
 Medians of whole steps come from the untraced timing (``ModeResult.median_ms``), the category split
 from the host-traced steps (``ModeResult.category_medians``); evidence says which one it quotes.
@@ -24,7 +25,7 @@ from traceinsight import present
 from traceinsight.analysis.results import ms_per_call
 from traceinsight.analysis.retraces import GRAPH_BUILDS
 from traceinsight.compare import Comparison, FamilyDelta, is_distorted
-from traceinsight.finding import SEVERITIES, Finding
+from traceinsight.finding import SEVERITIES, Finding, SavingKind
 from traceinsight.modekind import ModeKind
 from traceinsight.model import ModeResult, Run
 from traceinsight.retracecause import RetraceCause
@@ -116,6 +117,11 @@ def _tensor_twin(run: Run, m: ModeResult) -> ModeResult | None:
     return None if k.input != "numpy" else sibling(run, m, k.base, input="tensor")
 
 
+# the bases (``ModeKind.base``, the capture's mode table) whose steps run their ops eagerly: each op
+# call pays Python and dispatch, which a graph function removes
+_EAGER_BASES = ("eager", "train_on_batch-eager")
+
+
 def _modes_with_base(run: Run, *bases: str) -> list[ModeResult]:
     return [m for m in run.ok_modes() if _base(run, m) in bases and len(m.step_samples_ms)]
 
@@ -140,7 +146,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
     "eager-dispatch-bound" when python + dispatch are >= 30 % of the eager step (the saving is their
     drop against the function mode, or unknown without one); "eager-slower" when the function mode
     is measurably faster for other reasons (the saving is the measured step difference)."""
-    for e in _modes_with_base(run, "eager", "train_on_batch-eager"):
+    for e in _modes_with_base(run, *_EAGER_BASES):
         base = _base(run, e)
         f = sibling(run, e, "function" if base == "eager" else "train_on_batch")
         pd_e, total = _cat(e, "python", "dispatch"), _traced_total(e)
@@ -160,6 +166,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                  f"mean traced step ({_pct(pd_e / total)}).") if _finite(pd_e, total) and total > 0 else ""
         if bound:
             saving, basis = None, "no graph-function mode in this run to measure against"
+            kind: SavingKind | None = None
             modes: tuple[str, ...] = (e.name,)
             evidence = split
             if c is not None and f is not None:
@@ -168,6 +175,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                 sf, _ = untraced(f, pd_f)
                 saving = max(0.0, se - sf)
                 basis = f"measured: python + dispatch of {e.name} minus {f.name}{ne}"
+                kind = SavingKind.MEASURED
                 if saving > c.delta_ms:
                     saving = c.delta_ms
                     basis += "; capped at the measured step difference"
@@ -176,7 +184,8 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
             yield Finding(
                 rule="eager-dispatch-bound",
                 title=f"{e.name} is Python/dispatch-bound: compile the step with tf.function",
-                evidence=evidence, saving_ms=saving, saving_basis=basis, modes=modes, fix=fix)
+                evidence=evidence, saving_ms=saving, saving_basis=basis, saving_kind=kind,
+                modes=modes, fix=fix)
         elif c is not None and f is not None:  # (not bound: c is set, see above)
             yield Finding(
                 rule="eager-slower",
@@ -185,6 +194,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                 evidence=_vs_by_category(c) + " " + split,
                 saving_ms=c.delta_ms,
                 saving_basis=f"measured: median step of {e.name} minus {f.name}, {c.delta_text()}",
+                saving_kind=SavingKind.MEASURED,
                 modes=(e.name, f.name), fix=fix)
 
 
@@ -268,6 +278,7 @@ def rule_retracing(run: Run) -> Iterable[Finding]:
                 rule="retracing", title=f"{function} retraces {traced - 1} times in {m.name}",
                 evidence=evidence, fix=fix, saving_ms=per_call,
                 saving_basis="measured: time of retraces beyond the first, per call",
+                saving_kind=SavingKind.MEASURED if per_call is not None else None,
                 modes=(m.name,))
 
 
@@ -365,11 +376,13 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
         evidence += f" Passing tensors instead: {_vs(measured[2])}."
         modes.append(measured[1])
         basis = f"measured: median step of {m.name} minus {measured[1]}, {measured[2].delta_text()}"
+        kind = SavingKind.MEASURED
     else:
         saving, note = untraced(m, inp)
         basis = (f"estimate: {m.name}'s input time{note}; no mode with tensor inputs in this run "
                  "to measure it against (passing tensors can save more than the conversions, or "
                  "less)")
+        kind = SavingKind.ESTIMATE
     if len(hits) > 1:
         evidence += " Also: " + ", ".join(
             f"{h[1].name} {fmt_ms(h[2])} ms ({_pct(h[2] / h[3])}"
@@ -394,7 +407,8 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
                "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32).prefetch(tf.data.AUTOTUNE)")
     yield Finding(
         rule="numpy-inputs", title=title,
-        evidence=evidence, saving_ms=saving, saving_basis=basis, modes=tuple(modes), fix=fix)
+        evidence=evidence, saving_ms=saving, saving_basis=basis, saving_kind=kind,
+        modes=tuple(modes), fix=fix)
 
 
 def _first_compile_ms(m: ModeResult) -> float:
@@ -476,6 +490,7 @@ def rule_xla(run: Run) -> Iterable[Finding]:
                        + (f", mostly in {fam.family}" if fam is not None else "")),
                 evidence=evidence, saving_ms=c.delta_ms,
                 saving_basis=f"measured: median step of {x.name} minus {f.name}, {c.delta_text()}",
+                saving_kind=SavingKind.MEASURED,
                 modes=(x.name, f.name),
                 fix=("step = tf.function(step_fn, jit_compile=False)\n"
                      "# Keras: model.compile(..., jit_compile=False)"))
@@ -492,6 +507,7 @@ def rule_xla(run: Run) -> Iterable[Finding]:
                 title=f"{x.name} (XLA) is faster per step than {f.name}: use jit_compile",
                 evidence=evidence, saving_ms=gain,
                 saving_basis=f"measured: median step of {f.name} minus {x.name}, {c.flipped().delta_text()}",
+                saving_kind=SavingKind.MEASURED,
                 modes=(f.name, x.name),   # the step that gets faster first
                 fix=("step = tf.function(step_fn, jit_compile=True)\n"
                      "# Keras: model.compile(..., jit_compile=True)"))
@@ -553,6 +569,7 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
                       else "")),
             evidence=evidence, saving_ms=c.delta_ms,
             saving_basis=f"measured: median step of {f.name} minus {e.name}, {c.delta_text()}",
+            saving_kind=SavingKind.MEASURED,
             modes=(f.name, e.name),
             fix=("# a step of a few large ops gains nothing from tf.function: run it eagerly,\n"
                  "# or let XLA fuse it (compare the xla mode):\n"
@@ -633,12 +650,13 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
         evidence=evidence, saving_ms=saving,
         saving_basis=("estimate: the dispatch time, which grows with the number of op calls"
                       + note),
+        saving_kind=SavingKind.ESTIMATE if saving is not None else None,
         modes=tuple(h[2].name for h in hits),
         fix=("# fewer, larger ops: one batched op instead of a Python loop of small ones\n"
              "y = tf.einsum('bij,bjk->bik', a, b)      # not [a[i] @ b[i] for i in range(n)]\n"
              "z = tf.vectorized_map(fn, xs)            # not [fn(x) for x in xs]\n"
              + ("step = tf.function(step_fn)              # no per-op Python dispatch in eager"
-                if "eager" in _base(run, m) else
+                if _base(run, m) in _EAGER_BASES else
                 "step = tf.function(step_fn, jit_compile=True)  # XLA fuses small graph ops")))
 
 
@@ -692,6 +710,7 @@ def rule_predict(run: Run) -> Iterable[Finding]:
                     title=f"{p.name}() traces new graphs on every call",
                     evidence=builds.strip(), saving_ms=saving,
                     saving_basis=f"upper bound: the mode's tracing time{note}",
+                    saving_kind=SavingKind.UPPER_BOUND,
                     modes=(p.name,), fix=fix)
             continue
         best = min(cs, key=lambda c: c.b_ms)
@@ -702,6 +721,7 @@ def rule_predict(run: Run) -> Iterable[Finding]:
             + builds,
             saving_ms=best.delta_ms,
             saving_basis=f"measured: median step of {p.name} minus {best.b}, {best.delta_text()}",
+            saving_kind=SavingKind.MEASURED,
             modes=(p.name,) + tuple(c.b for c in cs), fix=fix)
 
 
@@ -720,6 +740,7 @@ def rule_fit_overhead(run: Run) -> Iterable[Finding]:
                 evidence=_vs_by_category(c),
                 saving_ms=c.delta_ms,
                 saving_basis=f"measured: median step of {f.name} minus {t.name}, {c.delta_text()}",
+                saving_kind=SavingKind.MEASURED,
                 modes=(f.name, t.name),
                 fix=("model.compile(optimizer, loss, steps_per_execution=32)  # fewer Python round trips\n"
                      "model.fit(ds, epochs=1, verbose=0)   # no per-step progress bar\n"
@@ -732,6 +753,7 @@ def rule_fit_overhead(run: Run) -> Iterable[Finding]:
                 evidence=_vs_by_category(rc),
                 saving_ms=rc.delta_ms,
                 saving_basis=f"measured: median step of {t.name} minus {f.name}, {rc.delta_text()}",
+                saving_kind=SavingKind.MEASURED,
                 modes=(t.name, f.name),
                 fix=("model.fit(x, y, batch_size=32, epochs=1, verbose=0)  # one call, many batches\n"
                      "# or keep the loop but compile fewer round trips:\n"
@@ -760,6 +782,7 @@ def rule_input_bound(run: Run) -> Iterable[Finding]:
                       f"step ({_pct(inp / total)}).") + _stalls_text(run, m, "input") + stage_text,
             saving_ms=untraced(m, inp)[0],
             saving_basis="upper bound: all of the mode's input time" + untraced(m, inp)[1],
+            saving_kind=SavingKind.UPPER_BOUND,
             modes=(m.name,),
             fix=(stage_fix_line + "ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)   # parallel map\n"
                  "ds = ds.cache()                                            # when it fits in memory\n"
@@ -820,6 +843,7 @@ def rule_concentrated(run: Run) -> Iterable[Finding]:
                 saving_ms=untraced(m, saving)[0],
                 saving_basis=("estimate: the spikes' time above the typical step, per step"
                               + untraced(m, saving)[1]),
+                saving_kind=SavingKind.ESTIMATE,
                 modes=(m.name,), fix=_PERIODIC_FIX)
 
 
@@ -895,6 +919,7 @@ def rule_tf1_vs_tf2(run: Run) -> Iterable[Finding]:
             evidence=_vs(sc) + "." + cause,
             saving_ms=sc.delta_ms,
             saving_basis=f"measured: median step of {slow.name} minus {fast.name}, {sc.delta_text()}",
+            saving_kind=SavingKind.MEASURED,
             modes=(slow.name, fast.name),
             fix=("# TF2 pays per call what a TF1 Session ran as one graph: keep the call in a graph\n"
                  "step = tf.function(model)              # or model.predict_on_batch(tf_tensor)\n"
@@ -1084,10 +1109,22 @@ def rule_jax_backend(run: Run) -> Iterable[Finding]:
                        + (f", mostly in {fam.family}" if fam is not None else "")),
                 evidence=evidence, saving_ms=abs(c.delta_ms),
                 saving_basis=f"measured: median step of {slow_m.name} minus {faster.name}",
+                saving_kind=SavingKind.MEASURED,
                 modes=(slow_m.name, faster.name),
                 fix=("import os; os.environ['KERAS_BACKEND'] = "
                      f"{'tensorflow' if slower else 'jax'!r}  # before `import keras`"))
 
+
+# Every rule id a finding can carry (``Finding.rule``): the one list of them. The JSON report's
+# schema lists the same ids (``schemas/report.schema.json``, the finding's ``rule``) so that a
+# consumer can rely on them; tests/test_finding_rules.py checks that the schema and every
+# ``rule=`` of this module agree with it.
+RULE_IDS: tuple[str, ...] = (
+    "eager-dispatch-bound", "eager-slower", "function-slower", "retracing", "numpy-inputs",
+    "xla-slower", "xla-faster", "tiny-ops", "predict-overhead", "fit-overhead",
+    "train-on-batch-overhead", "input-bound", "concentrated-cost", "tf1-vs-tf2",
+    "jax-backend-slower", "jax-backend-faster", "no-difference", "profiler-distortion",
+    "host-not-recorded")
 
 RULES: tuple[Callable[[Run], Iterable[Finding]], ...] = (
     rule_eager_dispatch_bound, rule_function_slower, rule_retracing, rule_numpy_inputs, rule_xla,
@@ -1098,8 +1135,8 @@ RULES: tuple[Callable[[Run], Iterable[Finding]], ...] = (
 
 
 def _severity(f: Finding, run: Run) -> str:
-    """The saving's share of the step: high from 25 %, medium from 5 %; an estimate that no mode
-    with the fix applied measured is at most medium."""
+    """The saving's share of the step: high from 25 %, medium from 5 %; a saving that no mode
+    with the fix applied measured (an estimate, an upper bound) is at most medium."""
     if f.saving_ms is None or not np.isfinite(f.saving_ms):
         return "info"
     base = [run.modes[n].median_ms for n in f.modes[:1] if n in run.modes]
@@ -1108,7 +1145,7 @@ def _severity(f: Finding, run: Run) -> str:
         return "low"
     share = f.saving_ms / ref
     level = "high" if share >= 0.25 else "medium" if share >= 0.05 else "low"
-    if level == "high" and not f.saving_basis.startswith("measured"):
+    if level == "high" and f.saving_kind is not SavingKind.MEASURED:
         level = "medium"
     return level
 

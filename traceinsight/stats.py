@@ -18,11 +18,10 @@ _DIFF_SEED = 20261121  # fixed: the same diff always shows the same intervals
 
 # A change between two separate captures counts only beyond what run-to-run variation explains.
 # Without interleaved rounds a capture cannot measure that variation, so a ratio within this share
-# of 1 is called noise. Measured on this project's 2-core shared machine: three captures of
-# tf2_vs_tf1_medium (eager/function/xla, nothing changed, 6 minutes apart) gave medians of
-# function 13.2 / 9.3 / 13.9 ms (1.49x apart) and eager 21.4 / 17.6 / 29.5 ms (1.68x); xla,
-# caught by a burst of load, 9.7 / 13.6 / 61.1 ms. No fixed share covers a burst like that: the
-# diff says the variation was assumed, not measured, and points to --rounds.
+# of 1 is called noise. On a shared machine, captures of one workload with nothing changed, minutes
+# apart, can give medians about this far apart, and a mode caught by a burst of load far more
+# (``tools/run_spread.py`` measures it on captures of your own). No fixed share covers a burst
+# like that: the diff says the variation was assumed, not measured, and points to --rounds.
 RUN_TO_RUN_TOLERANCE = 0.5
 # With rounds, the between-round spread is measured; a change must still exceed this share.
 MIN_RELATIVE_EFFECT = 0.05

@@ -1,10 +1,10 @@
 """The XSpace / XPlane protobuf schema, built at import time without TensorFlow.
 
-TensorFlow ships a generated ``xplane_pb2`` but importing it imports all of TensorFlow (3-4 s), and
-xprof ships none. The schema is small and public (tsl/profiler/protobuf/xplane.proto), so we describe
-its messages here with protobuf's own descriptor API and let protobuf (upb backend) build the classes.
-Field numbers must match the public schema; ``tests/test_xplane_schema.py`` checks them against
-TensorFlow's generated module when TensorFlow is installed.
+TensorFlow ships a generated ``xplane_pb2`` but importing it imports all of TensorFlow (seconds),
+and xprof ships none. The schema is small and public (tsl/profiler/protobuf/xplane.proto), so we
+describe its messages here with protobuf's own descriptor API and let protobuf (upb backend) build
+the classes. Field numbers must match the public schema; ``tests/test_xplane_schema.py`` checks
+them against TensorFlow's generated module when TensorFlow is installed.
 """
 
 from __future__ import annotations

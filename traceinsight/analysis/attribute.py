@@ -296,9 +296,9 @@ def attribute(table: EventTable) -> Attribution:
     names = table.names
     has_device = any(p.name.startswith("/device:") and any(
         ln.plane == i and ln.n_events for ln in table.lines) for i, p in enumerate(table.planes))
-    # per-event codes and strengths are int8, parent and depth int32: a 5 M-event trace's
-    # analysis holds ~200 MB less, which is time too (a fresh process's first trace pays a page
-    # fault for every page it touches)
+    # per-event codes and strengths are int8, parent and depth int32 (not int64): every byte per
+    # event is memory in proportion to the trace, which is time too (a fresh process's first trace
+    # pays a page fault for every page it touches)
     name_code = np.array([rules.own_category(n, has_device) for n in names] or [rules.UNKNOWN],
                          dtype=np.int8)
     own = name_code[table.name] if len(table) else np.zeros(0, dtype=np.int8)

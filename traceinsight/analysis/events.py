@@ -170,11 +170,11 @@ def _check_span(timestamps_ns: list[int], where) -> None:
 
 # protobuf cannot parse a message of 2 GiB or more: no XSpace that large was written by TF.
 MAX_TRACE_BYTES = (2 << 30) - 1
-# Analysing a trace peaks at ~5x the file for python-traced host traces, the densest (~16 bytes
-# of file per event; tracemalloc peak of analyze_mode: 4.76x at 188 MB, 4.9x at 90 MB, 5.1x at
-# 18 MB), 2.1x for the public GPU demo's; plus what tracemalloc does not see (the C decoder's
-# stat buffers). Refuse a file whose analysis would not fit in the memory available now (reading
-# alone takes ~2.5x; the factor 3 used before let through traces whose analysis needs more).
+# Analysing a trace peaks at a multiple of its file's size, highest for python-traced host traces
+# (the most events per byte of file), plus what tracemalloc does not see (the C decoder's stat
+# buffers); this factor leaves room above that peak (``tools/bench_analyze.py`` prints the peak
+# RSS of each trace it analyses, beside its size). A file whose analysis would not fit in the
+# memory available now is refused before it is read.
 MEMORY_PER_TRACE_BYTE = 6
 
 
@@ -309,9 +309,10 @@ def open_planes(path: Path) -> list[tuple[object, list[memoryview]]]:
 
 def _read(path: Path) -> memoryview:
     """The file's bytes, read into a numpy buffer: numpy asks for transparent huge pages for
-    large arrays, so a 90 MB trace costs ~50 page faults instead of ~22,000 (a process's first
-    trace pays a fault for every page it touches). The bytes there now: a file that shrinks
-    while it is read gives its shorter content (then found corrupt), one that grows is cut."""
+    large arrays, so a large trace costs a page fault per huge page instead of one per page (a
+    process's first trace pays a fault for every page it touches). The bytes there now: a file
+    that shrinks while it is read gives its shorter content (then found corrupt), one that grows
+    is cut."""
     from traceinsight.runfolder import open_regular
     with open_regular(path) as f:     # a FIFO or a device is refused, never waited on
         buf = np.empty(os.fstat(f.fileno()).st_size, dtype=np.uint8)

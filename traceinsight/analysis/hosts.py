@@ -400,8 +400,9 @@ def _align(ok: list[tuple[str, ModeResult, np.ndarray]]
         return False, (f"no steady step number is on every host ({spans}); the hosts' clocks "
                        "are not synchronised, so steps are never matched by time"), [], {}
     names = [h for h, _, _ in ok]
-    # (steps, hosts), all at once: _tied and _ps for every value (0.05 s for 8 hosts x 650 steps
-    # one by one, on the loading process's critical path)
+    # (steps, hosts), all at once: _tied and _ps for every value in one array operation, not one
+    # call per value (hosts x steps calls on the loading process's critical path;
+    # ``tools/bench_parallel.py`` times a load of many hosts)
     walls = np.array([[d[k] for d in per_host] for k in common], dtype=float)
     top = walls.max(axis=1, keepdims=True)
     at_top = np.abs(top - walls) <= TIE_REL * np.maximum(np.abs(top), np.abs(walls))

@@ -8,7 +8,7 @@ threshold has risen), which every parallel worker pays (``tools/bench_parallel.p
 ``kept_memory()`` raises the thresholds so that freed memory stays in the heap for the next array,
 and at the end gives the free memory back (``malloc_trim``) and sets thresholds near those glibc
 reaches by itself once it has freed a large array (mmap above 32 MiB, trim above 64 MiB). Peak
-memory is unchanged but for ~1 % of heap fragmentation (the same arrays are alive at once).
+memory is unchanged but for a little heap fragmentation (the same arrays are alive at once).
 Elsewhere than glibc (musl, macOS, Windows), or where the user tuned malloc (``GLIBC_TUNABLES``,
 ``MALLOC_*_``), it does nothing.
 

@@ -34,7 +34,8 @@ from traceinsight.stepsource import StepSource
 
 
 def recorded_options(table: EventTable) -> dict[str, int] | None:
-    # the XSpace schema (protobuf descriptors, ~0.15 s to build) only where a trace is decoded
+    # the XSpace schema (protobuf descriptors, slow to build for a start-up: ``python
+    # tools/bench_startup.py --imports`` shows it) only where a trace is decoded
     from traceinsight.xplane import decode_profile_options
     for plane in table.planes:
         raw = plane.stats.get("profile_options")

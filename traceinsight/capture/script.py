@@ -25,7 +25,7 @@ from typing import Any
 from traceinsight.errors import TraceinsightError
 
 # tracer levels of the traced window (host tracer 3 sees the eager runtime; python tracer off: it
-# inflates Python several-fold and grows the trace ~15x)
+# inflates Python several-fold and grows the trace many times over)
 LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 0}
 RESULT = ".agent.json"
 

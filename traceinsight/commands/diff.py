@@ -19,6 +19,7 @@ class Command:
     """
 
     def prepare_parser(self, parser) -> None:
+        from traceinsight.report import DIFF_FORMATS
         parser.add_argument("a", metavar="A", help="run folder, logdir or .xplane.pb (before)")
         parser.add_argument("b", metavar="B", nargs="?",
                             help="second run (after); omit it to compare two modes of A")
@@ -26,7 +27,7 @@ class Command:
                             help="compare mode MODE_A of A with MODE_B of B (of A when B is omitted)")
         parser.add_argument("-o", "--output", metavar="FILE",
                             help="write here instead of stdout; the extension picks the format")
-        parser.add_argument("--format", choices=("text", "md", "html", "json"),
+        parser.add_argument("--format", choices=DIFF_FORMATS,
                             help="output format (default: from -o's extension, else text)")
 
     def run(self, args, parser) -> int:

@@ -20,11 +20,12 @@ class Command:
     """
 
     def prepare_parser(self, parser) -> None:
+        from traceinsight.report import REPORT_FORMATS
         parser.add_argument("run", nargs="?", metavar="RUN",
                             help="run folder, logdir or .xplane.pb (default: newest under runs/)")
         parser.add_argument("-o", "--output", metavar="FILE",
                             help="write here instead of stdout; the extension picks the format")
-        parser.add_argument("--format", choices=("md", "html", "json"),
+        parser.add_argument("--format", choices=REPORT_FORMATS,
                             help="output format (default: from -o's extension, else md)")
 
     def run(self, args, parser) -> int:

@@ -3,18 +3,18 @@ steps, gzip_level))`` gives the file's bytes as an iterator of chunks, streamed 
 document in memory; gzip runs on a second thread while the next chunks are formatted);
 ``report.write_chunks`` writes them atomically.
 
-It writes the trace-event format (catapult's "JSON Object Format": ``{"traceEvents":
-[...], "displayTimeUnit": "ns"}``, ``ts`` / ``dur`` in µs) from the event table and attribution the
-analysis already holds, not through XProf's converter (which takes ~15 µs per event and writes every
-stat): one ``pid`` per plane, one ``tid`` per thread line, our category on every slice (``cat`` and
-``args.category``), a track per category on the main thread (its exclusive timeline: which category
-owns each instant), the steps as spans with their category split, and only the selected steps.
-Everything drawn is the per-event data the mode's own analysis kept (``ModeResult.trace``, an
-``analysis.mode.TraceAnalysis``: the event table, the attribution's main-thread timeline and the
-steps table, with every correction the mode's analysis makes), so they are the mode's figures;
-this module only formats them and never reads a trace file. Where the analysis claims no
-category (host time the trace cannot split) there is no category track and the steps carry no
-split.
+It writes the trace-event format (catapult's "JSON Object Format": ``{"traceEvents": [...],
+"displayTimeUnit": "ns"}``, ``ts`` / ``dur`` in µs) from the event table and attribution the
+analysis already holds, not through XProf's converter (far slower per event, and it writes every
+stat; ``tools/bench_export.py`` times both): one ``pid`` per plane, one ``tid`` per thread line, our
+category on every slice (``cat`` and ``args.category``), a track per category on the main thread
+(its exclusive timeline: which category owns each instant), the steps as spans with their category
+split, and only the selected steps. Everything drawn is the per-event data the mode's own analysis
+kept (``ModeResult.trace``, an ``analysis.mode.TraceAnalysis``: the event table, the attribution's
+main-thread timeline and the steps table, with every correction the mode's analysis makes), so they
+are the mode's figures; this module only formats them and never reads a trace file. Where the
+analysis claims no category (host time the trace cannot split) there is no category track and the
+steps carry no split.
 
 Every slice track is properly nested (what trace viewers need to draw a thread as a stack): events
 the analysis keeps out of the nesting (step markers, events that cross other events' ends) go to a
@@ -403,10 +403,10 @@ _DONE = object()
 
 def gzipped(chunks: Iterable[bytes], level: int = 1) -> Iterator[bytes]:
     """``chunks`` as one gzip stream (what ui.perfetto.dev and chrome://tracing open as .json.gz;
-    level 1: fast, and trace JSON still shrinks ~10x). The chunks are compressed on a second
-    thread (zlib releases the GIL) while the next ones are formatted on this one; the compressed
-    pieces are given here, as they come. Stopped early (the consumer failed: a full disk), the
-    thread ends too."""
+    level 1: fast, and trace JSON, repetitive, still shrinks severalfold). The chunks are
+    compressed on a second thread (zlib releases the GIL) while the next ones are formatted on this
+    one; the compressed pieces are given here, as they come. Stopped early (the consumer failed: a
+    full disk), the thread ends too."""
     z = zlib.compressobj(level, zlib.DEFLATED, 31)
     todo: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
     done: queue.Queue[Any] = queue.Queue()

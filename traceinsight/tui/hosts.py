@@ -30,8 +30,9 @@ def has_hosts(run: Run) -> bool:
 
 
 class HostsScreen(Screen):
-    """Hosts per profile session. The comparison (bootstrap intervals of every host) is computed by
-    a worker thread and posted as ``HostsReady``; ``pending`` is False once it is shown."""
+    """Hosts per profile session. The comparison (bootstrap intervals of every host) is one of the
+    run's figures, computed when the run was loaded (``Run.host_groups()``); a worker thread builds
+    its tables and posts them as ``HostsReady``; ``pending`` is False once they are shown."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
@@ -57,7 +58,7 @@ class HostsScreen(Screen):
         self.run_worker(self._compare, thread=True, group="hosts", exit_on_error=False)
 
     def _compare(self) -> None:
-        """Runs in a worker thread."""
+        """Runs in a worker thread: the run's host comparison as tables (nothing computed)."""
         try:
             groups = self.run.host_groups()
             from traceinsight.report.hosts_terminal import renderables

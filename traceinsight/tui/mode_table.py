@@ -52,7 +52,7 @@ def _as_text(cell: RenderableType) -> RenderableType:
 
 
 def pending_cells(mode: ModeResult) -> list:
-    """A row before the summary's intervals are computed: name, the model's median and status."""
+    """A row before the summary's figures are shown: name, the model's median and status."""
     name = Text(fmt.safe(mode.name), style="bold")
     if not mode.ok:
         return [name, Text(fmt.MISSING, justify="right"), "", "", "", "",
@@ -63,9 +63,9 @@ def pending_cells(mode: ModeResult) -> list:
 
 class ModeTable(DataTable):
     """One row per mode of the run, in the run's order. Rows appear at once with what the model
-    holds; ``fill(summary)`` adds the figures of ``Run.summary()`` (bootstrap intervals take a while
-    on long runs, so the screen computes them after its first frame). Enter (or a click) on a row
-    posts ``ModeTable.Chosen``."""
+    holds; ``fill(summary)`` adds the figures of ``Run.summary()`` (computed with the run; the
+    screen builds their DataFrame after its first frame, pandas' import being the slow part).
+    Enter (or a click) on a row posts ``ModeTable.Chosen``."""
 
     BINDINGS = [Binding("enter", "select_cursor", "Detail")]
 
