@@ -367,3 +367,22 @@ def test_every_modes_recorded_kind_is_the_one_its_name_reads_back_as():
     kinds = {m.name: m.mode_kind() for m in modes.keras_modes()}
     assert kinds["fit-dataset"].input == "dataset" and kinds["tf_keras:fit+tensor"].input == "tensor"
     assert kinds["tf1:fit"].flavour == "tf1" and kinds["jax:fit"].backend == "jax"
+
+
+def test_the_capture_summary_quotes_the_figures_every_page_shows():
+    """The table the capture prints once the modes are timed reads run.json and timings.json as
+    the full load does (``load_timings``, no trace read): the same statuses, kinds, medians and
+    ratios to the fastest as the report of the analysed run."""
+    import traceinsight
+    from traceinsight.analysis.load import load_timings
+    for name in ("conv1d", "costly-loop", "retracing"):
+        path = Path(__file__).parent / "data" / "runs" / name
+        quick, full = load_timings(path), traceinsight.load(path, use_cache=False)
+        assert list(quick.modes) == list(full.modes)
+        for n, m in quick.modes.items():
+            assert (m.status, m.kind) == (full.modes[n].status, full.modes[n].kind), n
+        cols = ["mode", "status", "median_ms", "ci_lo_ms", "ci_hi_ms", "ratio", "ratio_lo",
+                "ratio_hi", "vs_fastest"]
+        got = quick.summary()[cols].to_dict("records")
+        want = full.summary()[cols].to_dict("records")
+        assert json.dumps(got, default=str) == json.dumps(want, default=str), name

@@ -14,7 +14,7 @@ from traceinsight.analysis import cache, malloc
 from traceinsight.analysis.mode import TracePass, read_timing
 from traceinsight.analysis.sessions import foreign_modes, straggler_notes
 from traceinsight.errors import TraceinsightError
-from traceinsight.model import Display, ModeResult, Run
+from traceinsight.model import Display, ModeResult, Run, Timing
 
 
 def load_run(path: Path, use_cache: bool = True,
@@ -24,11 +24,7 @@ def load_run(path: Path, use_cache: bool = True,
     user_files = frozenset(filter(None, [Path(workload.get("path") or "").name]))
     with malloc.kept_memory():   # freed arrays reused by the next mode (see analysis.malloc)
         modes = _load_modes(path, manifest, user_files, use_cache, keep_trace or {})
-    # each mode's kind as run.json records it (derived from the name for a folder without it);
-    # not cached with the analysis: like the timings, it is the capture's, read each load
-    raw = manifest.get("modes")
-    entries = raw if isinstance(raw, dict) else {}
-    modes = {n: m.replace(kind=modekind.mode_kind(n, entries.get(n))) for n, m in modes.items()}
+    modes = _with_kinds(modes, manifest)
     compared: tuple = ()    # a captured workload's modes are not hosts: nothing to compare
     if workload.get("kind") == "remote":   # capture --remote: the modes are one job's hosts
         from traceinsight.analysis.hosts import session_of
@@ -50,21 +46,11 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
     todo: dict[str, tuple[list[Path], dict[str, Any], Path, list]] = {}  # analysed, not cached
     later_notes: dict[str, list[str]] = {}   # files skipped, cache refused: this load only
     for name, info in (manifest.get("modes") or {}).items():
-        info = info or {}
-        status = info.get("status") or "ok"
-        try:   # every path of a mode stays inside the run folder (run.json comes from elsewhere)
-            folder = info.get("dir") or runfolder.mode_dir(name)
-            runfolder.inside(path, folder, "mode folder")
-            timing, requested, capture_notes, recorded = read_timing(path / folder)
-        except TraceinsightError as e:  # this mode's timings are damaged: the others still open
-            modes[name] = ModeResult(name=name, status="failed", error=str(e))
+        entry = _captured(path, name, info)
+        if isinstance(entry, ModeResult):    # not captured, or its timings are damaged
+            modes[name] = entry
             continue
-        if status != "ok":
-            error = info.get("error") or ("not captured (the capture was interrupted?)"
-                                          if status in ("pending", "running") else status)
-            modes[name] = ModeResult(name=name, status="failed" if status == "failed" else "missing",
-                                     error=error, timing=timing)
-            continue
+        folder, timing, requested, capture_notes, recorded = entry
         skipped: list[str] = []
         try:
             host = runfolder.pass_traces(path, folder, "host", skipped)
@@ -110,6 +96,50 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
             if later_notes.get(name):   # shown now, not cached: they say what happened this time
                 modes[name] = _with_notes(mode, later_notes[name])
     return {name: m for name, m in modes.items() if m is not None}
+
+
+def _captured(path: Path, name: str, info: Any
+              ) -> ModeResult | tuple[str, Timing | None, dict, tuple[str, ...], dict]:
+    """What run.json and the mode's timings.json say of one mode: a ``ModeResult`` already, when
+    the mode was not captured (failed, missing) or its timings are damaged; else its folder, its
+    timing and what the capture recorded (``read_timing``), for its traces to be analysed."""
+    info = info if isinstance(info, dict) else {}
+    status = info.get("status") or "ok"
+    try:   # every path of a mode stays inside the run folder (run.json comes from elsewhere)
+        folder = info.get("dir") or runfolder.mode_dir(name)
+        runfolder.inside(path, folder, "mode folder")
+        timing, requested, capture_notes, recorded = read_timing(path / folder)
+    except TraceinsightError as e:  # this mode's timings are damaged: the others still open
+        return ModeResult(name=name, status="failed", error=str(e))
+    if status != "ok":
+        error = info.get("error") or ("not captured (the capture was interrupted?)"
+                                      if status in ("pending", "running") else status)
+        return ModeResult(name=name, status="failed" if status == "failed" else "missing",
+                          error=error, timing=timing)
+    return folder, timing, requested, capture_notes, recorded
+
+
+def load_timings(path: Path) -> Run:
+    """A run folder's modes with their untraced timings only, no trace read: what the capture
+    prints its summary from as soon as the modes are timed. The same reading of run.json and
+    timings.json as ``load``, so its medians and ratios are those every page shows."""
+    manifest = runfolder.read_manifest(path)
+    modes = {}
+    for name, info in (manifest.get("modes") or {}).items():
+        entry = _captured(path, name, info)
+        modes[name] = entry if isinstance(entry, ModeResult) else \
+            ModeResult(name=name, timing=entry[1])
+    from traceinsight.derive import complete
+    return complete(Run(path=path, name=path.name, modes=_with_kinds(modes, manifest),
+                        manifest=manifest, source="run"))
+
+
+def _with_kinds(modes: dict[str, ModeResult], manifest: dict) -> dict[str, ModeResult]:
+    """Each mode's kind as run.json records it (derived from the name for a folder without it);
+    not cached with the analysis: like the timings, it is the capture's, read each load."""
+    raw = manifest.get("modes")
+    entries = raw if isinstance(raw, dict) else {}
+    return {n: m.replace(kind=modekind.mode_kind(n, entries.get(n))) for n, m in modes.items()}
 
 
 def _with_notes(mode: ModeResult, notes: list[str]) -> ModeResult:

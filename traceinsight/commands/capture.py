@@ -256,27 +256,11 @@ def run_with_progress(console, plan, writer, opts) -> list:
 
 
 def build_timing_run(run_path: Path):
-    """A traceinsight.model.Run holding only timings (no traces needed for the summary table),
-    read by the same loader the analysis uses (rounds and machine load included), so its ratios
-    are the ones ``report`` and ``view`` show."""
-    from traceinsight import runfolder
-    from traceinsight.analysis.mode import read_timing
-    from traceinsight.model import ModeResult, Run
-
-    manifest = runfolder.read_manifest(run_path)
-    results = {}
-    for name, entry in manifest["modes"].items():
-        status = entry.get("status")
-        timing = None
-        if status == "ok":
-            timing = read_timing(Path(run_path) / entry["dir"])[0]
-        results[name] = ModeResult(name=name, status="ok" if status == "ok" else
-                                   ("missing" if status in ("pending", "running") else "failed"),
-                                   error=entry.get("error") or (None if status == "ok" else status),
-                                   timing=timing)
-    from traceinsight.derive import complete
-    return complete(Run(path=Path(run_path), name=Path(run_path).name, modes=results,
-                        manifest=manifest))
+    """The run's modes with their untraced timings (no traces needed for the summary table), read
+    by the loader the analysis uses (``analysis.load.load_timings``: statuses, rounds, machine
+    load, kinds), so its ratios are the ones ``report`` and ``view`` show."""
+    from traceinsight.analysis.load import load_timings
+    return load_timings(Path(run_path))
 
 
 def print_summary(console, run_path: Path) -> None:
