@@ -200,3 +200,26 @@ def test_the_whole_run_is_computed_when_it_is_made_and_only_read_after(monkeypat
         run.figures.findings = ()              # type: ignore[misc]
     with pytest.raises(TypeError):
         run.figures.comparisons[("x", "y")] = None   # type: ignore[index]
+
+
+def test_the_result_is_data_that_compares_by_value():
+    """Modes, comparisons and runs compare by their data (tables by value, NaN equal to NaN),
+    so two loads of the same run are equal and a changed figure is not."""
+    import dataclasses
+
+    import numpy as np
+
+    import traceinsight
+    from traceinsight.testing import sample_run
+    run = sample_run()
+    m = run.modes["eager"]
+    assert m == m.replace() and m != m.replace(notes=("a note",))
+    assert m.timing == dataclasses.replace(m.timing, steps_s=m.timing.steps_s.copy())
+    assert m.timing != dataclasses.replace(m.timing, steps_s=m.timing.steps_s * 2)
+    steps = m.steps
+    steps.loc[steps.index[0], "op"] = np.nan
+    assert m.replace(steps=steps) != m and m.replace(steps=steps) == m.replace(steps=steps)
+    c = run.compare("eager", "function")
+    assert c == c.flipped().flipped() and c != c.flipped()
+    path = ROOT / "tests" / "data" / "runs" / "retracing"
+    assert traceinsight.load(path) == traceinsight.load(path, use_cache=False)

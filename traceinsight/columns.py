@@ -144,3 +144,48 @@ class Columns:
 
     def __repr__(self) -> str:
         return f"Columns({len(self)} rows: {', '.join(self._names)})"
+
+    def __eq__(self, other: object) -> bool:
+        """The same table: the same column names in order, the same row labels and the same values
+        (NaN equal to NaN, as a figure that is not there is the same on both sides)."""
+        if not isinstance(other, Columns):
+            return NotImplemented
+        if self._names != other._names or self.index != other.index or len(self) != len(other):
+            return False
+        return all(same_value(self[k], other[k]) for k in self._names)
+
+    __hash__ = None  # type: ignore[assignment]   # a table's values are not frozen by Python
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Value equality for the analysis's data: arrays element by element and tables column by
+    column, mappings and sequences item by item, NaN equal to NaN (an absent figure is the same
+    on both sides); anything else by ``==``."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        x, y = np.asarray(a), np.asarray(b)
+        if x.shape != y.shape:
+            return False
+        if x.dtype.kind in "biuf" and y.dtype.kind in "biuf":
+            return bool(np.array_equal(x, y, equal_nan=x.dtype.kind == "f" or y.dtype.kind == "f"))
+        return all(same_value(u, v) for u, v in zip(x.ravel().tolist(), y.ravel().tolist()))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (a != a and b != b)
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(same_value, a, b))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):     # a type whose == is not a truth value
+        return False
+
+
+def fields_equal(a: Any, b: Any) -> bool:
+    """``__eq__`` of a frozen dataclass of the result that holds arrays or tables (``Timing``,
+    ``ModeResult``, ``Comparison``): its compared fields, as stored, by ``same_value``."""
+    if type(a) is not type(b):
+        return NotImplemented
+    from dataclasses import fields
+    return all(same_value(a.__dict__[f.name], b.__dict__[f.name]) for f in fields(a) if f.compare)

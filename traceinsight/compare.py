@@ -17,7 +17,7 @@ import numpy as np
 from traceinsight import present
 from traceinsight.analysis.opfamily import family
 from traceinsight.analysis.results import sort_order
-from traceinsight.columns import Columns, text
+from traceinsight.columns import Columns, fields_equal, text
 from traceinsight.model import CATEGORIES, ModeResult, Table
 from traceinsight.stats import RatioEstimate, difference_ci, mode_ratio
 
@@ -54,7 +54,7 @@ class FamilyDelta:
     delta_ms: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Comparison:
     """Two modes compared: the difference of their medians with its interval, and the tables
     that explain it.
@@ -70,6 +70,8 @@ class Comparison:
     As for a mode's tables: ``c.table("ops")`` is the package's read (the stored columns, no
     pandas), ``c.ops`` (``.categories``, ``.families``) the Python API's, a new DataFrame on every
     read, which the reader may change without changing the comparison every page shares."""
+
+    __eq__ = fields_equal    # tables compared as stored, by value
 
     a: str
     b: str

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from traceinsight.columns import Columns
+from traceinsight.columns import Columns, fields_equal
 from traceinsight.finding import Finding
 from traceinsight.modekind import ModeKind, mode_kind
 from traceinsight.resample import bootstrap_medians, samples_digest
@@ -48,9 +48,11 @@ CATEGORY_HELP: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Timing:
     """Per-step wall times measured with time.perf_counter in the workload process (seconds)."""
+
+    __eq__ = fields_equal    # arrays compared element by element (the dataclass's == cannot)
 
     steps_s: np.ndarray                 # untraced phase, one entry per step (every round's steps)
     first_step_s: float | None = None   # the process's first call (tracing / compilation live here)
@@ -180,7 +182,7 @@ class FirstStep:
                                       {str(k): float(x) for k, x in value.items()})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ModeResult:
     """One execution mode of a run (or one foreign trace, shown as a mode).
 
@@ -228,6 +230,9 @@ class ModeResult:
     DataFrame from them itself, and says so. ``first_step`` is a dict, read the same way by both;
     the steady steps are ``steady_steps`` (public) or ``table("steps").take(steady_mask())``.
     """
+
+    # two modes are equal when their data are (tables compared as stored, by value); unhashable
+    __eq__ = fields_equal
 
     name: str
     status: str = "ok"                  # "ok" | "failed" | "missing"
