@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from traceinsight import present as fmt
+from traceinsight.analysis.step_marks import STALL_FACTOR
 from traceinsight.model import CATEGORIES
 from traceinsight.present import CATEGORY_COLORS
 
@@ -15,7 +16,9 @@ EIGHTHS = " ▁▂▃▄▅▆▇█"
 FIRST_STYLE = "bold #b07aa1"      # the tracing colour: the first step is where tracing lives
 OUTLIER_STYLE = "bold #e15759"
 NORMAL_STYLE = "#4e79a7"
-OUTLIER_FACTOR = 1.5              # a step slower than 1.5x the median is drawn as an outlier
+# a step slower than this many times the steady median stands out: the analysis's one rule for a
+# stall (the HTML report's step chart marks the same steps)
+OUTLIER_FACTOR = STALL_FACTOR
 
 
 def render_chart(values: np.ndarray, first: np.ndarray, width: int, height: int = 5) -> Text:
