@@ -553,7 +553,7 @@ class Run:
             raise KeyError(f"no run table {name!r} (tables: summary; a mode's: ModeResult.table)")
         return self._figures().summary
 
-    @property
+    @cached_property      # read by every rule and page: the modes' medians are sorted once
     def fastest(self) -> str | None:
         """The ok mode with the lowest median ms/step (ties: the first in the run's order); every
         screen and document reads it from here."""
