@@ -54,13 +54,40 @@ def test_the_analysis_imports_no_renderer():
     """The pipeline runs one way: what computes (the analysis, the model and the figures of the
     whole run) never imports what formats (report, tui, commands), lazily or not."""
     computing = ("analysis", "derive", "stats", "compare", "findings", "model", "finding",
-                 "columns", "modekind", "resample", "stepsource", "retracecause", "runfolder")
+                 "columns", "modekind", "resample", "stepsource", "retracecause", "runfolder",
+                 "rundiff")
     above = ("report", "tui", "commands", "cli", "testing")
     found = {m: sorted(d for d in deps if d.split(".")[0] in above)
              for m, deps in ((m.removeprefix("traceinsight."), _short(d))
                              for m, d in import_graph.graph().items())
              if m.split(".")[0] in computing}
     assert not {m: d for m, d in found.items() if d}, found
+
+
+def test_the_diff_document_computes_nothing():
+    """The diff of two runs is computed in ``rundiff`` (comparisons, run-to-run significance,
+    per-category intervals, the retrace merge); ``report/diff.py`` only writes its document: it
+    imports stats, compare and pandas for types at most, and calls none of their functions."""
+    import ast
+    tree = ast.parse((ROOT / "traceinsight" / "report" / "diff.py").read_text())
+    typing_only = {id(n) for node in ast.walk(tree)
+                   if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+                   and node.test.id == "TYPE_CHECKING" for n in ast.walk(node)}
+    runtime_imports = [f"{node.module}" if isinstance(node, ast.ImportFrom)
+                       else ", ".join(a.name for a in node.names)
+                       for node in ast.walk(tree)
+                       if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in typing_only]
+    assert not [m for m in runtime_imports
+                if m.split(".")[-1] in ("stats", "compare", "resample") or m.startswith("pandas")], \
+        runtime_imports
+    computing = {"compare_modes", "between_runs", "delta_ci", "mode_ratio", "difference_ci",
+                 "op_type_diff", "op_diff", "family_diff", "category_diff", "match_modes", "compare",
+                 "groupby", "merge"}
+    # a name it refers to, or a method it calls (``run.compare(...)``, ``df.merge(...)``)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
+           {n.func.attr for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    assert not used & computing, used & computing
 
 
 def test_import_graph_finds_a_cycle_and_ignores_type_checking(tmp_path):

@@ -205,8 +205,25 @@ def _drift(samples: np.ndarray) -> float:
     return abs(max(m1, m2) / min(m1, m2) - 1.0) if min(m1, m2) > 0 else 0.0
 
 
+@dataclass(frozen=True)
+class BetweenRuns:
+    """``between_runs``' verdict on the same mode captured twice: the ratio B / A with its
+    interval, whether the change beats run-to-run variation (``significant``), the share it had to
+    exceed (``tolerance``), where that share came from (``basis``: "rounds", measured from the
+    captures' interleaved rounds, or "assumed") and the ``verdict`` ("slower" | "faster" |
+    "within noise" | "no data")."""
+
+    ratio: float
+    ratio_lo: float
+    ratio_hi: float
+    significant: bool
+    tolerance: float
+    basis: str
+    verdict: str
+
+
 def between_runs(est: RatioEstimate, a_samples: np.ndarray, b_samples: np.ndarray, a_rounds=None,
-                 b_rounds=None) -> dict:
+                 b_rounds=None) -> BetweenRuns:
     """Is B's median step different from A's, two separate captures of the same mode, beyond what
     run-to-run variation explains?
 
@@ -220,8 +237,7 @@ def between_runs(est: RatioEstimate, a_samples: np.ndarray, b_samples: np.ndarra
     assumed, not measured (widened to the drift between the halves of either capture's steps,
     when larger).
 
-    Returns ratio (B/A), ratio_lo, ratio_hi, significant, tolerance, basis ("rounds" | "assumed"),
-    verdict ("slower" | "faster" | "within noise" | "no data").
+    Returns a ``BetweenRuns``.
     """
     a = np.asarray(a_samples, dtype=float)
     b = np.asarray(b_samples, dtype=float)
@@ -237,13 +253,11 @@ def between_runs(est: RatioEstimate, a_samples: np.ndarray, b_samples: np.ndarra
         # a capture whose own halves differ shows at least that much drift over time
         tolerance, basis = max(RUN_TO_RUN_TOLERANCE, _drift(a), _drift(b)), "assumed"
     if not np.isfinite(ratio):
-        return {"ratio": ratio, "ratio_lo": lo, "ratio_hi": hi, "significant": False,
-                "tolerance": tolerance, "basis": basis, "verdict": "no data"}
+        return BetweenRuns(ratio, lo, hi, False, tolerance, basis, "no data")
     beyond = ratio >= 1 + tolerance or ratio <= 1 / (1 + tolerance)
     significant = est.significant and beyond
     verdict = ("slower" if ratio > 1 else "faster") if significant else "within noise"
-    return {"ratio": ratio, "ratio_lo": lo, "ratio_hi": hi, "significant": bool(significant),
-            "tolerance": tolerance, "basis": basis, "verdict": verdict}
+    return BetweenRuns(ratio, lo, hi, bool(significant), tolerance, basis, verdict)
 
 
 def spread(samples: np.ndarray) -> dict[str, float]:
