@@ -427,6 +427,7 @@ def test_a_failing_rule_is_said_not_hidden(monkeypatch):
     def broken(run):
         raise ValueError("odd run")
     monkeypatch.setattr("traceinsight.findings.find", broken)
+    monkeypatch.setattr("traceinsight.findings.traced_disagreements", broken)   # the same fault
     run = sample_run()
     found, problem = load_findings(run)
     assert found == [] and "ValueError: odd run" in problem

@@ -94,7 +94,12 @@ class _Work:
     def traced_disagreements(self) -> tuple[Comparison, ...]:
         if self._disagreements is None:
             from traceinsight.findings import traced_disagreements
-            self._disagreements = tuple(traced_disagreements(self.run))
+            try:
+                self._disagreements = tuple(traced_disagreements(self.run))
+            except Exception:
+                if self.findings_error is None:
+                    raise
+                self._disagreements = ()    # the findings failed on this run: said once, there
         return self._disagreements
 
     def comparison(self, a: str, b: str) -> Comparison:
