@@ -250,3 +250,16 @@ def test_the_result_is_data_that_compares_by_value():
     assert c == c.flipped().flipped() and c != c.flipped()
     path = ROOT / "tests" / "data" / "runs" / "retracing"
     assert traceinsight.load(path) == traceinsight.load(path, use_cache=False)
+
+
+def test_a_mode_and_a_comparison_print_as_data_without_pandas():
+    """``repr`` of a mode or a comparison shows its tables as stored (``Columns(n rows: ...)``):
+    printing one in a REPL builds no DataFrame and imports no pandas."""
+    code = ("import sys, traceinsight; run = traceinsight.load(sys.argv[1]); "
+            "m = run.modes['eager']; c = run.compare('eager', run.fastest); "
+            "text = repr(m) + repr(c); "
+            "print('pandas' in sys.modules, 'Columns(' in text, 'DataFrame' in text, "
+            "text.startswith('ModeResult(name='))")
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "tests" / "data" / "runs" / "conv1d")],
+                         capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split() == ["False", "True", "False", "True"], out.stdout + out.stderr

@@ -5,7 +5,8 @@ hosts), the figures' part of it and each of their parts, and a comparison of eve
 
     .venv/bin/python tools/bench_figures.py [RUN ...] [--repeat 3]
 
-RUN defaults to the committed runs under tests/data/runs. Each repeat is a fresh process (so an
+RUN (a run folder, a logdir or a trace) defaults to the committed runs under tests/data/runs.
+Each repeat is a fresh process (so an
 import is counted where it is first needed) on a copy of the run whose cache was written by a
 first load; prints the median of each part in ms, and whether the load imported pandas (it must
 not: ``traceinsight analyze`` computes the whole result and never imports pandas).
@@ -59,6 +60,7 @@ def child(path: str) -> None:
     t3 = time.perf_counter()
     print(json.dumps({"load": t1 - t0, **spent, "other_pairs": t3 - t2,
                       "n_pairs": len(pairs), "n_kept": len(run.figures.comparisons) // 2,
+                      "n_modes": len(run.modes),
                       "n_findings": len(run.findings), "pandas_after_load": pandas_after_load}))
 
 
@@ -74,7 +76,10 @@ def main() -> int:
     for run in runs:
         with tempfile.TemporaryDirectory() as tmp:
             copy = Path(tmp) / run.name
-            shutil.copytree(run, copy, ignore=shutil.ignore_patterns(".traceinsight"))
+            if run.is_dir():
+                shutil.copytree(run, copy, ignore=shutil.ignore_patterns(".traceinsight"))
+            else:
+                shutil.copy2(run, copy)
             out = []
             for i in range(args.repeat + 1):      # the first writes the cache: not counted
                 r = subprocess.run([sys.executable, __file__, "--child", str(copy)],
@@ -82,7 +87,7 @@ def main() -> int:
                 if i:
                     out.append(json.loads(r.stdout.strip().splitlines()[-1]))
         med = {k: statistics.median(o[k] for o in out) * 1e3 for k in PARTS}
-        n_modes = len(json.loads((run / "run.json").read_text()).get("modes") or {})
+        n_modes = out[0]["n_modes"]
         print(f"{run.name:<16} {n_modes:>5} {med['load']:>7.0f} {med['figures']:>8.1f} "
               f"{med['summary']:>8.1f} {med['findings']:>9.1f} {med['other_pairs']:>12.1f}  "
               f"({out[0]['n_findings']} findings, {out[0]['n_kept']} pairs kept, "

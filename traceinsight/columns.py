@@ -182,6 +182,14 @@ def same_value(a: Any, b: Any) -> bool:
         return False
 
 
+def fields_repr(obj: Any) -> str:
+    """``__repr__`` of a frozen dataclass of the result that holds tables: its shown fields as
+    stored (a table as ``Columns(n rows: ...)``, never a DataFrame built to be printed)."""
+    from dataclasses import fields
+    shown = ", ".join(f"{f.name}={obj.__dict__[f.name]!r}" for f in fields(obj) if f.repr)
+    return f"{type(obj).__name__}({shown})"
+
+
 def fields_equal(a: Any, b: Any) -> bool:
     """``__eq__`` of a frozen dataclass of the result that holds arrays or tables (``Timing``,
     ``ModeResult``, ``Comparison``): its compared fields, as stored, by ``same_value``."""

@@ -17,7 +17,7 @@ import numpy as np
 from traceinsight import present
 from traceinsight.analysis.opfamily import family
 from traceinsight.analysis.results import sort_order
-from traceinsight.columns import Columns, fields_equal, text
+from traceinsight.columns import Columns, fields_equal, fields_repr, text
 from traceinsight.model import CATEGORIES, ModeResult, Table
 from traceinsight.stats import RatioEstimate, difference_ci, mode_ratio
 
@@ -72,6 +72,7 @@ class Comparison:
     read, which the reader may change without changing the comparison every page shares."""
 
     __eq__ = fields_equal    # tables compared as stored, by value
+    __repr__ = fields_repr
 
     a: str
     b: str

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from traceinsight.columns import Columns, fields_equal
+from traceinsight.columns import Columns, fields_equal, fields_repr
 from traceinsight.finding import Finding
 from traceinsight.modekind import ModeKind, mode_kind
 from traceinsight.resample import bootstrap_medians, samples_digest
@@ -233,6 +233,7 @@ class ModeResult:
 
     # two modes are equal when their data are (tables compared as stored, by value); unhashable
     __eq__ = fields_equal
+    __repr__ = fields_repr     # tables shown as stored: no DataFrame built to print a mode
 
     name: str
     status: str = "ok"                  # "ok" | "failed" | "missing"
