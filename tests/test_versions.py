@@ -19,7 +19,7 @@ from traceinsight.analysis.cache import from_dict, to_dict
 from traceinsight.analysis.events import load_files
 from traceinsight.analysis.mode import analyze_mode
 from traceinsight.cli import main
-from traceinsight.model import CATEGORIES
+from traceinsight.model import CATEGORIES, CompileKind
 
 from xspace_builder import Space
 
@@ -255,6 +255,7 @@ def test_derived_compile_by_hand(tmp_path):
     # the flag travels through the analysis cache's JSON
     back = from_dict(json.loads(json.dumps(to_dict(m, ["k"]))), ["k"], None)
     assert back is not None and back.compile_estimate == est
+    assert back.compile_estimate.kind is est.kind is CompileKind.DERIVED     # typed, both ways
     # a damaged estimate in a cache file is not shown: the entry is analysed again
     for field, bad in (("compile_ms", "1e3"), ("first_op_ms", None), ("compile_ms", float("inf")),
                        ("step_num", 1.5), ("kind", "whatever")):

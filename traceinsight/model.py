@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field, fields
+from enum import Enum
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -96,16 +97,22 @@ class CompileCall:
     compile_ms: float | None  # first_op_ms - steady_op_ms, moved from op to compile (None: unknown)
 
 
+class CompileKind(str, Enum):
+    """How a mode's XLA compile time was obtained where the trace records no compile event."""
+    DERIVED = "derived"              # every compiling call's from its op time against later calls
+    NOT_RECORDED = "not recorded"    # a call has no later call: its op time is compile and run
+
+
 @dataclass(frozen=True)
 class CompileEstimate:
     """``ModeResult.compile_estimate``: set when the trace holds XLA-compiled function calls that
     compile (their first call, or a retrace) but no XLA compile events (TF 2.15 and 2.16 write
-    none). ``kind`` is ``"derived"`` when every such call's compile time was derived from its op
-    time against the function's later calls (shown in ``compile``, labelled derived), or
-    ``"not recorded"`` when at least one call has no later call to compare with: that call's op
+    none). ``kind`` is ``CompileKind.DERIVED`` when every such call's compile time was derived from
+    its op time against the function's later calls (shown in ``compile``, labelled derived), or
+    ``NOT_RECORDED`` when at least one call has no later call to compare with: that call's op
     time holds compilation and run unsplit and is shown in ``other``, never in ``op``."""
 
-    kind: str                            # "derived" | "not recorded"
+    kind: CompileKind
     calls: tuple[CompileCall, ...]
 
     @property
@@ -114,7 +121,7 @@ class CompileEstimate:
 
     @property
     def label(self) -> str:
-        if self.kind == "derived":
+        if self.kind is CompileKind.DERIVED:
             return "compile (derived: the trace holds no XLA compile events)"
         return "compile not recorded (the trace holds no XLA compile events)"
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from traceinsight.columns import Columns, text
-from traceinsight.model import CompileCall, CompileEstimate, ModeResult, Timing
+from traceinsight.model import CompileCall, CompileEstimate, CompileKind, ModeResult, Timing
 from traceinsight.resample import BOOTSTRAP_SAMPLES
 from traceinsight.runfolder import atomic_write_json
 from traceinsight.stepsource import StepSource
@@ -316,7 +316,7 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
 def _estimate_to_json(est: CompileEstimate | None) -> dict | None:
     if est is None:
         return None
-    return {"kind": est.kind, "calls": [_clean(dataclasses.asdict(c)) for c in est.calls]}
+    return {"kind": est.kind.value, "calls": [_clean(dataclasses.asdict(c)) for c in est.calls]}
 
 
 def _estimate_from_json(d: Any) -> CompileEstimate | None:
@@ -324,8 +324,7 @@ def _estimate_from_json(d: Any) -> CompileEstimate | None:
     ValueError), so a damaged cache entry is analysed again rather than shown."""
     if d is None:
         return None
-    if d["kind"] not in ("derived", "not recorded"):
-        raise ValueError("compile_estimate.kind")
+    kind = CompileKind(d["kind"])      # ValueError for anything else
 
     def ms(v: Any, optional: bool = True) -> float | None:
         if v is None and optional:
@@ -341,4 +340,4 @@ def _estimate_from_json(d: Any) -> CompileEstimate | None:
             raise ValueError("compile_estimate.step_num")
         calls.append(CompileCall(str(c["function"]), step, ms(c["first_op_ms"], False),  # type: ignore[arg-type]
                                  ms(c["steady_op_ms"]), ms(c["compile_ms"])))
-    return CompileEstimate(d["kind"], tuple(calls))
+    return CompileEstimate(kind, tuple(calls))

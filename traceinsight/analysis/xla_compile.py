@@ -24,7 +24,7 @@ import numpy as np
 
 from traceinsight.analysis import native, rules
 from traceinsight.analysis.events import EventTable
-from traceinsight.model import CATEGORIES, CompileCall, CompileEstimate
+from traceinsight.model import CATEGORIES, CompileCall, CompileEstimate, CompileKind
 
 N_CAT = len(CATEGORIES)
 PS_PER_MS = 1e9
@@ -108,5 +108,6 @@ def estimate(table: EventTable, main: int, own: np.ndarray, outside: np.ndarray,
             bounds, seg_owner, seg_cat = _move_first(bounds, seg_owner, seg_cat, t0, t1, op,
                                                      rules.OTHER)
             calls.append(CompileCall(fn, num, op / PS_PER_MS, None, None))
-    kind = "derived" if all(c.compile_ms is not None for c in calls) else "not recorded"
+    kind = (CompileKind.DERIVED if all(c.compile_ms is not None for c in calls)
+            else CompileKind.NOT_RECORDED)
     return bounds, seg_owner, seg_cat, CompileEstimate(kind, tuple(calls))

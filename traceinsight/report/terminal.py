@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from traceinsight import present
-from traceinsight.model import CATEGORIES, Run
+from traceinsight.model import CATEGORIES, CompileKind, Run
 from traceinsight.report.options import TERMINAL_DEFAULTS, TerminalOptions
 
 
@@ -103,7 +103,7 @@ def render(run: Run, options: TerminalOptions = TERMINAL_DEFAULTS) -> list[Any]:
         first = ""
         split = m.first_step
         if split is not None:
-            derived = m.compile_estimate is not None and m.compile_estimate.kind == "derived"
+            derived = m.compile_estimate is not None and m.compile_estimate.kind is CompileKind.DERIVED
             parts = ", ".join(f"{k}{' (derived)' if derived and k == 'compile' else ''} {ms(v)}"
                               for k, v in split.items() if v > 0.0005)
             first = f", first step apart: {ms(np.nansum(list(split.values())))} ms ({parts})"
