@@ -379,3 +379,36 @@ def test_describe_arg_keys_like_tf_function():
     assert describe_arg(0.5) == "Python float 0.5"
     assert describe_arg(np.zeros((2, 3), np.float32)) == "ndarray float32 shape (2, 3)"
     assert describe_arg([1, 2]).startswith("list of 2: Python int 1")
+
+
+def test_a_retraces_cause_is_decided_on_the_arguments_recorded_kinds():
+    """The capture records each distinct argument signature as text (shown) and as kinds (data:
+    ``capture.loading.arg_kind``); what changed is decided on the kinds. A run folder written
+    before the kinds were recorded reads them back from the texts, with the same result."""
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    from traceinsight.analysis.retraces import signature_changes
+    from traceinsight.capture.loading import SignatureLog
+
+    inputs = [(np.zeros((100,), np.float32), 0.5, "a"), (np.zeros((200,), np.float32), 1.5, "a"),
+              (np.zeros((200,), np.int32), 2.5, object())]
+    log = SignatureLog(lambda i: inputs[i])
+    for i in range(len(inputs)):
+        log(i)
+    sig = json.loads(json.dumps(log.summary()))            # as timings.json holds it
+    schema = json.loads((Path(__file__).resolve().parent.parent / "traceinsight" / "schemas"
+                         / "timings.schema.json").read_text())
+    jsonschema.validate({"input_signatures": sig}, {**schema, "required": []})
+    typed = signature_changes(sig)
+    assert [c["kind"] for c in typed] == ["shape", "python", "type"]
+    assert typed[0]["text"] == ("argument 1 shape changed ((100,), (200,)) and dtype "
+                                "(ndarray float32, ndarray int32)")
+    before = {**sig, "distinct": [{k: v for k, v in d.items() if k != "kinds"} for d in sig["distinct"]]}
+    assert signature_changes(before) == typed
+    # texts that say nothing: the kinds still decide
+    blind = {**sig, "distinct": [{**d, "args": [f"argument {j}.{p}" for p in range(len(d["args"]))]}
+                                 for j, d in enumerate(sig["distinct"])]}
+    assert [c["kind"] for c in signature_changes(blind)] == ["shape", "python", "type"]

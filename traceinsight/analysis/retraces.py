@@ -168,27 +168,59 @@ def _retrace_pattern(g: Columns) -> str:
     return "; ".join(parts)
 
 
+def _kinds(entry: dict) -> list[dict]:
+    """One distinct signature's arguments as data: the capture's ``kinds``; for a run folder
+    written before the capture recorded them, read back from its ``args`` texts (the one place
+    those texts are parsed: ``Python <type> <value>``, ``<container> <dtype> shape (<dims>)``)."""
+    args = [str(a) for a in entry.get("args") or []]
+    kinds = entry.get("kinds")
+    if isinstance(kinds, list) and len(kinds) == len(args) and all(isinstance(k, dict) for k in kinds):
+        return kinds
+    out: list[dict] = []
+    for arg in args:
+        if arg.startswith("Python "):
+            out.append({"kind": "python", "type": arg.split(" ")[1]})
+        elif " shape " in arg:
+            head, shape = arg.split(" shape ", 1)
+            container, _, dtype = head.partition(" ")
+            out.append({"kind": "array", "container": container, "dtype": dtype, "shape_text": shape})
+        else:
+            out.append({"kind": "other"})
+    return out
+
+
+def _shape_text(k: dict) -> str:
+    """An array argument's shape as the capture writes it: ``(100,)``, ``(None, 32)``."""
+    if "shape_text" in k:
+        return str(k["shape_text"])
+    return str(tuple(k.get("shape") or ()))
+
+
 def signature_changes(signatures: dict) -> list[dict]:
     """Which arguments changed across the signatures the capture fed the step: one dict per
-    changed argument, ``{"argument": 1, "kind": "shape" | "python" | "type", "text": ...}``."""
-    distinct = [d.get("args") or [] for d in signatures.get("distinct") or []]
+    changed argument, ``{"argument": 1, "kind": "shape" | "python" | "type", "text": ...}``,
+    decided on the arguments' recorded kinds (``capture.loading.arg_kind``)."""
+    entries = [d for d in signatures.get("distinct") or [] if isinstance(d, dict)]
+    distinct = [list(zip([str(a) for a in d.get("args") or []], _kinds(d))) for d in entries]
     if len(distinct) < 2:
         return []
     out = []
     more = "+" if signatures.get("truncated") else ""
     for pos in range(max(len(d) for d in distinct)):
         values = [d[pos] for d in distinct if pos < len(d)]
-        uniq = list(dict.fromkeys(values))
+        by_text = dict(values)                  # each distinct text with its kind, in order
+        uniq = list(by_text)
         if len(uniq) < 2:
             continue
-        if all(v.startswith("Python ") for v in uniq):
-            kinds = sorted({v.split(" ")[1] for v in uniq})
+        kinds = list(by_text.values())
+        if all(k.get("kind") == "python" for k in kinds):
+            types = sorted({str(k.get("type")) for k in kinds})
             out.append({"argument": pos + 1, "kind": "python",
-                        "text": f"argument {pos + 1} is a Python {'/'.join(kinds)}: "
+                        "text": f"argument {pos + 1} is a Python {'/'.join(types)}: "
                                 f"{len(uniq)}{more} distinct values"})
-        elif all(" shape " in v for v in uniq):
-            shapes = list(dict.fromkeys(v.split(" shape ", 1)[1] for v in uniq))
-            dtypes = {v.split(" shape ", 1)[0] for v in uniq}
+        elif all(k.get("kind") == "array" for k in kinds):
+            shapes = list(dict.fromkeys(_shape_text(k) for k in kinds))
+            dtypes = {f"{k.get('container')} {k.get('dtype')}" for k in kinds}
             what = f"shape changed ({', '.join(shapes[:4])}{', ...' if len(shapes) > 4 else ''})"
             if len(dtypes) > 1:
                 what += f" and dtype ({', '.join(sorted(dtypes))})"

@@ -135,6 +135,22 @@ def describe_arg(v: Any) -> str:
     return f"{type(v).__module__}.{type(v).__name__} object"
 
 
+def arg_kind(v: Any) -> dict:
+    """The same argument as ``describe_arg``, as data: ``{"kind": "python", "type": "float"}``,
+    ``{"kind": "array", "container": "ndarray" | "tensor", "dtype": "float32", "shape": [100,
+    None]}`` or ``{"kind": "other", "type": ...}``; what the analysis decides a retrace's cause
+    on (``analysis.retraces.signature_changes``), never the text."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return {"kind": "python", "type": type(v).__name__}
+    shape, dtype = getattr(v, "shape", None), getattr(v, "dtype", None)
+    if shape is not None and dtype is not None:
+        dims = [None if d is None else int(d) for d in (shape.as_list()
+                if hasattr(shape, "as_list") and shape.rank is not None else tuple(shape))]
+        return {"kind": "array", "container": "ndarray" if type(v).__module__ == "numpy" else "tensor",
+                "dtype": str(getattr(dtype, "name", dtype)), "shape": dims}
+    return {"kind": "other", "type": f"{type(v).__module__}.{type(v).__name__}"}
+
+
 class SignatureLog:
     """Wraps a step's input source and records the distinct argument signatures it fed (kept to
     the first ``limit``): the evidence for why a tf.function retraced."""
@@ -153,7 +169,8 @@ class SignatureLog:
         if entry is not None:
             entry["steps"] += 1
         elif len(self.seen) < self.limit:
-            self.seen[sig] = {"args": list(sig), "first_step": i, "steps": 1}
+            self.seen[sig] = {"args": list(sig), "kinds": [arg_kind(a) for a in args],
+                              "first_step": i, "steps": 1}
         return args
 
     def summary(self) -> dict:
