@@ -78,6 +78,9 @@ def _check_ok_mode(run: Path, manifest: dict, mode: str, python_pass: bool = Tru
     if manifest["workload"]["kind"] == "function":  # the arguments fed, for retrace causes
         sigs = timings["input_signatures"]
         assert sigs["steps"] >= len(timings["steps_s"]) and len(sigs["distinct"]) >= 1
+        for d in sigs["distinct"]:      # each argument as text (shown) and as data (decided on)
+            assert len(d["kinds"]) == len(d["args"])
+            assert all(k["kind"] in ("python", "array", "other") for k in d["kinds"])
     # the workload process records which package each loaded file's base name is from
     files = timings["python_files"]
     assert files[Path(manifest["workload"]["path"]).name] == "user"
