@@ -30,6 +30,16 @@ if TYPE_CHECKING:
     from traceinsight.finding import Finding
 
 
+def in_run_order(run: Run, a: str, b: str) -> Comparison:
+    """Mode a against mode b, computed in the run's mode order and read from the other side by
+    ``flipped()``: b against a is exactly the reciprocal of a against b, whichever is asked."""
+    from traceinsight.compare import compare_modes
+    order = list(run.modes)
+    if a != b and order.index(a) > order.index(b):
+        return compare_modes(run.modes[b], run.modes[a]).flipped()
+    return compare_modes(run.modes[a], run.modes[b])
+
+
 class _Work:
     """The figures while they are computed: what ``RunFigures`` holds, each part computed on its
     first read by the functions that need it (the findings read the summary's comparisons), then
@@ -103,16 +113,12 @@ class _Work:
         return self._disagreements
 
     def comparison(self, a: str, b: str) -> Comparison:
-        """A pair is computed in the run's mode order and read from the other side by
-        ``flipped()``, so b against a is exactly the reciprocal of a against b."""
         got = self.comparisons.get((a, b))
         if got is None:
             order = list(self.run.modes)
-            if a != b and order.index(a) > order.index(b):
-                got = self.comparison(b, a).flipped()
-            else:
-                from traceinsight.compare import compare_modes
-                got = compare_modes(self.run.modes[a], self.run.modes[b])
+            later = a != b and order.index(a) > order.index(b)
+            # the pair in run order is kept too, as computed: both readings come from one object
+            got = self.comparison(b, a).flipped() if later else in_run_order(self.run, a, b)
             self.comparisons[(a, b)] = got
         return got
 
@@ -148,12 +154,8 @@ class Analyzer:
 
     def compare(self, run: Run, a: str, b: str) -> Comparison:
         """A pair of ``run``'s modes no page of the run compares (``RunFigures.comparisons`` has
-        the others), computed in the run's mode order as the run's own are."""
-        from traceinsight.compare import compare_modes
-        order = list(run.modes)
-        if a != b and order.index(a) > order.index(b):
-            return compare_modes(run.modes[b], run.modes[a]).flipped()
-        return compare_modes(run.modes[a], run.modes[b])
+        the others), computed as the run's own are."""
+        return in_run_order(run, a, b)
 
 
 ANALYZER = Analyzer()
