@@ -37,16 +37,15 @@ import tempfile
 import threading
 import zlib
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from traceinsight.analysis.timeline import pass_files
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import ModeResult, Run
 from traceinsight.report.options import TraceOptions
-from traceinsight.runfolder import PASSES
 
 if TYPE_CHECKING:
     from traceinsight.analysis.mode import TraceAnalysis
@@ -83,25 +82,7 @@ def kept_trace(run: Run, mode_name: str, pass_name: str = "host") -> TraceAnalys
 
 def pass_paths(mode: ModeResult, pass_name: str = "host") -> list[str]:
     """The trace files of one capture pass of a mode (all of them for foreign traces)."""
-    paths = [str(p) for p in mode.trace_paths]
-    if not paths:
-        raise TraceinsightError(f"mode {mode.name!r} has no trace files to export")
-    marked = [p for p in paths if _pass_of(p) == pass_name]
-    if marked:
-        return marked
-    present = sorted(p for p in {_pass_of(p) for p in paths} if p is not None)
-    if present:
-        raise TraceinsightError(f"mode {mode.name!r} has no {pass_name} pass trace "
-                                f"(passes present: {', '.join(present)})")
-    return paths
-
-
-def _pass_of(path: str) -> str | None:
-    """``<mode>/<pass>/plugins/profile/<session>/<host>.xplane.pb`` -> pass (run folder layout)."""
-    parts = Path(path).parts
-    if len(parts) >= 5 and parts[-4:-2] == ("plugins", "profile") and parts[-5] in PASSES:
-        return parts[-5]
-    return None
+    return [str(p) for p in pass_files(mode, pass_name)]
 
 
 @contextlib.contextmanager

@@ -23,6 +23,9 @@ KEYS = [
     ("h", "hosts (runs with several hosts in a profile session): step time per host, the "
           "straggler, the spread"),
     ("r", "write a markdown report and show its path"),
+    ("l", "a mode's timeline (from its detail): one step, a row per thread, each event a bar "
+          "in its category's colour; + / - zoom, ← → pan, 0 whole step, m median, w slowest, "
+          "1 first step, n / p next / previous step"),
     ("/", "filter the table as you type (enter or escape: back to the table)"),
     ("s / click header", "sort a table by the next column / by that column"),
     ("t", "switch between dark and light themes"),

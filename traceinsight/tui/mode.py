@@ -149,6 +149,7 @@ class ModeScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("/", "filter", "Filter"),
+        Binding("l", "timeline", "Timeline"),
         # the tabs move with ← / → from the tables too (their cursors are rows: ← / → are free);
         # priority, so a focused table does not swallow them; an input keeps them (SkipAction)
         Binding("left", "tab(-1)", "Previous tab", show=False, priority=True),
@@ -268,6 +269,14 @@ class ModeScreen(Screen):
             tabs.action_previous_tab()
         else:
             tabs.action_next_tab()
+
+    def action_timeline(self) -> None:
+        """One step of this mode, event by event (``tui/timeline.py``)."""
+        if not self.mode.ok:
+            self.notify("This mode did not run: there is no step to draw.")
+            return
+        from traceinsight.tui.timeline import TimelineScreen
+        self.app.push_screen(TimelineScreen(self.mode))
 
     async def action_filter(self) -> None:
         if not self.mode.ok or self.mode.table("ops").empty:
