@@ -57,6 +57,11 @@ def _check_ok_mode(run: Path, manifest: dict, mode: str, python_pass: bool = Tru
     assert len(timings["steps_s"]) >= 5 and all(s > 0 for s in timings["steps_s"])
     assert timings["first_step_s"] > 0 and timings["first_step_traced"] is True
     assert timings["warmup_steps"] == 2
+    # the untraced phase's peak resident memory (Linux: the phase's own, after resetting the
+    # kernel's high-water mark), never below what the process held at either end of the phase
+    mem = timings["memory"]
+    assert mem["basis"] == "phase"
+    assert max(mem["rss_start_bytes"], mem["rss_end_bytes"]) <= mem["peak_rss_bytes"]
     s = entry["summary"]
     assert s["n"] == len(timings["steps_s"])
     assert s["median_ms"] == pytest.approx(sorted(timings["steps_s"])[len(timings["steps_s"]) // 2] * 1e3,

@@ -65,6 +65,11 @@ class Timing:
     # process), timing_phase (round 0) and rounds[i]: {round, t_start_unix, t_end_unix, loadavg,
     # loadavg_end, other_cpu_busy (share of all CPUs other processes used), own_cpu_busy}
     load: dict | None = None
+    # peak resident memory of the mode's process during its untraced timing phase
+    # (``capture/memory.py``): peak_rss_bytes, basis ("phase": that phase's own peak; "process":
+    # the process's lifetime peak, where the phase's could not be measured), rss_start_bytes,
+    # rss_end_bytes; None where timings.json has none (foreign traces, older run folders)
+    memory: dict | None = None
 
     @property
     def round_medians_ms(self) -> np.ndarray | None:
@@ -139,7 +144,7 @@ def steady_mask(steps: Columns) -> np.ndarray:
 
 # A ModeResult's tables, in field order: what ``ModeResult.table(name)`` reads.
 TABLES: tuple[str, ...] = ("steps", "breakdown", "ops", "retraces", "hotspots", "other",
-                           "device_steps", "devices", "kernels", "stages")
+                           "device_steps", "devices", "kernels", "stages", "memory")
 
 
 class Table:
@@ -189,6 +194,31 @@ class FirstStep:
                                       {str(k): float(x) for k, x in value.items()})
 
 
+@dataclass(frozen=True)
+class MemoryFigures:
+    """A mode's memory, as the capture and the trace record it (``ModeResult.memory_figures``).
+    NaN: not recorded (a foreign trace has no untraced phase; a trace below host tracer level 3,
+    JAX's or a device-only one, no allocator events).
+
+    peak_rss_bytes:    the mode's process's peak resident memory while it was timed untraced.
+    rss_basis:         "phase" (that phase's own peak) or "process" (the process's lifetime
+                       peak, where the phase's could not be measured); None: not recorded.
+    allocations:       TF allocator allocations per steady traced step (median).
+    requested_bytes:   bytes those allocations asked for per steady traced step (median).
+    peak_in_use_bytes: the most bytes the allocator held at once in a steady traced step.
+    """
+    peak_rss_bytes: float
+    rss_basis: str | None
+    allocations: float
+    requested_bytes: float
+    peak_in_use_bytes: float
+
+    @property
+    def recorded(self) -> bool:
+        return any(np.isfinite(v) for v in (self.peak_rss_bytes, self.allocations,
+                                            self.peak_in_use_bytes))
+
+
 @dataclass(frozen=True, eq=False)
 class ModeResult:
     """One execution mode of a run (or one foreign trace, shown as a mode).
@@ -222,6 +252,10 @@ class ModeResult:
                   input_pipeline_analyzer), calls_per_step, ms_per_step (self time of the events
                   starting in steady steps, per steady step); see ``analysis.tfdata``. Empty
                   without tf.data.
+      memory:     per step of the host-traced pass, what TensorFlow's allocator events record
+                  (``analysis.memory``): step_num, allocations, deallocations, bytes_allocated,
+                  peak_bytes_in_use (the allocator's peak so far, NaN where no event carries it).
+                  Empty where the trace records no allocation ("not recorded", never zero).
 
     ``host_events_recorded`` is False when the trace cannot split host time (host tracer level 0,
     or no TF Python-API events on the main thread): the steps' category columns are then NaN
@@ -266,6 +300,7 @@ class ModeResult:
     # or no XLA compilation in the trace)
     compile_estimate: CompileEstimate | None = None
     stages: Table = Table()
+    memory: Table = Table()
     # what the mode is (base, input, flavour, backend; ``traceinsight.modekind``): the loader sets
     # it from run.json; left out (a foreign trace, an old run folder, a mode made by hand) it is
     # derived from the name, here, once
@@ -317,6 +352,30 @@ class ModeResult:
     @property
     def n_steady(self) -> int:
         return int(self.steady_mask().sum())
+
+    def memory_figures(self) -> MemoryFigures:
+        """The mode's memory figures (``MemoryFigures``): the untraced phase's peak resident
+        memory from the capture, and the allocator's figures over the steady traced steps."""
+        nan = float("nan")
+        mem = self.timing.memory if self.timing is not None else None
+        rss = mem.get("peak_rss_bytes") if isinstance(mem, dict) else None
+        basis = mem.get("basis") if isinstance(mem, dict) and rss is not None else None
+        table = self.table("memory")
+        steady = self.steady_mask()
+        if table.empty or len(table) != len(steady) or not steady.any():
+            return MemoryFigures(float(rss) if rss is not None else nan, basis, nan, nan, nan)
+
+        def steady_of(col: str) -> np.ndarray:
+            v = np.asarray(table[col], dtype=float)[steady]
+            return v[np.isfinite(v)]
+
+        allocs, req, peak = (steady_of(c) for c in ("allocations", "requested_bytes",
+                                                    "peak_in_use_bytes"))
+        return MemoryFigures(
+            peak_rss_bytes=float(rss) if rss is not None else nan, rss_basis=basis,
+            allocations=float(np.median(allocs)) if len(allocs) else nan,
+            requested_bytes=float(np.median(req)) if len(req) else nan,
+            peak_in_use_bytes=float(peak.max()) if len(peak) else nan)
 
     def _steady_wall_ms(self) -> np.ndarray:
         steps = self.table("steps")

@@ -186,6 +186,11 @@ def count(v: Any) -> str:
     return f"{x:.2g}" if a >= 0.001 else ("<0.001" if x > 0 else ">-0.001")
 
 
+def mib(v: Any) -> str:
+    """Bytes as MiB, with ``ms``'s precision for their size: ``512``, ``2.55``, ``0.012``."""
+    return ms(float(v) / 2**20) if is_num(v) else MISSING
+
+
 def integer(v: Any) -> str:
     """A whole count: ``17``."""
     return str(int(float(v))) if is_num(v) else MISSING
@@ -281,6 +286,25 @@ STAGE_COLUMNS = (ColumnSpec("stage", "tf.data stage"),
                  ColumnSpec("self_ms", "self ms (trace)", ms),
                  ColumnSpec("share", "share of self", percent))
 STAGE_TITLE = "tf.data stages (self: less nested stages; a Prefetch's is the step waiting)"
+
+# A mode's memory (report document's ``memory``: ``ModeResult.memory_figures``)
+MEMORY_TITLE = ("Memory per mode: the process's peak resident memory while it was timed untraced, "
+                "and TensorFlow's allocator events in the steady traced steps")
+MEMORY_COLUMNS = (
+    ColumnSpec("peak_rss_bytes", "peak RSS MiB (untraced)", mib),
+    ColumnSpec("rss_basis", "RSS peak of", text=True,
+               get=lambda r: {"phase": "the timing phase", "process": "the whole process"}.get(
+                   r.get("rss_basis") or "", MISSING)),
+    ColumnSpec("allocations_per_step", "allocations/step", count),
+    ColumnSpec("requested_bytes_per_step", "MiB requested/step", mib),
+    ColumnSpec("peak_in_use_bytes", "allocator peak MiB in a step", mib),
+)
+
+
+def memory_recorded(memory: Mapping[str, Any] | None) -> bool:
+    """A report document's mode ``memory`` holds a figure."""
+    return memory is not None and any(is_num(memory.get(c.key)) for c in MEMORY_COLUMNS
+                                      if c.format)
 
 
 def host_columns(aligned: bool, mode: bool = True) -> tuple[ColumnSpec, ...]:

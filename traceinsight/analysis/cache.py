@@ -46,7 +46,7 @@ def source_digest() -> str:
 
 _DIGEST: str | None = None
 FRAMES = ("steps", "breakdown", "ops", "retraces", "hotspots", "other", "device_steps", "devices",
-          "kernels", "stages")
+          "kernels", "stages", "memory")
 
 
 def cache_path(run: Path, mode_folder: str) -> Path:
@@ -163,7 +163,7 @@ def timing_to_dict(t: Timing) -> dict:
     return {"steps_s": _exact_floats(t.steps_s), "first_step_s": first,
             "traced_steps_s": None if t.traced_steps_s is None else _exact_floats(t.traced_steps_s),
             "rounds": None if t.rounds is None else [_exact_floats(r) for r in t.rounds],
-            "load": t.load}
+            "load": t.load, "memory": t.memory}
 
 
 def timing_from_dict(d: dict) -> Timing:
@@ -174,7 +174,7 @@ def timing_from_dict(d: dict) -> Timing:
                   _floats(d["traced_steps_s"]),
                   rounds=None if d.get("rounds") is None else
                   tuple(_floats(r) for r in d["rounds"]),
-                  load=d.get("load"))
+                  load=d.get("load"), memory=d.get("memory"))
 
 
 def save(path: Path, mode: ModeResult, key: list) -> None:
@@ -306,7 +306,7 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
             trace_paths=tuple(data.get("trace_paths") or ()),
             host_events_recorded=bool(data.get("host_events_recorded", True)),
             device_steps=frames["device_steps"], devices=frames["devices"],
-            kernels=frames["kernels"], stages=frames["stages"],
+            kernels=frames["kernels"], stages=frames["stages"], memory=frames["memory"],
             compile_estimate=_estimate_from_json(data.get("compile_estimate"))), data.get("boot"))
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError,
             RecursionError, MemoryError):

@@ -24,6 +24,7 @@ from traceinsight.errors import TraceinsightError
 WANTED_STATS = frozenset({
     "step_num", "_r", "tf_function_call", "tracing_count", "eager_op", "is_func", "tf_op",
     "hlo_op", "hlo_module", "hlo_category", "bytes_allocated", "peak_bytes_in_use", "group_id", "long_name",
+    "requested_bytes",
     # device side: a kernel's TF op (annotation stack), XProf's derived step lines
     "level 0", "annotation", "step_name",
     # JAX: a kernel's framework op (the primitive's name stack, ``jit(f)/dot_general``); a TPU

@@ -23,7 +23,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
-from traceinsight.analysis import device, hotspots, jaxtrace, results, retraces, tfdata
+from traceinsight.analysis import device, hotspots, jaxtrace, memory, results, retraces, tfdata
 from traceinsight.analysis.attribute import Attribution, attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import host_events_recorded
@@ -265,7 +265,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         device_steps=dev.steps if dev is not None else Columns(),
         devices=dev.devices if dev is not None else Columns(),
         kernels=dev.kernels if dev is not None else Columns(),
-        stages=tfdata.stage_table_of(table, steps),
+        stages=tfdata.stage_table_of(table, steps), memory=memory.memory_table(table, steps),
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)), trace=kept)
 
 
@@ -332,7 +332,8 @@ def read_timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], 
                     if host.get("steps_s") else None,
                     rounds=tuple(np.asarray(r.get("steps_s") or [], dtype=float) for r in rounds)
                     if rounds else None,
-                    load=load)
+                    load=load,
+                    memory=dict(data["memory"]) if isinstance(data.get("memory"), dict) else None)
     requested = {p: (traced.get(p) or {}).get("profile_options") for p in runfolder.PASSES
                  if (traced.get(p) or {}).get("profile_options")}
     notes = []

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from traceinsight import runfolder
-from traceinsight.capture import machine
+from traceinsight.capture import machine, memory
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.function_driver import function_driver
 from traceinsight.capture.keras_driver import keras_driver
@@ -119,8 +119,10 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
                       or (len(r.steps_s) >= max(3, min(spec["min_steps"], 3)) and r.elapsed >= spec["max_time"]))
     progress(mode_path, "timing (untraced)")
     usage = machine.Usage()
+    peak = memory.PeakRss()
     driver.run(timing)
     load = usage.finish()
+    timings["memory"] = peak.finish()
     timings.update(warmup_steps=len(warm.steps_s), steps_s=timing.steps_s,
                    step_nums=timing.step_nums, timing_phase_s=timing.elapsed)
     timings["rounds"] = [{"round": 0, "steps_s": list(timing.steps_s), "step_nums": list(timing.step_nums),

@@ -129,6 +129,13 @@ def mode_entry(run: Run, m: ModeResult, summary_row: pd.Series | None) -> dict:
     e["host_events_recorded"] = bool(m.host_events_recorded)
     for name in ("devices", "device_steps", "kernels"):
         e[name] = records(m.table(name))
+    mem = m.memory_figures()
+    # whole bytes (a median of two sizes rounded), not 6 significant digits
+    whole = lambda v: int(round(v)) if math.isfinite(v) else None   # noqa: E731
+    e["memory"] = {"peak_rss_bytes": whole(mem.peak_rss_bytes), "rss_basis": mem.rss_basis,
+                   "allocations_per_step": mem.allocations,
+                   "requested_bytes_per_step": whole(mem.requested_bytes),
+                   "peak_in_use_bytes": whole(mem.peak_in_use_bytes)}
     if not m.table("stages").empty:     # only traces with a tf.data pipeline have the section
         e["tfdata_stages"] = records(m.table("stages"))
     return clean(e)

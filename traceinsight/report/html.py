@@ -215,6 +215,12 @@ def _details(modes: list[dict]) -> str:
                    + table(["mode"] + [c.label for c in present.OTHER_COLUMNS], rows,
                            "l" + _align(present.OTHER_COLUMNS), TOP_ROWS, "events")
                    + "</details>")
+    rows = [[code(m["name"])] + _cells(present.MEMORY_COLUMNS, m["memory"]) for m in ok
+            if present.memory_recorded(m.get("memory"))]
+    if rows:
+        out.append(f"<details><summary>{esc(present.MEMORY_TITLE)}</summary>" + table(
+            ["mode"] + [c.label for c in present.MEMORY_COLUMNS], rows,
+            "l" + _align(present.MEMORY_COLUMNS), TOP_ROWS, "modes") + "</details>")
     notes = [f"<li>{code(m['name'])}: {esc(n)}</li>" for m in modes for n in m.get("notes", [])]
     notes += [f"<li>{code(m['name'])}: {esc(m['step_rule'])}</li>" for m in ok if m.get("step_rule")]
     if notes:

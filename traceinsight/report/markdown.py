@@ -295,6 +295,13 @@ def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
                         table(["mode"] + [c.label for c in present.OTHER_COLUMNS], rows,
                               _align(present.OTHER_COLUMNS, mode=True), cap, "events"))
 
+    rows = [row for m in ok if present.memory_recorded(m.get("memory"))
+            for row in spec_table(present.MEMORY_COLUMNS, [m["memory"]], m["name"])[1]]
+    if rows:
+        out += _details(present.MEMORY_TITLE, table(
+            ["mode"] + [c.label for c in present.MEMORY_COLUMNS], rows,
+            _align(present.MEMORY_COLUMNS, mode=True), cap, "modes"))
+
     notes = [f"- {code(m['name'], table=False)}: {text(n)}" for m in modes for n in m.get("notes", [])]
     steps = [f"- {code(m['name'], table=False)}: {text(m['step_rule'])}" for m in ok if m.get("step_rule")]
     if notes or steps:

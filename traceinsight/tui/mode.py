@@ -110,12 +110,30 @@ def mode_headline(mode: ModeResult, row: pd.Series | None) -> Text:
     if row is not None and fmt.is_num(row["distortion"]):
         text.append(f" · profiler {fmt.percent(row['distortion'], signed=True)}")
     lines = []
+    mem = memory_line(mode)
+    if mem:
+        lines.append(mem)
     if mode.step_rule:
         lines.append(f"steps: {fmt.safe(mode.step_rule)}")
     lines.extend(fmt.safe(n, 2000) for n in mode.notes)
     if lines:
         text.append("\n" + "\n".join(lines), style="dim")
     return text
+
+
+def memory_line(mode: ModeResult) -> str | None:
+    """The mode's memory in a line (``ModeResult.memory_figures``), or None where none is
+    recorded."""
+    m = mode.memory_figures()
+    parts = []
+    if fmt.is_num(m.peak_rss_bytes):
+        of = "the timing phase" if m.rss_basis == "phase" else "the whole process"
+        parts.append(f"peak RSS {fmt.mib(m.peak_rss_bytes)} MiB while timed untraced (peak of {of})")
+    if fmt.is_num(m.allocations):
+        parts.append(f"{fmt.count(m.allocations)} allocations/step, "
+                     f"{fmt.mib(m.requested_bytes)} MiB requested/step, allocator peak "
+                     f"{fmt.mib(m.peak_in_use_bytes)} MiB in a step (traced)")
+    return "memory: " + "; ".join(parts) if parts else None
 
 
 def step_series(mode: ModeResult) -> list[tuple[str, np.ndarray, np.ndarray]]:
