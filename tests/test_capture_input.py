@@ -64,6 +64,11 @@ def test_unknown_mode_refused(tmp_path, capsys):
     err = _one_line_error(capsys, ["capture", str(SAMPLES / "retracing.py"), "--modes", "warp-speed",
                                    "--out", str(tmp_path / "runs")], tmp_path / "runs")
     assert "unknown mode 'warp-speed'" in err
+    assert "did you mean" not in err
+    # a typo of a real mode is answered with the modes it is close to
+    err = _one_line_error(capsys, ["capture", str(SAMPLES / "retracing.py"), "--modes", "fucntion",
+                                   "--out", str(tmp_path / "runs")], tmp_path / "runs")
+    assert "unknown mode 'fucntion' (did you mean 'function'" in err
 
 
 def test_no_workload_given(capsys):

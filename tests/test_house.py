@@ -263,3 +263,24 @@ def test_a_mode_and_a_comparison_print_as_data_without_pandas():
     out = subprocess.run([sys.executable, "-c", code, str(ROOT / "tests" / "data" / "runs" / "conv1d")],
                          capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.split() == ["False", "True", "False", "True"], out.stdout + out.stderr
+
+
+def test_a_run_and_a_mode_print_in_a_few_lines_with_the_pages_figures():
+    """``print(run)`` in a REPL is a few lines (each mode's median and its ratio to the fastest,
+    as the summary every page shows them, and the top finding), not every array of every mode."""
+    import traceinsight
+    from traceinsight import present
+
+    run = traceinsight.load(ROOT / "tests" / "data" / "runs" / "conv1d")
+    text = repr(run)
+    lines = text.splitlines()
+    assert len(lines) == 2 + len(run.modes) and len(text) < 1000
+    summary = {r["mode"]: r for r in run.table("summary").records()}
+    for name, line in zip(run.modes, lines[1:]):
+        r = summary[name]
+        assert line.split()[0] == name and f"{present.ms(r['median_ms'])} ms/step" in line
+        if not r["fastest"]:
+            assert present.ratio_ci(r["ratio"], r["ratio_lo"], r["ratio_hi"]) in line
+    assert lines[-1] == f"  top finding: {run.findings[0].title}"
+    mode = repr(run.modes["eager"])
+    assert len(mode) < 400 and "\n" not in mode and "ops=Columns(" in mode

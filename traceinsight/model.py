@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from traceinsight.columns import Columns, fields_equal, fields_repr
+from traceinsight import present as fmt
+from traceinsight.columns import Columns, fields_equal
 from traceinsight.finding import Finding
 from traceinsight.modekind import ModeKind, mode_kind
 from traceinsight.resample import bootstrap_medians, samples_digest
@@ -274,7 +275,21 @@ class ModeResult:
 
     # two modes are equal when their data are (tables compared as stored, by value); unhashable
     __eq__ = fields_equal
-    __repr__ = fields_repr     # tables shown as stored: no DataFrame built to print a mode
+    def __repr__(self) -> str:
+        """A few of the mode's figures and its non-empty tables' sizes, as stored (no DataFrame
+        built, no pandas imported): printing a mode in a REPL shows what it holds in a line or
+        two, not every array. ``fields_repr`` writes every field, for debugging."""
+        shown = [f"name={self.name!r}", f"status={self.status!r}"]
+        if self.error:
+            shown.append(f"error={self.error[:120]!r}")
+        if self.ok:
+            shown.append(f"median_ms={fmt.ms(self.median_ms)}")
+            t = self.timing
+            if t is not None and len(t.steps_s):
+                shown.append(f"untraced_steps={len(t.steps_s)}")
+        shown += [f"{name}=Columns({len(self.table(name))} rows)" for name in TABLES
+                  if not self.table(name).empty]
+        return f"ModeResult({', '.join(shown)})"
 
     name: str
     status: str = "ok"                  # "ok" | "failed" | "missing"
@@ -577,6 +592,28 @@ class Run:
     display: Display | None = field(default=None, repr=False, compare=False)
     # the whole run's figures: made here, from the modes, by the analyzer (None without one)
     figures: RunFigures | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        """A few lines: the run, each mode's median against the fastest (or why it did not run),
+        and the top finding; ``print(run.summary())`` and ``run.findings`` hold the rest."""
+        where = f" from {self.path}" if self.path is not None else ""
+        lines = [f"Run({self.name!r}, {len(self.modes)} mode{'s' * (len(self.modes) != 1)}{where})"]
+        # the summary's figures, formatted as every page shows them (a run made without an
+        # analyzer has its modes' medians only)
+        rows = {r["mode"]: r for r in self.figures.summary.records()} if self.figures else {}
+        width = max((len(n) for n in self.modes), default=0)
+        for name, m in self.modes.items():
+            if not m.ok:
+                lines.append(f"  {name:<{width}}  {m.status}: {(m.error or '')[:100]}")
+                continue
+            r = rows.get(name, {})
+            vs = ("fastest" if r.get("fastest") else
+                  f"{fmt.ratio_ci(r['ratio'], r.get('ratio_lo'), r.get('ratio_hi'))} the fastest"
+                  if fmt.is_num(r.get("ratio")) else "")
+            lines.append(f"  {name:<{width}}  {fmt.ms(m.median_ms)} ms/step  {vs}".rstrip())
+        if self.figures is not None and self.figures.findings:
+            lines.append(f"  top finding: {self.figures.findings[0].title}")
+        return "\n".join(lines)
 
     def __post_init__(self, hosts_compared: tuple | None) -> None:
         if self.analyzer is not None:

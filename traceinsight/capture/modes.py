@@ -176,7 +176,11 @@ def check(kind: str, name: str, has_y: bool, legacy_keras: bool | None = None,
         if get(other, name) is not None:
             raise ValueError(f"mode {name!r} applies to {other} workloads only "
                              f"(this is a {kind} workload: {', '.join(default_modes(kind, True))} ...)")
-        raise ValueError(f"unknown mode {name!r} (see: traceinsight capture --list-modes)")
+        import difflib
+        known = [m.name for m in (keras_modes() if kind == KERAS else function_modes())]
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+        raise ValueError(f"unknown mode {name!r} ({hint}see: traceinsight capture --list-modes)")
     if mode.needs_y and not has_y:
         raise ValueError(f"mode {name!r} trains, and data() returned no y: return (x, y) to train")
     if mode.legacy_keras and not (tf_keras_installed() if legacy_keras is None else legacy_keras):

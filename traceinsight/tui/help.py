@@ -27,7 +27,7 @@ KEYS = [
           "in its category's colour; + / - zoom, ← → pan, 0 whole step, m median, w slowest, "
           "1 first step, n / p next / previous step"),
     ("/", "filter the table as you type (enter or escape: back to the table)"),
-    ("s / click header", "sort a table by the next column / by that column"),
+    ("s, S / click header", "sort a table by the next column, reverse the sort / by that column"),
     ("t", "switch between dark and light themes"),
     ("?", "this help"),
     ("q", "quit"),
