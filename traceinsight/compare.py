@@ -368,8 +368,9 @@ def _change(only_a: np.ndarray, only_b: np.ndarray, a_ms: np.ndarray, b_ms: np.n
 
 
 def category_diff(a: ModeResult, b: ModeResult) -> Columns:
-    """category, a_ms, b_ms, delta_ms (mean ms/step of the steady traced steps, so the deltas add
-    up to the traced steps' mean difference), largest |delta| first."""
+    """category, a_ms, b_ms, delta_ms (the user's step, ``ModeResult.category_means``: mean
+    ms/step with the profiler's cost taken out, so the deltas add up to the difference of the
+    untraced medians), largest |delta| first."""
     ca, cb = a.category_means(), b.category_means()
     a_ms = np.array([ca[c] for c in CATEGORIES], dtype=float)
     b_ms = np.array([cb[c] for c in CATEGORIES], dtype=float)

@@ -167,7 +167,12 @@ def complete(run: Run, hosts_compared: tuple | None = None, display: Display | N
     already made (it notes the straggler on each host's mode), kept instead of computed again.
     ``display``: how the run and its modes show themselves in a notebook or REPL (a renderer,
     ``report.notebook.NOTEBOOK``, given by the caller: the analysis never imports renderers)."""
-    modes = {n: m if m.analyzer is ANALYZER and m.display is display
-             else m.replace(analyzer=ANALYZER, display=display) for n, m in run.modes.items()}
+    from traceinsight.analysis.overhead import correct
+    modes = {}
+    for n, m in run.modes.items():
+        # the user's step, split (the profiler's cost taken out): computed once, kept on the mode
+        fix = correct(m) if m.correction is None else m.correction
+        same = m.analyzer is ANALYZER and m.display is display and fix is m.correction
+        modes[n] = m if same else m.replace(analyzer=ANALYZER, display=display, correction=fix)
     return replace(run, modes=modes, hosts_compared=hosts_compared, analyzer=ANALYZER,
                    display=display)

@@ -87,7 +87,8 @@ def render(run: Run, options: TerminalOptions = TERMINAL_DEFAULTS) -> list[Any]:
         if m.ok:
             cats = m.category_medians()
             rows.append([_s(m.name), *[ms(cats[k]) for k in CATEGORIES]])
-    out.append(_table("where a steady step's time goes (ms, median per category)",
+    out.append(_table("where a steady step's time goes (ms, median per category, the profiler's cost "
+                      "taken out)",
                          [("mode", False)] + [(c, True) for c in CATEGORIES], rows))
 
     names = {m.name for m in wanted}
