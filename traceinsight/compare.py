@@ -200,8 +200,9 @@ class Comparison:
         The headline is the difference of the modes' medians (untraced timing when captured); the
         categories are each mode's untraced step (``ModeResult.category_means``: the host-traced
         split with the profiler's cost taken out), so they add up to the headline, said with the
-        distortion of each side that was taken out (foreign traces: the traced steps' split). When the traced steps contradict the untraced ordering it says
-        that instead of quoting categories. ``label`` replaces ``a − b`` (the diff writes
+        distortion of each side that was taken out (foreign traces: the traced steps' split).
+        When the traced steps contradict the untraced ordering it says that instead of quoting
+        categories. ``label`` replaces ``a − b`` (the diff writes
         ``B − A``); ``top`` and ``traced_label`` are kept for callers, every category shows."""
         if not np.isfinite(self.delta_ms):
             return f"{self.a} vs {self.b}: no step times to compare"

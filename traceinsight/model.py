@@ -171,8 +171,9 @@ class CorrectionKind(str, Enum):
     """How a mode's drawn breakdown (``ModeResult.category_means``) was made from its traced one."""
     CALIBRATED = "calibrated"        # the tracer's measured cost per event taken out where it lands
     PROPORTIONAL = "proportional"    # no calibration recorded: the traced split scaled, as it is
-    # a calibration recorded, but its traced loop ran no slower than the untraced one (other
-    # processes' load swamped the profiler's cost): scaled as PROPORTIONAL
+    # a calibration recorded but not usable: its traced loop ran no slower than the untraced one,
+    # or its cost would empty the whole traced step (other processes' load swamped the
+    # profiler's cost): scaled as PROPORTIONAL
     INCONCLUSIVE = "inconclusive"
     TRACED = "traced"                # no untraced timing (foreign traces): the traced steps drawn
 
@@ -226,8 +227,8 @@ class Correction:
                     f"event, {self.events_per_step or 0:.0f} events per step: "
                     f"{self.event_cost_ms:.3g} ms) taken out where it lands, the rest scaled "
                     f"×{self.scale:.2f} to the untraced median")
-        why = ("the capture's calibration measured no cost (its traced loop ran no slower than "
-               "the untraced one: the machine's load swamped it)"
+        why = ("the capture's calibration is not usable (it measured no cost, or more than the "
+               "whole traced step: the machine's load swamped it)"
                if self.kind is CorrectionKind.INCONCLUSIVE else
                "this run recorded no calibration of the profiler's cost")
         return (f"scaled ×{self.scale:.2f} to the untraced median, every category alike: {why}, "

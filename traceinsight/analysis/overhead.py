@@ -142,6 +142,11 @@ def correct(m: ModeResult) -> Correction | None:
         landing = np.array([ev.per_step[c] for c in CATEGORIES], dtype=float)
         cost = np.minimum(landing * per_event_s * 1e3, np.maximum(vals, 0.0))
     rest = np.maximum(vals - cost, 0.0)
+    if rest.sum() <= 0 and kind is CorrectionKind.CALIBRATED:
+        # the calibrated cost empties every category: more than the whole traced step, so the
+        # calibration is not credible here; scaled as it is
+        kind, cost, rest, per_event_s = CorrectionKind.INCONCLUSIVE, np.zeros(len(CATEGORIES)), \
+            np.maximum(vals, 0.0), None
     if rest.sum() <= 0:
         # nothing of the traced step is left to scale (an empty step): drawn as traced
         return Correction(CorrectionKind.TRACED, dict(traced), zero, 1.0, dict(traced),

@@ -16,7 +16,7 @@ from typing import Any
 
 from traceinsight import runfolder
 
-CALLS = 100
+CALLS = 50
 BLOCKS = 20
 
 
