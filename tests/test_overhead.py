@@ -201,3 +201,16 @@ def test_conv1d_eager_python_is_no_longer_larger_than_the_step():
     m = traceinsight.load(RUNS / "conv1d").modes["eager"]
     assert m.traced_category_means()["python"] > m.median_ms       # as traced: the profiler's
     assert m.category_means()["python"] < m.median_ms
+
+
+def test_a_copy_with_a_new_timing_gets_its_own_correction(tmp_path):
+    """``dataclasses.replace(run, modes=...)`` computes the copy's figures: a mode given another
+    untraced timing is drawn against it, never with the correction of the timing it had."""
+    import dataclasses
+    m = mode_of(tmp_path, calibration=None, in_trace=False)
+    run = complete(Run(path=None, name="r", modes={"m": m}))
+    t = m.timing
+    slower = Timing(steps_s=t.steps_s * 2, traced_steps_s=t.traced_steps_s)
+    copy = dataclasses.replace(run, modes={"m": m.replace(timing=slower)})
+    assert copy.modes["m"].breakdown_ms == pytest.approx(2 * m.breakdown_ms)
+    assert run.modes["m"].breakdown_ms == pytest.approx(m.median_ms)

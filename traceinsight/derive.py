@@ -22,7 +22,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from traceinsight.model import Display, Run, RunFigures
+from traceinsight.model import Correction, Display, ModeResult, Run, RunFigures
 
 if TYPE_CHECKING:
     from traceinsight.columns import Columns
@@ -152,6 +152,12 @@ class Analyzer:
         finally:
             object.__setattr__(run, "figures", None)
 
+    def correction(self, mode: ModeResult) -> Correction | None:
+        """The mode's user step (``analysis.overhead.correct``): the profiler's cost taken out
+        of its traced split."""
+        from traceinsight.analysis.overhead import correct
+        return correct(mode)
+
     def compare(self, run: Run, a: str, b: str) -> Comparison:
         """A pair of ``run``'s modes no page of the run compares (``RunFigures.comparisons`` has
         the others), computed as the run's own are."""
@@ -167,12 +173,7 @@ def complete(run: Run, hosts_compared: tuple | None = None, display: Display | N
     already made (it notes the straggler on each host's mode), kept instead of computed again.
     ``display``: how the run and its modes show themselves in a notebook or REPL (a renderer,
     ``report.notebook.NOTEBOOK``, given by the caller: the analysis never imports renderers)."""
-    from traceinsight.analysis.overhead import correct
-    modes = {}
-    for n, m in run.modes.items():
-        # the user's step, split (the profiler's cost taken out): computed once, kept on the mode
-        fix = correct(m) if m.correction is None else m.correction
-        same = m.analyzer is ANALYZER and m.display is display and fix is m.correction
-        modes[n] = m if same else m.replace(analyzer=ANALYZER, display=display, correction=fix)
+    modes = {n: m if m.analyzer is ANALYZER and m.display is display
+             else m.replace(analyzer=ANALYZER, display=display) for n, m in run.modes.items()}
     return replace(run, modes=modes, hosts_compared=hosts_compared, analyzer=ANALYZER,
                    display=display)

@@ -395,9 +395,9 @@ class ModeResult:
     # what the host trace says about the profiler's own cost (events per step by where their
     # cost lands; the calibration loop's events): the analysis counts them (None: not counted)
     tracer_events: TracerEvents | None = None
-    # the user's untraced step split into categories (``analysis/overhead.py``, computed when the
-    # run is made, ``derive.complete``): what ``category_means`` draws. None: not computed (a
-    # mode made by hand and not completed), and the breakdown is the traced one
+    # the user's untraced step split into categories (``analysis/overhead.py``, computed when a
+    # run is made with an analyzer, ``Run.__post_init__``): what ``category_means`` draws. None:
+    # not computed (a mode made by hand and in no completed run), and the breakdown is the traced one
     correction: Correction | None = None
 
     def __post_init__(self) -> None:
@@ -424,7 +424,7 @@ class ModeResult:
         # the same step samples keep their medians; other samples are resampled when read
         kw["boot"] = None if {"timing", "steps"} & changes.keys() else self.known_boot_medians
         if {"timing", "steps", "breakdown", "tracer_events"} & changes.keys():
-            kw["correction"] = None      # made from these: computed again by derive.complete
+            kw["correction"] = None      # made from these: computed again when a run is made
         kw.update(changes)
         return ModeResult(**kw)
 
@@ -626,6 +626,7 @@ class Analyzer(Protocol):
 
     def figures(self, run: Run, hosts_compared: tuple | None) -> RunFigures: ...
     def compare(self, run: Run, a: str, b: str) -> Comparison: ...
+    def correction(self, mode: ModeResult) -> Correction | None: ...
 
 
 class Display(Protocol):
@@ -667,6 +668,12 @@ class Run:
 
     def __post_init__(self, hosts_compared: tuple | None) -> None:
         if self.analyzer is not None:
+            # each mode's user step first (its correction, computed once and kept on the mode):
+            # the figures compare the modes by it; a copy's modes made anew get theirs here too
+            fixed = {n: m.replace(correction=self.analyzer.correction(m))
+                     for n, m in self.modes.items() if m.ok and m.correction is None}
+            if fixed:
+                object.__setattr__(self, "modes", {n: fixed.get(n, m) for n, m in self.modes.items()})
             object.__setattr__(self, "figures", self.analyzer.figures(self, hosts_compared))
 
     def _figures(self) -> RunFigures:

@@ -20,7 +20,8 @@ is the user's *untraced* step, so it is made here from the traced one in two par
    (foreign traces) the traced split is drawn, and said so.
 
 Either way the drawn categories add up to the mode's headline median, and none is larger than it.
-numpy only; computed once per mode when the run is made (``derive.complete``).
+numpy only; computed once per mode when a run is made (``Run.__post_init__`` asks
+``derive.ANALYZER``, which calls ``correct``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from traceinsight.model import (
     steady_mask,
 )
 
-if TYPE_CHECKING:      # the correction itself needs neither (derive.complete imports this module)
+if TYPE_CHECKING:      # the correction itself needs neither (the analyzer imports this module when a run is made)
     from traceinsight.analysis.attribute import Attribution
     from traceinsight.columns import Columns
 
