@@ -434,3 +434,25 @@ def test_tf_keras_and_tf1_modes_run_under_keras_2(tmp_path):
     assert not any(n.startswith("__inference_train_function") for n in names)
     # the same Conv1D ops, run as graph ops of the v1 graph (scope/op:OpType)
     assert any(n.endswith(":Conv2D") or "Conv" in n.split(":")[-1] for n in names if ":" in n)
+
+
+def test_the_profiler_is_calibrated_in_eager_processes_and_taken_out(function_run):
+    """Each eager-capable mode times the calibration loop untraced and inside its host pass; the
+    trace holds its events; the drawn split adds up to the untraced median. A TF1 process (graph mode) runs none and says so."""
+    import traceinsight
+    from traceinsight.capture import calibrate
+    from traceinsight.model import CorrectionKind
+    run, status = function_run
+    loaded = traceinsight.load(run, use_cache=False)
+    for mode in ("eager", "function"):
+        cal = json.loads((run / mode / "timings.json").read_text())["calibration"]
+        assert cal["calls"] == calibrate.CALLS
+        assert len(cal["untraced_s"]) == 2 * calibrate.BLOCKS and len(cal["traced_s"]) == calibrate.BLOCKS
+        m = loaded.modes[mode]
+        per_call = m.tracer_events.calibration_events
+        assert per_call >= 2      # at least the C fast path and EagerExecute, each call
+        assert m.correction.kind in (CorrectionKind.CALIBRATED, CorrectionKind.INCONCLUSIVE)
+        assert m.breakdown_ms == pytest.approx(m.median_ms)
+        assert all(0 <= v <= m.median_ms for v in m.category_means().values())
+    assert "calibration" not in json.loads((run / "v1-session" / "timings.json").read_text())
+    assert loaded.modes["v1-session"].correction.kind is CorrectionKind.PROPORTIONAL

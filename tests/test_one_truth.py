@@ -27,8 +27,11 @@ NUM = r"(?:<0\.001|-?\d+(?:\.\d+)?)"
 RATIO = re.compile(rf"({NUM})×(?: \[({NUM}), ({NUM})\]| \(([^)]*)\))?")
 # "<a> <a_ms> vs <b> <b_ms> ms/step (<ratio>× [lo, hi]..." as the findings write a pair
 VS = re.compile(rf"(\S+) ({NUM}) vs (\S+) ({NUM}) ms/step \(({NUM})× (?:\[({NUM}), ({NUM})\])?")
-# "the traced steps' mean differs by +8.60 ms: python +5.22, op +1.54 ..."
-BREAKDOWN = re.compile(rf"the traced steps' mean differs by ({NUM}|\+{NUM}) ms: ((?:[a-z]+ [+-]?{NUM}(?:, )?)+)")
+# "the untraced step differs by +8.60 ms, by category with the profiler's cost taken out:
+# python +5.22, op +1.54 ..." (a foreign trace's: "the traced steps' mean differs by ...")
+BREAKDOWN = re.compile(rf"(?:the traced steps' mean|the untraced step) differs by ({NUM}|\+{NUM}) ms"
+                       rf"(?:, by category with the profiler's cost taken out)?: "
+                       rf"((?:[a-z]+ [+-]?{NUM}(?:, )?)+)")
 
 
 def num(s: str) -> float:
@@ -161,8 +164,10 @@ def test_every_breakdown_of_a_difference_adds_up_to_it(pages):
     diff = pages["diff"]
     for p in (diff or {}).get("pairs", []):
         cats = [c["delta_ms"] for c in p["categories"] if c["delta_ms"] is not None]
-        if p.get("traced_delta_ms") is not None and cats:
-            assert sum(cats) == pytest.approx(p["traced_delta_ms"], abs=1e-4)   # JSON keeps 6 digits
+        if p.get("step_delta_ms") is not None and cats:
+            assert sum(cats) == pytest.approx(p["step_delta_ms"], abs=1e-4)   # JSON keeps 6 digits
+            if p.get("categories_corrected"):     # the user's step: the medians' difference
+                assert p["step_delta_ms"] == pytest.approx(p["delta_ms"], abs=1e-4)
 
 
 def test_the_category_table_adds_up_to_its_total_and_the_bars_show_it(pages):

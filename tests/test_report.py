@@ -105,10 +105,11 @@ def test_markdown_parses_into_the_expected_tables():
     assert [r[0] for r in modes[1:]] == ["eager", "function", "xla", "predict"]
     assert modes[2][1:5] == ["4.60", "4.54–4.66", "1.00×", "fastest"]   # no interval against itself
     assert modes[4][4] == "failed: ValueError: predict() needs a batch dimension"
-    # the category table's parts add up to the mean traced step shown beside them (to the cells'
-    # rounding), and each share is the part over that total
+    # the category table's parts add up to the step shown beside them (to the cells' rounding),
+    # which is the mode's untraced median in the mode table, and each share is the part over it
     means = md_tables(tokens)[2]
-    assert means[0][-1] == "mean traced step"
+    assert means[0][-1] == "step ms"
+    assert [r[-1] for r in means[1:]] == [r[1] for r in modes[1:4]]
     for row in means[1:]:
         parts = [float(c.split(" ")[0]) for c in row[1:-1]]
         total = float(row[-1])

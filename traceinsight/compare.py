@@ -18,7 +18,7 @@ from traceinsight import present
 from traceinsight.analysis.opfamily import family
 from traceinsight.analysis.results import sort_order
 from traceinsight.columns import Columns, fields_equal, fields_repr, text
-from traceinsight.model import CATEGORIES, ModeResult, Table
+from traceinsight.model import CATEGORIES, CorrectionKind, ModeResult, Table
 from traceinsight.stats import RatioEstimate, difference_ci, mode_ratio
 
 OP_KEY = ["op", "type", "thread"]
@@ -60,8 +60,9 @@ class Comparison:
     that explain it.
 
     Tables (``Columns``, stored once, computed with the comparison; columns below):
-      categories: category, a_ms, b_ms, delta_ms (mean ms/step of the traced steps: they add up
-                  to ``traced_delta_ms``), largest |delta| first.
+      categories: category, a_ms, b_ms, delta_ms (the user's step, ``ModeResult.category_means``:
+                  they add up to ``breakdown_delta_ms``, the difference of the untraced medians
+                  where both modes have one), largest |delta| first.
       ops:        op, type, thread, family, a_ms, b_ms, delta_ms, change (one of "only in a",
                   "only in b", "slower", "faster", "same"), largest |delta| first.
       families:   family, a_ms, b_ms, delta_ms: op time per family (``analysis.opfamily``), both
@@ -96,6 +97,9 @@ class Comparison:
     traced_mean_b_ms: float = float("nan")
     delta_lo: float = float("nan")   # 95 % interval of delta_ms (``stats.difference_ci``)
     delta_hi: float = float("nan")
+    breakdown_a_ms: float = float("nan")   # what a's categories add up to (``ModeResult.breakdown_ms``)
+    breakdown_b_ms: float = float("nan")
+    corrected: bool = False     # both sides' categories are the untraced step (the profiler's cost out)
 
     def table(self, name: str) -> Columns:
         """The package's one read of a table (``categories``, ``ops``, ``families``): the stored
@@ -158,15 +162,25 @@ class Comparison:
                                                              for n, d in distorted))
         return "; ".join(parts)
 
+    @property
+    def breakdown_delta_ms(self) -> float:
+        """a − b of what the categories add up to: the untraced medians' difference where both
+        modes are corrected (``corrected``), else the traced steps' mean difference."""
+        return self.breakdown_a_ms - self.breakdown_b_ms
+
     def breakdown_text(self) -> str:
-        """``the traced steps' mean differs by +5.30 ms: python +3.10, dispatch +1.20, op +0.80,
-        input +0.20`` — every category whose difference shows at the display's precision; the
-        parts add up to the traced difference (means add up, medians do not)."""
+        """``the untraced step differs by +5.30 ms by category (the profiler's cost taken out):
+        python +3.10, dispatch +1.20, op +0.80, input +0.20`` — every category whose difference
+        shows at the display's precision; the parts add up to the difference they split (means
+        add up, medians do not). Where a side has no untraced timing (a foreign trace): ``the
+        traced steps' mean differs by ...``."""
         cats = self.table("categories")
         d = np.asarray(cats["delta_ms"], dtype=float)
         shown = np.isfinite(d) & (np.abs(d) >= 0.0005)
         parts = ", ".join(f"{c} {present.signed_ms(x)}" for c, x in zip(cats["category"][shown], d[shown]))
-        out = f"the traced steps' mean differs by {present.signed_ms(self.traced_delta_ms)} ms"
+        total = present.signed_ms(self.breakdown_delta_ms)
+        out = (f"the untraced step differs by {total} ms, by category with the profiler's cost "
+               "taken out" if self.corrected else f"the traced steps' mean differs by {total} ms")
         return out + (f": {parts}" if parts else "")
 
     def distortion_text(self) -> str:
@@ -179,14 +193,16 @@ class Comparison:
                 if known else "")
 
     def sentence(self, top: int = 7, traced_label: bool = True, label: str | None = None) -> str:
-        """``eager − function = +4.9 ms/step (untraced medians); the traced steps' mean differs by
-        +5.3 ms: python +3.1, dispatch +1.2, ... (profiler distortion eager +7 %, function +17 %)``.
+        """``eager − function = +4.9 ms/step (untraced medians); the untraced step differs by
+        +4.9 ms, by category with the profiler's cost taken out: python +3.1, dispatch +1.2, ...
+        (profiler distortion eager +7 %, function +17 %)``.
 
         The headline is the difference of the modes' medians (untraced timing when captured); the
-        categories come from the host-traced steps, which the profiler slows unevenly, so their
-        breakdown explains the traced difference it adds up to, said beside the headline with the
-        distortion of each side. When the traced steps contradict the untraced ordering it says
-        that instead of quoting categories. ``label`` replaces ``a − b`` (the diff writes
+        categories are each mode's untraced step (``ModeResult.category_means``: the host-traced
+        split with the profiler's cost taken out), so they add up to the headline, said with the
+        distortion of each side that was taken out (foreign traces: the traced steps' split).
+        When the traced steps contradict the untraced ordering it says that instead of quoting
+        categories. ``label`` replaces ``a − b`` (the diff writes
         ``B − A``); ``top`` and ``traced_label`` are kept for callers, every category shows."""
         if not np.isfinite(self.delta_ms):
             return f"{self.a} vs {self.b}: no step times to compare"
@@ -197,7 +213,7 @@ class Comparison:
         head = f"{label or f'{self.a} − {self.b}'} = {present.signed_ms(self.delta_ms)} ms/step"
         if self.traced_disagrees:
             return f"{head} ({present.ms(self.a_ms)} vs {present.ms(self.b_ms)} ms untraced); but {self.caveat()}"
-        if not np.isfinite(self.traced_delta_ms):
+        if not np.isfinite(self.breakdown_delta_ms):
             return head
         out = f"{head} (untraced medians); {self.breakdown_text()}"
         dist = self.distortion_text()
@@ -214,7 +230,8 @@ class Comparison:
                           _swapped(self.table("families")), self.basis,
                           self.traced_b_ms, self.traced_a_ms, self.distortion_b, self.distortion_a,
                           self.note, self.traced_mean_b_ms, self.traced_mean_a_ms,
-                          -self.delta_hi, -self.delta_lo)
+                          -self.delta_hi, -self.delta_lo, self.breakdown_b_ms, self.breakdown_a_ms,
+                          self.corrected)
 
     def top_family(self, slower: bool = True) -> FamilyDelta | None:
         """The op family that costs most of the difference in that direction (kernel families
@@ -263,7 +280,13 @@ def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
                       a.traced_ms, b.traced_ms, _distortion(a), _distortion(b), est.note,
                       a.traced_mean_ms, b.traced_mean_ms,
                       *difference_ci(sa, sb, a.boot_medians if len(sa) > 1 else None,
-                                     b.boot_medians if len(sb) > 1 else None))
+                                     b.boot_medians if len(sb) > 1 else None),
+                      a.breakdown_ms, b.breakdown_ms, _corrected(a) and _corrected(b))
+
+
+def _corrected(m: ModeResult) -> bool:
+    """The mode's categories are its untraced step (``ModeResult.correction``)."""
+    return m.correction is not None and m.correction.kind is not CorrectionKind.TRACED
 
 
 def _rounds(m: ModeResult) -> tuple | None:
@@ -368,8 +391,9 @@ def _change(only_a: np.ndarray, only_b: np.ndarray, a_ms: np.ndarray, b_ms: np.n
 
 
 def category_diff(a: ModeResult, b: ModeResult) -> Columns:
-    """category, a_ms, b_ms, delta_ms (mean ms/step of the steady traced steps, so the deltas add
-    up to the traced steps' mean difference), largest |delta| first."""
+    """category, a_ms, b_ms, delta_ms (the user's step, ``ModeResult.category_means``: mean
+    ms/step with the profiler's cost taken out, so the deltas add up to the difference of the
+    untraced medians), largest |delta| first."""
     ca, cb = a.category_means(), b.category_means()
     a_ms = np.array([ca[c] for c in CATEGORIES], dtype=float)
     b_ms = np.array([cb[c] for c in CATEGORIES], dtype=float)

@@ -22,7 +22,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from traceinsight.model import Display, Run, RunFigures
+from traceinsight.model import Correction, Display, ModeResult, Run, RunFigures
 
 if TYPE_CHECKING:
     from traceinsight.columns import Columns
@@ -151,6 +151,12 @@ class Analyzer:
             return work.freeze()
         finally:
             object.__setattr__(run, "figures", None)
+
+    def correction(self, mode: ModeResult) -> Correction | None:
+        """The mode's user step (``analysis.overhead.correct``): the profiler's cost taken out
+        of its traced split."""
+        from traceinsight.analysis.overhead import correct
+        return correct(mode)
 
     def compare(self, run: Run, a: str, b: str) -> Comparison:
         """A pair of ``run``'s modes no page of the run compares (``RunFigures.comparisons`` has

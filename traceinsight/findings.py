@@ -27,7 +27,7 @@ from traceinsight.analysis.retraces import GRAPH_BUILDS
 from traceinsight.compare import Comparison, FamilyDelta, is_distorted
 from traceinsight.finding import SEVERITIES, Finding, SavingKind
 from traceinsight.modekind import ModeKind
-from traceinsight.model import ModeResult, Run
+from traceinsight.model import CorrectionKind, ModeResult, Run
 from traceinsight.retracecause import RetraceCause
 
 # Thresholds. They decide when a rule speaks; each is a share or an absolute time, never a figure
@@ -71,23 +71,34 @@ def _finite(*xs) -> bool:
 
 
 def _cat(m: ModeResult, *cats: str) -> float:
-    """Sum of the mean ms/step of some categories over the traced steady steps (nan when the mode
-    has no breakdown): what they cost the run per step, a stall in a few steps included, so a
-    share of ``_traced_total`` is a share of the run's time (as XProf's input-bound share is)."""
+    """Sum of some categories' ms/step in the user's step (``ModeResult.category_means``: the
+    traced means with the profiler's cost taken out; nan when the mode has no breakdown): what
+    they cost the run per step, a stall in a few steps included, so a share of ``_traced_total``
+    is a share of the run's time (as XProf's input-bound share is)."""
     c = m.category_means()
     vals = [float(c.get(k, np.nan)) for k in cats]
     return float(np.nansum(vals)) if any(np.isfinite(v) for v in vals) else float("nan")
 
 
 def _traced_total(m: ModeResult) -> float:
-    """The traced steady steps' mean wall time: the sum of every category's ``_cat``."""
-    return m.traced_mean_ms
+    """What every category's ``_cat`` adds up to (``ModeResult.breakdown_ms``: the untraced
+    median where the mode has one, else the traced steps' mean)."""
+    return m.breakdown_ms
+
+
+def _step_word(m: ModeResult) -> str:
+    """What ``_traced_total`` is, in words."""
+    c = m.correction
+    return ("mean traced step" if c is None or c.kind is CorrectionKind.TRACED else
+            "untraced step (the profiler's cost taken out)")
 
 
 def untraced(m: ModeResult, traced_ms: float) -> tuple[float, str]:
     """A time read from the host-traced steps, scaled to untraced steps by the mode's measured
     profiler distortion (traced median / untraced median), and a note saying so."""
     d = m.timing.distortion if m.timing is not None else None
+    if m.correction is not None and m.correction.kind is not CorrectionKind.TRACED:
+        return traced_ms, ""     # the categories are already the untraced step
     if d is None or not np.isfinite(d) or d <= -1 or abs(d) < 0.01:
         return traced_ms, ""
     return traced_ms / (1.0 + d), f", scaled by the profiler distortion ({d * 100:+.0f} %)"
@@ -163,7 +174,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                "train_on_batch runs a tf.function")
         split = (f"In {e.name}, python {fmt_ms(_cat(e, 'python'))} + dispatch "
                  f"{fmt_ms(_cat(e, 'dispatch'))} = {fmt_ms(pd_e)} ms of a {fmt_ms(total)} ms "
-                 f"mean traced step ({_pct(pd_e / total)}).") if _finite(pd_e, total) and total > 0 else ""
+                 f"{_step_word(e)} ({_pct(pd_e / total)}).") if _finite(pd_e, total) and total > 0 else ""
         if bound:
             saving, basis = None, "no graph-function mode in this run to measure against"
             kind: SavingKind | None = None
@@ -365,7 +376,7 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
     what = ("converting Python values to tensors, copies" if slices else
             "converting arrays and Python values to tensors, copies")
     evidence = (f"In {m.name}, input ({what}) takes "
-                f"{fmt_ms(inp)} ms of a {fmt_ms(total)} ms mean traced step ({_pct(inp / total)})."
+                f"{fmt_ms(inp)} ms of a {fmt_ms(total)} ms {_step_word(m)} ({_pct(inp / total)})."
                 + _conversion_hint(m))
     if slices:
         evidence += (f" The step slices tensors {slices:.0f} times per step (StridedSlice): indexing "
@@ -463,7 +474,7 @@ def _op_evidence(c: Comparison, x: ModeResult, f: ModeResult) -> str:
     (then traced categories are no evidence for it, and the caveat says why)."""
     if c.traced_disagrees:
         return f". Caveat: {c.caveat()}."
-    out = f"; op time {fmt_ms(_cat(x, 'op'))} vs {fmt_ms(_cat(f, 'op'))} ms/step (traced steps)."
+    out = f"; op time {fmt_ms(_cat(x, 'op'))} vs {fmt_ms(_cat(f, 'op'))} ms/step."
     return out + (f" Caveat: {c.caveat()}." if c.caveat() else "")
 
 
@@ -762,7 +773,7 @@ def rule_fit_overhead(run: Run) -> Iterable[Finding]:
 
 def _vs_by_category(c) -> str:
     """The two modes' medians and ratio, then the category difference from traced steps."""
-    return f"{_vs(c)}. By category (traced steps): {c.sentence(traced_label=False)}."
+    return f"{_vs(c)}. By category: {c.sentence(traced_label=False)}."
 
 
 def rule_input_bound(run: Run) -> Iterable[Finding]:

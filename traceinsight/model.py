@@ -71,6 +71,10 @@ class Timing:
     # the process's lifetime peak, where the phase's could not be measured), rss_start_bytes,
     # rss_end_bytes; None where timings.json has none (foreign traces, older run folders)
     memory: dict | None = None
+    # the profiler's cost measured in the workload process: a loop of one small eager op timed
+    # untraced and traced (``Calibration``); None where the capture ran none (older run folders,
+    # graph-mode processes, foreign traces)
+    calibration: Calibration | None = None
 
     @property
     def round_medians_ms(self) -> np.ndarray | None:
@@ -90,6 +94,26 @@ class Timing:
         if self.traced_steps_s is None or not len(self.traced_steps_s) or not len(self.steps_s):
             return None
         return float(np.median(self.traced_steps_s) / np.median(self.steps_s) - 1.0)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The capture's calibration of the profiler (``capture/calibrate.py``): ``calls`` calls of one
+    small eager op per block, each block timed with perf_counter, untraced and then inside the
+    host-traced pass (where each traced block is one ``runfolder.CALIBRATION_MARKER`` window of
+    the trace). The fastest block of each kind is the least disturbed by other processes."""
+
+    calls: int
+    untraced_s: tuple[float, ...]
+    traced_s: tuple[float, ...]
+
+    @property
+    def excess_s_per_call(self) -> float | None:
+        """What tracing added to one call (fastest traced block - fastest untraced, per call;
+        never below 0); None without both kinds of block."""
+        if not self.untraced_s or not self.traced_s or self.calls < 1:
+            return None
+        return max(0.0, (min(self.traced_s) - min(self.untraced_s)) / self.calls)
 
 
 @dataclass(frozen=True)
@@ -130,6 +154,91 @@ class CompileEstimate:
         if self.kind is CompileKind.DERIVED:
             return "compile (derived: the trace holds no XLA compile events)"
         return "compile not recorded (the trace holds no XLA compile events)"
+
+
+@dataclass(frozen=True)
+class TracerEvents:
+    """``ModeResult.tracer_events``: what the host trace says about the profiler's own cost.
+
+    per_step:  category -> events per steady traced step, on the main thread, whose recording
+               cost lands in that category's time. A TraceMe is stamped inside its own span and
+               recorded when it ends, so its cost lands in the event around it (its parent's
+               category; python for an event with none); a zero-length event (memory
+               allocations) lands in the category running at its instant.
+    calibration_events: events the trace holds per call of the capture's calibration loop (None:
+               the trace holds no calibration; ``Timing.calibration`` has its timing).
+    """
+
+    per_step: dict[str, float]
+    calibration_events: float | None = None
+
+
+class CorrectionKind(str, Enum):
+    """How a mode's drawn breakdown (``ModeResult.category_means``) was made from its traced one."""
+    CALIBRATED = "calibrated"        # the tracer's measured cost per event taken out where it lands
+    PROPORTIONAL = "proportional"    # no calibration recorded: the traced split scaled, as it is
+    # a calibration recorded but not usable: its traced loop ran no slower than the untraced one,
+    # or its cost would empty the whole traced step (other processes' load swamped the
+    # profiler's cost): scaled as PROPORTIONAL
+    INCONCLUSIVE = "inconclusive"
+    TRACED = "traced"                # no untraced timing (foreign traces): the traced steps drawn
+
+
+@dataclass(frozen=True)
+class Correction:
+    """``ModeResult.correction`` (``analysis/overhead.py`` computes it): the user's untraced step,
+    split into categories, from the host-traced steps' split.
+
+    traced:       category -> mean ms/step of the steady traced steps (adds up to ``traced_ms``).
+    event_cost:   category -> the profiler's cost taken out where it lands: the calibrated cost
+                  per event times the events landing there per step (never more than the
+                  category's traced time). Zero unless ``kind`` is CALIBRATED.
+    scale:        what is left after ``event_cost`` is scaled by this to ``untraced_ms`` (the cost
+                  no event accounts for, the traced steps' mean against the untraced median, and
+                  the machine between the two passes); 1.0 for TRACED.
+    user:         category -> ms/step drawn: (traced - event_cost) * scale; adds up to
+                  ``untraced_ms``, the mode's headline median (TRACED: the traced means).
+    traced_ms:    mean wall ms of the steady traced steps; untraced_ms: the untraced median (nan
+                  for TRACED); per_event_us: the calibrated cost of one event (None otherwise);
+    events_per_step: main-thread events per steady traced step (None when not counted).
+    """
+
+    kind: CorrectionKind
+    traced: dict[str, float]
+    event_cost: dict[str, float]
+    scale: float
+    user: dict[str, float]
+    traced_ms: float
+    untraced_ms: float
+    per_event_us: float | None = None
+    events_per_step: float | None = None
+
+    @property
+    def removed(self) -> dict[str, float]:
+        """category -> traced minus drawn ms/step (negative: the untraced step has more of it)."""
+        return {c: self.traced[c] - self.user[c] for c in self.traced}
+
+    @property
+    def event_cost_ms(self) -> float:
+        return float(sum(v for v in self.event_cost.values() if np.isfinite(v)))
+
+    @property
+    def method(self) -> str:
+        """How the drawn split was obtained, in words (shown, never parsed)."""
+        if self.kind is CorrectionKind.TRACED:
+            return ("drawn as traced: no untraced timing (not captured by traceinsight), so the "
+                    "profiler's cost cannot be taken out")
+        if self.kind is CorrectionKind.CALIBRATED:
+            return (f"the profiler's cost measured in the capture ({self.per_event_us:.2f} µs per "
+                    f"event, {self.events_per_step or 0:.0f} events per step: "
+                    f"{self.event_cost_ms:.3g} ms) taken out where it lands, the rest scaled "
+                    f"×{self.scale:.2f} to the untraced median")
+        why = ("the capture's calibration is not usable (it measured no cost, or more than the "
+               "whole traced step: the machine's load swamped it)"
+               if self.kind is CorrectionKind.INCONCLUSIVE else
+               "this run recorded no calibration of the profiler's cost")
+        return (f"scaled ×{self.scale:.2f} to the untraced median, every category alike: {why}, "
+                "so where the profiler's cost landed is not known")
 
 
 def steady_mask(steps: Columns) -> np.ndarray:
@@ -333,6 +442,13 @@ class ModeResult:
     # worker process that analysed the mode, kept by the analysis cache with their digest, or
     # carried over by ``replace``); None: resampled here when first read (``boot_medians``)
     boot: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # what the host trace says about the profiler's own cost (events per step by where their
+    # cost lands; the calibration loop's events): the analysis counts them (None: not counted)
+    tracer_events: TracerEvents | None = None
+    # the user's untraced step split into categories (``analysis/overhead.py``, computed when a
+    # run is made with an analyzer, ``Run.__post_init__``): what ``category_means`` draws. None:
+    # not computed (a mode made by hand and in no completed run), and the breakdown is the traced one
+    correction: Correction | None = None
 
     def __post_init__(self) -> None:
         if self.kind is None:
@@ -357,6 +473,8 @@ class ModeResult:
         kw = {f.name: self.__dict__[f.name] for f in fields(self) if f.init}
         # the same step samples keep their medians; other samples are resampled when read
         kw["boot"] = None if {"timing", "steps"} & changes.keys() else self.known_boot_medians
+        if {"timing", "steps", "breakdown", "tracer_events"} & changes.keys():
+            kw["correction"] = None      # made from these: computed again when a run is made
         kw.update(changes)
         return ModeResult(**kw)
 
@@ -458,12 +576,24 @@ class ModeResult:
             return float("nan")
         return float(b.row("total")["median"])
 
-    def category_medians(self) -> dict[str, float]:
-        """Median ms/step per category (steady steps), in CATEGORIES order (NaN: none)."""
+    def traced_category_medians(self) -> dict[str, float]:
+        """Median ms/step per category over the steady traced steps, as traced (the profiler's
+        cost in them), in CATEGORIES order (NaN: none)."""
         b = self.table("breakdown")
         if b.empty:
             return {c: float("nan") for c in CATEGORIES}
         return {c: float(b.row(c)["median"]) for c in CATEGORIES}
+
+    def category_medians(self) -> dict[str, float]:
+        """The typical step's category medians, corrected as the means are: each traced median
+        times its category's drawn / traced mean (``correction``), so no category of the typical
+        step holds the profiler's cost the means had taken out. Medians do not add up."""
+        med = self.traced_category_medians()
+        c = self.correction
+        if c is None or c.kind is CorrectionKind.TRACED:
+            return med
+        return {k: (v * c.user[k] / c.traced[k] if c.traced[k] > 0 else 0.0 * v)
+                for k, v in med.items()}
 
     def alone(self) -> Run:
         """This mode as a run of its own (what a notebook shows for it), analysed by this
@@ -481,26 +611,42 @@ class ModeResult:
 
     @property
     def traced_mean_ms(self) -> float:
-        """Mean wall ms of the host-traced steady steps: the sum of ``category_means`` (what the
-        traced steps cost in total, per step; nan without a breakdown)."""
+        """Mean wall ms of the host-traced steady steps: the sum of ``traced_category_means``
+        (what the traced steps cost in total, per step, the profiler's cost included; nan
+        without a breakdown)."""
         b = self.table("breakdown")
         if b.empty or b.index is None or "total" not in b.index or "mean" not in b:
             return float("nan")
         return float(b.row("total")["mean"])
 
-    def category_means(self) -> dict[str, float]:
-        """Mean ms/step per category over the steady traced steps, in CATEGORIES order: what each
-        category costs in total divided by the steps, so they add up to ``traced_mean_ms`` (a
-        stall in 3 of 30 steps counts here, where the median ignores it). NaN: none."""
+    def traced_category_means(self) -> dict[str, float]:
+        """Mean ms/step per category over the steady traced steps, as traced, in CATEGORIES order:
+        what each category cost the traced steps in total divided by the steps (the profiler's
+        cost included), adding up to ``traced_mean_ms``. NaN: none."""
         b = self.table("breakdown")
         if b.empty or "mean" not in b:
             return {c: float("nan") for c in CATEGORIES}
         return {c: float(b.row(c)["mean"]) for c in CATEGORIES}
 
+    def category_means(self) -> dict[str, float]:
+        """The user's untraced step, split into categories (ms/step, CATEGORIES order): the
+        traced means with the profiler's cost taken out (``correction``: how, and by how much),
+        adding up to the headline median (``median_ms``). Means, so a stall in 3 of 30 steps
+        counts here where a median ignores it. Without an untraced timing (foreign traces) or a
+        correction (a mode made by hand), the traced means. NaN: not recorded."""
+        c = self.correction
+        return dict(c.user) if c is not None else self.traced_category_means()
+
+    @property
+    def breakdown_ms(self) -> float:
+        """What ``category_means`` add up to: the untraced median where the mode has one (the
+        traced mean step otherwise)."""
+        vals = [v for v in self.category_means().values() if np.isfinite(v)]
+        return float(sum(vals)) if vals else float("nan")
+
     def category_shares(self) -> dict[str, float]:
-        """Each category's share of the traced steps' total time (``category_means`` over
-        ``traced_mean_ms``)."""
-        total = self.traced_mean_ms
+        """Each category's share of the user's step (``category_means`` over ``breakdown_ms``)."""
+        total = self.breakdown_ms
         return {c: (v / total if np.isfinite(v) and np.isfinite(total) and total > 0 else float("nan"))
                 for c, v in self.category_means().items()}
 
@@ -554,6 +700,7 @@ class Analyzer(Protocol):
 
     def figures(self, run: Run, hosts_compared: tuple | None) -> RunFigures: ...
     def compare(self, run: Run, a: str, b: str) -> Comparison: ...
+    def correction(self, mode: ModeResult) -> Correction | None: ...
 
 
 class Display(Protocol):
@@ -617,6 +764,12 @@ class Run:
 
     def __post_init__(self, hosts_compared: tuple | None) -> None:
         if self.analyzer is not None:
+            # each mode's user step first (its correction, computed once and kept on the mode):
+            # the figures compare the modes by it; a copy's modes made anew get theirs here too
+            fixed = {n: m.replace(correction=self.analyzer.correction(m))
+                     for n, m in self.modes.items() if m.ok and m.correction is None}
+            if fixed:
+                object.__setattr__(self, "modes", {n: fixed.get(n, m) for n, m in self.modes.items()})
             object.__setattr__(self, "figures", self.analyzer.figures(self, hosts_compared))
 
     def _figures(self) -> RunFigures:

@@ -187,19 +187,25 @@ def pair_diff(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
 
 def category_deltas(a: ModeResult, b: ModeResult,
                     tolerance: float | None = None) -> tuple[CategoryDelta, ...]:
-    """Per category: both means (ms/step of the traced steady steps: they add up to the pair's
-    traced delta), B − A with its interval, largest |delta| first; ``tolerance`` (two captures): a
-    change counts only when the larger side exceeds the smaller by that share as well (as for the
-    step)."""
+    """Per category: both means (the user's step, ``ModeResult.category_means``: they add up to
+    the pair's untraced medians, so the deltas add up to their difference), B − A with its
+    interval (from the traced steps, each corrected by its category's factor, so their mean is
+    the mean above), largest |delta| first; ``tolerance`` (two captures): a change counts only
+    when the larger side exceeds the smaller by that share as well (as for the step)."""
     ca, cb = a.category_means(), b.category_means()
     sa, sb = (m.table("steps").take(m.steady_mask()) for m in (a, b))
+
+    def factor(m: ModeResult, c: str) -> float:
+        fix = m.correction
+        return fix.user[c] / fix.traced[c] if fix is not None and fix.traced[c] > 0 else 1.0
+
     rows = []
     for c in CATEGORIES:
         delta = float(cb.get(c, np.nan)) - float(ca.get(c, np.nan))
         lo = hi = sig = None
         if c in sa and c in sb and len(sa) and len(sb):
-            _, lo_, hi_ = delta_ci(np.asarray(sa[c], dtype=float), np.asarray(sb[c], dtype=float),
-                                   stat="mean")
+            _, lo_, hi_ = delta_ci(np.asarray(sa[c], dtype=float) * factor(a, c),
+                                   np.asarray(sb[c], dtype=float) * factor(b, c), stat="mean")
             if np.isfinite(lo_):
                 sig = bool(lo_ > 0 or hi_ < 0)
                 if tolerance is not None:

@@ -29,6 +29,9 @@ SCHEMA_VERSION = 1
 MANIFEST = "run.json"
 TIMINGS = "timings.json"
 PASSES = ("host", "python")
+# the TraceMe around each block of the capture's profiler calibration (``capture/calibrate.py``),
+# on the main thread before the first step of the host pass; the analysis counts its events
+CALIBRATION_MARKER = "traceinsight calibration"
 Pass = Literal["host", "python"]      # a capture pass, typed (one of PASSES)
 
 

@@ -18,15 +18,24 @@ from typing import Any
 import numpy as np
 
 from traceinsight.columns import Columns, text
-from traceinsight.model import CompileCall, CompileEstimate, CompileKind, ModeResult, Timing
+from traceinsight.model import (
+    CATEGORIES,
+    Calibration,
+    CompileCall,
+    CompileEstimate,
+    CompileKind,
+    ModeResult,
+    Timing,
+    TracerEvents,
+)
 from traceinsight.resample import BOOTSTRAP_SAMPLES
 from traceinsight.runfolder import atomic_write_json
 from traceinsight.stepsource import StepSource
 
 # Bump when the analysis changes what it computes: old caches are then ignored. The key also holds
 # a digest of the analysis source (``source_digest``), so a change nobody bumped for still counts.
-# 5: tables as typed columns. 7: the tf.data stage table.
-ANALYSIS_VERSION = 7
+# 5: tables as typed columns. 7: the tf.data stage table. 8: the profiler's events per step.
+ANALYSIS_VERSION = 8
 
 
 def source_digest() -> str:
@@ -116,7 +125,8 @@ def to_dict(mode: ModeResult, key: list) -> dict:
             "trace_paths": list(mode.trace_paths), "profile_options": _clean(mode.profile_options),
             "host_events_recorded": mode.host_events_recorded,
             "first_step": _clean(mode.first_step),
-            "compile_estimate": _estimate_to_json(mode.compile_estimate)}
+            "compile_estimate": _estimate_to_json(mode.compile_estimate),
+            "tracer_events": _events_to_json(mode.tracer_events)}
     for name in FRAMES:
         data[name] = _table_to_json(mode.table(name))
     boot = mode.known_boot_medians      # kept when computed (``ModeResult.boot_medians``)
@@ -163,7 +173,10 @@ def timing_to_dict(t: Timing) -> dict:
     return {"steps_s": _exact_floats(t.steps_s), "first_step_s": first,
             "traced_steps_s": None if t.traced_steps_s is None else _exact_floats(t.traced_steps_s),
             "rounds": None if t.rounds is None else [_exact_floats(r) for r in t.rounds],
-            "load": t.load, "memory": t.memory}
+            "load": t.load, "memory": t.memory,
+            "calibration": None if t.calibration is None else
+            {"calls": t.calibration.calls, "untraced_s": _exact_floats(np.asarray(t.calibration.untraced_s)),
+             "traced_s": _exact_floats(np.asarray(t.calibration.traced_s))}}
 
 
 def timing_from_dict(d: dict) -> Timing:
@@ -174,7 +187,11 @@ def timing_from_dict(d: dict) -> Timing:
                   _floats(d["traced_steps_s"]),
                   rounds=None if d.get("rounds") is None else
                   tuple(_floats(r) for r in d["rounds"]),
-                  load=d.get("load"), memory=d.get("memory"))
+                  load=d.get("load"), memory=d.get("memory"),
+                  calibration=None if d.get("calibration") is None else
+                  Calibration(int(d["calibration"]["calls"]),
+                              tuple(_floats(d["calibration"]["untraced_s"]).tolist()),
+                              tuple(_floats(d["calibration"]["traced_s"]).tolist())))
 
 
 def save(path: Path, mode: ModeResult, key: list) -> None:
@@ -307,7 +324,8 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
             host_events_recorded=bool(data.get("host_events_recorded", True)),
             device_steps=frames["device_steps"], devices=frames["devices"],
             kernels=frames["kernels"], stages=frames["stages"], memory=frames["memory"],
-            compile_estimate=_estimate_from_json(data.get("compile_estimate"))), data.get("boot"))
+            compile_estimate=_estimate_from_json(data.get("compile_estimate")),
+            tracer_events=_events_from_json(data.get("tracer_events"))), data.get("boot"))
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError,
             RecursionError, MemoryError):
         return None   # not what to_dict wrote (a damaged or hand-made file): analysed again
@@ -341,3 +359,25 @@ def _estimate_from_json(d: Any) -> CompileEstimate | None:
         calls.append(CompileCall(str(c["function"]), step, ms(c["first_op_ms"], False),  # type: ignore[arg-type]
                                  ms(c["steady_op_ms"]), ms(c["compile_ms"])))
     return CompileEstimate(kind, tuple(calls))
+
+
+def _events_to_json(ev: TracerEvents | None) -> dict | None:
+    if ev is None:
+        return None
+    return {"per_step": _clean(ev.per_step), "calibration_events": _clean(ev.calibration_events)}
+
+
+def _events_from_json(d: Any) -> TracerEvents | None:
+    """The events as ``_events_to_json`` wrote them; anything else raises (a damaged cache entry
+    is analysed again)."""
+    if d is None:
+        return None
+
+    def count(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise ValueError("tracer_events: not a count")
+        return float(v)
+
+    per = d["per_step"]
+    cal = d.get("calibration_events")
+    return TracerEvents({c: count(per[c]) for c in CATEGORIES}, None if cal is None else count(cal))

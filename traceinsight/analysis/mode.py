@@ -23,13 +23,13 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
-from traceinsight.analysis import device, hotspots, jaxtrace, memory, results, retraces, tfdata
+from traceinsight.analysis import device, hotspots, jaxtrace, memory, overhead, results, retraces, tfdata
 from traceinsight.analysis.attribute import Attribution, attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import host_events_recorded
 from traceinsight.columns import Columns
 from traceinsight.errors import TraceinsightError
-from traceinsight.model import CompileEstimate, ModeResult, Timing
+from traceinsight.model import Calibration, CompileEstimate, ModeResult, Timing
 from traceinsight.stepsource import StepSource
 
 
@@ -255,6 +255,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
             notes.append(f"device ops: all device work of the trace over its {len(steps)} steps "
                          "(the device events are not assigned to the steps)")
         ops = jaxtrace.with_device_ops(ops, dops, host_recorded)
+    events = overhead.tracer_events(a, steps, timing) if host_recorded and host_files else None
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
         ops=ops, retraces=retraces.retraces_table(a, signatures),
@@ -266,7 +267,8 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         devices=dev.devices if dev is not None else Columns(),
         kernels=dev.kernels if dev is not None else Columns(),
         stages=tfdata.stage_table_of(table, steps), memory=memory.memory_table(table, steps),
-        trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)), trace=kept)
+        trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)), trace=kept,
+        tracer_events=events)
 
 
 def compile_note(est: CompileEstimate) -> str:
@@ -326,13 +328,17 @@ def read_timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], 
     if rounds:
         load = (load or {}) | {"rounds": [{k: v for k, v in r.items() if k not in ("steps_s", "step_nums")}
                                           for r in rounds]}
+    cal = data.get("calibration")
+    calibration = (Calibration(int(cal["calls"]), tuple(map(float, cal.get("untraced_s") or ())),
+                               tuple(map(float, cal.get("traced_s") or ())))
+                   if isinstance(cal, dict) and isinstance(cal.get("calls"), int) else None)
     timing = Timing(steps_s=np.asarray(data.get("steps_s") or [], dtype=float),
                     first_step_s=data.get("first_step_s"),
                     traced_steps_s=np.asarray(host["steps_s"], dtype=float)
                     if host.get("steps_s") else None,
                     rounds=tuple(np.asarray(r.get("steps_s") or [], dtype=float) for r in rounds)
                     if rounds else None,
-                    load=load,
+                    load=load, calibration=calibration,
                     memory=dict(data["memory"]) if isinstance(data.get("memory"), dict) else None)
     requested = {p: (traced.get(p) or {}).get("profile_options") for p in runfolder.PASSES
                  if (traced.get(p) or {}).get("profile_options")}

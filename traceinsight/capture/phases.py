@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from traceinsight import runfolder
-from traceinsight.capture import machine, memory
+from traceinsight.capture import calibrate, machine, memory
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.function_driver import function_driver
 from traceinsight.capture.keras_driver import keras_driver
@@ -55,11 +55,20 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
     timings: dict[str, Any] = {"mode": mode.name, "kind": mode.kind, "pid": os.getpid(),
                                "first_step_s": None, "first_step_traced": True, "first_step_num": 0}
 
+    # 0. the profiler's cost on this machine: a small eager op untraced here, traced in the host
+    # pass before its first step (calibrate.py); the analysis takes the cost out of the breakdown
+    progress(mode_path, "calibrating the profiler")
+    cal_untraced = calibrate.untraced(tf)
+    cal_traced = (lambda: calibrate.traced(tf)) if cal_untraced is not None else None
+
     # 1. host pass, holding the first step
     progress(mode_path, "host trace: first step")
     rec, host = traced_phase(tf, driver, port, mode_path / "host", spec["host_trace_ms"], HOST_LEVELS,
                              spec["host_max_steps"], 0, "host",
-                             spec.get("client_python"))
+                             spec.get("client_python"), before=cal_traced)
+    cal_in_trace = host.pop("before", None)
+    if cal_untraced is not None:    # untraced again after the pass: both sides of it, the fastest kept
+        cal_untraced += calibrate.untraced(tf) or []
     host_steps = [(s, n) for s, n, t in zip(rec.steps_s, rec.step_nums, rec.traced) if n != 0 and t]
     if rec.steps_s and rec.step_nums[0] == 0:
         timings["first_step_s"] = rec.steps_s[0]
@@ -100,7 +109,8 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
         progress(mode_path, "host trace again (steady steps)")
         rec2, host = traced_phase(tf, driver, port, mode_path / "host", spec["host_trace_ms"],
                                   HOST_LEVELS, spec["host_max_steps"], next_step, "host",
-                                  spec.get("client_python"))
+                                  spec.get("client_python"), before=cal_traced)
+        cal_in_trace = host.pop("before", None)   # the session the analysis reads holds these
         host.update(steps_s=[s for s, t in zip(rec2.steps_s, rec2.traced) if t],
                     step_nums=[n for n, t in zip(rec2.step_nums, rec2.traced) if t],
                     untraced_steps=sum(1 for t in rec2.traced if not t),
@@ -129,6 +139,9 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
                           **load}]
     next_step = timing.next_step
 
+    if cal_untraced is not None and cal_in_trace is not None:
+        timings["calibration"] = {"calls": calibrate.CALLS, "untraced_s": cal_untraced,
+                                  "traced_s": cal_in_trace}
     traced: dict[str, Any] = {"host": host}
     # 4. python pass
     if spec.get("python_tracer", True):

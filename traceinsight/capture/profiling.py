@@ -7,6 +7,7 @@ import os
 import socket
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 from traceinsight import runfolder
 from traceinsight.capture import compat
@@ -70,9 +71,12 @@ def _client_env() -> dict[str, str]:
 
 
 def traced_phase(tf, driver, port, logdir, duration_ms, levels, max_steps, next_step, name,
-                 client_python: str | None = None):
+                 client_python: str | None = None, before: Callable[[], Any] | None = None):
+    """Trace ``driver``'s steps. ``before``: called once the profiler records, before the first
+    step (the calibration); what it returns is the result's ``"before"`` entry."""
     tp = TracedPass(port, logdir, duration_ms, levels, client_python)
     live = tp.start()
+    before_out = before() if live and before is not None else None
 
     def done(rec: Recorder) -> bool:
         return len(rec.steps_s) >= max_steps or not tp.live
@@ -87,6 +91,8 @@ def traced_phase(tf, driver, port, logdir, duration_ms, levels, max_steps, next_
         "profile_options": options_mod.check(levels, path, tf.__version__),
         "trace": str(path.relative_to(logdir.parent.parent)) if path else None,
     }
+    if before_out is not None:
+        result["before"] = before_out
     if not live:
         result["problem"] = "the profiler never started recording" + (f" ({tp.error})" if tp.error else "")
     elif tp.error:

@@ -97,12 +97,17 @@ def mode_entry(run: Run, m: ModeResult, summary_row: pd.Series | None) -> dict:
     untraced = m.timing is not None and len(m.timing.steps_s) > 0
     e["timing_source"] = "untraced" if untraced else "traced" if m.n_steady else None
     e["categories"] = m.category_medians()
+    e["traced_categories"] = m.traced_category_medians()
     e["traced_step_ms"] = m.traced_ms      # NaN (no breakdown) is written as null
-    # what each category costs the run (mean ms/step, adds up to the mean traced step) and its
-    # share of that total, beside the typical step's medians above
+    # the user's step split into categories (mean ms/step, the profiler's cost taken out: they
+    # add up to the untraced median) and each one's share of it, beside the typical step's
+    # medians above; the traced means they were made from, and how (the correction)
     e["category_means"] = m.category_means()
     e["category_shares"] = m.category_shares()
+    e["category_total_ms"] = m.breakdown_ms
+    e["traced_category_means"] = m.traced_category_means()
     e["traced_step_mean_ms"] = m.traced_mean_ms
+    e["correction"] = correction_entry(m)
     # the profiler lengthened the traced steps a lot (compare.is_distorted): their split is less sure
     d = m.timing.distortion if m.timing is not None else None
     # costs concentrated in a few steps (stalls, periodic work), with the steps they hit
@@ -139,6 +144,17 @@ def mode_entry(run: Run, m: ModeResult, summary_row: pd.Series | None) -> dict:
     if not m.table("stages").empty:     # only traces with a tf.data pipeline have the section
         e["tfdata_stages"] = records(m.table("stages"))
     return clean(e)
+
+
+def correction_entry(m: ModeResult) -> dict | None:
+    """How the mode's drawn split was made from its traced one (``ModeResult.correction``)."""
+    c = m.correction
+    if c is None:
+        return None
+    return {"kind": c.kind.value, "method": c.method, "traced_mean_ms": c.traced_ms,
+            "untraced_median_ms": c.untraced_ms, "scale": c.scale,
+            "per_event_us": c.per_event_us, "events_per_step": c.events_per_step,
+            "event_cost_ms": dict(c.event_cost), "removed_ms": c.removed}
 
 
 def skipped_modes(run: Run) -> dict[str, str]:

@@ -63,7 +63,11 @@ def pair_entry(p: PairDiff) -> dict:
     entry: dict[str, Any] = {"a": p.a, "b": p.b, "a_ms": c.b_ms, "b_ms": c.a_ms, "delta_ms": c.delta_ms,
              "ratio": c.ratio, "ratio_lo": c.ratio_lo, "ratio_hi": c.ratio_hi,
              "significant": p.significant, "basis": c.basis, "ratio_note": c.note,
-             # the traced steps' means the category rows add up to (B, A, B − A)
+             # what the category rows add up to (B, A, B − A): each side's untraced median where
+             # its categories are the user's step (``corrected``), else its mean traced step;
+             # and the traced steps' means the traced split came from
+             "step_a_ms": c.breakdown_b_ms, "step_b_ms": c.breakdown_a_ms,
+             "step_delta_ms": c.breakdown_delta_ms, "categories_corrected": c.corrected,
              "traced_a_ms": c.traced_mean_b_ms, "traced_b_ms": c.traced_mean_a_ms,
              "traced_delta_ms": c.traced_delta_ms}
     label = f"{p.b}: B − A" if p.a == p.b else f"{p.b} − {p.a}"

@@ -13,7 +13,15 @@ from typing import Any, Sequence
 from traceinsight import present
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report.data import env_value
-from traceinsight.report.markdown import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE, concentrated_note, distortion_note, mean_share
+from traceinsight.report.markdown import (
+    CATEGORY_MEANS_NOTE,
+    CATEGORY_MEDIANS_NOTE,
+    STEP_COLUMN,
+    concentrated_note,
+    correction_note,
+    distortion_note,
+    mean_share,
+)
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
 from traceinsight.stats import RATIO_METHOD
 
@@ -306,15 +314,15 @@ def render_document(doc: dict) -> str:
     body += ["<h2>Where the time goes</h2>",
              f"<p class=\"muted\">{esc(CATEGORY_MEANS_NOTE)}.</p>",
              bars_svg(modes),
-             table(["mode", *CATEGORIES, "mean traced step"],
+             table(["mode", *CATEGORIES, STEP_COLUMN],
                    [[code(m["name"])] + [esc(mean_share((m.get("category_means") or {}).get(c),
                                                         (m.get("category_shares") or {}).get(c)))
                                          if m.get("host_events_recorded") is not False
                                          else "not recorded" for c in CATEGORIES]
-                    + [num(m.get("traced_step_mean_ms"))] for m in modes if m["status"] == "ok"],
+                    + [num(m.get("category_total_ms"))] for m in modes if m["status"] == "ok"],
                    "l" + "r" * (len(CATEGORIES) + 1)),
-             *([f"<p class=\"muted\">{esc(distortion_note(modes, str))}</p>"]
-               if distortion_note(modes, str) else []),
+             *[f"<p class=\"muted\">{esc(note)}</p>"
+               for note in (distortion_note(modes, str), correction_note(modes, str)) if note],
              *([f"<p class=\"muted\">{esc(concentrated_note(modes, str))}</p>"]
                if concentrated_note(modes, str) else []),
              f"<p class=\"muted\">{esc(CATEGORY_MEDIANS_NOTE)}</p>",

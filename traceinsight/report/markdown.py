@@ -16,11 +16,12 @@ from traceinsight.report.data import env_value
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
 from traceinsight.stats import RATIO_METHOD
 
-CATEGORY_MEANS_NOTE = ("Mean ms/step per category over the host-traced steady steps, with its share "
-                       "of their time: what the run costs, stalls in a few steps included; the "
-                       "categories add up to the mean traced step")
-CATEGORY_MEDIANS_NOTE = ("The typical step: median ms/step per category (medians do not add up to a "
-                         "step).")
+CATEGORY_MEANS_NOTE = ("The user's step: mean ms/step per category with its share, the profiler's own "
+                       "cost taken out of the host-traced steps' split, so the categories add up to "
+                       "the untraced median above (stalls in a few steps included)")
+CATEGORY_MEDIANS_NOTE = ("The typical step: median ms/step per category, corrected as the means are "
+                         "(medians do not add up to a step).")
+STEP_COLUMN = "step ms"
 
 GITHUB_LIMIT = 65_536
 MAX_CELL = present.MAX_NAME          # characters of one table cell (op names can be huge)
@@ -147,8 +148,8 @@ def mode_rows(modes: list[dict]) -> list[list[str]]:
 
 
 def category_rows(modes: list[dict]) -> list[list[str]]:
-    """Per mode: each category's mean ms/step with its share of the time, then the mean traced
-    step they add up to."""
+    """Per mode: each category's ms/step in the user's step with its share of it, then the step
+    they add up to (the untraced median; a foreign trace's mean traced step)."""
     rows = []
     for m in modes:
         if m["status"] != "ok":
@@ -156,11 +157,34 @@ def category_rows(modes: list[dict]) -> list[list[str]]:
         means, shares = m.get("category_means") or {}, m.get("category_shares") or {}
         if m.get("host_events_recorded") is False:  # the trace cannot split host time
             rows.append([code(m["name"])] + ["not recorded"] * len(CATEGORIES)
-                        + [num(m.get("traced_step_mean_ms"))])
+                        + [num(m.get("category_total_ms"))])
             continue
         rows.append([code(m["name"])] + [mean_share(means.get(c), shares.get(c)) for c in CATEGORIES]
-                    + [num(m.get("traced_step_mean_ms"))])
+                    + [num(m.get("category_total_ms"))])
     return rows
+
+
+def correction_note(modes: list[dict], name: Any = None) -> str:
+    """How each mode's split was made from its traced one, and how large the correction was:
+    the traced mean step, the untraced median, the method, the largest changes by category."""
+    parts = []
+    for m in modes:
+        c = m.get("correction") if m["status"] == "ok" else None
+        if not c or m.get("host_events_recorded") is False:
+            continue
+        who = (name or text)(m["name"])
+        if c["kind"] == "traced":
+            parts.append(f"{who}: {c['method']}")
+            continue
+        removed = sorted(((k, v) for k, v in (c.get("removed_ms") or {}).items()
+                          if present.is_num(v) and abs(v) >= 0.0005), key=lambda kv: -abs(kv[1]))
+        by_cat = ", ".join(f"{k} {'−' if v > 0 else '+'}{num(abs(v))}" for k, v in removed)
+        parts.append(f"{who}: traced mean step {num(c['traced_mean_ms'])} ms → untraced median "
+                     f"{num(c['untraced_median_ms'])} ms; {c['method']}"
+                     + (f"; by category (ms/step): {by_cat}" if by_cat else ""))
+    if not parts:
+        return ""
+    return "How this split was obtained, mode by mode: " + "; ".join(parts) + "."
 
 
 def mean_share(mean: Any, share: Any) -> str:
@@ -194,8 +218,8 @@ def distortion_note(modes: list[dict], name: Any = None) -> str:
         return ""
     return ("Less certain: the profiler lengthened the traced steps of "
             + ", ".join(f"{(name or text)(m['name'])} ({pct(m.get('distortion'))})" for m in hit)
-            + " by more than 15 %, unevenly across categories: their split says where the traced "
-            "time went, not by how much each category would shrink untraced.")
+            + " by more than 15 %. Its cost is taken out of the split above (how: below), but "
+            "the shares of those modes rest on that correction more than on the trace.")
 
 
 def median_rows(modes: list[dict]) -> list[list[str]]:
@@ -366,12 +390,11 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT,
                    "first step ms", "profiler distortion", "steps"], mode_rows(modes), "lrlllrrr")
     cats = category_rows(modes)
     if cats:
-        head += ["", "## Where the time goes", "",
-                 CATEGORY_MEANS_NOTE + " (the profiler inflates them by the distortion above).", ""]
-        head += table(["mode", *CATEGORIES, "mean traced step"], cats, "l" + "r" * (len(CATEGORIES) + 1))
-        note = distortion_note(modes)
-        if note:
-            head += ["", note]
+        head += ["", "## Where the time goes", "", CATEGORY_MEANS_NOTE + ".", ""]
+        head += table(["mode", *CATEGORIES, STEP_COLUMN], cats, "l" + "r" * (len(CATEGORIES) + 1))
+        for note in (distortion_note(modes), correction_note(modes)):
+            if note:
+                head += ["", note]
         spikes = concentrated_note(modes)
         if spikes:
             head += ["", spikes]

@@ -72,8 +72,10 @@ def _legend(items: list[tuple[str, str]], x: float, y: float, max_x: float) -> t
 
 
 def category_bars(modes: list[dict]) -> str:
-    """Stacked bars: mean ms/step per category of each ok mode (host-traced steady steps), so a
-    bar's length and its label are the mean traced step the tables beside it show."""
+    """Stacked bars: the user's step of each ok mode split into categories (``category_means``:
+    the host-traced split with the profiler's cost taken out), so a bar's length and its label
+    are the untraced median the tables beside it show (a foreign trace's: its mean traced
+    step). Each segment's tip also gives the traced figure it was made from."""
     ok = [m for m in modes if m["status"] == "ok" and any(_finite(v) for v in (m.get("category_means") or {}).values())]
     if not ok:
         return ""
@@ -91,14 +93,16 @@ def category_bars(modes: list[dict]) -> str:
             if not _finite(v) or v <= 0:
                 continue
             w = bar_w * v / scale_max
+            traced = (m.get("traced_category_means") or {}).get(c)
+            was = f" (traced {_num(traced)})" if _finite(traced) and traced != v else ""
             parts.append(f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{row_h - 8}" '
                          f'fill="{COLORS[c]}"><title>{esc(m["name"])} · {c}: {_num(v)} ms/step'
-                         f'</title></rect>')
+                         f'{was}</title></rect>')
             x += w
         parts.append(f'<text x="{x + 5:.1f}" y="{y + 16}">{_num(total)} ms</text>')
     legend, bottom = _legend([(COLORS[c], c) for c in CATEGORIES], float(label_w),
                              top + row_h * len(ok) + 8, WIDTH)
-    return "\n".join([_open(WIDTH, int(bottom) + 6, "mean ms per step by category and mode"),
+    return "\n".join([_open(WIDTH, int(bottom) + 6, "ms per untraced step by category and mode"),
                       *parts, *legend, "</svg>"])
 
 
@@ -336,7 +340,7 @@ def mermaid_bars(modes: list[dict]) -> list[str]:
     palette = ", ".join(COLORS[c] for c, _ in sums)
     out = ["```mermaid", "---", "config:", "  themeVariables:", "    xyChart:",
            f'      plotColorPalette: "{palette}"', "---", "xychart-beta",
-           '  title "Mean ms per traced step, by category"',
+           '  title "ms per untraced step, by category (profiler cost taken out)"',
            "  x-axis [" + ", ".join(_mermaid_label(m["name"]) for m in ok) + "]",
            '  y-axis "ms"']
     out += ["  bar [" + ", ".join(f"{v:.6g}" for v in values) + "]" for _, values in sums]

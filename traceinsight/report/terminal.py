@@ -87,7 +87,8 @@ def render(run: Run, options: TerminalOptions = TERMINAL_DEFAULTS) -> list[Any]:
         if m.ok:
             cats = m.category_medians()
             rows.append([_s(m.name), *[ms(cats[k]) for k in CATEGORIES]])
-    out.append(_table("where a steady step's time goes (ms, median per category)",
+    out.append(_table("where a steady step's time goes (ms, median per category, the profiler's cost "
+                      "taken out)",
                          [("mode", False)] + [(c, True) for c in CATEGORIES], rows))
 
     names = {m.name for m in wanted}
@@ -109,6 +110,11 @@ def render(run: Run, options: TerminalOptions = TERMINAL_DEFAULTS) -> list[Any]:
             first = f", first step apart: {ms(np.nansum(list(split.values())))} ms ({parts})"
         out.append(Text(f"steps: {present.safe(m.step_rule)}; {m.n_steady} steady "
                         f"step(s){first}"))
+        c = m.correction
+        if c is not None and m.host_events_recorded:
+            out.append(Text(f"breakdown: traced mean step {ms(c.traced_ms)} ms"
+                            + (f" → untraced median {ms(c.untraced_ms)} ms" if np.isfinite(c.untraced_ms) else "")
+                            + f"; {c.method}"))
         for note in m.notes:
             out.append(Text.assemble(("note:", "yellow"), " ", present.safe(note, None)))
         for title, name, cols in (("top ops (ms per steady step)", "ops", present.OP_COLUMNS),

@@ -56,10 +56,12 @@ def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:
              f"{fmt_ms(c['delta_lo'])} … {fmt_ms(c['delta_hi'])}" if c.get("delta_lo") is not None else "–",
              {True: "yes", False: "no", None: "–"}[c.get("significant")]]
             for c in p["categories"]]
-        if p.get("traced_delta_ms") is not None:
-            # the total the category rows add up to: the traced steps' mean
-            cat_rows.append(["traced step", fmt_ms(p.get("traced_a_ms")), fmt_ms(p.get("traced_b_ms")),
-                             _signed(p.get("traced_delta_ms")), "", ""])
+        if p.get("step_delta_ms") is not None:
+            # the total the category rows add up to: the untraced step (the profiler's cost
+            # taken out), or a foreign trace's mean traced step
+            cat_rows.append(["untraced step" if p.get("categories_corrected") else "traced step",
+                             fmt_ms(p.get("step_a_ms")), fmt_ms(p.get("step_b_ms")),
+                             _signed(p.get("step_delta_ms")), "", ""])
         out += _table(["category", "A ms/step", "B ms/step", "delta", "95 % CI", "significant"],
                       cat_rows, "lrrrl")
         fams = p.get("families") or []

@@ -115,6 +115,8 @@ def mode_headline(mode: ModeResult, row: pd.Series | None) -> Text:
         lines.append(mem)
     if mode.step_rule:
         lines.append(f"steps: {fmt.safe(mode.step_rule)}")
+    if mode.correction is not None and mode.host_events_recorded:
+        lines.append(f"breakdown: {mode.correction.method}")
     lines.extend(fmt.safe(n, 2000) for n in mode.notes)
     if lines:
         text.append("\n" + "\n".join(lines), style="dim")

@@ -53,7 +53,8 @@ def bar_rows(run: Run) -> list[BarRow]:
         elif m.table("breakdown").empty:     # the light tables: no pandas before the first frame
             rows.append(BarRow(fmt.safe(m.name), None, "no steps found in the trace: no breakdown"))
         else:
-            # means: a bar adds up to the mean traced step the reports show for the mode
+            # the user's step: a bar adds up to the mode's untraced median (the profiler's cost
+            # taken out), as the reports draw it
             rows.append(BarRow(fmt.safe(m.name), {k: float(v) for k, v in m.category_means().items()}))
     return rows
 
@@ -140,8 +141,9 @@ class OverviewScreen(Screen):
         # One scroll for the page (many modes, a short terminal); tab reaches it, the mouse too.
         with VerticalScroll(id="overview-body"):
             yield ModeTable(self.run, id="modes")
-            yield Static(Text("Where the traced steps' time goes (mean ms/step per category, "
-                              "one scale)", style="bold"), classes="heading")
+            yield Static(Text("Where the time goes (ms per untraced step by category, the "
+                              "profiler's cost taken out; one scale)", style="bold"),
+                         classes="heading")
             yield CategoryBars(bar_rows(self.run), id="bars")
             yield Static(legend(), id="legend")
             yield Static(id="insights")

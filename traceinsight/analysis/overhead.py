@@ -1,0 +1,172 @@
+"""The profiler's own cost, measured and taken out: a mode's traced breakdown -> the user's step.
+
+The host tracer lengthens every step it records (``Timing.distortion``), and not evenly: each
+recorded event costs the thread that records it, where the event sits. The breakdown a page draws
+is the user's *untraced* step, so it is made here from the traced one in two parts:
+
+1. Events (``tracer_events``): per steady traced step, the main thread's events counted by the
+   category their recording cost lands in. A TraceMe takes its start stamp after it is set up
+   and is recorded after its end stamp, so its cost sits outside its own span, in the event
+   around it: its parent's category (python for a root event). A zero-length event (a memory
+   allocation) lands in the category running at its instant. Worker threads' events are not
+   counted: they cost the worker, which the main thread waits for only on its critical path.
+2. The correction (``correct``): where the capture calibrated the profiler (``Timing.calibration``:
+   one small eager op timed untraced and traced in the same process, its events counted in the
+   trace), the cost per event times the events landing in each category is taken out of that
+   category (never below zero). What is left is scaled to the untraced median, every category
+   alike: it holds what no event accounts for, the traced steps' mean against the untraced
+   median, and the machine between the two passes. Without a calibration (run folders captured
+   before it) the traced split is scaled as it is, and said so. Without an untraced timing
+   (foreign traces) the traced split is drawn, and said so.
+
+Either way the drawn categories add up to the mode's headline median, and none is larger than it.
+numpy only; computed once per mode when a run is made (``Run.__post_init__`` asks
+``derive.ANALYZER``, which calls ``correct``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from traceinsight import runfolder
+from traceinsight.analysis import rules
+from traceinsight.model import (
+    CATEGORIES,
+    Correction,
+    CorrectionKind,
+    ModeResult,
+    Timing,
+    TracerEvents,
+    steady_mask,
+)
+
+if TYPE_CHECKING:      # the correction itself needs neither (the analyzer imports this module when a run is made)
+    from traceinsight.analysis.attribute import Attribution
+    from traceinsight.columns import Columns
+
+
+def landing_categories(a: Attribution) -> np.ndarray:
+    """Per event: the category its recording cost lands in (see the module's docstring; events
+    off the main thread get their own effective category, unused)."""
+    t = a.table
+    parent = a.parent
+    seg = np.searchsorted(a.bounds, t.start, side="right") - 1
+    seg_cat = (a.seg_cat[np.clip(seg, 0, max(len(a.seg_cat) - 1, 0))] if len(a.seg_cat)
+               else np.full(len(t), rules.PYTHON, dtype=np.int8))
+    # an instant before the timeline or after it is python
+    seg_cat = np.where((seg < 0) | (seg >= len(a.seg_cat)), rules.PYTHON, seg_cat)
+    parent_cat = a.cat[np.clip(parent, 0, None)] if len(parent) else parent
+    zero = t.end <= t.start
+    return np.where(parent >= 0, parent_cat, np.where(zero, seg_cat, rules.PYTHON)).astype(np.int64)
+
+
+def _main_events(a: Attribution) -> np.ndarray:
+    """The main thread's events that the tracer recorded for the program (not the windows the
+    capture or a foreign tool opened: step markers, events kept out of the nesting)."""
+    t = a.table
+    return (t.line == a.main_line) & ~a.outside
+
+
+def tracer_events(a: Attribution, steps: Columns, timing: Timing | None) -> TracerEvents | None:
+    """Per steady step, the main thread's events by the category their cost lands in, and the
+    calibration loop's events per call (``TracerEvents``). None where the trace has no main
+    thread or no steady step."""
+    if a.main_line < 0 or steps.empty:
+        return None
+    steady = steady_mask(steps)
+    n = int(steady.sum())
+    if not n:
+        return None
+    ws, we = a.step_start[steady], a.step_end[steady]
+    t = a.table
+    main = _main_events(a)
+    order = np.argsort(ws, kind="stable")
+    ws, we = ws[order], we[order]
+    k = np.searchsorted(ws, t.start, side="right") - 1
+    inside = (k >= 0) & (t.start < we[np.clip(k, 0, None)]) if len(ws) else np.zeros(len(t), bool)
+    land = landing_categories(a)
+    counts = np.bincount(land[main & inside], minlength=len(CATEGORIES))[:len(CATEGORIES)]
+    per_step = {c: float(counts[i]) / n for i, c in enumerate(CATEGORIES)}
+    return TracerEvents(per_step=per_step, calibration_events=calibration_events(a, timing))
+
+
+def calibration_events(a: Attribution, timing: Timing | None) -> float | None:
+    """Events per call of the capture's calibration loop: the main thread's events inside its
+    ``runfolder.CALIBRATION_MARKER`` windows over the calls they hold. None without them."""
+    cal = timing.calibration if timing is not None else None
+    t = a.table
+    mid = t.name_id(runfolder.CALIBRATION_MARKER)
+    if cal is None or mid < 0 or a.main_line < 0:
+        return None
+    main_line = t.line == a.main_line
+    win = np.flatnonzero(main_line & (t.name == mid))
+    if not len(win) or cal.calls < 1:
+        return None
+    ws, we = t.start[win], t.end[win]
+    order = np.argsort(ws, kind="stable")
+    ws, we = ws[order], we[order]
+    others = main_line & (t.name != mid)
+    k = np.searchsorted(ws, t.start, side="right") - 1
+    inside = others & (k >= 0) & (t.start < we[np.clip(k, 0, None)])
+    events = int(inside.sum())
+    return events / (len(win) * cal.calls) if events else None
+
+
+def correct(m: ModeResult) -> Correction | None:
+    """The user's step of an ok mode with a breakdown (``Correction``; see the module's
+    docstring). None where there is nothing to correct (no steady traced step)."""
+    if not m.ok:
+        return None
+    traced = m.traced_category_means()
+    vals = np.array([traced[c] for c in CATEGORIES], dtype=float)
+    traced_ms = m.traced_mean_ms
+    if not np.isfinite(vals).any():
+        return None
+    t = m.timing
+    untraced = t.median_ms if t is not None and len(t.steps_s) else float("nan")
+    ev = m.tracer_events
+    events = float(sum(ev.per_step.values())) if ev is not None else None
+    zero = dict.fromkeys(CATEGORIES, 0.0)
+    if not np.isfinite(untraced) or not np.all(np.isfinite(vals)):
+        # a foreign trace (nothing untraced to aim at), or categories not recorded
+        return Correction(CorrectionKind.TRACED, dict(traced), zero, 1.0, dict(traced),
+                          traced_ms, untraced, None, events)
+    per_event_s = per_event_cost_s(m)
+    cost = np.zeros(len(CATEGORIES))
+    kind = CorrectionKind.PROPORTIONAL
+    if per_event_s == 0.0:
+        kind, per_event_s = CorrectionKind.INCONCLUSIVE, None
+    if per_event_s is not None and ev is not None:
+        kind = CorrectionKind.CALIBRATED
+        landing = np.array([ev.per_step[c] for c in CATEGORIES], dtype=float)
+        cost = np.minimum(landing * per_event_s * 1e3, np.maximum(vals, 0.0))
+    rest = np.maximum(vals - cost, 0.0)
+    if rest.sum() <= 0 and kind is CorrectionKind.CALIBRATED:
+        # the calibrated cost empties every category: more than the whole traced step, so the
+        # calibration is not credible here; scaled as it is
+        kind, cost, rest, per_event_s = CorrectionKind.INCONCLUSIVE, np.zeros(len(CATEGORIES)), \
+            np.maximum(vals, 0.0), None
+    if rest.sum() <= 0:
+        # nothing of the traced step is left to scale (an empty step): drawn as traced
+        return Correction(CorrectionKind.TRACED, dict(traced), zero, 1.0, dict(traced),
+                          traced_ms, untraced, None, events)
+    scale = float(untraced / rest.sum())
+    user = rest * scale
+    return Correction(kind, dict(traced), dict(zip(CATEGORIES, cost.tolist())), scale,
+                      dict(zip(CATEGORIES, user.tolist())), traced_ms, float(untraced),
+                      per_event_s * 1e6 if kind is CorrectionKind.CALIBRATED and per_event_s is not None
+                      else None, events)
+
+
+def per_event_cost_s(m: ModeResult) -> float | None:
+    """The profiler's cost per recorded event measured by the capture's calibration (seconds):
+    what tracing added to one call of the loop over the events one call records. None without a
+    calibration in both the timing and the trace."""
+    t, ev = m.timing, m.tracer_events
+    cal = t.calibration if t is not None else None
+    if cal is None or ev is None or not ev.calibration_events:
+        return None
+    excess = cal.excess_s_per_call
+    return None if excess is None else excess / ev.calibration_events
