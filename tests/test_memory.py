@@ -106,7 +106,8 @@ def test_the_untraced_phase_peak_counts_an_allocation_made_in_it():
     after = PeakRss().finish()
     if inside["basis"] != PHASE:
         pytest.skip("this kernel cannot reset the peak resident memory (/proc/self/clear_refs)")
-    assert inside["peak_rss_bytes"] - inside["rss_start_bytes"] >= 256 * MIB
+    # the allocation is seen (memory the process gave back meanwhile may take a little off)
+    assert inside["peak_rss_bytes"] - inside["rss_start_bytes"] >= 0.9 * 256 * MIB
     # a phase after it, which allocated nothing, does not carry that peak
     assert after["peak_rss_bytes"] < inside["peak_rss_bytes"] - 200 * MIB
 
