@@ -132,3 +132,32 @@ def test_reports_and_viewer_show_the_capture_peak_and_the_allocators():
     line = memory_line(run.modes["eager"])
     assert line is not None and line.startswith("memory: peak RSS 512 MiB while timed untraced")
     assert memory_line(sample_run().modes["eager"]) is None
+
+
+def _with_peak(m, peak_mib: float, basis: str = "phase"):
+    t = m.timing
+    return m.replace(timing=Timing(steps_s=t.steps_s, first_step_s=t.first_step_s,
+                                   traced_steps_s=t.traced_steps_s,
+                                   memory={"peak_rss_bytes": int(peak_mib * MIB), "basis": basis}))
+
+
+def test_a_mode_holding_markedly_more_memory_is_a_finding():
+    from traceinsight.testing import make_mode
+
+    def run_of(peaks: dict[str, float], basis: str = "phase"):
+        modes = {n: _with_peak(make_mode(n, {"op": 1.0, "python": 0.5}), p, basis)
+                 for n, p in peaks.items()}
+        return complete(Run(path=None, name="r", modes=modes, source="run"))
+
+    found = [f for f in run_of({"function": 400, "xla": 900, "eager": 420}).findings
+             if f.rule == "memory"]
+    assert len(found) == 1
+    f = found[0]
+    assert f.modes == ("xla", "function") and f.saving_ms is None and f.severity == "info"
+    assert f.title == "xla holds 2.2× the memory of function (900 MiB vs 400 MiB)"
+    assert "+500 MiB" in f.evidence
+    # below the factor, below the floor, or the process's lifetime peak only: no finding
+    for peaks, basis in [({"function": 400, "xla": 590}, "phase"),
+                         ({"function": 40, "xla": 100}, "phase"),
+                         ({"function": 400, "xla": 900}, "process")]:
+        assert not [f for f in run_of(peaks, basis).findings if f.rule == "memory"], peaks
