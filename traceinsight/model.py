@@ -254,7 +254,7 @@ def steady_mask(steps: Columns) -> np.ndarray:
 
 # A ModeResult's tables, in field order: what ``ModeResult.table(name)`` reads.
 TABLES: tuple[str, ...] = ("steps", "breakdown", "ops", "retraces", "hotspots", "other",
-                           "device_steps", "devices", "kernels", "stages", "memory")
+                           "device_steps", "devices", "kernels", "stages", "memory", "layers")
 
 
 class Table:
@@ -366,6 +366,10 @@ class ModeResult:
                   (``analysis.memory``): step_num, allocations, deallocations, bytes_allocated,
                   peak_bytes_in_use (the allocator's peak so far, NaN where no event carries it).
                   Empty where the trace records no allocation ("not recorded", never zero).
+      layers:     the ops' self time per steady step by Keras layer (``analysis.layers``: the
+                  layer scope in graph op names, or in an XLA op's HLO metadata): layer,
+                  ms_per_step, calls_per_step, ops, share, source; a last row "(not in a layer)"
+                  holds what no layer scope places. Empty where no op carries one (eager modes).
 
     ``host_events_recorded`` is False when the trace cannot split host time (host tracer level 0,
     or no TF Python-API events on the main thread): the steps' category columns are then NaN
@@ -425,6 +429,7 @@ class ModeResult:
     compile_estimate: CompileEstimate | None = None
     stages: Table = Table()
     memory: Table = Table()
+    layers: Table = Table()
     # what the mode is (base, input, flavour, backend; ``traceinsight.modekind``): the loader sets
     # it from run.json; left out (a foreign trace, an old run folder, a mode made by hand) it is
     # derived from the name, here, once

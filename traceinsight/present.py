@@ -301,6 +301,28 @@ MEMORY_COLUMNS = (
 )
 
 
+# Where in the model (report document's mode ``layers``: ``ModeResult.layers``)
+LAYERS_TITLE = ("Where in the model: op time per Keras layer, ms per steady traced step (the ops' "
+                "self time on every thread, placed by the layer scope of their names or of an XLA op's "
+                "HLO metadata; eager ops carry none)")
+def layer_matrix(modes: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[tuple[str, list[Any]]]]:
+    """The layers of the modes that have them side by side: (those modes' names, rows of (layer,
+    ms/step in each of them: None where a mode has no such layer)), the layers in the order of
+    their largest time in any mode, the row of what no layer holds (``placed`` false) last."""
+    shown = [m for m in modes if m.get("layers")]
+    names = [str(m["name"]) for m in shown]
+    by_layer: dict[str, list[Any]] = {}
+    unplaced: set[str] = set()
+    for k, m in enumerate(shown):
+        for r in m["layers"]:
+            by_layer.setdefault(str(r["layer"]), [None] * len(shown))[k] = r.get("ms_per_step")
+            if not r.get("placed", True):
+                unplaced.add(str(r["layer"]))
+    most = {lay: max((v for v in vals if is_num(v)), default=0.0) for lay, vals in by_layer.items()}
+    order = sorted(by_layer, key=lambda lay: (lay in unplaced, -most[lay], lay))
+    return names, [(lay, by_layer[lay]) for lay in order]
+
+
 def memory_recorded(memory: Mapping[str, Any] | None) -> bool:
     """A report document's mode ``memory`` holds a figure."""
     return memory is not None and any(is_num(memory.get(c.key)) for c in MEMORY_COLUMNS

@@ -55,7 +55,7 @@ def source_digest() -> str:
 
 _DIGEST: str | None = None
 FRAMES = ("steps", "breakdown", "ops", "retraces", "hotspots", "other", "device_steps", "devices",
-          "kernels", "stages", "memory")
+          "kernels", "stages", "memory", "layers")
 
 
 def cache_path(run: Path, mode_folder: str) -> Path:
@@ -324,6 +324,7 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
             host_events_recorded=bool(data.get("host_events_recorded", True)),
             device_steps=frames["device_steps"], devices=frames["devices"],
             kernels=frames["kernels"], stages=frames["stages"], memory=frames["memory"],
+            layers=frames["layers"],
             compile_estimate=_estimate_from_json(data.get("compile_estimate")),
             tracer_events=_events_from_json(data.get("tracer_events"))), data.get("boot"))
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError,

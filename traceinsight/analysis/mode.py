@@ -23,7 +23,17 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight import runfolder
-from traceinsight.analysis import device, hotspots, jaxtrace, memory, overhead, results, retraces, tfdata
+from traceinsight.analysis import (
+    device,
+    hotspots,
+    jaxtrace,
+    layers,
+    memory,
+    overhead,
+    results,
+    retraces,
+    tfdata,
+)
 from traceinsight.analysis.attribute import Attribution, attribute
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.steps import host_events_recorded
@@ -256,6 +266,10 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
                          "(the device events are not assigned to the steps)")
         ops = jaxtrace.with_device_ops(ops, dops, host_recorded)
     events = overhead.tracer_events(a, steps, timing) if host_recorded and host_files else None
+    hlo = None
+    if "hlo_op" in table.stat_str and host_files:
+        from traceinsight.analysis.hlo_protos import hlo_op_names
+        hlo = layers.hlo_scopes(hlo_op_names(list(host_files)))
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
         ops=ops, retraces=retraces.retraces_table(a, signatures),
@@ -267,6 +281,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         devices=dev.devices if dev is not None else Columns(),
         kernels=dev.kernels if dev is not None else Columns(),
         stages=tfdata.stage_table_of(table, steps), memory=memory.memory_table(table, steps),
+        layers=layers.layers_table(ops, hlo),
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)), trace=kept,
         tracer_events=events)
 

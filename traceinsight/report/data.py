@@ -141,6 +141,7 @@ def mode_entry(run: Run, m: ModeResult, summary_row: pd.Series | None) -> dict:
                    "allocations_per_step": mem.allocations,
                    "requested_bytes_per_step": whole(mem.requested_bytes),
                    "peak_in_use_bytes": whole(mem.peak_in_use_bytes)}
+    e["layers"] = records(m.table("layers"))
     if not m.table("stages").empty:     # only traces with a tf.data pipeline have the section
         e["tfdata_stages"] = records(m.table("stages"))
     return clean(e)

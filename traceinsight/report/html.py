@@ -223,6 +223,11 @@ def _details(modes: list[dict]) -> str:
                    + table(["mode"] + [c.label for c in present.OTHER_COLUMNS], rows,
                            "l" + _align(present.OTHER_COLUMNS), TOP_ROWS, "events")
                    + "</details>")
+    names, layers = present.layer_matrix(ok)
+    if layers:
+        out.append(f"<details><summary>{esc(present.LAYERS_TITLE)}</summary>" + table(
+            ["layer"] + names, [[code(lay)] + [esc(present.ms(v)) for v in vals] for lay, vals in layers],
+            "l" + "r" * len(names), TOP_ROWS, "layers") + "</details>")
     rows = [[code(m["name"])] + _cells(present.MEMORY_COLUMNS, m["memory"]) for m in ok
             if present.memory_recorded(m.get("memory"))]
     if rows:

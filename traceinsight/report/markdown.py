@@ -319,6 +319,13 @@ def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
                         table(["mode"] + [c.label for c in present.OTHER_COLUMNS], rows,
                               _align(present.OTHER_COLUMNS, mode=True), cap, "events"))
 
+    names, layers = present.layer_matrix(ok)
+    if layers:
+        out += _details(present.LAYERS_TITLE, table(
+            ["layer"] + [code(n, table=False) for n in names],
+            [[code(lay)] + [present.ms(v) for v in vals] for lay, vals in layers],
+            "l" + "r" * len(names), cap, "layers"))
+
     rows = [row for m in ok if present.memory_recorded(m.get("memory"))
             for row in spec_table(present.MEMORY_COLUMNS, [m["memory"]], m["name"])[1]]
     if rows:

@@ -45,6 +45,15 @@ STAGE_COLUMNS = [
     Column("stage", "tf.data stage"),
 ]
 
+LAYER_COLUMNS = [
+    Column("ms_per_step", "self ms/step", fmt.ms, numeric=True),
+    Column("share", "share", fmt.percent, numeric=True),
+    Column("calls_per_step", "op calls/step", fmt.count, numeric=True),
+    Column("ops", "ops", fmt.count, numeric=True),
+    Column("source", "placed by"),
+    Column("layer", "layer"),
+]
+
 KERNEL_COLUMNS = [
     Column("ms_per_step", "device ms/step", fmt.ms, numeric=True),
     Column("share", "share", fmt.percent, numeric=True),
@@ -200,6 +209,8 @@ class ModeScreen(Screen):
             yield TabPane(f"Ops ({len(m.table('ops')):,})", id="tab-ops")
             yield TabPane("Python", id="tab-python")
             yield TabPane(f"Retraces ({len(m.table('retraces'))})", id="tab-retraces")
+            if not m.table("layers").empty:  # modes whose ops carry layer scopes (graph, XLA)
+                yield TabPane(f"Layers ({int(m.table('layers')['placed'].sum())})", id="tab-layers")
             yield TabPane("Steps", id="tab-steps")
             if not m.table("stages").empty:  # tf.data traces only: the others keep their tabs
                 yield TabPane(f"tf.data ({len(m.table('stages'))})", id="tab-tfdata")
@@ -239,6 +250,10 @@ class ModeScreen(Screen):
             return [FrameTable(m.table("retraces").to_pandas(), RETRACE_COLUMNS, filter_columns=["function", "changes"],
                                noun="functions", placeholder="/ filter functions",
                                detail=retrace_detail, id="retraces")]
+        if pane_id == "tab-layers":
+            return [Static(Text(fmt.LAYERS_TITLE, style="dim")),
+                    FrameTable(m.table("layers").to_pandas(), LAYER_COLUMNS, filter_columns=["layer"],
+                               noun="layers", placeholder="/ filter layers", id="layers")]
         if pane_id == "tab-steps":
             return [VerticalScroll(StepChart(step_series(m), m.table("steps").to_pandas(), id="steps"))]
         if pane_id == "tab-tfdata":
