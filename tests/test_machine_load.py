@@ -246,7 +246,7 @@ class _FakeChild:
         pass
 
 
-def _round_loop(tmp_path, round0: dict[str, float], loads: dict[str, list[float]]):
+def _round_loop(tmp_path, round0: dict[str, float | None], loads: dict[str, list[float]]):
     from traceinsight.capture import orchestrate as orch
     manifest = {"modes": {m: {"dir": m, "status": "ok", "notes": []} for m in loads}}
     states = []
@@ -295,6 +295,13 @@ def test_the_round_loop_stops_rerunning_on_a_machine_busy_throughout(tmp_path):
         assert [r["action"] for r in t[m]["rounds_set_aside"]] == ["re-run"]
 
 
+def test_a_round_too_short_for_a_load_figure_stands_for_no_quiet_round(tmp_path):
+    """Round 0 shorter than a clock tick (no figure) is kept, but does not make the disturbed
+    rounds set aside: nothing measured quiet is left to stand on."""
+    t, _ = _round_loop(tmp_path, {"a": None, "b": None}, {"a": [0.9] * 4, "b": [0.9] * 4})
+    assert [r["round"] for r in t["a"]["rounds"]] == [0, 1, 2, 3]
+
+
 # ---- diff: the machine differed ------------------------------------------------------------
 
 def test_a_busier_machine_explains_a_slower_capture():
@@ -320,3 +327,68 @@ def test_a_busier_machine_explains_a_slower_capture():
         b = run_of(timed("xla", [b_ms] * 4, other=b_other, start=1_800_001_000.0), name="b")
         v = diff_runs(quiet, b).pairs[0].between_runs
         assert v.significant and not v.load_explains and v.verdict in ("faster", "slower")
+
+
+# ---- a real capture beside CPU hogs --------------------------------------------------------
+
+_TINY = '''"""A few small ops per step."""
+import tensorflow as tf
+
+
+def step(x):
+    return tf.reduce_sum(tf.matmul(x, x))
+
+
+def inputs():
+    return (tf.ones([32, 32]),)
+'''
+
+
+@pytest.mark.capture
+def test_a_capture_beside_cpu_hogs_says_so_and_records_each_round(tmp_path, capsys):
+    """One busy-looping process per usable CPU (at most 8), killed in a finally: the capture's
+    first line says the machine is busy, with the figure; every attempt records its load; a
+    disturbed round was timed again, set aside or (every round disturbed) kept, and every page
+    says so through the mode's notes."""
+    import traceinsight
+    from traceinsight.cli import main
+
+    workload = tmp_path / "tiny.py"
+    workload.write_text(_TINY)
+    n = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        status = main(["capture", str(workload), "--modes", "eager,function", "--rounds", "3",
+                       "--out", str(tmp_path), "--name", "hog", "--min-steps", "5",
+                       "--min-time", "0.3", "--max-time", "3", "--warmup", "2",
+                       "--host-trace-ms", "2000", "--host-max-steps", "5",
+                       "--no-python-tracer", "--round-time", "0.3"])
+    finally:
+        for h in hogs:
+            h.kill()
+        for h in hogs:
+            h.wait(timeout=30)
+    out = capsys.readouterr().out
+    assert status == 0, out
+    first = out.strip().splitlines()[0]
+    assert first.startswith("the machine is busy: other processes took ") and "% of the" in first
+    run = traceinsight.load(tmp_path / "hog", use_cache=False)
+    busy_seen = False
+    for name in ("eager", "function"):
+        t = run.modes[name].timing
+        attempts = [*t.round_loads, *t.set_aside]
+        assert sorted({r.round for r in attempts}) == [0, 1, 2]
+        # every round lasts 0.3 s or more: long enough for the kernel's 10 ms ticks to move
+        assert all(r.other_cpu_busy is not None and r.t_start is not None for r in attempts)
+        assert all(r.disturbed for r in t.set_aside)
+        busy_seen |= any(r.disturbed for r in attempts)
+        kept_busy = [r for r in t.round_loads if r.disturbed]
+        if any(r.action is RoundAction.SET_ASIDE for r in t.set_aside):
+            assert not kept_busy            # set aside only while quieter rounds are left
+        notes = " ".join(run.modes[name].notes)
+        for r in t.set_aside:
+            assert f"round {r.round} " in notes
+        if kept_busy:
+            assert "timed on a busy machine" in notes
+    # the hogs held every CPU: some round must have seen others at half the CPUs or more
+    assert busy_seen

@@ -852,9 +852,9 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
     ``MAX_RERUNS`` times, so it stays next to the other modes' round of the same index; re-runs stop
     for the rest of the capture once two in a row came back disturbed (the machine is busy, not
     bursting: more re-runs only cost time). Afterwards a mode's rounds still disturbed, round 0
-    included, are set aside when the mode has an undisturbed round to stand on; when all its rounds
-    were disturbed they are all kept (the analysis says so on every page). ``rounds_set_aside``
-    records every attempt not used, with what was done with it."""
+    included, are set aside when the mode has a round measured undisturbed to stand on; when none
+    was, they are all kept (the analysis says so on every page). ``rounds_set_aside`` records
+    every attempt not used, with what was done with it."""
     live = [(s, s.live) for s in states if s.status == "ok" and s.live is not None]
     extra: dict[str, list[dict]] = {s.name: [] for s, _ in live}
     aside: dict[str, list[dict]] = {s.name: [] for s, _ in live}
@@ -902,11 +902,14 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
         for r in aside[st.name]:
             r.pop("input_signatures", None)
         rounds = list(timings.get("rounds") or []) + extra[st.name]
-        quiet = [r for r in rounds if not machineload.disturbed(r.get("other_cpu_busy"))]
-        if quiet and len(quiet) < len(rounds):
+        # quiet: measured below the threshold (a round shorter than a clock tick has no figure,
+        # and is kept without standing for a quiet one)
+        quiet = [r for r in rounds if r.get("other_cpu_busy") is not None
+                 and not machineload.disturbed(r["other_cpu_busy"])]
+        if quiet:
             aside[st.name] += [dict(r, action=machineload.RoundAction.SET_ASIDE.value)
                                for r in rounds if machineload.disturbed(r.get("other_cpu_busy"))]
-            rounds = quiet
+            rounds = [r for r in rounds if not machineload.disturbed(r.get("other_cpu_busy"))]
         timings["rounds"] = rounds
         if aside[st.name]:
             timings["rounds_set_aside"] = list(timings.get("rounds_set_aside") or []) + aside[st.name]
