@@ -58,8 +58,8 @@ MIN_PAIRED_ROUNDS = 3
 # with less than 95 % (all k on one side: 2 / 2**k), so the interval is never narrower than it.
 _ROUNDS_FOR_PERCENTILES = MIN_STEPS_FOR_INTERVAL
 NO_INTERVAL_ROUNDS = f"too few paired rounds for an interval (fewer than {MIN_PAIRED_ROUNDS})"
-NOT_INTERLEAVED = (f"not timed in interleaved rounds: a change under {RUN_TO_RUN_TOLERANCE * 100:.0f} % "
-                   "is treated as noise (run-to-run variation)")
+NOT_INTERLEAVED = ("not timed in interleaved rounds, so a change under "
+                   f"{RUN_TO_RUN_TOLERANCE * 100:.0f} % is treated as run-to-run noise")
 # How the ratio between two modes is estimated, in the words every page uses.
 RATIO_METHOD = ("Ratio: for two modes timed in the same interleaved rounds, the geometric mean of "
                 "their paired rounds' ratios (round i's median step over the other mode's round i; "
