@@ -16,14 +16,12 @@ import pytest
 from traceinsight import runfolder
 from traceinsight.compare import compare_modes
 from traceinsight.derive import complete
-from traceinsight.machineload import (DISTURBED_OTHER_CPU, RoundAction, RoundLoad, disturbed,
-                                      load_explains)
+from traceinsight.machineload import DISTURBED_OTHER_CPU, RoundAction, RoundLoad, disturbed, load_explains
 from traceinsight.model import Run, Timing
 from traceinsight.report.diff import diff_data
 from traceinsight.report.text import render_diff
 from traceinsight.rundiff import diff_runs
-from traceinsight.stats import (MIN_PAIRED_ROUNDS, NO_INTERVAL_ROUNDS, NOT_INTERLEAVED,
-                                interleaved, pair_rounds)
+from traceinsight.stats import MIN_PAIRED_ROUNDS, NO_INTERVAL_ROUNDS, NOT_INTERLEAVED, interleaved, pair_rounds
 from traceinsight.testing import interleaved_rounds, make_mode
 
 
@@ -318,6 +316,8 @@ def test_a_busier_machine_explains_a_slower_capture():
     for p in d.pairs:
         assert p.comparison.ratio > 2.5 and p.between_runs.verdict == "machine differed"
         assert p.between_runs.load_explains and p.within_noise
+        # nor does any category the busier side spends more in
+        assert not any(c.significant for c in p.categories if c.delta_ms > 0)
     doc = diff_data(quiet, busy)
     text = render_diff(doc)
     assert "the machine differed" in text and "85 %" in text and "5 %" in text

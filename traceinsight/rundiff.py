@@ -21,6 +21,7 @@ import numpy as np
 
 from traceinsight.columns import Columns, text
 from traceinsight.compare import Comparison, compare_modes, op_type_diff
+from traceinsight.machineload import load_explains
 from traceinsight.model import CATEGORIES, ModeResult, Run
 from traceinsight.stats import BetweenRuns, between_runs, delta_ci
 
@@ -201,17 +202,26 @@ def pair_diff(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
     by_type = a.name != b.name
     return PairDiff(a=a.name, b=b.name, comparison=c, between_runs=v, significant=significant,
                     within_noise=within_noise,
-                    categories=category_deltas(a, b, v.tolerance if v is not None else None),
+                    categories=category_deltas(a, b, v.tolerance if v is not None else None,
+                                               _load_directions(v)),
                     ops=_op_changes(ab, by_type), ops_matched_by="type" if by_type else "name",
                     families=_family_changes(ab), retraces=retrace_deltas(a, b))
 
 
-def category_deltas(a: ModeResult, b: ModeResult,
-                    tolerance: float | None = None) -> tuple[CategoryDelta, ...]:
+def _load_directions(v: BetweenRuns | None) -> tuple[bool, bool]:
+    """(the load explains B slower, the load explains A slower) for two captures."""
+    if v is None:
+        return False, False
+    return load_explains(v.b_load, v.a_load), load_explains(v.a_load, v.b_load)
+
+
+def category_deltas(a: ModeResult, b: ModeResult, tolerance: float | None = None,
+                    load: tuple[bool, bool] = (False, False)) -> tuple[CategoryDelta, ...]:
     """Per category: both means (ms/step of the traced steady steps: they add up to the pair's
     traced delta), B − A with its interval, largest |delta| first; ``tolerance`` (two captures): a
     change counts only when the larger side exceeds the smaller by that share as well (as for the
-    step)."""
+    step); ``load`` (two captures, ``_load_directions``): a category slower on the side the
+    machine's load explains as slower never counts."""
     ca, cb = a.category_means(), b.category_means()
     sa, sb = (m.table("steps").take(m.steady_mask()) for m in (a, b))
     rows = []
@@ -226,6 +236,8 @@ def category_deltas(a: ModeResult, b: ModeResult,
                 if tolerance is not None:
                     small = min(abs(float(ca.get(c, 0) or 0)), abs(float(cb.get(c, 0) or 0)))
                     sig = sig and abs(delta) > tolerance * small
+                if (delta > 0 and load[0]) or (delta < 0 and load[1]):
+                    sig = False
                 lo, hi = lo_, hi_
         rows.append(CategoryDelta(c, ca.get(c), cb.get(c), delta, lo, hi, sig))
     rows.sort(key=lambda r: -abs(r.delta_ms) if np.isfinite(r.delta_ms) else 0.0)
