@@ -252,8 +252,10 @@ def paired_ratio(p: PairedRounds, level: float = 0.95) -> RatioEstimate:
     orders = excludes_one(lo, hi)
     if not (all(x > 1 for x in rr) or all(x < 1 for x in rr)):
         orders = False
-        note = (f"the interleaved rounds order them differently (per-round ratios "
-                f"{min(rr):.2f} to {max(rr):.2f})")
+        # said the same read either way round (``Comparison.flipped`` keeps the note)
+        slower, faster = int((rr > 1).sum()), int((rr < 1).sum())
+        note = (f"the interleaved rounds order them differently: {max(slower, faster)} of {k} "
+                f"one way, {min(slower, faster)} the other")
     return RatioEstimate(ratio, lo, hi, bool(orders), basis, note, rtuple, bool(orders), k)
 
 
