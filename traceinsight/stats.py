@@ -207,12 +207,16 @@ class RatioEstimate:
     paired: int = 0     # how many paired rounds the ratio comes from (0: timed apart)
 
 
+# rounds up to this many steps are resampled step by step (a few ms each)
+_ROUND_RESAMPLED = 30
+
+
 def _round_boot(x: np.ndarray, seed: int) -> np.ndarray:
-    """Bootstrap medians of one round's steps; a long round's from its order statistics (the
-    m-th smallest of n draws sits at rank ceil(n B), B ~ Beta(m, n + 1 - m)), so a round of many
-    fast steps costs one sort."""
+    """Bootstrap medians of one round's steps; a round of more than ``_ROUND_RESAMPLED`` steps
+    draws its (lower) median from the order statistics (the m-th smallest of n draws sits at rank
+    ceil(n B), B ~ Beta(m, n + 1 - m)), so a round of many fast steps costs one sort."""
     x = np.asarray(x, dtype=float)
-    if len(x) <= 1000:
+    if len(x) <= _ROUND_RESAMPLED:
         return bootstrap_medians(x, seed=seed)
     rng = np.random.default_rng(seed)
     n, m = len(x), (len(x) + 1) // 2
