@@ -175,40 +175,54 @@ def test_v1_session_feeds_only_what_changes(tmp_path):
 
 def test_rounds_are_interleaved_and_recorded_with_the_load(function_run):
     """Default --rounds 4: round 0 is each mode's timing phase, then rounds 1 to 3 run A B C A B C
-    in the modes' live processes; every round has its steps, start time and load; steps_s holds
-    every round's steps; the analysis loads them as Timing.rounds / Timing.load."""
+    in the modes' live processes; every round has its steps, start time and load (steal
+    included); steps_s holds the steps of every round used; a disturbed round (others took half
+    the CPUs or more) was timed again or set aside, and recorded so; the analysis loads them as
+    Timing.rounds / Timing.round_loads / Timing.set_aside."""
     import traceinsight
+    from traceinsight.machineload import disturbed
 
     run, _ = function_run
-    rounds = {}
+    rounds, attempts = {}, {}
     for mode in FUNCTION_MODES:
         timings = runfolder.read_json(run / runfolder.mode_dir(mode) / runfolder.TIMINGS)
         rounds[mode] = timings["rounds"]
-        assert [r["round"] for r in timings["rounds"]] == [0, 1, 2, 3]
+        aside = timings.get("rounds_set_aside") or []
+        attempts[mode] = timings["rounds"] + aside
+        used = [r["round"] for r in timings["rounds"]]
+        set_aside = [r["round"] for r in aside if r["action"] == "set aside"]
+        assert sorted(used + set_aside) == [0, 1, 2, 3]
+        # a round is set aside only while a quieter one is left to use
+        assert not set_aside or not all(disturbed(r["other_cpu_busy"]) for r in timings["rounds"])
+        assert all(disturbed(r["other_cpu_busy"]) for r in aside)
         assert timings["steps_s"] == [s for r in timings["rounds"] for s in r["steps_s"]]
-        assert all(len(r["steps_s"]) >= 3 and len(r["loadavg"]) == 3 for r in timings["rounds"])
-        assert all(r["t_end_unix"] >= r["t_start_unix"] for r in timings["rounds"])
-        assert all(0.0 <= r["other_cpu_busy"] <= 1.0 for r in timings["rounds"])
+        assert all(len(r["steps_s"]) >= 3 and len(r["loadavg"]) == 3 for r in attempts[mode])
+        assert all(r["t_end_unix"] >= r["t_start_unix"] for r in attempts[mode])
+        assert all(0.0 <= r["other_cpu_busy"] <= 1.0 for r in attempts[mode])
+        assert all(r["steal"] is None or 0.0 <= r["steal"] <= 1.0 for r in attempts[mode])
         load = timings["load"]
         assert load["cpu_count"] >= 1 and len(load["loadavg_start"]) == 3
-        assert load["timing_phase"]["t_start_unix"] == timings["rounds"][0]["t_start_unix"]
         nums = timings["step_nums"]
         assert len(nums) == len(set(nums)) == len(timings["steps_s"])
         # unique across every pass and round: the rounds come after the python pass
         assert not set(nums) & set(timings["traced"]["python"]["step_nums"])
-        assert min(n for r in timings["rounds"][1:] for n in r["step_nums"]) > \
-            max(timings["traced"]["python"]["step_nums"])
-    # the order in time: every mode's round i, in mode order, before any mode's round i + 1
+        later = [n for r in attempts[mode] if r["round"] > 0 for n in r["step_nums"]]
+        assert min(later) > max(timings["traced"]["python"]["step_nums"])
+    # the order in time: every mode's round i (each attempt), in mode order, before any mode's
+    # round i + 1
     order = sorted((r["t_start_unix"], r["round"], FUNCTION_MODES.index(m))
-                   for m, rs in rounds.items() for r in rs)
-    assert [(i, k) for _, i, k in order] == [(i, k) for i in range(4) for k in range(len(FUNCTION_MODES))]
+                   for m, rs in attempts.items() for r in rs)
+    assert [i for _, i, _ in order] == sorted(i for _, i, _ in order)
+    assert [k for _, i, k in order if i == 0] == list(range(len(FUNCTION_MODES)))
     for i in range(3):  # no overlap: a round ends before the next one starts
-        ends = [r["t_end_unix"] for m in FUNCTION_MODES for r in rounds[m] if r["round"] == i]
-        starts = [r["t_start_unix"] for m in FUNCTION_MODES for r in rounds[m] if r["round"] == i + 1]
+        ends = [r["t_end_unix"] for m in FUNCTION_MODES for r in attempts[m] if r["round"] == i]
+        starts = [r["t_start_unix"] for m in FUNCTION_MODES for r in attempts[m] if r["round"] == i + 1]
         assert max(ends) <= min(starts)
     timing = traceinsight.load(run, use_cache=False).modes["function"].timing
     assert [list(a) for a in timing.rounds] == [r["steps_s"] for r in rounds["function"]]
-    assert timing.load["rounds"][2]["round"] == 2 and "steps_s" not in timing.load["rounds"][2]
+    assert [r.round for r in timing.round_loads] == [r["round"] for r in rounds["function"]]
+    assert all("steps_s" not in r for r in timing.load["rounds"])
+    assert len(timing.set_aside) == len(attempts["function"]) - len(rounds["function"])
 
 
 def test_summary_printed(keras_run, function_run):

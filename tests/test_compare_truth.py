@@ -19,7 +19,7 @@ from traceinsight.derive import complete
 from traceinsight.findings import find
 from traceinsight.model import Run, Timing
 from traceinsight.report.data import report_data
-from traceinsight.stats import paired_rounds
+from traceinsight.stats import pair_rounds
 from traceinsight.testing import make_mode, sample_run
 
 RUNS = Path(__file__).parent / "data" / "runs"
@@ -108,22 +108,23 @@ def _with_rounds(m, medians_ms):
     return dataclasses.replace(m, timing=Timing(steps_s=np.concatenate(rounds), rounds=rounds))
 
 
-def test_a_load_burst_in_one_round_leaves_the_ratio_of_medians():
-    """A load burst doubles round 1 of both modes. The ratio is the ratio of the medians shown
-    beside it (6.0 / 4.0), not a separate per-round estimate; the interval resamples steps within
-    rounds; every paired round agrees (1.5 each), so the modes are ordered."""
+def test_a_load_burst_in_one_round_leaves_the_paired_ratio():
+    """A load burst doubles round 1 of both modes. The ratio comes from the paired rounds alone
+    (rounds 1..3, each 1.5), not from the pooled medians; the interval holds every round's
+    ratio; every paired round agrees, so the modes are ordered."""
     a = _with_rounds(make_mode("eager", {"op": 6.0}), [6.0, 12.0, 6.0, 6.0])
     b = _with_rounds(make_mode("function", {"op": 4.0}), [4.0, 8.0, 4.0, 4.0])
-    r = paired_rounds(a.timing.rounds, b.timing.rounds)
-    assert r == pytest.approx([1.5] * 3)
+    r = pair_rounds(a.timing, b.timing)
+    assert r is not None and r.rounds == (1, 2, 3) and r.ratios() == pytest.approx([1.5] * 3)
     c = compare_modes(a, b)
-    assert c.basis == "steps within rounds" and c.significant
-    assert c.ratio == pytest.approx(c.a_ms / c.b_ms) and c.ratio_lo < c.ratio < c.ratio_hi
+    assert c.basis == "paired rounds" and c.significant and c.paired == 3
+    assert c.ratio == pytest.approx(1.5) and c.ratio_lo <= 1.5 <= c.ratio_hi
     s = run_of(a, b).summary().set_index("mode")
     assert s.loc["eager", "ratio"] == c.ratio and s.loc["eager", "ratio_basis"] == c.basis
-    # without rounds: the steps' bootstrap
-    assert compare_modes(make_mode("eager", {"op": 6.0}), make_mode("function", {"op": 4.0})
-                         ).basis == "steps"
+    # without rounds: the steps' bootstrap, and the modes were timed apart
+    c = compare_modes(make_mode("eager", {"op": 6.0}, rounds=1),
+                      make_mode("function", {"op": 4.0}, rounds=1))
+    assert c.basis == "steps" and c.paired == 0
 
 
 def test_rounds_that_disagree_give_no_verdict():

@@ -23,18 +23,19 @@ CONV = ("functional_1/conv1d_1/convolution", "_MklNativeFusedConv2D")
 def two_runs(after_conv_ms: float = 5.4) -> tuple[Run, Run]:
     """before: function 4.4 ms; after: the conv op got slower (2.4 -> 5.4 ms: the step 4.4 -> 7.4,
     beyond the assumed run-to-run tolerance), a retrace appeared, TensorFlow changed; eager is
-    unchanged."""
+    unchanged. Each mode timed in one phase (no rounds): run-to-run variation is assumed."""
     def run(name, conv_ms, tf, retraced):
         modes = {
-            "eager": make_mode("eager", {"op": 4.3, "python": 4.0, "dispatch": 1.4}, untraced_ms=9.7),
+            "eager": make_mode("eager", {"op": 4.3, "python": 4.0, "dispatch": 1.4}, untraced_ms=9.7,
+                               rounds=1),
             "function": make_mode("function", {"op": 1.1 + conv_ms, "python": 0.9},
                                   ops=[(*CONV, "worker", 1, conv_ms),
                                        ("functional_1/dense_1/MatMul", "MatMul", "worker", 2, 1.1)],
                                   retraces=[("function", 21, retraced, 85.0 * retraced, 0.0, "")],
-                                  untraced_ms=2.0 + conv_ms),
+                                  untraced_ms=2.0 + conv_ms, rounds=1),
         }
         if name == "before":
-            modes["xla"] = make_mode("xla", {"op": 5.0}, untraced_ms=5.0)
+            modes["xla"] = make_mode("xla", {"op": 5.0}, untraced_ms=5.0, rounds=1)
         env = {"tensorflow": tf, "python": "3.11.7", "env_vars": {"TF_ENABLE_ONEDNN_OPTS": None}}
         return complete(Run(path=None, name=name, modes=modes, manifest={"environment": env}))
     return run("before", 2.4, "2.20.0", 1), run("after", after_conv_ms, "2.21.0", 3)

@@ -68,7 +68,7 @@ def test_eager_dispatch_bound_saving_is_the_measured_drop():
     assert "scaled by the profiler distortion" not in f.saving_basis   # nothing scaled twice
     assert f.modes == ("eager", "function")
     assert "tf.function" in f.fix
-    assert "53 %" in f.evidence and "2.06×" in f.evidence
+    assert "53 %" in f.evidence and run.compare("eager", "function").ratio_text() in f.evidence
 
 
 def test_eager_dispatch_bound_without_function_mode_has_no_saving():
@@ -88,7 +88,8 @@ def test_eager_dispatch_bound_silent_when_function_not_faster_and_rule_8_speaks(
     assert "eager-dispatch-bound" not in rules(run)
     f = only(run, "no-difference")
     assert "eager ≈ function" in f.title and f.saving_ms is None
-    assert "includes 1" in f.evidence
+    # the interval holds 1, or the paired rounds order them differently (the ratio's note)
+    assert "includes 1" in f.evidence or "order them differently" in f.evidence
 
 
 def test_eager_dispatch_bound_for_train_on_batch_and_tf_keras():

@@ -24,7 +24,8 @@ RUN_DIRS = sorted(p for d in ("runs", "attribution") for p in (DATA / d).iterdir
                   if (p / "run.json").is_file())
 
 NUM = r"(?:<0\.001|-?\d+(?:\.\d+)?)"
-RATIO = re.compile(rf"({NUM})×(?: \[({NUM}), ({NUM})\]| \(([^)]*)\))?")
+# a ratio, its interval when it has one, then why it has none or does not count, when it says
+RATIO = re.compile(rf"({NUM})×(?: \[({NUM}), ({NUM})\])?(?: \((.*)\))?")
 # "<a> <a_ms> vs <b> <b_ms> ms/step (<ratio>× [lo, hi]..." as the findings write a pair
 VS = re.compile(rf"(\S+) ({NUM}) vs (\S+) ({NUM}) ms/step \(({NUM})× (?:\[({NUM}), ({NUM})\])?")
 # "the untraced step differs by +8.60 ms, by category with the profiler's cost taken out:

@@ -19,7 +19,7 @@ from traceinsight.analysis.opfamily import family
 from traceinsight.analysis.results import sort_order
 from traceinsight.columns import Columns, fields_equal, fields_repr, text
 from traceinsight.model import CATEGORIES, CorrectionKind, ModeResult, Table
-from traceinsight.stats import RatioEstimate, difference_ci, mode_ratio
+from traceinsight.stats import RatioEstimate, difference_ci, mode_ratio, pair_rounds
 
 OP_KEY = ["op", "type", "thread"]
 # An op whose per-step self time changed by less than this share (and 0.01 ms) is "same".
@@ -87,7 +87,7 @@ class Comparison:
     categories: Table = Table(CATEGORY_COLUMNS)
     ops: Table = Table(OP_COLUMNS)
     families: Table = Table(FAMILY_COLUMNS)
-    basis: str = "steps"        # "steps" | "steps within rounds": what the interval resampled
+    basis: str = "steps"        # "paired rounds" | "steps within rounds" | "steps": what it came from
     traced_a_ms: float = float("nan")   # median traced (host-profiled) step of a
     traced_b_ms: float = float("nan")
     distortion_a: float | None = None
@@ -100,6 +100,9 @@ class Comparison:
     breakdown_a_ms: float = float("nan")   # what a's categories add up to (``ModeResult.breakdown_ms``)
     breakdown_b_ms: float = float("nan")
     corrected: bool = False     # both sides' categories are the untraced step (the profiler's cost out)
+    orders: bool = False        # the interval excludes 1 (and the paired rounds agree)
+    paired: int = 0             # paired rounds the ratio comes from (0: the modes were timed apart)
+    round_ratios: tuple[float, ...] = ()
 
     def table(self, name: str) -> Columns:
         """The package's one read of a table (``categories``, ``ops``, ``families``): the stored
@@ -139,7 +142,7 @@ class Comparison:
     def estimate(self) -> RatioEstimate:
         """The ratio, its interval and verdict as ``stats.mode_ratio`` gave them."""
         return RatioEstimate(self.ratio, self.ratio_lo, self.ratio_hi, self.significant,
-                             self.basis, self.note)
+                             self.basis, self.note, self.round_ratios, self.orders, self.paired)
 
     def ratio_text(self) -> str:
         """``1.35× [1.30, 1.41]``, or ``1.35× (too few steps for an interval)``: how every page
@@ -231,7 +234,8 @@ class Comparison:
                           self.traced_b_ms, self.traced_a_ms, self.distortion_b, self.distortion_a,
                           self.note, self.traced_mean_b_ms, self.traced_mean_a_ms,
                           -self.delta_hi, -self.delta_lo, self.breakdown_b_ms, self.breakdown_a_ms,
-                          self.corrected)
+                          self.corrected, self.orders, self.paired,
+                          tuple(inv(x) for x in self.round_ratios))
 
     def top_family(self, slower: bool = True) -> FamilyDelta | None:
         """The op family that costs most of the difference in that direction (kernel families
@@ -267,11 +271,14 @@ def _distortion(m: ModeResult) -> float | None:
     return m.timing.distortion if m.timing is not None else None
 
 
-def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
-    """Use ``Run.compare(a, b)``: it computes each pair once."""
+def compare_modes(a: ModeResult, b: ModeResult, same_run: bool = True) -> Comparison:
+    """Use ``Run.compare(a, b)``: it computes each pair once. ``same_run``: False for the modes of
+    two runs (``rundiff``), which were never timed in the same rounds."""
     sa, sb = a.step_samples_ms, b.step_samples_ms
-    est = mode_ratio(sa, sb, _rounds(a), _rounds(b), boot_a=a.boot_medians if len(sa) > 1 else None,
-                     boot_b=b.boot_medians if len(sb) > 1 else None)
+    ra, rb = _rounds(a), _rounds(b)
+    est = mode_ratio(sa, sb, ra, rb, boot_a=a.boot_medians if len(sa) > 1 else None,
+                     boot_b=b.boot_medians if len(sb) > 1 else None,
+                     paired=pair_rounds(a.timing, b.timing) if ra and rb and same_run else None)
     a_ms = float(np.median(sa)) if len(sa) else float("nan")
     b_ms = float(np.median(sb)) if len(sb) else float("nan")
     ops = op_diff(a.table("ops"), b.table("ops"))
@@ -281,7 +288,8 @@ def compare_modes(a: ModeResult, b: ModeResult) -> Comparison:
                       a.traced_mean_ms, b.traced_mean_ms,
                       *difference_ci(sa, sb, a.boot_medians if len(sa) > 1 else None,
                                      b.boot_medians if len(sb) > 1 else None),
-                      a.breakdown_ms, b.breakdown_ms, _corrected(a) and _corrected(b))
+                      a.breakdown_ms, b.breakdown_ms, _corrected(a) and _corrected(b),
+                      est.orders, est.paired, est.round_ratios)
 
 
 def _corrected(m: ModeResult) -> bool:

@@ -950,8 +950,8 @@ def rule_no_difference(run: Run) -> Iterable[Finding]:
         rule="no-difference",
         title="No measurable difference: " + "; ".join(f"{c.a} ≈ {c.b}" for c in same),
         evidence="; ".join(f"{c.a} {fmt_ms(c.a_ms)} vs {c.b} {fmt_ms(c.b_ms)} ms/step, ratio "
-                           f"{c.ratio_text()}" + (f": {c.note}" if c.note and np.isfinite(c.ratio_lo)
-                                                  else " includes 1" if np.isfinite(c.ratio_lo) else "")
+                           f"{c.ratio_text()}" + (" includes 1" if np.isfinite(c.ratio_lo)
+                                                  and not c.note else "")
                            for c in same) + ".",
         saving_ms=None, saving_basis="the data cannot order these modes", modes=modes,
         fix="# Do not pick between these modes on speed: the difference is within noise.\n"

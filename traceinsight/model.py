@@ -27,6 +27,7 @@ import numpy as np
 from traceinsight import present as fmt
 from traceinsight.columns import Columns, fields_equal
 from traceinsight.finding import Finding
+from traceinsight.machineload import RoundAction, RoundLoad
 from traceinsight.modekind import ModeKind, mode_kind
 from traceinsight.resample import bootstrap_medians, samples_digest
 from traceinsight.stepsource import StepSource
@@ -64,7 +65,9 @@ class Timing:
     rounds: tuple[np.ndarray, ...] | None = None
     # machine load while timing: cpu_count, cpu_usable, loadavg_start / loadavg_end (of the mode's
     # process), timing_phase (round 0) and rounds[i]: {round, t_start_unix, t_end_unix, loadavg,
-    # loadavg_end, other_cpu_busy (share of all CPUs other processes used), own_cpu_busy}
+    # loadavg_end, other_cpu_busy (share of all CPUs other processes used, steal included), steal,
+    # own_cpu_busy}, one per round of ``rounds``; set_aside: the same for each disturbed attempt
+    # whose steps are not used, with its action. Read through ``round_loads`` / ``set_aside``.
     load: dict | None = None
     # peak resident memory of the mode's process during its untraced timing phase
     # (``capture/memory.py``): peak_rss_bytes, basis ("phase": that phase's own peak; "process":
@@ -75,6 +78,46 @@ class Timing:
     # untraced and traced (``Calibration``); None where the capture ran none (older run folders,
     # graph-mode processes, foreign traces)
     calibration: Calibration | None = None
+
+    @property
+    def round_loads(self) -> tuple[RoundLoad, ...] | None:
+        """Per round of ``rounds`` (same order): its index, window, load and steps, as data; None
+        without rounds or without a load record per round."""
+        recs = (self.load or {}).get("rounds")
+        if not self.rounds or not isinstance(recs, list) or len(recs) != len(self.rounds):
+            return None
+        return tuple(RoundLoad.of(r if isinstance(r, dict) else {}, n_steps=len(s))
+                     for r, s in zip(recs, self.rounds))
+
+    @property
+    def set_aside(self) -> tuple[RoundLoad, ...]:
+        """The disturbed attempts the capture did not use (re-run, or set aside), in the order
+        they ran; () in run folders written before the capture kept such a record."""
+        recs = (self.load or {}).get("set_aside")
+        if not isinstance(recs, list):
+            return ()
+        out = []
+        for r in recs:
+            if isinstance(r, dict):
+                try:
+                    action = RoundAction(r.get("action"))
+                except ValueError:
+                    continue
+                out.append(RoundLoad.of(r, action=action))
+        return tuple(out)
+
+    @property
+    def other_cpu_busy(self) -> float | None:
+        """The share of the CPUs other processes took while the used steps were timed: the
+        median over the rounds that recorded it (the timing phase's without rounds); None when
+        nothing recorded it."""
+        loads = self.round_loads
+        vals = [r.other_cpu_busy for r in loads or () if r.other_cpu_busy is not None]
+        if vals:
+            return float(np.median(vals))
+        phase = (self.load or {}).get("timing_phase")
+        v = phase.get("other_cpu_busy") if isinstance(phase, dict) else None
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
     @property
     def round_medians_ms(self) -> np.ndarray | None:

@@ -149,13 +149,15 @@ def ratio(v: Any) -> str:
 
 
 def ratio_ci(r: Any, lo: Any = None, hi: Any = None, why: Any = None) -> str:
-    """A ratio with its 95 % interval: ``1.35× [1.30, 1.41]`` (``1.35×`` without one, followed by
-    ``why`` in parentheses when given: ``1.35× (too few steps for an interval)``)."""
+    """A ratio with its 95 % interval: ``1.35× [1.30, 1.41]`` (``1.35×`` without one), followed by
+    ``why`` in parentheses when given: ``1.35× (too few steps for an interval)``, ``1.30× [1.29,
+    1.31] (not timed in interleaved rounds: ...)``."""
     if not is_num(r):
         return MISSING
+    why_text = f" ({why})" if isinstance(why, str) and why else ""
     if is_num(lo) and is_num(hi):
-        return f"{ratio(r)}× [{ratio(lo)}, {ratio(hi)}]"
-    return f"{ratio(r)}×" + (f" ({why})" if isinstance(why, str) and why else "")
+        return f"{ratio(r)}× [{ratio(lo)}, {ratio(hi)}]{why_text}"
+    return f"{ratio(r)}×{why_text}"
 
 
 def ms_range(lo: Any, hi: Any) -> str:

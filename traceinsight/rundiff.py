@@ -21,6 +21,7 @@ import numpy as np
 
 from traceinsight.columns import Columns, text
 from traceinsight.compare import Comparison, compare_modes, op_type_diff
+from traceinsight.machineload import load_explains
 from traceinsight.model import CATEGORIES, ModeResult, Run
 from traceinsight.stats import BetweenRuns, between_runs, delta_ci
 
@@ -84,7 +85,8 @@ class PairDiff:
     ``between_runs``: two captures only, whether the change beats run-to-run variation.
     ``significant``: the pair's verdict (the comparison's for two modes of one run, the
     between-runs one for two captures); ``within_noise``: the steps alone order the two, but
-    run-to-run variation explains the change.
+    run-to-run variation or the machine's load (``between_runs.load_explains``) explains the
+    change.
     ``ops``: the op differences (``OP_COLUMNS``; delta_ms = B − A, a side's ms None where the op
     ran only on the other; change one of ``OP_CHANGES``), largest |delta| first, matched by name or,
     for two different modes, by normalized op type (``ops_matched_by``). ``families``: op time per
@@ -113,7 +115,10 @@ class RunDiff:
     empty when the pairs were named). ``environment_changes``: none for one run.
     Two captures only (None otherwise, or without pairs): ``rounds_measured``, whether every pair's
     run-to-run variation was measured from interleaved rounds, and ``tolerance``, the smallest
-    share of change any pair had to exceed."""
+    share of change any pair had to exceed; ``a_load`` / ``b_load``: the share of the CPUs other
+    processes took while each run's paired modes were timed (the median over those modes;
+    None where no mode recorded it), and ``load_differs``: whether the load explains a change
+    of at least one pair (``BetweenRuns.load_explains``)."""
 
     a: Run
     b: Run
@@ -125,6 +130,16 @@ class RunDiff:
     environment_changes: tuple[EnvChange, ...]
     rounds_measured: bool | None = None
     tolerance: float | None = None
+    a_load: float | None = None
+    b_load: float | None = None
+    load_differs: bool = False
+
+
+def _run_load(modes: Sequence[ModeResult]) -> float | None:
+    """The median share of the CPUs other processes took while these modes were timed."""
+    vals = [m.timing.other_cpu_busy for m in modes if m.timing is not None]
+    known = [v for v in vals if v is not None]
+    return float(np.median(known)) if known else None
 
 
 def match_modes(run_a: Run, run_b: Run) -> tuple[list[tuple[ModeResult, ModeResult]], list[str], list[str]]:
@@ -149,16 +164,21 @@ def diff_runs(run_a: Run, run_b: Run,
                             across_runs=not same_run) for a, b in pairs)
     rounds_measured: bool | None = None
     tolerance: float | None = None
+    a_load = b_load = None
+    load_differs = False
     if diffs and not same_run:
         verdicts = [p.between_runs for p in diffs if p.between_runs is not None]
         rounds_measured = all(v.basis == "rounds" for v in verdicts)
         tolerance = min(v.tolerance for v in verdicts)
+        a_load, b_load = _run_load([a for a, _ in pairs]), _run_load([b for _, b in pairs])
+        load_differs = any(v.load_explains for v in verdicts)
     return RunDiff(a=run_a, b=run_b, same_run=same_run, pairs=diffs,
                    significant_pairs=tuple(p for p in diffs if p.significant),
                    only_in_a=tuple(only_a), only_in_b=tuple(only_b),
                    environment_changes=() if same_run else env_changes(run_a.environment,
                                                                          run_b.environment),
-                   rounds_measured=rounds_measured, tolerance=tolerance)
+                   rounds_measured=rounds_measured, tolerance=tolerance, a_load=a_load,
+                   b_load=b_load, load_differs=load_differs)
 
 
 def pair_diff(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
@@ -167,31 +187,43 @@ def pair_diff(a: ModeResult, b: ModeResult, ab: Comparison | None = None,
     of one run: the run's own); ``across_runs``: A and B come from two captures, so significance
     must also beat run-to-run variation."""
     if ab is None:
-        ab = compare_modes(a, b)
+        ab = compare_modes(a, b, same_run=not across_runs)
     c = ab.flipped()   # B against A: its delta is B − A
     v = None
     significant, within_noise = bool(c.significant), False
     if across_runs:
         v = between_runs(c.estimate, a.step_samples_ms, b.step_samples_ms,
                          a.timing.rounds if a.timing is not None else None,
-                         b.timing.rounds if b.timing is not None else None)
+                         b.timing.rounds if b.timing is not None else None,
+                         a.timing.other_cpu_busy if a.timing is not None else None,
+                         b.timing.other_cpu_busy if b.timing is not None else None)
         significant = v.significant
-        within_noise = bool(not v.significant and c.significant and np.isfinite(v.ratio))
+        within_noise = bool(not v.significant and c.orders and np.isfinite(v.ratio))
     by_type = a.name != b.name
     return PairDiff(a=a.name, b=b.name, comparison=c, between_runs=v, significant=significant,
                     within_noise=within_noise,
-                    categories=category_deltas(a, b, v.tolerance if v is not None else None),
+                    categories=category_deltas(a, b, v.tolerance if v is not None else None,
+                                               _load_directions(v)),
                     ops=_op_changes(ab, by_type), ops_matched_by="type" if by_type else "name",
                     families=_family_changes(ab), retraces=retrace_deltas(a, b))
 
 
-def category_deltas(a: ModeResult, b: ModeResult,
-                    tolerance: float | None = None) -> tuple[CategoryDelta, ...]:
+def _load_directions(v: BetweenRuns | None) -> tuple[bool, bool]:
+    """(the load explains B slower, the load explains A slower) for two captures."""
+    if v is None:
+        return False, False
+    return load_explains(v.b_load, v.a_load), load_explains(v.a_load, v.b_load)
+
+
+def category_deltas(a: ModeResult, b: ModeResult, tolerance: float | None = None,
+                    load: tuple[bool, bool] = (False, False)) -> tuple[CategoryDelta, ...]:
     """Per category: both means (the user's step, ``ModeResult.category_means``: they add up to
     the pair's untraced medians, so the deltas add up to their difference), B − A with its
     interval (from the traced steps, each corrected by its category's factor, so their mean is
     the mean above), largest |delta| first; ``tolerance`` (two captures): a change counts only
-    when the larger side exceeds the smaller by that share as well (as for the step)."""
+    when the larger side exceeds the smaller by that share as well (as for the step); ``load``
+    (two captures, ``_load_directions``): a category slower on the side the machine's load
+    explains as slower never counts."""
     ca, cb = a.category_means(), b.category_means()
     sa, sb = (m.table("steps").take(m.steady_mask()) for m in (a, b))
 
@@ -211,6 +243,8 @@ def category_deltas(a: ModeResult, b: ModeResult,
                 if tolerance is not None:
                     small = min(abs(float(ca.get(c, 0) or 0)), abs(float(cb.get(c, 0) or 0)))
                     sig = sig and abs(delta) > tolerance * small
+                if (delta > 0 and load[0]) or (delta < 0 and load[1]):
+                    sig = False
                 lo, hi = lo_, hi_
         rows.append(CategoryDelta(c, ca.get(c), cb.get(c), delta, lo, hi, sig))
     rows.sort(key=lambda r: -abs(r.delta_ms) if np.isfinite(r.delta_ms) else 0.0)

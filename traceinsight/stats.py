@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from traceinsight.columns import Columns
+from traceinsight.machineload import load_explains
 from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED, bootstrap_medians
 
 if TYPE_CHECKING:
@@ -48,12 +49,29 @@ def median_ci(samples: np.ndarray, level: float = 0.95,
 MIN_STEPS_FOR_INTERVAL = 6
 NO_INTERVAL_FEW = "too few steps for an interval"
 NO_INTERVAL_DEGENERATE = "no interval: the resampled steps do not spread around the ratio"
+# Two modes timed in the same interleaved rounds (round i of one right beside round i of the other)
+# are compared round by round; an interval of their ratio needs at least this many such rounds. The
+# rounds' spread is the machine's run-to-run variation, and a resample of fewer rounds has so few
+# distinct draws (6 with 2 rounds) that its percentiles only repeat the rounds.
+MIN_PAIRED_ROUNDS = 3
+# With fewer paired rounds than this, even the range of the rounds' ratios covers the middle one
+# with less than 95 % (all k on one side: 2 / 2**k), so the interval is never narrower than it.
+_ROUNDS_FOR_PERCENTILES = MIN_STEPS_FOR_INTERVAL
+NO_INTERVAL_ROUNDS = f"too few paired rounds for an interval (fewer than {MIN_PAIRED_ROUNDS})"
+NOT_INTERLEAVED = ("not timed in interleaved rounds, so a change under "
+                   f"{RUN_TO_RUN_TOLERANCE * 100:.0f} % is treated as run-to-run noise")
 # How the ratio between two modes is estimated, in the words every page uses.
-RATIO_METHOD = ("Ratio: the two modes' median steps divided, with a 95 % bootstrap interval "
-                "(each mode's steps resampled within its interleaved rounds; no interval with "
-                f"fewer than {MIN_STEPS_FOR_INTERVAL} steps on a side). “No measurable difference” "
-                "when the interval includes 1 or the interleaved rounds order the two modes "
-                "differently.")
+RATIO_METHOD = ("Ratio: for two modes timed in the same interleaved rounds, the geometric mean of "
+                "their paired rounds' ratios (round i's median step over the other mode's round i; "
+                "round 0 and rounds set aside are not paired), with a 95 % bootstrap interval that "
+                "resamples the rounds and the steps within them, never narrower than the rounds' "
+                f"own ratios with fewer than {_ROUNDS_FOR_PERCENTILES} rounds, and none with fewer "
+                f"than {MIN_PAIRED_ROUNDS}. Otherwise the two modes' median steps divided, with a "
+                "bootstrap interval of their steps (none with fewer than "
+                f"{MIN_STEPS_FOR_INTERVAL} steps a side), and a change under "
+                f"{RUN_TO_RUN_TOLERANCE * 100:.0f} % is noise: those modes were timed apart. "
+                "“No measurable difference” when the interval includes 1, the paired rounds order "
+                "the two modes differently, or the change is within that noise.")
 
 
 def _interval_around(est: float, lo: float, hi: float) -> tuple[float, float]:
@@ -98,38 +116,151 @@ def difference_ci(a: np.ndarray, b: np.ndarray, boot_a: np.ndarray | None,
     return _interval_around(d, *_interval(boot_a - mb, level))
 
 
-def paired_rounds(a_rounds, b_rounds) -> np.ndarray | None:
-    """Per-round ratios median(a_i) / median(b_i) of two modes captured in the same interleaved
-    rounds (round i of a ran next to round i of b), or None when they cannot be paired (no rounds,
-    different round counts, fewer than 2 interleaved rounds with steps on both sides).
+@dataclass(frozen=True)
+class PairedRounds:
+    """Two modes' steps in the rounds they were timed in together: round ``rounds[i]`` of a
+    (``a[i]``) ran right beside the same round of b (``b[i]``)."""
 
-    Round 0 is each mode's own timing phase, run right after its capture while no other mode was
-    timed (modes one after another), so it is not paired: only rounds 1.. ran interleaved."""
-    if not a_rounds or not b_rounds or len(a_rounds) != len(b_rounds):
+    rounds: tuple[int, ...]
+    a: tuple[np.ndarray, ...]
+    b: tuple[np.ndarray, ...]
+
+    def ratios(self) -> np.ndarray:
+        """median(a_i) / median(b_i) per paired round."""
+        return np.asarray([float(np.median(x)) / float(np.median(y)) for x, y in zip(self.a, self.b)],
+                          dtype=float)
+
+
+# timestamps are written to the millisecond: windows this close count as touching
+_WINDOW_SLACK_S = 0.002
+
+
+def _windows(t) -> dict[int, tuple[float, float]] | None:
+    """Round index -> the wall-clock span of all its attempts (used, re-run, set aside); None when
+    a round has no window (older run folders)."""
+    out: dict[int, tuple[float, float]] = {}
+    for r in (*(t.round_loads or ()), *t.set_aside):
+        if r.t_start is None or r.t_end is None:
+            return None
+        lo, hi = out.get(r.round, (r.t_start, r.t_end))
+        out[r.round] = (min(lo, r.t_start), max(hi, r.t_end))
+    return out
+
+
+def interleaved(ta, tb) -> bool:
+    """Whether two modes' untraced timings (``model.Timing``) were taken in the same interleaved
+    rounds of one capture: every round index of either ran after the previous index had ended
+    on both sides and before the next began (A0 B0 A1 B1 ...). Modes of another capture, a
+    resumed one, ``run --into`` or a foreign trace (no rounds) were timed apart. Rounds recorded
+    without windows (older run folders) are read as before: interleaved when both modes have the
+    same number of rounds."""
+    if ta is None or tb is None or not ta.rounds or not tb.rounds:
+        return False
+    wa, wb = _windows(ta), _windows(tb)
+    if wa is None or wb is None or ta.round_loads is None or tb.round_loads is None:
+        return len(ta.rounds) == len(tb.rounds)
+    spans: dict[int, tuple[float, float]] = {}
+    for w in (wa, wb):
+        for i, (lo, hi) in w.items():
+            l0, h0 = spans.get(i, (lo, hi))
+            spans[i] = (min(l0, lo), max(h0, hi))
+    order = sorted(spans)
+    if not (set(wa) & set(wb)) - {0}:
+        return False
+    return all(spans[i][1] <= spans[j][0] + _WINDOW_SLACK_S for i, j in zip(order, order[1:]))
+
+
+def pair_rounds(ta, tb) -> PairedRounds | None:
+    """The rounds two modes' timings (``model.Timing``) were taken in together: the round indices
+    both used, after round 0 (each mode's own timing phase, taken while the modes were captured one
+    after another), each with steps on both sides. None when the two were not ``interleaved``."""
+    if not interleaved(ta, tb):
         return None
-    r = [float(np.median(x)) / float(np.median(y)) for x, y in zip(a_rounds[1:], b_rounds[1:])
-         if len(x) and len(y) and np.median(y) > 0]
-    return np.asarray(r, dtype=float) if len(r) >= 2 else None
+    la, lb = ta.round_loads, tb.round_loads
+    ia = [r.round for r in la] if la is not None else list(range(len(ta.rounds)))
+    ib = [r.round for r in lb] if lb is not None else list(range(len(tb.rounds)))
+    a_by, b_by = dict(zip(ia, ta.rounds)), dict(zip(ib, tb.rounds))
+    common = [i for i in ia if i >= 1 and i in b_by and len(a_by[i]) and len(b_by[i])
+              and float(np.median(b_by[i])) > 0]
+    return PairedRounds(tuple(common), tuple(np.asarray(a_by[i], dtype=float) for i in common),
+                        tuple(np.asarray(b_by[i], dtype=float) for i in common))
 
 
 @dataclass(frozen=True)
 class RatioEstimate:
     """The one estimate of how two modes' step times compare; every page shows this one.
 
-    ratio: median(a) / median(b) of all their untraced steps (the medians shown beside it, and
-    the ones the fastest mode is picked by). lo, hi: its 95 % percentile bootstrap interval,
-    resampling each mode's steps within each of its interleaved rounds (NaN: no valid interval,
-    ``note`` says why). significant: the interval excludes 1 and, when the modes ran in
-    interleaved rounds, every paired round orders them the same way (a load burst that flips
-    one round leaves the order unproven)."""
+    ratio: for two modes timed in the same interleaved rounds (``paired`` > 0), the geometric
+    mean of their paired rounds' ratios; else median(a) / median(b) of all their untraced steps.
+    lo, hi: its 95 % interval (NaN: none, ``note`` says why). orders: the interval excludes 1 and,
+    with paired rounds, every one orders them the same way. significant: ``orders``, and for
+    modes timed apart (no paired rounds) a change beyond ``RUN_TO_RUN_TOLERANCE`` as well."""
 
     ratio: float
     lo: float
     hi: float
     significant: bool
-    basis: str          # "steps" | "steps within rounds"
+    basis: str          # "paired rounds" | "steps within rounds" | "steps"
     note: str = ""      # why there is no interval, or why it is not significant
     round_ratios: tuple[float, ...] = ()
+    orders: bool = False
+    paired: int = 0     # how many paired rounds the ratio comes from (0: timed apart)
+
+
+# rounds up to this many steps are resampled step by step (a few ms each)
+_ROUND_RESAMPLED = 30
+
+
+def _round_boot(x: np.ndarray, seed: int) -> np.ndarray:
+    """Bootstrap medians of one round's steps; a round of more than ``_ROUND_RESAMPLED`` steps
+    draws its (lower) median from the order statistics (the m-th smallest of n draws sits at rank
+    ceil(n B), B ~ Beta(m, n + 1 - m)), so a round of many fast steps costs one sort."""
+    x = np.asarray(x, dtype=float)
+    if len(x) <= _ROUND_RESAMPLED:
+        return bootstrap_medians(x, seed=seed)
+    rng = np.random.default_rng(seed)
+    n, m = len(x), (len(x) + 1) // 2
+    ranks = np.ceil(n * rng.beta(m, n + 1 - m, size=BOOTSTRAP_SAMPLES)).astype(np.int64)
+    return np.sort(x)[np.clip(ranks, 1, n) - 1]
+
+
+def paired_ratio(p: PairedRounds, level: float = 0.95) -> RatioEstimate:
+    """The ratio of two modes from their paired rounds alone: the geometric mean of the rounds'
+    ratios, with a bootstrap interval that draws the rounds (the machine's variation from round
+    to round) and each drawn round's steps (its own spread), never narrower than the rounds'
+    ratios with fewer than ``_ROUNDS_FOR_PERCENTILES`` rounds; none with fewer than
+    ``MIN_PAIRED_ROUNDS``. An interval that held none of the rounds' ratios would contradict
+    every round: it is widened to them (it cannot happen below ``_ROUNDS_FOR_PERCENTILES``)."""
+    rr = p.ratios()
+    k = len(rr)
+    basis = "paired rounds"
+    if not k:
+        return RatioEstimate(float("nan"), float("nan"), float("nan"), False, basis,
+                             "no paired rounds with steps on both sides")
+    ratio = float(np.exp(np.mean(np.log(rr))))
+    rtuple = tuple(float(x) for x in rr)
+    if k < MIN_PAIRED_ROUNDS:
+        return RatioEstimate(ratio, float("nan"), float("nan"), False, basis,
+                             NO_INTERVAL_ROUNDS, rtuple, paired=k)
+    la = np.stack([np.log(_round_boot(x, SEED + 2 * i)) for i, x in enumerate(p.a)])
+    lb = np.stack([np.log(_round_boot(y, SEED + 2 * i + 1)) for i, y in enumerate(p.b)])
+    logr = la - lb                                          # rounds x resamples
+    rng = np.random.default_rng(SEED + 3)
+    pick = rng.integers(0, k, size=(BOOTSTRAP_SAMPLES, k))  # the rounds each resample draws
+    stat = np.exp(logr[pick, np.arange(BOOTSTRAP_SAMPLES)[:, None]].mean(axis=1))
+    lo, hi = _interval(stat, level)
+    if k < _ROUNDS_FOR_PERCENTILES or not np.any((rr >= lo) & (rr <= hi)):
+        lo, hi = min(lo, float(rr.min())), max(hi, float(rr.max()))
+    lo, hi = min(lo, ratio), max(hi, ratio)
+    note = ""
+    orders = excludes_one(lo, hi)
+    if not (all(x > 1 for x in rr) or all(x < 1 for x in rr)):
+        orders = False
+        # said the same read either way round (``Comparison.flipped`` keeps the note)
+        slower, faster = int((rr > 1).sum()), int((rr < 1).sum())
+        note = (f"the interleaved rounds order them differently: {max(slower, faster)} of {k} "
+                f"one way, {min(slower, faster)} the other")
+    return RatioEstimate(ratio, lo, hi, bool(orders), basis, note, rtuple, bool(orders), k)
 
 
 def _round_sizes(rounds) -> tuple[int, ...] | None:
@@ -138,10 +269,15 @@ def _round_sizes(rounds) -> tuple[int, ...] | None:
 
 def mode_ratio(a: np.ndarray, b: np.ndarray, a_rounds=None, b_rounds=None,
                boot_a: np.ndarray | None = None, boot_b: np.ndarray | None = None,
-               level: float = 0.95) -> RatioEstimate:
-    """The ratio of two modes' median steps (a / b), its interval and whether it orders them:
-    see ``RatioEstimate``. ``boot_a`` / ``boot_b``: the modes' bootstrap medians (resampled within
-    rounds: ``ModeResult.boot_medians``) when already computed."""
+               level: float = 0.95, paired: PairedRounds | None = None) -> RatioEstimate:
+    """The ratio of two modes' step times (a / b), its interval and whether it orders them: see
+    ``RatioEstimate``. ``paired``: their paired rounds (``pair_rounds``) when they were timed in
+    the same interleaved rounds: the estimate then comes from those alone (``paired_ratio``).
+    Otherwise from all the steps (``boot_a`` / ``boot_b``: the modes' bootstrap medians,
+    resampled within each mode's rounds: ``ModeResult.boot_medians``, when already computed),
+    and a change counts only beyond ``RUN_TO_RUN_TOLERANCE``."""
+    if paired is not None:
+        return paired_ratio(paired, level)
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if boot_a is None and len(a) >= MIN_STEPS_FOR_INTERVAL:
@@ -152,22 +288,22 @@ def mode_ratio(a: np.ndarray, b: np.ndarray, a_rounds=None, b_rounds=None,
     if min(len(a), len(b)) < MIN_STEPS_FOR_INTERVAL:
         lo, hi = float("nan"), float("nan")
     lo, hi = _interval_around(ratio, lo, hi)
-    paired = paired_rounds(a_rounds, b_rounds)
     basis = "steps within rounds" if a_rounds and b_rounds else "steps"
-    note = ""
     if not np.isfinite(ratio):
         return RatioEstimate(ratio, lo, hi, False, basis, "no steps to compare")
+    note = ""
     if not np.isfinite(lo):
         note = NO_INTERVAL_FEW if min(len(a), len(b)) < MIN_STEPS_FOR_INTERVAL else NO_INTERVAL_DEGENERATE
-    significant = excludes_one(lo, hi)
-    rr: tuple[float, ...] = ()
-    if paired is not None:
-        rr = tuple(float(x) for x in paired)
-        if not (all(x > 1 for x in rr) or all(x < 1 for x in rr)) and not note:
-            significant = False
-            note = (f"the interleaved rounds order them differently (per-round ratios "
-                    f"{min(rr):.2f} to {max(rr):.2f})")
-    return RatioEstimate(ratio, lo, hi, bool(significant), basis, note, rr)
+    orders = excludes_one(lo, hi)
+    significant = orders and beyond(ratio, RUN_TO_RUN_TOLERANCE)
+    if orders and not significant:
+        note = NOT_INTERLEAVED
+    return RatioEstimate(ratio, lo, hi, bool(significant), basis, note, (), bool(orders))
+
+
+def beyond(ratio: float, tolerance: float) -> bool:
+    """The ratio is a change larger than ``tolerance`` either way (1.5 or 1 / 1.5 for 0.5)."""
+    return bool(np.isfinite(ratio) and (ratio >= 1 + tolerance or ratio <= 1 / (1 + tolerance)))
 
 
 def delta_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95,
@@ -210,8 +346,10 @@ class BetweenRuns:
     """``between_runs``' verdict on the same mode captured twice: the ratio B / A with its
     interval, whether the change beats run-to-run variation (``significant``), the share it had to
     exceed (``tolerance``), where that share came from (``basis``: "rounds", measured from the
-    captures' interleaved rounds, or "assumed") and the ``verdict`` ("slower" | "faster" |
-    "within noise" | "no data")."""
+    captures' interleaved rounds, or "assumed"), the ``verdict`` ("slower" | "faster" | "within
+    noise" | "machine differed" | "no data"), each capture's load (``a_load`` / ``b_load``: the
+    share of the CPUs other processes took while its steps were timed, ``Timing.other_cpu_busy``;
+    None where not recorded) and whether that load explains the change (``load_explains``)."""
 
     ratio: float
     ratio_lo: float
@@ -220,24 +358,30 @@ class BetweenRuns:
     tolerance: float
     basis: str
     verdict: str
+    a_load: float | None = None
+    b_load: float | None = None
+    load_explains: bool = False
 
 
 def between_runs(est: RatioEstimate, a_samples: np.ndarray, b_samples: np.ndarray, a_rounds=None,
-                 b_rounds=None) -> BetweenRuns:
+                 b_rounds=None, a_load: float | None = None,
+                 b_load: float | None = None) -> BetweenRuns:
     """Is B's median step different from A's, two separate captures of the same mode, beyond what
-    run-to-run variation explains?
+    run-to-run variation and the machine's load explain?
 
     ``est``: the ratio B / A as every page shows it (``mode_ratio``, through the comparison of the
-    two modes), so the diff's table and sentence quote one figure. On top of its interval, a change
-    must exceed what each capture's own variation already shows. With interleaved rounds on both
-    sides (>= 2 each), that is the spread of either capture's round medians ((max − min) / median,
-    the larger of the two: a run whose rounds alone differ by 40 % cannot prove a 30 % change), at
-    least MIN_RELATIVE_EFFECT. Without rounds a capture holds no measure of between-run variation,
-    so the change counts only beyond RUN_TO_RUN_TOLERANCE, and ``basis`` says the variation was
-    assumed, not measured (widened to the drift between the halves of either capture's steps,
-    when larger).
+    two modes), so the diff's table and sentence quote one figure; its ``orders`` (the interval
+    excludes 1) is the first condition. On top of it, a change must exceed what each capture's
+    own variation already shows. With interleaved rounds on both sides (>= 2 each), that is the
+    spread of either capture's round medians ((max − min) / median, the larger of the two: a run
+    whose rounds alone differ by 40 % cannot prove a 30 % change), at least MIN_RELATIVE_EFFECT.
+    Without rounds a capture holds no measure of between-run variation, so the change counts only
+    beyond RUN_TO_RUN_TOLERANCE, and ``basis`` says the variation was assumed, not measured
+    (widened to the drift between the halves of either capture's steps, when larger).
 
-    Returns a ``BetweenRuns``.
+    ``a_load`` / ``b_load``: each capture's other-process share of the CPUs. A change in the
+    direction the load points (the slower capture ran disturbed, or busier by
+    ``machineload.LOAD_EXPLAINS``) is never significant: the verdict is "machine differed".
     """
     a = np.asarray(a_samples, dtype=float)
     b = np.asarray(b_samples, dtype=float)
@@ -253,11 +397,15 @@ def between_runs(est: RatioEstimate, a_samples: np.ndarray, b_samples: np.ndarra
         # a capture whose own halves differ shows at least that much drift over time
         tolerance, basis = max(RUN_TO_RUN_TOLERANCE, _drift(a), _drift(b)), "assumed"
     if not np.isfinite(ratio):
-        return BetweenRuns(ratio, lo, hi, False, tolerance, basis, "no data")
-    beyond = ratio >= 1 + tolerance or ratio <= 1 / (1 + tolerance)
-    significant = est.significant and beyond
-    verdict = ("slower" if ratio > 1 else "faster") if significant else "within noise"
-    return BetweenRuns(ratio, lo, hi, bool(significant), tolerance, basis, verdict)
+        return BetweenRuns(ratio, lo, hi, False, tolerance, basis, "no data", a_load, b_load)
+    slower, faster = (b_load, a_load) if ratio > 1 else (a_load, b_load)
+    explained = ratio != 1 and load_explains(slower, faster)
+    counts = est.orders and beyond(ratio, tolerance)   # a change, were the machine the same
+    significant = counts and not explained
+    verdict = ("slower" if ratio > 1 else "faster") if significant else \
+        "machine differed" if counts else "within noise"
+    return BetweenRuns(ratio, lo, hi, bool(significant), tolerance, basis, verdict, a_load,
+                       b_load, explained)
 
 
 def spread(samples: np.ndarray) -> dict[str, float]:

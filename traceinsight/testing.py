@@ -46,18 +46,22 @@ def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = ()
               retraces: Sequence[tuple] = (), hotspots: Sequence[tuple] = (), other: Sequence[tuple] = (),
               first_extra: dict[str, float] | None = None, n_steps: int = 20,
               untraced_ms: float | None = None, traced_ms: float | None = None,
-              jitter: float = 0.02, notes: tuple[str, ...] = ()) -> ModeResult:
+              jitter: float = 0.02, notes: tuple[str, ...] = (), rounds: int = 4) -> ModeResult:
     """ops: (op, type, thread, calls_per_step, self_ms_per_step); retraces: (function, calls,
     traced_calls, tracing_ms, compile_ms, changes[, cause, cause_detail]); hotspots: (function, file, line, group, self_ms,
-    inclusive_ms, calls_per_step); other: (name, ms_per_step, count)."""
+    inclusive_ms, calls_per_step); other: (name, ms_per_step, count). The untraced steps come in
+    ``rounds`` interleaved rounds (``interleaved_rounds``), as a capture of several modes times
+    them; ``rounds=1``: one timing phase, as a mode timed apart."""
     steps = _steps(per_cat, n_steps, first_extra, jitter)
     # crc32, not hash(): str hashes are salted per process, and snapshot tests need the same figures.
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     base = untraced_ms if untraced_ms is not None else sum(per_cat.values())
-    timing = Timing(steps_s=base * 1e-3 * (1 + 0.02 * rng.standard_normal(40)),
+    steps_s = base * 1e-3 * (1 + 0.02 * rng.standard_normal(40))
+    timing = Timing(steps_s=steps_s,
                     first_step_s=(base + sum((first_extra or {}).values())) * 1e-3,
                     traced_steps_s=None if traced_ms is None else
-                    traced_ms * 1e-3 * (1 + 0.02 * rng.standard_normal(10)))
+                    traced_ms * 1e-3 * (1 + 0.02 * rng.standard_normal(10)),
+                    **interleaved_rounds(steps_s, rounds))
     ops_df = pd.DataFrame(list(ops), columns=["op", "type", "thread", "calls_per_step",
                                               "self_ms_per_step"])
     if not ops_df.empty:
@@ -80,6 +84,23 @@ def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = ()
         profile_options={"host": {"requested": {"host_tracer_level": 3, "python_tracer_level": 0},
                                   "recorded": {"host_tracer_level": 3, "python_tracer_level": 0},
                                   "ok": True}})
+
+
+def interleaved_rounds(steps_s: np.ndarray, rounds: int, other_cpu_busy: float | None = 0.02,
+                       start: float = 1_800_000_000.0, offset: float = 0.0) -> dict:
+    """``Timing`` fields for steps timed in ``rounds`` rounds of equal size (the last takes the
+    rest): ``rounds`` and a load record per round. Round i's window is
+    [start + 10 i + offset, start + 10 i + offset + 1]: every mode made with the same ``start`` ran
+    its round i within the same ten seconds as the others' (interleaved, A B C A B C ...); another
+    ``start`` is another capture. ``rounds=1``: no rounds (a mode timed apart)."""
+    steps_s = np.asarray(steps_s, dtype=float)
+    if rounds <= 1:
+        return {}
+    parts = tuple(np.array_split(steps_s, rounds))
+    recs = [{"round": i, "t_start_unix": start + 10 * i + offset,
+             "t_end_unix": start + 10 * i + offset + 1, "other_cpu_busy": other_cpu_busy,
+             "steal": 0.0 if other_cpu_busy is not None else None} for i in range(rounds)]
+    return {"rounds": parts, "load": {"rounds": recs}}
 
 
 def sample_run() -> Run:

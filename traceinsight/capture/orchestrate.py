@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from traceinsight import __version__, runfolder
+from traceinsight import __version__, machineload, runfolder
 from traceinsight.capture import lock as lock_mod
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.workload import WorkloadFile, inspect_file
@@ -755,6 +755,8 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
         writer.save()
         return state
     timings = res.result
+    # the share of the CPUs from which this capture called a round disturbed (run_rounds)
+    timings["disturbed_other_cpu"] = machineload.DISTURBED_OTHER_CPU
     if attempts:
         timings["first_step_attempts"] = attempts + [
             {"host_trace_ms": spec["host_trace_ms"], "first_step_s": timings.get("first_step_s"),
@@ -844,10 +846,20 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
                on_round: Callable[[str, int], None] | None = None) -> None:
     """Rounds 1 .. rounds-1, interleaved: A B C, A B C, ... in the live processes of the modes that
     were captured (round 0 is each mode's own timing phase, taken in the same order). Each mode's
-    timings.json then holds every round (``rounds``) and ``steps_s`` = all its untraced steps."""
+    timings.json then holds every round it uses (``rounds``) and ``steps_s`` = their steps.
+
+    A round that other processes disturbed (``machineload.disturbed``) is timed again at once, up to
+    ``MAX_RERUNS`` times, so it stays next to the other modes' round of the same index; re-runs stop
+    for the rest of the capture once two in a row came back disturbed (the machine is busy, not
+    bursting: more re-runs only cost time). Afterwards a mode's rounds still disturbed, round 0
+    included, are set aside when the mode has a round measured undisturbed to stand on; when none
+    was, they are all kept (the analysis says so on every page). ``rounds_set_aside`` records
+    every attempt not used, with what was done with it."""
     live = [(s, s.live) for s in states if s.status == "ok" and s.live is not None]
     extra: dict[str, list[dict]] = {s.name: [] for s, _ in live}
+    aside: dict[str, list[dict]] = {s.name: [] for s, _ in live}
     lost: dict[str, str] = {}
+    busy_again = 0   # re-runs in a row that came back disturbed
     try:
         for i in range(1, opts.rounds):
             for st, child in live:
@@ -859,6 +871,15 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
                     poll()
                 mode_path = writer.path / writer.mode(st.name)["dir"]
                 got = child.ask_round(i, mode_path / ".round.json", opts.timeout)
+                reruns = 0
+                while (got is not None and machineload.disturbed(got.get("other_cpu_busy"))
+                       and reruns < machineload.MAX_RERUNS and busy_again < 2):
+                    aside[st.name].append(dict(got, action=machineload.RoundAction.RERUN.value))
+                    reruns += 1
+                    got = child.ask_round(i, mode_path / ".round.json", opts.timeout)
+                    if got is not None:
+                        busy_again = busy_again + 1 if machineload.disturbed(
+                            got.get("other_cpu_busy")) else 0
                 if got is None:
                     lost[st.name] = f"round {i}: the mode's process " + (
                         "died" if child.proc.poll() is not None else "did not answer in time")
@@ -878,7 +899,20 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
             sigs = r.pop("input_signatures", None)
             if sigs is not None:
                 timings["input_signatures"] = sigs
-        timings["rounds"] = list(timings.get("rounds") or []) + extra[st.name]
+        for r in aside[st.name]:
+            r.pop("input_signatures", None)
+        rounds = list(timings.get("rounds") or []) + extra[st.name]
+        # quiet: measured below the threshold (a round shorter than a clock tick has no figure,
+        # and is kept without standing for a quiet one)
+        quiet = [r for r in rounds if r.get("other_cpu_busy") is not None
+                 and not machineload.disturbed(r["other_cpu_busy"])]
+        if quiet:
+            aside[st.name] += [dict(r, action=machineload.RoundAction.SET_ASIDE.value)
+                               for r in rounds if machineload.disturbed(r.get("other_cpu_busy"))]
+            rounds = [r for r in rounds if not machineload.disturbed(r.get("other_cpu_busy"))]
+        timings["rounds"] = rounds
+        if aside[st.name]:
+            timings["rounds_set_aside"] = list(timings.get("rounds_set_aside") or []) + aside[st.name]
         timings["steps_s"] = [s for r in timings["rounds"] for s in r["steps_s"]]
         timings["step_nums"] = [n for r in timings["rounds"] for n in r["step_nums"]]
         if st.name in lost:

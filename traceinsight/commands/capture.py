@@ -97,6 +97,7 @@ class Command:
         overrides = {k: getattr(args, k, None) for k in orch.Options().as_dict()}
         requested = [m.strip() for m in args.modes.split(",") if m.strip()] if args.modes else None
         command = _command_line(args, getattr(args, "_capture_parser", parser))
+        console.print(machine_line())
         notes: list[str] = []
         started = time.monotonic()
         if args.resume:
@@ -135,6 +136,28 @@ class Command:
         finally:
             if plan.lock is not None:
                 plan.lock.release()
+
+
+def machine_line(seconds: float = 0.5) -> str:
+    """The capture's first line: how busy the machine is before any workload runs (other
+    processes' share of the CPUs over ``seconds``, the load average), flagged when busy enough to
+    disturb a round (``machineload.disturbed``), when timings will say more about the machine
+    than about the code."""
+    from traceinsight.capture import machine
+    from traceinsight.machineload import DISTURBED_OTHER_CPU, disturbed, percent
+
+    m = machine.sample(seconds)
+    cpus = m.get("cpu_usable") or m.get("cpu_count")
+    load = m.get("loadavg")
+    figure = (f"other processes took {percent(m.get('other_cpu_busy'))} of the "
+              f"{cpus or '?'} CPUs"
+              + (f" ({percent(m['steal'])} stolen by the hypervisor)" if m.get("steal") else "")
+              + (f", load average {load[0]:.1f}" if load else ""))
+    if disturbed(m.get("other_cpu_busy")):
+        return (f"[yellow]the machine is busy:[/] {figure}. Steps timed now are slower than on a "
+                f"quiet machine; a round during which others take {percent(DISTURBED_OTHER_CPU)} "
+                "of the CPUs or more is timed again, or set aside, and every page says so")
+    return f"[dim]machine: {figure}[/]"
 
 
 def _say(console):
@@ -294,3 +317,7 @@ def print_summary(console, run_path: Path) -> None:
                        "median / untraced median − 1.", style="dim"))
     for mode, status, error in failed:
         console.print(Text(f"{present.safe(mode)}: {status}: {present.safe(error or '')}", style="red"))
+    from traceinsight.analysis.mode import load_notes
+    for m in run.modes.values():   # rounds re-run, set aside or kept on a busy machine
+        for note in load_notes(m.timing) if m.timing is not None else ():
+            console.print(Text(f"{present.safe(m.name)}: {note}", style="yellow"))

@@ -16,6 +16,7 @@ import numpy as np
 
 from traceinsight import present
 from traceinsight.columns import Columns
+from traceinsight.machineload import DISTURBED_OTHER_CPU, LOAD_EXPLAINS, percent
 from traceinsight.report.data import SCHEMA_VERSION, clean, generator_name, records
 from traceinsight.rundiff import CategoryDelta, PairDiff, RetraceDelta, RunDiff, diff_runs
 
@@ -76,17 +77,32 @@ def pair_entry(p: PairDiff) -> dict:
     if v is not None:
         entry.update(ratio=v.ratio, ratio_lo=v.ratio_lo, ratio_hi=v.ratio_hi,
                      significant=v.significant, basis=v.basis, tolerance=v.tolerance,
-                     verdict=v.verdict)
-        if p.within_noise:
+                     verdict=v.verdict, a_load=v.a_load, b_load=v.b_load,
+                     load_explains=v.load_explains)
+        if v.load_explains and p.within_noise:
+            sentence = (f"{label}: the machine differed, not necessarily the code "
+                        f"({present.ms(c.b_ms)} → {present.ms(c.a_ms)} ms/step, ratio "
+                        f"{c.ratio_text()}; {_load_clause(v)})")
+        elif p.within_noise:
             sentence = (f"{label}: within run-to-run variation ({present.ms(c.b_ms)} → {present.ms(c.a_ms)} ms/step, "
                         f"ratio {c.ratio_text()}; {_noise_basis(v)})")
         elif not v.significant:
             sentence += f" ({_noise_basis(v)})"
         else:
             sentence += f" (beyond run-to-run variation: {_noise_basis(v)})"
+        if v.load_explains and not p.within_noise:
+            sentence += f"; {_load_clause(v)}"
     entry.update(sentence=sentence, categories=_category_rows(p.categories), ops=_op_rows(p),
                  families=records(p.families), retraces=_retrace_rows(p.retraces))
     return clean(entry)
+
+
+def _load_clause(v: BetweenRuns) -> str:
+    """Why the load explains the change: both captures' figures and the rule's threshold."""
+    return (f"other processes took {percent(v.a_load)} of the CPUs while A was timed and "
+            f"{percent(v.b_load)} while B was; a capture with {percent(DISTURBED_OTHER_CPU)} or "
+            f"more, or {percent(LOAD_EXPLAINS)} more than the other, is slower for that alone: "
+            "capture both on the same, quiet machine to compare the code")
 
 
 def _noise_basis(v: BetweenRuns) -> str:
@@ -106,9 +122,11 @@ def _sentence(na: str, nb: str, c: Comparison, label: str) -> str:
     return c.sentence(label=label)
 
 
-def _side(run: Run) -> dict:
+def _side(run: Run, load: float | None) -> dict:
+    # other_cpu_busy: the share of the CPUs other processes took while its compared modes ran
     return clean({"name": run.name, "path": str(run.path) if run.path is not None else None,
-                  "command": run.command, "environment": run.environment})
+                  "command": run.command, "environment": run.environment,
+                  "other_cpu_busy": load})
 
 
 def _summary(d: RunDiff, entries: list[dict]) -> str:
@@ -118,6 +136,10 @@ def _summary(d: RunDiff, entries: list[dict]) -> str:
     summary = (f"{len(entries)} mode pair(s) compared, {len(sig)} measurably different"
                + ("" if d.same_run else " beyond run-to-run variation")
                + (": " + "; ".join(e["sentence"] for e in sig[:3]) if sig else ""))
+    if not d.same_run and d.load_differs:
+        summary += (f". The machine differed: other processes took {percent(d.a_load)} of the "
+                    f"CPUs while A was timed and {percent(d.b_load)} while B was: that alone can "
+                    "make the busier capture slower, so such a change is not called significant")
     if not d.same_run:
         # the tolerance as the document stores it (6 significant digits)
         summary += (". Run-to-run variation measured from interleaved rounds" if d.rounds_measured
@@ -134,7 +156,7 @@ def document(d: RunDiff) -> dict:
     entries = [pair_entry(p) for p in d.pairs]
     return {
         "schema_version": SCHEMA_VERSION, "kind": "diff", "generator": generator_name(),
-        "a": _side(d.a), "b": _side(d.b),
+        "a": _side(d.a, d.a_load), "b": _side(d.b, d.b_load),
         "environment_changes": clean([{"key": c.key, "a": c.a, "b": c.b}
                                       for c in d.environment_changes]),
         "summary": _summary(d, entries) + ".", "pairs": entries,

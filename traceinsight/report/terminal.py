@@ -81,6 +81,10 @@ def render(run: Run, options: TerminalOptions = TERMINAL_DEFAULTS) -> list[Any]:
                          [("mode", False), ("median", True), ("IQR", True),
                           ("×fastest [95% CI]", True), ("first step", True),
                           ("status / steps", False)], rows))
+    for m in wanted:   # why a ratio has no interval or does not count (timed apart, ...)
+        note = summary[m.name]["ratio_note"] if m.ok else None
+        if isinstance(note, str) and note:
+            out.append(Text(f"{present.safe(m.name)} × fastest: {note}", style="dim"))
 
     rows = []
     for m in wanted:

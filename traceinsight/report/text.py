@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from traceinsight.present import MAX_NAME, integer, ratio_ci, safe, signed_ms
+from traceinsight.present import MAX_NAME, integer, percent, ratio_ci, safe, signed_ms
 from traceinsight.present import ms as fmt_ms
 from traceinsight.report.options import DEFAULTS, RenderOptions
 
@@ -34,9 +34,16 @@ def _clip(s: Any, n: int = 60) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
+def _side(diff: dict, key: str) -> str:
+    """``A: run-name (other processes took 62 % of the CPUs)``: the machine's load while the
+    side's compared modes were timed, when recorded."""
+    load = diff[key].get("other_cpu_busy")
+    return f"{key.upper()}: {safe(diff[key]['name'])}" + (
+        f" (other processes took {percent(load)} of the CPUs)" if load is not None else "")
+
+
 def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:
-    out = [f"A: {safe(diff['a']['name'])}", f"B: {safe(diff['b']['name'])}", "",
-           safe(diff["summary"], None), ""]
+    out = [_side(diff, "a"), _side(diff, "b"), "", safe(diff["summary"], None), ""]
     for c in diff["environment_changes"]:
         out.append(f"environment {safe(c['key'])}: {safe(c['a'])} → {safe(c['b'])}")
     if diff["environment_changes"]:

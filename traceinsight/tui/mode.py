@@ -114,6 +114,8 @@ def mode_headline(mode: ModeResult, row: pd.Series | None) -> Text:
         text.append(f"  {fmt.ms(row['median_ms'])} ms/step", style="bold")
         text.append(f" (IQR {fmt.ms(row['p25_ms'])}–{fmt.ms(row['p75_ms'])}, n={int(row['n'])})")
         text.append(f" · {fmt.ratio_ci(row['ratio'], row['ratio_lo'], row['ratio_hi'])} the fastest")
+        if isinstance(row["ratio_note"], str) and row["ratio_note"]:   # no interval, timed apart
+            text.append(f" ({fmt.safe(row['ratio_note'], 300)})")
     if row is not None and fmt.is_num(row["first_step_ms"]):
         text.append(f" · first step {fmt.ms(row['first_step_ms'])} ms")
     if row is not None and fmt.is_num(row["distortion"]):
