@@ -100,9 +100,10 @@ def pair_entry(p: PairDiff) -> dict:
 def _load_clause(v: BetweenRuns) -> str:
     """Why the load explains the change: both captures' figures and the rule's threshold."""
     return (f"other processes took {percent(v.a_load)} of the CPUs while A was timed and "
-            f"{percent(v.b_load)} while B was; a capture with {percent(DISTURBED_OTHER_CPU)} or "
-            f"more, or {percent(LOAD_EXPLAINS)} more than the other, is slower for that alone: "
-            "capture both on the same, quiet machine to compare the code")
+            f"{percent(v.b_load)} while B was; a capture during which others took "
+            f"{percent(DISTURBED_OTHER_CPU)} or more, or {LOAD_EXPLAINS * 100:.0f} points more "
+            "than during the other, is slower for that alone: capture both on the same, quiet "
+            "machine to compare the code")
 
 
 def _noise_basis(v: BetweenRuns) -> str:
