@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from traceinsight.analysis.hotspots import HOTSPOT_COLUMNS
 from traceinsight.derive import complete
 from traceinsight.model import CATEGORIES, ModeResult, Run, Timing
 from traceinsight.stepsource import StepSource
@@ -49,7 +50,8 @@ def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = ()
               jitter: float = 0.02, notes: tuple[str, ...] = ()) -> ModeResult:
     """ops: (op, type, thread, calls_per_step, self_ms_per_step); retraces: (function, calls,
     traced_calls, tracing_ms, compile_ms, changes[, cause, cause_detail]); hotspots: (function, file, line, group, self_ms,
-    inclusive_ms, calls_per_step); other: (name, ms_per_step, count)."""
+    inclusive_ms, calls_per_step[, op_calls_per_step, conversions_per_step, slices_per_step,
+    input_ms, dispatch_ms]: the ops this frame issues, 0 when left out); other: (name, ms_per_step, count)."""
     steps = _steps(per_cat, n_steps, first_extra, jitter)
     # crc32, not hash(): str hashes are salted per process, and snapshot tests need the same figures.
     rng = np.random.default_rng(zlib.crc32(name.encode()))
@@ -72,8 +74,8 @@ def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = ()
         retraces=pd.DataFrame([tuple(r) + ("", "")[len(r) - 6:] for r in retraces],
                               columns=["function", "calls", "traced_calls", "tracing_ms",
                                        "compile_ms", "changes", "cause", "cause_detail"]),
-        hotspots=pd.DataFrame(list(hotspots), columns=["function", "file", "line", "group",
-                                                       "self_ms", "inclusive_ms", "calls_per_step"]),
+        hotspots=pd.DataFrame([tuple(h) + (0.0,) * (len(HOTSPOT_COLUMNS) - len(h)) for h in hotspots],
+                              columns=HOTSPOT_COLUMNS),
         other=pd.DataFrame(list(other), columns=["name", "ms_per_step", "count"]),
         step_rule="step markers 'train' (step_num)",
         step_source=StepSource.MARKERS_STEP_NUM, notes=notes,
