@@ -217,20 +217,21 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
             kind = SavingKind.ESTIMATE
             modes = (e.name,)
             evidence = split
-        if bound:
-            rule, title = ("eager-dispatch-bound",
-                           f"{e.name} is Python/dispatch-bound: compile the step with tf.function")
-        elif c is not None and f is not None:   # not bound: the function mode is faster
-            rule = "eager-slower"
-            title = (f"{e.name} is {fmt_ratio(c.ratio)}× slower than {f.name}: compile the step "
-                     "with tf.function")
-            evidence = _vs_by_category(c) + " " + split
-        else:
-            continue
         if saving is not None and not np.isfinite(saving):
             saving, kind = None, None
-        yield Finding(rule=rule, title=title, evidence=evidence, saving_ms=saving,
-                      saving_basis=basis, saving_kind=kind, modes=modes, fix=fix)
+        if bound:
+            yield Finding(
+                rule="eager-dispatch-bound",
+                title=f"{e.name} is Python/dispatch-bound: compile the step with tf.function",
+                evidence=evidence, saving_ms=saving, saving_basis=basis, saving_kind=kind,
+                modes=modes, fix=fix)
+        elif c is not None and f is not None:   # not bound: the function mode is faster
+            yield Finding(
+                rule="eager-slower",
+                title=(f"{e.name} is {fmt_ratio(c.ratio)}× slower than {f.name}: compile the step "
+                       "with tf.function"),
+                evidence=_vs_by_category(c) + " " + split, saving_ms=saving, saving_basis=basis,
+                saving_kind=kind, modes=modes, fix=fix)
 
 
 _FIX_NEW_FUNCTION = ("step = tf.function(step_fn)   # create it once, outside the loop\n"
@@ -554,6 +555,10 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
     elif n_all > 0:
         evidence += (f" {n_all:.0f} conversion{'s' if round(n_all) != 1 else ''} per step "
                      "(`_EagerConst` runs): no python pass says whose.")
+        if keras_step:
+            evidence += (" These conversions run inside Keras' step (the numpy batch and Keras' "
+                         "own Python values); passing the batch as tensors removes the batch's "
+                         "part.")
     # slicing with Python values in the user's own code converts the slice's spec every call
     slicers = [r for r in users if r["group"] == "user" and float(r["slices_per_step"]) >= 1
                and float(r["conversions_per_step"]) >= 2 * float(r["slices_per_step"])]
@@ -587,10 +592,14 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
         evidence += (f" {_where(r)} slices with Python values {float(r['slices_per_step']):.3g} "
                      "time(s) per step (e.g. q[:, None, :]): each slice converts its spec to "
                      "tensors on every call.")
-        title = f"{m.name} converts its inputs and slice specs to tensors every step"
+        only_slices = all(x in slicers for x in users)
+        title = (f"{m.name} converts slice specs to tensors every step" if only_slices else
+                 f"{m.name} converts its inputs and slice specs to tensors every step")
         fix = (f"# in your code: {_where(r)}\n"
-               "x = tf.convert_to_tensor(x_np)   # numpy inputs: convert once, outside the loop\n"
-               "q = tf.expand_dims(q, 1)         # instead of q[:, None, :]: no spec to convert")
+               + ("" if only_slices else
+                  "x = tf.convert_to_tensor(x_np)   # numpy inputs: convert once, outside the loop\n")
+               + "q = tf.expand_dims(q, 1)         # instead of q[:, None, :]: no spec to convert\n"
+               "# or run the step in tf.function, where the spec is a constant built once")
     elif keras_step:
         title = f"{m.name} converts its inputs to tensors every step"
         fix = ("x, y = tf.convert_to_tensor(x_np), tf.convert_to_tensor(y_np)  # once, outside the loop\n"
@@ -999,7 +1008,7 @@ def rule_predict(run: Run) -> Iterable[Finding]:
             saving_ms=best.delta_ms,
             saving_basis=f"measured: median step of {p.name} minus {best.b}, {best.delta_text()}",
             saving_kind=SavingKind.MEASURED,
-            modes=(p.name,) + tuple(c.b for c in cs), fix=fix)
+            modes=(p.name, best.b) + tuple(c.b for c in cs if c is not best), fix=fix)
 
 
 def rule_fit_overhead(run: Run) -> Iterable[Finding]:
