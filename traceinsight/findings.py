@@ -310,6 +310,9 @@ def rule_retracing(run: Run) -> Iterable[Finding]:
                         + f", {fmt_ms(per_trace)} ms per trace; the {traced - 1} retraces cost "
                         f"≈ {fmt_ms(one_time)} ms once. Cause: {cause}." + recorded)
             saving, basis, kind, steady = _retrace_saving(m, per_trace, traced, calls)
+            where = _user_function(m, _function_name(str(function)))
+            if where is not None:
+                fix = f"# in your code: {_where(where)}\n{fix}"
             evidence += (" " + steady) if steady else ""
             title = (f"{function} retraces {traced - 1} times in {m.name}" if saving is not None
                      else f"{function} retraced {traced - 1} times in {m.name}, then stopped: a "
@@ -443,6 +446,16 @@ def _user_frame(m: ModeResult) -> dict | None:
         return None
     return max(rows, key=lambda r: (float(r.get("op_calls_per_step", 0.0) or 0.0),
                                     float(r["inclusive_ms"] or 0.0)))
+
+
+def _user_function(m: ModeResult, name: str) -> dict | None:
+    """The user's frame of the function named ``name`` in the python pass (a tf.function's Python
+    function runs there while it is traced), or None."""
+    h = m.table("hotspots")
+    if h.empty:
+        return None
+    return next((r for r in h.records() if r["group"] == "user" and str(r["function"]) == name),
+                None)
 
 
 def _at_user_line(m: ModeResult, fix: str) -> str:
@@ -834,9 +847,9 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
             saving_basis=f"measured: median step of {f.name} minus {e.name}, {c.delta_text()}",
             saving_kind=SavingKind.MEASURED,
             modes=(f.name, e.name),
-            fix=("# a step of a few large ops gains nothing from tf.function: run it eagerly,\n"
-                 "# or let XLA fuse it (compare the xla mode):\n"
-                 "step = tf.function(step_fn, jit_compile=True)"))
+            fix=_at_user_line(e, "# a step of a few large ops gains nothing from tf.function: run "
+                              "it eagerly,\n# or let XLA fuse it (compare the xla mode):\n"
+                              "step = tf.function(step_fn, jit_compile=True)"))
 
 
 # Keras' own step functions as the trace names them (Keras 3's, then tf_keras'): calls of these
