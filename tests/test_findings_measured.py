@@ -117,7 +117,7 @@ def test_retraces_in_some_steady_steps_are_spread_over_all_of_them():
     f = only(run_of(m), "retracing")
     assert f.saving_ms == pytest.approx(3 * 20.0 / 100)
     assert f.saving_kind is SavingKind.ESTIMATE
-    assert "3 of the 100 untraced steady steps hold a retrace" in f.evidence
+    assert "3 of the 100 untraced steady steps hold a retrace (median 1.00 ms; or another" in f.evidence
 
 
 def test_retraces_every_step_cost_their_share_of_the_step():

@@ -360,7 +360,8 @@ def _retrace_saving(m: ModeResult, per_trace: float, traced: int, calls: int
     return (excess, f"estimate: the time over the median of the {int(hit.sum())} of {n} untraced "
             "steady steps that took a retrace's time, spread over all of them", SavingKind.ESTIMATE,
             f"{int(hit.sum())} of the {n} untraced steady steps hold a retrace (median "
-            f"{fmt_ms(med)} ms): ≈ {fmt_ms(excess)} ms per step spread over all of them.")
+            f"{fmt_ms(med)} ms; or another stall as long): ≈ {fmt_ms(excess)} ms per step spread "
+            "over all of them.")
 
 
 def _main_calls(m: ModeResult, *types: str) -> float:
