@@ -266,3 +266,16 @@ def test_xla_without_recorded_kernels_keeps_an_op_family_reason(real_runs):
     assert "the op families are function's: mostly matmul" in f.evidence
     assert "function's kernels are mostly matmul (xla's are not recorded)" in f.title
     assert "xla 0 vs" not in f.evidence
+
+
+def test_a_tf_data_pipelines_ops_are_not_the_steps_to_vectorize():
+    """A function step pulling from tf.data whose map runs 160 small ops per element on tf.data's
+    threads: those ops are the pipeline's (the input-bound finding's), not the step's; the same
+    ops in a step that reads no dataset are the graph's own, for XLA to fuse."""
+    pipeline = [(f"Cos_{i}", "Cos", "worker", 1, 0.01) for i in range(160)]
+    own = [("__inference_step_225", "tf.function", "main", 1, 0.9)]
+    reads = own + [("IteratorGetNext", "IteratorGetNext", "worker", 1, 0.5)]
+    m = make_mode("function", {"op": 1.5, "input": 1.2, "dispatch": 0.3}, ops=pipeline + reads)
+    assert "tiny-ops" not in [f.rule for f in find(run_of(m))]
+    m = make_mode("function", {"op": 1.5, "dispatch": 0.3}, ops=pipeline + own)
+    assert "jit_compile=True" in only(run_of(m), "tiny-ops").fix

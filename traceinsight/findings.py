@@ -788,11 +788,14 @@ def rule_xla(run: Run) -> Iterable[Finding]:
                      "# Keras: model.compile(..., jit_compile=True)"))
 
 
-def _op_call_stats(m: ModeResult) -> tuple[float, float]:
-    """(op calls per step, median ms of one op call weighted by calls)."""
+def _op_call_stats(m: ModeResult, main_only: bool = False) -> tuple[float, float]:
+    """(op calls per step, median ms of one op call weighted by calls), of the main thread's ops
+    only with ``main_only``."""
     ops = m.table("ops")
     if ops.empty or "calls_per_step" not in ops:
         return 0.0, float("nan")
+    if main_only:
+        ops = ops.take(np.flatnonzero(ops["thread"] == "main"))
     calls = np.asarray(ops["calls_per_step"], dtype=float)
     each = ms_per_call(calls, ops["self_ms_per_step"])
     ok = (calls > 0) & (each > 0)   # zero-time calls (e.g. _EagerConst) count, not in the median
@@ -912,7 +915,9 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
             continue  # the host's op calls are not all in the trace: no per-call claim
         if _runs_keras_step(m) or _graph_while_loop(m):
             continue
-        n, med = _op_call_stats(m)
+        # the ops of a tf.data pipeline's functions run on worker threads beside the step's graph,
+        # named alike: where the step pulls from tf.data, only the ops the step's thread calls
+        n, med = _op_call_stats(m, main_only=_waits_on_tf_data(run, m))
         if not (_finite(med) and med <= TINY_OP_MEDIAN_MS):
             continue
         issuers = _issuers(m)
