@@ -173,7 +173,7 @@ def test_numpy_inputs_measured_against_tensor_variant():
     assert f.saving_basis.startswith("measured")
     b = run.modes["eager"].breakdown
     share = b.loc["input", "mean"] / b.loc["total", "mean"]   # ≈ 2.0 / 6.0, with jitter
-    assert f"({share * 100:.0f} % of the traced split)" in f.evidence
+    assert f"({share * 100:.0f} % of its categories)" in f.evidence
     assert "prefetch" in f.fix
 
 
@@ -320,7 +320,7 @@ def test_eager_slower_for_other_reasons_still_points_to_tf_function():
     f = only(run, "eager-slower")
     assert "eager-dispatch-bound" not in rules(run)
     assert f.saving_ms == pytest.approx(22.0 - 2.6, abs=0.3)
-    assert re.search(r"op \+14\.\d", f.evidence) and "(27 % of the traced split)" in f.evidence
+    assert re.search(r"op \+14\.\d", f.evidence) and "(27 % of its categories)" in f.evidence
     assert f.title.startswith("eager is 8.") and "tf.function" in f.fix
 
 

@@ -75,7 +75,7 @@ def test_eager_dispatch_bound_on_a_real_run_is_the_medians_difference(real_runs)
     run = real_runs["conv1d"]
     f = next(f for f in run.findings if f.rule == "eager-dispatch-bound")
     assert f.saving_ms == run.compare("eager", "function").delta_ms
-    assert "python + dispatch ≈" in f.evidence and "of the traced split" in f.evidence
+    assert "python + dispatch ≈" in f.evidence and "of its categories" in f.evidence
 
 
 def test_function_call_machinery_is_a_part_of_the_step(real_runs):

@@ -82,7 +82,7 @@ def test_input_stalls_on_a_stock_tfdata_trace_match_xprofs_input_share():
     share = m.category_shares()["input"] * 100
     assert share == pytest.approx(xprof_pct, abs=1.5)
     f = next(f for f in run.findings if f.rule == "input-bound")
-    assert f"({share:.0f} % of the traced split)" in f.evidence
+    assert f"({share:.0f} % of its categories)" in f.evidence
     # the stalls: a few steps, named, holding a material share of the time
     hit = concentrated_costs(m)["input"]
     assert 1 <= len(hit["steps"]) <= 5 and hit["share"] >= 0.05

@@ -119,14 +119,15 @@ def _est(m: ModeResult, *cats: str) -> float:
     return in_step(m, _cat(m, *cats))
 
 
-ESTIMATE_NOTE = "their share of the traced step applied to the untraced median"
+ESTIMATE_NOTE = "their share of the category split applied to the untraced median"
 
 
 def _est_text(m: ModeResult, what: str, *cats: str) -> str:
-    """``python + dispatch ≈ 2.85 ms of the 4.18 ms step (68 %)``: the categories' estimate in
-    the untraced step with their share, what every finding quoting a category says."""
+    """``python + dispatch ≈ 2.85 ms of its 4.18 ms step (68 % of its categories)``: the
+    categories' estimate in the untraced step with their share, what every finding quoting a
+    category says."""
     return (f"{what} ≈ {fmt_ms(_est(m, *cats))} ms of its {fmt_ms(m.median_ms)} ms step "
-            f"({_pct(_share(m, *cats))} of the traced split)")
+            f"({_pct(_share(m, *cats))} of its categories)")
 
 
 def _kinds(run: Run) -> dict[str, ModeKind]:
@@ -840,7 +841,7 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
         if _finite(call) and call >= 0.005 and not c.traced_disagrees:
             why.append(f"the function call machinery (dispatch) costs ≈ {fmt_ms(call)} ms of "
                        f"{f.name}'s {fmt_ms(f.median_ms)} ms step ({_pct(_share(f, 'dispatch'))} "
-                       "of the traced split)")
+                       "of its categories)")
         evidence = (_vs_by_category(c) + (" Why: " + "; ".join(why) + "." if why else ""))
         yield Finding(
             rule="function-slower",
@@ -1164,7 +1165,7 @@ def rule_concentrated(run: Run) -> Iterable[Finding]:
                 evidence=f"In {m.name},{_stalls_text(run, m, cat)}",
                 saving_ms=in_step(m, saving),
                 saving_basis=("estimate: the spikes' time above the typical step, per step, as its "
-                              "share of the traced step applied to the untraced median"),
+                              "share of the category split applied to the untraced median"),
                 saving_kind=SavingKind.ESTIMATE,
                 modes=(m.name,), fix=_PERIODIC_FIX)
 
