@@ -499,6 +499,29 @@ def _conversion_words(rows: list[dict]) -> str:
     return ", ".join(f"{_where(r)} {float(r['conversions_per_step']):.3g}" for r in rows[:3])
 
 
+def _slice_saving(m: ModeResult, slicers: list[dict], others: list[dict]) -> tuple[float, str]:
+    """The estimated saving of slicing without Python values in the user's frames that slice (and
+    of passing tensors for the user's other conversions): of the cost of the ops each such frame
+    issues (``_issued_cost``), the share its slices and their specs' conversions are of its op
+    calls (the fix removes both); the other conversions at their share of the input time."""
+    parts, words = [], []
+    for r in slicers:
+        calls = float(r["op_calls_per_step"])
+        k = float(r["slices_per_step"]) + float(r["conversions_per_step"])
+        share = min(k / calls, 1.0) if calls > 0 else 0.0
+        parts.append(_issued_cost(m, [r]) * share)
+        words.append(f"{k:.0f} of the {calls:.0f} op calls {_where(r)} issues")
+    if others:
+        sh = _shares(m.table("hotspots").records(), others)["input"]
+        parts.append(in_step(m, _cat(m, "input") * sh))
+    saving = math.fsum(v for v in parts if _finite(v))
+    return saving, ("estimate: the slices and their specs' conversions, " + "; ".join(words)
+                    + ", at the cost of those ops (python, dispatch and conversion: their shares "
+                    f"of the python pass applied to the category split), {ESTIMATE_NOTE}"
+                    + ("; your other inputs' conversions at their share of the input time"
+                       if others else "") + "; no mode of this run slices without them")
+
+
 def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
     """3. The user's inputs (numpy arrays, Python numbers) converted to tensors every step: one
     finding for the run, the mode with the most to save first. Only the user's inputs count:
@@ -582,6 +605,8 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
             and run.manifest.get("workload", {}).get("kind") != "keras":
         # no python pass: slices whose every one converts its spec, in a step no Keras code runs
         loop_slicer = {"function": "your step", "file": "", "line": 0, "slices_per_step": _slicing(m)}
+    if slicers and kind is SavingKind.ESTIMATE:
+        saving, basis = _slice_saving(m, slicers, [u for u in users if u not in slicers])
     modes = [m.name] + ([t.name] if t is not None and c is not None else [])
     if c is not None:
         evidence += f" Passing tensors instead: {_vs(c)}."
