@@ -755,11 +755,14 @@ def _unrecorded_family_evidence(c: Comparison, x: ModeResult, f: ModeResult
         return (f" {x.name}'s kernels are not in this trace (TensorFlow before 2.17 writes no "
                 "per-op events for XLA on CPU).", None)
     kernels = _cat(f, "op")
-    share = f" ({_pct(fam.b_ms / kernels)} of its traced op time)" if _finite(kernels) and kernels > 0 else ""
+    share = fam.b_ms / kernels if _finite(kernels) and kernels > 0 else float("nan")
+    most = _finite(share) and share >= 0.5
     return (f" {x.name}'s kernels are not in this trace (TensorFlow before 2.17 writes no per-op "
-            f"events for XLA on CPU), so the op families are {f.name}'s: mostly {fam.family}, "
-            f"{fmt_ms(fam.b_ms)} ms/step of kernel time{share}: the work XLA compiles into its own "
-            "kernels.", fam)
+            f"events for XLA on CPU), so the op families are {f.name}'s: "
+            + (f"mostly {fam.family}" if most else f"its largest is {fam.family}")
+            + f", {fmt_ms(fam.b_ms)} ms/step of kernel time"
+            + (f" ({_pct(share)} of its traced op time)" if _finite(share) else "")
+            + ": the work XLA compiles into its own kernels.", fam if most else None)
 
 
 def rule_xla(run: Run) -> Iterable[Finding]:
