@@ -296,3 +296,16 @@ def test_a_tf_data_pipelines_ops_are_not_the_steps_to_vectorize():
     assert "tiny-ops" not in [f.rule for f in find(run_of(m))]
     m = make_mode("function", {"op": 1.5, "dispatch": 0.3}, ops=pipeline + own)
     assert "jit_compile=True" in only(run_of(m), "tiny-ops").fix
+
+
+def test_conversions_in_a_keras_entry_point_are_the_users_arrays():
+    """train_on_batch(x_np, y_np): Keras passes the two arrays to its train function, converted
+    in train_on_batch itself, the frame the user's code called (an entry point); Keras' own
+    values deeper in are not the user's."""
+    hot = [_hot("train_on_batch", "trainer.py", 560, "keras", 3, 2, 0, 0.2) + (True,),
+           _hot("reshape", "numpy.py", 2845, "keras", 10, 10, 0, 0.8) + (False,)]
+    m = make_mode("train_on_batch-eager", {"op": 5.0, "python": 2.0, "input": 3.0},
+                  untraced_ms=10.0, hotspots=hot)
+    f = only(run_of(m), "numpy-inputs")
+    assert "2 yours (train_on_batch (trainer.py:560) 2)" in f.evidence
+    assert "the other 10 are Keras' own values" in f.evidence

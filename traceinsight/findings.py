@@ -424,9 +424,12 @@ def _issuers(m: ModeResult) -> list[dict] | None:
 
 def _is_users_input(r: dict) -> bool:
     """A frame whose conversions are of the user's own inputs: the user's code, the capture's
-    call of the user's step with the user's data, or Keras converting the arrays passed to it."""
+    call of the user's step with the user's data, or Keras converting the arrays passed to it
+    (in its input-converting frames, or in an entry point the user's code called, such as
+    ``train_on_batch`` passing the arrays to its train function)."""
     return (r["group"] in ("user", "traceinsight")
-            or (str(r["file"]), str(r["function"])) in _KERAS_INPUT_FRAMES)
+            or (str(r["file"]), str(r["function"])) in _KERAS_INPUT_FRAMES
+            or bool(r.get("entry", False)))
 
 
 def _where(r: dict) -> str:

@@ -51,7 +51,7 @@ def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = ()
     """ops: (op, type, thread, calls_per_step, self_ms_per_step); retraces: (function, calls,
     traced_calls, tracing_ms, compile_ms, changes[, cause, cause_detail]); hotspots: (function, file, line, group, self_ms,
     inclusive_ms, calls_per_step[, op_calls_per_step, conversions_per_step, slices_per_step,
-    input_ms, dispatch_ms]: the ops this frame issues, 0 when left out); other: (name, ms_per_step, count)."""
+    input_ms, dispatch_ms, entry]: the ops this frame issues, 0 when left out); other: (name, ms_per_step, count)."""
     steps = _steps(per_cat, n_steps, first_extra, jitter)
     # crc32, not hash(): str hashes are salted per process, and snapshot tests need the same figures.
     rng = np.random.default_rng(zlib.crc32(name.encode()))
