@@ -43,6 +43,11 @@ def _breakdown(steps: pd.DataFrame) -> pd.DataFrame:
     return b.rename(index={"wall_ms": "total"})
 
 
+# the hotspot columns after the first seven, for a hand-made frame that leaves them out: it issues
+# no op and is no entry point
+_HOTSPOT_DEFAULTS = (0.0, 0.0, 0.0, 0.0, 0.0, False)
+
+
 def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = (),
               retraces: Sequence[tuple] = (), hotspots: Sequence[tuple] = (), other: Sequence[tuple] = (),
               first_extra: dict[str, float] | None = None, n_steps: int = 20,
@@ -74,7 +79,7 @@ def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = ()
         retraces=pd.DataFrame([tuple(r) + ("", "")[len(r) - 6:] for r in retraces],
                               columns=["function", "calls", "traced_calls", "tracing_ms",
                                        "compile_ms", "changes", "cause", "cause_detail"]),
-        hotspots=pd.DataFrame([tuple(h) + (0.0,) * (len(HOTSPOT_COLUMNS) - len(h)) for h in hotspots],
+        hotspots=pd.DataFrame([tuple(h) + _HOTSPOT_DEFAULTS[len(h) - 7:] for h in hotspots],
                               columns=HOTSPOT_COLUMNS),
         other=pd.DataFrame(list(other), columns=["name", "ms_per_step", "count"]),
         step_rule="step markers 'train' (step_num)",
