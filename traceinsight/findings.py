@@ -683,7 +683,7 @@ def _family_evidence(c: Comparison, slower: bool = True) -> str:
     if fam is None:
         return ""
     a_ms, b_ms = fam.a_ms, fam.b_ms
-    sides = f"{c.a} {fmt_ms(a_ms)} vs {c.b} {fmt_ms(b_ms)} ms/step of kernel time"
+    sides = f"{c.a} {fmt_ms(a_ms)} vs {c.b} {fmt_ms(b_ms)} ms/step of traced kernel time"
     if _family_dominates(c, fam):
         out = (f" By op family (ops matched across modes), {fam.family} costs most of the "
                f"difference: {sides}.")
@@ -711,7 +711,8 @@ def _op_evidence(c: Comparison, x: ModeResult, f: ModeResult) -> str:
     (then traced categories are no evidence for it, and the caveat says why)."""
     if c.traced_disagrees:
         return f". Caveat: {c.caveat()}."
-    out = f"; op time {fmt_ms(_cat(x, 'op'))} vs {fmt_ms(_cat(f, 'op'))} ms/step (traced steps)."
+    out = (f"; op time ≈ {fmt_ms(_est(x, 'op'))} vs {fmt_ms(_est(f, 'op'))} ms/step (the category "
+           "split's share of each untraced step).")
     return out + (f" Caveat: {c.caveat()}." if c.caveat() else "")
 
 
@@ -763,7 +764,7 @@ def _unrecorded_family_evidence(c: Comparison, x: ModeResult, f: ModeResult
     return (f" {x.name}'s kernels are not in this trace (TensorFlow before 2.17 writes no per-op "
             f"events for XLA on CPU), so the op families are {f.name}'s: "
             + (f"mostly {fam.family}" if most else f"its largest is {fam.family}")
-            + f", {fmt_ms(fam.b_ms)} ms/step of kernel time"
+            + f", {fmt_ms(fam.b_ms)} ms/step of traced kernel time"
             + (f" ({_pct(share)} of its traced op time)" if _finite(share) else "")
             + ": the work XLA compiles into its own kernels.", fam if most else None)
 
@@ -1009,9 +1010,8 @@ def _per_call_graph_builds(m: ModeResult) -> str:
     if not len(rows):
         return ""
     row = r.take(rows[:1]).records()[0]
-    tracing = _cat(m, "tracing")
-    out = (f" Every call also traces: {row['changes']}; tracing {fmt_ms(tracing)} ms/step "
-           "(traced steps), while its predict function is traced once.")
+    out = (f" Every call also traces: {row['changes']}; "
+           + _est_text(m, "tracing", "tracing") + ", while its predict function is traced once.")
     h = m.table("hotspots")
     if not h.empty:
         frames = list(zip(map(str, h["file"]), map(str, h["function"])))
@@ -1425,8 +1425,9 @@ def _peers(run: Run, m: ModeResult) -> list[ModeResult]:
 
 
 def _host_split(m: ModeResult) -> str:
-    parts = [(c, _cat(m, c)) for c in ("op", "dispatch", "python")]
-    return ", ".join(f"{c} {fmt_ms(v)}" for c, v in parts if _finite(v))
+    """op, dispatch and python as estimates within the mode's untraced step (``in_step``)."""
+    parts = [(c, _est(m, c)) for c in ("op", "dispatch", "python")]
+    return ", ".join(f"{c} ≈ {fmt_ms(v)}" for c, v in parts if _finite(v))
 
 
 def rule_jax_backend(run: Run) -> Iterable[Finding]:
@@ -1447,8 +1448,9 @@ def rule_jax_backend(run: Run) -> Iterable[Finding]:
             jc, tc = _first_compile_ms(j), _first_compile_ms(t)
             evidence = _vs(c) + ", untraced."
             if not c.traced_disagrees:
-                evidence += (f" Traced steps: {j.name} {_host_split(j)}; {t.name} {_host_split(t)} "
-                             "ms/step." + _family_evidence(c, slower=slower))
+                evidence += (f" By category (their share of each untraced step): {j.name} "
+                             f"{_host_split(j)}; {t.name} {_host_split(t)} ms/step."
+                             + _family_evidence(c, slower=slower))
             else:
                 evidence += f" Caveat: {c.caveat()}."
             compile_bits = [f"{m.name} {fmt_ms(v)} ms" for m, v in ((j, jc), (t, tc))
