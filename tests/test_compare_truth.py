@@ -191,9 +191,11 @@ def test_overlapping_savings_say_so_and_never_exceed_the_step():
     found = find(run_of(e, f))
     on_eager = [x for x in found if x.modes and x.modes[0] == "eager" and x.saving_ms is not None]
     assert len(on_eager) >= 3
-    assert sum(x.saving_ms for x in on_eager) <= e.median_ms + 1e-9
+    # each at most the step, none cut to what the larger ones leave (each is what its own fix
+    # saves); the later ones say they overlap and do not add up
+    assert all(0 < x.saving_ms <= e.median_ms + 1e-9 for x in on_eager)
     later = sorted(on_eager, key=lambda x: x.rank)[1:]
-    assert all(x.overlaps and "overlaps" in x.saving_basis for x in later)
+    assert all(x.overlaps and "do not add up" in x.saving_basis for x in later)
 
 
 @pytest.mark.parametrize("mode", ["train_on_batch", "fit", "train_on_batch-eager", "predict"])
@@ -322,13 +324,17 @@ _SLOWER_RULES = {"eager-slower", "function-slower", "xla-slower", "predict-overh
 def check_claims(run: Run) -> int:
     """Assert every finding's evidence agrees with its claim; returns how many were checked."""
     found = find(run)
-    totals: dict[str, float] = {}
+    saved_on: set[str] = set()
     for f in found:
         if f.saving_ms is not None:
+            # each saving is at most the whole untraced step; one on a step a larger one saves on
+            # too names it, and says that they do not add up
             assert f.saving_ms >= 0, f
             step = run.modes[f.modes[0]].median_ms
-            totals[f.modes[0]] = totals.get(f.modes[0], 0.0) + f.saving_ms
-            assert totals[f.modes[0]] <= step * (1 + 1e-9), (f.rule, totals, step)
+            assert f.saving_ms <= step * (1 + 1e-9), (f.rule, f.saving_ms, step)
+            if f.modes[0] in saved_on:
+                assert f.overlaps and "do not add up" in f.saving_basis, f
+            saved_on.add(f.modes[0])
         m = _VS.match(f.evidence)
         if f.rule in _SLOWER_RULES | {"xla-faster"}:
             assert m, f.evidence
@@ -344,7 +350,7 @@ def check_claims(run: Run) -> int:
             if c.traced_disagrees:
                 assert "op time" not in f.evidence and "By category" not in f.evidence, f.evidence
         if f.rule == "retracing":
-            n = int(re.search(r"retraces (\d+) times", f.title).group(1))
+            n = int(re.search(r"retrace[sd] (\d+) times", f.title).group(1))
             assert f"was traced {n + 1} times" in f.evidence
         if f.rule == "no-difference":
             for lo, hi in re.findall(r"\[([\d.]+), ([\d.]+)\] includes 1", f.evidence):

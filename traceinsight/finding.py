@@ -13,8 +13,12 @@ SEVERITIES = ("high", "medium", "low", "info")
 class SavingKind(str, Enum):
     """How a finding's saving was found, as data: decisions (a severity) read this, never the start
     of ``Finding.saving_basis``, the sentence that says it to people."""
-    MEASURED = "measured"        # against the mode of the same run with the fix applied
-    ESTIMATE = "estimate"        # from the traced categories; no mode with the fix checked it
+    # exactly the difference of the untraced medians of the mode and the mode of the same run
+    # with the fix applied (``Comparison.delta_ms``, the figure the summary shows for the pair)
+    MEASURED = "measured"
+    # no mode with the fix applied: the category split's share of the untraced step
+    # (``findings.in_step``), or a figure of the untraced steps; the basis says which
+    ESTIMATE = "estimate"
     UPPER_BOUND = "upper bound"  # all of a cost the fix can remove at most; no mode checked it
 
 
@@ -24,14 +28,16 @@ class Finding:
     title: str                      # one line, in the user's words
     evidence: str                   # the figures and mode names the rule read
     fix: str                        # a short code snippet naming the TF / Keras API
-    saving_ms: float | None = None  # estimated ms/step saved by the fix, None when not estimable
-    saving_basis: str = ""          # how saving_ms was estimated, in words
+    saving_ms: float | None = None  # ms/step saved by the fix (at most the whole untraced step),
+    #                                 None when not known (or a one-time cost, not per step)
+    saving_basis: str = ""          # how saving_ms was found, in words (starts with the kind)
     saving_kind: SavingKind | None = None   # how, as data (None: no saving)
     modes: tuple[str, ...] = ()     # the modes the evidence comes from
     severity: str = "info"          # "high" | "medium" | "low" | "info"
     rank: int = 0                   # 1 = the largest saving; set by find()
     overlaps: tuple[str, ...] = ()  # rules of larger findings on the same step whose saving this
-    #                                 one shares (their fixes remove some of the same time)
+    #                                 one shares (their fixes remove some of the same time: the
+    #                                 savings do not add up)
 
     def to_dict(self) -> dict:
         """The finding as the report document holds it. ``saving_kind`` is left out: the document

@@ -2,14 +2,25 @@
 
 Every rule is a pure function of the Run. A rule fires only when the figures it quotes are in the
 run (never on a mode name alone), and its evidence quotes those figures with the mode names they
-come from. ``saving_ms`` is an estimate in ms/step; ``saving_kind`` says how it was found
-(``SavingKind.MEASURED`` against the mode of the same run with the fix applied, else an
-``ESTIMATE`` from the traced categories or an ``UPPER_BOUND``, which no mode with the fix
-checked), and ``saving_basis`` says it in words. Findings without a saving (no measurable
-difference, profiler distortion) are informational and rank last.
+come from. ``saving_ms`` is in ms/step; ``saving_kind`` says how it was found, and
+``saving_basis`` says it in words:
 
-Medians of whole steps come from the untraced timing (``ModeResult.median_ms``), the category split
-from the host-traced steps (``ModeResult.category_medians``); evidence says which one it quotes.
+* ``SavingKind.MEASURED``: the mode of the same run with the fix applied exists, and the saving is
+  exactly the difference of the two modes' untraced medians (``Comparison.delta_ms``, the summary's
+  medians), the figure every page shows for that pair;
+* ``SavingKind.ESTIMATE``: no mode with the fix applied; derived from the category split
+  (``ModeResult.category_means``) as that share of the untraced median (``in_step``), or from the
+  untraced steps themselves, and the basis says how;
+* ``SavingKind.UPPER_BOUND``: all of a cost the fix can remove at most.
+
+No saving and no part of a step a finding quotes is larger than the whole untraced step (the
+mode's median): a category's figure is its share of that step. Findings without a saving (no
+measurable difference, profiler distortion, a one-time cost) are informational and rank last.
+
+Advice is for the code the user wrote: where the python-tracer pass recorded frames, the rules read
+which frames issued the ops and conversions (``analysis.hotspots``: the user's, Keras', TF's, the
+tool's) and name the user's file and line; loop, slice and vectorize advice is given only where
+the user's own code issues the ops.
 """
 
 from __future__ import annotations
@@ -27,7 +38,7 @@ from traceinsight.analysis.retraces import GRAPH_BUILDS
 from traceinsight.compare import Comparison, FamilyDelta, is_distorted
 from traceinsight.finding import SEVERITIES, Finding, SavingKind
 from traceinsight.modekind import ModeKind
-from traceinsight.model import CorrectionKind, ModeResult, Run
+from traceinsight.model import ModeResult, Run
 from traceinsight.retracecause import RetraceCause
 
 # Thresholds. They decide when a rule speaks; each is a share or an absolute time, never a figure
@@ -71,37 +82,52 @@ def _finite(*xs) -> bool:
 
 
 def _cat(m: ModeResult, *cats: str) -> float:
-    """Sum of some categories' ms/step in the user's step (``ModeResult.category_means``: the
-    traced means with the profiler's cost taken out; nan when the mode has no breakdown): what
-    they cost the run per step, a stall in a few steps included, so a share of ``_traced_total``
-    is a share of the run's time (as XProf's input-bound share is)."""
+    """Sum of the mean ms/step of some categories over the steady steps (``category_means``; nan
+    when the mode has no breakdown): what they cost the run per step, a stall in a few steps
+    included, so a share of ``_cats_total`` is a share of the run's time (as XProf's input-bound
+    share is). A figure of the category split: an estimate, quoted as ``in_step``."""
     c = m.category_means()
     vals = [float(c.get(k, np.nan)) for k in cats]
     return float(np.nansum(vals)) if any(np.isfinite(v) for v in vals) else float("nan")
 
 
-def _traced_total(m: ModeResult) -> float:
-    """What every category's ``_cat`` adds up to (``ModeResult.breakdown_ms``: the untraced
-    median where the mode has one, else the traced steps' mean)."""
-    return m.breakdown_ms
+def _cats_total(m: ModeResult) -> float:
+    """The sum of every category's ``_cat``: the whole step the category split describes."""
+    vals = [v for v in m.category_means().values() if np.isfinite(v)]
+    return float(math.fsum(vals)) if vals else float("nan")
 
 
-def _step_word(m: ModeResult) -> str:
-    """What ``_traced_total`` is, in words."""
-    c = m.correction
-    return ("mean traced step" if c is None or c.kind is CorrectionKind.TRACED else
-            "untraced step (the profiler's cost taken out)")
+def _share(m: ModeResult, *cats: str) -> float:
+    """The categories' share of the step the category split describes (nan: unknown)."""
+    part, total = _cat(m, *cats), _cats_total(m)
+    return part / total if _finite(part, total) and total > 0 else float("nan")
 
 
-def untraced(m: ModeResult, traced_ms: float) -> tuple[float, str]:
-    """A time read from the host-traced steps, scaled to untraced steps by the mode's measured
-    profiler distortion (traced median / untraced median), and a note saying so."""
-    d = m.timing.distortion if m.timing is not None else None
-    if m.correction is not None and m.correction.kind is not CorrectionKind.TRACED:
-        return traced_ms, ""     # the categories are already the untraced step
-    if d is None or not np.isfinite(d) or d <= -1 or abs(d) < 0.01:
-        return traced_ms, ""
-    return traced_ms / (1.0 + d), f", scaled by the profiler distortion ({d * 100:+.0f} %)"
+def in_step(m: ModeResult, ms: float) -> float:
+    """A time read from the category split (``category_means``), as the same share of the mode's
+    untraced median step: never more than the whole step, whether the split describes the traced
+    steps (then this scales them to the untraced step) or the untraced step already (then it
+    changes nothing)."""
+    total, median = _cats_total(m), m.median_ms
+    if not _finite(ms, total, median) or total <= 0:
+        return float("nan")
+    return min(max(ms, 0.0) / total, 1.0) * median
+
+
+def _est(m: ModeResult, *cats: str) -> float:
+    """``in_step`` of some categories: their estimated ms in the untraced step."""
+    return in_step(m, _cat(m, *cats))
+
+
+ESTIMATE_NOTE = "their share of the category split applied to the untraced median"
+
+
+def _est_text(m: ModeResult, what: str, *cats: str) -> str:
+    """``python + dispatch ≈ 2.85 ms of its 4.18 ms step (68 % of its categories)``: the
+    categories' estimate in the untraced step with their share, what every finding quoting a
+    category says."""
+    return (f"{what} ≈ {fmt_ms(_est(m, *cats))} ms of its {fmt_ms(m.median_ms)} ms step "
+            f"({_pct(_share(m, *cats))} of its categories)")
 
 
 def _kinds(run: Run) -> dict[str, ModeKind]:
@@ -154,14 +180,16 @@ def _slower(c: Comparison) -> bool:
 def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
     """1. Eager slower than its graph function: wrap the step in tf.function.
 
-    "eager-dispatch-bound" when python + dispatch are >= 30 % of the eager step (the saving is their
-    drop against the function mode, or unknown without one); "eager-slower" when the function mode
-    is measurably faster for other reasons (the saving is the measured step difference)."""
+    "eager-dispatch-bound" when python + dispatch are >= 30 % of the eager step, "eager-slower"
+    when the function mode is measurably faster for other reasons. With the function mode in the
+    run (the fix applied), the saving is the measured difference of the two untraced medians;
+    without it, an estimate: the python + dispatch share of the eager step, which a graph function
+    removes at most (it keeps some of its own)."""
     for e in _modes_with_base(run, *_EAGER_BASES):
         base = _base(run, e)
         f = sibling(run, e, "function" if base == "eager" else "train_on_batch")
-        pd_e, total = _cat(e, "python", "dispatch"), _traced_total(e)
-        bound = _finite(pd_e, total) and total > 0 and pd_e / total >= DISPATCH_BOUND_SHARE
+        share = _share(e, "python", "dispatch")
+        bound = _finite(share) and share >= DISPATCH_BOUND_SHARE
         c = compare_modes(run, e, f) if f is not None else None
         if c is not None and not _slower(c):
             continue  # the function mode is not measurably faster: rule 8 speaks instead
@@ -172,41 +200,39 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                if base == "eager" else
                "model.compile(optimizer, loss, run_eagerly=False)  # the default: "
                "train_on_batch runs a tf.function")
-        split = (f"In {e.name}, python {fmt_ms(_cat(e, 'python'))} + dispatch "
-                 f"{fmt_ms(_cat(e, 'dispatch'))} = {fmt_ms(pd_e)} ms of a {fmt_ms(total)} ms "
-                 f"{_step_word(e)} ({_pct(pd_e / total)}).") if _finite(pd_e, total) and total > 0 else ""
-        if bound:
-            saving, basis = None, "no graph-function mode in this run to measure against"
-            kind: SavingKind | None = None
-            modes: tuple[str, ...] = (e.name,)
+        fix = _at_user_line(e, fix)
+        split = (f"In {e.name}, {_est_text(e, 'python + dispatch', 'python', 'dispatch')}."
+                 if _finite(share) else "")
+        if c is not None and f is not None:
+            saving: float | None = c.delta_ms
+            basis = f"measured: median step of {e.name} minus {f.name}, {c.delta_text()}"
+            kind: SavingKind | None = SavingKind.MEASURED
+            modes: tuple[str, ...] = (e.name, f.name)
+            evidence = (_vs(c) + ". " + split
+                        + (f" {f.name}: {_est_text(f, 'python + dispatch', 'python', 'dispatch')}."
+                           if _finite(_share(f, "python", "dispatch")) else ""))
+        else:
+            saving = _est(e, "python", "dispatch")
+            basis = (f"estimate: {e.name}'s python + dispatch, {ESTIMATE_NOTE}; no graph-function "
+                     "mode in this run to measure it against (a function keeps some of its own)")
+            kind = SavingKind.ESTIMATE
+            modes = (e.name,)
             evidence = split
-            if c is not None and f is not None:
-                pd_f = _cat(f, "python", "dispatch")
-                se, ne = untraced(e, pd_e)
-                sf, _ = untraced(f, pd_f)
-                saving = max(0.0, se - sf)
-                basis = f"measured: python + dispatch of {e.name} minus {f.name}{ne}"
-                kind = SavingKind.MEASURED
-                if saving > c.delta_ms:
-                    saving = c.delta_ms
-                    basis += "; capped at the measured step difference"
-                evidence += f" {f.name} spends {fmt_ms(pd_f)} ms there; {_vs(c)}."
-                modes = (e.name, f.name)
+        if saving is not None and not np.isfinite(saving):
+            saving, kind = None, None
+        if bound:
             yield Finding(
                 rule="eager-dispatch-bound",
                 title=f"{e.name} is Python/dispatch-bound: compile the step with tf.function",
                 evidence=evidence, saving_ms=saving, saving_basis=basis, saving_kind=kind,
                 modes=modes, fix=fix)
-        elif c is not None and f is not None:  # (not bound: c is set, see above)
+        elif c is not None and f is not None:   # not bound: the function mode is faster
             yield Finding(
                 rule="eager-slower",
                 title=(f"{e.name} is {fmt_ratio(c.ratio)}× slower than {f.name}: compile the step "
                        "with tf.function"),
-                evidence=_vs_by_category(c) + " " + split,
-                saving_ms=c.delta_ms,
-                saving_basis=f"measured: median step of {e.name} minus {f.name}, {c.delta_text()}",
-                saving_kind=SavingKind.MEASURED,
-                modes=(e.name, f.name), fix=fix)
+                evidence=_vs_by_category(c) + " " + split, saving_ms=saving, saving_basis=basis,
+                saving_kind=kind, modes=modes, fix=fix)
 
 
 _FIX_NEW_FUNCTION = ("step = tf.function(step_fn)   # create it once, outside the loop\n"
@@ -274,23 +300,69 @@ def rule_retracing(run: Run) -> Iterable[Finding]:
             if recorded_cause is RetraceCause.GRAPH_BUILDS or function == GRAPH_BUILDS:
                 continue  # no tf.function retraced: rule_predict / rule_graph_builds speak
             tracing, compile_ = float(row["tracing_ms"] or 0.0), float(row["compile_ms"] or 0.0)
-            lost = (tracing + compile_) * (traced - 1) / traced
+            per_trace = (tracing + compile_) / traced
+            one_time = per_trace * (traced - 1)
             cause, fix = _retrace_cause(recorded_cause, str(_row_get(row, "cause_detail")),
                                         calls, traced)
             recorded = f" Recorded: {row['changes']}." if row["changes"] else ""
-            per_call = lost / calls if calls else None
-            evidence = (f"In {m.name}, {function} was traced {traced} times in {calls} calls: "
-                        f"{fmt_ms(tracing)} ms tracing"
+            evidence = (f"In {m.name}, {function} was traced {traced} times in {calls} calls of the "
+                        f"trace: {fmt_ms(tracing)} ms tracing"
                         + (f" + {fmt_ms(compile_)} ms XLA compile" if compile_ else "")
-                        + f"; the {traced - 1} retraces cost ≈ {fmt_ms(lost)} ms"
-                        + (f" ({fmt_ms(per_call)} ms per call)" if per_call is not None else "")
-                        + f". Cause: {cause}." + recorded)
+                        + f", {fmt_ms(per_trace)} ms per trace; the {traced - 1} retraces cost "
+                        f"≈ {fmt_ms(one_time)} ms once. Cause: {cause}." + recorded)
+            saving, basis, kind, steady = _retrace_saving(m, per_trace, traced, calls)
+            where = _user_function(m, _function_name(str(function)))
+            if where is not None:
+                fix = f"# in your code: {_where(where)}\n{fix}"
+            evidence += (" " + steady) if steady else ""
+            title = (f"{function} retraces {traced - 1} times in {m.name}" if saving is not None
+                     else f"{function} retraced {traced - 1} times in {m.name}, then stopped: a "
+                     f"one-time cost of ≈ {fmt_ms(one_time)} ms")
             yield Finding(
-                rule="retracing", title=f"{function} retraces {traced - 1} times in {m.name}",
-                evidence=evidence, fix=fix, saving_ms=per_call,
-                saving_basis="measured: time of retraces beyond the first, per call",
-                saving_kind=SavingKind.MEASURED if per_call is not None else None,
-                modes=(m.name,))
+                rule="retracing", title=title, evidence=evidence, fix=fix, saving_ms=saving,
+                saving_basis=basis, saving_kind=kind, modes=(m.name,))
+
+
+# a step holds a retrace when it is longer than the median by this part of a retrace's traced cost
+# (the profiler slows tracing, which is Python: the untraced retrace is cheaper than the traced one)
+RETRACE_PART = 0.25
+
+
+def _retrace_saving(m: ModeResult, per_trace: float, traced: int, calls: int
+                    ) -> tuple[float | None, str, SavingKind | None, str]:
+    """(per-step saving, its basis, its kind, a sentence on the steady steps) of a function's
+    retraces. A retrace's cost per step is what it costs the steps it hit, spread over the steady
+    steps: where a retrace costs more than a few typical untraced steps, the untraced steps that
+    hold one stand out, and their time above the median is that cost; none standing out means
+    the retraces stopped before the steady steps (a one-time cost, no per-step saving). Where a
+    retrace fits in a typical step (it may happen every step), the trace's retraces per call at a
+    retrace's cost, within the step."""
+    samples, med = m.step_samples_ms, m.median_ms
+    if m.timing is None or not len(samples) or not _finite(med) or med >= RETRACE_PART * per_trace:
+        steady = _est(m, "tracing", "compile")
+        if _finite(steady) and steady > 0:
+            return (steady, "estimate: the steady steps' tracing and compile time, "
+                    + ESTIMATE_NOTE, SavingKind.ESTIMATE, "")
+        if not calls or not _finite(med):
+            return None, "", None, ""
+        rate = min(per_trace * (traced - 1) / calls, med)
+        return (rate, "estimate: a retrace's traced cost × the trace's retraces per call"
+                + (f", capped at the whole {fmt_ms(med)} ms step" if rate == med else ""),
+                SavingKind.ESTIMATE, "")
+    hit = samples > med + RETRACE_PART * per_trace
+    n = len(samples)
+    if not hit.any():
+        return (None, f"a one-time cost: none of the {n} untraced steady steps took a retrace's "
+                f"time over the {fmt_ms(med)} ms median", None,
+                f"None of the {n} untraced steady steps (median {fmt_ms(med)} ms) holds a retrace: "
+                "they stopped before the steady steps, so fixing them saves start-up time, not "
+                "step time.")
+    excess = float(np.sum(samples[hit] - med)) / n
+    return (excess, f"estimate: the time over the median of the {int(hit.sum())} of {n} untraced "
+            "steady steps that took a retrace's time, spread over all of them", SavingKind.ESTIMATE,
+            f"{int(hit.sum())} of the {n} untraced steady steps hold a retrace (median "
+            f"{fmt_ms(med)} ms; or another stall as long): ≈ {fmt_ms(excess)} ms per step spread "
+            "over all of them.")
 
 
 def _main_calls(m: ModeResult, *types: str) -> float:
@@ -318,21 +390,6 @@ def _conversions(m: ModeResult) -> float:
     return _main_calls(m, "_EagerConst")
 
 
-def _conversion_hint(m: ModeResult) -> str:
-    n = _conversions(m)
-    text = (f" {n:.0f} conversion{'s' if round(n) != 1 else ''} per step (`_EagerConst` runs)."
-            if n > 0 else "")
-    names = []
-    hotspots, other = m.table("hotspots"), m.table("other")
-    if not hotspots.empty:
-        names += [str(f) for f in hotspots["function"] if "convert_to_tensor" in str(f)]
-    if not other.empty and "name" in other:
-        names += [str(n) for n in other["name"] if any(k in str(n) for k in
-                                                         ("_EagerConst", "tf.constant", "convert_to_tensor"))]
-    names = list(dict.fromkeys(names))[:3]
-    return text + (f" Conversion events seen: {', '.join(names)}." if names else "")
-
-
 def _slicing(m: ModeResult) -> float:
     """StridedSlice calls per step when the conversions are its Python indices: ``w[i]`` with a
     Python int converts begin, end and strides (3 ``_EagerConst`` runs) for each slice."""
@@ -340,12 +397,144 @@ def _slicing(m: ModeResult) -> float:
     return n if n >= 1 and _conversions(m) >= 2 * n else 0.0
 
 
+# ---- whose code issues the ops: the python pass's frames (``analysis.hotspots``) -----------------
+
+# Keras' frames that convert the arrays the user passed (not Keras' own values): Keras 3's
+# Functional model converts its inputs in ``_convert_inputs_to_tensors``, a Layer's ``__call__``
+# in its nested ``maybe_convert``; Keras 2 (tf_keras) in ``_convert_numpy_or_python_types``
+_KERAS_INPUT_FRAMES = frozenset({("functional.py", "_convert_inputs_to_tensors"),
+                                 ("layer.py", "maybe_convert"),
+                                 ("base_layer.py", "_convert_numpy_or_python_types")})
+# a frame issuing this many slices per step slices in a loop (``w[i]`` for each i)
+LOOP_SLICES = 8
+
+
+def _issuers(m: ModeResult) -> list[dict] | None:
+    """The python pass's frames that issue ops (``analysis.hotspots``: the nearest frame above
+    each op call that is the user's, Keras' or the tool's), most op calls first; None when the
+    mode has no python pass (nothing says whose code issued its ops)."""
+    h = m.table("hotspots")
+    if h.empty or "op_calls_per_step" not in h:
+        return None
+    rows = [r for r in h.records() if float(r["op_calls_per_step"] or 0) > 0]
+    if not rows:
+        return None   # no frame issued an op: a trace analysed before frames were tied to ops
+    return sorted(rows, key=lambda r: (-float(r["op_calls_per_step"]), str(r["file"]), int(r["line"])))
+
+
+def _is_users_input(r: dict) -> bool:
+    """A frame whose conversions are of the user's own inputs: the user's code, the capture's
+    call of the user's step with the user's data, or Keras converting the arrays passed to it
+    (in its input-converting frames, or in an entry point the user's code called, such as
+    ``train_on_batch`` passing the arrays to its train function)."""
+    return (r["group"] in ("user", "traceinsight")
+            or (str(r["file"]), str(r["function"])) in _KERAS_INPUT_FRAMES
+            or bool(r.get("entry", False)))
+
+
+def _where(r: dict) -> str:
+    """``step (model.py:12)``: a frame as the python tracer names it (the line its function starts
+    at)."""
+    line = f":{int(r['line'])}" if int(r["line"] or 0) > 0 else ""
+    return f"{present.safe(str(r['function']))} ({present.safe(str(r['file']))}{line})"
+
+
+def _user_frame(m: ModeResult) -> dict | None:
+    """The user's own frame where a fix of the whole step goes: the user frame issuing the most
+    ops, else the user frame with the most Python time under it (None: no user frame ran in the
+    steady steps, e.g. a Keras workload whose calls the capture makes)."""
+    h = m.table("hotspots")
+    if h.empty:
+        return None
+    rows = [r for r in h.records() if r["group"] == "user"]
+    if not rows:
+        return None
+    return max(rows, key=lambda r: (float(r.get("op_calls_per_step", 0.0) or 0.0),
+                                    float(r["inclusive_ms"] or 0.0)))
+
+
+def _user_function(m: ModeResult, name: str) -> dict | None:
+    """The user's frame of the function named ``name`` in the python pass (a tf.function's Python
+    function runs there while it is traced), or None."""
+    h = m.table("hotspots")
+    if h.empty:
+        return None
+    return next((r for r in h.records() if r["group"] == "user" and str(r["function"]) == name),
+                None)
+
+
+def _at_user_line(m: ModeResult, fix: str) -> str:
+    """The fix, headed by the user's file and line where it goes when the trace has them."""
+    r = _user_frame(m)
+    return f"# in your code: {_where(r)}\n{fix}" if r is not None else fix
+
+
+def _shares(rows: list[dict], mine: list[dict]) -> dict[str, float]:
+    """Of the python pass's time, the share ``mine`` holds: python (its frames' inclusive time
+    against every frame's self time), input and dispatch (the conversion and dispatch time of
+    the ops it issues, against all issued)."""
+    def total(rs, col):
+        return math.fsum(float(r.get(col, 0.0) or 0.0) for r in rs)
+    out = {}
+    for cat, col_mine, col_all in (("python", "inclusive_ms", "self_ms"),
+                                   ("input", "input_ms", "input_ms"),
+                                   ("dispatch", "dispatch_ms", "dispatch_ms")):
+        t = total(rows, col_all)
+        out[cat] = min(total(mine, col_mine) / t, 1.0) if t > 0 else 0.0
+    return out
+
+
+def _issued_cost(m: ModeResult, mine: list[dict]) -> float:
+    """The estimated ms of the untraced step that the ops of ``mine`` cost beyond their kernels
+    (python, dispatch and conversion), from the python pass's shares (``_shares``) applied to the
+    category split."""
+    h = m.table("hotspots")
+    sh = _shares(h.records() if not h.empty else [], mine)
+    parts = [_cat(m, c) * sh[c] for c in sh if _finite(_cat(m, c))]
+    return in_step(m, math.fsum(parts)) if parts else float("nan")
+
+
+def _op_words(rows: list[dict]) -> str:
+    return ", ".join(f"{_where(r)} {float(r['op_calls_per_step']):.0f}" for r in rows[:3])
+
+
+def _conversion_words(rows: list[dict]) -> str:
+    return ", ".join(f"{_where(r)} {float(r['conversions_per_step']):.3g}" for r in rows[:3])
+
+
+def _slice_saving(m: ModeResult, slicers: list[dict], others: list[dict]) -> tuple[float, str]:
+    """The estimated saving of slicing without Python values in the user's frames that slice (and
+    of passing tensors for the user's other conversions): of the cost of the ops each such frame
+    issues (``_issued_cost``), the share its slices and their specs' conversions are of its op
+    calls (the fix removes both); the other conversions at their share of the input time."""
+    parts, words = [], []
+    for r in slicers:
+        calls = float(r["op_calls_per_step"])
+        k = float(r["slices_per_step"]) + float(r["conversions_per_step"])
+        share = min(k / calls, 1.0) if calls > 0 else 0.0
+        parts.append(_issued_cost(m, [r]) * share)
+        words.append(f"{k:.0f} of the {calls:.0f} op calls {_where(r)} issues")
+    if others:
+        sh = _shares(m.table("hotspots").records(), others)["input"]
+        parts.append(in_step(m, _cat(m, "input") * sh))
+    saving = math.fsum(v for v in parts if _finite(v))
+    return saving, ("estimate: the slices and their specs' conversions, " + "; ".join(words)
+                    + ", at the cost of those ops (python, dispatch and conversion: their shares "
+                    f"of the python pass applied to the category split), {ESTIMATE_NOTE}"
+                    + ("; your other inputs' conversions at their share of the input time"
+                       if others else "") + "; no mode of this run slices without them")
+
+
 def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
-    """3. Values (numpy arrays, Python numbers) converted to tensors every step: one finding for the
-    run, the mode with the most input time first. A conversion of something that is a tensor
-    already is not input (the attribution makes it dispatch), so input time here is conversion
-    work (``_EagerConst`` runs, counted when the ops table has them); a step waiting on tf.data is
-    rule 7's, and input that is only host-to-device copies is not a conversion."""
+    """3. The user's inputs (numpy arrays, Python numbers) converted to tensors every step: one
+    finding for the run, the mode with the most to save first. Only the user's inputs count:
+    where the python pass recorded who issued each conversion, those of the user's code, of the
+    capture's call of the user's step and of Keras converting the arrays passed to it; Keras' own
+    Python values are converted whatever the user passes, and are not input to fix. Measured
+    against the mode with tensor inputs (the fix applied) where the run has it. A conversion of
+    something that is a tensor already is not input (the attribution makes it dispatch); a step
+    waiting on tf.data is rule 7's, and input that is only host-to-device copies is not a
+    conversion."""
     hits = []
     for m in run.ok_modes():
         if m.kind.input != "numpy" or _waits_on_tf_data(run, m):
@@ -355,71 +544,119 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
         ops = m.table("ops")
         if _conversions(m) <= 0 and not ops.empty and bool(np.any(ops["type"] == "memcpy")):
             continue  # no conversion ran: the input time is host-to-device copies
-        inp, total = _cat(m, "input"), _traced_total(m)
-        if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_SHARE:
+        share = _share(m, "input")
+        if not _finite(share) or _cat(m, "input") < INPUT_MIN_MS or share < INPUT_SHARE:
             continue
+        issuers = _issuers(m)
+        conv = [r for r in issuers or [] if float(r["conversions_per_step"]) > 0]
+        users = [r for r in conv if _is_users_input(r)]
         t = _tensor_twin(run, m)
-        measured = None
-        if t is not None:
-            c = compare_modes(run, m, t)
-            if not _slower(c):
-                continue  # passing tensors made no measurable difference
-            measured = (c.delta_ms, t.name, c)
-        hits.append((measured[0] if measured else inp, m, inp, total, measured))
+        c = compare_modes(run, m, t) if t is not None else None
+        if c is not None and not _slower(c):
+            continue  # passing tensors made no measurable difference
+        if issuers is not None and not users:
+            continue  # every conversion is of Keras' own values: passing tensors removes none
+        if c is not None and t is not None:
+            saving: float | None = c.delta_ms
+            kind: SavingKind | None = SavingKind.MEASURED
+            basis = f"measured: median step of {m.name} minus {t.name}, {c.delta_text()}"
+        elif issuers is not None:
+            sh = _shares(m.table("hotspots").records(), users)["input"]
+            saving = in_step(m, _cat(m, "input") * sh)
+            kind = SavingKind.ESTIMATE
+            basis = (f"estimate: the conversion time of your inputs ({_pct(sh)} of {m.name}'s "
+                     f"conversion time in the python pass), {ESTIMATE_NOTE}; no mode with tensor "
+                     "inputs in this run to measure it against")
+        else:
+            saving = _est(m, "input")
+            kind = SavingKind.UPPER_BOUND
+            basis = (f"upper bound: all of {m.name}'s input time, {ESTIMATE_NOTE} (no python pass "
+                     "to tell your inputs' conversions from the library's own); no mode with "
+                     "tensor inputs in this run to measure it against")
+        hits.append((saving, m, c, t, conv, users, kind, basis))
     if not hits:
         return
-    hits.sort(key=lambda h: (h[4] is None, -h[0]))   # measured against +tensor first
-    saving, m, inp, total, measured = hits[0]
+    hits.sort(key=lambda h: (h[2] is None, -(h[0] if h[0] is not None and np.isfinite(h[0]) else 0.0)))
+    saving, m, c, t, conv, users, kind, basis = hits[0]
     keras_step = _runs_keras_step(m)
-    # inside Keras' own step functions the slices are Keras' code, not the user's: no w[i] advice
-    slices = 0.0 if keras_step else _slicing(m)
-    what = ("converting Python values to tensors, copies" if slices else
-            "converting arrays and Python values to tensors, copies")
-    evidence = (f"In {m.name}, input ({what}) takes "
-                f"{fmt_ms(inp)} ms of a {fmt_ms(total)} ms {_step_word(m)} ({_pct(inp / total)})."
-                + _conversion_hint(m))
-    if slices:
-        evidence += (f" The step slices tensors {slices:.0f} times per step (StridedSlice): indexing "
-                     "with a Python int (w[i]) converts the slice's begin, end and strides to "
-                     "tensors on every call, whatever the inputs are.")
-    modes = [m.name]
-    if measured:
-        evidence += f" Passing tensors instead: {_vs(measured[2])}."
-        modes.append(measured[1])
-        basis = f"measured: median step of {m.name} minus {measured[1]}, {measured[2].delta_text()}"
-        kind = SavingKind.MEASURED
-    else:
-        saving, note = untraced(m, inp)
-        basis = (f"estimate: {m.name}'s input time{note}; no mode with tensor inputs in this run "
-                 "to measure it against (passing tensors can save more than the conversions, or "
-                 "less)")
-        kind = SavingKind.ESTIMATE
+    n_all = math.fsum(float(r["conversions_per_step"]) for r in conv) if conv else _conversions(m)
+    evidence = f"In {m.name}, {_est_text(m, 'input (converting values to tensors, copies)', 'input')}."
+    if conv:
+        n_user = math.fsum(float(r["conversions_per_step"]) for r in users)
+        evidence += (f" {n_all:.0f} conversion{'s' if round(n_all) != 1 else ''} per step "
+                     f"(`_EagerConst` runs); {n_user:.3g} yours ({_conversion_words(users)})")
+        others = [r for r in conv if r not in users]
+        if others:
+            n_other = math.fsum(float(r["conversions_per_step"]) for r in others)
+            evidence += (f"; the other {n_other:.3g} are "
+                         + ("Keras' own values " if all(r["group"] == "keras" for r in others)
+                            else "the library's own values ")
+                         + f"({_conversion_words(others)}), converted whatever you pass")
+        evidence += "."
+    elif n_all > 0:
+        evidence += (f" {n_all:.0f} conversion{'s' if round(n_all) != 1 else ''} per step "
+                     "(`_EagerConst` runs): no python pass says whose.")
+        if keras_step:
+            evidence += (" These conversions run inside Keras' step (the numpy batch and Keras' "
+                         "own Python values); passing the batch as tensors removes the batch's "
+                         "part.")
+    # slicing with Python values in the user's own code converts the slice's spec every call
+    slicers = [r for r in users if r["group"] == "user" and float(r["slices_per_step"]) >= 1
+               and float(r["conversions_per_step"]) >= 2 * float(r["slices_per_step"])]
+    loop_slicer = next((r for r in slicers if float(r["slices_per_step"]) >= LOOP_SLICES), None)
+    if _issuers(m) is None and not keras_step and _slicing(m) >= LOOP_SLICES \
+            and run.manifest.get("workload", {}).get("kind") != "keras":
+        # no python pass: slices whose every one converts its spec, in a step no Keras code runs
+        loop_slicer = {"function": "your step", "file": "", "line": 0, "slices_per_step": _slicing(m)}
+    if slicers and kind is SavingKind.ESTIMATE:
+        saving, basis = _slice_saving(m, slicers, [u for u in users if u not in slicers])
+    modes = [m.name] + ([t.name] if t is not None and c is not None else [])
+    if c is not None:
+        evidence += f" Passing tensors instead: {_vs(c)}."
     if len(hits) > 1:
         evidence += " Also: " + ", ".join(
-            f"{h[1].name} {fmt_ms(h[2])} ms ({_pct(h[2] / h[3])}"
-            + (f"; with tensors {fmt_ms(h[4][0])} ms/step faster" if h[4] else "") + ")"
+            f"{h[1].name} " + (f"with tensors {fmt_ms(h[2].delta_ms)} ms/step faster (measured)"
+                               if h[2] is not None else
+                               f"≈ {fmt_ms(h[0])} ms/step ({h[6].value if h[6] else ''})" if h[0] is not None
+                               else "(no estimate)")
             for h in hits[1:]) + "."
         modes += [h[1].name for h in hits[1:]]
-    if keras_step:
-        evidence += (" These conversions run inside Keras' step (the numpy batch and Keras' own "
-                     "Python values); passing the batch as tensors removes the batch's part.")
-    if slices:
+    if loop_slicer is not None:
+        where = _where(loop_slicer) if loop_slicer["file"] else loop_slicer["function"]
+        evidence += (f" {where} slices tensors {float(loop_slicer['slices_per_step']):.0f} times "
+                     "per step (StridedSlice) with Python ints (w[i]): each slice converts its "
+                     "begin, end and strides to tensors on every call.")
         title = f"{m.name} converts slice indices to tensors every step"
-        fix = ("ws = tf.unstack(w)   # once, outside the step: ws[i] is a Python list lookup\n"
-               "# or index inside tf.function, where the slice's constants are built once")
+        fix = (f"# in your code: {where}\n" if loop_slicer["file"] else "") + \
+            ("ws = tf.unstack(w)   # once, outside the step: ws[i] is a Python list lookup\n"
+             "# or index inside tf.function, where the slice's constants are built once")
+    elif slicers:
+        r = slicers[0]
+        evidence += (f" {_where(r)} slices with Python values {float(r['slices_per_step']):.3g} "
+                     "time(s) per step (e.g. q[:, None, :]): each slice converts its spec to "
+                     "tensors on every call.")
+        only_slices = all(x in slicers for x in users)
+        title = (f"{m.name} converts slice specs to tensors every step" if only_slices else
+                 f"{m.name} converts its inputs and slice specs to tensors every step")
+        fix = (f"# in your code: {_where(r)}\n"
+               + ("" if only_slices else
+                  "x = tf.convert_to_tensor(x_np)   # numpy inputs: convert once, outside the loop\n")
+               + "q = tf.expand_dims(q, 1)         # instead of q[:, None, :]: no spec to convert\n"
+               "# or run the step in tf.function, where the spec is a constant built once")
     elif keras_step:
         title = f"{m.name} converts its inputs to tensors every step"
         fix = ("x, y = tf.convert_to_tensor(x_np), tf.convert_to_tensor(y_np)  # once, outside the loop\n"
                "model.train_on_batch(x, y)   # or a tf.data pipeline: model.fit(ds)")
     else:
         title = f"{m.name} converts its inputs to tensors every step"
-        fix = ("x = tf.convert_to_tensor(x_np)   # numpy inputs: convert once, outside the loop\n"
-               "ws = tf.unstack(w)               # Python ints as indices (w[i]) convert every call\n"
-               "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32).prefetch(tf.data.AUTOTUNE)")
+        fix = _at_user_line(m, "x = tf.convert_to_tensor(x_np)   # numpy inputs: convert once, "
+                            "outside the loop\n"
+                            "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)"
+                            ".prefetch(tf.data.AUTOTUNE)   # or")
     yield Finding(
         rule="numpy-inputs", title=title,
-        evidence=evidence, saving_ms=saving, saving_basis=basis, saving_kind=kind,
-        modes=tuple(modes), fix=fix)
+        evidence=evidence, saving_ms=saving if saving is None or np.isfinite(saving) else None,
+        saving_basis=basis, saving_kind=kind, modes=tuple(modes), fix=fix)
 
 
 def _first_compile_ms(m: ModeResult) -> float:
@@ -446,7 +683,7 @@ def _family_evidence(c: Comparison, slower: bool = True) -> str:
     if fam is None:
         return ""
     a_ms, b_ms = fam.a_ms, fam.b_ms
-    sides = f"{c.a} {fmt_ms(a_ms)} vs {c.b} {fmt_ms(b_ms)} ms/step of kernel time"
+    sides = f"{c.a} {fmt_ms(a_ms)} vs {c.b} {fmt_ms(b_ms)} ms/step of traced kernel time"
     if _family_dominates(c, fam):
         out = (f" By op family (ops matched across modes), {fam.family} costs most of the "
                f"difference: {sides}.")
@@ -474,8 +711,62 @@ def _op_evidence(c: Comparison, x: ModeResult, f: ModeResult) -> str:
     (then traced categories are no evidence for it, and the caveat says why)."""
     if c.traced_disagrees:
         return f". Caveat: {c.caveat()}."
-    out = f"; op time {fmt_ms(_cat(x, 'op'))} vs {fmt_ms(_cat(f, 'op'))} ms/step."
+    out = (f"; op time ≈ {fmt_ms(_est(x, 'op'))} vs {fmt_ms(_est(f, 'op'))} ms/step (the category "
+           "split's share of each untraced step).")
     return out + (f" Caveat: {c.caveat()}." if c.caveat() else "")
+
+
+# op types that are not kernels: a graph function's call, a conversion, the runtime's own events
+_NOT_KERNELS = frozenset({"tf.function", "_EagerConst", "(runtime)"})
+# op families that are not work XLA compiles: the function call itself, constants and arguments
+_NOT_WORK_FAMILIES = ("tf.function", "constants", "variables and arguments")
+
+
+def _kernels_recorded(m: ModeResult) -> bool:
+    """The mode's trace records its kernels one by one (graph ops, XLA's HLO ops): TensorFlow
+    before 2.17 writes no per-op events for XLA on CPU, only the whole function call."""
+    ops = m.table("ops")
+    return not ops.empty and any(str(t) not in _NOT_KERNELS for t in ops["type"])
+
+
+def _one_sided_family(c: Comparison, side_b: bool = True) -> FamilyDelta | None:
+    """The op family that holds most of one side's kernel time (b by default), leaving out the
+    function call, constants and arguments: the work the other side (whose kernels the trace does
+    not record) runs in its own compiled kernels."""
+    fams = c.table("families")
+    if fams.empty:
+        return None
+    col = "b_ms" if side_b else "a_ms"
+    best = None
+    for i, fam in enumerate(fams["family"].tolist()):
+        if str(fam).startswith(_NOT_WORK_FAMILIES):
+            continue
+        v = float(fams[col][i])
+        if np.isfinite(v) and v > 0 and (best is None or v > float(fams[col][best])):
+            best = i
+    if best is None:
+        return None
+    return FamilyDelta(str(fams["family"][best]), float(fams["a_ms"][best]),
+                       float(fams["b_ms"][best]), float(fams["delta_ms"][best]))
+
+
+def _unrecorded_family_evidence(c: Comparison, x: ModeResult, f: ModeResult
+                                ) -> tuple[str, FamilyDelta | None]:
+    """For an XLA mode whose trace records no kernels (TF 2.15 / 2.16 on CPU): where the op-family
+    reason can come from, the other mode's kernels by family, said as such."""
+    fam = _one_sided_family(c if c.b == f.name else c.flipped())
+    if fam is None:
+        return (f" {x.name}'s kernels are not in this trace (TensorFlow before 2.17 writes no "
+                "per-op events for XLA on CPU).", None)
+    kernels = _cat(f, "op")
+    share = fam.b_ms / kernels if _finite(kernels) and kernels > 0 else float("nan")
+    most = _finite(share) and share >= 0.5
+    return (f" {x.name}'s kernels are not in this trace (TensorFlow before 2.17 writes no per-op "
+            f"events for XLA on CPU), so the op families are {f.name}'s: "
+            + (f"mostly {fam.family}" if most else f"its largest is {fam.family}")
+            + f", {fmt_ms(fam.b_ms)} ms/step of traced kernel time"
+            + (f" ({_pct(share)} of its traced op time)" if _finite(share) else "")
+            + ": the work XLA compiles into its own kernels.", fam if most else None)
 
 
 def rule_xla(run: Run) -> Iterable[Finding]:
@@ -488,17 +779,21 @@ def rule_xla(run: Run) -> Iterable[Finding]:
         if not c.significant:
             continue
         compile_ms = _first_compile_ms(x)
+        unrecorded, one_sided = ("", None) if _kernels_recorded(x) else \
+            _unrecorded_family_evidence(c, x, f)
         if c.delta_ms > 0:
             evidence = (_vs(c) + _op_evidence(c, x, f)
-                        + ("" if c.traced_disagrees else _family_evidence(c, slower=True))
+                        + (unrecorded or ("" if c.traced_disagrees else _family_evidence(c, slower=True)))
                         + (f" Its {fmt_ms(compile_ms)} ms compile never pays back, since every "
                            f"step is slower." if _finite(compile_ms) and compile_ms > 0 else ""))
-            fam = None if c.traced_disagrees else c.top_family(True)
+            fam = None if c.traced_disagrees or unrecorded else c.top_family(True)
             fam = fam if _family_dominates(c, fam) else None
             yield Finding(
                 rule="xla-slower",
                 title=(f"{x.name} (XLA) is slower per step than {f.name} on this machine"
-                       + (f", mostly in {fam.family}" if fam is not None else "")),
+                       + (f", mostly in {fam.family}" if fam is not None else "")
+                       + (f"; {f.name}'s kernels are mostly {one_sided.family} ({x.name}'s are not "
+                          "recorded)" if one_sided is not None else "")),
                 evidence=evidence, saving_ms=c.delta_ms,
                 saving_basis=f"measured: median step of {x.name} minus {f.name}, {c.delta_text()}",
                 saving_kind=SavingKind.MEASURED,
@@ -510,12 +805,14 @@ def rule_xla(run: Run) -> Iterable[Finding]:
             steps = (math.ceil(compile_ms / gain) if _finite(compile_ms) and compile_ms > 0
                      and gain > 0 else None)
             evidence = (_vs(c) + _op_evidence(c, x, f)
-                        + ("" if c.traced_disagrees else _family_evidence(c, slower=False))
+                        + (unrecorded or ("" if c.traced_disagrees else _family_evidence(c, slower=False)))
                         + (f" Its {fmt_ms(compile_ms)} ms compile is paid back after {steps} steps."
                            if steps is not None else ""))
             yield Finding(
                 rule="xla-faster",
-                title=f"{x.name} (XLA) is faster per step than {f.name}: use jit_compile",
+                title=(f"{x.name} (XLA) is faster per step than {f.name}: use jit_compile"
+                       + (f"; {f.name}'s kernels are mostly {one_sided.family} ({x.name}'s are not "
+                          "recorded)" if one_sided is not None else "")),
                 evidence=evidence, saving_ms=gain,
                 saving_basis=f"measured: median step of {f.name} minus {x.name}, {c.flipped().delta_text()}",
                 saving_kind=SavingKind.MEASURED,
@@ -524,11 +821,14 @@ def rule_xla(run: Run) -> Iterable[Finding]:
                      "# Keras: model.compile(..., jit_compile=True)"))
 
 
-def _op_call_stats(m: ModeResult) -> tuple[float, float]:
-    """(op calls per step, median ms of one op call weighted by calls)."""
+def _op_call_stats(m: ModeResult, main_only: bool = False) -> tuple[float, float]:
+    """(op calls per step, median ms of one op call weighted by calls), of the main thread's ops
+    only with ``main_only``."""
     ops = m.table("ops")
     if ops.empty or "calls_per_step" not in ops:
         return 0.0, float("nan")
+    if main_only:
+        ops = ops.take(np.flatnonzero(ops["thread"] == "main"))
     calls = np.asarray(ops["calls_per_step"], dtype=float)
     each = ms_per_call(calls, ops["self_ms_per_step"])
     ok = (calls > 0) & (each > 0)   # zero-time calls (e.g. _EagerConst) count, not in the median
@@ -557,21 +857,23 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
         if _finite(traced_gap, trace_cost) and traced_gap > 0 and trace_cost >= 0.5 * traced_gap:
             continue  # it keeps tracing (or compiling): the retracing rule says why and what to do
         n_e, _ = _op_call_stats(e)
-        overhead_e = _cat(e, "python", "dispatch")
+        overhead_e = _est(e, "python", "dispatch")
         why = []
         if _finite(overhead_e) and n_e:
             why.append(f"the eager step issues {n_e:.0f} op call(s) per step with "
-                       f"{fmt_ms(overhead_e)} ms of Python + dispatch: little for tf.function to "
-                       "remove")
+                       f"≈ {fmt_ms(overhead_e)} ms of Python + dispatch in its "
+                       f"{fmt_ms(e.median_ms)} ms step: little for tf.function to remove")
         fam = None if c.traced_disagrees else c.top_family(True)
         fam = fam if _family_dominates(c, fam) else None
         if fam is not None:
             why.append(f"{fam.family} kernels take {fmt_ms(fam.a_ms)} ms/step in "
                        f"{f.name} against {fmt_ms(fam.b_ms)} in {e.name}: the same work "
                        "runs slower inside the graph (another kernel or fewer threads)")
-        call = _cat(f, "dispatch")
+        call = _est(f, "dispatch")
         if _finite(call) and call >= 0.005 and not c.traced_disagrees:
-            why.append(f"the function call machinery costs {fmt_ms(call)} ms/step (dispatch)")
+            why.append(f"the function call machinery (dispatch) costs ≈ {fmt_ms(call)} ms of "
+                       f"{f.name}'s {fmt_ms(f.median_ms)} ms step ({_pct(_share(f, 'dispatch'))} "
+                       "of its categories)")
         evidence = (_vs_by_category(c) + (" Why: " + "; ".join(why) + "." if why else ""))
         yield Finding(
             rule="function-slower",
@@ -582,9 +884,9 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
             saving_basis=f"measured: median step of {f.name} minus {e.name}, {c.delta_text()}",
             saving_kind=SavingKind.MEASURED,
             modes=(f.name, e.name),
-            fix=("# a step of a few large ops gains nothing from tf.function: run it eagerly,\n"
-                 "# or let XLA fuse it (compare the xla mode):\n"
-                 "step = tf.function(step_fn, jit_compile=True)"))
+            fix=_at_user_line(e, "# a step of a few large ops gains nothing from tf.function: run "
+                              "it eagerly,\n# or let XLA fuse it (compare the xla mode):\n"
+                              "step = tf.function(step_fn, jit_compile=True)"))
 
 
 # Keras' own step functions as the trace names them (Keras 3's, then tf_keras'): calls of these
@@ -635,40 +937,66 @@ _WHILE_SCOPE = re.compile(r"(?:^|/)while(?:_\d+)?/")
 
 def rule_tiny_ops(run: Run) -> Iterable[Finding]:
     """5. Many tiny ops per step, where the user's own code issues them (not Keras' step functions,
-    not a graph-mode While loop)."""
+    not a graph-mode While loop): vectorize the loop, at the user's file and line. Where the
+    python pass recorded who issued the ops, only the user's own frames count, and the saving is
+    the python, dispatch and conversion time of the ops they issue (an estimate: no mode of the
+    run runs the vectorized code); without it, a Keras workload's ops are Keras' and the rule is
+    silent, and the saving is the mode's dispatch time."""
     hits = []
     for m in run.ok_modes():
         if not m.host_events_recorded:
             continue  # the host's op calls are not all in the trace: no per-call claim
         if _runs_keras_step(m) or _graph_while_loop(m):
             continue
-        n, med = _op_call_stats(m)
-        if n >= TINY_OPS_PER_STEP and _finite(med) and med <= TINY_OP_MEDIAN_MS:
-            hits.append((n, med, m))
+        # the ops of a tf.data pipeline's functions run on worker threads beside the step's graph,
+        # named alike: where the step pulls from tf.data, only the ops the step's thread calls
+        n, med = _op_call_stats(m, main_only=_waits_on_tf_data(run, m))
+        if not (_finite(med) and med <= TINY_OP_MEDIAN_MS):
+            continue
+        issuers = _issuers(m)
+        if issuers is None:
+            if run.manifest.get("workload", {}).get("kind") == "keras":
+                continue   # no python pass: the ops of a Keras model are Keras' to issue
+            mine: list[dict] = []
+        else:
+            mine = [r for r in issuers if r["group"] == "user"]
+            n = math.fsum(float(r["op_calls_per_step"]) for r in mine)
+        if n >= TINY_OPS_PER_STEP:
+            hits.append((n, med, m, mine))
     if not hits:
         return
     hits.sort(key=lambda h: (-h[0], h[2].name))
-    n, med, m = hits[0]
-    overhead = _cat(m, "dispatch")
-    evidence = (f"{m.name} runs {n:.0f} op calls per step with a median of {med * 1e3:.1f} µs per "
-                f"call; per-op overhead (dispatch) is {fmt_ms(overhead)} ms/step.")
+    n, med, m, mine = hits[0]
+    evidence = (f"{m.name} runs {n:.0f} op calls per step"
+                + (f" from your code ({_op_words(mine)})" if mine else "")
+                + f" with a median of {med * 1e3:.1f} µs per call; "
+                + _est_text(m, "per-op overhead (dispatch)", "dispatch") + ".")
     if len(hits) > 1:
         evidence += " Also: " + ", ".join(f"{h[2].name} {h[0]:.0f} calls, {h[1] * 1e3:.1f} µs"
                                           for h in hits[1:]) + "."
-    saving, note = untraced(m, overhead) if _finite(overhead) and overhead > 0 else (None, "")
+    if mine:
+        saving = _issued_cost(m, mine)
+        basis = ("estimate: the python, dispatch and conversion time of the ops your code issues "
+                 f"(their shares of the python pass applied to the category split), {ESTIMATE_NOTE};"
+                 " vectorized, one op does the work of the loop (no mode of this run runs it)")
+    else:
+        saving = _est(m, "dispatch")
+        basis = ("estimate: the dispatch time, which grows with the number of op calls, "
+                 + ESTIMATE_NOTE)
+    fix = ("# fewer, larger ops: one batched op instead of a Python loop of small ones\n"
+           "y = tf.reduce_sum(x * w[None, :], axis=1)   # not [tf.reduce_sum(x[i] * w) for i ...]\n"
+           "z = tf.vectorized_map(fn, xs)               # not [fn(x) for x in xs]\n"
+           + ("step = tf.function(step_fn)                 # no per-op Python dispatch in eager"
+              if _base(run, m) in _EAGER_BASES else
+              "step = tf.function(step_fn, jit_compile=True)  # XLA fuses small graph ops"))
+    if mine:
+        fix = f"# in your code: {_where(mine[0])}\n" + fix
     yield Finding(
         rule="tiny-ops", title=f"Many tiny ops per step in {m.name}: vectorize",
-        evidence=evidence, saving_ms=saving,
-        saving_basis=("estimate: the dispatch time, which grows with the number of op calls"
-                      + note),
-        saving_kind=SavingKind.ESTIMATE if saving is not None else None,
-        modes=tuple(h[2].name for h in hits),
-        fix=("# fewer, larger ops: one batched op instead of a Python loop of small ones\n"
-             "y = tf.einsum('bij,bjk->bik', a, b)      # not [a[i] @ b[i] for i in range(n)]\n"
-             "z = tf.vectorized_map(fn, xs)            # not [fn(x) for x in xs]\n"
-             + ("step = tf.function(step_fn)              # no per-op Python dispatch in eager"
-                if _base(run, m) in _EAGER_BASES else
-                "step = tf.function(step_fn, jit_compile=True)  # XLA fuses small graph ops")))
+        evidence=evidence, saving_ms=saving if _finite(saving) and saving > 0 else None,
+        saving_basis=basis if _finite(saving) and saving > 0 else "",
+        saving_kind=SavingKind.ESTIMATE if _finite(saving) and saving > 0 else None,
+        modes=tuple(h[2].name for h in hits), fix=fix)
 
 
 def _per_call_graph_builds(m: ModeResult) -> str:
@@ -682,9 +1010,8 @@ def _per_call_graph_builds(m: ModeResult) -> str:
     if not len(rows):
         return ""
     row = r.take(rows[:1]).records()[0]
-    tracing = _cat(m, "tracing")
-    out = (f" Every call also traces: {row['changes']}; tracing {fmt_ms(tracing)} ms/step "
-           "(traced steps), while its predict function is traced once.")
+    out = (f" Every call also traces: {row['changes']}; "
+           + _est_text(m, "tracing", "tracing") + ", while its predict function is traced once.")
     h = m.table("hotspots")
     if not h.empty:
         frames = list(zip(map(str, h["file"]), map(str, h["function"])))
@@ -714,13 +1041,12 @@ def rule_predict(run: Run) -> Iterable[Finding]:
                "y = model(x, training=False)      # or call the model (tf.function it for speed)")
         if not cs:
             if builds:
-                tracing = _cat(p, "tracing")
-                saving, note = untraced(p, tracing)
+                saving = _est(p, "tracing")
                 yield Finding(
                     rule="predict-overhead",
                     title=f"{p.name}() traces new graphs on every call",
                     evidence=builds.strip(), saving_ms=saving,
-                    saving_basis=f"upper bound: the mode's tracing time{note}",
+                    saving_basis=f"upper bound: the mode's tracing time, {ESTIMATE_NOTE}",
                     saving_kind=SavingKind.UPPER_BOUND,
                     modes=(p.name,), fix=fix)
             continue
@@ -733,7 +1059,7 @@ def rule_predict(run: Run) -> Iterable[Finding]:
             saving_ms=best.delta_ms,
             saving_basis=f"measured: median step of {p.name} minus {best.b}, {best.delta_text()}",
             saving_kind=SavingKind.MEASURED,
-            modes=(p.name,) + tuple(c.b for c in cs), fix=fix)
+            modes=(p.name, best.b) + tuple(c.b for c in cs if c is not best), fix=fix)
 
 
 def rule_fit_overhead(run: Run) -> Iterable[Finding]:
@@ -778,41 +1104,58 @@ def _vs_by_category(c) -> str:
 
 def rule_input_bound(run: Run) -> Iterable[Finding]:
     """7b. Steps that wait on tf.data, in any mode (a function workload iterating a dataset as much
-    as fit on one): the wait no other compute of the step overlaps is input."""
+    as fit on one): the wait no other compute of the step overlaps is input. One finding per mode,
+    about its pipeline as configured: the costliest stage's fix for that stage as it is (a map
+    already parallel is not told to run in parallel), and a prefetch only where the pipeline has
+    none."""
     for m in run.ok_modes():
         if not _waits_on_tf_data(run, m):
             continue
-        inp, total = _cat(m, "input"), _traced_total(m)
-        if not _finite(inp, total) or total <= 0 or inp < INPUT_MIN_MS or inp / total < INPUT_BOUND_SHARE:
+        share = _share(m, "input")
+        if not _finite(share) or _cat(m, "input") < INPUT_MIN_MS or share < INPUT_BOUND_SHARE:
             continue
-        stage_text, stage_fix_line = _stage_evidence(m)
+        stage_text, fix_lines = _stage_evidence(m)
+        saving = _est(m, "input")
         yield Finding(
             rule="input-bound", title=f"{m.name} waits on its input pipeline",
-            evidence=(f"In {m.name}, input (waiting on tf.data while nothing else of the step "
-                      f"computes, copies) takes {fmt_ms(inp)} ms of a {fmt_ms(total)} ms mean traced "
-                      f"step ({_pct(inp / total)}).") + _stalls_text(run, m, "input") + stage_text,
-            saving_ms=untraced(m, inp)[0],
-            saving_basis="upper bound: all of the mode's input time" + untraced(m, inp)[1],
-            saving_kind=SavingKind.UPPER_BOUND,
+            evidence=(f"In {m.name}, "
+                      + _est_text(m, "input (waiting on tf.data while nothing else of the step "
+                                  "computes, copies)", "input") + ".")
+            + _stalls_text(run, m, "input") + stage_text,
+            saving_ms=saving if _finite(saving) else None,
+            saving_basis=f"upper bound: all of the mode's input time, {ESTIMATE_NOTE}",
+            saving_kind=SavingKind.UPPER_BOUND if _finite(saving) else None,
             modes=(m.name,),
-            fix=(stage_fix_line + "ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)   # parallel map\n"
-                 "ds = ds.cache()                                            # when it fits in memory\n"
-                 "ds = ds.batch(32).prefetch(tf.data.AUTOTUNE)               # overlap with the step"))
+            fix=fix_lines or ("ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)   # parallel map\n"
+                              "ds = ds.cache()                                            # when it fits in memory\n"
+                              "ds = ds.batch(32).prefetch(tf.data.AUTOTUNE)               # overlap with the step"))
 
 
 def _stage_evidence(m: ModeResult) -> tuple[str, str]:
-    """The tf.data stage whose own work costs most (``analysis.tfdata``), in words, and the fix
-    line for its kind ("" when the trace has no stage events)."""
-    from traceinsight.analysis.tfdata import costliest_work_stage, stage_fix
+    """The tf.data stage whose own work costs most (``analysis.tfdata``) and how the pipeline is
+    configured, in words, and the fix lines for it as configured ("" when the trace has no stage
+    events)."""
+    from traceinsight.analysis.tfdata import PREFETCH_FIX, costliest_work_stage, has_prefetch, is_parallel, stage_fix
 
-    best = costliest_work_stage(m.table("stages"))
+    stages = m.table("stages")
+    best = costliest_work_stage(stages)
     if best is None:
         return "", ""
-    text = (f" By tf.data stage, {best['stage']} costs most: {fmt_ms(best['self_ms'])} ms of its "
-            f"own work over {best['count']} calls in the trace ({_pct(best['share'])} of the "
-            "pipeline's time; a Prefetch stage's time is the step waiting on it).")
-    fix = stage_fix(str(best["kind"]))
-    return text, (f"# the costliest stage: {best['kind']}\n{fix}\n" if fix else "")
+    kind = str(best["kind"])
+    prefetch = has_prefetch(stages)
+    text = (f" By tf.data stage, {present.safe(str(best['stage']))} costs most: "
+            f"{fmt_ms(best['self_ms'])} ms of its own work over {best['count']} calls in the trace "
+            f"({_pct(best['share'])} of the pipeline's time; a Prefetch stage's time is the step "
+            "waiting on it). As configured: "
+            + ("this stage runs in parallel" if is_parallel(kind) else "this stage runs serially")
+            + (", the pipeline prefetches." if prefetch else ", the pipeline does not prefetch."))
+    lines = [f"# the costliest stage: {kind}"]
+    fix = stage_fix(kind)
+    if fix:
+        lines.append(fix)
+    if not prefetch:
+        lines.append(PREFETCH_FIX)
+    return text, "\n".join(lines)
 
 
 def _stalls_text(run: Run, m: ModeResult, category: str) -> str:
@@ -851,9 +1194,9 @@ def rule_concentrated(run: Run) -> Iterable[Finding]:
                 rule="concentrated-cost",
                 title=f"{m.name}: {cat} time spikes in {len(hit['steps'])} of {hit['n_steps']} steps",
                 evidence=f"In {m.name},{_stalls_text(run, m, cat)}",
-                saving_ms=untraced(m, saving)[0],
-                saving_basis=("estimate: the spikes' time above the typical step, per step"
-                              + untraced(m, saving)[1]),
+                saving_ms=in_step(m, saving),
+                saving_basis=("estimate: the spikes' time above the typical step, per step, as its "
+                              "share of the category split applied to the untraced median"),
                 saving_kind=SavingKind.ESTIMATE,
                 modes=(m.name,), fix=_PERIODIC_FIX)
 
@@ -1082,8 +1425,9 @@ def _peers(run: Run, m: ModeResult) -> list[ModeResult]:
 
 
 def _host_split(m: ModeResult) -> str:
-    parts = [(c, _cat(m, c)) for c in ("op", "dispatch", "python")]
-    return ", ".join(f"{c} {fmt_ms(v)}" for c, v in parts if _finite(v))
+    """op, dispatch and python as estimates within the mode's untraced step (``in_step``)."""
+    parts = [(c, _est(m, c)) for c in ("op", "dispatch", "python")]
+    return ", ".join(f"{c} ≈ {fmt_ms(v)}" for c, v in parts if _finite(v))
 
 
 def rule_jax_backend(run: Run) -> Iterable[Finding]:
@@ -1104,8 +1448,9 @@ def rule_jax_backend(run: Run) -> Iterable[Finding]:
             jc, tc = _first_compile_ms(j), _first_compile_ms(t)
             evidence = _vs(c) + ", untraced."
             if not c.traced_disagrees:
-                evidence += (f" Traced steps: {j.name} {_host_split(j)}; {t.name} {_host_split(t)} "
-                             "ms/step." + _family_evidence(c, slower=slower))
+                evidence += (f" By category (their share of each untraced step): {j.name} "
+                             f"{_host_split(j)}; {t.name} {_host_split(t)} ms/step."
+                             + _family_evidence(c, slower=slower))
             else:
                 evidence += f" Caveat: {c.caveat()}."
             compile_bits = [f"{m.name} {fmt_ms(v)} ms" for m, v in ((j, jc), (t, tc))
@@ -1216,10 +1561,12 @@ def _severity(f: Finding, run: Run) -> str:
 def _overlapping(findings: list[Finding], run: Run) -> list[Finding]:
     """Findings whose savings come out of the same step (same first mode) overlap: a fix that
     removes dispatch also removes some of the tiny ops' and the conversions' cost. Each saving after
-    the largest names the larger ones it overlaps, and is capped so that together they never exceed
-    the step (the mode's median)."""
+    the largest names the larger ones it overlaps (their savings do not add up); none is larger
+    than the whole untraced step (the mode's median), and one that would be is capped there and
+    says so. A saving is never cut to what the larger ones leave: each is what its own fix saves
+    (vectorizing a loop saves most of a step that tf.function also shortens)."""
     out = []
-    used: dict[str, tuple[float, list[str]]] = {}
+    used: dict[str, list[str]] = {}
     for f in findings:
         own = f.saving_ms
         if own is None or not np.isfinite(own) or not f.modes:
@@ -1227,19 +1574,16 @@ def _overlapping(findings: list[Finding], run: Run) -> list[Finding]:
             continue
         mode = f.modes[0]
         step = run.modes[mode].median_ms if mode in run.modes else float("nan")
-        total, rules = used.get(mode, (0.0, []))
+        rules = used.get(mode, [])
+        basis, saving = f.saving_basis, own
+        if np.isfinite(step) and own > step:
+            saving = step
+            basis += f"; capped at the whole {fmt_ms(step)} ms step"
         if rules:
-            basis = f.saving_basis + "; overlaps " + ", ".join(rules) + f" on the same {mode} step"
-            saving = own
-            if np.isfinite(step) and total + saving > step:
-                saving = max(0.0, step - total)
-                basis += (f"; capped at the {fmt_ms(saving)} ms left of the {fmt_ms(step)} ms step "
-                          "after the larger ones")
-            f = replace(f, saving_ms=saving, saving_basis=basis, overlaps=tuple(rules))
-        elif np.isfinite(step) and own > step:
-            f = replace(f, saving_ms=step, saving_basis=f.saving_basis + f"; capped at the "
-                        f"{fmt_ms(step)} ms step")
-        used[mode] = (total + (f.saving_ms or 0.0), rules + [f.rule])
+            basis += ("; overlaps " + ", ".join(rules) + f" on the same {mode} step: the savings "
+                      "share time and do not add up")
+        f = replace(f, saving_ms=saving, saving_basis=basis, overlaps=tuple(rules))
+        used[mode] = rules + [f.rule]
         out.append(f)
     return out
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from traceinsight.analysis.hotspots import HOTSPOT_COLUMNS
 from traceinsight.derive import complete
 from traceinsight.model import CATEGORIES, ModeResult, Run, Timing
 from traceinsight.stepsource import StepSource
@@ -42,6 +43,11 @@ def _breakdown(steps: pd.DataFrame) -> pd.DataFrame:
     return b.rename(index={"wall_ms": "total"})
 
 
+# the hotspot columns after the first seven, for a hand-made frame that leaves them out: it issues
+# no op and is no entry point
+_HOTSPOT_DEFAULTS = (0.0, 0.0, 0.0, 0.0, 0.0, False)
+
+
 def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = (),
               retraces: Sequence[tuple] = (), hotspots: Sequence[tuple] = (), other: Sequence[tuple] = (),
               first_extra: dict[str, float] | None = None, n_steps: int = 20,
@@ -49,9 +55,11 @@ def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = ()
               jitter: float = 0.02, notes: tuple[str, ...] = (), rounds: int = 4) -> ModeResult:
     """ops: (op, type, thread, calls_per_step, self_ms_per_step); retraces: (function, calls,
     traced_calls, tracing_ms, compile_ms, changes[, cause, cause_detail]); hotspots: (function, file, line, group, self_ms,
-    inclusive_ms, calls_per_step); other: (name, ms_per_step, count). The untraced steps come in
-    ``rounds`` interleaved rounds (``interleaved_rounds``), as a capture of several modes times
-    them; ``rounds=1``: one timing phase, as a mode timed apart."""
+    inclusive_ms, calls_per_step[, op_calls_per_step, conversions_per_step, slices_per_step,
+    input_ms, dispatch_ms, entry]: the ops this frame issues, 0 when left out); other: (name,
+    ms_per_step, count). The untraced steps come in ``rounds`` interleaved rounds
+    (``interleaved_rounds``), as a capture of several modes times them; ``rounds=1``: one timing
+    phase, as a mode timed apart."""
     steps = _steps(per_cat, n_steps, first_extra, jitter)
     # crc32, not hash(): str hashes are salted per process, and snapshot tests need the same figures.
     rng = np.random.default_rng(zlib.crc32(name.encode()))
@@ -76,8 +84,8 @@ def make_mode(name: str, per_cat: dict[str, float], *, ops: Sequence[tuple] = ()
         retraces=pd.DataFrame([tuple(r) + ("", "")[len(r) - 6:] for r in retraces],
                               columns=["function", "calls", "traced_calls", "tracing_ms",
                                        "compile_ms", "changes", "cause", "cause_detail"]),
-        hotspots=pd.DataFrame(list(hotspots), columns=["function", "file", "line", "group",
-                                                       "self_ms", "inclusive_ms", "calls_per_step"]),
+        hotspots=pd.DataFrame([tuple(h) + _HOTSPOT_DEFAULTS[len(h) - 7:] for h in hotspots],
+                              columns=HOTSPOT_COLUMNS),
         other=pd.DataFrame(list(other), columns=["name", "ms_per_step", "count"]),
         step_rule="step markers 'train' (step_num)",
         step_source=StepSource.MARKERS_STEP_NUM, notes=notes,

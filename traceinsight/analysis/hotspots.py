@@ -14,11 +14,27 @@ import numpy as np
 
 from traceinsight.analysis import native, rules
 from traceinsight.analysis.attribute import Attribution
-from traceinsight.analysis.results import PS_PER_MS, owned_time, sort_order, steady_windows
+from traceinsight.analysis.results import PS_PER_MS, in_windows, owned_time, sort_order, steady_windows
 from traceinsight.columns import Columns, text
 from traceinsight.pyfiles import pick
 
-HOTSPOT_COLUMNS = ["function", "file", "line", "group", "self_ms", "inclusive_ms", "calls_per_step"]
+HOTSPOT_COLUMNS = ["function", "file", "line", "group", "self_ms", "inclusive_ms", "calls_per_step",
+                   "op_calls_per_step", "conversions_per_step", "slices_per_step", "input_ms",
+                   "dispatch_ms", "entry"]
+# op_calls_per_step, conversions_per_step, slices_per_step: the main-thread op calls (of them the
+# ``_EagerConst`` runs that convert a value to a tensor, and the ``StridedSlice`` runs) per steady
+# step whose issuer is this frame: the innermost frame above the op that is not TensorFlow's own
+# (nor a builtin or another package's), i.e. the user's, Keras' or the tool's code that called
+# into TensorFlow. input_ms, dispatch_ms: the main-thread time of those categories (conversion
+# work, per-op dispatch) owned by events under this frame and by no issuer nested deeper, per steady
+# step of the python pass (not scaled: read as shares of the pass's own input and dispatch time).
+# entry: the frame (an issuer) was called straight from the user's code or the tool's, with no
+# other issuer between: a library's entry point (``Model.train_on_batch``), whose own conversions
+# are of the arguments the user passed. What the findings read to tell the user's ops and
+# conversions from Keras'.
+# the groups whose frames issue ops (``ISSUER_GROUPS``): TensorFlow's own frames and other
+# packages' (numpy, builtins) are walked through to the code that called them
+ISSUER_GROUPS = ("user", "keras", "traceinsight")
 
 # the file is a base name, or a pseudo-file in angle brackets that may hold spaces and colons:
 # "<frozen abc>", "<unknown>", "<string>"
@@ -139,13 +155,75 @@ def hotspots_table(a: Attribution, steps: Columns, *, user_files: frozenset[str]
         return Columns.no_rows(HOTSPOT_COLUMNS)
     nids = np.nonzero(calls_by_name)[0]
     frames = [parse_frame(t.names[nid]) for nid in nids.tolist()]
+    groups = [frame_group(f[0], user_files, python_files) for f in frames]
+    # a base name TensorFlow shares with Keras (traceback_utils.py: both wrap their API calls in
+    # an ``error_handler``) is walked through too: the frame may be TensorFlow's own
+    issuers = [g in ISSUER_GROUPS and "tensorflow" not in str((python_files or {}).get(f[0], ""))
+               for f, g in zip(frames, groups)]
+    issued = _issued_by_frame(a, ws, we, nids, issuers, groups)
     df = Columns({"function": text([func or t.names[nid] for nid, (_, _, func) in zip(nids.tolist(), frames)]),
                   "file": text([f[0] for f in frames]),
                   "line": np.array([f[1] for f in frames], dtype=np.int64),
-                  "group": text([frame_group(f[0], user_files, python_files) for f in frames]),
+                  "group": text(groups),
                   "self_ms": self_by_name[nids] / PS_PER_MS / n * scale,
                   "inclusive_ms": incl_by_name[nids] / PS_PER_MS / n * scale,
-                  "calls_per_step": calls_by_name[nids] / n})
+                  "calls_per_step": calls_by_name[nids] / n,
+                  **{k: v if k == "entry" else v / n for k, v in issued.items()}})
     # ties (many frames own no python time) in a fixed order, so reports do not reshuffle
     return df.take(sort_order([(df["self_ms"], False), (df["inclusive_ms"], False),
                                (df["function"], True), (df["file"], True), (df["line"], True)]))
+
+
+def _issued_by_frame(a: Attribution, ws: np.ndarray, we: np.ndarray, nids: np.ndarray,
+                     issuers: list[bool], groups: list[str]) -> dict[str, np.ndarray]:
+    """Per frame name of ``nids``: the main-thread op calls inside the steady windows whose
+    nearest frame above them that is an issuer (``issuers``: its group is one of
+    ``ISSUER_GROUPS``) is that frame, and of
+    them the conversions (``_EagerConst``) and the slices (``StridedSlice``); summed over the
+    windows (see HOTSPOT_COLUMNS); and whether the frame is an entry point."""
+    t = a.table
+    out = {k: np.zeros(len(nids)) for k in ("op_calls_per_step", "conversions_per_step",
+                                            "slices_per_step", "input_ms", "dispatch_ms")}
+    out["entry"] = np.zeros(len(nids), dtype=bool)
+    issuer_name = np.zeros(len(t.names) or 1, dtype=bool)
+    row_of_name = np.full(len(t.names) or 1, -1, dtype=np.int64)
+    for k, (nid, is_issuer) in enumerate(zip(nids.tolist(), issuers)):
+        row_of_name[nid] = k
+        issuer_name[nid] = is_issuer
+    if not issuer_name.any():
+        return out
+    main_issuer = issuer_name[t.name] & (t.line == a.main_line)
+    issuer = native.nearest_marked(main_issuer, a.parent)
+    # entry points: issuer calls in the windows whose nearest issuer above is the user's or the
+    # tool's frame, or none
+    calls = np.nonzero(main_issuer & ~a.outside)[0]
+    calls = calls[in_windows(t.start[calls], ws, we) >= 0]
+    par = a.parent[calls]
+    up = np.where(par >= 0, issuer[np.maximum(par, 0)], -1)
+    up_row = np.where(up >= 0, row_of_name[t.name[np.maximum(up, 0)]], -1)
+    callers = np.array([g in ("user", "traceinsight") for g in groups] + [True], dtype=bool)
+    out["entry"][row_of_name[t.name[calls[callers[up_row]]]]] = True
+    for col, cat in (("input_ms", rules.INPUT), ("dispatch_ms", rules.DISPATCH)):
+        owned = owned_time(a, ws, we, cat)
+        owners = np.nonzero(owned)[0]
+        by = issuer[owners]
+        ok = by >= 0
+        out[col] = np.bincount(row_of_name[t.name[by[ok]]], weights=owned[owners][ok].astype(float),
+                               minlength=len(nids)) / PS_PER_MS
+    op_types = [rules.op_of_name(nm) for nm in t.names]
+    is_op_name = np.array([o is not None for o in op_types] or [False], dtype=bool)
+    ops = np.nonzero(is_op_name[t.name] & (t.line == a.main_line) & ~a.outside)[0]
+    ops = ops[in_windows(t.start[ops], ws, we) >= 0]
+    if not len(ops):
+        return out
+    above = issuer[a.parent[ops]]
+    keep = (a.parent[ops] >= 0) & (above >= 0)
+    ops, above = ops[keep], above[keep]
+    rows = row_of_name[t.name[above]]
+    kinds = np.array([o[1] if o is not None else "" for o in op_types] or [""], dtype=object)
+    op_kind = kinds[t.name[ops]]
+    for col, sel in (("op_calls_per_step", np.ones(len(ops), dtype=bool)),
+                     ("conversions_per_step", op_kind == "_EagerConst"),
+                     ("slices_per_step", op_kind == "StridedSlice")):
+        out[col] = np.bincount(rows[sel], minlength=len(nids)).astype(float)
+    return out

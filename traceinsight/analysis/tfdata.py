@@ -116,21 +116,42 @@ def costliest_work_stage(stages: Columns) -> dict | None:
             for k in STAGE_COLUMNS}
 
 
-# What to change for the costliest stage, by its kind (the last part of the stage's name).
+# What to change for the costliest stage, by its kind (the last part of the stage's name), as the
+# stage is configured: a map that already runs in parallel is told what its parallelism cannot fix.
+_PARALLEL_MAPS = ("ParallelMap", "MapAndBatch", "ParallelInterleave", "ParallelBatch")
 _STAGE_FIX = (
-    (("Map", "ParallelMap", "MapAndBatch"),
+    (("ParallelMap", "MapAndBatch"),
+     "# the map already runs in parallel (num_parallel_calls): make its function cheaper, e.g.\n"
+     "ds = ds.batch(32).map(parse_batch, num_parallel_calls=tf.data.AUTOTUNE)  # vectorized map\n"
+     "ds = ds.cache()   # before the map's random parts, when it fits in memory: it runs once"),
+    (("Map",),
      "ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)   # the map runs in parallel"),
-    (("TFRecord", "TextLine", "FixedLengthRecord", "FlatMap", "Interleave", "ParallelInterleave"),
+    (("ParallelInterleave",),
+     "# the interleave already runs in parallel: read fewer, larger files, or .cache()"),
+    (("TFRecord", "TextLine", "FixedLengthRecord", "FlatMap", "Interleave"),
      "ds = files.interleave(tf.data.TFRecordDataset, num_parallel_calls=tf.data.AUTOTUNE)"),
     (("Generator", "FromGenerator", "PyFunc"),
      "# Python in the pipeline runs under the GIL: move it to tf ops, or precompute and .cache()"),
     (("Batch", "BatchV2", "PaddedBatch", "Shuffle", "TensorSlice", "FromTensor", "Range", "Zip"),
      "ds = ds.cache()   # when it fits in memory: the stages before it run once"),
 )
+PREFETCH_FIX = "ds = ds.prefetch(tf.data.AUTOTUNE)   # overlap the pipeline with the step"
 
 
 def stage_fix(kind: str) -> str | None:
+    """The fix for the costliest stage of this kind, as configured (a parallel map is not told
+    to run in parallel)."""
     for kinds, fix in _STAGE_FIX:
         if any(kind.startswith(k) for k in kinds):
             return fix
     return None
+
+
+def is_parallel(kind: str) -> bool:
+    """The stage runs its work on tf.data's threads (a num_parallel_calls stage)."""
+    return kind.startswith(_PARALLEL_MAPS)
+
+
+def has_prefetch(stages: Columns) -> bool:
+    """The pipeline prefetches (a Prefetch stage anywhere in it)."""
+    return not stages.empty and any(str(k).startswith("Prefetch") for k in stages["kind"])
