@@ -75,7 +75,7 @@ def test_eager_dispatch_bound_saving_is_the_measured_drop():
     share = (c["python"] + c["dispatch"]) / sum(c.values())
     assert f"python + dispatch ≈ {share * e.median_ms:.2f} ms of its {e.median_ms:.2f} ms step (53 %" \
         in f.evidence
-    assert "2.06×" in f.evidence
+    assert run.compare("eager", "function").ratio_text() in f.evidence
 
 
 def test_eager_dispatch_bound_without_function_mode_is_an_estimate():
@@ -321,7 +321,10 @@ def test_eager_slower_for_other_reasons_still_points_to_tf_function():
     f = only(run, "eager-slower")
     assert "eager-dispatch-bound" not in rules(run)
     assert f.saving_ms == pytest.approx(22.0 - 2.6, abs=0.3)
-    assert re.search(r"op \+14\.\d", f.evidence) and "(27 % of its categories)" in f.evidence
+    # the untraced step's categories (the traced split scaled to each median, this hand-made run
+    # recording no calibration): eager's op 16.8 of 31.0 ms at 22.0 ms (11.9) minus function's
+    # 2.0 of 2.2 ms at 2.6 ms (2.4)
+    assert re.search(r"op \+9\.\d", f.evidence) and "(27 % of its categories)" in f.evidence
     assert f.title.startswith("eager is 8.") and "tf.function" in f.fix
 
 

@@ -268,7 +268,22 @@ def test_input_bound_advises_the_pipeline_as_configured():
 def test_xla_without_recorded_kernels_keeps_an_op_family_reason(real_runs):
     """TF 2.15 writes no per-op events for XLA on CPU: the finding says so and gives the graph
     function's op family (matmul) instead of "xla 0 vs function 0.041"."""
-    f = next(f for f in real_runs["tf-2.15.1-fn"].findings if f.rule.startswith("xla-"))
+    # the committed run timed its modes one after another: give them interleaved rounds of their
+    # own steps (as --rounds would), so the pair is compared and the finding's reason read
+    from traceinsight.model import Timing
+    from traceinsight.testing import interleaved_rounds
+
+    run = real_runs["tf-2.15.1-fn"]
+
+    def interleaved(m):
+        t = m.timing
+        return m.replace(timing=Timing(steps_s=t.steps_s, first_step_s=t.first_step_s,
+                                       traced_steps_s=t.traced_steps_s,
+                                       **interleaved_rounds(t.steps_s, 4)))
+
+    run = complete(Run(path=None, name=run.name, modes={n: interleaved(m) for n, m in run.modes.items()},
+                       manifest=run.manifest))
+    f = next(f for f in run.findings if f.rule.startswith("xla-"))
     assert "xla's kernels are not in this trace" in f.evidence
     # matmul is 30 % of the function's traced op time (the rest is the call itself): the largest
     # family, not "mostly", and the title names a family only where it holds most of the time

@@ -60,7 +60,7 @@ def test_periodic_python_work_is_a_finding_with_its_steps():
     assert all(f"step {n} " in f.evidence for n in (5, 15, 25, 35))
     # the spikes' 0.3 ms per traced step, as their share of the traced step (2.5 ms of
     # categories) applied to the untraced median: never more than the step
-    c = m.category_means()
+    c = m.traced_category_means()
     assert f.saving_ms == pytest.approx(3.0 * 4 / 40 / sum(c.values()) * m.median_ms, rel=0.05)
     assert f.saving_basis.startswith("estimate")
 

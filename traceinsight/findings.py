@@ -114,6 +114,17 @@ def in_step(m: ModeResult, ms: float) -> float:
     return min(max(ms, 0.0) / total, 1.0) * median
 
 
+def traced_in_step(m: ModeResult, traced_ms: float) -> float:
+    """A time read from the traced steps themselves (a stall's excess), as the same share of the
+    traced steps' categories applied to the untraced median (``in_step`` for the traced split,
+    which ``category_means`` no longer is where the profiler's cost was taken out)."""
+    vals = [v for v in m.traced_category_means().values() if np.isfinite(v)]
+    total, median = (float(math.fsum(vals)) if vals else float("nan")), m.median_ms
+    if not _finite(traced_ms, total, median) or total <= 0:
+        return float("nan")
+    return min(max(traced_ms, 0.0) / total, 1.0) * median
+
+
 def _est(m: ModeResult, *cats: str) -> float:
     """``in_step`` of some categories: their estimated ms in the untraced step."""
     return in_step(m, _cat(m, *cats))
@@ -758,7 +769,9 @@ def _unrecorded_family_evidence(c: Comparison, x: ModeResult, f: ModeResult
     if fam is None:
         return (f" {x.name}'s kernels are not in this trace (TensorFlow before 2.17 writes no "
                 "per-op events for XLA on CPU).", None)
-    kernels = _cat(f, "op")
+    # the family's traced kernel time against the traced op time (both from the traced steps;
+    # category_means is the untraced step)
+    kernels = float(f.traced_category_means().get("op", float("nan")))
     share = fam.b_ms / kernels if _finite(kernels) and kernels > 0 else float("nan")
     most = _finite(share) and share >= 0.5
     return (f" {x.name}'s kernels are not in this trace (TensorFlow before 2.17 writes no per-op "
@@ -1194,7 +1207,7 @@ def rule_concentrated(run: Run) -> Iterable[Finding]:
                 rule="concentrated-cost",
                 title=f"{m.name}: {cat} time spikes in {len(hit['steps'])} of {hit['n_steps']} steps",
                 evidence=f"In {m.name},{_stalls_text(run, m, cat)}",
-                saving_ms=in_step(m, saving),
+                saving_ms=traced_in_step(m, saving),
                 saving_basis=("estimate: the spikes' time above the typical step, per step, as its "
                               "share of the category split applied to the untraced median"),
                 saving_kind=SavingKind.ESTIMATE,
