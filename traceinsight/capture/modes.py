@@ -74,6 +74,8 @@ _KERAS_BASE: list[tuple[str, str, bool, str]] = [
 # v1 graph and runs it with a Session (training_v1); Keras 2 optimizers replaced by their v1
 # (``optimizers.legacy``) twins, the only ones that work without eager.
 _TF1_BASE: list[tuple[str, str, bool, str]] = [
+    ("predict", "model.predict(x, batch_size=len(x)) on a TF1 graph (tf_keras, eager disabled, "
+     "Session.run): one predict() call per step", False, "call"),
     ("predict_on_batch", "model.predict_on_batch(x) on a TF1 graph (tf_keras, eager disabled, Session.run)",
      False, "call"),
     ("train_on_batch", "model.train_on_batch(x, y) on a TF1 graph (tf_keras, eager disabled, "
