@@ -42,11 +42,11 @@ FACTORS = ("tf", "execution", "jit", "keras", "backend", "input", "call")
 FACTOR_LABELS = {
     "tf": "TF1 vs TF2",
     "execution": "eager vs graph",
-    "jit": "XLA off vs on",
+    "jit": "XLA",
     "keras": "Keras 2 vs 3",
-    "backend": "TensorFlow vs JAX backend",
-    "input": "numpy vs tensor vs tf.data input",
-    "call": "model(x) vs predict vs predict_on_batch; train_on_batch vs fit",
+    "backend": "TF vs JAX backend",
+    "input": "input type",          # numpy, tensor or tf.data
+    "call": "call style",           # model(x), predict, predict_on_batch; train_on_batch, fit
     "device": "CPU vs GPU",
 }
 # each factor's levels from the baseline on: an effect is the later level's step over the earlier
@@ -191,12 +191,12 @@ class Gap:
 class FactorTable:
     """The run's factor table (see the module): ``effects`` every single-factor pair of modes, by
     factor; ``gaps`` the multi-factor gaps split; ``interactions``; ``absent`` the factors with
-    no pair in the run, each with why and a mode that would give it one (None: no mode can)."""
+    no pair in the run, each with why and the modes that would give it one (none: no mode can)."""
 
     effects: tuple[Step, ...] = ()
     gaps: tuple[Gap, ...] = ()
     interactions: tuple[Interaction, ...] = ()
-    absent: tuple[tuple[str, str, str | None], ...] = field(default=())
+    absent: tuple[tuple[str, str, tuple[str, ...]], ...] = field(default=())
 
     def __bool__(self) -> bool:
         return bool(self.effects or self.gaps)
@@ -209,7 +209,7 @@ class FactorTable:
                 "gaps": [g.to_dict() for g in self.gaps],
                 "interactions": [i.to_dict() for i in self.interactions],
                 "absent": [{"factor": f, "factor_label": FACTOR_LABELS[f], "why": why,
-                            "add_mode": add} for f, why, add in self.absent]}
+                            "add_modes": list(add)} for f, why, add in self.absent]}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -384,11 +384,12 @@ def _kind_of(ax: Axes) -> ModeKind | None:
     return _kinds_by_axes().get(ax)
 
 
-def _absent(run: Run, effects: list[Step], by_axes: dict[Axes, str]) -> list[tuple[str, str, str | None]]:
+def _absent(run: Run, effects: list[Step],
+            by_axes: dict[Axes, str]) -> list[tuple[str, str, tuple[str, ...]]]:
     """The factors no pair of the run measures, each with the fewest modes to add that would give
     it one (a mode beside one of the run's, else two), as ``capture --modes`` names them."""
     have = {s.factor for s in effects}
-    out: list[tuple[str, str, str | None]] = []
+    out: list[tuple[str, str, tuple[str, ...]]] = []
     for f in FACTORS:
         if f in have:
             continue
@@ -412,9 +413,8 @@ def _absent(run: Run, effects: list[Step], by_axes: dict[Axes, str]) -> list[tup
                         best = add
             if best is not None and len(best) == 1:
                 break
-        out.append((f, "no two modes of this run differ in it alone",
-                    ", ".join(best) if best else None))
-    out.append(("device", NO_DEVICE_PAIR, None))
+        out.append((f, "no two modes of this run differ in it alone", tuple(best or ())))
+    out.append(("device", NO_DEVICE_PAIR, ()))
     return out
 
 
