@@ -163,3 +163,12 @@ def test_the_tf1_vs_tf2_fix_follows_the_call(mode, words):
     run = run_of({f"tf1:{mode}": 1.0, mode: 3.0})
     (f,) = [f for f in run.findings if f.rule == "tf1-vs-tf2"]
     assert f.fix == tf2_fix(from_name(mode))
+
+
+def test_the_viewer_shows_the_split_beside_the_tf1_vs_tf2_finding():
+    from traceinsight.tui.findings import finding_detail
+    run = run_of(MLP)
+    f = next(f for f in run.findings if f.rule == "tf1-vs-tf2" and "tf1:predict" in f.modes)
+    shown = finding_detail(f, run).plain
+    assert "Factors\n" in shown and "Split: TF1 → TF2 (tf1:predict → tf_keras:predict)" in shown
+    assert "Factors\n" not in finding_detail(f).plain

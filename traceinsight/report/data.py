@@ -220,6 +220,9 @@ def report_data(run: Run, findings=None) -> dict:
                           for g in run.host_groups()],
         # each factor's effect from a pair of modes that differs in it alone (traceinsight.factors)
         "factors": clean(run.factors.to_dict()) if run.factors is not None else None,
+        # what capture --verify measured with each fix applied (run.json's "verify"), when run
+        **({"verify": clean(run.manifest["verify"])}
+           if isinstance(run.manifest.get("verify"), dict) else {}),
     }
 
 

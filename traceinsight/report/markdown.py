@@ -371,7 +371,8 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT,
         head += ["", CATEGORY_MEDIANS_NOTE, ""]
         head += table(["mode", *CATEGORIES], median_rows(modes), "l" + "r" * len(CATEGORIES))
     head += figure_lines(modes, figures)
-    found = ["", "## Findings", ""] + finding_lines(doc["findings"]) + factor_lines(doc.get("factors"))
+    found = (["", "## Findings", ""] + finding_lines(doc["findings"]) + verify_lines(doc.get("verify"))
+             + factor_lines(doc.get("factors")))
     tail = []
     if run.get("command"):
         tail = ["## Reproduce", "", fence(run["command"], "sh"), ""]
@@ -382,6 +383,20 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT,
         if len(out) <= limit:
             return out
     return _cut_to_limit(head + host_sections(sessions, 0) + found + tail, limit)
+
+
+def verify_lines(v: dict | None) -> list[str]:
+    """``capture --verify``: each finding's claimed saving against the fix applied."""
+    from traceinsight.report import verify_text as vt
+    if not v:
+        return []
+
+    def name(n: Any) -> str:
+        return code(n, table=False)
+
+    return (["", "## Claimed against measured (capture --verify)", ""]
+            + table(vt.HEADER, vt.rows(v, code, text), "lllrrr") + [""]
+            + [f"* {line}" for line in vt.notes(v, name, text)])
 
 
 def factor_lines(factors: dict | None) -> list[str]:
