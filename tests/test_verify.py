@@ -83,8 +83,9 @@ def test_reports_show_claimed_against_measured():
     assert "| eager-dispatch-bound | `eager` | `function` |" in md
     html = render(run, "html")
     assert "<h2>Claimed against measured (capture --verify)</h2>" in html
-    import jsonschema
     from importlib.resources import files
+
+    import jsonschema
     doc = json.loads(render(run, "json"))
     jsonschema.validate(doc, json.loads((files("traceinsight") / "schemas/report.schema.json").read_text()))
     assert doc["verify"]["checked"][0]["fix_mode"] == "function"

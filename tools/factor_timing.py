@@ -2,12 +2,13 @@
 
     python tools/factor_timing.py RUN [WORKLOAD] [--rounds 4] [--steps 30]
 
-WORKLOAD (default: tools/factor_mlp.py, the workload RUN captured) is run in three processes of
-its own, one per flavour: TF1 (tf_keras, eager disabled: a Session runs the graph), Keras 2 on TF2
-(tf_keras) and Keras 3. Each times, with perf_counter and no traceinsight, ``predict``,
+WORKLOAD (default: tools/factor_mlp.py, the workload RUN captured) is run in one process per
+flavour and call, as the capture runs one mode per process: flavours TF1 (tf_keras, eager
+disabled: a Session runs the graph), Keras 2 on TF2 (tf_keras) and Keras 3; calls ``predict``,
 ``predict_on_batch``, ``train_on_batch`` (numpy, and tensors made once: TF2 only) and one batch
-inside ``fit`` (from batch callbacks), outputs fetched. The processes take their rounds in turn
-(A B C A B C ...), so load on the machine lands on each alike. Then, for every single-factor pair
+inside ``fit`` (from batch callbacks), each timed with perf_counter and no traceinsight, outputs
+fetched. The processes take their rounds in turn (A B C A B C ...), so load on the machine lands
+on each alike. Then, for every single-factor pair
 of RUN's factor table, it prints the table's ratio with its interval beside the ratio of the
 medians timed here and the per-round ratios, and the machine's load average.
 
@@ -31,11 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 MARK = "@@factor-timing@@ "
 FLAVOURS = ("tf1", "tf_keras", "keras3")
 PREFIX = {"tf1": "tf1:", "tf_keras": "tf_keras:", "keras3": ""}
+CALLS = ("predict", "predict_on_batch", "train_on_batch", "train_on_batch+tensor", "fit")
 
 
 # --- the worker: one flavour's calls, timed alone ----------------------------------------------
 
-def _worker(flavour: str, workload: str) -> None:
+def _worker(flavour: str, only: str, workload: str) -> None:
     if flavour != "keras3":
         os.environ["TF_USE_LEGACY_KERAS"] = "1"
     import numpy as np
@@ -56,12 +58,21 @@ def _worker(flavour: str, workload: str) -> None:
     keras = sys.modules["keras"]
     x, y = module.data()
     n = len(x)
-    infer = module.model()
-    train = module.model()
-    ck = dict(module.compile_kwargs())
-    if flavour != "tf1":
-        ck.update(run_eagerly=False, jit_compile=False)
-    train.compile(**ck)
+    # one call per process, as the capture has one mode per process: nothing else of Keras or
+    # TensorFlow runs beside it
+
+    def compiled():
+        m = module.model()
+        ck = dict(module.compile_kwargs())
+        if flavour != "tf1":
+            ck.update(run_eagerly=False, jit_compile=False)
+        m.compile(**ck)
+        return m
+
+    if only in ("predict", "predict_on_batch"):
+        infer = infer_batch = module.model()
+    else:
+        train = train_t = fitted = compiled()
     reps = 64
     xs, ys = np.concatenate([x] * reps), np.concatenate([y] * reps)
 
@@ -70,12 +81,16 @@ def _worker(flavour: str, workload: str) -> None:
             if hasattr(v, "numpy"):
                 v.numpy()
 
-    calls = {"predict": lambda: infer.predict(x, batch_size=n, verbose=0),
-             "predict_on_batch": lambda: fetch(infer.predict_on_batch(x)),
-             "train_on_batch": lambda: fetch(train.train_on_batch(x, y))}
-    if flavour != "tf1":
+    calls = {}
+    if only == "predict":
+        calls["predict"] = lambda: infer.predict(x, batch_size=n, verbose=0)
+    elif only == "predict_on_batch":
+        calls["predict_on_batch"] = lambda: fetch(infer_batch.predict_on_batch(x))
+    elif only == "train_on_batch":
+        calls["train_on_batch"] = lambda: fetch(train.train_on_batch(x, y))
+    elif only == "train_on_batch+tensor":
         xt, yt = tf.convert_to_tensor(x), tf.convert_to_tensor(y)
-        calls["train_on_batch+tensor"] = lambda: fetch(train.train_on_batch(xt, yt))
+        calls["train_on_batch+tensor"] = lambda: fetch(train_t.train_on_batch(xt, yt))
 
     def timed(fn, steps: int) -> list[float]:
         out = []
@@ -89,7 +104,7 @@ def _worker(flavour: str, workload: str) -> None:
         times: list[float] = []
         t0 = [0.0]
 
-        class Cb(keras.callbacks.Callback):
+        class Cb(keras.callbacks.Callback):  # type: ignore[name-defined]
             def on_train_batch_begin(self, batch, logs=None):
                 t0[0] = time.perf_counter()
 
@@ -102,12 +117,13 @@ def _worker(flavour: str, workload: str) -> None:
                     self.model.stop_training = True
 
         while len(times) < steps:
-            train.fit(xs, ys, batch_size=n, epochs=1, verbose=0, shuffle=False, callbacks=[Cb()])
+            fitted.fit(xs, ys, batch_size=n, epochs=1, verbose=0, shuffle=False, callbacks=[Cb()])
         return times[1:steps]      # the first batch of a fit() call holds its setup
 
     for fn in calls.values():      # first calls: tracing, graph building
         timed(fn, 3)
-    fit_steps(3)
+    if only == "fit":
+        fit_steps(3)
     print(MARK + json.dumps({"ready": flavour}), flush=True)
     for line in sys.stdin:
         cmd = json.loads(line)
@@ -115,7 +131,8 @@ def _worker(flavour: str, workload: str) -> None:
             return
         steps = int(cmd["steps"])
         out = {c: timed(fn, steps) for c, fn in calls.items()}
-        out["fit"] = fit_steps(steps + 1)
+        if only == "fit":
+            out["fit"] = fit_steps(steps + 1)
         print(MARK + json.dumps(out), flush=True)
 
 
@@ -126,7 +143,7 @@ def _read(proc: subprocess.Popen) -> dict:
     for line in proc.stdout:
         if line.startswith(MARK):
             return json.loads(line[len(MARK):])
-    raise RuntimeError(f"worker {proc.args} ended without an answer (rc {proc.wait()})")
+    raise RuntimeError(f"worker {proc.args!r} ended without an answer (rc {proc.wait()})")
 
 
 def main() -> None:
@@ -138,12 +155,14 @@ def main() -> None:
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
-        _worker(a.worker, a.workload)
+        flavour, only = a.worker.split("/")
+        _worker(flavour, only, a.workload)
         return
     load_start = os.getloadavg()
-    procs = {f: subprocess.Popen([sys.executable, __file__, "--worker", f, "x", a.workload],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                 stderr=subprocess.DEVNULL) for f in FLAVOURS}
+    jobs = [(f, c) for f in FLAVOURS for c in CALLS if not (f == "tf1" and c.endswith("+tensor"))]
+    procs = {j: subprocess.Popen([sys.executable, __file__, "--worker", "/".join(j), "x",
+                                  a.workload], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 text=True, stderr=subprocess.DEVNULL) for j in jobs}
     for p in procs.values():
         _read(p)
     rounds: dict[str, list[list[float]]] = {}
@@ -153,7 +172,7 @@ def main() -> None:
             p.stdin.write(json.dumps({"steps": a.steps}) + "\n")
             p.stdin.flush()
             for call, times in _read(p).items():
-                rounds.setdefault(PREFIX[f] + call, []).append([t * 1e3 for t in times])
+                rounds.setdefault(PREFIX[f[0]] + call, []).append([t * 1e3 for t in times])
     for p in procs.values():
         assert p.stdin is not None
         p.stdin.write(json.dumps({"exit": True}) + "\n")
@@ -192,10 +211,10 @@ def main() -> None:
     for g in table.gaps:
         steps = " x ".join(f"{s.comparison.ratio:.2f} ({s.factor})" for s in g.steps) or \
             f"not split; add {', '.join(g.missing)}"
-        alone = (f"{med(g.to_mode) / med(g.from_mode):.2f}"
-                 if g.to_mode in rounds and g.from_mode in rounds else "-")
+        gap_alone = (f"{med(g.to_mode) / med(g.from_mode):.2f}"
+                     if g.to_mode in rounds and g.from_mode in rounds else "-")
         print(f"gap {g.from_mode} -> {g.to_mode}: run {g.comparison.ratio:.2f} = {steps}; "
-              f"alone {alone}")
+              f"alone {gap_alone}")
 
 
 if __name__ == "__main__":
