@@ -34,7 +34,9 @@ def test_the_capture_table_and_the_kinds_agree():
     named as the capture names it, each with its axes."""
     from traceinsight.capture import modes
     table = {m.mode_kind(): m.name for m in modes.keras_modes()}
-    assert set(all_kinds()) == set(table) | {m.mode_kind() for m in modes.function_modes()}
+    function = {m.mode_kind() for m in modes.function_modes()}
+    assert set(all_kinds()) == set(table) | function
+    assert set(all_kinds("keras")) == set(table) and set(all_kinds("function")) == function
     for kind, name in table.items():
         assert name_of(kind) == name and from_name(name) == kind
         assert kind.axes() is not None

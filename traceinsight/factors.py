@@ -363,25 +363,33 @@ def _gap(run: Run, why: str, a: str, b: str, by_axes: dict[Axes, str],
     for f in factors[:-1]:
         cur = _moved(cur, **{f: getattr(ax_b, f)})
         if cur not in by_axes:
-            k = _kind_of(cur)
+            k = _kind_of(run, cur)
             if k is not None:
                 missing.append(name_of(k))
     return Gap(why, whole, factors, (), tuple(missing), interacting)
 
 
 @functools.cache
-def _kinds_by_axes() -> dict[Axes, ModeKind]:
+def _kinds_by_axes(workload: str | None) -> dict[Axes, ModeKind]:
     out: dict[Axes, ModeKind] = {}
-    for k in all_kinds():
+    for k in all_kinds(workload):
         ax = k.axes()
         if ax is not None:
             out.setdefault(ax, k)
     return out
 
 
-def _kind_of(ax: Axes) -> ModeKind | None:
-    """A mode kind with these axes (the capture's own kinds), if any."""
-    return _kinds_by_axes().get(ax)
+def _workload(run: Run) -> str | None:
+    """The run's workload kind ("keras" / "function", run.json's), which says which modes the
+    capture can add to it; None for foreign traces."""
+    wl = run.manifest.get("workload") if isinstance(run.manifest, dict) else None
+    kind = wl.get("kind") if isinstance(wl, dict) else None
+    return kind if kind in ("keras", "function") else None
+
+
+def _kind_of(run: Run, ax: Axes) -> ModeKind | None:
+    """A mode kind with these axes that the capture can make for the run's workload, if any."""
+    return _kinds_by_axes(_workload(run)).get(ax)
 
 
 def _absent(run: Run, effects: list[Step],
@@ -399,13 +407,13 @@ def _absent(run: Run, effects: list[Step],
             starts = [ax] + [_moved(ax, **{h: v}) for h in FACTORS if h != f
                              for v in LEVELS[h] if v != getattr(ax, h)]
             for start in starts:
-                k0 = _kind_of(start)
+                k0 = _kind_of(run, start)
                 if k0 is None:
                     continue
                 for v in LEVELS[f]:
                     if v == getattr(start, f):
                         continue
-                    k1 = _kind_of(_moved(start, **{f: v}))
+                    k1 = _kind_of(run, _moved(start, **{f: v}))
                     if k1 is None:
                         continue
                     add = [n for n in (name_of(k0), name_of(k1)) if n not in run.modes]
@@ -413,6 +421,8 @@ def _absent(run: Run, effects: list[Step],
                         best = add
             if best is not None and len(best) == 1:
                 break
+        if best is None and _workload(run) is not None:
+            continue     # no mode of this workload's kind differs in it (Keras 2 vs 3 in a function workload)
         out.append((f, "no two modes of this run differ in it alone", tuple(best or ())))
     out.append(("device", NO_DEVICE_PAIR, ()))
     return out

@@ -138,8 +138,11 @@ _JAX_CAPTURE_BASES = ("predict_on_batch", "train_on_batch", "fit")
 _KERAS_CAPTURE_BASES = tuple(b for b in _BASE_AXES if b != "v1-session")
 
 
-def all_kinds() -> tuple[ModeKind, ...]:
-    """Every kind of mode the capture can make, Keras and function workloads' alike."""
+def all_kinds(workload: str | None = None) -> tuple[ModeKind, ...]:
+    """Every kind of mode the capture can make for a workload of this kind ("keras" or
+    "function"; None: both)."""
+    if workload == "function":
+        return tuple(ModeKind(b, "numpy", "keras3") for b in ("eager", "function", "xla", "v1-session"))
     out: list[ModeKind] = []
     for flavour in ("keras3", "tf_keras"):
         for base in _KERAS_CAPTURE_BASES:
@@ -147,7 +150,8 @@ def all_kinds() -> tuple[ModeKind, ...]:
                     for t in ((False,) if base in DATASET_BASES else (False, True))]
     out += [ModeKind(b, "numpy", "tf1") for b in _TF1_CAPTURE_BASES]
     out += [ModeKind(b, "numpy", "keras3", "jax") for b in _JAX_CAPTURE_BASES]
-    out.append(ModeKind("v1-session", "numpy", "keras3"))
+    if workload is None:
+        out.append(ModeKind("v1-session", "numpy", "keras3"))
     return tuple(out)
 
 

@@ -78,7 +78,9 @@ def plan(run: Run, tried: frozenset[str] = frozenset()) -> tuple[list[Check], li
     """The modes to add to check the run's unmeasured findings (and split the factor table's
     gaps), and the findings it cannot check, each with why. ``tried``: modes already added (or
     refused) in an earlier round, never asked again."""
-    kinds = set(all_kinds())
+    wl = run.manifest.get("workload") if isinstance(run.manifest, dict) else None
+    workload = wl.get("kind") if isinstance(wl, dict) else None
+    kinds = set(all_kinds(workload if workload in ("keras", "function") else None))
     checks: list[Check] = []
     left: list[dict] = []
     wanted: set[str] = set()
