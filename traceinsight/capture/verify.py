@@ -20,6 +20,7 @@ measured.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -106,7 +107,7 @@ def plan(run: Run, tried: frozenset[str] = frozenset()) -> tuple[list[Check], li
             left.append({"rule": f.rule, "mode": m.name,
                          "why": f"the fix-applied mode {name} was added and did not run"})
             continue
-        checks.append(Check(f.rule, m.name, name, f.saving_ms,
+        checks.append(Check(f.rule, m.name, name, _num(f.saving_ms),
                             f.saving_kind.value if f.saving_kind is not None else None))
         wanted.add(name)
     table = run.factors
@@ -135,15 +136,21 @@ def measured(run: Run, checks: list[Check]) -> list[dict[str, Any]]:
             out.append(row)
             continue
         cmp = run.compare(c.mode, c.fix_mode)
-        row.update(status="measured", measured_ms=cmp.delta_ms, measured_lo=cmp.delta_lo,
-                   measured_hi=cmp.delta_hi, ratio=cmp.ratio, ratio_lo=cmp.ratio_lo,
-                   ratio_hi=cmp.ratio_hi, significant=cmp.significant)
+        row.update(status="measured", measured_ms=_num(cmp.delta_ms), measured_lo=_num(cmp.delta_lo),
+                   measured_hi=_num(cmp.delta_hi), ratio=_num(cmp.ratio),
+                   ratio_lo=_num(cmp.ratio_lo), ratio_hi=_num(cmp.ratio_hi),
+                   significant=bool(cmp.significant))
         now = next((f for f in run.findings if f.rule == c.rule and f.modes[:1] == (c.mode,)), None)
-        row["finding_now_ms"] = now.saving_ms if now is not None else None
+        row["finding_now_ms"] = _num(now.saving_ms) if now is not None else None
         row["finding_now_kind"] = (now.saving_kind.value if now is not None and now.saving_kind
                                    is not None else None)
         out.append(row)
     return out
+
+
+def _num(x: float | None) -> float | None:
+    """A figure as run.json holds it: JSON has no NaN (no interval is null)."""
+    return float(x) if x is not None and math.isfinite(x) else None
 
 
 def record(manifest: dict, budget_s: float, spent_s: float, rounds: int, rows: list[dict],
