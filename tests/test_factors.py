@@ -174,3 +174,17 @@ def test_the_viewer_shows_the_split_beside_the_tf1_vs_tf2_finding():
     shown = finding_detail(f, run).plain
     assert "Factors\n" in shown and "Split: TF1 → TF2 (tf1:predict → tf_keras:predict)" in shown
     assert "Factors\n" not in finding_detail(f).plain
+
+
+def test_beside_a_gap_the_twos_own_input_cost_is_its_share():
+    """tf1:train_on_batch 1.0 ms against train_on_batch 2.0 ms (via tf_keras:train_on_batch 1.5):
+    train_on_batch+tensor 1.6 ms says TF2's numpy input costs 0.4 ms of the 1.0 ms gap."""
+    run = run_of({"tf1:train_on_batch": 1.0, "tf_keras:train_on_batch": 1.5, "train_on_batch": 2.0,
+                  "train_on_batch+tensor": 1.6})
+    g = gap_of(run.factors, "tf1:train_on_batch", "train_on_batch")
+    assert g is not None and g.split
+    (b,) = g.beside
+    assert (b.factor, b.from_mode, b.to_mode) == ("input", "train_on_batch+tensor", "train_on_batch")
+    assert b.comparison.delta_ms / g.comparison.delta_ms == pytest.approx(0.4, rel=0.1)
+    md = __import__("traceinsight.report", fromlist=["render"]).render(run, "md")
+    assert "Beside the gap, at `train_on_batch`: input type: tensor → numpy" in md

@@ -164,6 +164,10 @@ class Gap:
     steps: tuple[Step, ...] = ()
     missing: tuple[str, ...] = ()
     interacting: tuple[tuple[str, str], ...] = ()
+    # the run's single-factor pairs at ``to_mode`` in a factor the gap does not cross, each read
+    # from the other mode to ``to_mode``: what ``to_mode``'s own input or call costs beside the
+    # gap (TF2's numpy conversion beside the TF1 vs TF2 gap of train_on_batch)
+    beside: tuple[Step, ...] = ()
 
     @property
     def from_mode(self) -> str:
@@ -184,7 +188,8 @@ class Gap:
                 "ratio_hi": c.ratio_hi, "significant": c.significant, "delta_ms": c.delta_ms,
                 "factors": list(self.factors), "steps": [s.to_dict() for s in self.steps],
                 "missing": list(self.missing),
-                "interacting": [list(p) for p in self.interacting]}
+                "interacting": [list(p) for p in self.interacting],
+                "beside": [s.to_dict() for s in self.beside]}
 
 
 @dataclass(frozen=True)
@@ -336,8 +341,20 @@ def _gap_pairs(run: Run, by_axes: dict[Axes, str]) -> list[tuple[str, str, str]]
     return pairs
 
 
+def _beside(run: Run, to_mode: str, factors: tuple[str, ...], effects: list[Step]) -> tuple[Step, ...]:
+    out = []
+    for s in effects:
+        if s.factor in factors or to_mode not in (s.from_mode, s.to_mode):
+            continue
+        if s.to_mode == to_mode:
+            out.append(s)
+        else:
+            out.append(Step(s.factor, s.to_level, s.from_level, run.compare(to_mode, s.to_mode)))
+    return tuple(out)
+
+
 def _gap(run: Run, why: str, a: str, b: str, by_axes: dict[Axes, str],
-         interactions: list[Interaction]) -> Gap:
+         interactions: list[Interaction], effects: list[Step]) -> Gap:
     ax_a, ax_b = run.modes[a].kind.axes(), run.modes[b].kind.axes()
     assert ax_a is not None and ax_b is not None
     factors = tuple(f for f in FACTORS if f in ax_a.differing(ax_b))
@@ -357,7 +374,8 @@ def _gap(run: Run, why: str, a: str, b: str, by_axes: dict[Axes, str],
         if ok:
             steps = tuple(_step(run, f, by_axes[c], getattr(c, f), by_axes[n], getattr(n, f))
                           for f, c, n in walk)
-            return Gap(why, whole, factors, steps, (), interacting)
+            return Gap(why, whole, factors, steps, (), interacting,
+                       _beside(run, b, factors, effects))
     # no walk: the modes the walk in factor order needs
     missing, cur = [], ax_a
     for f in factors[:-1]:
@@ -366,7 +384,8 @@ def _gap(run: Run, why: str, a: str, b: str, by_axes: dict[Axes, str],
             k = _kind_of(run, cur)
             if k is not None:
                 missing.append(name_of(k))
-    return Gap(why, whole, factors, (), tuple(missing), interacting)
+    return Gap(why, whole, factors, (), tuple(missing), interacting,
+               _beside(run, b, factors, effects))
 
 
 @functools.cache
@@ -436,7 +455,7 @@ def factor_table(run: Run) -> FactorTable:
         return FactorTable(absent=tuple(_absent(run, [], by_axes)) if by_axes else ())
     effects = _effects(run, by_axes)
     interactions = _interactions(run, by_axes)
-    gaps = [_gap(run, why, a, b, by_axes, interactions)
+    gaps = [_gap(run, why, a, b, by_axes, interactions, effects)
             for why, a, b in _gap_pairs(run, by_axes)]
     return FactorTable(tuple(effects), tuple(gaps), tuple(interactions),
                        tuple(_absent(run, effects, by_axes)))

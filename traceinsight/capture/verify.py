@@ -44,7 +44,7 @@ _TENSOR_RULES = frozenset({"numpy-inputs"})
 _NOT_A_MODE = {
     "retracing": "reduce_retracing / an input_signature is a change to the step's tf.function",
     "input-bound": "num_parallel_calls and prefetch go on the user's own tf.data map",
-    "concentrated-cost": "the periodic work is the user's own code",
+    "concentrated-cost": "a cost in a few steps (periodic work) is no mode's to remove",
 }
 
 

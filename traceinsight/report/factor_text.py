@@ -66,6 +66,19 @@ def gap_sentences(factors: dict, name: Fmt, text: Fmt) -> list[str]:
                     "of them alone")
             line += (f"; add {', '.join(name(m) for m in g['missing'])} (capture --modes)."
                      if g["missing"] else ".")
+        beside = g.get("beside") or []
+        if beside:
+            parts = []
+            for s in beside:
+                # a share only where the step is a part of the gap (same sign, no larger)
+                part = (s["delta_ms"] / g["delta_ms"] if present.is_num(s.get("delta_ms"))
+                        and present.is_num(g.get("delta_ms")) and g["delta_ms"] else None)
+                share = (f", {present.percent(part)} of the gap"
+                         if part is not None and 0 < part <= 1 else "")
+                parts.append(f"{text(s['factor_label'])}: {text(s['change'])} "
+                             f"({name(s['from_mode'])} → {name(s['to_mode'])}) {text(_ratio(s))}, "
+                             f"{text(_delta(s))} ms/step{text(share)}")
+            line += f" Beside the gap, at {name(g['to_mode'])}: " + "; ".join(parts) + "."
         if g.get("interacting"):
             pairs = ", ".join(" × ".join(text(labels.get(f, f)) for f in p) for p in g["interacting"])
             line += (f" The order matters: {pairs} interact (below), so another order of the walk "
