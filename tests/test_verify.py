@@ -108,3 +108,18 @@ def test_capture_verify_adds_the_fix_applied_mode_and_measures_it(tmp_path):
     assert manifest["modes"]["function"]["status"] == "ok"
     row = next(r for r in v["checked"] if r["fix_mode"] == "function")
     assert row["mode"] == "eager" and row["status"] == "measured" and row["measured_ms"] > 0
+
+
+def test_a_retracing_function_step_is_checked_with_reduce_retracing():
+    """A function workload's step retraced: the fix (``reduce_retracing=True``) is a mode of its
+    own, function-relaxed, which --verify adds even where the rule reads its saving from the
+    trace; in a Keras workload the same finding stays unverified, said why."""
+    retraces = [("step", 40, 12, 300.0, 0.0, "shape", "shape", "")]
+    m = make_mode("function", {"op": 1.0, "tracing": 0.5}, retraces=retraces)
+    run = complete(Run(None, "r", {"function": m}, manifest={"workload": {"kind": "function"}}))
+    assert any(f.rule == "retracing" for f in run.findings)
+    checks, _ = verify.plan(run)
+    assert [(c.rule, c.mode, c.fix_mode) for c in checks] == [("retracing", "function", "function-relaxed")]
+    keras = complete(Run(None, "r", {"function": m}, manifest={"workload": {"kind": "keras"}}))
+    checks, left = verify.plan(keras)
+    assert not checks and [r["rule"] for r in left] == ["retracing"]

@@ -73,6 +73,8 @@ _BASE_AXES: dict[str, tuple[str, str, str, str]] = {
     "fit": ("train", "fit", "graph", "off"),
     "fit-dataset": ("train", "fit", "graph", "off"),
 }
+# "function-relaxed" (a function workload's tf.function with reduce_retracing) has no axes: it
+# differs from "function" only in how it retraces, which is no factor of the table.
 # bases whose graph is a TF1 one whatever the flavour (a function workload has no flavour)
 _TF1_BASES = frozenset({"v1-session"})
 
@@ -142,7 +144,8 @@ def all_kinds(workload: str | None = None) -> tuple[ModeKind, ...]:
     """Every kind of mode the capture can make for a workload of this kind ("keras" or
     "function"; None: both)."""
     if workload == "function":
-        return tuple(ModeKind(b, "numpy", "keras3") for b in ("eager", "function", "xla", "v1-session"))
+        return tuple(ModeKind(b, "numpy", "keras3")
+                     for b in ("eager", "function", "xla", "v1-session", "function-relaxed"))
     out: list[ModeKind] = []
     for flavour in ("keras3", "tf_keras"):
         for base in _KERAS_CAPTURE_BASES:
@@ -151,7 +154,7 @@ def all_kinds(workload: str | None = None) -> tuple[ModeKind, ...]:
     out += [ModeKind(b, "numpy", "tf1") for b in _TF1_CAPTURE_BASES]
     out += [ModeKind(b, "numpy", "keras3", "jax") for b in _JAX_CAPTURE_BASES]
     if workload is None:
-        out.append(ModeKind("v1-session", "numpy", "keras3"))
+        out += [ModeKind("v1-session", "numpy", "keras3"), ModeKind("function-relaxed", "numpy", "keras3")]
     return tuple(out)
 
 
