@@ -101,7 +101,11 @@ def plan(run: Run, tried: frozenset[str] = frozenset()) -> tuple[list[Check], li
         m = run.modes[f.modes[0]]
         k = _fix_kind(f, m.kind)
         if k is None or not _capturable(kinds, k):
-            if f.rule in _NOT_A_MODE:
+            if m.kind.base in _FIX_BASE.get(f.rule, {}).values():
+                left.append({"rule": f.rule, "mode": m.name,
+                             "why": "the mode has the fix applied already: what is left needs the "
+                                    "workload's code changed"})
+            elif f.rule in _NOT_A_MODE:
                 left.append({"rule": f.rule, "mode": m.name, "why": _NOT_A_MODE[f.rule]})
             continue
         name = name_of(k)
