@@ -429,30 +429,3 @@ def test_tf_keras_and_tf1_modes_run_under_keras_2(tmp_path):
     assert not any(n.startswith("__inference_train_function") for n in names)
     # the same Conv1D ops, run as graph ops of the v1 graph (scope/op:OpType)
     assert any(n.endswith(":Conv2D") or "Conv" in n.split(":")[-1] for n in names if ":" in n)
-
-
-@pytest.mark.skipif(not __import__("traceinsight.capture.modes", fromlist=["x"]).tf_keras_installed(),
-                    reason="tf_keras (legacy Keras 2) is not installed")
-def test_tf1_predict_runs_keras_2_predict_in_a_session(tmp_path):
-    """tf1:predict: Keras 2's predict() with eager disabled, one call per step, run by a Session;
-    its kind (run.json) puts it on the factor table's TF1 side, the call predict."""
-    from traceinsight.modekind import mode_kind
-    from traceinsight.xplane import XSpace
-
-    out = tmp_path / "runs"
-    assert main(["capture", str(SAMPLES / "tf2_vs_tf1_small.py"), "--modes", "tf1:predict",
-                 "--out", str(out), "--name", "tf1p", *FAST, "--no-python-tracer", "--rounds", "1"]) == 0
-    manifest = runfolder.read_manifest(out / "tf1p")
-    entry = manifest["modes"]["tf1:predict"]
-    _check_ok_mode(out / "tf1p", manifest, "tf1:predict", python_pass=False)
-    assert entry["details"]["keras_module"] == "tf_keras"
-    assert "executing eagerly: False" in entry["details"]["graph"]
-    axes = mode_kind("tf1:predict", entry).axes()
-    assert axes is not None and (axes.tf, axes.call, axes.keras) == ("tf1", "predict", "2")
-    names = set()
-    for path in runfolder.pass_traces(out / "tf1p", entry["dir"], "host"):
-        space = XSpace()
-        space.ParseFromString(path.read_bytes())
-        for plane in space.planes:
-            names |= {m.name for m in plane.event_metadata.values()}
-    assert "SessionRun" in names or any(n.startswith("Session") for n in names), sorted(names)[:80]

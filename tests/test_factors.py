@@ -188,3 +188,39 @@ def test_beside_a_gap_the_twos_own_input_cost_is_its_share():
     assert b.comparison.delta_ms / g.comparison.delta_ms == pytest.approx(0.4, rel=0.1)
     md = __import__("traceinsight.report", fromlist=["render"]).render(run, "md")
     assert "Beside the gap, at `train_on_batch`: input type: tensor → numpy" in md
+
+
+@pytest.mark.capture
+@pytest.mark.skipif(not __import__("traceinsight.capture.modes", fromlist=["x"]).tf_keras_installed(),
+                    reason="tf_keras (legacy Keras 2) is not installed")
+def test_tf1_predict_runs_keras_2_predict_in_a_session(tmp_path):
+    """A real capture of tf1:predict: Keras 2's predict() with eager disabled, one call per step,
+    run by a Session; its kind (run.json) puts it on the factor table's TF1 side, the call predict."""
+    from pathlib import Path
+
+    from traceinsight import runfolder
+    from traceinsight.cli import main
+    from traceinsight.modekind import mode_kind
+    from traceinsight.xplane import XSpace
+
+    sample = Path(__file__).resolve().parents[1] / "samples" / "tf2_vs_tf1_small.py"
+    out = tmp_path / "runs"
+    assert main(["capture", str(sample), "--modes", "tf1:predict", "--out", str(out), "--name", "tf1p",
+                 "--min-steps", "5", "--min-time", "0", "--max-time", "3", "--warmup", "2",
+                 "--host-trace-ms", "2500", "--host-max-steps", "10", "--no-python-tracer",
+                 "--rounds", "1"]) == 0
+    entry = runfolder.read_manifest(out / "tf1p")["modes"]["tf1:predict"]
+    assert entry["status"] == "ok", entry["error"]
+    timings = runfolder.read_json(out / "tf1p" / entry["dir"] / runfolder.TIMINGS)
+    assert len(timings["steps_s"]) >= 5 and all(s > 0 for s in timings["steps_s"])
+    assert entry["details"]["keras_module"] == "tf_keras"
+    assert "executing eagerly: False" in entry["details"]["graph"]
+    axes = mode_kind("tf1:predict", entry).axes()
+    assert axes is not None and (axes.tf, axes.call, axes.keras) == ("tf1", "predict", "2")
+    names = set()
+    for path in runfolder.pass_traces(out / "tf1p", entry["dir"], "host"):
+        space = XSpace()
+        space.ParseFromString(path.read_bytes())
+        for plane in space.planes:
+            names |= {m.name for m in plane.event_metadata.values()}
+    assert "SessionRun" in names or any(n.startswith("Session") for n in names), sorted(names)[:80]
