@@ -219,8 +219,8 @@ def print_verified(console, v: dict) -> None:
     if rows:
         present.print_table(console, present.rich_table(
             "verify: claimed saving against the fix applied (ms/step)",
-            [("finding", False), ("mode", False), ("fix applied", False), ("claimed", True),
-             ("measured [ratio, 95% CI]", True)], rows))
+            [("finding", False), ("mode", False), ("fix applied", False), ("claimed saving", True),
+             ("measured saving, mode ÷ fix [95% CI]", True)], rows))
     for r in v["left"]:
         console.print(Text(f"not verified: {r['rule']} in {present.safe(r['mode'])}: "
                            f"{present.safe(r['why'], None)}", style="yellow"))

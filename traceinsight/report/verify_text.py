@@ -11,8 +11,10 @@ from traceinsight import present
 
 Fmt = Callable[[Any], str]
 
-HEADER = ["Finding", "Mode", "Fix applied", "Claimed ms/step", "Measured ms/step [95 % CI]",
-          "Ratio [95 % CI]"]
+# a saving is the mode's median step minus the fix-applied mode's (negative: the fix is slower);
+# the ratio is the mode's over the fix-applied mode's
+HEADER = ["Finding", "Mode", "Fix applied", "Claimed saving ms/step",
+          "Measured saving ms/step [95 % CI]", "Mode ÷ fix applied [95 % CI]"]
 
 
 def rows(v: dict, name: Fmt, text: Fmt) -> list[list[str]]:
