@@ -53,7 +53,7 @@ def test_the_model_imports_nothing_above_it():
 def test_the_analysis_imports_no_renderer():
     """The pipeline runs one way: what computes (the analysis, the model and the figures of the
     whole run) never imports what formats (report, tui, commands), lazily or not."""
-    computing = ("analysis", "derive", "stats", "compare", "findings", "model", "finding",
+    computing = ("analysis", "derive", "stats", "compare", "findings", "factors", "model", "finding",
                  "columns", "modekind", "resample", "stepsource", "retracecause", "runfolder",
                  "rundiff")
     above = ("report", "tui", "commands", "cli", "testing")

@@ -93,8 +93,9 @@ def test_markdown_parses_into_the_expected_tables():
     md = render(sample_run(), "md")
     tokens = md_tokens(md)
     tables = [i for i, t in enumerate(tokens) if t.type == "table_open"]
-    # environment, modes, category means, category medians, 3 op tables, retraces, hotspots
-    assert len(tables) == 9
+    # environment, modes, category means, category medians, the factor table, 3 op tables,
+    # retraces, hotspots
+    assert len(tables) == 10
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
     assert headings[:6] == ["traceinsight report: sample-conv1d", "Environment", "Modes",
                             "Where the time goes", "Findings",

@@ -2,7 +2,7 @@
 
 ``Run`` and ``ModeResult`` (``traceinsight.model``) are data at the bottom of the package. The
 figures that need more than one mode — the summary with its ratios, the comparisons a page shows,
-the findings, the hosts' comparison, the program groups — are computed here, above stats,
+the findings, the factor table, the hosts' comparison, the program groups — are computed here, above stats,
 compare, findings and analysis/hosts, into one frozen ``RunFigures`` that the run holds
 (``Run.figures``) and every renderer reads. ``complete(run)`` gives a run (and each of its modes)
 ``ANALYZER``; a ``Run`` made with it computes its figures as it is made. Every place that makes a
@@ -27,6 +27,7 @@ from traceinsight.model import Correction, Display, ModeResult, Run, RunFigures
 if TYPE_CHECKING:
     from traceinsight.columns import Columns
     from traceinsight.compare import Comparison
+    from traceinsight.factors import FactorTable
     from traceinsight.finding import Finding
 
 
@@ -112,6 +113,15 @@ class _Work:
                 self._disagreements = ()    # the findings failed on this run: said once, there
         return self._disagreements
 
+    def factors(self) -> tuple[FactorTable | None, str | None]:
+        """The factor table, or why there is none (it failed on an unusual run: said, not
+        fatal; the other figures stand)."""
+        from traceinsight.factors import factor_table
+        try:
+            return factor_table(self.run), None
+        except Exception as e:  # noqa: BLE001
+            return None, f"{type(e).__name__}: {e}"
+
     def comparison(self, a: str, b: str) -> Comparison:
         got = self.comparisons.get((a, b))
         if got is None:
@@ -126,6 +136,7 @@ class _Work:
         # in this order, so that what each compares is kept on the way: the summary, the
         # findings, the pairs whose traced steps disagree
         summary, findings, disagreements = self.summary, self.findings, self.traced_disagreements()
+        factors, factors_error = self.factors()
         concentrated = {name: self.concentrated_costs(name) for name in self.run.modes}
         both = dict(self.comparisons)
         for (a, b), c in self.comparisons.items():   # each pair both ways round, once
@@ -135,7 +146,8 @@ class _Work:
                           comparisons=MappingProxyType(both), host_groups=self.host_groups,
                           program_groups=self.program_groups,
                           concentrated=MappingProxyType(concentrated),
-                          disagreements=disagreements, findings_error=self.findings_error)
+                          disagreements=disagreements, findings_error=self.findings_error,
+                          factors=factors, factors_error=factors_error)
 
 
 class Analyzer:

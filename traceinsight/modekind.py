@@ -26,6 +26,60 @@ DATASET_BASES = frozenset({"fit-dataset"})
 
 
 @dataclass(frozen=True)
+class Axes:
+    """A mode on each axis that can make two modes' steps differ, as data: what the factor table
+    (``traceinsight.factors``) pairs modes by. Two modes that differ on exactly one axis measure
+    that axis' effect alone.
+
+    tf:        "tf2" | "tf1" (eager disabled, a graph run by a Session)
+    execution: "eager" | "graph" (ops run one by one from Python, or as one traced graph)
+    jit:       "off" | "on" (XLA)
+    keras:     "3" | "2" (Keras 3, or Keras 2: tf_keras and the TF1 modes)
+    backend:   "tensorflow" | "jax" (Keras 3's backend)
+    input:     "numpy" | "tensor" | "dataset"
+    task:      "infer" | "train": different work, so never a factor of its own
+    call:      how a step is called: "call" (``model(x)`` or ``step(x)``), "predict",
+               "predict_on_batch", "train_on_batch" or "fit"
+    """
+
+    tf: str
+    execution: str
+    jit: str
+    keras: str
+    backend: str
+    input: str
+    task: str
+    call: str
+
+    def differing(self, other: Axes) -> tuple[str, ...]:
+        """The axes (field names) on which the two modes differ, in field order."""
+        return tuple(f for f in AXES if getattr(self, f) != getattr(other, f))
+
+
+AXES = ("tf", "execution", "jit", "keras", "backend", "input", "task", "call")
+# what each base calls (task, call, execution, jit); a base not here (a foreign trace's mode
+# name) has no axes and stays out of the factor table. "v1-session" is a function workload's
+# TF1 graph: its call is the step's, in a TF1 graph.
+_BASE_AXES: dict[str, tuple[str, str, str, str]] = {
+    "eager": ("infer", "call", "eager", "off"),
+    "function": ("infer", "call", "graph", "off"),
+    "xla": ("infer", "call", "graph", "on"),
+    "v1-session": ("infer", "call", "graph", "off"),
+    "predict": ("infer", "predict", "graph", "off"),
+    "predict_on_batch": ("infer", "predict_on_batch", "graph", "off"),
+    "train_on_batch-eager": ("train", "train_on_batch", "eager", "off"),
+    "train_on_batch": ("train", "train_on_batch", "graph", "off"),
+    "train_on_batch-xla": ("train", "train_on_batch", "graph", "on"),
+    "fit": ("train", "fit", "graph", "off"),
+    "fit-dataset": ("train", "fit", "graph", "off"),
+}
+# "function-relaxed" (a function workload's tf.function with reduce_retracing) has no axes: it
+# differs from "function" only in how it retraces, which is no factor of the table.
+# bases whose graph is a TF1 one whatever the flavour (a function workload has no flavour)
+_TF1_BASES = frozenset({"v1-session"})
+
+
+@dataclass(frozen=True)
 class ModeKind:
     base: str           # eager, function, xla, predict, predict_on_batch, fit, train_on_batch ...
     input: str          # numpy | tensor | dataset
@@ -40,6 +94,17 @@ class ModeKind:
         fields = self.to_dict()
         fields.update(changes)
         return ModeKind(**fields)
+
+    def axes(self) -> Axes | None:
+        """The mode on every axis of ``Axes`` (None for a base the capture does not make)."""
+        got = _BASE_AXES.get(self.base)
+        if got is None:
+            return None
+        task, call, execution, jit = got
+        tf1 = self.flavour == "tf1" or self.base in _TF1_BASES
+        return Axes(tf="tf1" if tf1 else "tf2", execution=execution, jit=jit,
+                    keras="3" if self.flavour == "keras3" else "2", backend=self.backend,
+                    input=self.input, task=task, call=call)
 
 
 def from_name(name: str) -> ModeKind:
@@ -57,6 +122,40 @@ def from_name(name: str) -> ModeKind:
     if tensor:
         name = name[: -len(TENSOR_SUFFIX)]
     return ModeKind(name, input_of(name, tensor), flavour, backend)
+
+
+def name_of(kind: ModeKind) -> str:
+    """The capture's name of a mode of this kind (``from_name``'s inverse): what a user passes to
+    ``capture --modes`` to add it. A tf.data base carries its input in the base."""
+    prefix = next((p for p, fl in _PREFIX.items() if fl == kind.flavour), "")
+    suffix = TENSOR_SUFFIX if kind.input == "tensor" else ""
+    return f"{JAX_PREFIX if kind.backend == 'jax' else ''}{prefix}{kind.base}{suffix}"
+
+
+# The kinds a capture makes (``traceinsight.capture.modes``' table, which this mirrors without
+# importing the capture; tests/test_factors.py checks they agree): what the factor table may name
+# as a mode to add.
+_TF1_CAPTURE_BASES = ("predict", "predict_on_batch", "train_on_batch", "fit")
+_JAX_CAPTURE_BASES = ("predict_on_batch", "train_on_batch", "fit")
+_KERAS_CAPTURE_BASES = tuple(b for b in _BASE_AXES if b != "v1-session")
+
+
+def all_kinds(workload: str | None = None) -> tuple[ModeKind, ...]:
+    """Every kind of mode the capture can make for a workload of this kind ("keras" or
+    "function"; None: both)."""
+    if workload == "function":
+        return tuple(ModeKind(b, "numpy", "keras3")
+                     for b in ("eager", "function", "xla", "v1-session", "function-relaxed"))
+    out: list[ModeKind] = []
+    for flavour in ("keras3", "tf_keras"):
+        for base in _KERAS_CAPTURE_BASES:
+            out += [ModeKind(base, input_of(base, t), flavour)
+                    for t in ((False,) if base in DATASET_BASES else (False, True))]
+    out += [ModeKind(b, "numpy", "tf1") for b in _TF1_CAPTURE_BASES]
+    out += [ModeKind(b, "numpy", "keras3", "jax") for b in _JAX_CAPTURE_BASES]
+    if workload is None:
+        out += [ModeKind("v1-session", "numpy", "keras3"), ModeKind("function-relaxed", "numpy", "keras3")]
+    return tuple(out)
 
 
 def input_of(base: str, tensor_inputs: bool) -> str:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from traceinsight.analysis.mode import TraceAnalysis
     from traceinsight.compare import Comparison
+    from traceinsight.factors import FactorTable
 
 CATEGORIES: tuple[str, ...] = ("op", "dispatch", "tracing", "compile", "input", "python", "other")
 
@@ -729,6 +730,10 @@ class RunFigures:
     concentrated: Mapping[str, Mapping[str, dict]]
     disagreements: tuple[Comparison, ...]
     findings_error: str | None = None
+    # the factors that separate the modes, each measured from a pair that differs in it alone
+    # (``factors.factor_table``); None with ``factors_error`` when it failed on this run
+    factors: FactorTable | None = None
+    factors_error: str | None = None
 
     def comparison(self, a: str, b: str) -> Comparison | None:
         return self.comparisons.get((a, b))
@@ -904,6 +909,13 @@ class Run:
     def findings(self) -> tuple[Finding, ...]:
         """What to change, ranked (``traceinsight.findings.find``): one of the run's figures."""
         return self._figures().findings
+
+    @property
+    def factors(self) -> FactorTable | None:
+        """The factor table (``traceinsight.factors``): each factor's effect from the pair of
+        modes that differs in it alone, the multi-factor gaps split, the interactions; one of the
+        run's figures (None when it failed on this run: ``figures.factors_error``)."""
+        return self._figures().factors
 
     def concentrated_costs(self, mode: str) -> Mapping[str, dict]:
         """A mode's costs concentrated in a few steps, per category (``stats.concentrated_costs``:

@@ -17,6 +17,9 @@ def function_driver(tf, mode: modes_mod.Mode, module):
         driver = CallDriver(tf, step, prepare=source, details=details)
     elif mode.base == "function":
         driver = CallDriver(tf, tf.function(step), prepare=source, details=details)
+    elif mode.base == "function-relaxed":
+        driver = CallDriver(tf, tf.function(step, reduce_retracing=True), prepare=source,
+                            details=details)
     elif mode.base == "xla":
         driver = CallDriver(tf, tf.function(step, jit_compile=True), prepare=source, details=details)
     elif mode.base == "v1-session":

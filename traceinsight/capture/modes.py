@@ -74,6 +74,8 @@ _KERAS_BASE: list[tuple[str, str, bool, str]] = [
 # v1 graph and runs it with a Session (training_v1); Keras 2 optimizers replaced by their v1
 # (``optimizers.legacy``) twins, the only ones that work without eager.
 _TF1_BASE: list[tuple[str, str, bool, str]] = [
+    ("predict", "model.predict(x, batch_size=len(x)) on a TF1 graph (tf_keras, eager disabled, "
+     "Session.run): one predict() call per step", False, "call"),
     ("predict_on_batch", "model.predict_on_batch(x) on a TF1 graph (tf_keras, eager disabled, Session.run)",
      False, "call"),
     ("train_on_batch", "model.train_on_batch(x, y) on a TF1 graph (tf_keras, eager disabled, "
@@ -87,7 +89,12 @@ _FUNCTION_BASE: list[tuple[str, str]] = [
     ("xla", "tf.function(step, jit_compile=True)(*inputs): XLA-compiled"),
     ("v1-session", "tf.compat.v1 graph of step built once (what changes per step is fed), "
                    "Session.run; eager disabled in that process (the TF1 way)"),
+    ("function-relaxed", "tf.function(step, reduce_retracing=True)(*inputs): the retracing fix "
+                         "applied (capture --verify adds it; not a default mode)"),
 ]
+# modes that apply a finding's fix to the workload (capture --verify adds them), not captured by
+# default
+_FIX_ONLY_BASES = frozenset({"function-relaxed"})
 
 
 # Keras 3 on its JAX backend (KERAS_BACKEND=jax in the mode's process, traced with jax.profiler:
@@ -158,7 +165,7 @@ def get(kind: str, name: str) -> Mode | None:
 def default_modes(kind: str, has_y: bool) -> list[str]:
     """What a workload without MODES captures: every base mode that applies (no +tensor, no tf_keras)."""
     if kind == FUNCTION:
-        return [m.name for m in function_modes()]
+        return [m.name for m in function_modes() if m.base not in _FIX_ONLY_BASES]
     return [m.name for m in keras_modes()
             if not m.tensor_inputs and not m.legacy_keras and m.backend == "tensorflow"
             and (has_y or not m.needs_y)]

@@ -79,6 +79,14 @@ class Command:
                               help=f"rounds after the first: at least this many steps ({d.round_min_steps})")
         settings.add_argument("--no-python-tracer", action="store_const", const=False, dest="python_tracer",
                               help="skip the python-tracer pass")
+        parser.add_argument("--verify", action="store_true",
+                            help="after the capture, add the mode with each finding's fix applied "
+                                 "where the fix is a mode (tf.function, tensors, XLA, "
+                                 "predict_on_batch) and the modes that split the factor table's "
+                                 "gaps, and report each claimed saving against the measured one; "
+                                 "again until nothing is left or the budget is spent")
+        parser.add_argument("--verify-budget", type=float, default=600.0, metavar="SECONDS",
+                            help="--verify: stop adding modes after this many seconds (600)")
         parser.set_defaults(_capture_parser=parser)  # run() gets the top-level parser
 
     def run(self, args, parser) -> int:
@@ -132,10 +140,94 @@ class Command:
             if failed:
                 console.print(f"[red]{len(failed)} of {len(states)} mode(s) failed:[/] "
                               f"{', '.join(s.name for s in failed)}")
-            return 1 if failed else 0
         finally:
             if plan.lock is not None:
                 plan.lock.release()
+        if getattr(args, "verify", False):
+            verify_run(console, plan.run_path, float(args.verify_budget), overrides, command)
+        return 1 if failed else 0
+
+
+def verify_run(console, run_path: Path, budget_s: float, overrides: dict, command: str) -> None:
+    """``--verify``: add the fix-applied modes (``capture/verify.py``) round by round within the
+    budget, then record claimed against measured in run.json and print it."""
+    from traceinsight import runfolder
+    from traceinsight.analysis.load import load
+    from traceinsight.capture import orchestrate as orch
+    from traceinsight.capture import verify
+
+    started = time.monotonic()
+    manifest = runfolder.read_manifest(run_path)
+    walls = manifest.get("capture_wall_s") or [60.0]
+    per_mode = max(5.0, float(walls[0]) / max(1, len(manifest.get("modes") or {})))
+    tried: set[str] = set()
+    checks: list = []
+    left: list[dict] = []
+    out_of_budget: list[str] = []
+    rounds = 0
+    while True:
+        run = load(run_path)
+        found, left = verify.plan(run, frozenset(tried))
+        todo = verify.modes_to_add(found)
+        if not todo:
+            break
+        fit = int((budget_s - (time.monotonic() - started)) // per_mode)
+        if fit < 1:
+            out_of_budget = todo
+            break
+        batch, out_of_budget = todo[:fit], todo[fit:]
+        console.print(f"verify: adding {', '.join(batch)} (the fixes applied)")
+        tried.update(batch)
+        checks += [c for c in found if c.fix_mode in batch]
+        try:
+            plan, writer, notes = orch.resume_run(run_path, batch, overrides, command, None,
+                                                  say=_say(console))
+        except TraceinsightError as e:      # a mode this workload cannot run: said, not fatal
+            left += [{"rule": c.rule, "mode": c.mode, "why": str(e)} for c in found
+                     if c.fix_mode in batch]
+            checks = [c for c in checks if c.fix_mode not in batch]
+            continue
+        try:
+            run_with_progress(console, plan, writer, plan.opts)
+            writer.save()
+        finally:
+            if plan.lock is not None:
+                plan.lock.release()
+        rounds += 1
+        if out_of_budget:
+            break
+    run = load(run_path)
+    rows = verify.measured(run, checks)
+    manifest = runfolder.read_manifest(run_path)
+    verify.record(manifest, budget_s, time.monotonic() - started, rounds, rows, left, out_of_budget)
+    orch.RunWriter(Path(run_path), manifest).save()
+    print_verified(console, manifest["verify"])
+
+
+def print_verified(console, v: dict) -> None:
+    from rich.text import Text
+
+    from traceinsight import present
+    rows = []
+    for r in v["checked"]:
+        claimed = (f"{present.ms(r['claimed_ms'])} ({r['claimed_kind']})"
+                   if r.get("claimed_ms") is not None else "")
+        got = (f"{present.signed_ms(r['measured_ms'])} "
+               f"{present.ratio_ci(r['ratio'], r['ratio_lo'], r['ratio_hi'])}"
+               if r["status"] == "measured" else r.get("why", ""))
+        rows.append([Text(present.safe(r["rule"])), Text(present.safe(r["mode"])),
+                     Text(present.safe(r["fix_mode"])), claimed, Text(present.safe(got))])
+    if rows:
+        present.print_table(console, present.rich_table(
+            "verify: claimed saving against the fix applied (ms/step)",
+            [("finding", False), ("mode", False), ("fix applied", False), ("claimed saving", True),
+             ("measured saving, mode ÷ fix [95% CI]", True)], rows))
+    for r in v["left"]:
+        console.print(Text(f"not verified: {r['rule']} in {present.safe(r['mode'])}: "
+                           f"{present.safe(r['why'], None)}", style="yellow"))
+    if v["out_of_budget"]:
+        console.print(Text("out of the verify budget: " + ", ".join(v["out_of_budget"]),
+                           style="yellow"))
 
 
 def machine_line(seconds: float = 0.5) -> str:

@@ -242,6 +242,11 @@ def report_data(run: Run, findings=None) -> dict:
         # the hosts of each multi-host profile session compared (traceinsight.analysis.hosts)
         "host_sessions": [clean(g.to_dict() | {"sentences": hosts_prose.sentences(g)})
                           for g in run.host_groups()],
+        # each factor's effect from a pair of modes that differs in it alone (traceinsight.factors)
+        "factors": clean(run.factors.to_dict()) if run.factors is not None else None,
+        # what capture --verify measured with each fix applied (run.json's "verify"), when run
+        **({"verify": clean(run.manifest["verify"])}
+           if isinstance(run.manifest.get("verify"), dict) else {}),
     }
 
 

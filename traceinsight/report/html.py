@@ -169,6 +169,31 @@ def _findings(findings: list[dict]) -> str:
     return "\n".join(out)
 
 
+def _verified(v: dict | None) -> list[str]:
+    """``capture --verify``: each finding's claimed saving against the fix applied."""
+    from traceinsight.report import verify_text as vt
+    if not v:
+        return []
+    return ["<h2>Claimed against measured (capture --verify)</h2>",
+            table(vt.HEADER, vt.rows(v, code, esc), "lllrrr"),
+            "<ul>" + "".join(f"<li>{x}</li>" for x in vt.notes(v, code, esc)) + "</ul>"]
+
+
+def _factors(factors: dict | None) -> list[str]:
+    """The factor table (``report/factor_text.py``), after the findings; none without a pair."""
+    from traceinsight.report import factor_text as ft
+    if not factors or not ft.has_table(factors):
+        return []
+    out = ["<h2>Factors: what separates the modes</h2>", f"<p class=\"muted\">{esc(ft.INTRO)}</p>",
+           table(ft.EFFECT_HEADER, ft.effect_rows(factors, code, esc), "lllll")]
+    for title, lines in (("Gaps split into factors", ft.gap_sentences(factors, code, esc)),
+                         ("Interactions", ft.interaction_sentences(factors, code, esc)),
+                         ("No pair in this run", ft.absent_sentences(factors, code, esc))):
+        if lines:
+            out += [f"<h3>{esc(title)}</h3>", "<ul>" + "".join(f"<li>{x}</li>" for x in lines) + "</ul>"]
+    return out
+
+
 def _cells(cols: Sequence[present.ColumnSpec], row: dict) -> list[str]:
     out = []
     for c in cols:
@@ -342,7 +367,8 @@ def render_document(doc: dict) -> str:
              table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
                     "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr"),
              *_hosts(doc.get("host_sessions") or []),
-             "<h2>Findings</h2>", _findings(doc["findings"]),
+             "<h2>Findings</h2>", _findings(doc["findings"]), *_verified(doc.get("verify")),
+             *_factors(doc.get("factors")),
              "<h2>Details</h2>", _details(modes)]
     if run.get("command"):
         body += ["<h2>Reproduce</h2>", pre(run["command"])]

@@ -408,7 +408,8 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT,
         head += ["", CATEGORY_MEDIANS_NOTE, ""]
         head += table(["mode", *CATEGORIES], median_rows(modes), "l" + "r" * len(CATEGORIES))
     head += figure_lines(modes, figures)
-    found = ["", "## Findings", ""] + finding_lines(doc["findings"])
+    found = (["", "## Findings", ""] + finding_lines(doc["findings"]) + verify_lines(doc.get("verify"))
+             + factor_lines(doc.get("factors")))
     tail = []
     if run.get("command"):
         tail = ["## Reproduce", "", fence(run["command"], "sh"), ""]
@@ -419,6 +420,39 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT,
         if len(out) <= limit:
             return out
     return _cut_to_limit(head + host_sections(sessions, 0) + found + tail, limit)
+
+
+def verify_lines(v: dict | None) -> list[str]:
+    """``capture --verify``: each finding's claimed saving against the fix applied."""
+    from traceinsight.report import verify_text as vt
+    if not v:
+        return []
+
+    def name(n: Any) -> str:
+        return code(n, table=False)
+
+    return (["", "## Claimed against measured (capture --verify)", ""]
+            + table(vt.HEADER, vt.rows(v, code, text), "lllrrr") + [""]
+            + [f"* {line}" for line in vt.notes(v, name, text)])
+
+
+def factor_lines(factors: dict | None) -> list[str]:
+    """The factor table (``report/factor_text.py``), after the findings; none without a pair."""
+    from traceinsight.report import factor_text as ft
+    if not factors or not ft.has_table(factors):
+        return []
+
+    def name(n: Any) -> str:
+        return code(n, table=False)
+
+    out = ["", "## Factors: what separates the modes", "", ft.INTRO, ""]
+    out += table(ft.EFFECT_HEADER, ft.effect_rows(factors, code, text), "lllll")
+    for title, lines in (("Gaps split into factors", ft.gap_sentences(factors, name, text)),
+                         ("Interactions", ft.interaction_sentences(factors, name, text)),
+                         ("No pair in this run", ft.absent_sentences(factors, name, text))):
+        if lines:
+            out += ["", f"**{title}**", ""] + [f"* {line}" for line in lines]
+    return out
 
 
 def figure_lines(modes: list[dict], figures: Sequence[tuple[str, str]]) -> list[str]:

@@ -27,7 +27,21 @@ def load_findings(run: Run) -> tuple[list[Finding], str | None]:
     return found, (f"The findings engine failed on this run: {fmt.safe(error)}" if error else None)
 
 
-def finding_detail(f: Finding) -> Text:
+def factor_split(run: Run, f: Finding) -> str:
+    """The factor table's split of the gap between the finding's two modes (``run.factors``),
+    as the reports word it; "" when the table has no such gap."""
+    from traceinsight.factors import gap_of
+    from traceinsight.report import factor_text
+    table = run.figures.factors if run.figures is not None else None
+    g = gap_of(table, *f.modes[:2]) if table is not None and len(f.modes) >= 2 else None
+    if g is None or table is None:
+        return ""
+    doc = table.to_dict()
+    doc["gaps"] = [g.to_dict()]
+    return "\n".join(factor_text.gap_sentences(doc, fmt.safe, lambda s: fmt.safe(s, None)))
+
+
+def finding_detail(f: Finding, run: Run | None = None) -> Text:
     text = Text()
     text.append(fmt.safe(f.title, None), style="bold")
     if fmt.is_num(f.saving_ms):
@@ -38,6 +52,9 @@ def finding_detail(f: Finding) -> Text:
         text.append(f"\nmodes: {', '.join(fmt.safe(m) for m in f.modes)}", style="dim")
     if f.evidence:
         text.append("\n\nEvidence\n", style="bold").append(fmt.safe(f.evidence, None))
+    split = factor_split(run, f) if run is not None else ""
+    if split:
+        text.append("\n\nFactors\n", style="bold").append(split)
     if f.fix:
         text.append("\n\nWhat to change\n", style="bold").append(
             fmt.safe(f.fix, None, newlines=True), style="#59a14f")
@@ -74,8 +91,8 @@ class FindingsScreen(Screen):
                           Text(f"{fmt.ms(saving)} ms" if fmt.is_num(saving) else "", justify="right"),
                           Text(fmt.safe(f.title, None)), key=str(i))
         table.focus()
-        self.query_one("#finding-detail", Static).update(finding_detail(self.findings[0]))
+        self.query_one("#finding-detail", Static).update(finding_detail(self.findings[0], self.run))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self.findings):
-            self.query_one("#finding-detail", Static).update(finding_detail(self.findings[event.cursor_row]))
+            self.query_one("#finding-detail", Static).update(finding_detail(self.findings[event.cursor_row], self.run))

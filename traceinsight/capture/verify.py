@@ -1,0 +1,173 @@
+"""``capture --verify``: check each finding's claimed saving against the mode with its fix applied.
+
+A finding whose saving is an estimate or an upper bound names a fix. Where that fix is one the
+capture can apply by itself, as a mode of the same workload (``tf.function`` around the step: the
+graph twin of an eager mode; tensors instead of numpy: the ``+tensor`` twin; ``jit_compile`` on:
+the XLA twin; ``predict_on_batch`` instead of ``predict``), the capture adds that mode to the run
+and the saving is measured: the run's own comparison of the two modes (``Run.compare``: median
+difference with its interval). The factor table's gaps that no mode of the run splits get the
+modes that split them the same way. It goes round again (a new mode can bring new findings)
+until nothing is left to add or the time budget (``--verify-budget``) is spent.
+
+What it cannot apply by itself is said, per finding: a fix that changes the user's code beyond a
+mode (``reduce_retracing`` / ``input_signature``, a tf.data map's ``num_parallel_calls`` and
+``prefetch``, vectorizing a loop) stays an estimate.
+
+``plan`` decides on the run's typed data (rule ids, mode kinds), without TensorFlow; ``record``
+writes what was checked into run.json (``verify``), where every report shows claimed against
+measured.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from traceinsight.finding import SavingKind
+from traceinsight.modekind import ModeKind, all_kinds, name_of
+
+if TYPE_CHECKING:
+    from traceinsight.finding import Finding
+    from traceinsight.model import Run
+
+# rule -> the base of the fix-applied mode, by the base of the finding's mode
+_FIX_BASE: dict[str, dict[str, str]] = {
+    "eager-dispatch-bound": {"eager": "function", "train_on_batch-eager": "train_on_batch"},
+    "tiny-ops": {"eager": "xla", "function": "xla", "train_on_batch": "train_on_batch-xla",
+                 "train_on_batch-eager": "train_on_batch-xla"},
+    # a function workload's step retraced: the same tf.function with reduce_retracing=True
+    "retracing": {"function": "function-relaxed"},
+    "predict-overhead": {"predict": "predict_on_batch"},
+}
+# rules whose saving is read from the mode's own trace even when it says "measured" (the retraces'
+# time, not a step with the fix): checked against the fix applied all the same
+_ALWAYS_CHECK = frozenset({"retracing"})
+# rules whose fix is the same mode with tensor inputs (``+tensor``)
+_TENSOR_RULES = frozenset({"numpy-inputs"})
+# rules whose fix is a change to the user's code that no mode makes: said, left an estimate
+_NOT_A_MODE = {
+    "retracing": "reduce_retracing / an input_signature is a change to the step's tf.function "
+                 "(a mode only for a function workload's step)",
+    "input-bound": "num_parallel_calls and prefetch go on the user's own tf.data map",
+    "concentrated-cost": "a cost in a few steps (periodic work) is no mode's to remove",
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding to verify: the mode its evidence comes from, the mode with the fix applied
+    (``fix_mode``, as ``capture --modes`` names it) and the saving claimed before."""
+
+    rule: str
+    mode: str
+    fix_mode: str
+    claimed_ms: float | None
+    claimed_kind: str | None    # SavingKind's value, None: no saving was claimed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "mode": self.mode, "fix_mode": self.fix_mode,
+                "claimed_ms": self.claimed_ms, "claimed_kind": self.claimed_kind}
+
+
+def _fix_kind(f: Finding, kind: ModeKind) -> ModeKind | None:
+    if f.rule in _TENSOR_RULES:
+        return kind.same_but(input="tensor") if kind.input == "numpy" else None
+    base = _FIX_BASE.get(f.rule, {}).get(kind.base)
+    return kind.same_but(base=base) if base is not None else None
+
+
+def _capturable(kinds: set[ModeKind], kind: ModeKind) -> bool:
+    return kind in kinds
+
+
+def plan(run: Run, tried: frozenset[str] = frozenset()) -> tuple[list[Check], list[dict]]:
+    """The modes to add to check the run's unmeasured findings (and split the factor table's
+    gaps), and the findings it cannot check, each with why. ``tried``: modes already added (or
+    refused) in an earlier round, never asked again."""
+    wl = run.manifest.get("workload") if isinstance(run.manifest, dict) else None
+    workload = wl.get("kind") if isinstance(wl, dict) else None
+    kinds = set(all_kinds(workload if workload in ("keras", "function") else None))
+    checks: list[Check] = []
+    left: list[dict] = []
+    wanted: set[str] = set()
+    has_y = any(ax is not None and ax.task == "train"
+                for ax in (m.kind.axes() for m in run.ok_modes()))
+    for f in run.findings:
+        if not f.modes or f.modes[0] not in run.modes:
+            continue
+        if f.saving_kind is SavingKind.MEASURED and f.rule not in _ALWAYS_CHECK:
+            continue
+        m = run.modes[f.modes[0]]
+        k = _fix_kind(f, m.kind)
+        if k is None or not _capturable(kinds, k):
+            if m.kind.base in _FIX_BASE.get(f.rule, {}).values():
+                left.append({"rule": f.rule, "mode": m.name,
+                             "why": "the mode has the fix applied already: what is left needs the "
+                                    "workload's code changed"})
+            elif f.rule in _NOT_A_MODE:
+                left.append({"rule": f.rule, "mode": m.name, "why": _NOT_A_MODE[f.rule]})
+            continue
+        name = name_of(k)
+        ax = k.axes()
+        if ax is not None and ax.task == "train" and not has_y:
+            continue
+        if name in run.modes and run.modes[name].ok:
+            continue      # the rule already measures against it where it can
+        if name in tried:
+            left.append({"rule": f.rule, "mode": m.name,
+                         "why": f"the fix-applied mode {name} was added and did not run"})
+            continue
+        checks.append(Check(f.rule, m.name, name, _num(f.saving_ms),
+                            f.saving_kind.value if f.saving_kind is not None else None))
+        wanted.add(name)
+    table = run.factors
+    for g in table.gaps if table is not None else ():
+        for name in g.missing:
+            if name not in run.modes and name not in tried and name not in wanted:
+                checks.append(Check("factor-gap", g.from_mode, name, None, None))
+                wanted.add(name)
+    return checks, left
+
+
+def modes_to_add(checks: list[Check]) -> list[str]:
+    return list(dict.fromkeys(c.fix_mode for c in checks))
+
+
+def measured(run: Run, checks: list[Check]) -> list[dict[str, Any]]:
+    """Each check with the saving measured: the run's comparison of the finding's mode against the
+    fix-applied one (median difference with its interval), and what the rule now says."""
+    out = []
+    for c in checks:
+        row = c.to_dict()
+        fm = run.modes.get(c.fix_mode)
+        if fm is None or not fm.ok or not len(fm.step_samples_ms) or c.mode not in run.modes:
+            row.update(status="not measured",
+                       why=(fm.error if fm is not None and fm.error else "the mode did not run"))
+            out.append(row)
+            continue
+        cmp = run.compare(c.mode, c.fix_mode)
+        row.update(status="measured", measured_ms=_num(cmp.delta_ms), measured_lo=_num(cmp.delta_lo),
+                   measured_hi=_num(cmp.delta_hi), ratio=_num(cmp.ratio),
+                   ratio_lo=_num(cmp.ratio_lo), ratio_hi=_num(cmp.ratio_hi),
+                   significant=bool(cmp.significant))
+        now = next((f for f in run.findings if f.rule == c.rule and f.modes[:1] == (c.mode,)), None)
+        row["finding_now_ms"] = _num(now.saving_ms) if now is not None else None
+        row["finding_now_kind"] = (now.saving_kind.value if now is not None and now.saving_kind
+                                   is not None else None)
+        out.append(row)
+    return out
+
+
+def _num(x: float | None) -> float | None:
+    """A figure as run.json holds it: JSON has no NaN (no interval is null)."""
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+def record(manifest: dict, budget_s: float, spent_s: float, rounds: int, rows: list[dict],
+           left: list[dict], out_of_budget: list[str]) -> None:
+    """What --verify did, in run.json (``verify``): every report shows it."""
+    manifest["verify"] = {"budget_s": budget_s, "spent_s": round(spent_s, 1), "rounds": rounds,
+                          "checked": rows, "left": left, "out_of_budget": out_of_budget,
+                          "note": "the fix-applied modes were captured after the first pass: their "
+                                  "rounds are interleaved with each other, not with it"}
