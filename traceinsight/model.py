@@ -231,8 +231,8 @@ class Correction:
                "whole traced step: the machine's load swamped it)"
                if self.kind is CorrectionKind.INCONCLUSIVE else
                "this run recorded no calibration of the profiler's cost")
-        return (f"scaled ×{self.scale:.2f} to the untraced median, every category alike: {why}, "
-                "so where the profiler's cost landed is not known")
+        return (f"every category scaled ×{self.scale:.2f} to the untraced median: {why}, so "
+                "where the profiler's cost landed is not known")
 
 
 def steady_mask(steps: Columns) -> np.ndarray:

@@ -181,7 +181,7 @@ def correction_note(modes: list[dict], name: Any = None) -> str:
         by_cat = ", ".join(f"{k} {'−' if v > 0 else '+'}{num(abs(v))}" for k, v in removed)
         parts.append(f"{who}: traced mean step {num(c['traced_mean_ms'])} ms → untraced median "
                      f"{num(c['untraced_median_ms'])} ms; {c['method']}"
-                     + (f"; by category (ms/step): {by_cat}" if by_cat else ""))
+                     + (f"; drawn minus traced, ms/step: {by_cat}" if by_cat else ""))
     if not parts:
         return ""
     return "How this split was obtained, mode by mode: " + "; ".join(parts) + "."
