@@ -18,7 +18,8 @@ from traceinsight.stats import RATIO_METHOD
 
 CATEGORY_MEANS_NOTE = ("The user's step: mean ms/step per category with its share, the profiler's own "
                        "cost taken out of the host-traced steps' split, so the categories add up to "
-                       "the untraced median above (stalls in a few steps included)")
+                       "the untraced median above, stalls in a few steps included (a trace captured "
+                       "without traceinsight has no untraced timing: its traced split, as said below)")
 CATEGORY_MEDIANS_NOTE = ("The typical step: median ms/step per category, corrected as the means are "
                          "(medians do not add up to a step).")
 STEP_COLUMN = "step ms"
