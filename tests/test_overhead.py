@@ -26,16 +26,21 @@ def space(calibration: bool = True) -> Space:
     """Three identical 100 µs steps. Each: TFE_Py_FastPathExecute_C 10–50 (a root: python) around
     EagerExecute 15–45 around EagerLocalExecute 16–44 around the kernel 20–40 (op 20 µs, a
     zero-length MemoryAllocation at 30 inside it); tf.constant 60–70 (input 10 µs) around its
-    EagerExecute 62–68 and kernel 63–66; a zero-length MemoryDeallocation at 80 in a gap.
+    EagerExecute 62–68 and kernel 63–66; a zero-length MemoryDeallocation at 80 in a gap; on a
+    worker thread of the same host, an op 25–30.
     Exclusive split: op 20, dispatch 20, input 10, python 50.
-    Where each event's recording cost lands (its parent's category; a zero-length one's instant):
-    python 3 (the two roots, the deallocation in a gap), dispatch 3 (EagerExecute,
-    EagerLocalExecute, the kernel: their parents are dispatch), op 1 (the allocation inside the
-    kernel), input 2 (tf.constant's EagerExecute and kernel). Before the steps, one calibration
-    window 0–8 holding two calls of two events each: 2 events per call."""
+    Where each event's recording cost lands (its parent's category; a zero-length one's instant;
+    another thread's: the main thread's category at its instant): python 3 (the two roots, the
+    deallocation in a gap), dispatch 3 (EagerExecute, EagerLocalExecute, the kernel: their parents
+    are dispatch), op 2 (the allocation inside the kernel, the worker's op while the main thread
+    is in the kernel), input 2 (tf.constant's EagerExecute and kernel). Before the steps, one
+    calibration window 0–8 holding two calls of two events each: 2 events per call. An event on
+    a line of another plane counts nowhere."""
     sp = Space()
     sp.task_environment()
-    main = sp.host().line("python")
+    host = sp.host()
+    main = host.line("python")
+    worker = host.line("tf_Compute/1")
     if calibration:
         main.event(runfolder.CALIBRATION_MARKER, 0, 8)
         for t in (1, 4):
@@ -52,8 +57,8 @@ def space(calibration: bool = True) -> Space:
         main.event("EagerExecute", t0 + 62, 6, eager_op="_EagerConst")
         main.event("KernelAndDeviceFunc::Run", t0 + 63, 3)
         main.event("MemoryDeallocation", t0 + 80, 0)
-    worker = sp.host().line("tf_Compute/1")        # worker threads' events are not counted
-    worker.event("model/Relu:Relu", 120, 5)
+        worker.event("model/Relu:Relu", t0 + 25, 5)
+    sp.plane("/host:CPU").line("tf_Compute/9").event("model/Relu:Relu", 125, 5)   # another plane
     return sp
 
 
@@ -67,7 +72,7 @@ def timing(untraced_us: float, calibration: Calibration | None) -> Timing:
 CAL = Calibration(calls=2, untraced_s=(25e-6, 20e-6, 22e-6), traced_s=(30e-6, 28e-6))
 
 
-def mode_of(tmp_path, untraced_us=61.5, calibration=CAL, in_trace=True):
+def mode_of(tmp_path, untraced_us=60.0, calibration=CAL, in_trace=True):
     path = space(in_trace).write(tmp_path / "h.xplane.pb")
     m = analyze_mode("m", [path], timing=timing(untraced_us, calibration))
     return complete(Run(path=None, name="r", modes={"m": m})).modes["m"]
@@ -76,7 +81,7 @@ def mode_of(tmp_path, untraced_us=61.5, calibration=CAL, in_trace=True):
 def test_events_are_counted_where_their_cost_lands(tmp_path):
     m = mode_of(tmp_path)
     ev = m.tracer_events
-    assert ev.per_step == {"op": 1.0, "dispatch": 3.0, "tracing": 0.0, "compile": 0.0,
+    assert ev.per_step == {"op": 2.0, "dispatch": 3.0, "tracing": 0.0, "compile": 0.0,
                            "input": 2.0, "python": 3.0, "other": 0.0}
     assert ev.calibration_events == 2.0
     # the traced split, by hand
@@ -89,16 +94,16 @@ def test_calibrated_cost_comes_out_where_it_lands_and_the_rest_is_scaled_to_the_
     c = m.correction
     assert c.kind is CorrectionKind.CALIBRATED
     assert c.per_event_us == pytest.approx(2.0)
-    # 2 µs per event: op 1×2, dispatch 3×2, input 2×2, python 3×2 taken out
+    # 2 µs per event: op 2×2, dispatch 3×2, input 2×2, python 3×2 taken out
     assert {k: round(v / MS, 6) for k, v in c.event_cost.items() if v} == \
-        {"op": 2.0, "dispatch": 6.0, "input": 4.0, "python": 6.0}
-    # left: op 18, dispatch 14, input 6, python 44 = 82 µs; scaled to the 61.5 µs median (×0.75)
-    assert c.scale == pytest.approx(61.5 / 82)
+        {"op": 4.0, "dispatch": 6.0, "input": 4.0, "python": 6.0}
+    # left: op 16, dispatch 14, input 6, python 44 = 80 µs; scaled to the 60 µs median (×0.75)
+    assert c.scale == pytest.approx(0.75)
     user = m.category_means()
-    expect = {"op": 13.5, "dispatch": 10.5, "input": 4.5, "python": 33.0}
+    expect = {"op": 12.0, "dispatch": 10.5, "input": 4.5, "python": 33.0}
     for k in CATEGORIES:
         assert user[k] / MS == pytest.approx(expect.get(k, 0.0), abs=1e-6)
-    assert m.breakdown_ms == pytest.approx(m.median_ms) == pytest.approx(61.5 * MS)
+    assert m.breakdown_ms == pytest.approx(m.median_ms) == pytest.approx(60.0 * MS)
     assert sum(m.category_shares().values()) == pytest.approx(1.0)
     assert "2.00 µs per event" in c.method
 
@@ -118,21 +123,22 @@ def test_a_calibration_that_measured_no_cost_is_said_so(tmp_path):
     busy = Calibration(calls=2, untraced_s=(40e-6,), traced_s=(30e-6,))
     c = mode_of(tmp_path, calibration=busy).correction
     assert c.kind is CorrectionKind.INCONCLUSIVE and c.per_event_us is None
-    assert sum(c.user.values()) == pytest.approx(61.5 * MS)
+    assert sum(c.user.values()) == pytest.approx(60.0 * MS)
     assert "measured no cost" in c.method
 
 
 def test_a_cost_larger_than_a_category_empties_it_and_no_more(tmp_path):
-    # 12 µs per event (24 µs per call over 2 events): op loses 12 of its 20, dispatch all 20
-    # (36 landing), input all 10 (24 landing), python 36 of 50; left: op 8, python 14 = 22 µs
-    cal = Calibration(calls=2, untraced_s=(20e-6,), traced_s=(68e-6,))
-    m = mode_of(tmp_path, untraced_us=44.0, calibration=cal)
+    # 8 µs per event (16 µs per call over 2 events): op loses 16 of its 20, dispatch all 20
+    # (24 landing), input all 10 (16 landing), python 24 of 50; left: op 4, python 26 = 30 µs,
+    # scaled to the 45 µs median (×1.5)
+    cal = Calibration(calls=2, untraced_s=(20e-6,), traced_s=(52e-6,))
+    m = mode_of(tmp_path, untraced_us=45.0, calibration=cal)
     c = m.correction
     assert c.kind is CorrectionKind.CALIBRATED
     assert {k: round(v / MS, 6) for k, v in c.event_cost.items() if v} == \
-        {"op": 12.0, "dispatch": 20.0, "input": 10.0, "python": 36.0}
+        {"op": 16.0, "dispatch": 20.0, "input": 10.0, "python": 24.0}
     assert {k: round(v / MS, 6) for k, v in m.category_means().items() if v} == \
-        {"op": 16.0, "python": 28.0}
+        {"op": 6.0, "python": 39.0}
 
 
 def test_no_category_goes_below_zero_nor_above_the_step(tmp_path):

@@ -204,11 +204,13 @@ class CompileEstimate:
 class TracerEvents:
     """``ModeResult.tracer_events``: what the host trace says about the profiler's own cost.
 
-    per_step:  category -> events per steady traced step, on the main thread, whose recording
-               cost lands in that category's time. A TraceMe is stamped inside its own span and
-               recorded when it ends, so its cost lands in the event around it (its parent's
+    per_step:  category -> events per steady traced step whose recording cost lands in that
+               category's time. A TraceMe is stamped inside its own span and recorded when it
+               ends, so a main-thread event's cost lands in the event around it (its parent's
                category; python for an event with none); a zero-length event (memory
-               allocations) lands in the category running at its instant.
+               allocations) lands in the category running at its instant; an event of another
+               thread of the host delays what the main thread waits for: the main thread's
+               category at its instant.
     calibration_events: events the trace holds per call of the capture's calibration loop (None:
                the trace holds no calibration; ``Timing.calibration`` has its timing).
     """
@@ -281,8 +283,8 @@ class Correction:
                "whole traced step: the machine's load swamped it)"
                if self.kind is CorrectionKind.INCONCLUSIVE else
                "this run recorded no calibration of the profiler's cost")
-        return (f"scaled ×{self.scale:.2f} to the untraced median, every category alike: {why}, "
-                "so where the profiler's cost landed is not known")
+        return (f"every category scaled ×{self.scale:.2f} to the untraced median: {why}, so "
+                "where the profiler's cost landed is not known")
 
 
 def steady_mask(steps: Columns) -> np.ndarray:

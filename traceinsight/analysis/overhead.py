@@ -8,8 +8,11 @@ is the user's *untraced* step, so it is made here from the traced one in two par
    category their recording cost lands in. A TraceMe takes its start stamp after it is set up
    and is recorded after its end stamp, so its cost sits outside its own span, in the event
    around it: its parent's category (python for a root event). A zero-length event (a memory
-   allocation) lands in the category running at its instant. Worker threads' events are not
-   counted: they cost the worker, which the main thread waits for only on its critical path.
+   allocation) lands in the category running at its instant. An event of another thread of the
+   same host (the executor's, the kernels' pools) costs that thread, and delays the work the main
+   thread waits for: it lands in the main thread's category at its instant (op, mostly). Where
+   those threads run in parallel, not all of that delay reaches the step; a category never loses
+   more than its traced time.
 2. The correction (``correct``): where the capture calibrated the profiler (``Timing.calibration``:
    one small eager op timed untraced and traced in the same process, its events counted in the
    trace), the cost per event times the events landing in each category is taken out of that
@@ -48,18 +51,23 @@ if TYPE_CHECKING:      # the correction itself needs neither (the analyzer impor
 
 
 def landing_categories(a: Attribution) -> np.ndarray:
-    """Per event: the category its recording cost lands in (see the module's docstring; events
-    off the main thread get their own effective category, unused)."""
+    """Per main-thread event: the category its recording cost lands in (see the module's
+    docstring)."""
     t = a.table
     parent = a.parent
-    seg = np.searchsorted(a.bounds, t.start, side="right") - 1
-    seg_cat = (a.seg_cat[np.clip(seg, 0, max(len(a.seg_cat) - 1, 0))] if len(a.seg_cat)
-               else np.full(len(t), rules.PYTHON, dtype=np.int8))
-    # an instant before the timeline or after it is python
-    seg_cat = np.where((seg < 0) | (seg >= len(a.seg_cat)), rules.PYTHON, seg_cat)
+    seg_cat = _instant_categories(a)
     parent_cat = a.cat[np.clip(parent, 0, None)] if len(parent) else parent
     zero = t.end <= t.start
     return np.where(parent >= 0, parent_cat, np.where(zero, seg_cat, rules.PYTHON)).astype(np.int64)
+
+
+def _instant_categories(a: Attribution) -> np.ndarray:
+    """Per event: the main thread's category at its start instant (python off the timeline)."""
+    seg = np.searchsorted(a.bounds, a.table.start, side="right") - 1
+    if not len(a.seg_cat):
+        return np.full(len(a.table), rules.PYTHON, dtype=np.int64)
+    cat = a.seg_cat[np.clip(seg, 0, len(a.seg_cat) - 1)].astype(np.int64)
+    return np.where((seg < 0) | (seg >= len(a.seg_cat)), rules.PYTHON, cat)
 
 
 def _main_events(a: Attribution) -> np.ndarray:
@@ -69,9 +77,19 @@ def _main_events(a: Attribution) -> np.ndarray:
     return (t.line == a.main_line) & ~a.outside
 
 
+def _thread_lines(a: Attribution) -> np.ndarray:
+    """Per line of the table: another thread of the main thread's host (its plane's lines, not
+    the lines XProf derives from the others: steps, ops, modules)."""
+    from traceinsight.analysis.steps import is_derived_line
+    t = a.table
+    plane = t.lines[a.main_line].plane
+    return np.array([i != a.main_line and ln.plane == plane and not is_derived_line(ln)
+                     for i, ln in enumerate(t.lines)] or [False], dtype=bool)
+
+
 def tracer_events(a: Attribution, steps: Columns, timing: Timing | None) -> TracerEvents | None:
-    """Per steady step, the main thread's events by the category their cost lands in, and the
-    calibration loop's events per call (``TracerEvents``). None where the trace has no main
+    """Per steady step, the host's events (the main thread's and its other threads') by the
+    category their cost lands in, and the calibration loop's events per call (``TracerEvents``). None where the trace has no main
     thread or no steady step."""
     if a.main_line < 0 or steps.empty:
         return None
@@ -87,7 +105,11 @@ def tracer_events(a: Attribution, steps: Columns, timing: Timing | None) -> Trac
     k = np.searchsorted(ws, t.start, side="right") - 1
     inside = (k >= 0) & (t.start < we[np.clip(k, 0, None)]) if len(ws) else np.zeros(len(t), bool)
     land = landing_categories(a)
-    counts = np.bincount(land[main & inside], minlength=len(CATEGORIES))[:len(CATEGORIES)]
+    # another thread's event lands where the main thread is at its instant
+    others = _thread_lines(a)[t.line] & inside
+    land = np.where(others, _instant_categories(a), land)
+    counts = np.bincount(land[(main | others) & inside],
+                         minlength=len(CATEGORIES))[:len(CATEGORIES)]
     per_step = {c: float(counts[i]) / n for i, c in enumerate(CATEGORIES)}
     return TracerEvents(per_step=per_step, calibration_events=calibration_events(a, timing))
 

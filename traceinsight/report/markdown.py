@@ -18,7 +18,8 @@ from traceinsight.stats import RATIO_METHOD
 
 CATEGORY_MEANS_NOTE = ("The user's step: mean ms/step per category with its share, the profiler's own "
                        "cost taken out of the host-traced steps' split, so the categories add up to "
-                       "the untraced median above (stalls in a few steps included)")
+                       "the untraced median above, stalls in a few steps included (a trace captured "
+                       "without traceinsight has no untraced timing: its traced split, as said below)")
 CATEGORY_MEDIANS_NOTE = ("The typical step: median ms/step per category, corrected as the means are "
                          "(medians do not add up to a step).")
 STEP_COLUMN = "step ms"
@@ -181,7 +182,7 @@ def correction_note(modes: list[dict], name: Any = None) -> str:
         by_cat = ", ".join(f"{k} {'−' if v > 0 else '+'}{num(abs(v))}" for k, v in removed)
         parts.append(f"{who}: traced mean step {num(c['traced_mean_ms'])} ms → untraced median "
                      f"{num(c['untraced_median_ms'])} ms; {c['method']}"
-                     + (f"; by category (ms/step): {by_cat}" if by_cat else ""))
+                     + (f"; drawn minus traced, ms/step: {by_cat}" if by_cat else ""))
     if not parts:
         return ""
     return "How this split was obtained, mode by mode: " + "; ".join(parts) + "."

@@ -64,11 +64,21 @@ def _files(frames: dict[str, pd.DataFrame], fmt: str, fleet: bool) -> Iterator[t
         yield f"{name}.{fmt}", data
 
 
+def with_untraced(mode: ModeResult, bd: pd.DataFrame, column: str = "untraced") -> pd.DataFrame:
+    """A breakdown (one row per category and "total", traced figures) with the user's step beside
+    them: each category's ms/step with the profiler's cost taken out
+    (``ModeResult.category_means``), the total the untraced median they add up to."""
+    if bd.empty:
+        return bd
+    user = mode.category_means()
+    return bd.assign(**{column: [user[c] if c in user else mode.breakdown_ms for c in bd["category"]]})
+
+
 def tables(mode: ModeResult) -> dict[str, pd.DataFrame]:
     """The mode's tables as the TUI and reports show them (empty ones left out), as the public
     API's DataFrames: pandas writes the CSV and Parquet files."""
     out = {
-        "breakdown": mode.breakdown.rename_axis("category").reset_index()
+        "breakdown": with_untraced(mode, mode.breakdown.rename_axis("category").reset_index())
         if not mode.breakdown.empty else mode.breakdown,
         "steps": mode.steps, "ops": mode.ops, "retraces": mode.retraces,
         "hotspots": mode.hotspots, "other": mode.other,
@@ -98,7 +108,8 @@ def fleet_tables(run: Run) -> dict[str, pd.DataFrame]:
     """Every mode's (and host's) tables of one run, stacked, with the run's metadata as columns:
     ``modes`` (the summary: untraced median ms/step, CI, ratio, first step, distortion, status),
     ``steps`` (one row per traced step with its category split), ``categories`` (median / p25 /
-    p75 / mean ms per steady step, long form), ``ops`` and ``hotspots``."""
+    p75 / mean ms per steady traced step, and untraced_ms: the user's step with the profiler's
+    cost taken out, long form), ``ops`` and ``hotspots``."""
     meta = run_metadata(run)
     per_mode: dict[str, list[pd.DataFrame]] = {k: [] for k in FLEET_TABLES}
     summary = run.summary()
@@ -110,6 +121,7 @@ def fleet_tables(run: Run) -> dict[str, pd.DataFrame]:
             continue
         bd = m.breakdown.rename_axis("category").reset_index().rename(
             columns={c: f"{c}_ms" for c in ("median", "p25", "p75", "mean")})
+        bd = with_untraced(m, bd, "untraced_ms")
         for name, df in (("steps", m.steps), ("categories", bd), ("ops", m.ops),
                          ("hotspots", m.hotspots)):
             if not df.empty:
