@@ -22,7 +22,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from traceinsight.model import Correction, Display, ModeResult, Run, RunFigures
+from traceinsight.model import Display, ModeResult, Run, RunFigures
 
 if TYPE_CHECKING:
     from traceinsight.columns import Columns
@@ -164,11 +164,11 @@ class Analyzer:
         finally:
             object.__setattr__(run, "figures", None)
 
-    def correction(self, mode: ModeResult) -> Correction | None:
-        """The mode's user step (``analysis.overhead.correct``): the profiler's cost taken out
-        of its traced split."""
-        from traceinsight.analysis.overhead import correct
-        return correct(mode)
+    def corrected(self, mode: ModeResult) -> ModeResult:
+        """The mode with its user step (``analysis.overhead.corrected``: the profiler's cost
+        taken out of its traced split, its Python hotspots scaled to the same python time)."""
+        from traceinsight.analysis.overhead import corrected
+        return corrected(mode)
 
     def compare(self, run: Run, a: str, b: str) -> Comparison:
         """A pair of ``run``'s modes no page of the run compares (``RunFigures.comparisons`` has

@@ -755,7 +755,7 @@ class Analyzer(Protocol):
 
     def figures(self, run: Run, hosts_compared: tuple | None) -> RunFigures: ...
     def compare(self, run: Run, a: str, b: str) -> Comparison: ...
-    def correction(self, mode: ModeResult) -> Correction | None: ...
+    def corrected(self, mode: ModeResult) -> ModeResult: ...
 
 
 class Display(Protocol):
@@ -821,7 +821,7 @@ class Run:
         if self.analyzer is not None:
             # each mode's user step first (its correction, computed once and kept on the mode):
             # the figures compare the modes by it; a copy's modes made anew get theirs here too
-            fixed = {n: m.replace(correction=self.analyzer.correction(m))
+            fixed = {n: self.analyzer.corrected(m)
                      for n, m in self.modes.items() if m.ok and m.correction is None}
             if fixed:
                 object.__setattr__(self, "modes", {n: fixed.get(n, m) for n, m in self.modes.items()})

@@ -35,6 +35,7 @@ import numpy as np
 
 from traceinsight import runfolder
 from traceinsight.analysis import rules
+from traceinsight.columns import Columns
 from traceinsight.model import (
     CATEGORIES,
     Correction,
@@ -45,9 +46,8 @@ from traceinsight.model import (
     steady_mask,
 )
 
-if TYPE_CHECKING:      # the correction itself needs neither (the analyzer imports this module when a run is made)
+if TYPE_CHECKING:      # the correction itself needs none (the analyzer imports this module when a run is made)
     from traceinsight.analysis.attribute import Attribution
-    from traceinsight.columns import Columns
 
 
 def landing_categories(a: Attribution) -> np.ndarray:
@@ -192,3 +192,28 @@ def per_event_cost_s(m: ModeResult) -> float | None:
         return None
     excess = cal.excess_s_per_call
     return None if excess is None else excess / ev.calibration_events
+
+
+def corrected(m: ModeResult) -> ModeResult:
+    """``m`` with its ``correction`` (``correct``) and its Python hotspots in the same step: their
+    times were scaled to the host pass's traced python time (``analysis.mode``), and are scaled
+    again by the correction's python factor, so the hotspots' self times add up to the python the
+    breakdown draws, not to more."""
+    fix = correct(m)
+    if fix is None:
+        return m.replace(correction=fix)
+    h = m.table("hotspots")
+    traced, user = fix.traced.get("python", float("nan")), fix.user.get("python", float("nan"))
+    if h.empty or not (np.isfinite(traced) and np.isfinite(user)) or traced <= 0 or user == traced:
+        return m.replace(correction=fix)
+    factor = user / traced
+    data = {c: (np.asarray(h[c], dtype=float) * factor if c in _HOTSPOT_TIMES else h[c])
+            for c in h.columns}
+    note = (f"Python hotspots scaled by {factor:.2f} more, to the python of the untraced step the "
+            "breakdown draws")
+    return m.replace(correction=fix, hotspots=Columns(data, index=h.index),
+                     notes=tuple(m.notes) + (note,))
+
+
+# the hotspot table's times in ms per step (the other columns are counts, names and shares)
+_HOTSPOT_TIMES = ("self_ms", "inclusive_ms")

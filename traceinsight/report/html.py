@@ -251,7 +251,7 @@ def _details(modes: list[dict]) -> str:
     names, layers = present.layer_matrix(ok)
     if layers:
         out.append(f"<details><summary>{esc(present.LAYERS_TITLE)}</summary>" + table(
-            ["layer"] + names, [[code(lay)] + [esc(present.ms(v)) for v in vals] for lay, vals in layers],
+            ["layer"] + [code(n) for n in names], [[code(lay)] + [esc(present.ms(v)) for v in vals] for lay, vals in layers],
             "l" + "r" * len(names), TOP_ROWS, "layers") + "</details>")
     rows = [[code(m["name"])] + _cells(present.MEMORY_COLUMNS, m["memory"]) for m in ok
             if present.memory_recorded(m.get("memory"))]
