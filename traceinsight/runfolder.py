@@ -210,26 +210,54 @@ def _describe(value: Any) -> str:
 
 
 _VALIDATORS: dict[str, Any] = {}
+_COMPILED: dict[str, Any] = {}
+
+
+def _schema(schema: str) -> dict[str, Any]:
+    return json.loads((Path(__file__).parent / "schemas" / schema).read_text(encoding="utf-8"))
 
 
 def _validator(schema: str):
+    """jsonschema's validator of a schema: only used to word the error of a document the
+    compiled check refused (importing jsonschema and walking a document with it cost far more
+    than the compiled check)."""
     if schema not in _VALIDATORS:
         from jsonschema import Draft202012Validator
-        raw = (Path(__file__).parent / "schemas" / schema).read_text(encoding="utf-8")
-        _VALIDATORS[schema] = Draft202012Validator(json.loads(raw))
+        _VALIDATORS[schema] = Draft202012Validator(_schema(schema))
     return _VALIDATORS[schema]
+
+
+def _compiled(schema: str):
+    """The schema compiled to a Python function (fastjsonschema), once per process. The schemas
+    use only keywords whose meaning is the same in draft 7, which fastjsonschema implements, and
+    in draft 2020-12 (tests/test_runfolder_fuzz.py checks that both validators agree on mutated
+    documents)."""
+    if schema not in _COMPILED:
+        import fastjsonschema
+        _COMPILED[schema] = fastjsonschema.compile(_schema(schema))
+    return _COMPILED[schema]
 
 
 def validate(data: dict[str, Any], schema: str, path: Path) -> None:
     """Check a run.json / timings.json against its schema (traceinsight/schemas); the first error
     as one line naming the file and the field.
 
-    Every load checks again: a record of documents found valid would have to live in the run
-    folder, which is someone else's data (a forged record would let any run.json through)."""
+    The check is the compiled one; a refused document is checked again by jsonschema, whose
+    errors say which field and why in the words every message uses. Every load checks again: a
+    record of documents found valid would have to live in the run folder, which is someone
+    else's data (a forged record would let any run.json through)."""
+    from fastjsonschema import JsonSchemaException
+    try:
+        _compiled(schema)(data)
+        return
+    except JsonSchemaException as e:
+        refused = e
     from jsonschema.exceptions import best_match
     err = best_match(_validator(schema).iter_errors(data))
     if err is None:
-        return
+        # refused by the compiled check alone (a pattern's ``$`` matches only at the very end
+        # there, before a final newline too in jsonschema): its own words
+        raise TraceinsightError(f"{path}: {_short(str(refused), 160)}")
     field = ".".join(str(p) for p in err.absolute_path) or "(the top level)"
     want = err.validator_value
     if err.validator == "type":
