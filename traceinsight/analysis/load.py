@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from traceinsight import modekind, runfolder
-from traceinsight.analysis import cache, malloc
-from traceinsight.analysis.mode import TracePass, read_timing
+from traceinsight.analysis import cache
 from traceinsight.analysis.sessions import foreign_modes, straggler_notes
+from traceinsight.analysis.timings import read_timing
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import Display, ModeResult, Run, Timing
+from traceinsight.runfolder import Pass as TracePass  # analysis.mode's name for it
 
 
 def load_run(path: Path, use_cache: bool = True,
@@ -22,8 +23,9 @@ def load_run(path: Path, use_cache: bool = True,
     manifest = runfolder.read_manifest(path)
     workload = manifest.get("workload") or {}
     user_files = frozenset(filter(None, [Path(workload.get("path") or "").name]))
-    with malloc.kept_memory():   # freed arrays reused by the next mode (see analysis.malloc)
-        modes = _load_modes(path, manifest, user_files, use_cache, keep_trace or {})
+    # (the modes analysed, not read from the cache, are analysed inside malloc.kept_memory(): see
+    # analysis.parallel.analyze_modes)
+    modes = _load_modes(path, manifest, user_files, use_cache, keep_trace or {})
     modes = _with_kinds(modes, manifest)
     compared: tuple = ()    # a captured workload's modes are not hosts: nothing to compare
     if workload.get("kind") == "remote":   # capture --remote: the modes are one job's hosts

@@ -1,6 +1,6 @@
 """One mode's traces -> its ``ModeResult``: the host pass gives steps, categories, ops, retraces (and
-the device tables where the trace has device planes); the python pass gives hotspots. And what a
-captured mode's folder says beside its traces (``read_timing``: timings.json).
+the device tables where the trace has device planes); the python pass gives hotspots. What a
+captured mode's folder says beside its traces (timings.json) is ``analysis.timings``'s.
 
 ``analyze_mode`` is two halves: ``analyze_trace`` (files -> event table, attribution and every
 decision about the trace, and the steps table: a ``TraceAnalysis``) and ``mode_result`` (its
@@ -13,7 +13,6 @@ with ``analyze_mode``; neither imports the other for it."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -308,39 +307,3 @@ def _options_entry(recorded: dict[str, int] | None, requested: dict[str, Any] | 
         if recorded is not None:
             entry["ok"] = all(recorded.get(k) == v for k, v in req.items() if k in recorded)
     return entry
-
-
-def read_timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], dict]:
-    """Timings, the requested profiler options, the capture's own notes of a mode, and what the
-    workload process recorded (``python_files``: base name -> groups; ``input_signatures``)."""
-    f = mode_path / runfolder.TIMINGS
-    if not os.path.lexists(f):
-        return None, {}, (), {}
-    if not runfolder.is_inside(mode_path, f):
-        raise TraceinsightError(f"{f}: a symlink out of the mode's folder: refused")
-    data = runfolder.read_timings(f)  # validated: a damaged file raises one line
-    traced = data.get("traced") or {}
-    host = traced.get("host") or {}
-    rounds = [r for r in data.get("rounds") or [] if isinstance(r, dict)]
-    load = dict(data["load"]) if isinstance(data.get("load"), dict) else None
-    if rounds:
-        load = (load or {}) | {"rounds": [{k: v for k, v in r.items() if k not in ("steps_s", "step_nums")}
-                                          for r in rounds]}
-    timing = Timing(steps_s=np.asarray(data.get("steps_s") or [], dtype=float),
-                    first_step_s=data.get("first_step_s"),
-                    traced_steps_s=np.asarray(host["steps_s"], dtype=float)
-                    if host.get("steps_s") else None,
-                    rounds=tuple(np.asarray(r.get("steps_s") or [], dtype=float) for r in rounds)
-                    if rounds else None,
-                    load=load)
-    requested = {p: (traced.get(p) or {}).get("profile_options") for p in runfolder.PASSES
-                 if (traced.get(p) or {}).get("profile_options")}
-    notes = []
-    for p in runfolder.PASSES:
-        info = traced.get(p) or {}
-        for key in ("problem", "first_step_note"):
-            if isinstance(info.get(key), str) and info[key]:
-                notes.append(f"{p} pass: {info[key]}")
-    recorded = {k: data[k] for k in ("python_files", "input_signatures")
-                if isinstance(data.get(k), dict)}
-    return timing, requested, tuple(notes), recorded
