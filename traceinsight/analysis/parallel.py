@@ -130,8 +130,11 @@ def analyze_modes(groups: dict[str, list[Path]], jobs: int | None = None,
     args = args or {}
     sizes = {name: sum(_size(f) for f in [*files, *(args.get(name) or {}).get("python_files", ())])
              for name, files in groups.items()}
-    with malloc.kept_memory():      # in the workers too: they are forked inside, or set it
-        return _analyze_modes(groups, _jobs(groups, jobs, sizes), args, sizes)
+    n = _jobs(groups, jobs, sizes)
+    from traceinsight.analysis.events import decode_threads
+    # processes at once take the cores: each decodes its lines on one thread (forks inherit it)
+    with malloc.kept_memory(), decode_threads(1 if n > 1 else None):
+        return _analyze_modes(groups, n, args, sizes)
 
 
 def _analyze_modes(groups: dict[str, list[Path]], n: int, args: Mapping[str, Mapping[str, Any]],
@@ -461,7 +464,8 @@ def _worker_main() -> None:
     out = os.fdopen(os.dup(1), "wb")   # the protocol's channel; stray prints go to stderr
     os.dup2(2, 1)
     malloc.allow()
-    with malloc.kept_memory():
+    from traceinsight.analysis.events import decode_threads
+    with malloc.kept_memory(), decode_threads(1):   # one of several processes: one thread
         _serve(sys.stdin.buffer, out)
 
 
