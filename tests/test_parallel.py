@@ -551,3 +551,49 @@ def test_small_run_folders_stay_serial(tmp_path, monkeypatch):
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     traceinsight.load(run_copy(tmp_path / "again", "conv1d"), use_cache=False)
     assert started == [min(4, parallel.usable_cores()) - 1] or parallel.usable_cores() == 1
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """A local Dask cluster on the loopback interface: two worker processes, one thread each."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
+
+
+def test_the_commands_take_a_scheduler(logdir, scheduler, monkeypatch, capsys, tmp_path):
+    """``analyze`` / ``report`` / ``view --scheduler ADDRESS`` print what they print without it."""
+    from traceinsight import cli
+    from traceinsight.commands import view
+    monkeypatch.setenv(parallel.JOBS_ENV, "1")
+    monkeypatch.setenv("COLUMNS", "120")
+    for command in (["analyze", str(logdir)], ["report", str(logdir), "--format", "md"]):
+        assert cli.main(command) == 0
+        here = capsys.readouterr().out
+        assert cli.main([*command, "--scheduler", scheduler]) == 0
+        assert capsys.readouterr().out == here and "worker0" in here
+    local, remote = traceinsight.load(logdir), view.load_run(logdir, scheduler)
+    for name in local.modes:
+        assert_same_mode(remote.modes[name], local.modes[name])
+
+
+def test_a_scheduler_that_does_not_answer_is_one_line(logdir, monkeypatch, capsys):
+    pytest.importorskip("distributed")
+    from traceinsight import cli
+    monkeypatch.setattr(parallel, "CONNECT_TIMEOUT_S", 1)
+    # a loopback port nothing listens on
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert cli.main(["analyze", str(logdir), "--scheduler", f"tcp://127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"traceinsight: error: --scheduler tcp://127.0.0.1:{port}: no Dask "
+                          "scheduler answered") and "\n" not in err
+
+
+def test_a_run_folder_is_not_sent_to_a_scheduler(scheduler, capsys):
+    from traceinsight import cli
+    assert cli.main(["analyze", str(RUN), "--scheduler", scheduler]) == 2
+    assert "a traceinsight run folder" in capsys.readouterr().err

@@ -491,6 +491,10 @@ def analyze_with_dask(path: str | Path, client, display: Display | None = None) 
     from traceinsight.model import Run
 
     path = Path(path).resolve()
+    if path.is_dir() and runfolder.is_run_folder(path):
+        raise TraceinsightError(
+            f"{path}: a traceinsight run folder; a cluster analyses a logdir's hosts (a run "
+            "folder's modes are analysed and cached here: leave out --scheduler)")
     files = runfolder.find_xplanes(path)
     if not files:
         raise TraceinsightError(f"{path}: no *.xplane.pb traces found")
@@ -505,10 +509,36 @@ def analyze_with_dask(path: str | Path, client, display: Display | None = None) 
     if all(m.status == "failed" for m in modes.values()):
         raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))
+    from traceinsight.analysis.trace_env import trace_environment
     from traceinsight.derive import complete
     return complete(Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
-                        manifest={"source": str(path)}, source="traces"), hosts_compared=compared,
-                    display=display)
+                        manifest={"source": str(path), "environment": trace_environment(files)},
+                        source="traces"), hosts_compared=compared, display=display)
+
+
+# How long the command line waits for a --scheduler to answer
+CONNECT_TIMEOUT_S = 10
+
+
+def load_with_scheduler(path: str | Path, address: str, display: Display | None = None) -> Run:
+    """``--scheduler ADDRESS`` of ``analyze`` / ``report`` / ``view``: ``analyze_with_dask`` on
+    the Dask distributed cluster whose scheduler is at ``address`` (``tcp://host:8786``), with a
+    client of its own, closed after. One line (TraceinsightError) when Dask distributed is not
+    installed or the scheduler does not answer."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise TraceinsightError("--scheduler needs Dask distributed: pip install "
+                                "'traceinsight-tf[cluster]'") from None
+    try:
+        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError, ValueError, TypeError) as e:
+        from traceinsight.present import safe
+        raise TraceinsightError(f"--scheduler {safe(address, 200)}: no Dask scheduler answered "
+                                f"({safe(str(e).splitlines()[0] if str(e) else type(e).__name__, 200)})"
+                                ) from None
+    with client:
+        return analyze_with_dask(path, client, display)
 
 
 if __name__ == "__main__":

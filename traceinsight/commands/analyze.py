@@ -24,6 +24,10 @@ class Command:
         parser.add_argument("--top", type=int, default=10, help="rows of each table (default 10)")
         parser.add_argument("--mode", action="append", default=None,
                             help="only these modes (repeatable)")
+        parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                            help="analyse a logdir's hosts on this Dask distributed cluster "
+                                 "(tcp://HOST:8786; needs the cluster extra, and the traces at the "
+                                 "same paths on the workers)")
 
     def run(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from pathlib import Path
@@ -35,7 +39,11 @@ class Command:
         from traceinsight.report.options import TerminalOptions
 
         path = Path(args.path) if args.path else runfolder.newest_run()
-        run = traceinsight.load(path)
+        if args.scheduler:
+            from traceinsight.analysis.parallel import load_with_scheduler
+            run = load_with_scheduler(path, args.scheduler)
+        else:
+            run = traceinsight.load(path)
         if args.mode:
             missing = [m for m in args.mode if m not in run.modes]
             if missing:

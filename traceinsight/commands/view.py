@@ -19,10 +19,14 @@ from traceinsight.errors import TraceinsightError
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
 
 
-def load_run(path: Path):
-    """Load a run with the analysis engine (imported here: ``--help`` stays fast)."""
+def load_run(path: Path, scheduler: str | None = None):
+    """Load a run with the analysis engine (imported here: ``--help`` stays fast); with a
+    scheduler's address, its hosts on that Dask cluster."""
     if not path.exists():
         raise TraceinsightError(f"{path}: no such file or folder")
+    if scheduler:
+        from traceinsight.analysis.parallel import load_with_scheduler
+        return load_with_scheduler(path, scheduler)
     import traceinsight
     return traceinsight.load(path)
 
@@ -40,6 +44,10 @@ class Command:
                             help="colour theme (default: dark; t switches while viewing)")
         parser.add_argument("--report", type=Path, default=None, metavar="PATH",
                             help="where r writes the markdown report (default: RUN/report.md)")
+        parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                            help="analyse a logdir's hosts on this Dask distributed cluster "
+                                 "(tcp://HOST:8786; needs the cluster extra, and the traces at the "
+                                 "same paths on the workers)")
 
     def build_app(self, args: argparse.Namespace):
         """The app, not yet run; it loads the run in a worker thread behind a loading screen
@@ -49,7 +57,7 @@ class Command:
         if not path.exists():
             raise TraceinsightError(f"{path}: no such file or folder")
         from traceinsight.tui import get_loading_app
-        return get_loading_app(lambda: load_run(path), str(path), report_path=args.report,
+        return get_loading_app(lambda: load_run(path, getattr(args, "scheduler", None)), str(path), report_path=args.report,
                                theme=THEMES.get(args.theme))
 
     def run(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
