@@ -151,7 +151,8 @@ def _with_notes(mode: ModeResult, notes: list[str]) -> ModeResult:
 def load(path, *, use_cache: bool = True,
          keep_trace: Mapping[str, TracePass] | None = None, display: Display | None = None) -> Run:
     """Analyse a run folder (results cached in it, see ``analysis.cache``), a TensorBoard
-    logdir, a profile session folder or one ``.xplane.pb`` file.
+    logdir, a profile session folder or one ``.xplane.pb`` file; a logdir may be a URL that
+    fsspec reads (``gs://``, ``s3://``, ``memory://``: ``analysis.urls``).
 
     ``keep_trace``: {mode name: capture pass} whose per-event data (``analysis.mode.
     TraceAnalysis``: event table, attribution, steps) each such mode keeps as
@@ -160,6 +161,10 @@ def load(path, *, use_cache: bool = True,
     python-tracer pass keeps its main pass). A name the run does not have, or a mode whose
     analysis failed, keeps nothing (``trace`` stays None). ``display``: how the run shows itself
     in a notebook / REPL (``traceinsight.load`` gives ``report.notebook.NOTEBOOK``)."""
+    from traceinsight.analysis import urls
+    path = urls.local_path(path)
+    if urls.is_url(path):      # a logdir on object storage: its traces copied and analysed here
+        return _load_url(path, keep_trace=keep_trace, display=display)
     path = Path(path)
     if not path.exists():
         raise TraceinsightError(f"{path}: no such file or folder")
@@ -199,3 +204,28 @@ def load(path, *, use_cache: bool = True,
     return complete(Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
                         manifest={"source": str(path), "environment": trace_environment(files)},
                         source="traces"), hosts_compared=compared, display=display)
+
+
+def _load_url(url: str, **kwargs) -> Run:
+    """``load`` of a logdir at a URL (``analysis.urls``): its traces copied into a temporary
+    folder,
+    analysed there, the copies deleted; the run's source and its modes' trace paths are URLs."""
+    import dataclasses
+    import tempfile
+    from pathlib import PurePosixPath
+
+    from traceinsight.analysis.urls import fetch, find_traces, unstrip, with_urls
+    root, paths, one = find_traces(url)
+    if not paths:
+        raise TraceinsightError(
+            f"{url}: no traces found (no *.xplane.pb within the layout of a TensorBoard logdir: "
+            "<run>/plugins/profile/<session>/<host>.xplane.pb)")
+    name = PurePosixPath(root).name or root
+    with tempfile.TemporaryDirectory(prefix="traceinsight-") as tmp:
+        top = Path(tmp) / name
+        local = [fetch(url, p, root, top) for p in paths]
+        where = {str(f): unstrip(url, p) for f, p in zip(local, paths)}
+        run = load(local[0] if one else top, **kwargs)
+    modes = {k: with_urls(m, where) for k, m in run.modes.items()}
+    manifest = dict(run.manifest, source=url)
+    return dataclasses.replace(run, path=Path(root), modes=modes, manifest=manifest)

@@ -35,13 +35,17 @@ class Command:
     def run(self, args, parser) -> int:
         from traceinsight.report import format_for, load_run, render, write_output
         fmt = format_for(args.output, args.format)
+        from traceinsight.analysis.urls import is_url
         if args.scheduler:
             from pathlib import Path
 
             from traceinsight.analysis.parallel import load_with_scheduler
             from traceinsight.runfolder import newest_run
-            run = load_with_scheduler(Path(args.run) if args.run else newest_run(),
-                                      args.scheduler)
+            run = load_with_scheduler(args.run if is_url(args.run) else
+                                      Path(args.run) if args.run else newest_run(), args.scheduler)
+        elif is_url(args.run):       # a logdir on object storage
+            import traceinsight
+            run = traceinsight.load(args.run)
         else:
             run = load_run(args.run)
         if fmt == "md" and args.output not in (None, "-"):

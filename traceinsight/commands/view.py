@@ -19,10 +19,10 @@ from traceinsight.errors import TraceinsightError
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
 
 
-def load_run(path: Path, scheduler: str | None = None):
+def load_run(path: Path | str, scheduler: str | None = None):
     """Load a run with the analysis engine (imported here: ``--help`` stays fast); with a
-    scheduler's address, its hosts on that Dask cluster."""
-    if not path.exists():
+    scheduler's address, its hosts on that Dask cluster. ``path`` a str: a logdir's URL."""
+    if isinstance(path, Path) and not path.exists():
         raise TraceinsightError(f"{path}: no such file or folder")
     if scheduler:
         from traceinsight.analysis.parallel import load_with_scheduler
@@ -31,11 +31,17 @@ def load_run(path: Path, scheduler: str | None = None):
     return traceinsight.load(path)
 
 
+def _path_or_url(arg: str) -> Path | str:
+    """A path, or a logdir's URL (gs://, s3://: fsspec) kept as it is."""
+    from traceinsight.analysis.urls import is_url
+    return arg if is_url(arg) else Path(arg)
+
+
 class Command:
     __doc__ = __doc__  # the module docstring is the --help text
 
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("run", nargs="?", type=Path, metavar="RUN",
+        parser.add_argument("run", nargs="?", type=_path_or_url, metavar="RUN",
                             help="run folder, .xplane.pb, profile session folder or TensorBoard logdir "
                                  "(default: the newest run under --runs-dir)")
         parser.add_argument("--runs-dir", type=Path, default=Path("runs"),
@@ -54,7 +60,7 @@ class Command:
         (tools/bench_view.py times this path)."""
         from traceinsight.runfolder import newest_run
         path = args.run if args.run is not None else newest_run(args.runs_dir)
-        if not path.exists():
+        if isinstance(path, Path) and not path.exists():
             raise TraceinsightError(f"{path}: no such file or folder")
         from traceinsight.tui import get_loading_app
         return get_loading_app(lambda: load_run(path, getattr(args, "scheduler", None)), str(path), report_path=args.report,
