@@ -3,9 +3,10 @@ fsspec as TensorBoard reads them: the traces are found by one listing of the URL
 ``runfolder.find_xplanes`` reads: ``<run>/plugins/profile/<session>/<host>.xplane.pb``, within
 ``MAX_TRACE_DEPTH`` folders), copied into a temporary folder, analysed there like a local logdir
 (same mode names), and the copies deleted; each mode's ``trace_paths`` and the run's source are
-the URLs. On a Dask cluster (``analysis.parallel.analyze_with_dask``) each worker copies the one
-trace it analyses (``parallel.analyze_with_dask``). A ``file://`` URL is a local path. fsspec comes with Dask (the ``cluster``
-extra); a bucket's own protocol needs its package (gcsfs, s3fs), as in TensorBoard."""
+the URLs (``analysis.load``). On a Dask cluster (``analysis.parallel.analyze_with_dask``) each
+worker copies the one trace it analyses. A ``file://`` URL is a local path. fsspec comes with
+Dask (the ``cluster`` extra); a bucket's own protocol needs its package (gcsfs, s3fs), as in
+TensorBoard."""
 
 from __future__ import annotations
 
