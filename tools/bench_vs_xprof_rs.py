@@ -21,15 +21,17 @@ xprof-rs has none in its command line), the two tools alternating (A B A B ...) 
 untimed pair, so that the machine's load hits both alike; medians of --repeat pairs, and the
 median of the pairs' ratios. Peak memory is each process's own peak RSS (``os.wait4``'s
 rusage of that child). The load average and the CPU time other processes took during the run
-(``/proc/stat``) are printed beside the table: on a shared machine, compare the ratios.
+(``/proc/stat``) are printed beside the table, and each process's CPU time (user + system, from
+the same rusage): on a shared machine, compare the ratios and the CPU times.
 
 Start-up figures (fresh processes, medians): ``python -c "import numpy"`` (the floor), ``analyze``
 of the small trace, ``analyze`` and ``report --format md`` of a committed run folder (copied, its
 analysis cache written by one untimed run first), and ``view``'s first screen
 (``tools/bench_view.py``). Bytecode writing is allowed in the child processes, as in a normal
 install (one untimed run of each command writes the .pyc files); under
-``PYTHONDONTWRITEBYTECODE=1`` every process compiles traceinsight's modules again, which adds
-about a tenth of a second.
+``PYTHONDONTWRITEBYTECODE=1`` in a checkout that never wrote them, every process compiles the
+modules again: the "no bytecode cache" row measures that (a copy of the package without its
+bytecode).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ ENTRY = "import sys; from traceinsight.cli import main; sys.exit(main())"
 SMALL = ROOT / "tests" / "data" / "runs" / "retracing" / "function" / "host"
 RUN = ROOT / "tests" / "data" / "runs" / "conv1d"
 SESSION = "2026_01_01_00_00_00"
+NEUTRAL = tempfile.gettempdir()
 
 
 # ---- the xprof-rs environment ---------------------------------------------------------------
@@ -162,7 +165,10 @@ def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]
     """(wall seconds, peak RSS MiB, CPU seconds: user + system) of one fresh process, output
     discarded."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    # in a folder of its own: ``python -c`` puts the working folder first on sys.path, where a
+    # checkout's traceinsight would win over the one PYTHONPATH names
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                         cwd=NEUTRAL)
     assert p.stderr is not None
     err = p.stderr.read()
     _, status, usage = os.wait4(p.pid, 0)
@@ -225,7 +231,7 @@ def versus(args, env: dict[str, str]) -> None:
           f"{os.cpu_count()} CPUs · {args.repeat} pairs per trace, interleaved, medians")
     logdirs = [logdir_of(float(s), args.env.parent) for s in args.sizes.split(",")]
     print()
-    before = f" before ({args.before.name}), s | before / ours |" if args.before else ""
+    before = f" before ({args.before.name}) | before / ours |" if args.before else ""
     print("| trace | ours | xprof-rs | ours / xprof-rs | peak memory, ours / xprof-rs | "
           f"ours, peak / trace size | CPU time, ours / xprof-rs |{before}")
     print("|---|---|---|---|---|---|---|" + ("---|---|" if args.before else ""))
@@ -241,13 +247,13 @@ def versus(args, env: dict[str, str]) -> None:
         ratio = statistics.median(o[0] / t[0] for o, t in zip(ours, theirs))
         extra = ""
         if old:
-            extra = (f" {median(old[0], 0):.3f} | "
+            extra = (f" {median(old[0], 0):.3f} s, CPU {median(old[0], 2):.2f} s | "
                      f"{statistics.median(b[0] / o[0] for o, b in zip(ours, old[0])):.2f}× |")
         label = f"{size / 1e3:.0f} KB" if size < 1e6 else f"{size / 1e6:.0f} MB"
         kind = "retracing tf.function, CPU" if size < 1e6 else "python-traced"
         print(f"| {label} ({kind}) | {median(ours, 0):.3f} s | {median(theirs, 0):.3f} s | "
               f"{ratio:.2f}× | {median(ours, 1):.0f} / {median(theirs, 1):.0f} MB | "
-              f"{median(ours, 1) * 2**20 / size:.1f}× | "
+              f"{f'{median(ours, 1) * 2**20 / size:.1f}×' if size >= 1e6 else '—'} | "
               f"{median(ours, 2):.2f} / {median(theirs, 2):.2f} s |{extra}", flush=True)
         marginal.append((size / 1e6, median(ours, 0), median(theirs, 0)))
     print()
@@ -263,33 +269,55 @@ def startup(args, env: dict[str, str]) -> None:
     small = logdir_of(0.064, args.env.parent)
     print()
     print(f"start-up, fresh processes, median of {args.repeat} (one untimed run first; bytecode "
-          "written as a normal install does: PYTHONDONTWRITEBYTECODE=1 adds ~0.1 s of compiling)")
+          "written as a normal install does; the 'no bytecode cache' row compiles every module, "
+          "as PYTHONDONTWRITEBYTECODE=1 in a fresh checkout does)")
     load = Load()
     with tempfile.TemporaryDirectory() as tmp:
-        run = Path(tmp) / RUN.name
-        shutil.copytree(RUN, run)
+        # one copy of the run per tree: each keeps its own analysis cache (a cache written by
+        # other code is refused, so one shared copy would be analysed again at every run)
+        run = Path(tmp) / "now" / RUN.name
+        shutil.copytree(RUN, run, ignore=shutil.ignore_patterns(".traceinsight"))
+        run_before = Path(tmp) / "before" / RUN.name
+        shutil.copytree(RUN, run_before, ignore=shutil.ignore_patterns(".traceinsight"))
         cases = [
             ('python -c "import numpy" (the floor)', [sys.executable, "-c", "import numpy"], None),
             (f"analyze, {trace_size(small) / 1e3:.0f} KB trace",
              [sys.executable, "-c", ENTRY, "analyze", str(small)], 0.12),
+            (f"analyze, {trace_size(small) / 1e3:.0f} KB trace, no bytecode cache",
+             [sys.executable, "-c", ENTRY, "analyze", str(small)], None),
             (f"analyze, run folder {RUN.name} (cache warm)",
              [sys.executable, "-c", ENTRY, "analyze", str(run)], 0.15),
             (f"report --format md, run folder {RUN.name} (cache warm)",
              [sys.executable, "-c", ENTRY, "report", str(run), "--format", "md", "-o",
               str(Path(tmp) / "r.md")], 0.25),
         ]
-        head = f"{'command':<52} {'median s':>9} {'best s':>8} {'goal s':>7}"
-        print(head + (f" {'before s':>9} {'before / now':>13}" if args.before else ""))
+        head = f"{'command':<52} {'median s':>9} {'best s':>8} {'CPU s':>6} {'goal s':>7}"
+        print(head + (f" {'before s':>9} {'CPU s':>6} {'before / now':>13}" if args.before
+                      else ""))
+        # traceinsight's modules compiled again in every process: a copy of the package without
+        # its bytecode, under PYTHONDONTWRITEBYTECODE=1 (a checkout that never wrote it; the
+        # installed packages keep theirs)
+        def uncached(tree: Path, name: str) -> dict[str, str]:
+            copy = Path(tmp) / "src" / name
+            shutil.copytree(tree / "traceinsight", copy / "traceinsight",
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            return dict(child_env(copy), PYTHONDONTWRITEBYTECODE="1")
         for label, argv, goal in cases:
-            commands = [(argv, env)] + ([(argv, child_env(args.before))] if args.before else [])
+            cenv, benv = env, child_env(args.before) if args.before else {}
+            if "no bytecode" in label:
+                cenv = uncached(ROOT, "now")
+                benv = uncached(args.before, "before") if args.before else {}
+            argv_before = [str(run_before) if a == str(run) else a for a in argv]
+            commands = [(argv, cenv)] + ([(argv_before, benv)] if args.before else [])
             now, *old = interleaved(commands, args.repeat)   # the untimed round writes the cache
-            times = sorted(t for t, _ in now)
+            times = sorted(r[0] for r in now)
             extra = ""
             if old:
-                extra = (f" {median(old[0], 0):>9.3f} "
+                extra = (f" {median(old[0], 0):>9.3f} {median(old[0], 2):>6.3f} "
                          f"{statistics.median(b[0] / a[0] for a, b in zip(now, old[0])):>12.2f}×")
             print(f"{label:<52} {statistics.median(times):>9.3f} {times[0]:>8.3f} "
-                  f"{'' if goal is None else f'{goal:.2f}':>7}{extra}", flush=True)
+                  f"{median(now, 2):>6.3f} {'' if goal is None else f'{goal:.2f}':>7}{extra}",
+                  flush=True)
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "bench_view.py"), str(RUN),
                           "--repeat", str(max(3, args.repeat // 2))],
                          capture_output=True, text=True, env=env)
