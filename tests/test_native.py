@@ -279,3 +279,35 @@ def test_every_committed_trace_decodes_the_same_on_threads(monkeypatch):
             assert a.keys() == b.keys(), path
             for k in a:
                 assert all(np.array_equal(x, y) for x, y in zip(a[k], b[k])), (path, k)
+
+
+def test_a_damaged_trace_fails_alike_on_threads(tmp_path, monkeypatch):
+    """Bytes of a committed trace flipped here and there: decoded on threads, the same table or
+    the same one-line error as one thread."""
+    from pathlib import Path
+
+    from traceinsight.analysis import events
+    from traceinsight.errors import TraceinsightError
+    src = Path(__file__).parent / "data" / "runs" / "retracing" / "function" / "host"
+    good = next(src.rglob("*.xplane.pb")).read_bytes()
+    rng = np.random.default_rng(5)
+    outcomes = set()
+    for k in range(40):
+        data = bytearray(good)
+        for pos in rng.integers(len(data) // 4, len(data), 1 + k % 4):
+            data[pos] = int(rng.integers(256))
+        path = tmp_path / f"t{k}.xplane.pb"
+        path.write_bytes(bytes(data))
+        results = []
+        for threads, split in ((1, events.SPLIT_MIN_EVENTS), (3, 2)):
+            monkeypatch.setattr(events, "SPLIT_MIN_EVENTS", split)
+            with events.decode_threads(threads):
+                try:
+                    t = events.load_files([path])
+                    results.append(("ok", t.start.tobytes(), t.end.tobytes(), t.name.tobytes(),
+                                    tuple(t.names)))
+                except TraceinsightError as e:
+                    results.append(("error", str(e)))
+        assert results[0] == results[1], k
+        outcomes.add(results[0][0])
+    assert outcomes == {"ok", "error"}      # the damage hits both ways
