@@ -57,5 +57,7 @@ def test_analyze_a_run_folder_and_its_cache_without_pandas(tmp_path):
     assert list((run / ".traceinsight").rglob("*.json"))
     again, imported = analyze(run)            # reads the cache
     assert heavy(imported) == []
+    # nothing to decode: neither the trace analysis nor protobuf; valid JSON needs no jsonschema
+    assert not imported & {"traceinsight.analysis.mode", "google.protobuf", "jsonschema"}
     assert again == first
     check_golden("analyze_run.txt", first)

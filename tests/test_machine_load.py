@@ -193,7 +193,7 @@ def _round(i, other, ms=4.0, n=5, t0=1_800_000_000.0):
 
 
 def test_rounds_set_aside_are_read_as_data_and_said(tmp_path):
-    from traceinsight.analysis.mode import read_timing
+    from traceinsight.analysis.timings import read_timing
     used = [_round(0, 0.1), _round(1, 0.1), _round(3, 0.2)]
     aside = [dict(_round(2, 0.8), action="re-run"), dict(_round(2, 0.7), action="set aside")]
     timing, _, notes, _ = read_timing(_timings_file(tmp_path, used, aside))
@@ -211,7 +211,7 @@ def test_rounds_set_aside_are_read_as_data_and_said(tmp_path):
 
 
 def test_a_machine_busy_throughout_keeps_its_rounds_and_says_so(tmp_path):
-    from traceinsight.analysis.mode import read_timing
+    from traceinsight.analysis.timings import read_timing
     timing, _, notes, _ = read_timing(_timings_file(tmp_path, [_round(0, 0.8), _round(1, 0.9)], []))
     assert len(timing.rounds) == 2
     assert any("timed on a busy machine: other processes took 80 % to 90 % of the CPUs in "
@@ -277,7 +277,7 @@ def test_the_round_loop_reruns_then_sets_aside_a_disturbed_round(tmp_path):
     assert a["steps_s"] == [s for r in a["rounds"] for s in r["steps_s"]]
     assert [r["round"] for r in t["b"]["rounds"]] == [0, 1, 2, 3] and "rounds_set_aside" not in t["b"]
     # the pairs a ratio can use: rounds both modes kept, after round 0
-    from traceinsight.analysis.mode import read_timing
+    from traceinsight.analysis.timings import read_timing
     ta, tb = (read_timing(tmp_path / m)[0] for m in ("a", "b"))
     assert pair_rounds(ta, tb).rounds == (1, 2)
 

@@ -186,3 +186,128 @@ def test_frame_sums_count_self_and_outermost_inclusive_time(ev, windows):
         if not any(counted[a] and name[a] == name[i] for a in ancestors[i]):
             want[2, name[i]] += own[i] + sum(own[j] for j in range(n) if i in ancestors[j])
     np.testing.assert_array_equal(np.stack([calls, self_t, incl]), want)
+
+
+@st.composite
+def xlines(draw):
+    """A serialized XLine: events with stats (ints, strings), the line's own fields around them."""
+    from traceinsight.xplane import XLine
+    line = XLine(id=draw(st.integers(0, 99)), name=draw(st.text(max_size=5)),
+                 timestamp_ns=draw(st.integers(0, 10**6)))
+    for _ in range(draw(st.integers(0, 40))):
+        ev = line.events.add(metadata_id=draw(st.integers(0, 9)),
+                             offset_ps=draw(st.integers(0, 10**6)),
+                             duration_ps=draw(st.integers(0, 10**4)))
+        for _ in range(draw(st.integers(0, 2))):
+            s = ev.stats.add(metadata_id=draw(st.integers(0, 4)))
+            if draw(st.booleans()):
+                s.str_value = draw(st.text(max_size=6))
+            else:
+                s.int64_value = draw(st.integers(-5, 5))
+    return line.SerializeToString(), len(line.events)
+
+
+@settings(max_examples=150, deadline=None)
+@given(xlines(), st.integers(1, 9))
+def test_split_line_cuts_whole_events_evenly(line, parts):
+    from traceinsight.xplane import XLine
+    raw, n = line
+    runs = native.split_line(raw, parts)
+    whole = list(XLine.FromString(raw).events)
+    assert sum(r[3] for r in runs) == n and all(r[3] > 0 for r in runs)
+    assert len(runs) == min(parts, n)
+    assert max((r[3] for r in runs), default=0) - min((r[3] for r in runs), default=0) <= 1
+    first = 0
+    for b, e, i, k in runs:
+        assert i == first
+        first += k
+        # each run's bytes parse as exactly its events (the line's other fields aside)
+        assert list(XLine.FromString(raw[b:e]).events) == whole[i:i + k]
+    assert [r[1] for r in runs[:-1]] == [r[0] for r in runs[1:]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(xlines(), st.integers(2, 5))
+def test_decoding_a_line_in_runs_on_threads_is_one_decode(line, threads):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from traceinsight.analysis import events
+    raw, n = line
+    lut = np.arange(10, dtype=np.int32)
+    wanted = np.array([1, 0, 1, 1, 1], dtype=np.uint8)
+
+    def columns():
+        return (np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int32),
+                np.empty(n, np.int64))
+
+    one = columns()
+    want = native.decode_line(raw, 7, lut, wanted, *one)
+    runs = columns()
+    with ThreadPoolExecutor(threads) as pool:
+        old, events.SPLIT_MIN_EVENTS = events.SPLIT_MIN_EVENTS, 1
+        try:
+            got = events._decode(raw, 7, lut, wanted, *runs, pool, threads)
+        finally:
+            events.SPLIT_MIN_EVENTS = old
+    for a, b in zip(one, runs):
+        assert np.array_equal(a, b)
+    assert want.keys() == got.keys()
+    for k in want:
+        assert np.array_equal(want[k], got[k]) and want[k].dtype == got[k].dtype, k
+
+
+def test_every_committed_trace_decodes_the_same_on_threads(monkeypatch):
+    """The event table of every committed trace, its lines cut into runs decoded on threads, is
+    the table one thread decodes (the goldens are made from the latter's)."""
+    from pathlib import Path
+
+    from traceinsight.analysis import events
+    traces = sorted((Path(__file__).parent / "data").rglob("*.xplane.pb"))
+    assert len(traces) > 20
+    for path in traces:
+        with events.decode_threads(1):
+            one = events.load_files([path])
+        monkeypatch.setattr(events, "SPLIT_MIN_EVENTS", 2)
+        with events.decode_threads(3):
+            runs = events.load_files([path])
+        monkeypatch.undo()
+        for col in ("line", "name", "start", "end"):
+            assert np.array_equal(getattr(one, col), getattr(runs, col)), (path, col)
+        assert one.names == runs.names and one.lines == runs.lines, path
+        for kind in ("stat_int", "stat_str"):
+            a, b = getattr(one, kind), getattr(runs, kind)
+            assert a.keys() == b.keys(), path
+            for k in a:
+                assert all(np.array_equal(x, y) for x, y in zip(a[k], b[k])), (path, k)
+
+
+def test_a_damaged_trace_fails_alike_on_threads(tmp_path, monkeypatch):
+    """Bytes of a committed trace flipped here and there: decoded on threads, the same table or
+    the same one-line error as one thread."""
+    from pathlib import Path
+
+    from traceinsight.analysis import events
+    from traceinsight.errors import TraceinsightError
+    src = Path(__file__).parent / "data" / "runs" / "retracing" / "function" / "host"
+    good = next(src.rglob("*.xplane.pb")).read_bytes()
+    rng = np.random.default_rng(5)
+    outcomes = set()
+    for k in range(40):
+        data = bytearray(good)
+        for pos in rng.integers(len(data) // 4, len(data), 1 + k % 4):
+            data[pos] = int(rng.integers(256))
+        path = tmp_path / f"t{k}.xplane.pb"
+        path.write_bytes(bytes(data))
+        results = []
+        for threads, split in ((1, events.SPLIT_MIN_EVENTS), (3, 2)):
+            monkeypatch.setattr(events, "SPLIT_MIN_EVENTS", split)
+            with events.decode_threads(threads):
+                try:
+                    t = events.load_files([path])
+                    results.append(("ok", t.start.tobytes(), t.end.tobytes(), t.name.tobytes(),
+                                    tuple(t.names)))
+                except TraceinsightError as e:
+                    results.append(("error", str(e)))
+        assert results[0] == results[1], k
+        outcomes.add(results[0][0])
+    assert outcomes == {"ok", "error"}      # the damage hits both ways

@@ -551,3 +551,133 @@ def test_small_run_folders_stay_serial(tmp_path, monkeypatch):
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     traceinsight.load(run_copy(tmp_path / "again", "conv1d"), use_cache=False)
     assert started == [min(4, parallel.usable_cores()) - 1] or parallel.usable_cores() == 1
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """A local Dask cluster on the loopback interface: two worker processes, one thread each."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
+
+
+def test_the_commands_take_a_scheduler(logdir, scheduler, monkeypatch, capsys, tmp_path):
+    """``analyze`` / ``report`` / ``view --scheduler ADDRESS`` print what they print without it."""
+    from traceinsight import cli
+    from traceinsight.commands import view
+    monkeypatch.setenv(parallel.JOBS_ENV, "1")
+    monkeypatch.setenv("COLUMNS", "120")
+    for command in (["analyze", str(logdir)], ["report", str(logdir), "--format", "md"]):
+        assert cli.main(command) == 0
+        here = capsys.readouterr().out
+        assert cli.main([*command, "--scheduler", scheduler]) == 0
+        assert capsys.readouterr().out == here and "worker0" in here
+    local, remote = traceinsight.load(logdir), view.load_run(logdir, scheduler)
+    for name in local.modes:
+        assert_same_mode(remote.modes[name], local.modes[name])
+
+
+def test_a_scheduler_that_does_not_answer_is_one_line(logdir, monkeypatch, capsys):
+    pytest.importorskip("distributed")
+    from traceinsight import cli
+    monkeypatch.setattr(parallel, "CONNECT_TIMEOUT_S", 1)
+    # a loopback port nothing listens on
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert cli.main(["analyze", str(logdir), "--scheduler", f"tcp://127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"traceinsight: error: --scheduler tcp://127.0.0.1:{port}: no Dask "
+                          "scheduler answered") and "\n" not in err
+
+
+def test_a_run_folder_is_not_sent_to_a_scheduler(scheduler, capsys):
+    from traceinsight import cli
+    assert cli.main(["analyze", str(RUN), "--scheduler", scheduler]) == 2
+    assert "a traceinsight run folder" in capsys.readouterr().err
+
+
+@pytest.fixture
+def memory_logdir(logdir):
+    """The logdir's files in fsspec's memory file system (``memory://<its name>``), plus files
+    that are not traces of its layout: another plugin's, and below a session."""
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    root = f"/{logdir.name}"
+    for f in sorted(logdir.rglob("*.xplane.pb")):
+        fs.pipe_file(f"{root}/{f.relative_to(logdir).as_posix()}", f.read_bytes())
+    some = next(iter(sorted(logdir.rglob("*.xplane.pb")))).read_bytes()
+    fs.pipe_file(f"{root}/plugins/scalars/x/y.xplane.pb", some)
+    fs.pipe_file(f"{root}/plugins/profile/2026_01_01_00_00_00/sub/z.xplane.pb", some)
+    yield f"memory://{root}"
+    fs.rm(root, recursive=True)
+
+
+def assert_same_but_paths(a, b) -> None:
+    """The same mode, analysed from URLs (``a``) and local files (``b``): the URLs where the
+    paths were, in its trace paths, error and notes."""
+    def local(text):
+        for url, path in zip(a.trace_paths, b.trace_paths):
+            text = text.replace(url, path) if isinstance(text, str) else text
+        return text
+    assert len(a.trace_paths) == len(b.trace_paths)
+    assert_same_mode(a.replace(trace_paths=b.trace_paths, error=local(a.error),
+                               notes=tuple(local(n) for n in a.notes)), b)
+
+
+def test_a_logdir_at_a_url_is_the_local_logdir(logdir, memory_logdir, monkeypatch, capsys):
+    from traceinsight import cli
+    from traceinsight.analysis import urls
+    monkeypatch.setenv(parallel.JOBS_ENV, "1")
+    monkeypatch.setenv("COLUMNS", "120")
+    root, paths, one = urls.find_traces(memory_logdir)
+    assert not one and len(paths) == 5 and not any("/sub/" in p or "scalars" in p for p in paths)
+    local, remote = traceinsight.load(logdir), traceinsight.load(memory_logdir)
+    assert list(remote.modes) == list(local.modes)
+    for name, m in remote.modes.items():
+        assert all(p.startswith("memory://") for p in m.trace_paths)
+        assert_same_but_paths(m, local.modes[name])
+    assert remote.manifest["source"] == memory_logdir
+    assert cli.main(["analyze", str(logdir)]) == 0
+    here = capsys.readouterr().out
+    assert cli.main(["analyze", memory_logdir]) == 0
+    there = capsys.readouterr().out.replace(memory_logdir, str(logdir))
+
+    def words(out):    # the damaged host's error names its URL: columns' widths differ
+        return [w for w in out.split() if w.strip("─━═-")]
+    assert words(there) == words(here)
+    # one trace named by its URL: the mode named after the file, as for a local file
+    one_trace = sorted(p for p in paths if p.endswith("worker0.xplane.pb"))[0]
+    run = traceinsight.load(f"memory://{one_trace}")
+    assert list(run.modes) == ["worker0"]
+    assert_same_but_paths(run.modes["worker0"],
+                          traceinsight.load(next(logdir.rglob("worker0.xplane.pb"))).modes["worker0"])
+
+
+def test_a_url_without_traces_or_protocol_is_one_line(capsys):
+    pytest.importorskip("fsspec")
+    from traceinsight import cli
+    assert cli.main(["analyze", "memory://nothing-here"]) == 2
+    assert "no traces found" in capsys.readouterr().err
+    assert cli.main(["analyze", "nosuchprotocol://bucket/logdir"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("traceinsight: error: nosuchprotocol://bucket/logdir: cannot be read")
+
+
+def test_a_logdir_at_a_url_on_a_dask_cluster(logdir, memory_logdir, monkeypatch):
+    """Each worker copies the trace it analyses (threads of this process: memory:// is this
+    process's own)."""
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setenv(parallel.JOBS_ENV, "1")
+    local = traceinsight.load(logdir)
+    # (threads: the in-process transport, no socket at all)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        run = parallel.analyze_with_dask(memory_logdir, client)
+    assert list(run.modes) == list(local.modes)
+    for name, m in run.modes.items():
+        assert_same_but_paths(m, local.modes[name])
+        assert all(p.startswith("memory://") for p in m.trace_paths)

@@ -213,26 +213,54 @@ def _describe(value: Any) -> str:
 
 
 _VALIDATORS: dict[str, Any] = {}
+_COMPILED: dict[str, Any] = {}
+
+
+def _schema(schema: str) -> dict[str, Any]:
+    return json.loads((Path(__file__).parent / "schemas" / schema).read_text(encoding="utf-8"))
 
 
 def _validator(schema: str):
+    """jsonschema's validator of a schema: only used to word the error of a document the
+    compiled check refused (importing jsonschema and walking a document with it cost far more
+    than the compiled check)."""
     if schema not in _VALIDATORS:
         from jsonschema import Draft202012Validator
-        raw = (Path(__file__).parent / "schemas" / schema).read_text(encoding="utf-8")
-        _VALIDATORS[schema] = Draft202012Validator(json.loads(raw))
+        _VALIDATORS[schema] = Draft202012Validator(_schema(schema))
     return _VALIDATORS[schema]
+
+
+def _compiled(schema: str):
+    """The schema compiled to a Python function (fastjsonschema), once per process. The schemas
+    use only keywords whose meaning is the same in draft 7, which fastjsonschema implements, and
+    in draft 2020-12 (tests/test_runfolder_fuzz.py checks that both validators agree on mutated
+    documents)."""
+    if schema not in _COMPILED:
+        import fastjsonschema
+        _COMPILED[schema] = fastjsonschema.compile(_schema(schema))
+    return _COMPILED[schema]
 
 
 def validate(data: dict[str, Any], schema: str, path: Path) -> None:
     """Check a run.json / timings.json against its schema (traceinsight/schemas); the first error
     as one line naming the file and the field.
 
-    Every load checks again: a record of documents found valid would have to live in the run
-    folder, which is someone else's data (a forged record would let any run.json through)."""
+    The check is the compiled one; a refused document is checked again by jsonschema, whose
+    errors say which field and why in the words every message uses. Every load checks again: a
+    record of documents found valid would have to live in the run folder, which is someone
+    else's data (a forged record would let any run.json through)."""
+    from fastjsonschema import JsonSchemaException
+    try:
+        _compiled(schema)(data)
+        return
+    except JsonSchemaException as e:
+        refused = e
     from jsonschema.exceptions import best_match
     err = best_match(_validator(schema).iter_errors(data))
     if err is None:
-        return
+        # refused by the compiled check alone (a pattern's ``$`` matches only at the very end
+        # there, before a final newline too in jsonschema): its own words
+        raise TraceinsightError(f"{path}: {_short(str(refused), 160)}")
     field = ".".join(str(p) for p in err.absolute_path) or "(the top level)"
     want = err.validator_value
     if err.validator == "type":
@@ -333,28 +361,58 @@ MAX_FOLDERS = 20_000
 def find_xplanes(folder: Path) -> list[Path]:
     """Every ``*.xplane.pb`` in a folder and its subfolders down to ``MAX_TRACE_DEPTH`` levels
     (hidden folders and folder links skipped; XProf leaves cache files beside the traces: ignored).
-    More than ``MAX_FOLDERS`` folders on the way: not a logdir, an error that says so."""
+    Only folders that can hold traces are entered: inside a ``plugins`` folder only ``profile``
+    (TensorBoard's other plugins keep their own data there), and a profile session's folder
+    (``plugins/profile/<session>``) holds its traces itself, so nothing below it is read. More
+    than ``MAX_FOLDERS`` folders on the way: not a logdir, an error that says so."""
     folder = Path(folder)
     if folder.is_file():
         return [folder]
-    found: list[Path] = []
+    found: list[str] = []
     seen = 0
-    base = len(folder.parts)
-    for root, dirs, names in os.walk(folder):
+    # (folder, depth below ``folder``, what it is: "" any folder, "plugins", "profile", "session")
+    todo: list[tuple[str, int, str]] = [(str(folder), 0, _kind_of(folder))]
+    while todo:
+        here, depth, kind = todo.pop()
         seen += 1
         if seen > MAX_FOLDERS:
             raise TraceinsightError(
                 f"{folder}: more than {MAX_FOLDERS:,} folders searched for traces without the end "
                 "in sight: point at a run folder, a TensorBoard logdir or an .xplane.pb file")
-        here = Path(root)
-        found += [here / n for n in names if n.endswith(".xplane.pb") and (here / n).is_file()]
-        if len(here.parts) - base >= MAX_TRACE_DEPTH:
-            dirs[:] = []
-        else:
-            # XProf's per-tool caches (<trace>.xplane.pb_kernel_stats/...) hold copies, not traces
-            dirs[:] = [d for d in dirs if not d.startswith(".") and ".xplane.pb_" not in d
-                       and not (here / d).is_symlink()]
-    return sorted(found)
+        try:
+            with os.scandir(here) as entries:
+                listed = list(entries)
+        except OSError:     # unreadable, or gone meanwhile: as os.walk, skipped
+            continue
+        for e in listed:
+            name = e.name
+            try:
+                if name.endswith(".xplane.pb"):
+                    if e.is_file():
+                        found.append(e.path)
+                    continue
+                if (kind == "session" or depth + 1 > MAX_TRACE_DEPTH or name.startswith(".")
+                        or ".xplane.pb_" in name    # XProf's per-tool caches hold copies
+                        or (kind == "plugins" and name != "profile")
+                        or e.is_symlink() or not e.is_dir()):
+                    continue
+            except OSError:
+                continue
+            sub = {"plugins": "profile", "profile": "session"}.get(kind) or \
+                ("plugins" if name == "plugins" else "")
+            todo.append((e.path, depth + 1, sub))
+    return sorted(Path(f) for f in found)
+
+
+def _kind_of(folder: Path) -> str:
+    """What a folder given by the user is in a logdir's layout (see ``find_xplanes``)."""
+    if folder.name == "plugins":
+        return "plugins"
+    if folder.name == "profile" and folder.parent.name == "plugins":
+        return "profile"
+    if folder.parent.name == "profile" and folder.parent.parent.name == "plugins":
+        return "session"
+    return ""
 
 
 def pass_traces(run_path: Path, mode_folder: str, pass_name: str,

@@ -234,6 +234,90 @@ static PyObject *scan_line(PyObject *self, PyObject *args)
     return Py_BuildValue("(LLnnnnn)", (long long)id, (long long)ts, nb, ne, db, de, n);
 }
 
+/* split_line(xline, parts) -> [(byte_begin, byte_end, first_event, n_events), ...]
+ *
+ * A serialized XLine cut into at most `parts` runs of whole events, as even in event count as
+ * the count allows, for decode_line to decode each run on its own (one thread each): a run
+ * starts at an event's tag and ends where the next run starts, the last at the line's end (the
+ * line's other fields inside a run are skipped by decode_line as in the whole line). No run is
+ * empty; a line without events gives none. */
+static PyObject *split_line(PyObject *self, PyObject *args)
+{
+    Py_buffer b = {0};
+    Py_ssize_t parts;
+    if (!PyArg_ParseTuple(args, "y*n", &b, &parts))
+        return NULL;
+    if (parts < 1)
+        parts = 1;
+    Py_ssize_t *cut = PyMem_Calloc((size_t)parts, sizeof(Py_ssize_t));   /* a run's first byte */
+    Py_ssize_t *first = PyMem_Calloc((size_t)parts, sizeof(Py_ssize_t)); /* its first event */
+    if (!cut || !first) {
+        PyMem_Free(cut);
+        PyMem_Free(first);
+        PyBuffer_Release(&b);
+        return PyErr_NoMemory();
+    }
+    int rc = 0;
+    Py_ssize_t n = 0, m = 0;
+    Py_BEGIN_ALLOW_THREADS
+    const uint8_t *buf = b.buf, *p = buf, *end = buf + b.len;
+    while (p < end) { /* count the events */
+        uint32_t fnum, wt;
+        uint64_t v;
+        if ((rc = field(&p, end, &fnum, &wt, &v)) < 0)
+            break;
+        if (wt == 2) {
+            n += fnum == 4;
+            p += v;
+        }
+    }
+    if (rc == 0 && n > 0) {
+        for (Py_ssize_t i = 0; i < parts; i++) { /* the runs' first events, distinct */
+            Py_ssize_t t = (Py_ssize_t)((int64_t)i * n / parts);
+            if (m == 0 || t > first[m - 1])
+                first[m++] = t;
+        }
+        Py_ssize_t ev = 0, k = 0;
+        p = buf;
+        while (p < end && k < m) {
+            const uint8_t *tag = p;
+            uint32_t fnum, wt;
+            uint64_t v;
+            if ((rc = field(&p, end, &fnum, &wt, &v)) < 0)
+                break;
+            if (wt == 2) {
+                if (fnum == 4) {
+                    if (ev == first[k])
+                        cut[k++] = tag - buf;
+                    ev++;
+                }
+                p += v;
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *out = NULL;
+    if (rc < 0) {
+        corrupt();
+        goto done;
+    }
+    out = PyList_New(m);
+    for (Py_ssize_t i = 0; out && i < m; i++) {
+        Py_ssize_t stop_b = i + 1 < m ? cut[i + 1] : b.len;
+        Py_ssize_t stop_e = i + 1 < m ? first[i + 1] : n;
+        PyObject *t = Py_BuildValue("(nnnn)", cut[i], stop_b, first[i], stop_e - first[i]);
+        if (!t)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, i, t);
+    }
+done:
+    PyMem_Free(cut);
+    PyMem_Free(first);
+    PyBuffer_Release(&b);
+    return out;
+}
+
 /* The wanted stats of a line, in growable columns. */
 typedef struct {
     int64_t *ev, *mid, *val, *b, *e;
@@ -933,6 +1017,8 @@ static PyMethodDef methods[] = {
     {"scan_line", scan_line, METH_VARARGS,
      "scan_line(xline) -> (id, timestamp_ns, name_b, name_e, display_name_b, display_name_e, "
      "n_events)"},
+    {"split_line", split_line, METH_VARARGS,
+     "split_line(xline, parts) -> [(byte_begin, byte_end, first_event, n_events), ...]"},
     {"decode_line", decode_line, METH_VARARGS,
      "decode_line(xline, base_ps, lut, wanted, start, end, metadata_id, name_id) -> stat columns"},
     {"is_sorted", is_sorted, METH_VARARGS, "is_sorted(start, end) -> bool"},

@@ -10,7 +10,10 @@ values are materialized only for the stat names the analysis asks for (``WANTED_
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +36,36 @@ WANTED_STATS = frozenset({
     # a kernel and the host-side launch that made it (CUPTI)
     "correlation_id",
 })
+
+# A line of at least this many events is decoded in runs, one thread each (below, threads cost
+# more than they save); at most this many threads.
+SPLIT_MIN_EVENTS = 1 << 15
+MAX_DECODE_THREADS = 8
+_threads: int | None = None     # decode_threads(); None: every usable core
+
+
+@contextlib.contextmanager
+def decode_threads(n: int | None) -> Iterator[None]:
+    """Within: lines are decoded by at most ``n`` threads (None: every usable core, at most
+    ``MAX_DECODE_THREADS``). ``analysis.parallel`` sets 1 while processes analyse hosts at once:
+    they take the cores already."""
+    global _threads
+    before, _threads = _threads, n
+    try:
+        yield
+    finally:
+        _threads = before
+
+
+def _decode_threads() -> int:
+    if _threads is not None:
+        return max(1, _threads)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_DECODE_THREADS))
+
 
 class CorruptTrace(TraceinsightError):
     pass
@@ -129,9 +162,14 @@ def load_files(paths: list[Path]) -> EventTable:
                 "line": np.empty(n, dtype=np.int32), "name": np.empty(n, dtype=np.int32),
                 "start": np.empty(n, dtype=np.int64), "end": np.empty(n, dtype=np.int64)}
             pos = 0
-            for (plane, raws), plane_heads in zip(space, heads):
-                pos = _load_plane(plane, raws, plane_heads, host, names, name_ids, lines, planes,
-                                  stat_int, stat_str, cols, pos, offset, base_ns or 0)
+            threads = _decode_threads()
+            big = max((h[4] for plane in heads for h in plane), default=0) >= SPLIT_MIN_EVENTS
+            with ThreadPoolExecutor(threads, thread_name_prefix="traceinsight-decode") \
+                    if threads > 1 and big else contextlib.nullcontext() as pool:
+                for (plane, raws), plane_heads in zip(space, heads):
+                    pos = _load_plane(plane, raws, plane_heads, host, names, name_ids, lines,
+                                      planes, stat_int, stat_str, cols, pos, offset, base_ns or 0,
+                                      pool, threads)
         except ValueError as e:
             raise CorruptTrace(f"{path}: corrupt trace ({e})") from None
         del space
@@ -338,15 +376,17 @@ def plane_stat_value(stat, stat_names: dict[int, str]):
 
 # XStat value kinds as native.decode_line reports them (the value's field number)
 _INT_KINDS = (3, 4)  # uint64_value, int64_value
-_STR, _REF = 5, 7    # str_value, ref_value (a stat metadata id whose name is the string)
+_STR, _BYTES, _REF = 5, 6, 7    # str_value, bytes_value, ref_value (a stat metadata id whose
+#                                name is the string)
 
 
 def _load_plane(plane, raws, heads, host, names, name_ids, lines, planes, stat_int, stat_str, cols, pos,
-                offset, base_ns) -> int:
+                offset, base_ns, pool: Executor | None = None, threads: int = 1) -> int:
     """Decode a plane's lines into ``cols`` (the file's table columns) from row ``pos`` on, each
     line sorted by (start, -end); stats go to stat_int / stat_str with table-wide event indices
     (``offset``: the file's first row in the table). ``heads``: each line's native.scan_line.
-    Returns the next free row."""
+    ``pool``: ``threads`` threads that decode a large line's runs at once. Returns the next free
+    row."""
     stat_names = {k: v.name for k, v in plane.stat_metadata.items()}
     pstats = {stat_names.get(s.metadata_id, str(s.metadata_id)): plane_stat_value(s, stat_names)
               for s in plane.stats}
@@ -369,8 +409,8 @@ def _load_plane(plane, raws, heads, host, names, name_ids, lines, planes, stat_i
             continue
         rows = slice(pos, pos + n_ev)
         gid, start, end = cols["name"][rows], cols["start"][rows], cols["end"][rows]
-        stats = native.decode_line(raw, (ts - base_ns) * 1000, lut, wanted_lut, start, end, gid,
-                                   mid[:n_ev])
+        stats = _decode(raw, (ts - base_ns) * 1000, lut, wanted_lut, start, end, gid,
+                        mid[:n_ev], pool, threads)
         cols["line"][rows] = li
         if (gid < 0).any():
             _name_rest(gid, mid[:n_ev], meta_gid, names, name_ids)
@@ -385,6 +425,31 @@ def _load_plane(plane, raws, heads, host, names, name_ids, lines, planes, stat_i
                            stat_str)
         pos += n_ev
     return pos
+
+
+def _decode(raw, base_ps, lut, wanted_lut, start, end, gid, mid, pool: Executor | None,
+            threads: int) -> dict[str, np.ndarray]:
+    """``native.decode_line`` of one line; a line of ``SPLIT_MIN_EVENTS`` or more, given a pool,
+    in runs of whole events (``native.split_line``), one thread each, each writing its rows of
+    the columns; the runs' stats joined in order, their event indices and byte spans made the
+    line's again: the result of one ``decode_line`` of the whole line."""
+    if pool is None or len(start) < SPLIT_MIN_EVENTS:
+        return native.decode_line(raw, base_ps, lut, wanted_lut, start, end, gid, mid)
+    runs = native.split_line(raw, threads)
+    lut = np.ascontiguousarray(lut, dtype=np.int32)
+    wanted_lut = np.ascontiguousarray(wanted_lut, dtype=np.uint8)
+    jobs = [pool.submit(native.decode_line, raw[b:e], base_ps, lut, wanted_lut, start[i:i + n],
+                        end[i:i + n], gid[i:i + n], mid[i:i + n]) for b, e, i, n in runs]
+    parts = [j.result() for j in jobs]
+    out = {k: np.concatenate([d[k] for d in parts]) for k in parts[0]}
+    # each run's event indices and byte spans (str / bytes values) are its own: the line's
+    first = np.repeat([i for _, _, i, _ in runs], [len(d["stat_event"]) for d in parts])
+    begin = np.repeat([b for b, _, _, _ in runs], [len(d["stat_event"]) for d in parts])
+    out["stat_event"] += first
+    spans = (out["stat_kind"] == _STR) | (out["stat_kind"] == _BYTES)
+    out["stat_begin"][spans] += begin[spans]
+    out["stat_end"][spans] += begin[spans]
+    return out
 
 
 LUT_MAX = 1 << 22  # metadata ids beyond this are looked up in Python (no trace seen uses them)

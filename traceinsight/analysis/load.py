@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from traceinsight import modekind, runfolder
-from traceinsight.analysis import cache, malloc
-from traceinsight.analysis.mode import TracePass, read_timing
+from traceinsight.analysis import cache
 from traceinsight.analysis.sessions import foreign_modes, straggler_notes
+from traceinsight.analysis.timings import read_timing
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import Display, ModeResult, Run, Timing
+from traceinsight.runfolder import Pass as TracePass  # analysis.mode's name for it
 
 
 def load_run(path: Path, use_cache: bool = True,
@@ -22,8 +23,9 @@ def load_run(path: Path, use_cache: bool = True,
     manifest = runfolder.read_manifest(path)
     workload = manifest.get("workload") or {}
     user_files = frozenset(filter(None, [Path(workload.get("path") or "").name]))
-    with malloc.kept_memory():   # freed arrays reused by the next mode (see analysis.malloc)
-        modes = _load_modes(path, manifest, user_files, use_cache, keep_trace or {})
+    # (the modes analysed, not read from the cache, are analysed inside malloc.kept_memory(): see
+    # analysis.parallel.analyze_modes)
+    modes = _load_modes(path, manifest, user_files, use_cache, keep_trace or {})
     modes = _with_kinds(modes, manifest)
     compared: tuple = ()    # a captured workload's modes are not hosts: nothing to compare
     if workload.get("kind") == "remote":   # capture --remote: the modes are one job's hosts
@@ -149,7 +151,8 @@ def _with_notes(mode: ModeResult, notes: list[str]) -> ModeResult:
 def load(path, *, use_cache: bool = True,
          keep_trace: Mapping[str, TracePass] | None = None, display: Display | None = None) -> Run:
     """Analyse a run folder (results cached in it, see ``analysis.cache``), a TensorBoard
-    logdir, a profile session folder or one ``.xplane.pb`` file.
+    logdir, a profile session folder or one ``.xplane.pb`` file; a logdir may be a URL that
+    fsspec reads (``gs://``, ``s3://``, ``memory://``: ``analysis.urls``).
 
     ``keep_trace``: {mode name: capture pass} whose per-event data (``analysis.mode.
     TraceAnalysis``: event table, attribution, steps) each such mode keeps as
@@ -158,6 +161,10 @@ def load(path, *, use_cache: bool = True,
     python-tracer pass keeps its main pass). A name the run does not have, or a mode whose
     analysis failed, keeps nothing (``trace`` stays None). ``display``: how the run shows itself
     in a notebook / REPL (``traceinsight.load`` gives ``report.notebook.NOTEBOOK``)."""
+    from traceinsight.analysis import urls
+    path = urls.local_path(path)
+    if urls.is_url(path):      # a logdir on object storage: its traces copied and analysed here
+        return _load_url(path, keep_trace=keep_trace, display=display)
     path = Path(path)
     if not path.exists():
         raise TraceinsightError(f"{path}: no such file or folder")
@@ -197,3 +204,28 @@ def load(path, *, use_cache: bool = True,
     return complete(Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
                         manifest={"source": str(path), "environment": trace_environment(files)},
                         source="traces"), hosts_compared=compared, display=display)
+
+
+def _load_url(url: str, **kwargs) -> Run:
+    """``load`` of a logdir at a URL (``analysis.urls``): its traces copied into a temporary
+    folder,
+    analysed there, the copies deleted; the run's source and its modes' trace paths are URLs."""
+    import dataclasses
+    import tempfile
+    from pathlib import PurePosixPath
+
+    from traceinsight.analysis.urls import fetch, find_traces, unstrip, with_urls
+    root, paths, one = find_traces(url)
+    if not paths:
+        raise TraceinsightError(
+            f"{url}: no traces found (no *.xplane.pb within the layout of a TensorBoard logdir: "
+            "<run>/plugins/profile/<session>/<host>.xplane.pb)")
+    name = PurePosixPath(root).name or root
+    with tempfile.TemporaryDirectory(prefix="traceinsight-") as tmp:
+        top = Path(tmp) / name
+        local = [fetch(url, p, root, top) for p in paths]
+        where = {str(f): unstrip(url, p) for f, p in zip(local, paths)}
+        run = load(local[0] if one else top, **kwargs)
+    modes = {k: with_urls(m, where) for k, m in run.modes.items()}
+    manifest = dict(run.manifest, source=url)
+    return dataclasses.replace(run, path=Path(root), modes=modes, manifest=manifest)

@@ -22,7 +22,6 @@ alone: the library changes nothing in its caller's process.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import sys
 import threading
@@ -62,6 +61,7 @@ def _glibc():
     if not sys.platform.startswith("linux") or _tuned_at_start():
         return None
     try:
+        import ctypes  # here: a process that analyses nothing (a cached run) never loads it
         libc = ctypes.CDLL(None)
         if not hasattr(libc, "gnu_get_libc_version"):      # musl & co.
             return None
@@ -71,6 +71,7 @@ def _glibc():
 
 
 def _set(libc, params: dict[int, int]) -> None:
+    import ctypes
     for param, value in params.items():
         libc.mallopt(ctypes.c_int(param), ctypes.c_int(value))
 
@@ -95,4 +96,5 @@ def kept_memory() -> Iterator[None]:
             _depth -= 1
             if _depth == 0:
                 _set(libc, _AFTER)
+                import ctypes
                 libc.malloc_trim(ctypes.c_size_t(0))

@@ -49,6 +49,13 @@ def scan_line(data) -> tuple[int, int, str, str, int]:
     return lid, ts, name, display, n_ev
 
 
+def split_line(data, parts: int) -> list[tuple[int, int, int, int]]:
+    """A serialized XLine cut into at most ``parts`` runs of whole events, as even in event count
+    as may be: (byte begin, byte end, first event, number of events) each, none empty; each run's
+    bytes decode on their own with ``decode_line``. ValueError when it is malformed."""
+    return _native.split_line(data, parts)
+
+
 def decode_line(data, base_ps: int, name_lut: np.ndarray, wanted: np.ndarray,
                 start: np.ndarray, end: np.ndarray, name_id: np.ndarray,
                 metadata_id: np.ndarray) -> dict[str, np.ndarray]:

@@ -130,8 +130,11 @@ def analyze_modes(groups: dict[str, list[Path]], jobs: int | None = None,
     args = args or {}
     sizes = {name: sum(_size(f) for f in [*files, *(args.get(name) or {}).get("python_files", ())])
              for name, files in groups.items()}
-    with malloc.kept_memory():      # in the workers too: they are forked inside, or set it
-        return _analyze_modes(groups, _jobs(groups, jobs, sizes), args, sizes)
+    n = _jobs(groups, jobs, sizes)
+    from traceinsight.analysis.events import decode_threads
+    # processes at once take the cores: each decodes its lines on one thread (forks inherit it)
+    with malloc.kept_memory(), decode_threads(1 if n > 1 else None):
+        return _analyze_modes(groups, n, args, sizes)
 
 
 def _analyze_modes(groups: dict[str, list[Path]], n: int, args: Mapping[str, Mapping[str, Any]],
@@ -461,7 +464,8 @@ def _worker_main() -> None:
     out = os.fdopen(os.dup(1), "wb")   # the protocol's channel; stray prints go to stderr
     os.dup2(2, 1)
     malloc.allow()
-    with malloc.kept_memory():
+    from traceinsight.analysis.events import decode_threads
+    with malloc.kept_memory(), decode_threads(1):   # one of several processes: one thread
         _serve(sys.stdin.buffer, out)
 
 
@@ -480,13 +484,21 @@ def analyze_with_dask(path: str | Path, client, display: Display | None = None) 
 
     Each host's ``analyze_mode`` runs as one task on a worker; the results (small frames) come
     back to this process. The workers need traceinsight installed and the trace files at the same
-    paths (a shared or network file system).
+    paths (a shared or network file system), or ``path`` a URL their fsspec reads (``gs://``,
+    ``s3://``: ``analysis.urls``; each worker copies the trace it analyses).
     """
     from traceinsight import runfolder
-    from traceinsight.analysis.sessions import foreign_modes, straggler_notes
-    from traceinsight.model import Run
+    from traceinsight.analysis import urls
+    from traceinsight.analysis.sessions import foreign_modes
 
+    path = urls.local_path(path)
+    if urls.is_url(path):
+        return _analyze_urls_with_dask(str(path), client, display)
     path = Path(path).resolve()
+    if path.is_dir() and runfolder.is_run_folder(path):
+        raise TraceinsightError(
+            f"{path}: a traceinsight run folder; a cluster analyses a logdir's hosts (a run "
+            "folder's modes are analysed and cached here: leave out --scheduler)")
     files = runfolder.find_xplanes(path)
     if not files:
         raise TraceinsightError(f"{path}: no *.xplane.pb traces found")
@@ -495,16 +507,84 @@ def analyze_with_dask(path: str | Path, client, display: Display | None = None) 
     names = list(groups)
     futures = client.map(_analyze, names, [[str(f) for f in groups[k]] for k in names],
                          key=[f"traceinsight-host-{i}" for i in range(len(names))], pure=False)
-    results = client.gather(futures)
+    from traceinsight.analysis.trace_env import trace_environment
+    return _run_of(path, path.name.replace(".xplane.pb", ""), groups, client.gather(futures),
+                   {"source": str(path), "environment": trace_environment(files)}, display)
+
+
+def _run_of(path: Path, name: str, groups: Mapping[str, list], results: list, manifest: dict,
+            display: Display | None) -> Run:
+    """The Run of a cluster's per-host results: the hosts compared, the figures computed."""
+    from traceinsight.analysis.sessions import straggler_notes
+    from traceinsight.model import Run
+    names = list(groups)
     modes, compared = straggler_notes(dict(zip(names, results)),
                                        {k: Path(groups[k][0]).parent for k in names})
     if all(m.status == "failed" for m in modes.values()):
-        raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
+        raise TraceinsightError(f"{manifest['source']}: no readable TensorFlow trace: "
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))
     from traceinsight.derive import complete
-    return complete(Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
-                        manifest={"source": str(path)}, source="traces"), hosts_compared=compared,
-                    display=display)
+    return complete(Run(path=path, name=name, modes=modes, manifest=manifest, source="traces"),
+                    hosts_compared=compared, display=display)
+
+
+def _analyze_urls_with_dask(url: str, client, display: Display | None) -> Run:
+    """``analyze_with_dask`` of a logdir at a URL (``analysis.urls``): each task copies its
+    host's trace on the worker that analyses it."""
+    from pathlib import PurePosixPath
+
+    from traceinsight.analysis import urls
+    from traceinsight.analysis.sessions import foreign_modes
+    root, paths, one = urls.find_traces(url)
+    if not paths:
+        raise TraceinsightError(f"{url}: no *.xplane.pb traces found")
+    groups = foreign_modes(Path(root), [Path(p) for p in paths])
+    names = list(groups)
+    if one:
+        groups = {PurePosixPath(paths[0]).name[: -len(".xplane.pb")]: groups[names[0]]}
+        names = list(groups)
+    futures = client.map(_analyze_url, names, [url] * len(names),
+                         [[str(f) for f in groups[k]] for k in names], [root] * len(names),
+                         key=[f"traceinsight-host-{i}" for i in range(len(names))], pure=False)
+    return _run_of(Path(root), PurePosixPath(root).name or root, groups, client.gather(futures),
+                   {"source": url}, display)
+
+
+def _analyze_url(name: str, url: str, paths: list[str], root: str):
+    """One host's traces analysed from their URLs (a Dask task: the worker copies them into a
+    temporary folder); ``trace_paths`` the URLs."""
+    import tempfile
+
+    from traceinsight.analysis import urls
+    with tempfile.TemporaryDirectory(prefix="traceinsight-") as tmp:
+        local = [urls.fetch(url, p, root, Path(tmp)) for p in paths]
+        mode = _analyze(name, local)
+    return urls.with_urls(mode, {str(f): urls.unstrip(url, p) for f, p in zip(local, paths)})
+
+
+# How long the command line waits for a --scheduler to answer
+CONNECT_TIMEOUT_S = 10
+
+
+def load_with_scheduler(path: str | Path, address: str, display: Display | None = None) -> Run:
+    """``--scheduler ADDRESS`` of ``analyze`` / ``report`` / ``view``: ``analyze_with_dask`` on
+    the Dask distributed cluster whose scheduler is at ``address`` (``tcp://host:8786``), with a
+    client of its own, closed after. One line (TraceinsightError) when Dask distributed is not
+    installed or the scheduler does not answer."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise TraceinsightError("--scheduler needs Dask distributed: pip install "
+                                "'traceinsight-tf[cluster]'") from None
+    try:
+        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError, ValueError, TypeError) as e:
+        from traceinsight.present import safe
+        raise TraceinsightError(f"--scheduler {safe(address, 200)}: no Dask scheduler answered "
+                                f"({safe(str(e).splitlines()[0] if str(e) else type(e).__name__, 200)})"
+                                ) from None
+    with client:
+        return analyze_with_dask(path, client, display)
 
 
 if __name__ == "__main__":

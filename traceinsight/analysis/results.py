@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from traceinsight.analysis import native, rules
-from traceinsight.analysis.attribute import Attribution
 from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES, steady_mask
+
+if TYPE_CHECKING:   # (the comparisons import sort_order: no trace decoding, no protobuf)
+    from traceinsight.analysis.attribute import Attribution
 
 PS_PER_MS = 1e9
 

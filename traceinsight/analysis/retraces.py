@@ -5,15 +5,18 @@ changed between its traces in words (the ``changes`` column, for people), from t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from traceinsight.analysis import rules
-from traceinsight.analysis.attribute import N_CAT, Attribution
 from traceinsight.analysis.results import PS_PER_MS, factorize, in_windows, sort_order
 from traceinsight.columns import Columns, text
+from traceinsight.model import CATEGORIES
 from traceinsight.retracecause import RetraceCause
+
+if TYPE_CHECKING:   # (findings import GRAPH_BUILDS: no trace decoding, no protobuf)
+    from traceinsight.analysis.attribute import Attribution
 
 RETRACE_COLUMNS = ["function", "calls", "traced_calls", "tracing_ms", "compile_ms", "changes",
                    "cause", "cause_detail"]
@@ -33,7 +36,7 @@ def retraces_table(a: Attribution, signatures: dict | None = None) -> Columns:
     idx, val = t.stat_str["tf_function_call"]
     traced = np.array([v.startswith("traced") for v in val], dtype=bool)
     on_main = t.line[idx] == a.main_line
-    ct = np.zeros((len(idx), N_CAT))
+    ct = np.zeros((len(idx), len(CATEGORIES)))
     if on_main.any():
         ct[on_main] = a.category_time(t.start[idx[on_main]], t.end[idx[on_main]]) / PS_PER_MS
     tc = t.stat_int_column("tracing_count")[idx]

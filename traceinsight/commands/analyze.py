@@ -19,23 +19,33 @@ class Command:
 
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("path", metavar="PATH", nargs="?", default=None,
-                            help="run folder, logdir, session folder or .xplane.pb "
-                                 "(default: the newest run under ./runs)")
+                            help="run folder, logdir, session folder or .xplane.pb, or a logdir's "
+                                 "URL (gs://, s3://: fsspec) (default: the newest run under "
+                                 "./runs)")
         parser.add_argument("--top", type=int, default=10, help="rows of each table (default 10)")
         parser.add_argument("--mode", action="append", default=None,
                             help="only these modes (repeatable)")
+        parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                            help="analyse a logdir's hosts on this Dask distributed cluster "
+                                 "(tcp://HOST:8786; needs the cluster extra, and the traces at the "
+                                 "same paths on the workers)")
 
     def run(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from pathlib import Path
 
         import traceinsight
         from traceinsight import runfolder
+        from traceinsight.analysis.urls import is_url
         from traceinsight.errors import TraceinsightError
         from traceinsight.report import terminal
         from traceinsight.report.options import TerminalOptions
-
-        path = Path(args.path) if args.path else runfolder.newest_run()
-        run = traceinsight.load(path)
+        path = (args.path if is_url(args.path) else Path(args.path)) if args.path \
+            else runfolder.newest_run()
+        if args.scheduler:
+            from traceinsight.analysis.parallel import load_with_scheduler
+            run = load_with_scheduler(path, args.scheduler)
+        else:
+            run = traceinsight.load(path)
         if args.mode:
             missing = [m for m in args.mode if m not in run.modes]
             if missing:

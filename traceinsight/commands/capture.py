@@ -409,7 +409,7 @@ def print_summary(console, run_path: Path) -> None:
                        "median / untraced median − 1.", style="dim"))
     for mode, status, error in failed:
         console.print(Text(f"{present.safe(mode)}: {status}: {present.safe(error or '')}", style="red"))
-    from traceinsight.analysis.mode import load_notes
+    from traceinsight.analysis.timings import load_notes
     for m in run.modes.values():   # rounds re-run, set aside or kept on a busy machine
         for note in load_notes(m.timing) if m.timing is not None else ():
             console.print(Text(f"{present.safe(m.name)}: {note}", style="yellow"))

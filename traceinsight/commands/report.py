@@ -27,11 +27,27 @@ class Command:
                             help="write here instead of stdout; the extension picks the format")
         parser.add_argument("--format", choices=REPORT_FORMATS,
                             help="output format (default: from -o's extension, else md)")
+        parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                            help="analyse a logdir's hosts on this Dask distributed cluster "
+                                 "(tcp://HOST:8786; needs the cluster extra, and the traces at the "
+                                 "same paths on the workers)")
 
     def run(self, args, parser) -> int:
         from traceinsight.report import format_for, load_run, render, write_output
         fmt = format_for(args.output, args.format)
-        run = load_run(args.run)
+        from traceinsight.analysis.urls import is_url
+        if args.scheduler:
+            from pathlib import Path
+
+            from traceinsight.analysis.parallel import load_with_scheduler
+            from traceinsight.runfolder import newest_run
+            run = load_with_scheduler(args.run if is_url(args.run) else
+                                      Path(args.run) if args.run else newest_run(), args.scheduler)
+        elif is_url(args.run):       # a logdir on object storage
+            import traceinsight
+            run = traceinsight.load(args.run)
+        else:
+            run = load_run(args.run)
         if fmt == "md" and args.output not in (None, "-"):
             write_output(markdown_with_figures(run, args.output), args.output)
         else:

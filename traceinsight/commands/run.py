@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from traceinsight.capture.script import run_script
 from traceinsight.errors import TraceinsightError
 
 
@@ -60,6 +59,7 @@ class Command:
         for flag in ("trace_ms", "max_trace_ms"):
             if getattr(args, flag) is not None and getattr(args, flag) < 1:
                 raise TraceinsightError(f"--{flag.replace('_', '-')} must be positive")
+        from traceinsight.capture.script import run_script  # (the CLI imports every command)
         return run_script(cmd, mode=args.mode, into=Path(args.into) if args.into else None,
                           out=Path(args.out), name=args.name,
                           settings={"skip_steps": args.skip_steps, "steps": args.steps,

@@ -19,19 +19,29 @@ from traceinsight.errors import TraceinsightError
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
 
 
-def load_run(path: Path):
-    """Load a run with the analysis engine (imported here: ``--help`` stays fast)."""
-    if not path.exists():
+def load_run(path: Path | str, scheduler: str | None = None):
+    """Load a run with the analysis engine (imported here: ``--help`` stays fast); with a
+    scheduler's address, its hosts on that Dask cluster. ``path`` a str: a logdir's URL."""
+    if isinstance(path, Path) and not path.exists():
         raise TraceinsightError(f"{path}: no such file or folder")
+    if scheduler:
+        from traceinsight.analysis.parallel import load_with_scheduler
+        return load_with_scheduler(path, scheduler)
     import traceinsight
     return traceinsight.load(path)
+
+
+def _path_or_url(arg: str) -> Path | str:
+    """A path, or a logdir's URL (gs://, s3://: fsspec) kept as it is."""
+    from traceinsight.analysis.urls import is_url
+    return arg if is_url(arg) else Path(arg)
 
 
 class Command:
     __doc__ = __doc__  # the module docstring is the --help text
 
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("run", nargs="?", type=Path, metavar="RUN",
+        parser.add_argument("run", nargs="?", type=_path_or_url, metavar="RUN",
                             help="run folder, .xplane.pb, profile session folder or TensorBoard logdir "
                                  "(default: the newest run under --runs-dir)")
         parser.add_argument("--runs-dir", type=Path, default=Path("runs"),
@@ -40,16 +50,20 @@ class Command:
                             help="colour theme (default: dark; t switches while viewing)")
         parser.add_argument("--report", type=Path, default=None, metavar="PATH",
                             help="where r writes the markdown report (default: RUN/report.md)")
+        parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                            help="analyse a logdir's hosts on this Dask distributed cluster "
+                                 "(tcp://HOST:8786; needs the cluster extra, and the traces at the "
+                                 "same paths on the workers)")
 
     def build_app(self, args: argparse.Namespace):
         """The app, not yet run; it loads the run in a worker thread behind a loading screen
         (tools/bench_view.py times this path)."""
         from traceinsight.runfolder import newest_run
         path = args.run if args.run is not None else newest_run(args.runs_dir)
-        if not path.exists():
+        if isinstance(path, Path) and not path.exists():
             raise TraceinsightError(f"{path}: no such file or folder")
         from traceinsight.tui import get_loading_app
-        return get_loading_app(lambda: load_run(path), str(path), report_path=args.report,
+        return get_loading_app(lambda: load_run(path, getattr(args, "scheduler", None)), str(path), report_path=args.report,
                                theme=THEMES.get(args.theme))
 
     def run(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

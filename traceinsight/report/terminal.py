@@ -47,7 +47,9 @@ def show(run: Run, options: TerminalOptions = TERMINAL_DEFAULTS,
          console: Console | None = None) -> None:
     """Print ``render(run, options)`` on ``console`` (default: stdout): tables by
     ``present.print_table`` (folded on a terminal, whole when piped), the rest as they are."""
-    console = console or Console()
+    # no emoji codes: every string from a trace is Text already, and rich's emoji table alone
+    # costs a noticeable share of analyze's start-up
+    console = console or Console(emoji=False)
     for r in render(run, options):
         if isinstance(r, Table):
             present.print_table(console, r)

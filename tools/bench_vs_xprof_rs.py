@@ -1,0 +1,351 @@
+"""Whole-process speed and memory of ``traceinsight analyze LOGDIR`` against ``xprof-rs
+get_overview LOGDIR`` (the Rust rewrite of XProf's backend), and traceinsight's start-up figures.
+
+    .venv/bin/python tools/bench_vs_xprof_rs.py [--repeat 7] [--sizes 0.064,10,30,150]
+    .venv/bin/python tools/bench_vs_xprof_rs.py --startup-only
+    .venv/bin/python tools/bench_vs_xprof_rs.py --before OLD_TREE    (an older checkout, built)
+
+xprof-rs is never a dependency of traceinsight: it is installed (``pip install xprof-rs``) into a
+throw-away virtual environment of its own under ``.traceinsight/bench/`` (git-ignored; --env
+picks another folder), unless --xprof-rs names its binary.
+
+The traces: the smallest size is the committed host trace of a retracing tf.function (CPU,
+tests/data/runs/retracing); the larger ones are made from the largest committed python-traced
+trace (tests/data/runs, ~1.5 MB, ~70 k events per MB) by repeating each of its lines' events in
+time (copy k shifted by k times the line's span, its step numbers by k times the trace's), as
+many copies as come nearest the size asked for; made once, kept beside the environment. Each
+is the only trace of its own logdir (``<logdir>/plugins/profile/<session>/<host>.xplane.pb``).
+
+Each figure is a fresh process, cold (no result cache: traceinsight keeps none for a logdir,
+xprof-rs has none in its command line), the two tools alternating (A B A B ...) after one
+untimed pair, so that the machine's load hits both alike; medians of --repeat pairs, and the
+median of the pairs' ratios. Peak memory is each process's own peak RSS (``os.wait4``'s
+rusage of that child). The load average and the CPU time other processes took during the run
+(``/proc/stat``) are printed beside the table, and each process's CPU time (user + system, from
+the same rusage): on a shared machine, compare the ratios and the CPU times.
+
+Start-up figures (fresh processes, medians): ``python -c "import numpy"`` (the floor), ``analyze``
+of the small trace, ``analyze`` and ``report --format md`` of a committed run folder (copied, its
+analysis cache written by one untimed run first), and ``view``'s first screen
+(``tools/bench_view.py``). Bytecode writing is allowed in the child processes, as in a normal
+install (one untimed run of each command writes the .pyc files); under
+``PYTHONDONTWRITEBYTECODE=1`` in a checkout that never wrote them, every process compiles the
+modules again: the "no bytecode cache" row measures that (a copy of the package without its
+bytecode).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".traceinsight" / "bench"        # git-ignored
+ENTRY = "import sys; from traceinsight.cli import main; sys.exit(main())"
+SMALL = ROOT / "tests" / "data" / "runs" / "retracing" / "function" / "host"
+RUN = ROOT / "tests" / "data" / "runs" / "conv1d"
+SESSION = "2026_01_01_00_00_00"
+NEUTRAL = tempfile.gettempdir()
+
+
+# ---- the xprof-rs environment ---------------------------------------------------------------
+
+def xprof_rs_binary(env_dir: Path) -> Path:
+    """xprof-rs's binary, installed into its own virtual environment at ``env_dir`` (made once)."""
+    exe = env_dir / "bin" / "xprof-rs"
+    if not exe.exists():
+        print(f"installing xprof-rs into {env_dir} (a throw-away environment)", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
+        subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q",
+                        "xprof-rs"], check=True)
+    return exe
+
+
+def xprof_rs_version(env_dir: Path) -> str:
+    out = subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "show", "xprof-rs"],
+                         capture_output=True, text=True)
+    return next((ln.split(":", 1)[1].strip() for ln in out.stdout.splitlines()
+                 if ln.startswith("Version:")), "?")
+
+
+# ---- the traces -----------------------------------------------------------------------------
+
+def python_traced_source() -> Path:
+    runs = ROOT / "tests" / "data" / "runs"
+    found = [p for p in runs.rglob("*.xplane.pb") if "/python/" in p.as_posix()]
+    return max(found, key=lambda p: p.stat().st_size)
+
+
+def replicate(src: Path, copies: int, out: Path) -> None:
+    """``src`` with each line's events repeated ``copies`` times in time: copy k shifted by k
+    times the line's span (plus a microsecond), its ``step_num`` stats by k times the trace's
+    largest step number + 1, so the copies are new steps of the same thread."""
+    sys.path.insert(0, str(ROOT))
+    from traceinsight.xplane import XSpace
+    space = XSpace.FromString(src.read_bytes())
+    top_step = 0
+    for plane in space.planes:
+        sid = {k for k, m in plane.stat_metadata.items() if m.name == "step_num"}
+        for line in plane.lines:
+            for ev in line.events:
+                for st in ev.stats:
+                    if st.metadata_id in sid:
+                        top_step = max(top_step, st.int64_value or st.uint64_value)
+    for plane in space.planes:
+        sid = {k for k, m in plane.stat_metadata.items() if m.name == "step_num"}
+        for line in plane.lines:
+            if not len(line.events):
+                continue
+            span = max(e.offset_ps + e.duration_ps for e in line.events) + 1_000_000
+            base = list(line.events)
+            raw = [e.SerializeToString() for e in base]
+            for k in range(1, copies):
+                for r in raw:
+                    e = line.events.add()
+                    e.ParseFromString(r)
+                    e.offset_ps += k * span
+                    for st in e.stats:
+                        if st.metadata_id in sid:
+                            if st.HasField("int64_value"):
+                                st.int64_value += k * (top_step + 1)
+                            elif st.HasField("uint64_value"):
+                                st.uint64_value += k * (top_step + 1)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_bytes(space.SerializeToString())
+    tmp.replace(out)
+
+
+def logdir_of(size_mb: float, work: Path) -> Path:
+    """A logdir holding one trace of about ``size_mb`` MB (made once under ``work``)."""
+    if size_mb < 1:
+        src = min(SMALL.rglob("*.xplane.pb"), key=lambda p: p.stat().st_size)
+        logdir = work / "traces" / "small"
+        trace = logdir / "plugins" / "profile" / SESSION / "localhost.xplane.pb"
+        if not trace.exists():
+            trace.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, trace)
+        return logdir
+    src = python_traced_source()
+    copies = max(1, round(size_mb * 1e6 / src.stat().st_size))
+    logdir = work / "traces" / f"python-traced-x{copies}"
+    trace = logdir / "plugins" / "profile" / SESSION / "localhost.xplane.pb"
+    if not trace.exists():
+        print(f"making {trace.relative_to(work)} ({copies} copies of "
+              f"{src.relative_to(ROOT)})", flush=True)
+        replicate(src, copies, trace)
+    return logdir
+
+
+def trace_size(logdir: Path) -> int:
+    return sum(p.stat().st_size for p in logdir.rglob("*.xplane.pb"))
+
+
+# ---- measuring ------------------------------------------------------------------------------
+
+def child_env(tree: Path = ROOT) -> dict[str, str]:
+    """The environment of a measured process: traceinsight imported from ``tree`` (its C
+    extension built in place)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)     # as installed: modules compiled once
+    env["PYTHONPATH"] = str(tree) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
+                                     else "")
+    return env
+
+
+def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """(wall seconds, peak RSS MiB, CPU seconds: user + system) of one fresh process, output
+    discarded."""
+    t0 = time.perf_counter()
+    # in a folder of its own: ``python -c`` puts the working folder first on sys.path, where a
+    # checkout's traceinsight would win over the one PYTHONPATH names
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                         cwd=NEUTRAL)
+    assert p.stderr is not None
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(argv)} exited {p.returncode}: {err.decode()[-800:]}")
+    return dt, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+
+
+class Load:
+    """The machine's load while measuring: load average, and the CPU time of the whole machine
+    (``/proc/stat``) minus this benchmark's own children's."""
+
+    def __init__(self) -> None:
+        self.t0, self.cpu0, self.own0 = time.monotonic(), self._busy(), self._own()
+
+    @staticmethod
+    def _busy() -> float:
+        try:
+            with open("/proc/stat", encoding="ascii") as f:
+                vals = [int(v) for v in f.readline().split()[1:]]
+            return (sum(vals) - vals[3] - vals[4]) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError):
+            return math.nan
+
+    @staticmethod
+    def _own() -> float:
+        ru = os.times()
+        return ru.children_user + ru.children_system + ru.user + ru.system
+
+    def line(self) -> str:
+        wall = time.monotonic() - self.t0
+        other = (self._busy() - self.cpu0) - (self._own() - self.own0)
+        cores = os.cpu_count() or 1
+        return (f"load average {os.getloadavg()[0]:.1f} · other processes busy "
+                f"{other / wall:.2f} of {cores} cores over {wall:.0f} s")
+
+
+def interleaved(commands: list[tuple[list[str], dict[str, str]]], repeat: int
+                ) -> list[list[tuple[float, float, float]]]:
+    """Each command ``repeat`` times, in turn (A B A B ...), after one untimed round (.pyc
+    files, file cache)."""
+    for argv, env in commands:
+        run_once(argv, env)
+    rows: list[list[tuple[float, float, float]]] = [[] for _ in commands]
+    for _ in range(repeat):
+        for row, (argv, env) in zip(rows, commands):
+            row.append(run_once(argv, env))
+    return rows
+
+
+def median(rows: list[tuple[float, float, float]], i: int) -> float:
+    return statistics.median(r[i] for r in rows)
+
+
+def versus(args, env: dict[str, str]) -> None:
+    exe = xprof_rs_binary(args.env)
+    print(f"xprof-rs {xprof_rs_version(args.env)} · python {sys.version.split()[0]} · "
+          f"{os.cpu_count()} CPUs · {args.repeat} pairs per trace, interleaved, medians")
+    logdirs = [logdir_of(float(s), args.env.parent) for s in args.sizes.split(",")]
+    print()
+    before = f" before ({args.before.name}) | before / ours |" if args.before else ""
+    print("| trace | ours | xprof-rs | ours / xprof-rs | peak memory, ours / xprof-rs | "
+          f"ours, peak / trace size | CPU time, ours / xprof-rs |{before}")
+    print("|---|---|---|---|---|---|---|" + ("---|---|" if args.before else ""))
+    load = Load()
+    marginal: list[tuple[float, float, float]] = []
+    for logdir in logdirs:
+        size = trace_size(logdir)
+        analyze = [sys.executable, "-c", ENTRY, "analyze", str(logdir)]
+        commands = [(analyze, env), ([str(exe), "get_overview", str(logdir)], env)]
+        if args.before:
+            commands.append((analyze, child_env(args.before)))
+        ours, theirs, *old = interleaved(commands, args.repeat)
+        ratio = statistics.median(o[0] / t[0] for o, t in zip(ours, theirs))
+        extra = ""
+        if old:
+            extra = (f" {median(old[0], 0):.3f} s, CPU {median(old[0], 2):.2f} s | "
+                     f"{statistics.median(b[0] / o[0] for o, b in zip(ours, old[0])):.2f}× |")
+        label = f"{size / 1e3:.0f} KB" if size < 1e6 else f"{size / 1e6:.0f} MB"
+        kind = "retracing tf.function, CPU" if size < 1e6 else "python-traced"
+        print(f"| {label} ({kind}) | {median(ours, 0):.3f} s | {median(theirs, 0):.3f} s | "
+              f"{ratio:.2f}× | {median(ours, 1):.0f} / {median(theirs, 1):.0f} MB | "
+              f"{f'{median(ours, 1) * 2**20 / size:.1f}×' if size >= 1e6 else '—'} | "
+              f"{median(ours, 2):.2f} / {median(theirs, 2):.2f} s |{extra}", flush=True)
+        marginal.append((size / 1e6, median(ours, 0), median(theirs, 0)))
+    print()
+    print(load.line())
+    big = [m for m in marginal if m[0] >= 5]
+    if len(big) >= 2:
+        (s0, o0, t0), (s1, o1, t1) = big[0], big[-1]
+        print(f"marginal cost {s0:.0f} -> {s1:.0f} MB: ours {(o1 - o0) / (s1 - s0) * 1e3:.1f} "
+              f"ms/MB, xprof-rs {(t1 - t0) / (s1 - s0) * 1e3:.1f} ms/MB")
+
+
+def startup(args, env: dict[str, str]) -> None:
+    small = logdir_of(0.064, args.env.parent)
+    print()
+    print(f"start-up, fresh processes, median of {args.repeat} (one untimed run first; bytecode "
+          "written as a normal install does; the 'no bytecode cache' row compiles every module, "
+          "as PYTHONDONTWRITEBYTECODE=1 in a fresh checkout does)")
+    load = Load()
+    with tempfile.TemporaryDirectory() as tmp:
+        # one copy of the run per tree: each keeps its own analysis cache (a cache written by
+        # other code is refused, so one shared copy would be analysed again at every run)
+        run = Path(tmp) / "now" / RUN.name
+        shutil.copytree(RUN, run, ignore=shutil.ignore_patterns(".traceinsight"))
+        run_before = Path(tmp) / "before" / RUN.name
+        shutil.copytree(RUN, run_before, ignore=shutil.ignore_patterns(".traceinsight"))
+        cases = [
+            ('python -c "import numpy" (the floor)', [sys.executable, "-c", "import numpy"], None),
+            (f"analyze, {trace_size(small) / 1e3:.0f} KB trace",
+             [sys.executable, "-c", ENTRY, "analyze", str(small)], 0.12),
+            (f"analyze, {trace_size(small) / 1e3:.0f} KB trace, no bytecode cache",
+             [sys.executable, "-c", ENTRY, "analyze", str(small)], None),
+            (f"analyze, run folder {RUN.name} (cache warm)",
+             [sys.executable, "-c", ENTRY, "analyze", str(run)], 0.15),
+            (f"report --format md, run folder {RUN.name} (cache warm)",
+             [sys.executable, "-c", ENTRY, "report", str(run), "--format", "md", "-o",
+              str(Path(tmp) / "r.md")], 0.25),
+        ]
+        head = f"{'command':<52} {'median s':>9} {'best s':>8} {'CPU s':>6} {'goal s':>7}"
+        print(head + (f" {'before s':>9} {'CPU s':>6} {'before / now':>13}" if args.before
+                      else ""))
+        # traceinsight's modules compiled again in every process: a copy of the package without
+        # its bytecode, under PYTHONDONTWRITEBYTECODE=1 (a checkout that never wrote it; the
+        # installed packages keep theirs)
+        def uncached(tree: Path, name: str) -> dict[str, str]:
+            copy = Path(tmp) / "src" / name
+            shutil.copytree(tree / "traceinsight", copy / "traceinsight",
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            return dict(child_env(copy), PYTHONDONTWRITEBYTECODE="1")
+        for label, argv, goal in cases:
+            cenv, benv = env, child_env(args.before) if args.before else {}
+            if "no bytecode" in label:
+                cenv = uncached(ROOT, "now")
+                benv = uncached(args.before, "before") if args.before else {}
+            argv_before = [str(run_before) if a == str(run) else a for a in argv]
+            commands = [(argv, cenv)] + ([(argv_before, benv)] if args.before else [])
+            now, *old = interleaved(commands, args.repeat)   # the untimed round writes the cache
+            times = sorted(r[0] for r in now)
+            extra = ""
+            if old:
+                extra = (f" {median(old[0], 0):>9.3f} {median(old[0], 2):>6.3f} "
+                         f"{statistics.median(b[0] / a[0] for a, b in zip(now, old[0])):>12.2f}×")
+            print(f"{label:<52} {statistics.median(times):>9.3f} {times[0]:>8.3f} "
+                  f"{median(now, 2):>6.3f} {'' if goal is None else f'{goal:.2f}':>7}{extra}",
+                  flush=True)
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "bench_view.py"), str(RUN),
+                          "--repeat", str(max(3, args.repeat // 2))],
+                         capture_output=True, text=True, env=env)
+    print("view's first screen (tools/bench_view.py, goal 0.5 s):")
+    print("    " + "\n    ".join((out.stdout + out.stderr).strip().splitlines()[-4:]))
+    print(load.line())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=7, help="pairs per trace (medians)")
+    ap.add_argument("--sizes", default="0.064,10,30,150", help="trace sizes, MB")
+    ap.add_argument("--env", type=Path, default=WORK / "xprof-rs-env",
+                    help="xprof-rs's throw-away environment (made if missing); the generated "
+                         "traces go beside it")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="another source tree of traceinsight (an older commit, its C extension "
+                         "built in place): its analyze joins the interleaved rounds, in two more "
+                         "columns")
+    ap.add_argument("--startup-only", action="store_true")
+    ap.add_argument("--no-startup", action="store_true")
+    args = ap.parse_args()
+    env = child_env()
+    if not args.startup_only:
+        versus(args, env)
+    if not args.no_startup:
+        startup(args, env)
+
+
+if __name__ == "__main__":
+    main()
