@@ -401,10 +401,13 @@ def test_kept_memory_keeps_large_arrays_in_the_heap():
         malloc.allow(allowed)
 
 
-def test_the_library_leaves_the_callers_malloc_alone(monkeypatch):
+def test_the_library_leaves_the_callers_malloc_alone(monkeypatch, tmp_path):
     """``traceinsight.load`` in a process the tool does not own (a notebook, a script) never
     calls mallopt / malloc_trim: glibc cannot read the previous settings back to restore them.
-    The command line opts its own process in."""
+    The command line opts its own process in (where it analyses: a copy of the run whose cache
+    no other test has filled)."""
+    import shutil
+
     from traceinsight.analysis import malloc
     calls: list = []
     monkeypatch.setattr(malloc, "_set", lambda libc, params: calls.append(params))
@@ -413,7 +416,9 @@ def test_the_library_leaves_the_callers_malloc_alone(monkeypatch):
     traceinsight.load(RUN, use_cache=False)
     assert calls == []
     from traceinsight.cli import main
-    assert main(["analyze", str(RUN), "--top", "1"]) == 0
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run, ignore=shutil.ignore_patterns(".traceinsight"))
+    assert main(["analyze", str(run), "--top", "1"]) == 0
     if malloc._glibc() is not None:
         assert calls, "the CLI's own process tunes malloc"
 
