@@ -338,10 +338,13 @@ def render_document(doc: dict) -> str:
         body.append(f"<p class=\"muted\">Workload {code(wl.get('path') or wl.get('name'))}"
                     + (f" ({esc(wl['kind'])})" if wl.get("kind") else "")
                     + f" · {esc(doc['generator'])}</p>")
-    env = environment_table(doc.get("environment") or {})
-    if env:
-        body += ["<h2>Environment</h2>", env]
-    body += ["<h2>Where the time goes</h2>",
+    # the same order as the markdown report: the modes, where their time goes, the findings,
+    # then the environment (the notebook shows this page and opens on the modes and the chart)
+    body += ["<h2>Modes</h2>",
+             f"<p class=\"muted\">{esc(_timing_note(modes))} {esc(RATIO_METHOD)}</p>",
+             table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
+                    "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr"),
+             "<h2>Where the time goes</h2>",
              f"<p class=\"muted\">{esc(CATEGORY_MEANS_NOTE)}.</p>",
              bars_svg(modes),
              table(["mode", *CATEGORIES, STEP_COLUMN],
@@ -362,14 +365,13 @@ def render_document(doc: dict) -> str:
                                          else "not recorded" for c in CATEGORIES]
                     for m in modes if m["status"] == "ok"], "l" + "r" * len(CATEGORIES)),
              *step_charts(modes),
-             "<h2>Modes</h2>",
-             f"<p class=\"muted\">{esc(_timing_note(modes))} {esc(RATIO_METHOD)}</p>",
-             table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
-                    "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr"),
              *_hosts(doc.get("host_sessions") or []),
              "<h2>Findings</h2>", _findings(doc["findings"]), *_verified(doc.get("verify")),
              *_factors(doc.get("factors")),
              "<h2>Details</h2>", _details(modes)]
+    env = environment_table(doc.get("environment") or {})
+    if env:
+        body += ["<h2>Environment</h2>", env]
     if run.get("command"):
         body += ["<h2>Reproduce</h2>", pre(run["command"])]
     return _page(f"traceinsight report: {run['name']}", body)

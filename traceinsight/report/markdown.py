@@ -390,9 +390,8 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT,
         head += [f"Workload {code(wl.get('path') or wl.get('name'), table=False)}"
                  + (f" ({text(wl['kind'])})" if wl.get("kind") else "")
                  + f" · {text(doc['generator'])}", ""]
-    env = environment_rows(doc.get("environment") or {})
-    if env:
-        head += ["## Environment", ""] + table(["", ""], env) + [""]
+    # the modes and where their time goes first, the environment with the command at the end:
+    # the same order as the HTML report (and the notebook, which shows it, opens on the modes)
     head += ["## Modes", "", timing_note(modes) + " " + RATIO_METHOD, ""]
     head += table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
                    "first step ms", "profiler distortion", "steps"], mode_rows(modes), "lrlllrrr")
@@ -411,9 +410,12 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT,
     head += figure_lines(modes, figures)
     found = (["", "## Findings", ""] + finding_lines(doc["findings"]) + verify_lines(doc.get("verify"))
              + factor_lines(doc.get("factors")))
-    tail = []
+    tail = [""]
+    env = environment_rows(doc.get("environment") or {})
+    if env:
+        tail += ["## Environment", ""] + table(["", ""], env) + [""]
     if run.get("command"):
-        tail = ["## Reproduce", "", fence(run["command"], "sh"), ""]
+        tail += ["## Reproduce", "", fence(run["command"], "sh"), ""]
     sessions = doc.get("host_sessions") or []
     for cap in ROW_CAPS:
         lines = head + host_sections(sessions, cap) + found + detail_sections(modes, cap) + tail
