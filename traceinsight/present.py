@@ -263,7 +263,8 @@ OP_COLUMNS = (ColumnSpec("op", "op"), ColumnSpec("type", "type"),
               ColumnSpec("thread", "thread", text=True),
               ColumnSpec("calls_per_step", "calls/step", count),
               ColumnSpec("self_ms_per_step", "self ms/step", ms),
-              ColumnSpec("share", "share", percent))
+              # of its thread group's op time (main thread, workers): each group adds up to 100 %
+              ColumnSpec("share", "share of thread", percent))
 RETRACE_COLUMNS = (ColumnSpec("function", "function"), ColumnSpec("calls", "calls", integer),
                    ColumnSpec("traced_calls", "traced calls", integer),
                    ColumnSpec("tracing_ms", "tracing ms", ms),

@@ -298,7 +298,8 @@ def figures(doc: dict) -> list[tuple[str, str, str]]:
     out = []
     bars = category_bars(doc["modes"])
     if bars:
-        out.append(("categories", "median ms per step by category and mode", bars))
+        out.append(("categories", "ms per untraced step by category and mode (each mode's median, "
+                    "split by category)", bars))
     for i, m in enumerate([m for m in doc["modes"] if m["status"] == "ok"][:MAX_STEP_CHARTS]):
         chart = step_chart(m)
         if chart:

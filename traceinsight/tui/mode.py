@@ -20,7 +20,7 @@ from traceinsight.tui.step_chart import StepChart
 
 OP_COLUMNS = [
     Column("self_ms_per_step", "self ms/step", fmt.ms, numeric=True),
-    Column("share", "share", fmt.percent, numeric=True),
+    Column("share", "share of thread", fmt.percent, numeric=True),
     Column("calls_per_step", "calls/step", fmt.count, numeric=True),
     Column("ms_per_call", "ms/call", fmt.ms, numeric=True),
     Column("thread", "thread"),
