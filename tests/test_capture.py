@@ -370,7 +370,7 @@ def test_interrupted_capture_leaves_a_readable_run_that_resume_completes(tmp_pat
     cmd = [sys.executable, "-m", "traceinsight", "capture", str(WORKLOADS / "held_in_graph.py"),
            "--modes", "eager,function", "--out", str(out), "--name", "interrupted", *FAST,
            "--no-python-tracer"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=dict(os.environ, PYTHONPATH=str(ROOT), HOLD_FILE=str(hold)))
     deadline = time.monotonic() + 120
     try:
@@ -390,12 +390,14 @@ def test_interrupted_capture_leaves_a_readable_run_that_resume_completes(tmp_pat
         assert proc.poll() is None  # the first capture goes on
         assert runfolder.read_manifest(run)["modes"]["function"]["status"] == "running"
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        printed, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, err
     assert b"interrupted" in err
+    # it says how to finish the run
+    assert f"traceinsight capture --resume {run}".encode() in printed
     manifest = runfolder.read_manifest(run)
     assert manifest["modes"]["eager"]["status"] == "ok"
     assert manifest["modes"]["function"]["status"] == "failed"

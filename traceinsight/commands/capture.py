@@ -126,7 +126,15 @@ class Command:
                 console.print(f"[yellow]note:[/] {n}")
             console.print(f"run: [bold]{plan.run_path}[/]  ({plan.workload.kind} workload "
                           f"{plan.workload.name}, {len(plan.modes)} mode(s) to capture)")
-            states = run_with_progress(console, plan, writer, plan.opts)
+            try:
+                states = run_with_progress(console, plan, writer, plan.opts)
+            except KeyboardInterrupt:
+                # what was captured is kept (the modes done, the interrupted one marked): say how
+                # to finish the run rather than start it again
+                console.print(f"interrupted: the modes captured are kept; finish the run with\n"
+                              f"  traceinsight capture --resume {shlex.quote(str(plan.run_path))}",
+                              markup=False, highlight=False, soft_wrap=True)
+                raise
             wall = time.monotonic() - started
             writer.manifest.setdefault("capture_wall_s", []).append(round(wall, 1))
             writer.save()
