@@ -24,7 +24,7 @@ from traceinsight.model import CATEGORIES, CompileKind
 from xspace_builder import Space
 
 DATA = Path(__file__).parent / "data" / "versions"
-VERSIONS = ("2.15.1", "2.16.2", "2.21.0")
+VERSIONS = ("2.12.1", "2.13.1", "2.14.1", "2.15.1", "2.16.2", "2.21.0")
 CASES = ("function", "xla", "fit", "session", "data")
 ALL = [(v, c) for v in VERSIONS for c in CASES]
 MS = 1e-3  # one µs in ms (synthetic traces)
@@ -281,3 +281,92 @@ def test_analyze_labels_the_derived_compile(capsys):
     assert "note: compile (derived: the trace holds no XLA compile events)" in out
     assert main(["analyze", str(DATA / "2.21.0" / "xla")]) == 0
     assert "derived" not in capsys.readouterr().out
+
+
+# ---- TensorFlow before 2.12: a function's run has no event of its own on the calling thread ------
+
+def _fit_call_before_2_12(with_run_event: bool = False) -> Space:
+    """One Keras 2 ``train_function`` call as a TF 2.1x (before 2.12) CPU trace from the TensorBoard
+    callback holds it (one profiled batch: no ``train`` marker): the Python thread waits in
+    ``EagerKernelExecute`` (nothing inside it) while the graph's ops run on ``tf_Compute`` threads
+    under ``ExecutorState::Process``. ``with_run_event``: the same call as 2.12+ write it
+    (``KernelAndDeviceFunc::Run`` inside ``EagerKernelExecute``)."""
+    sp = Space()
+    host = sp.host()
+    main = host.line("python")
+    main.event("batch_begin_callbacks", 0, 40)          # Keras' own Python around the call (no rule)
+    main.event("train_function", 50, 1000, tf_function_call="notTraced-nonXla", tracing_count=1)
+    main.event("TFE_Py_ExecuteCancelable", 60, 980)
+    main.event("EagerExecute: __inference_train_function_1234", 70, 960)
+    main.event("EagerLocalExecute: __inference_train_function_1234", 80, 940)
+    main.event("ValidateInputTypeAndPlacement", 85, 5)
+    main.event("EagerKernelExecute", 100, 900)
+    if with_run_event:
+        main.event("KernelAndDeviceFunc::Run", 110, 880)
+    main.event("TFE_DeleteTensorHandle", 1030, 10)
+    for k, t in enumerate((120, 400, 700)):
+        ex = host.line(f"tf_Compute/{k}")
+        ex.event("ExecutorState::Process", t, 250)
+        ex.event(f"model/conv2d_{k}/Conv2D:Conv2D", t + 10, 230)
+    main.event("batch_end_callbacks", 1060, 30)
+    return sp
+
+
+def test_a_function_run_before_2_12_is_op_and_one_call_is_the_step(tmp_path):
+    """By hand: the step is the one train_function call, 1000 µs (XProf takes the same), not the
+    trace's 1090 µs span. Inside it the calling thread's wait in EagerKernelExecute, 900 µs, is the
+    graph running: op, as KernelAndDeviceFunc::Run is where TF writes it; the rest is the call's
+    dispatch (1000 - 900 = 100 µs: the call, the C API, EagerExecute, EagerLocalExecute,
+    ValidateInputTypeAndPlacement, TFE_DeleteTensorHandle)."""
+    m = analyze_mode("old", [_fit_call_before_2_12().write(tmp_path / "old" / "h.xplane.pb")])
+    assert m.step_source.value == "tf_function_calls" and "'train_function'" in m.step_rule
+    assert _cats(m, 0) == {"op": 900, "dispatch": 100}
+    # the same call as 2.12+ write it: op 880 (the run event), dispatch 120
+    new = analyze_mode("new", [_fit_call_before_2_12(True).write(tmp_path / "new" / "h.xplane.pb")])
+    assert _cats(new, 0) == {"op": 880, "dispatch": 120}
+    assert rules.own_category("EagerExecute: __inference_train_function_1234") == rules.DISPATCH
+
+
+def test_kernel_execute_keeps_dispatch_where_the_version_writes_the_run_event(tmp_path):
+    """In a trace that holds KernelAndDeviceFunc::Run (2.12+), an EagerKernelExecute with nothing
+    inside it is not taken for a kernel run: the rule is for traces without the run event."""
+    sp = _fit_call_before_2_12()
+    main = sp.host().line("python2")
+    main.event("KernelAndDeviceFunc::Run", 5000, 10)
+    m = analyze_mode("mixed", [sp.write(tmp_path / "h.xplane.pb")])
+    steps = m.table("steps")
+    assert float(steps["op"][0]) == 0.0
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_version_names_its_kernel_run(version):
+    """The versions the table says write KernelAndDeviceFunc::Run do, in the function case."""
+    assert rules.KERNEL_RUN in _names(version, "function")
+
+
+# ---- messages and settings that differ between versions -------------------------------------------
+
+def test_tf_use_legacy_keras_is_set_only_where_keras_is_keras_3(monkeypatch):
+    """TF 2.15 with TF_USE_LEGACY_KERAS=1 and no tf_keras breaks tf.keras ("Keras cannot be
+    imported"): a Keras 2 mode sets it only where ``keras`` is Keras 3 (TF 2.16+)."""
+    from traceinsight.capture import compat
+    for major, expected in ((2, None), (3, "1"), (None, "1")):
+        monkeypatch.setattr(compat, "_keras_major", lambda major=major: major)
+        env: dict[str, str] = {}
+        compat.legacy_keras_env(env)
+        assert env.get("TF_USE_LEGACY_KERAS") == expected, major
+
+
+def test_a_function_modes_error_is_its_message_not_a_quoted_line():
+    """The message TF 2.12 - 2.21 give an error raised while a tf.function traces (copied from
+    2.12.1, 2.15.1 and 2.21.0: the same form) quotes the frames and then the error: the line shown
+    is the error's type and message, not a quoted source line."""
+    from traceinsight.capture.loading import one_line
+    quoted = ValueError('in user code:\n\n    File "/w/model.py", line 7, in step  *\n        raise '
+                        'ValueError("boom: the shapes do not fit")\n\n    ValueError: boom: the shapes '
+                        'do not fit\n')
+    assert one_line(quoted) == "ValueError: boom: the shapes do not fit"
+    framed = ValueError('in user code:\n\n    File "/x/traceback_utils.py", line 153, in error_handler\n'
+                        '        filtered_tb = _process_traceback_frames(e.__traceback__)\n\n'
+                        "    ValueError: Dimensions must be equal, but are 2 and 3\n")
+    assert one_line(framed) == "ValueError: Dimensions must be equal, but are 2 and 3"
