@@ -73,8 +73,10 @@ def test_loads_analyses_and_categories_sum_to_each_step(version, case):
     np.testing.assert_allclose(total, steps["wall_ms"], rtol=0, atol=1e-6)
     for c in CATEGORIES:
         assert (np.asarray(steps[c]) >= 0).all(), c
-    # every event of these traces has a rule: no step holds time in "other"
-    assert float(np.sum(steps["other"])) == 0.0
+    # every event of these traces has a rule: no step holds time in "other", but for the XLA first
+    # call's compile and setup where the version writes no compile event (not separable)
+    excess = m.compile_estimate.excess_ms if m.compile_estimate is not None else 0.0
+    assert float(np.sum(steps["other"])) == pytest.approx(excess, abs=1e-6)
 
 
 @pytest.mark.parametrize("version,case", ALL)
@@ -150,41 +152,40 @@ def test_tf_data_stall_is_input():
 
 # ---- XLA compilation without compile events --------------------------------------------------
 
-@pytest.mark.parametrize("version", ["2.15.1", "2.16.2"])
-def test_xla_compile_derived_where_the_trace_writes_no_compile_event(version):
+NO_COMPILE_EVENTS = ("2.12.1", "2.13.1", "2.14.1", "2.15.1", "2.16.2")
+
+
+@pytest.mark.parametrize("version", NO_COMPILE_EVENTS)
+def test_xla_compile_not_separable_where_the_trace_writes_no_compile_event(version):
+    """The first call's op time beyond the steady calls' is compile and the function's first-run
+    setup, which the trace cannot split (their independent measure: tools/measure_xla_compile.py):
+    it is other, labelled, never op and never a compile figure the trace cannot defend."""
     m = _mode(version, "xla")
     assert not any("Compiler::" in n for n in _names(version, "xla"))
     est = m.compile_estimate
-    assert est is not None and est.kind == "derived"
+    assert est is not None and est.kind is CompileKind.NOT_SEPARABLE
     (call,) = est.calls
-    assert call.function == "train_step" and call.step_num == 0
+    assert call.function == "train_step" and call.step_num == 0 and call.compile_ms is None
     steps = m.table("steps")
     first = steps.take(np.nonzero(steps["step_num"] == 0)[0])
-    # the derived figure is what the first step shows as compile, and the op left is the steady
-    # op time of the function
-    assert float(first["compile"][0]) == pytest.approx(call.compile_ms, abs=1e-6)
+    assert float(first["compile"][0]) == 0.0
+    assert float(first["other"][0]) == pytest.approx(est.excess_ms, abs=1e-6)
     assert float(first["op"][0]) == pytest.approx(call.steady_op_ms, rel=0.05, abs=0.2)
-    # against the recording script's perf_counter: the first step holds the compile and tracing,
-    # and compilation is most of the first step past tracing
+    # against the recording script's perf_counter: the excess is inside the first step, past tracing
     timed0 = _record(version, "xla")["steps"][0]["ms"]
-    assert call.compile_ms < timed0 - float(first["tracing"][0])
-    assert call.compile_ms > 0.5 * (timed0 - float(first["tracing"][0]))
-    assert any(n.startswith("compile (derived") for n in m.notes)
-    # the retrace table reads the same timeline
-    r = m.table("retraces")
-    i = r["function"].tolist().index("train_step")
-    assert float(r["compile_ms"][i]) == pytest.approx(call.compile_ms, abs=1e-6)
+    assert 0 < est.excess_ms < timed0 - float(first["tracing"][0])
+    assert any(n.startswith("compile not separable") for n in m.notes)
 
 
-@pytest.mark.parametrize("version", ["2.15.1", "2.16.2"])
-def test_derivation_moves_op_to_compile_and_nothing_else(version, monkeypatch):
+@pytest.mark.parametrize("version", NO_COMPILE_EVENTS)
+def test_the_excess_moves_from_op_to_other_and_nothing_else(version, monkeypatch):
     after = _mode(version, "xla").table("steps")
     monkeypatch.setattr(xla_compile, "estimate",
                         lambda table, main, own, outside, b, o, c, s, n: (b, o, c, None))
     before = analyze_mode("before", _files(version, "xla")).table("steps")
-    assert float(before["compile"][0]) == 0.0      # what the trace alone gave: compile in op
-    np.testing.assert_allclose(after["op"] + after["compile"], before["op"], atol=1e-6)
-    for c in ("dispatch", "tracing", "input", "python", "other"):
+    assert float(before["other"][0]) == 0.0      # what the trace alone gave: compile in op
+    np.testing.assert_allclose(after["op"] + after["other"], before["op"], atol=1e-6)
+    for c in ("dispatch", "tracing", "compile", "input", "python"):
         np.testing.assert_allclose(after[c], before[c], atol=1e-6)
 
 
@@ -192,12 +193,12 @@ def test_xla_compile_recorded_by_2_21_is_left_as_recorded():
     m = _mode("2.21.0", "xla")
     assert m.compile_estimate is None
     assert float(m.table("steps")["compile"][0]) > 0
-    assert not any(n.startswith("compile (derived") for n in m.notes)
+    assert not any(n.startswith("compile not") for n in m.notes)
 
 
-def test_derivation_on_a_trace_that_records_compile_gives_it_plus_setup(monkeypatch):
+def test_the_excess_on_a_trace_that_records_compile_is_it_plus_setup(monkeypatch):
     """On TF 2.21's trace the compile events are the truth. With them read as op (as if the version
-    wrote none), the derived figure covers the recorded compilation and the first call's other
+    wrote none), the first call's excess covers the recorded compilation and the call's other
     one-time setup, which the recorded trace shows as the first call's op beyond the steady op."""
     rec = _mode("2.21.0", "xla")
     recorded = rec.table("steps")
@@ -206,11 +207,11 @@ def test_derivation_on_a_trace_that_records_compile_gives_it_plus_setup(monkeypa
                         if real(n, dev) == rules.COMPILE else real(n, dev))
     hidden = analyze_mode("no compile events", _files("2.21.0", "xla"))
     est = hidden.compile_estimate
-    assert est is not None and est.kind == "derived"
+    assert est is not None and est.kind is CompileKind.NOT_SEPARABLE
     compile_ms, op0 = float(recorded["compile"][0]), float(recorded["op"][0])
     steady_op = float(np.median(recorded["op"][1:]))
-    assert est.derived_ms == pytest.approx(compile_ms + op0 - steady_op, rel=0.02)
-    assert compile_ms < est.derived_ms < 1.3 * compile_ms
+    assert est.excess_ms == pytest.approx(compile_ms + op0 - steady_op, rel=0.02)
+    assert compile_ms < est.excess_ms
 
 
 def _xla_without_compile_events(later_calls: int) -> Space:
@@ -241,21 +242,23 @@ def _cats(m, i):
     return {c: round(float(steps[c][i]) / MS, 6) for c in CATEGORIES if steps[c][i]}
 
 
-def test_derived_compile_by_hand(tmp_path):
+def test_not_separable_compile_by_hand(tmp_path):
     m = analyze_mode("x", [_xla_without_compile_events(3).write(tmp_path / "h.xplane.pb")])
     # first call: the launch's 610 µs of op, minus the median op of the later calls (21 µs) =
-    # 589 µs compile, taken from the launch's start; 21 µs stay op
-    assert _cats(m, 0) == {"tracing": 370, "compile": 589, "op": 21, "python": 20}
+    # 589 µs of compile and first-run setup, unsplit: other, taken from the launch's start; 21 µs
+    # stay op
+    assert _cats(m, 0) == {"tracing": 370, "other": 589, "op": 21, "python": 20}
     assert _cats(m, 1) == {"dispatch": 60, "op": 20, "python": 20}
     est = m.compile_estimate
-    assert est.kind == "derived" and est.derived_ms == pytest.approx(589 * MS)
+    assert est.kind is CompileKind.NOT_SEPARABLE and est.excess_ms == pytest.approx(589 * MS)
+    assert est.derived_ms == 0.0
     (c,) = est.calls
     assert (c.first_op_ms, c.steady_op_ms, c.step_num) == (pytest.approx(610 * MS),
                                                           pytest.approx(21 * MS), 0)
     # the flag travels through the analysis cache's JSON
     back = from_dict(json.loads(json.dumps(to_dict(m, ["k"]))), ["k"], None)
     assert back is not None and back.compile_estimate == est
-    assert back.compile_estimate.kind is est.kind is CompileKind.DERIVED     # typed, both ways
+    assert back.compile_estimate.kind is est.kind is CompileKind.NOT_SEPARABLE   # typed, both ways
     # a damaged estimate in a cache file is not shown: the entry is analysed again
     for field, bad in (("compile_ms", "1e3"), ("first_op_ms", None), ("compile_ms", float("inf")),
                        ("step_num", 1.5), ("kind", "whatever")):
@@ -274,13 +277,12 @@ def test_compile_not_recorded_without_a_later_call(tmp_path):
     assert any(n.startswith("compile not recorded") for n in m.notes)
 
 
-def test_analyze_labels_the_derived_compile(capsys):
+def test_analyze_labels_the_compile_not_separable(capsys):
     assert main(["analyze", str(DATA / "2.15.1" / "xla")]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "compile (derived) " in out
-    assert "note: compile (derived: the trace holds no XLA compile events)" in out
+    assert "note: compile not separable (the trace holds no XLA compile events)" in out
     assert main(["analyze", str(DATA / "2.21.0" / "xla")]) == 0
-    assert "derived" not in capsys.readouterr().out
+    assert "not separable" not in capsys.readouterr().out
 
 
 # ---- TensorFlow before 2.12: a function's run has no event of its own on the calling thread ------

@@ -26,7 +26,7 @@ from traceinsight.stepsource import StepSource
 # Bump when the analysis changes what it computes: old caches are then ignored. The key also holds
 # a digest of the analysis source (``source_digest``), so a change nobody bumped for still counts.
 # 5: tables as typed columns. 7: the tf.data stage table.
-ANALYSIS_VERSION = 7
+ANALYSIS_VERSION = 8   # 8: older TF's kernel runs, one-call steps, compile not separable
 
 
 def source_digest() -> str:
