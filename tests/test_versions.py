@@ -372,3 +372,21 @@ def test_a_function_modes_error_is_its_message_not_a_quoted_line():
                         '        filtered_tb = _process_traceback_frames(e.__traceback__)\n\n'
                         "    ValueError: Dimensions must be equal, but are 2 and 3\n")
     assert one_line(framed) == "ValueError: Dimensions must be equal, but are 2 and 3"
+
+
+def test_the_supported_range_is_said_as_compat_says_it():
+    """compat.SUPPORTED_RANGE is the range's one wording: README's sections and pyproject.toml's
+    comment say the same, and no other range is left there."""
+    from traceinsight.capture import compat
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    for section in ("## I already have TensorFlow", "## Supported TensorFlow versions"):
+        body = readme.split(section, 1)[1].split("\n## ", 1)[0]
+        assert f"TensorFlow {compat.SUPPORTED_RANGE}" in body, section
+    assert f"TensorFlow {compat.SUPPORTED_RANGE} " in readme.split("The command runs as given", 1)[1][:200]
+    pyproject = (root / "pyproject.toml").read_text()
+    assert f"need none), {compat.SUPPORTED_RANGE}\n" in pyproject
+    assert f"the TensorFlow you have ({compat.SUPPORTED_RANGE})" in pyproject
+    old = {f"2.{n} - 2.21" for n in range(0, 30)} - {compat.SUPPORTED_RANGE}
+    for text in (readme, pyproject):
+        assert not [o for o in old if o in text]
