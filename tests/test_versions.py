@@ -27,6 +27,7 @@ DATA = Path(__file__).parent / "data" / "versions"
 VERSIONS = ("2.12.1", "2.13.1", "2.14.1", "2.15.1", "2.16.2", "2.21.0")
 CASES = ("function", "xla", "fit", "session", "data")
 ALL = [(v, c) for v in VERSIONS for c in CASES]
+KERAS2 = ("2.12.1", "2.13.1", "2.14.1", "2.15.1")   # tf.keras is Keras 2: fit_one is recorded
 MS = 1e-3  # one µs in ms (synthetic traces)
 
 
@@ -53,7 +54,7 @@ def _names(version: str, case: str) -> set[str]:
 
 
 def test_every_version_and_case_is_committed():
-    for version, case in ALL:
+    for version, case in ALL + [(v, "fit_one") for v in KERAS2]:
         assert len(_files(version, case)) == 1, (version, case)
         rec = _record(version, case)
         assert rec["tensorflow"] == version and rec["case"] == case
@@ -114,6 +115,29 @@ def test_keras_fit_steps_as_each_keras_marks_them(version):
         assert nums == list(range(lo - 1, hi))
     # the first batches of fit (tracing) are outside the profile window: every step is steady
     assert not m.table("steps")["first"].any()
+
+
+@pytest.mark.parametrize("version", KERAS2)
+def test_one_profiled_keras_2_batch_is_its_function_call(version):
+    """The TensorBoard callback profiling one Keras 2 batch records that batch's train_function call
+    and no step marker: the call is the step (as XProf takes it), not the trace's whole span, and
+    its wall agrees with the callback-side perf_counter of the same batch (which also holds
+    Keras' own callbacks around the call: at most a little longer)."""
+    m = _mode(version, "fit_one")
+    rec = _record(version, "fit_one")
+    assert m.ok and m.step_source.value == "tf_function_calls"
+    assert "'train_function'" in m.step_rule
+    steps = m.table("steps")
+    assert len(steps) == 1
+    batch = rec["profile_batch"][0] - 1        # profile_batch counts from 1
+    timed = next(s["ms"] for s in rec["steps"] if s["step_num"] == batch)
+    wall = float(steps["wall_ms"][0])
+    assert 0.8 * timed <= wall <= timed + 0.05
+    # the graph runs on executor threads while the calling thread waits: op, not dispatch (the
+    # call's dispatch may hold the profiler's own start-up, which the callback runs in the batch)
+    assert float(steps["op"][0]) > max(0.5 * wall, float(steps["dispatch"][0]))
+    total = sum(float(steps[c][0]) for c in CATEGORIES)
+    assert total == pytest.approx(wall, abs=1e-6)
 
 
 def test_names_only_some_versions_write_are_placed():
