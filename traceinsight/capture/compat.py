@@ -19,8 +19,9 @@ Entries:
 * ``trace_client``: the profiler client that asks the workload's profiler server for a trace with
   explicit tracer levels.
   - xprof's ``_pywrap_profiler_plugin.trace`` keeps the levels on every version.
-  - TensorFlow's own ``_pywrap_profiler.trace`` (same signature) keeps them on 2.12 - 2.16 (python
-    tracer events appear when asked for; 2.12 - 2.14 checked through capture's client fallback). From 2.18 (checked on 2.18 and 2.20) ``_pywrap_profiler``
+  - TensorFlow's own ``_pywrap_profiler.trace`` (same signature) keeps them on 2.15 / 2.16 (python
+    tracer events appear when asked for); it exists on 2.12 - 2.14 too (the levels kept there are
+    not checked). From 2.18 (checked on 2.18 and 2.20) ``_pywrap_profiler``
     has no ``trace``: xprof's client is needed (2.21's public ``client.trace`` drops the options:
     ``session_manager.cc: ... expects an i value``). Used only when xprof is missing.
   - ``tf.profiler.experimental.start(logdir, options)`` honours options on 2.12 - 2.16 and drops them

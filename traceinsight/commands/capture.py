@@ -37,7 +37,7 @@ class Command:
         parser.add_argument("--name", help="run folder name (default: <UTC time>-<workload name>)")
         parser.add_argument("--resume", metavar="RUN",
                             help="complete a run: capture only its modes that are missing or failed")
-        from traceinsight.capture.compat import SUPPORTED_RANGE   # the standard library only
+        from traceinsight.capture.compat import SUPPORTED_RANGE  # the standard library only
         parser.add_argument("--python", metavar="PATH",
                             help="run the workload under this interpreter (an environment with your "
                                  f"TensorFlow {SUPPORTED_RANGE}; it needs nothing of traceinsight's own "
