@@ -120,7 +120,7 @@ def test_keras_fit_steps_as_each_keras_marks_them(version):
 @pytest.mark.parametrize("version", KERAS2)
 def test_one_profiled_keras_2_batch_is_its_function_call(version):
     """The TensorBoard callback profiling one Keras 2 batch records that batch's train_function call
-    and no step marker: the call is the step (as XProf takes it), not the trace's whole span, and
+    and no step marker: the call is the step, not the trace's whole span, and
     its wall agrees with the callback-side perf_counter of the same batch (which also holds
     Keras' own callbacks around the call: at most a little longer)."""
     m = _mode(version, "fit_one")
