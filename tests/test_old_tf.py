@@ -120,7 +120,7 @@ def test_run_marks_a_custom_loop_on_the_oldest_tensorflow(runs_oldest):
 
 def test_trace_decoder_works_with_the_old_protobuf(tf_oldest):
     """TF 2.12 needs protobuf < 5: the trace decoder (traceinsight.xplane, protobuf's descriptor
-    API, no TensorFlow) runs in that environment's interpreter on a committed 2.15 trace."""
+    API, no TensorFlow) runs in that environment's interpreter on a committed trace of that version."""
     import json
     import subprocess
 
