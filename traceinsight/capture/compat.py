@@ -17,13 +17,17 @@ Entries:
     variable ``enabled`` that the profiler session sets while it records (server-started sessions
     included).
 * ``trace_client``: the profiler client that asks the workload's profiler server for a trace with
-  explicit tracer levels.
+  explicit tracer levels (``hook/trace_client.py`` picks the first it finds, in this order).
   - xprof's ``_pywrap_profiler_plugin.trace`` keeps the levels on every version.
+  - The profiler's gRPC service called directly (``ProfilerService.Profile``) through ``grpcio``,
+    which every TensorFlow depends on: keeps the levels on 2.12, 2.17, 2.18 and 2.21 (checked:
+    python tracer frames appear when asked for; 2.21's recorded ``profile_options`` match). So
+    capture needs no package beyond TensorFlow's own in the workload's interpreter.
   - TensorFlow's own ``_pywrap_profiler.trace`` (same signature) keeps them on 2.15 / 2.16 (python
     tracer events appear when asked for); it exists on 2.12 - 2.14 too (the levels kept there are
     not checked). From 2.18 (checked on 2.18 and 2.20) ``_pywrap_profiler``
-    has no ``trace``: xprof's client is needed (2.21's public ``client.trace`` drops the options:
-    ``session_manager.cc: ... expects an i value``). Used only when xprof is missing.
+    has no ``trace`` (2.21's public ``client.trace`` drops the options: ``session_manager.cc: ...
+    expects an i value``). Used only when neither of the above is there.
   - ``tf.profiler.experimental.start(logdir, options)`` honours options on 2.12 - 2.16 and drops them
     on 2.21; capture never uses it (a server + client works on all versions).
   The client runs in its own process (``trace_client_cmd``) so its stdout line ("Starting to trace
@@ -178,7 +182,8 @@ def install_hint(tf_version: str | None = None) -> str:
 
 def client_python() -> str | None:
     """The interpreter for the trace client, chosen by the tool's process: its own when it has
-    xprof (whose client keeps the tracer levels on every TF), else None (the workload's own)."""
+    xprof (whose client keeps the tracer levels on every TF), else None (the workload's own, whose
+    TensorFlow brings grpcio for the direct gRPC client)."""
     return sys.executable if has_xprof_client() else None
 
 
