@@ -28,7 +28,9 @@ PAIRS = [
     ("fn", "function", "fn function"),
     ("fn", "xla", "fn xla"),
     ("fn", "v1-session", "fn v1-session"),
-    ("keras", "fit", "keras fit (fit over N batches / N)"),
+    # one batch inside fit(): against Keras' train function alone (the step fit() runs per batch;
+    # time_alone.py also gives one fit() over N batches / N, which holds fit()'s own setup)
+    ("keras", "fit", "keras fit (train function alone)"),
     ("keras", "xla", "keras xla"),
     ("tf1", "tf1:predict_on_batch", None),
     ("tf1", "tf1:fit", "tf1:fit (fit over N batches / N)"),
