@@ -54,7 +54,7 @@ def test_which_versions_record_profile_options(version, records):
 
 
 def test_supported_range():
-    assert [compat.supported(v) for v in ("2.14.1", "2.15.0", "2.18.1", "2.21.0", "2.22.0", None)] == \
+    assert [compat.supported(v) for v in ("2.11.1", "2.12.1", "2.18.1", "2.21.0", "2.22.0", None)] == \
         [False, True, True, True, False, False]
 
 

@@ -1,4 +1,4 @@
-"""Capture and ``run`` on the oldest supported TensorFlow (tensorflow-cpu 2.15.1, Keras 2 as
+"""Capture and ``run`` on the oldest supported TensorFlow (tensorflow-cpu 2.12.1, Keras 2 as
 tf.keras), in an environment of its own that holds nothing but TensorFlow, driven through
 ``capture --python`` / ``run -- <its python>`` as a user with that version would: the tool's own
 environment (the newest TensorFlow) stays as it is.
@@ -24,7 +24,7 @@ from traceinsight.model import CATEGORIES
 pytestmark = pytest.mark.capture
 
 ROOT = Path(__file__).resolve().parents[1]
-OLDEST = "2.15.1"
+OLDEST = "2.12.1"   # compat.OLDEST: the oldest supported minor, its last patch release
 SMALL = ["--min-steps", "5", "--min-time", "0.2", "--max-time", "3", "--warmup", "2", "--rounds", "1",
          "--host-trace-ms", "1500", "--host-max-steps", "6", "--no-python-tracer"]
 
@@ -41,7 +41,7 @@ def _tools():
 
 
 @pytest.fixture(scope="session")
-def tf215() -> str:
+def tf_oldest() -> str:
     if sys.version_info >= (3, 12):
         pytest.skip(f"tensorflow-cpu {OLDEST} has no wheel for Python {sys.version_info[0]}.{sys.version_info[1]}")
     tools = _tools()
@@ -56,15 +56,20 @@ def _freeze(python: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def runs215(tf215, tmp_path_factory):
-    out = tmp_path_factory.mktemp("tf215")
-    _FROZEN_BEFORE[:] = _freeze(tf215)
-    keras = main(["capture", str(ROOT / "tests" / "data" / "versions" / "keras_small.py"), "--python", tf215,
+def runs_oldest(tf_oldest, tmp_path_factory):
+    out = tmp_path_factory.mktemp("tf_oldest")
+    _FROZEN_BEFORE[:] = _freeze(tf_oldest)
+    keras = main(["capture", str(ROOT / "tests" / "data" / "versions" / "keras_small.py"), "--python", tf_oldest,
                   "--modes", "fit,xla,tf1:fit", "--out", str(out), "--name", "keras", *SMALL])
-    fn = main(["capture", str(ROOT / "tests" / "data" / "versions" / "fn_small.py"), "--python", tf215,
-               "--modes", "function,v1-session", "--out", str(out), "--name", "fn", *SMALL])
+    # this capture's trace client as without xprof: the profiler's gRPC service called directly,
+    # from the workload's interpreter (grpcio comes with TensorFlow)
+    from traceinsight.capture import compat
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(compat, "has_xprof_client", lambda: False)
+        fn = main(["capture", str(ROOT / "tests" / "data" / "versions" / "fn_small.py"), "--python", tf_oldest,
+                   "--modes", "function,v1-session", "--out", str(out), "--name", "fn", *SMALL])
     script = main(["run", "--out", str(out), "--name", "script", "--skip-steps", "3", "--steps", "5",
-                   "--", tf215, str(ROOT / "tests" / "scripts" / "custom_loop.py"), "20"])
+                   "--", tf_oldest, str(ROOT / "tests" / "scripts" / "custom_loop.py"), "20"])
     return out, (keras, fn, script)
 
 
@@ -84,31 +89,35 @@ def _check_steps(mode, timings: dict) -> None:
                                atol=0.5)
 
 
-def test_every_mode_captures_on_the_oldest_tensorflow(runs215, tf215):
-    out, statuses = runs215
+def test_every_mode_captures_on_the_oldest_tensorflow(runs_oldest, tf_oldest):
+    out, statuses = runs_oldest
     assert statuses == (0, 0, 0)
     for name, modes in (("keras", ["fit", "xla", "tf1:fit"]), ("fn", ["function", "v1-session"])):
         manifest = runfolder.read_manifest(out / name)
         env = manifest["environment"]
-        assert env["tensorflow"] == OLDEST and env["python_executable"] == tf215
+        assert env["tensorflow"] == OLDEST and env["python_executable"] == tf_oldest
         if name == "keras":
-            assert env["keras"].startswith("2.15")
+            assert env["keras"].startswith("2.12")
         loaded = traceinsight.load(out / name, use_cache=False)
         for m in modes:
             entry = manifest["modes"][m]
             assert entry["status"] == "ok", (m, entry["error"], entry["stderr_tail"])
-            # 2.15 records no profile_options: said, not taken for a wrong level
+            # 2.12 records no profile_options: said, not taken for a wrong level
             po = entry["profile_options"]["host"]
             assert po["ok"] is None and "records no profile_options" in po["unverified"]
             assert any("records no profile_options" in n for n in entry["notes"])
             assert loaded.modes[m].ok
             _check_steps(loaded.modes[m], runfolder.read_json(out / name / entry["dir"] / runfolder.TIMINGS))
-    # tf1: under 2.15's own Keras 2, no tf-keras package needed
+    # the fn capture's client: the gRPC service called directly (the keras capture's: xprof's)
+    for name, client in (("fn", "grpc"), ("keras", "xprof")):
+        logs = sorted((out / name).rglob(".host.client.log"))
+        assert logs and all(f"trace_client: {client}'s client" in p.read_text() for p in logs), name
+    # tf1: under 2.12's own Keras 2, no tf-keras package needed
     assert runfolder.read_manifest(out / "keras")["modes"]["tf1:fit"]["details"]["keras_module"] == "keras"
 
 
-def test_run_marks_a_custom_loop_on_the_oldest_tensorflow(runs215):
-    out, _ = runs215
+def test_run_marks_a_custom_loop_on_the_oldest_tensorflow(runs_oldest):
+    out, _ = runs_oldest
     entry = runfolder.read_manifest(out / "script")["modes"]["custom_loop"]
     assert entry["status"] == "ok", entry["error"]
     timings = runfolder.read_json(out / "script" / entry["dir"] / runfolder.TIMINGS)
@@ -118,19 +127,19 @@ def test_run_marks_a_custom_loop_on_the_oldest_tensorflow(runs215):
     _check_steps(loaded.modes["custom_loop"], timings)
 
 
-def test_trace_decoder_works_with_the_old_protobuf(tf215):
-    """TF 2.15 needs protobuf < 5: the trace decoder (traceinsight.xplane, protobuf's descriptor
-    API, no TensorFlow) runs in that environment's interpreter on a committed 2.15 trace."""
+def test_trace_decoder_works_with_the_old_protobuf(tf_oldest):
+    """TF 2.12 needs protobuf < 5: the trace decoder (traceinsight.xplane, protobuf's descriptor
+    API, no TensorFlow) runs in that environment's interpreter on a committed trace of that version."""
     import json
     import subprocess
 
     from traceinsight.capture.orchestrate import package_path
-    trace = next((ROOT / "tests" / "data" / "versions" / "tf-2.15.1-fn").rglob("*.xplane.pb"))
+    trace = next((ROOT / "tests" / "data" / "versions" / OLDEST / "function").rglob("*.xplane.pb"))
     code = ("import json, sys; from google.protobuf import __version__ as v; "
             "from traceinsight.xplane import XSpace; s = XSpace(); "
             "s.ParseFromString(open(sys.argv[1], 'rb').read()); "
             "print(json.dumps([v, sum(len(line.events) for p in s.planes for line in p.lines)]))")
-    out = subprocess.run([tf215, "-c", code, str(trace)], capture_output=True, text=True, check=True,
+    out = subprocess.run([tf_oldest, "-c", code, str(trace)], capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONPATH=package_path()))
     version, events = json.loads(out.stdout)
     assert version.startswith("4.")
@@ -140,23 +149,23 @@ def test_trace_decoder_works_with_the_old_protobuf(tf215):
     assert events == sum(len(line.events) for p in here.planes for line in p.lines) > 0
 
 
-def test_the_users_environment_is_left_as_it_was(runs215, tf215):
+def test_the_users_environment_is_left_as_it_was(runs_oldest, tf_oldest):
     """Capturing and running through the oldest TF's interpreter installs or changes nothing there:
     the same packages at the same versions after as before (TensorFlow, numpy < 2, protobuf < 5
     included)."""
-    after = _freeze(tf215)
+    after = _freeze(tf_oldest)
     assert after == _FROZEN_BEFORE
     pins = {line.split("==")[0].lower(): line.split("==")[1] for line in after if "==" in line}
     assert pins["tensorflow-cpu"] == OLDEST
     assert pins["numpy"].startswith("1.") and pins["protobuf"].startswith("4.")
 
 
-def test_jax_modes_are_checked_in_the_workloads_interpreter(tf215, tmp_path, capsys):
+def test_jax_modes_are_checked_in_the_workloads_interpreter(tf_oldest, tmp_path, capsys):
     """A ``jax:`` mode runs Keras on JAX in the workload's interpreter, so whether JAX is there is
-    asked of that interpreter (the probe), not of the tool's: the 2.15 environment holds nothing
+    asked of that interpreter (the probe), not of the tool's: the oldest TF's environment holds nothing
     but TensorFlow, whatever the tool's own environment has."""
     code = main(["capture", str(ROOT / "tests" / "data" / "versions" / "keras_small.py"),
-                 "--python", tf215, "--modes", "jax:predict_on_batch", "--out", str(tmp_path),
+                 "--python", tf_oldest, "--modes", "jax:predict_on_batch", "--out", str(tmp_path),
                  "--name", "jax", *SMALL])
     err = capsys.readouterr().err
     assert code == 2, err

@@ -25,7 +25,7 @@ EXPECTED = {  # capture name -> modes (tools/make_tf_envs.py CAPTURES)
 
 def test_every_supported_old_version_is_there():
     names = {p.name for p in RUNS}
-    for version in ("2.15.1", "2.16.2"):
+    for version in ("2.12.1", "2.15.1", "2.16.2"):
         for capture in EXPECTED:
             assert f"tf-{version}-{capture}" in names
 
@@ -37,7 +37,8 @@ def test_version_run_loads_and_analyses(run):
     env = manifest["environment"]
     assert env["tensorflow"] == version
     major_keras = int(env["keras"].split(".")[0])
-    assert major_keras == (2 if version.startswith("2.15.") else 3)
+    keras2 = tuple(int(p) for p in version.split(".")[:2]) <= (2, 15)   # TF 2.12 - 2.15: Keras 2
+    assert major_keras == (2 if keras2 else 3)
     assert list(manifest["modes"]) == EXPECTED[capture]
     loaded = traceinsight.load(run, use_cache=False)
     for name, entry in manifest["modes"].items():
@@ -58,9 +59,9 @@ def test_version_run_loads_and_analyses(run):
         assert set(steps["step_num"]) <= set(by_num)
         np.testing.assert_allclose(steps["wall_ms"].to_numpy(),
                                    [by_num[n] * 1e3 for n in steps["step_num"]], atol=0.5)
-        # TF 2.15 / 2.16 record no profile_options: the levels are unverified, and said so
+        # TF 2.12 - 2.16 record no profile_options: the levels are unverified, and said so
         po = entry["profile_options"]["host"]
         assert po["ok"] is None and po["recorded"] is None and po["unverified"]
-        # Keras 2 for the tf1: modes: 2.15's own keras, tf_keras on 2.16
+        # Keras 2 for the tf1: modes: 2.12 - 2.15's own keras, tf_keras on 2.16
         if name.startswith("tf1:"):
-            assert entry["details"]["keras_module"] == ("keras" if version.startswith("2.15.") else "tf_keras")
+            assert entry["details"]["keras_module"] == ("keras" if keras2 else "tf_keras")

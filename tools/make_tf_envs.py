@@ -9,7 +9,8 @@ holding ``tensorflow-cpu==<version>`` and nothing of traceinsight: captures driv
 ``traceinsight capture --python <env>/bin/python``, as a user with that TensorFlow would. It is
 made once and reused while ``import tensorflow`` works in it. ``--tf-keras`` adds tf-keras of the
 same minor version (without its dependencies: it declares the full ``tensorflow`` package) for the
-``tf1:`` / ``tf_keras:`` modes on 2.16+; 2.15's own Keras is Keras 2 and needs nothing.
+``tf1:`` / ``tf_keras:`` modes on 2.16+; the own Keras of 2.12 - 2.15 is Keras 2 and needs nothing.
+Python 3.11 wheels exist for every version listed (2.12.1 is the oldest with them).
 
 The captures: a function workload (eager, function, XLA, v1-session) and a Keras one (fit with
 numpy input, plus the TF1 modes where Keras 2 is there), with few steps, short host traces and no
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-VERSIONS = ["2.15.1", "2.16.2", "2.21.0"]
+VERSIONS = ["2.12.1", "2.13.1", "2.14.1", "2.15.1", "2.16.2", "2.21.0"]
 DEFAULT_CACHE = ROOT / ".tf-envs"
 COMMITTED = ROOT / "tests" / "data" / "versions"
 
@@ -40,6 +41,12 @@ CAPTURES = {
     "keras": ("tests/data/versions/keras_small.py", "fit,xla"),
     "tf1": ("tests/data/versions/keras_small.py", "tf1:predict_on_batch,tf1:fit"),
 }
+
+
+def _keras2_is_tf_keras(version: str) -> bool:
+    """TF 2.12 - 2.15: ``tf.keras`` (the ``keras`` package) is Keras 2 itself."""
+    major, minor = (int(p) for p in version.split(".")[:2])
+    return (major, minor) <= (2, 15)
 
 
 def env_python(cache: Path, version: str) -> Path:
@@ -75,7 +82,7 @@ def make_env(version: str, cache: Path = DEFAULT_CACHE, tf_keras: bool = False, 
                        check=True)
         log(f"tf-{version}: made in {time.monotonic() - t0:.0f} s")
     minor = ".".join(version.split(".")[:2])
-    if tf_keras and minor != "2.15":
+    if tf_keras and not _keras2_is_tf_keras(version):
         r = subprocess.run([str(python), "-c", "import tf_keras"], capture_output=True, env=_quiet_env())
         if r.returncode != 0:
             subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", f"tf-keras=={minor}.*"],
@@ -88,7 +95,7 @@ def capture(version: str, python: Path, out: Path, names: list[str], log=print) 
     from traceinsight.cli import main
 
     keras2 = subprocess.run([str(python), "-c", "import tf_keras"], capture_output=True,
-                            env=_quiet_env()).returncode == 0 or version.startswith("2.15.")
+                            env=_quiet_env()).returncode == 0 or _keras2_is_tf_keras(version)
     worst = 0
     for name in names:
         workload, modes = CAPTURES[name]

@@ -17,6 +17,10 @@ Cases (each in a fresh process, so the first call of every function is inside th
 * ``xla``: the same step with ``jit_compile=True``;
 * ``fit``: Keras ``Model.fit`` with the TensorBoard callback (``profile_batch``): the callback starts
   and stops the profiler and marks the batches itself;
+* ``fit_one``: ``fit`` of a small Conv2D model (its graph's ops, not the call, take the step), the
+  callback profiling one batch (``profile_batch=(4, 4)``): on Keras 2 the trace holds that batch's
+  ``train_function`` call and no step marker (the batch's ``train`` marker opened before the
+  profiler started), as a user's one-batch profile does;
 * ``session``: a ``tf.compat.v1.Session.run`` loop with eager execution disabled;
 * ``data``: a tf.function step fed by a tf.data pipeline whose map stalls (a ``py_function``
   that sleeps), no prefetch.
@@ -42,7 +46,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ("function", "xla", "fit", "session", "data")
+CASES = ("function", "xla", "fit", "fit_one", "session", "data")
 STEPS = 8
 DEPTH = 0   # hidden layers of the function / xla step (--depth)
 
@@ -107,13 +111,20 @@ def case_xla(tf, logdir: str) -> dict:
     return case_function(tf, logdir, jit=True)
 
 
-def case_fit(tf, logdir: str) -> dict:
+def case_fit(tf, logdir: str, profile_batch: tuple[int, int] = (2, 6), conv: bool = False) -> dict:
     keras = tf.keras
     tf.random.set_seed(0)
-    model = keras.Sequential([keras.Input(shape=(64,)), keras.layers.Dense(128, activation="relu"),
-                              keras.layers.Dense(10)])
+    if conv:
+        model = keras.Sequential([keras.Input(shape=(32, 32, 3)),
+                                  keras.layers.Conv2D(32, 3, activation="relu"),
+                                  keras.layers.Conv2D(32, 3, activation="relu"),
+                                  keras.layers.Flatten(), keras.layers.Dense(10)])
+        x = tf.random.normal([32 * 10, 32, 32, 3]).numpy()
+    else:
+        model = keras.Sequential([keras.Input(shape=(64,)), keras.layers.Dense(128, activation="relu"),
+                                  keras.layers.Dense(10)])
+        x = tf.random.normal([32 * 10, 64]).numpy()
     model.compile(optimizer="sgd", loss="mse")
-    x = tf.random.normal([32 * 10, 64]).numpy()
     y = tf.random.normal([32 * 10, 10]).numpy()
     batches: list[dict] = []
 
@@ -125,10 +136,14 @@ def case_fit(tf, logdir: str) -> dict:
             batches.append({"step_num": int(batch), "ms": (time.perf_counter() - self.t0) * 1e3})
 
     # the profile window: batches 2..6 (Keras 2 records only the inner ones)
-    tb = keras.callbacks.TensorBoard(log_dir=logdir, profile_batch=(2, 6), histogram_freq=0,
+    tb = keras.callbacks.TensorBoard(log_dir=logdir, profile_batch=profile_batch, histogram_freq=0,
                                      write_graph=False)
     model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[Clock(), tb])
-    return {"steps": batches, "profile_batch": [2, 6]}
+    return {"steps": batches, "profile_batch": list(profile_batch)}
+
+
+def case_fit_one(tf, logdir: str) -> dict:
+    return case_fit(tf, logdir, (4, 4), conv=True)
 
 
 def case_session(tf, logdir: str) -> dict:
@@ -180,7 +195,7 @@ def _child(case: str, logdir: str, record: str) -> None:
                 "options_asked": {"host_tracer_level": 3, "python_tracer_level": 0,
                                   "device_tracer_level": 0},
                 "made_by": "tools/make_version_traces.py (TensorFlow's own profiler APIs)"})
-    if case == "fit":
+    if case in ("fit", "fit_one"):
         out["options_asked"] = "TensorBoard callback defaults"
     Path(record).write_text(json.dumps(out, indent=1) + "\n")
 

@@ -62,7 +62,10 @@ def main() -> None:
             sys.modules["keras"] = keras       # the workload's `import keras` gets Keras 2, as in capture
         k = _load("keras_small")
         model = k.model()
-        model.compile(optimizer=keras.optimizers.legacy.SGD(), loss="mse")
+        # TF1 needs Keras 2's legacy optimizer; Keras 2.12 - 2.14 pick it themselves for "sgd" with
+        # eager disabled (their optimizers.legacy has no SGD attribute until it is imported)
+        legacy_sgd = getattr(keras.optimizers.legacy, "SGD", None)
+        model.compile(optimizer=legacy_sgd() if legacy_sgd is not None else "sgd", loss="mse")
         x, y = k.data()
         out["tf1:fit (fit over N batches / N)"] = _fit_ms(model, x, y)
         print(json.dumps(out))

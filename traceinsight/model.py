@@ -168,13 +168,18 @@ class CompileCall:
     step_num: int | None      # the step holding the call (None: outside every step)
     first_op_ms: float        # the call's op time as recorded (compilation and the run together)
     steady_op_ms: float | None  # median op time of the function's later calls (None: no later call)
-    compile_ms: float | None  # first_op_ms - steady_op_ms, moved from op to compile (None: unknown)
+    compile_ms: float | None  # first_op_ms - steady_op_ms, moved from op to compile (None: unknown,
+    #                           or not separable: the excess over steady_op_ms is in other)
 
 
 class CompileKind(str, Enum):
     """How a mode's XLA compile time was obtained where the trace records no compile event."""
     DERIVED = "derived"              # every compiling call's from its op time against later calls
     NOT_RECORDED = "not recorded"    # a call has no later call: its op time is compile and run
+    # every compiling call's op time beyond its later calls' is compile and the function's first-run
+    # setup together (instantiation, graph optimisation, which a call without XLA pays too), which
+    # the trace cannot split: shown in other, not compile (TF 2.12 - 2.16)
+    NOT_SEPARABLE = "not separable"
 
 
 @dataclass(frozen=True)
@@ -184,7 +189,9 @@ class CompileEstimate:
     none). ``kind`` is ``CompileKind.DERIVED`` when every such call's compile time was derived from
     its op time against the function's later calls (shown in ``compile``, labelled derived), or
     ``NOT_RECORDED`` when at least one call has no later call to compare with: that call's op
-    time holds compilation and run unsplit and is shown in ``other``, never in ``op``."""
+    time holds compilation and run unsplit and is shown in ``other``, never in ``op``;
+    ``NOT_SEPARABLE`` when each call's op time beyond its later calls' (``excess_ms``) holds
+    compilation and the first run's other setup, unsplit: shown in ``other``."""
 
     kind: CompileKind
     calls: tuple[CompileCall, ...]
@@ -194,9 +201,17 @@ class CompileEstimate:
         return float(sum(c.compile_ms for c in self.calls if c.compile_ms is not None))
 
     @property
+    def excess_ms(self) -> float:
+        """The compiling calls' op time beyond their later calls' (compile and first-run setup)."""
+        return float(sum(c.first_op_ms - c.steady_op_ms for c in self.calls
+                         if c.steady_op_ms is not None))
+
+    @property
     def label(self) -> str:
         if self.kind is CompileKind.DERIVED:
             return "compile (derived: the trace holds no XLA compile events)"
+        if self.kind is CompileKind.NOT_SEPARABLE:
+            return "compile not separable (the trace holds no XLA compile events)"
         return "compile not recorded (the trace holds no XLA compile events)"
 
 

@@ -204,6 +204,24 @@ def _conversions_without_work(table: EventTable, own: np.ndarray, parent: np.nda
     own[conv & ~has_child] = rules.DISPATCH
 
 
+def _kernel_runs_without_event(table: EventTable, own: np.ndarray, parent: np.ndarray) -> None:
+    """TensorFlow before 2.12 writes no ``KernelAndDeviceFunc::Run`` inside ``EagerKernelExecute``
+    (rules.VERSION_NAMES): the kernel, or a tf.function's graph (its ops on ``tf_Compute`` threads
+    under ``ExecutorState::Process``), runs inside ``EagerKernelExecute`` itself while the calling
+    thread waits there. In a trace that holds no ``KernelAndDeviceFunc::Run`` at all, an
+    ``EagerKernelExecute`` with no event inside it is op, as the run event is op where TF writes
+    it (its launch overhead, a few µs, cannot be told apart). In place on ``own``."""
+    if table.name_id(rules.KERNEL_RUN) >= 0:
+        return
+    ke = table.name_id(rules.KERNEL_EXECUTE)
+    if ke < 0:
+        return
+    ev = table.name == ke
+    inner = (parent >= 0) & (table.end > table.start)
+    has_child = np.bincount(parent[inner], minlength=len(table)) > 0
+    own[ev & ~has_child & (own == rules.DISPATCH)] = rules.OP
+
+
 def _compile_without_parent(table: EventTable, own: np.ndarray, parent: np.ndarray) -> None:
     """Events named like an HLO pass (rules.PASS_SHAPE) that no rule places, at the top level of a
     thread before that thread's first XLA executable run and before its last compile event ends,
@@ -315,6 +333,7 @@ def attribute(table: EventTable) -> Attribution:
     parent, depth, crosser, marker_ev = nest(table, marker)
     end = table.end
     _conversions_without_work(table, own, parent)
+    _kernel_runs_without_event(table, own, parent)
     _compile_without_parent(table, own, parent)
     prio = np.zeros(N_CAT, dtype=np.int8)
     for c, pr in rules.INHERIT_PRIORITY.items():

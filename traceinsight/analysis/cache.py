@@ -35,7 +35,8 @@ from traceinsight.stepsource import StepSource
 # Bump when the analysis changes what it computes: old caches are then ignored. The key also holds
 # a digest of the analysis source (``source_digest``), so a change nobody bumped for still counts.
 # 5: tables as typed columns. 7: the tf.data stage table. 8: the profiler's events per step.
-ANALYSIS_VERSION = 8
+# 9: older TF's kernel runs, one-call steps, compile not separable.
+ANALYSIS_VERSION = 9
 
 
 def source_digest() -> str:

@@ -293,12 +293,18 @@ def compile_note(est: CompileEstimate) -> str:
         if c.compile_ms is not None and c.steady_op_ms is not None:
             parts.append(f"{where}: {c.compile_ms:.1f} ms = op {c.first_op_ms:.1f} ms on the "
                          f"compiling call - {c.steady_op_ms:.1f} ms median op of its later calls")
+        elif c.steady_op_ms is not None:
+            parts.append(f"{where}: {c.first_op_ms - c.steady_op_ms:.1f} ms = op "
+                         f"{c.first_op_ms:.1f} ms on the compiling call - {c.steady_op_ms:.1f} ms "
+                         "median op of its later calls, counted as other: XLA compile and the "
+                         "function's first-run setup (instantiation, graph optimisation, paid "
+                         "without XLA too), which the trace cannot split")
         else:
             parts.append(f"{where}: no later call to compare with; its op time "
                          f"({c.first_op_ms:.1f} ms, compilation and run unsplit) is counted as other")
-    return (f"{est.label}: XLA-compiled calls whose compilation no event records (TensorFlow 2.15 "
-            "and 2.16 write none); " + "; ".join(parts) + ". Derived compile includes the "
-            "function's other one-time setup on its first run")
+    return (f"{est.label}: XLA-compiled calls whose compilation no event records (TensorFlow "
+            "2.12 - 2.16 write none); " + "; ".join(parts) + ". To time compilation alone: the "
+            "first call with jit_compile=True minus with jit_compile=False, in fresh processes")
 
 
 def _framework(table: EventTable) -> str | None:

@@ -110,6 +110,7 @@ RULES: list[tuple[str, str, str, str]] = [
     ("prefix", "TFE_Py_", "dispatch", "Python -> C eager fast path / execute"),
     ("prefix", "TFE_", "dispatch", "eager C API (handle deletion, ...)"),
     ("exact", "EagerExecute", "dispatch", "eager op dispatch"),
+    ("prefix", "EagerExecute: ", "dispatch", "eager op dispatch, named after its op (TF before 2.12)"),
     ("prefix", "EagerLocalExecute", "dispatch", "local eager execution (placement, cache lookup)"),
     ("prefix", "EagerRemoteExecute", "dispatch", "remote eager execution"),
     ("exact", "EagerKernelExecute", "dispatch", "eager kernel launch"),
@@ -133,6 +134,36 @@ RULES: list[tuple[str, str, str, str]] = [
     ("exact", "MemoryAllocation", "ignore", "allocator event (zero length)"),
     ("exact", "MemoryDeallocation", "ignore", "allocator event (zero length)"),
 ]
+
+# Event names that differ between TensorFlow versions, with the versions each is for: what the
+# analysis reads differently because of them (the rules above place each name; this table says
+# where a version's name changes what the name around it means). Checked on the stock traces of
+# tests/data/versions/ (2.12.1 - 2.21.0) and on a public TF 2.1x Keras fit trace (2023, CPU, the
+# TensorBoard callback) for the versions before 2.12. (name, versions, what it means)
+VERSION_NAMES: list[tuple[str, str, str]] = [
+    ("KernelAndDeviceFunc::Run", "2.12+ (written inside every EagerKernelExecute)",
+     "the kernel or graph function running: op; the EagerKernelExecute around it keeps dispatch"),
+    ("EagerKernelExecute", "before 2.12, in traces without KernelAndDeviceFunc::Run",
+     "nothing inside it on the calling thread: its whole time is the kernel or the graph function "
+     "running (the graph's ops on tf_Compute threads under ExecutorState::Process): op "
+     "(attribute._kernel_runs_without_event)"),
+    ("EagerExecute: <op>", "before 2.12 (2.12+: EagerExecute with an eager_op stat)",
+     "eager dispatch named after its op: dispatch"),
+    ("ExecutorState::ProcessAsync::Start / ::Done", "2.15", "graph executor: op"),
+    ("ThreadpoolListener::*", "2.21", "thread-pool bookkeeping inside kernels: op"),
+    ("JitCompiler::Compile, CpuCompiler::*, FusionCompiler::Compile",
+     "2.18+ (CpuCompiler::*), 2.20+ (JitCompiler::Compile); none before 2.18",
+     "XLA compile: compile; without them compile is derived (analysis/xla_compile.py)"),
+    ("train / train_function", "Keras 2 (TF 2.12 - 2.15, tf_keras)",
+     "the fit loop's step marker around its function; the TensorBoard callback records only the "
+     "inner batches of profile_batch, one profiled batch as one train_function call"),
+    ("Profiled batch / multi_step_on_iterator", "Keras 3 (TF 2.16+)",
+     "the TensorBoard callback's step marker around its function"),
+]
+# The name whose absence from a trace says its TensorFlow runs kernels inside EagerKernelExecute
+# with no event of their own (VERSION_NAMES).
+KERNEL_RUN = "KernelAndDeviceFunc::Run"
+KERNEL_EXECUTE = "EagerKernelExecute"
 
 # Names only TensorFlow writes: a trace holding none of them (nor tf.function call stats) is not a
 # TensorFlow trace (a JAX or PyTorch trace, say) and is refused with a clear message.

@@ -5,7 +5,10 @@ Rules, first that applies (the rule used is stated with every mode):
 1. host step markers on the main thread: ``train…`` / ``test…`` / ``TraceContext`` (what XProf
    recognizes) and Keras' ``Profiled batch`` (the TensorBoard callback's ``profile_batch`` wraps
    each batch in one), each with a ``step_num`` stat;
-2. no markers: each top-level tf.function call on the main thread;
+2. no markers: each top-level tf.function call on the main thread; a single call is the step too,
+   not the whole trace around it (a Keras 2 ``fit`` traced by the TensorBoard callback over one
+   batch holds one ``train_function`` call and no ``train`` marker; XProf took such a call as the
+   step on a TF 2.1x trace, and finds no step at all on TF 2.12's);
 3. no host events at all (host tracer level 0, device-only traces): the device-side step grouping
    XProf itself wrote into the trace (the derived ``Steps`` line of each device plane, one event
    per step with its ``group_id``), else device events grouped by their ``group_id`` stat (TF's
@@ -134,12 +137,15 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
             idx = idx[(table.line[idx] == main) & (parent[idx] < 0)]
             calls = np.sort(idx)
         dev = None
-        jax = len(calls) < 2 and _jax_trace(table)
+        jax = not len(calls) and _jax_trace(table)
         jit = jit_calls(table, main) if jax else None
-        if len(calls) >= 2:
+        if len(calls) >= 1:
             ss, se = table.start[calls], table.end[calls]
             sn = np.arange(len(calls))
-            rule = "no step markers: each top-level tf.function call on the main thread is a step"
+            rule = ("no step markers: each top-level tf.function call on the main thread is a step"
+                    if len(calls) > 1 else
+                    f"no step markers: the one top-level tf.function call on the main thread "
+                    f"({names[table.name[calls[0]]]!r}) is the step")
             source = StepSource.TF_FUNCTION_CALLS
         elif jax and (dev := device_steps(table, grouped_only=True, modules=True)) is not None:
             # device work: steps from the device's module executions, so that every kernel is in
@@ -160,7 +166,7 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
             ss = np.array([table.start[on_main].min()])
             se = np.array([table.end[on_main].max()])
             sn = np.array([0])
-            rule = "no step markers and no repeated tf.function calls: the whole trace is one step"
+            rule = "no step markers and no tf.function call: the whole trace is one step"
             source = StepSource.WHOLE_TRACE
     o = np.argsort(ss, kind="stable")
     ss, se, sn = ss[o], se[o], sn[o]

@@ -1,21 +1,24 @@
 """Compile time of XLA-compiled tf.function calls in traces that hold no XLA compile events.
 
-TensorFlow 2.21 writes its XLA compilation as events (``JitCompiler::Compile``, ``CpuCompiler::*``,
-``FusionCompiler::Compile``): the rules place them in ``compile``. Older TensorFlow writes none,
+TensorFlow 2.18+ writes its XLA compilation as events (``CpuCompiler::*``; 2.20+ also
+``JitCompiler::Compile``): the rules place them in ``compile``. TensorFlow 2.12 - 2.16 write none,
 even at host tracer level 3: the compilation then runs inside the XLA launch event of the
 function's first call (``__inference_f:__inference_f``, an ``op`` event), which alone would count
 it as op.
 
 Where the trace holds no compile event, a call that compiles is known from its ``tf_function_call``
-stat (``traced-xla``: the call traced, hence compiled, an XLA function). Its compile time is
-derived from the trace: the call's op time minus the median op time of the same function's calls
-that did not trace (``notTraced-xla``). That much of the call's op time, from its start (XLA
-compiles before it runs), moves to ``compile``; the result says it is derived. It is an upper
-bound of compilation proper: the function's other one-time setup on its first run (TF's own graph
-instantiation, also paid by a function without XLA) is part of it. Without a later call to
-compare with, the split cannot be known: the call's whole op time moves to ``other`` (compilation
-and run unsplit) and the result says compile was not recorded. Traces with any compile event are
-left as they are.
+stat (``traced-xla``: the call traced, hence compiled, an XLA function). Its op time beyond the
+median op time of the same function's calls that did not trace (``notTraced-xla``) is compilation
+*and* the function's other one-time setup on its first run (instantiation and graph optimisation,
+which the same function without XLA pays on its first call too). The trace cannot split the two,
+and the setup is no small part: on TF 2.15 the excess was several times the independent measure of
+compilation (the first call with ``jit_compile=True`` minus with ``jit_compile=False``, fresh
+processes: ``tools/measure_xla_compile.py``). So that excess, from the call's start (XLA
+compiles before it runs), moves out of ``op`` into ``other``, and the result says compile is not
+separable (``CompileKind.NOT_SEPARABLE``, with the excess per call); compile itself shows nothing
+rather than a figure the trace cannot defend. Without a later call to compare with, the call's
+whole op time moves to ``other`` (compilation and run unsplit) and the result says compile was not
+recorded. Traces with any compile event are left as they are.
 """
 
 from __future__ import annotations
@@ -98,16 +101,14 @@ def estimate(table: EventTable, main: int, own: np.ndarray, outside: np.ndarray,
         fn = table.names[names[ev]]
         if len(later):
             sums = native.window_sums(bounds, seg_cat, table.start[later], table.end[later], N_CAT)
-            steady_op = int(np.median(sums[:, rules.OP]))
-            moved = max(op - steady_op, 0)
-            bounds, seg_owner, seg_cat = _move_first(bounds, seg_owner, seg_cat, t0, t1, moved,
-                                                     rules.COMPILE)
-            calls.append(CompileCall(fn, num, op / PS_PER_MS, steady_op / PS_PER_MS,
-                                     moved / PS_PER_MS))
+            steady_op = min(int(np.median(sums[:, rules.OP])), op)
+            bounds, seg_owner, seg_cat = _move_first(bounds, seg_owner, seg_cat, t0, t1,
+                                                     op - steady_op, rules.OTHER)
+            calls.append(CompileCall(fn, num, op / PS_PER_MS, steady_op / PS_PER_MS, None))
         else:
             bounds, seg_owner, seg_cat = _move_first(bounds, seg_owner, seg_cat, t0, t1, op,
                                                      rules.OTHER)
             calls.append(CompileCall(fn, num, op / PS_PER_MS, None, None))
-    kind = (CompileKind.DERIVED if all(c.compile_ms is not None for c in calls)
+    kind = (CompileKind.NOT_SEPARABLE if all(c.steady_op_ms is not None for c in calls)
             else CompileKind.NOT_RECORDED)
     return bounds, seg_owner, seg_cat, CompileEstimate(kind, tuple(calls))

@@ -63,13 +63,20 @@ def one_line(e: BaseException, limit: int = 300) -> str:
     """
     root = _root(e)
     lines = [ln.strip() for ln in _ANSI.sub("", str(root)).splitlines() if ln.strip()]
-    inner = None
+    inner = own = None
     for ln in reversed(lines):
         m = _ERROR_LINE.match(ln)
         if m and m.group(1) != type(root).__name__:
             inner = f"{m.group(1)}: {m.group(2)}" if m.group(2) else m.group(1)
             break
-    if inner is None:
+        if m and own is None and m.group(2) and len(lines) > 1:
+            # the error quoted under the frames TF adds to an error raised in a tf.function
+            # ("in user code: File ... raise ValueError(...)  ValueError: msg", TF 2.12 - 2.21):
+            # its message, not the quoted source line above it
+            own = m.group(2)
+    if inner is None and own is not None:
+        text = f"{type(root).__name__}: {own}"
+    elif inner is None:
         useful = [ln for ln in lines if not ln.startswith(_WRAPPER_LINES)]
         first = useful[0] if useful else (lines[0] if lines else "")
         text = f"{type(root).__name__}: {first}" if first else type(root).__name__

@@ -193,5 +193,6 @@ def check(kind: str, name: str, has_y: bool, legacy_keras: bool | None = None,
     if mode.legacy_keras and not (tf_keras_installed() if legacy_keras is None else legacy_keras):
         raise ValueError(f"mode {name!r} needs tf_keras (legacy Keras 2): {tf_keras_install(tf_version)}")
     if mode.backend == "jax" and not (jax_installed() if jax is None else jax):
-        raise ValueError(f"mode {name!r} runs Keras on JAX, and JAX is not installed: {JAX_INSTALL}")
+        raise ValueError(f"mode {name!r} runs Keras 3 on JAX, and JAX is not installed (or the "
+                         f"interpreter's Keras is Keras 2): {JAX_INSTALL}")
     return mode

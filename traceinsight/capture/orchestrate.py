@@ -105,6 +105,9 @@ class ModeState:
     started: float | None = None
     ended: float | None = None
     notes: list[str] = field(default_factory=list)
+    # notes about the TensorFlow, the same for every mode and pass (its traces record no
+    # profile_options): in the mode's notes once, and printed once per capture
+    tf_notes: list[str] = field(default_factory=list)
     live: "LiveChild | None" = None   # the mode's process, kept alive for interleaved rounds
 
     @property
@@ -152,8 +155,8 @@ def child_env(mode: modes_mod.Mode | None) -> dict[str, str]:
     # TF's INFO logs (profiler session chatter) would bury a failing mode's real error in stderr.
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     env["PYTHONUNBUFFERED"] = "1"
-    if mode is not None and mode.legacy_keras:
-        env["TF_USE_LEGACY_KERAS"] = "1"
+    # a Keras 2 mode's TF_USE_LEGACY_KERAS is set in its process, where the Keras installed is known
+    # (compat.legacy_keras_env: TF 2.16+ only; it breaks tf.keras on 2.15)
     if mode is not None and mode.backend != "tensorflow":
         env["KERAS_BACKEND"] = mode.backend
     # the child must import this very traceinsight, also when it is not installed, and in another
@@ -772,7 +775,9 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
         po = p.get("profile_options") or {}
         entry["profile_options"][pass_name] = po
         if po.get("unverified"):
-            state.notes.append(f"{pass_name} pass: {po['unverified']}")
+            if po["unverified"] not in state.tf_notes:
+                state.tf_notes.append(po["unverified"])
+                state.notes.append(po["unverified"])
         elif po.get("ok") is False:   # None: the tracer records no options (jax.profiler)
             state.notes.append(f"{pass_name} pass: profiler options not as requested: "
                                f"{po.get('problem', 'unknown')}")

@@ -33,6 +33,7 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
         raise WorkloadError(f"unknown mode {spec['mode']!r} for a {spec['kind']} workload")
     if mode.legacy_keras:
         from traceinsight.capture import compat
+        compat.legacy_keras_env(os.environ)   # before TensorFlow is imported: TF 2.16+ only
         try:
             legacy = compat.legacy_keras()
         except ImportError as e:

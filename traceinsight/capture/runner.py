@@ -81,12 +81,16 @@ def probe(spec: dict) -> dict:
                               "jax_installed": modes_mod.jax_installed()}
     if not compat.supported(tf.__version__):
         result["unsupported"] = (f"TensorFlow {tf.__version__} is outside the supported "
-                                 "2.15 - 2.21: capture may fail or trace differently")
+                                 f"{compat.SUPPORTED_RANGE}: capture may fail or trace differently")
     try:
         import keras
         result["keras"] = keras.__version__
     except Exception:
         result["keras"] = None
+    if (compat.version_tuple(result["keras"]) or (3, 0)) < (3, 0):
+        # jax: modes run Keras 3 on JAX; TF 2.12 - 2.15 bring Keras 2 (and 2.12 - 2.14 install jax
+        # as a dependency of their own): no jax: mode here
+        result["jax_installed"] = False
     module = load_workload(spec["workload"])
     if spec["kind"] == modes_mod.KERAS:
         model = call_user(module.model, "model()")

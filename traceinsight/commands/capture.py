@@ -37,9 +37,10 @@ class Command:
         parser.add_argument("--name", help="run folder name (default: <UTC time>-<workload name>)")
         parser.add_argument("--resume", metavar="RUN",
                             help="complete a run: capture only its modes that are missing or failed")
+        from traceinsight.capture.compat import SUPPORTED_RANGE  # the standard library only
         parser.add_argument("--python", metavar="PATH",
                             help="run the workload under this interpreter (an environment with your "
-                                 "TensorFlow 2.15 - 2.21; it needs nothing of traceinsight's own "
+                                 f"TensorFlow {SUPPORTED_RANGE}; it needs nothing of traceinsight's own "
                                  "dependencies). Default: this traceinsight's Python")
         parser.add_argument("--remote", metavar="HOST:PORT[,...]",
                             help="trace a running job's TF profiler servers instead (one mode per "
@@ -139,9 +140,13 @@ class Command:
             writer.manifest.setdefault("capture_wall_s", []).append(round(wall, 1))
             writer.save()
             print_summary(console, plan.run_path)
+            tf_notes = list(dict.fromkeys(n for s in states for n in s.tf_notes))
             for s in states:
                 for n in s.notes:
-                    console.print(f"[yellow]warning:[/] {s.name}: {n}")
+                    if n not in s.tf_notes:
+                        console.print(f"[yellow]warning:[/] {s.name}: {n}")
+            for n in tf_notes:   # the TensorFlow's, not a mode's: once per capture
+                console.print(f"[yellow]warning:[/] {n}")
             console.print(f"captured in {wall:.0f} s")
             console.print(f"next: traceinsight view {plan.run_path}")
             failed = [s for s in states if s.status != "ok"]
