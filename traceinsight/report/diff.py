@@ -144,8 +144,9 @@ def _summary(d: RunDiff, entries: list[dict]) -> str:
     if not d.same_run:
         # the tolerance as the document stores it (6 significant digits)
         summary += (". Run-to-run variation measured from interleaved rounds" if d.rounds_measured
-                    else ". Run-to-run variation not measured (captures without interleaved "
-                    "rounds): a change under "
+                    else ". Run-to-run variation not measured (a capture kept fewer than two "
+                    "interleaved rounds of a mode: none were asked for, or the busy machine's "
+                    "were set aside): a change under "
                     f"{(clean(d.tolerance) or 0) * 100:.0f} % (more where a "
                     "capture drifted) is treated as noise; capture with interleaved rounds to "
                     "measure it")
