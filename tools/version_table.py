@@ -75,18 +75,18 @@ def main(argv: list[str]) -> int:
         for capture, mode, key in PAIRS:
             run = a.out / f"tf-{v}-{capture}" / "run.json"
             if not run.is_file():
-                print(f"| {v} | {mode} | not captured | | | |")
+                print(f"| {v} | {mode} ({capture}) | not captured | | | |")
                 continue
             entry = json.loads(run.read_text())["modes"].get(mode)
             if entry is None:
-                print(f"| {v} | {mode} | not in the run | | | |")
+                print(f"| {v} | {mode} ({capture}) | not in the run | | | |")
                 continue
             status = entry["status"] if entry["status"] == "ok" else f"{entry['status']}: {entry.get('error')}"
             med = (entry.get("summary") or {}).get("median_ms")
             ref = alone.get(key) if key else None
             ratio = f"{med / ref:.2f}" if med and ref else ""
-            print(f"| {v} | {mode} | {status} | {med:.3f} | {ref if ref is not None else '-'} | {ratio} |"
-                  if med is not None else f"| {v} | {mode} | {status} | | | |")
+            print(f"| {v} | {mode} ({capture}) | {status} | {med:.3f} | {ref if ref is not None else '-'} | {ratio} |"
+                  if med is not None else f"| {v} | {mode} ({capture}) | {status} | | | |")
         print(f"| {v} | (load average during the alone timings: {alone.get('load_before', 0):.1f} -> "
               f"{alone.get('load_after', 0):.1f}) | | | | |")
     return 0
