@@ -662,8 +662,9 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
         title = f"{m.name} converts its inputs to tensors every step"
         fix = _at_user_line(m, "x = tf.convert_to_tensor(x_np)   # numpy inputs: convert once, "
                             "outside the loop\n"
+                            "# or feed the batches from a tf.data pipeline:\n"
                             "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)"
-                            ".prefetch(tf.data.AUTOTUNE)   # or")
+                            ".prefetch(tf.data.AUTOTUNE)")
     yield Finding(
         rule="numpy-inputs", title=title,
         evidence=evidence, saving_ms=saving if saving is None or np.isfinite(saving) else None,
