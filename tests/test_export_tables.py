@@ -15,7 +15,7 @@ from traceinsight import cli
 from traceinsight.report import tables
 
 DATA = Path(__file__).parent / "data" / "runs"
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "reports.md"   # README links it
 RUNS = sorted(p for p in DATA.iterdir() if (p / "run.json").is_file())
 
 

@@ -113,7 +113,7 @@ def test_the_tools_own_frames_are_grouped_as_traceinsight():
 
 
 def test_readme_describes_export_once_as_it_writes(tmp_path):
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parent.parent / "docs" / "reports.md").read_text(encoding="utf-8")
     paragraphs = [p for p in readme.split("\n\n") if p.startswith("`traceinsight export RUN --mode M")]
     assert len(paragraphs) == 1 and "writes `trace.json.gz`" in paragraphs[0]
     # and export does write that file by default

@@ -47,7 +47,7 @@ The results are the same ``ModeResult`` objects, in the same order, as one host 
 (``tests/test_parallel.py`` checks they are equal, forked and spawned).
 
 ``analyze_with_dask`` runs the same per-host analysis on a Dask distributed cluster (the hosts'
-files must be readable by the workers at the same paths: a shared file system), see README.
+files must be readable by the workers at the same paths: a shared file system), see docs/attribution.md, "Many hosts".
 """
 
 from __future__ import annotations

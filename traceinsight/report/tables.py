@@ -7,7 +7,7 @@ time (``report.write_files`` writes them, each atomically):
   retraces, hotspots, other, and the device tables of GPU traces; empty ones left out);
 * without (``mode`` None): the modes, steps, categories, ops and hotspots tables of every mode
   and host, stacked, with the run's metadata as their first columns, so the tables of many runs
-  can be queried together (README: DuckDB).
+  can be queried together (docs/reports.md: DuckDB).
 
 CSV cells are made inert (``csv_safe``); Parquet keeps every string as it is.
 """
