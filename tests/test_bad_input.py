@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 
 import numpy as np
 import pytest
@@ -373,3 +374,35 @@ def test_the_viewer_shows_a_hostile_run_inert(tmp_path):
     for text in shown:
         assert_inert(text, "viewer")
     assert "\\x1b]52" in shown[0]
+
+
+@pytest.mark.parametrize("output", [
+    b"Welcome to the cluster!\nnot a version\n",     # a wrapper's banner, no version
+    b"\xff\xfe3.\x80\n",                             # not UTF-8
+    b"3.",                                           # a line cut short
+    b"",                                             # nothing at all
+    b"3.11.7\n",                                     # three parts: not what we asked for
+])
+def test_capture_python_with_odd_version_output_is_one_line(capsys, tmp_path, output):
+    """``capture --python PATH`` whose version output is not ``X.Y``: one line, exit 2."""
+    fake = tmp_path / "python"
+    (tmp_path / "out.bin").write_bytes(output)
+    fake.write_text(f"#!/bin/sh\ncat {tmp_path / 'out.bin'}\n")
+    fake.chmod(0o755)
+    model = tmp_path / "model.py"
+    model.write_text("def step(x):\n    return x\n\ndef inputs():\n    return (1.0,)\n")
+    code = main(["capture", str(model), "--python", str(fake), "--out", str(tmp_path / "runs")])
+    assert_one_line_error(code, capsys.readouterr().err)
+
+
+def test_capture_python_banner_before_the_version_is_accepted(tmp_path):
+    """A wrapper that prints a banner first: the version is its output's last line."""
+    from traceinsight.capture import orchestrate
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\necho 'module load python'\nexec {sys.executable} \"$@\"\n")
+    fake.chmod(0o755)
+    try:
+        orchestrate.set_workload_python(str(fake))
+        assert orchestrate.workload_python == str(fake)
+    finally:
+        orchestrate.set_workload_python(None)
