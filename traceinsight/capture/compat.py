@@ -27,6 +27,18 @@ Entries:
   The client runs in its own process (``trace_client_cmd``) so its stdout line ("Starting to trace
   for ... ms") and its INFO log stay out of the workload's output, and a crash of the client cannot
   take the workload down.
+* ``LocalTrace``: a profiler session in this process, with explicit tracer levels, and no profiler
+  server (``tf.profiler.experimental.server.start(port)`` takes no host and listens on every
+  interface, ``[::]``, for the rest of the process: anyone who reaches the machine could pull
+  traces). The public ``tf.profiler.experimental.start(logdir, ProfilerOptions(...))`` and
+  ``stop()`` (which saves ``<logdir>/plugins/profile/<time>/<host>.xplane.pb``), on every version:
+  - TF 2.21 converts each option value to ``bool`` first when the value allows it (a Python int
+    does), so ``host_tracer_level=3`` arrives as ``True`` and is dropped (level 2, no python
+    tracer). A value with ``__index__`` and no ``__bool__`` (``Level``) is no bool and is an int:
+    the levels are kept (checked on 2.21.0: the trace records host 3 / python 1).
+  - TF 2.15 (checked on 2.15.1: python tracer events and the larger host-3 trace appear) and the
+    versions between read each option as an int: ``Level`` is one.
+  The saved trace's recorded levels are checked as before (``options.check``).
 * ``records_profile_options``: does a saved trace carry the ``profile_options`` stat?
   - TF 2.15, 2.16, 2.18, 2.20 (checked; 2.17 / 2.19 taken to be alike): no, the levels cannot be
     verified from the trace. TF 2.21: yes.
@@ -185,3 +197,84 @@ class TraceProcess:
         except OSError:
             return None
         return lines[-1].removeprefix("trace_client: ")[:300] if lines else None
+
+
+# TensorFlow's own log lines about a profiler session (server start, session start / stop, saving):
+# TF 2.15 - 2.16 ``2026-11-25 12:04:45.117710: I external/local_tsl/tsl/profiler/lib/
+# profiler_session.cc:119] ...``, TF 2.21 (absl) ``I0000 00:00:1795608729.634534   25171
+# profiler_session.cc:132] ...``. INFO and WARNING only.
+PROFILER_LOG = re.compile(
+    rb"^(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] \S*(?:tsl/profiler|core/profiler)/\S+"
+    rb"|[IW]\d{4} \d\d:\d\d:[\d.]+ +\d+ (?:profiler_server|profiler_session|save_profile)\.cc:\d+)\] ")
+
+
+def is_profiler_log(line: bytes) -> bool:
+    """One of TensorFlow's log lines about a profiler session (see ``PROFILER_LOG``)."""
+    return PROFILER_LOG.match(line) is not None
+
+
+class Level:
+    """A tracer level the profiler's options keep on every version (see ``LocalTrace`` above): an
+    int through ``__index__``, and no ``__bool__``, so TF 2.21 cannot take it for a bool."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int) -> None:
+        self.value = int(value)
+
+    def __index__(self) -> int:
+        return self.value
+
+    def __repr__(self) -> str:
+        return str(self.value)
+
+
+class LocalTrace:
+    """A profiler session in this process, no server: ``start`` records with ``levels`` into
+    ``logdir``; ``stop`` (from any thread, once) saves the trace. ``error``: why it was not
+    saved (one line), or None. ``stop_after(seconds)``: stop from a timer thread then, if still
+    recording (a bound on the trace's length)."""
+
+    def __init__(self, tf: Any, logdir: str, levels: dict[str, int]) -> None:
+        import threading
+        self.tf, self.logdir, self.levels = tf, str(logdir), dict(levels)
+        self.error: str | None = None
+        self.started = False
+        self.stopped = False
+        self._lock = threading.Lock()
+        self._timer: Any = None
+
+    def start(self) -> None:
+        """Start recording; raises what TensorFlow raises (another session running, ...)."""
+        os.makedirs(self.logdir, exist_ok=True)
+        # delay_ms 0 (start now) given as a Level too: left out, 2.21 warns that it is no int
+        options = self.tf.profiler.experimental.ProfilerOptions(
+            **{k: Level(v) for k, v in {"delay_ms": 0, **self.levels}.items()})
+        self.tf.profiler.experimental.start(self.logdir, options)
+        self.started = True
+
+    def stop_after(self, seconds: float) -> None:
+        import threading
+        self._timer = threading.Timer(max(0.0, seconds), self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            if self.stopped or not self.started:
+                return
+            self.stopped = True
+            if self._timer is not None:
+                self._timer.cancel()
+            try:
+                self.tf.profiler.experimental.stop()
+            except Exception as e:   # a full disk, an unwritable folder: the trace is lost, say so
+                msg = str(e).strip().splitlines()
+                self.error = f"saving the trace failed: {type(e).__name__}: {msg[0] if msg else ''}"
+
+    def path(self) -> str | None:
+        """The newest trace file under ``logdir`` (None when none was saved)."""
+        files = []
+        for root, _dirs, names in os.walk(self.logdir):
+            files += [os.path.join(root, n) for n in names if n.endswith(".xplane.pb")]
+        return max(files, key=os.path.getmtime) if files else None

@@ -1,0 +1,287 @@
+"""The routes that run inside the user's own process (``traceinsight run -- python script.py``,
+``with traceinsight.profile(...)``, ``traceinsight.keras.Profile``) against faults, as an unlucky
+or hostile user meets them: the script dies inside or after the traced window (``os._exit``,
+SIGSEGV), raises, is interrupted; the run is locked by a capture; the run folder cannot be made;
+the disk is full. Each must keep what was measured, say what happened, never mark a mode ``ok``
+with a bad trace, never raise into the user's code, and never listen on an address another
+machine can reach (``tests/scripts/listeners.py`` reads the process's sockets from /proc)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from traceinsight import runfolder
+from traceinsight.capture import lock as lock_mod
+from traceinsight.cli import main
+
+pytestmark = pytest.mark.capture
+
+SCRIPTS = Path(__file__).parent / "scripts"
+LOOP = SCRIPTS / "faulty_loop.py"
+PY = sys.executable
+SKIP, WINDOW = 3, 5          # as faulty_loop.py asks
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _script(route: str, out: Path, fault: str, *more: str,
+            python: str = PY) -> subprocess.CompletedProcess:
+    """The script run by itself, profiling itself (``profile`` / ``callback`` routes)."""
+    out.mkdir(parents=True, exist_ok=True)
+    return subprocess.run([python, str(LOOP), route, str(out), fault, *more], capture_output=True,
+                          text=True, timeout=300, env=_env())
+
+
+def _run(out: Path, fault: str, *more: str, capfd=None, python: str = PY) -> int:
+    """The plain loop under ``traceinsight run``."""
+    out.mkdir(parents=True, exist_ok=True)
+    return main(["run", "--out", str(out), "--name", "run", "--skip-steps", str(SKIP), "--steps",
+                 str(WINDOW), "--", python, str(LOOP), "plain", str(out), fault, *more])
+
+
+def _mode(out: Path) -> tuple[dict, dict | None]:
+    manifest = runfolder.read_manifest(out / "run")
+    (name, entry), = manifest["modes"].items()
+    path = out / "run" / entry["dir"] / runfolder.TIMINGS
+    return entry, (runfolder.read_json(path) if path.is_file() else None)
+
+
+def _user(out: Path) -> dict:
+    return json.loads((out / "user.json").read_text())
+
+
+def _no_traceback(stderr: str) -> None:
+    assert "Traceback" not in stderr, stderr[-3000:]
+
+
+# ----------------------------------------------------------------------------- listeners
+
+
+def test_no_listener_off_loopback_while_run_traces(tmp_path):
+    assert _run(tmp_path, "none") == 0
+    user = _user(tmp_path)
+    assert user["checked"] and user["not_loopback"] == []
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "ok", entry["error"]
+    assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
+
+
+@pytest.mark.parametrize("route", ["profile", "callback"])
+def test_no_listener_off_loopback_in_process(tmp_path, route):
+    done = _script(route, tmp_path, "none")
+    assert done.returncode == 0, done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    user = _user(tmp_path)
+    assert user["checked"] and user["not_loopback"] == []
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "ok", entry["error"]
+    assert entry["profile_options"]["host"]["recorded"]["host_tracer_level"] == 3
+    assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
+    # TF's own lines about the profiler session are held back from the script's stderr
+    assert "profiler_session" not in done.stderr and "Profiler server" not in done.stderr
+
+
+def test_steps_are_met_when_time_passes_between_them(tmp_path):
+    """Python work between steps (here a sleep) does not shorten the traced window."""
+    done = _script("profile", tmp_path, "none", "14", "0.2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "ok", entry["error"]
+    assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
+
+
+# ----------------------------------------------------------------------------- the script dies
+
+
+def test_run_exit_inside_the_window_keeps_the_steps(tmp_path):
+    assert _run(tmp_path, "exit_in") == 7
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "failed"
+    assert "exited with status 7 inside the traced window" in entry["error"]
+    assert "never imported" not in entry["error"]
+    assert timings is not None and len(timings["all_steps"]["step_nums"]) >= SKIP
+
+
+def test_run_segv_inside_the_window_keeps_the_steps(tmp_path):
+    rc = _run(tmp_path, "segv_in")
+    assert rc == 128 + 11
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "failed" and "SIGSEGV" in entry["error"]
+    assert timings is not None and len(timings["all_steps"]["step_nums"]) >= SKIP
+
+
+def test_run_exit_after_the_window_keeps_the_trace(tmp_path):
+    # time between steps: the trace is saved before the script exits, three steps later
+    assert _run(tmp_path, "exit_after", "16", "0.1") == 7
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "ok", entry["error"]
+    assert any("exited with status 7" in n for n in entry["notes"])
+    assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
+
+
+@pytest.mark.parametrize("route", ["profile", "callback"])
+def test_in_process_exit_inside_the_window(tmp_path, route):
+    done = _script(route, tmp_path, "exit_in")
+    assert done.returncode == 7
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "running"   # nothing of this process ran after os._exit
+    assert timings is None
+    # what the agent saved is still there for a later look (its result file)
+    assert (tmp_path / "run" / entry["dir"] / ".agent.json").is_file()
+
+
+# ----------------------------------------------------------------------------- the code raises
+
+
+def test_profile_block_raising_finishes_the_mode(tmp_path):
+    done = _script("profile", tmp_path, "raise_in")
+    assert done.returncode == 1
+    # the user's own exception, unchanged, and nothing of ours in the traceback
+    assert "RuntimeError: the script's own error at step 5" in done.stderr
+    assert "traceinsight" not in done.stderr.split("Traceback", 1)[1].split("RuntimeError")[0]
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "ok", entry["error"]
+    assert any("raised RuntimeError" in n for n in entry["notes"])
+    assert timings is not None and 1 <= len(timings["traced"]["host"]["step_nums"]) < WINDOW
+
+
+def test_profile_block_interrupted_finishes_the_mode(tmp_path):
+    done = _script("profile", tmp_path, "interrupt_in")
+    assert done.returncode != 0 and "KeyboardInterrupt" in done.stderr
+    entry, _ = _mode(tmp_path)
+    assert entry["status"] != "running"
+    assert any("interrupted" in n for n in entry["notes"]), entry
+
+
+@pytest.mark.parametrize("fault", ["raise_in", "raise_after"])
+def test_fit_raising_finishes_the_mode(tmp_path, fault):
+    done = _script("callback", tmp_path, fault)
+    assert done.returncode == 1 and "RuntimeError: the script's own error" in done.stderr
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] != "running"
+    assert timings is not None
+    if fault == "raise_after":      # the window was saved before fit raised
+        assert entry["status"] == "ok", entry["error"]
+        assert len(timings["traced"]["host"]["step_nums"]) == WINDOW
+    assert any("on_train_end never ran" in n for n in entry["notes"]), entry["notes"]
+
+
+# ----------------------------------------------------------------------------- the run folder
+
+
+def test_run_into_a_locked_run_refuses_naming_the_holder(tmp_path, capfd):
+    assert _run(tmp_path, "none") == 0
+    capfd.readouterr()
+    with lock_mod.RunLock(tmp_path / "run"):
+        rc = main(["run", "--into", str(tmp_path / "run"), "--mode", "extra", "--", PY, "-c", "0"])
+        err = capfd.readouterr().err
+    assert rc != 0 and f"pid {os.getpid()}" in err and "Traceback" not in err
+    assert "extra" not in runfolder.read_manifest(tmp_path / "run")["modes"]
+
+
+def _untraced_script(tmp_path: Path, **options) -> subprocess.CompletedProcess:
+    code = ("import warnings, tensorflow as tf, traceinsight\n"
+            "f = tf.function(lambda x: x * 2)\n"
+            f"with traceinsight.profile(**{options!r}) as p:\n"
+            "    for _ in range(4): y = f(tf.constant(1.0))\n"
+            "print('ran', float(y), p.run_path)\n")
+    return subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env=_env())
+
+
+def test_profile_runs_untraced_when_the_folder_cannot_be_made(tmp_path):
+    (tmp_path / "runs" / "taken").mkdir(parents=True)
+    done = _untraced_script(tmp_path, out="runs", name="taken")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[:2] == ["ran", "2.0"]
+    _no_traceback(done.stderr)
+    assert "name=" in done.stderr and "--name" not in done.stderr
+    assert done.stderr.count("runs untraced") == 1
+
+
+def test_profile_runs_untraced_in_a_read_only_folder(tmp_path):
+    if os.geteuid() == 0 and shutil.which("unshare") is None:
+        pytest.skip("root writes into a read-only folder")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if os.access(ro, os.W_OK):
+            pytest.skip("this user writes into a read-only folder (root)")
+        done = _untraced_script(tmp_path, out=str(ro))
+    finally:
+        ro.chmod(0o700)
+    assert done.returncode == 0 and done.stdout.startswith("ran 2.0"), done.stderr[-3000:]
+    _no_traceback(done.stderr)
+
+
+def test_profile_into_a_locked_run_runs_untraced(tmp_path):
+    assert _run(tmp_path, "none") == 0
+    with lock_mod.RunLock(tmp_path / "run"):
+        done = _untraced_script(tmp_path, into=str(tmp_path / "run"), mode="extra")
+    assert done.returncode == 0 and done.stdout.startswith("ran 2.0"), done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    assert f"pid {os.getpid()}" in done.stderr
+    assert "extra" not in runfolder.read_manifest(tmp_path / "run")["modes"]
+
+
+# ----------------------------------------------------------------------------- a full disk
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 2 MiB tmpfs, filled to ``free`` bytes by the test (root only: skipped elsewhere)."""
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+
+    def fill(free: int) -> Path:
+        st = os.statvfs(mnt)
+        avail = st.f_bavail * st.f_frsize
+        with open(mnt / "filler", "wb") as f:
+            f.write(b"\0" * max(0, avail - free))
+        return mnt
+    yield fill
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+@pytest.mark.parametrize("free_kib", [8, 24, 200])
+@pytest.mark.parametrize("route", ["profile", "callback", "run"])
+def test_full_disk_is_never_ok_and_never_raises(tiny_disk, tmp_path, route, free_kib):
+    out = tmp_path / "user"
+    out.mkdir()
+    disk = tiny_disk(free_kib << 10)
+    if route == "run":
+        rc = main(["run", "--out", str(disk), "--name", "run", "--skip-steps", str(SKIP),
+                   "--steps", str(WINDOW), "--", PY, str(LOOP), "plain", str(out), "none"])
+        assert rc == 0
+    else:
+        code = (f"import runpy, sys; sys.argv = [{str(LOOP)!r}, {route!r}, {str(disk)!r}, 'none']\n"
+                f"runpy.run_path({str(LOOP)!r}, run_name='__main__')\n")
+        done = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300,
+                              env=_env())
+        assert done.returncode == 0, done.stderr[-3000:]
+        _no_traceback(done.stderr)
+    if not (disk / "run" / runfolder.MANIFEST).is_file():
+        return          # the run folder could not be made: the script ran untraced, said so
+    entry = runfolder.read_manifest(disk / "run")["modes"]
+    (entry,) = entry.values()
+    assert entry["status"] in ("ok", "failed")
+    if entry["status"] == "ok":     # then its trace parses and the disk was not full
+        from traceinsight.capture.orchestrate import verify_traces
+        timings = runfolder.read_json(disk / "run" / entry["dir"] / runfolder.TIMINGS)
+        assert verify_traces(disk / "run", entry["dir"], timings) is None
