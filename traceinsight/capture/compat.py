@@ -15,18 +15,6 @@ Entries:
   - TF 2.15 - 2.20: no such function; ``tensorflow/python/profiler/trace.py`` keeps a module
     variable ``enabled`` that the profiler session sets while it records (server-started sessions
     included).
-* ``trace_client``: the profiler client that asks the workload's profiler server for a trace with
-  explicit tracer levels.
-  - xprof's ``_pywrap_profiler_plugin.trace`` keeps the levels on every version.
-  - TensorFlow's own ``_pywrap_profiler.trace`` (same signature) keeps them on 2.15 / 2.16 (python
-    tracer events appear when asked for). From 2.18 (checked on 2.18 and 2.20) ``_pywrap_profiler``
-    has no ``trace``: xprof's client is needed (2.21's public ``client.trace`` drops the options:
-    ``session_manager.cc: ... expects an i value``). Used only when xprof is missing.
-  - ``tf.profiler.experimental.start(logdir, options)`` honours options on 2.15 / 2.16 and drops them
-    on 2.21; capture never uses it (a server + client works on all versions).
-  The client runs in its own process (``trace_client_cmd``) so its stdout line ("Starting to trace
-  for ... ms") and its INFO log stay out of the workload's output, and a crash of the client cannot
-  take the workload down.
 * ``LocalTrace``: a profiler session in this process, with explicit tracer levels, and no profiler
   server (``tf.profiler.experimental.server.start(port)`` takes no host and listens on every
   interface, ``[::]``, for the rest of the process: anyone who reaches the machine could pull
@@ -54,11 +42,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import sys
 from typing import Any, Callable
-
-# the client program, run by path with any Python (stdlib + xprof or TensorFlow)
-TRACE_CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook", "trace_client.py")
 
 OLDEST = (2, 15)
 NEWEST = (2, 21)
@@ -94,26 +78,6 @@ def records_profile_options(tf_version: str | None) -> bool | None:
     if v is None:
         return None
     return v >= (2, 21)
-
-
-def has_xprof_client() -> bool:
-    """xprof's profiler client importable in this interpreter (without importing it)."""
-    try:
-        return importlib.util.find_spec("xprof") is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def trace_client_cmd(python: str | None, address: str, logdir: str, duration_ms: int, attempts: int,
-                     levels: dict[str, int]) -> list[str]:
-    """The command that traces ``address`` into ``logdir`` (see ``hook/trace_client.py``).
-
-    ``python``: the interpreter to run it with (the tool's own, which has xprof), or None for this
-    one (then the client is xprof's if installed here, else TensorFlow's own)."""
-    import json
-    return [python or sys.executable, TRACE_CLIENT, json.dumps({
-        "address": address, "logdir": logdir, "duration_ms": int(duration_ms),
-        "attempts": int(attempts), "levels": dict(levels)})]
 
 
 def legacy_keras() -> Any:
@@ -152,51 +116,6 @@ def install_hint(tf_version: str | None = None) -> str:
     return ("install the TensorFlow you want in that environment (2.15 - 2.21, tensorflow or "
             "tensorflow-cpu; a new environment: pip install 'traceinsight-tf[cpu]'), or give capture "
             "an interpreter that has one: traceinsight capture --python /path/to/python")
-
-
-def client_python() -> str | None:
-    """The interpreter for the trace client, chosen by the tool's process: its own when it has
-    xprof (whose client keeps the tracer levels on every TF), else None (the workload's own)."""
-    return sys.executable if has_xprof_client() else None
-
-
-class TraceProcess:
-    """``trace_client_cmd`` running in its own process, its output kept in ``log_path``."""
-
-    def __init__(self, cmd: list[str], log_path: str, env: dict[str, str] | None = None):
-        self.cmd, self.log_path, self.env = cmd, log_path, env
-        self.proc: Any = None
-        self.error: str | None = None
-
-    def start(self) -> None:
-        import subprocess
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT, env=self.env, close_fds=True)
-
-    def is_alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def join(self, timeout: float | None = None) -> None:
-        if self.proc is None:
-            return
-        try:
-            rc = self.proc.wait(timeout=timeout)
-        except Exception:   # subprocess.TimeoutExpired: the client hangs; end it
-            self.proc.kill()
-            rc = self.proc.wait()
-            self.error = "the profiler client did not finish in time"
-            return
-        if rc != 0:
-            self.error = self._last_line() or f"the profiler client exited with status {rc}"
-
-    def _last_line(self) -> str | None:
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as f:
-                lines = [ln.strip() for ln in f if ln.startswith("trace_client: ") and ln.strip()]
-        except OSError:
-            return None
-        return lines[-1].removeprefix("trace_client: ")[:300] if lines else None
 
 
 # TensorFlow's own log lines about a profiler session (server start, session start / stop, saving):

@@ -711,8 +711,6 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     writer.save()
     spec = opts.spec() | {"workload": str(plan.workload.path), "kind": plan.workload.kind, "mode": name,
                           "mode_path": str(mode_path.resolve())}
-    from traceinsight.capture.compat import client_python
-    spec["client_python"] = client_python()   # the trace client: this interpreter's xprof, if any
     spec["rounds"] = opts.rounds if keep_alive else 1
     attempts: list[dict] = []
     while True:
