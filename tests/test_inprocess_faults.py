@@ -111,15 +111,16 @@ def test_run_exit_inside_the_window_keeps_the_steps(tmp_path):
     assert entry["status"] == "failed"
     assert "exited with status 7 inside the traced window" in entry["error"]
     assert "never imported" not in entry["error"]
-    assert timings is not None and len(timings["all_steps"]["step_nums"]) >= SKIP
+    assert timings is not None and len(timings["all_steps"]["step_nums"]) >= SKIP - 1
 
 
 def test_run_segv_inside_the_window_keeps_the_steps(tmp_path):
     rc = _run(tmp_path, "segv_in")
     assert rc == 128 + 11
     entry, timings = _mode(tmp_path)
-    assert entry["status"] == "failed" and "SIGSEGV" in entry["error"]
-    assert timings is not None and len(timings["all_steps"]["step_nums"]) >= SKIP
+    assert entry["status"] == "failed" and "SIGSEGV inside the traced window" in entry["error"]
+    # the steps saved when the profiler started (a step ahead of the window)
+    assert timings is not None and len(timings["all_steps"]["step_nums"]) >= SKIP - 1
 
 
 def test_run_exit_after_the_window_keeps_the_trace(tmp_path):
@@ -261,27 +262,32 @@ def tiny_disk(tmp_path):
 
 @pytest.mark.parametrize("free_kib", [8, 24, 200])
 @pytest.mark.parametrize("route", ["profile", "callback", "run"])
-def test_full_disk_is_never_ok_and_never_raises(tiny_disk, tmp_path, route, free_kib):
+def test_full_disk_is_never_ok_and_never_raises(tiny_disk, tmp_path, capfd, route, free_kib):
     out = tmp_path / "user"
     out.mkdir()
     disk = tiny_disk(free_kib << 10)
     if route == "run":
         rc = main(["run", "--out", str(disk), "--name", "run", "--skip-steps", str(SKIP),
                    "--steps", str(WINDOW), "--", PY, str(LOOP), "plain", str(out), "none"])
-        assert rc == 0
+        err = capfd.readouterr().err
+        assert rc == 0, err[-3000:]
     else:
-        code = (f"import runpy, sys; sys.argv = [{str(LOOP)!r}, {route!r}, {str(disk)!r}, 'none']\n"
-                f"runpy.run_path({str(LOOP)!r}, run_name='__main__')\n")
-        done = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300,
-                              env=_env())
-        assert done.returncode == 0, done.stderr[-3000:]
-        _no_traceback(done.stderr)
+        done = _script(route, out, "none", "16", "0", str(disk))
+        err = done.stderr
+        assert done.returncode == 0, err[-3000:]
+    _no_traceback(err)
+    assert (out / "user.json").is_file()       # the script itself ran to its end
     if not (disk / "run" / runfolder.MANIFEST).is_file():
-        return          # the run folder could not be made: the script ran untraced, said so
-    entry = runfolder.read_manifest(disk / "run")["modes"]
-    (entry,) = entry.values()
+        assert "untraced" in err               # the run folder could not be made: said so
+        return
+    (entry,) = runfolder.read_manifest(disk / "run")["modes"].values()
+    if entry["status"] == "running":           # not even run.json could be rewritten: said so
+        assert "could not finish mode" in err and "No space left" in err
+        return
     assert entry["status"] in ("ok", "failed")
     if entry["status"] == "ok":     # then its trace parses and the disk was not full
         from traceinsight.capture.orchestrate import verify_traces
         timings = runfolder.read_json(disk / "run" / entry["dir"] / runfolder.TIMINGS)
         assert verify_traces(disk / "run", entry["dir"], timings) is None
+    else:
+        assert entry["error"]

@@ -6,7 +6,7 @@ ROUTE: ``profile`` (``with traceinsight.profile``, a custom loop), ``callback``
 traces it from outside). FAULT, at step FAULT_AT (inside the traced window: skip 3, steps 5) or
 after the window: ``none``, ``exit_in`` / ``exit_after`` (``os._exit(7)``), ``segv_in``
 (SIGSEGV), ``raise_in`` / ``raise_after`` (RuntimeError out of the loop or out of ``fit``),
-``interrupt_in`` (KeyboardInterrupt).
+``interrupt_in`` (KeyboardInterrupt). RUNS (argv 6, default OUT): where the run folder goes.
 
 Writes OUT/user.json: the script's own ``perf_counter`` time of every step call, and the
 process's listening TCP sockets that are not on loopback, seen inside the traced window."""
@@ -22,6 +22,7 @@ import tensorflow as tf
 route, out, fault = sys.argv[1], sys.argv[2], sys.argv[3]
 n_steps = int(sys.argv[4]) if len(sys.argv) > 4 else 16
 sleep_s = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
+runs = sys.argv[6] if len(sys.argv) > 6 else out     # where the run folder goes
 SKIP, WINDOW = 3, 5
 fault_at = SKIP + 2 if fault.endswith("_in") else SKIP + WINDOW + 3
 
@@ -95,11 +96,11 @@ if route == "callback":
 
     data = np.random.default_rng(0).normal(size=(16 * n_steps, 32)).astype("float32")
     model.fit(data, data[:, :8], batch_size=16, epochs=1, verbose=0, callbacks=[
-        TimerStart(), traceinsight.keras.Profile(out=out, name="run", skip_steps=SKIP,
+        TimerStart(), traceinsight.keras.Profile(out=runs, name="run", skip_steps=SKIP,
                                                  steps=WINDOW), TimerEnd()])
 elif route == "profile":
     import traceinsight
-    with traceinsight.profile(out=out, name="run", skip_steps=SKIP, steps=WINDOW):
+    with traceinsight.profile(out=runs, name="run", skip_steps=SKIP, steps=WINDOW):
         loop()
 else:
     loop()

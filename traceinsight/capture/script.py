@@ -319,6 +319,15 @@ def _exit_text(rc: int) -> str:
     return f"exited with status {rc}"
 
 
+def _disk_full(path: Path) -> bool:
+    from traceinsight.capture.orchestrate import MIN_FREE_BYTES
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < MIN_FREE_BYTES
+
+
 def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
                 raised: str | None = None, final: bool = True) -> None:
     """Turn the agent's result file into timings.json and the mode's run.json entry. ``rc``: the
@@ -339,8 +348,12 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
     except (OSError, ValueError):
         res = None
     if res is None:
-        entry.update(status="failed", error=f"the script {_exit_text(rc)} and the traceinsight hook "
-                     "never ran in it (not a Python command? a Python without this traceinsight?)")
+        full = _disk_full(mode_path)
+        entry.update(status="failed", error=(
+            f"the script {_exit_text(rc)}; the disk is full: traceinsight could not save what it "
+            "measured" if full else
+            f"the script {_exit_text(rc)} and the traceinsight hook never ran in it (not a Python "
+            "command? a Python without this traceinsight?)"))
         writer.save()
         return
     steps = list(res.get("steps_s") or [])

@@ -171,6 +171,7 @@ class Agent:
         self._bound: threading.Timer | None = None
         self._write_lock = threading.Lock()
         self._saved_n = -1
+        self._save_failed = False
         self._worker: threading.Thread | None = None
         self._worker_pid = -1
         self.on_saved: Any = None      # called on the agent's thread once the trace is saved
@@ -396,8 +397,10 @@ class Agent:
             try:
                 _atomic_json(self.result_path, state)
                 self._saved_n = n
-            except Exception as e:  # the parent reports a missing result
-                _say(f"could not write {self.result_path}: {_one_line(e)}")
+            except Exception as e:  # the parent reports a missing result; said once
+                if not self._save_failed:
+                    _say(f"could not write {self.result_path}: {_one_line(e)}")
+                self._save_failed = True
 
     def at_exit(self) -> None:
         if os.getpid() != self.pid:
