@@ -291,3 +291,37 @@ def test_full_disk_is_never_ok_and_never_raises(tiny_disk, tmp_path, capfd, rout
         assert verify_traces(disk / "run", entry["dir"], timings) is None
     else:
         assert entry["error"]
+
+
+def test_a_second_interrupt_while_the_trace_is_saved_still_finishes_the_mode(tmp_path):
+    """Ctrl-C ends the block inside the window; a second Ctrl-C lands while ``profile`` waits for
+    the trace to be saved (made slow here): the mode is still finished, saying so, and the
+    interrupt goes on."""
+    code = f"""
+import os, signal, sys, threading, time
+import tensorflow as tf
+import traceinsight
+f = tf.function(lambda x: x * 2)
+try:
+    with traceinsight.profile(out={str(tmp_path)!r}, name="run", skip_steps=1, steps=50):
+        for i in range(6):
+            f(tf.constant(1.0))
+        compat = sys.modules["_traceinsight_run_compat"]
+        stop = compat.LocalTrace.stop
+        def slow(self):
+            time.sleep(3)
+            stop(self)
+        compat.LocalTrace.stop = slow
+        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+        raise KeyboardInterrupt
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+    done = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300, env=_env())
+    assert done.returncode == 0 and done.stdout.strip() == "interrupted", done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    entry, _ = _mode(tmp_path)
+    assert entry["status"] == "failed"
+    assert any("interrupted again while traceinsight waited for its trace" in n
+               for n in entry["notes"])
+    assert "the trace was still being saved then" in entry["error"]

@@ -160,7 +160,7 @@ class Session:
         except KeyboardInterrupt as e:   # a second Ctrl-C while the trace is saved
             interrupted = e
             raised = (raised or "the profiled code ended") + \
-                "; interrupted again while its trace was being saved"
+                ", and interrupted again while traceinsight waited for its trace"
         except Exception as e:
             agent.notes.append(f"traceinsight could not stop the trace: {e}")
         agent.save(exiting=True)

@@ -446,8 +446,8 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         error = (f"no steps: {how} before it imported TensorFlow" if rc or raised else
                  "no steps: the script never imported TensorFlow")
     elif trace.get("stopping_s") and "path" not in trace:
-        error = (f"{how} while the trace was being saved, after the traced window: "
-                 f"{len(steps)} steps measured ({len(traced_steps)} in the window), the trace lost")
+        error = (f"{how}; the trace was still being saved then (after the traced window) and is "
+                 f"lost: {len(steps)} steps measured ({len(traced_steps)} in the window)")
     elif trace and "path" not in trace:
         # the agent does not write its file while the window is traced: what it wrote last is kept
         error = (f"{how} inside the traced window, before the trace was saved: the "
