@@ -93,6 +93,30 @@ def test_no_listener_off_loopback_in_process(tmp_path, route):
     assert "profiler_session" not in done.stderr and "Profiler server" not in done.stderr
 
 
+def _tf215() -> str:
+    """The TF 2.15.1 environment tools/make_tf_envs.py made (tests/test_old_tf.py), if it is here."""
+    python = Path(os.environ.get("TRACEINSIGHT_TF_ENVS") or ROOT / ".tf-envs") / "tf-2.15.1" / \
+        "bin" / "python"
+    if not python.is_file():
+        pytest.skip("no TF 2.15.1 environment (tools/make_tf_envs.py makes it)")
+    return str(python)
+
+
+@pytest.mark.parametrize("route", ["run", "profile", "callback"])
+def test_no_listener_off_loopback_on_the_oldest_tensorflow(tmp_path, route):
+    python = _tf215()
+    if route == "run":
+        assert _run(tmp_path, "none", python=python) == 0
+    else:
+        done = _script(route, tmp_path, "none", python=python)
+        assert done.returncode == 0, done.stderr[-3000:]
+    user = _user(tmp_path)
+    assert user["checked"] and user["not_loopback"] == []
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "ok", entry["error"]
+    assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
+
+
 def test_steps_are_met_when_time_passes_between_them(tmp_path):
     """Python work between steps (here a sleep) does not shorten the traced window."""
     done = _script("profile", tmp_path, "none", "14", "0.2")
