@@ -156,15 +156,38 @@ def test_run_exit_after_the_window_keeps_the_trace(tmp_path):
     assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
 
 
+def _finished(out: Path, timeout_s: float = 120.0) -> tuple[dict, dict | None]:
+    """The mode once it is finished for good (the watcher finishes it after the process: also a
+    mode the callback finished before ``fit`` ended, ``provisional``)."""
+    import time
+    deadline = time.monotonic() + timeout_s
+    while True:
+        entry, timings = _mode(out)
+        if entry["status"] != "running" and not entry.get("provisional") \
+                or time.monotonic() > deadline:
+            return entry, timings
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("fault", ["exit_in", "segv_in", "exit_after"])
 @pytest.mark.parametrize("route", ["profile", "callback"])
-def test_in_process_exit_inside_the_window(tmp_path, route):
-    done = _script(route, tmp_path, "exit_in")
-    assert done.returncode == 7
-    entry, timings = _mode(tmp_path)
-    assert entry["status"] == "running"   # nothing of this process ran after os._exit
-    assert timings is None
-    # what the agent saved is still there for a later look (its result file)
-    assert (tmp_path / "run" / entry["dir"] / ".agent.json").is_file()
+def test_in_process_death_is_finished_by_the_watcher(tmp_path, route, fault):
+    """Nothing of a process runs after os._exit or SIGSEGV: the watcher process finishes the mode,
+    with the steps the agent had saved and what happened."""
+    done = _script(route, tmp_path, fault, "16", "0.05")
+    assert done.returncode == (7 if fault.startswith("exit") else -11)
+    entry, timings = _finished(tmp_path)
+    assert not entry.get("provisional")
+    said = "the process ended without finishing the mode (os._exit, a signal or a crash)"
+    if fault == "exit_after":        # the window's trace was saved before: the mode stands
+        assert entry["status"] == "ok", entry["error"]
+        assert any(n.startswith(said) for n in entry["notes"]), entry["notes"]
+        assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
+    else:
+        assert entry["status"] == "failed", entry
+        assert entry["error"].startswith(said + " inside the traced window"), entry["error"]
+        assert timings is not None and len(timings["all_steps"]["step_nums"]) >= SKIP - 1
+    assert not (tmp_path / "run" / entry["dir"] / ".agent.json").exists()
 
 
 # ----------------------------------------------------------------------------- the code raises

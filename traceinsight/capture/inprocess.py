@@ -17,8 +17,10 @@ log lines about the profiler session are held back. Nothing raises into the user
 tracing cannot start (the run folder cannot be made, the profiler fails) one warning says why and
 the code runs untraced; the code's own exception (``fit`` raising, Ctrl-C) goes on unchanged, the
 mode finished first and saying so. The callback finishes its mode as soon as the traced window's
-trace is saved, and again when ``fit`` ends: a ``fit`` that raises after the window leaves a
-complete mode, one that raises before it is finished when the interpreter exits.
+trace is saved (``provisional`` in run.json), and again when ``fit`` ends: a ``fit`` that raises
+after the window leaves a complete mode, one that raises before it is finished when the
+interpreter exits. A process that dies (``os._exit``, a signal) runs nothing more: a watcher
+process (``capture.script.watch``) finishes its mode then.
 """
 
 from __future__ import annotations
@@ -96,6 +98,8 @@ class Session:
             _untraced(f"cannot profile mode {self.mode!r}", str(e))
             return False
         self.run_path, self.mode_path = self.recorded.run_path, self.recorded.mode_path
+        from traceinsight.capture.script import watch
+        self.recorded.watch_fd = watch(self.recorded)   # finishes the mode if this process dies
         try:
             from traceinsight.capture.hook.agent import Agent
             agent = Agent(self.recorded.agent_spec(quiet=True))

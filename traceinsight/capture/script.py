@@ -18,6 +18,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -214,6 +215,8 @@ class RecordedMode:
             self._undo(into is None)
             raise
         self.done = False
+        self.watch_fd: int | None = None
+        self.watcher: Any = None
 
     def _undo(self, made: bool) -> None:
         """Opening failed half-way: take back what this mode added, and let the lock go."""
@@ -241,6 +244,9 @@ class RecordedMode:
         window ended does, before ``fit`` ends). Never raises: a write that fails is said in one
         line and leaves the mode as it was. Returns the mode's entry."""
         try:
+            # a mode finished before its process ends (``final=False``) says so: the watcher
+            # finishes it again if the process then dies
+            self.writer.mode(self.mode)["provisional"] = not final
             finish_mode(self.writer, self.mode, self.mode_path, rc, self.settings, raised=raised,
                         final=final)
         except Exception as e:
@@ -263,6 +269,9 @@ class RecordedMode:
         if not self.done:
             self.done = True
             self.lock.release()
+            if self.watch_fd is not None:     # the watcher (``watch``) sees the mode finished
+                os.close(self.watch_fd)
+                self.watch_fd = None
 
     def say(self) -> None:
         done = self.entry
@@ -468,3 +477,71 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
     else:
         entry.update(status="failed", error=error, summary=None)
     writer.save()
+
+
+# ----------------------------------------------------------------------------- a process that dies
+
+def watch(rec: RecordedMode) -> Any:
+    """For the in-process routes: a small process that finishes the mode if this one dies with it
+    unfinished (``os._exit``, a signal, a crash: nothing of this process runs then). It waits for
+    the end of a pipe whose other end only this process holds: the kernel closes it at any death,
+    and ``RecordedMode.finish`` closes it (after letting the lock go) when the mode is finished.
+    Returns the pipe's end to close, or None when no watcher could start (then a death leaves the
+    mode ``running``, its agent's file kept)."""
+    try:
+        r, w = os.pipe()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "traceinsight.capture.script", "--watch", str(rec.run_path),
+             rec.mode, json.dumps(rec.settings)],
+            stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
+            start_new_session=True,      # the user's Ctrl-C is not for it
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])
+                 + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")})
+        os.close(r)
+    except (OSError, ValueError):
+        return None
+    rec.watcher = proc
+    return w
+
+
+def _watched(run_path: Path, mode: str, settings: dict) -> int:
+    """The watcher's side: after the pipe's end, finish the mode if it is still ``running``."""
+    from traceinsight import runfolder
+    from traceinsight.capture import lock as lock_mod
+    from traceinsight.capture import orchestrate as orch
+    try:
+        while sys.stdin.buffer.read(65536):
+            pass
+    except OSError:
+        pass
+    # the dead process's lock goes a moment after its pipe closes (the kernel releases a flock
+    # when it drops the file, which it may do later): wait for it, a while
+    lock = None
+    for _ in range(300):
+        try:
+            lock = lock_mod.RunLock(run_path).acquire()
+            break
+        except TraceinsightError:
+            time.sleep(0.1)
+    if lock is None:
+        return 1
+    try:
+        manifest = runfolder.read_manifest(run_path)
+        entry = (manifest.get("modes") or {}).get(mode)
+        if not isinstance(entry, dict) or (entry.get("status") != "running"
+                                           and not entry.get("provisional")):
+            return 0     # finished by its process
+        entry["provisional"] = False
+        writer = orch.RunWriter(run_path, manifest)
+        finish_mode(writer, mode, (run_path / runfolder.mode_dir(mode)).resolve(), 0, settings,
+                    raised="the process ended without finishing the mode (os._exit, a signal "
+                    "or a crash)")
+    except (TraceinsightError, OSError, ValueError):
+        return 1
+    finally:
+        lock.release()
+    return 0
+
+
+if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "--watch":
+    sys.exit(_watched(Path(sys.argv[2]), sys.argv[3], json.loads(sys.argv[4])))
