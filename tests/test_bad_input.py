@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +14,8 @@ from traceinsight.cli import main
 from traceinsight.errors import TraceinsightError
 
 from xspace_builder import Space, session_path
+
+DATA_JAX = Path(__file__).parent / "data" / "jax"
 
 
 @pytest.fixture(scope="module")
@@ -373,3 +377,127 @@ def test_the_viewer_shows_a_hostile_run_inert(tmp_path):
     for text in shown:
         assert_inert(text, "viewer")
     assert "\\x1b]52" in shown[0]
+
+
+@pytest.mark.parametrize("output", [
+    b"Welcome to the cluster!\nnot a version\n",     # a wrapper's banner, no version
+    b"\xff\xfe3.\x80\n",                             # not UTF-8
+    b"3.",                                           # a line cut short
+    b"",                                             # nothing at all
+    b"3.11.7\n",                                     # three parts: not what we asked for
+])
+def test_capture_python_with_odd_version_output_is_one_line(capsys, tmp_path, output):
+    """``capture --python PATH`` whose version output is not ``X.Y``: one line, exit 2."""
+    fake = tmp_path / "python"
+    (tmp_path / "out.bin").write_bytes(output)
+    fake.write_text(f"#!/bin/sh\ncat {tmp_path / 'out.bin'}\n")
+    fake.chmod(0o755)
+    model = tmp_path / "model.py"
+    model.write_text("def step(x):\n    return x\n\ndef inputs():\n    return (1.0,)\n")
+    code = main(["capture", str(model), "--python", str(fake), "--out", str(tmp_path / "runs")])
+    assert_one_line_error(code, capsys.readouterr().err)
+
+
+def test_capture_python_banner_before_the_version_is_accepted(tmp_path):
+    """A wrapper that prints a banner first: the version is its output's last line."""
+    from traceinsight.capture import orchestrate
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\necho 'module load python'\nexec {sys.executable} \"$@\"\n")
+    fake.chmod(0o755)
+    try:
+        orchestrate.set_workload_python(str(fake))
+        assert orchestrate.workload_python == str(fake)
+    finally:
+        orchestrate.set_workload_python(None)
+
+
+# ----------------------------------------------------------------------------- device-only traces
+
+def _device_space(name: str):
+    from traceinsight.xplane import XSpace
+    space = XSpace()
+    space.ParseFromString((DATA_JAX / name).read_bytes())
+    return space
+
+
+def _string_device_stats(space) -> None:
+    for plane in space.planes:
+        if plane.name.startswith("/device:"):
+            names = {k: v.name for k, v in plane.stat_metadata.items()}
+            for st in plane.stats:
+                if names.get(st.metadata_id) in ("memory_size", "clock_rate", "core_count",
+                                                  "compute_cap_major"):
+                    st.str_value = "lots"
+
+
+def _negative_offsets(space) -> None:
+    plane = next(p for p in space.planes if p.name.startswith("/device:") and p.lines)
+    for ev in plane.lines[0].events[:2]:
+        ev.offset_ps = -1
+
+
+def _tpu_duration_min(space) -> None:
+    for plane in space.planes:
+        ids = {k for k, v in plane.stat_metadata.items() if v.name == "device_duration_ps"}
+        for line in plane.lines:
+            for ev in line.events:
+                for st in ev.stats:
+                    if st.metadata_id in ids:
+                        st.int64_value = -2**63
+                        return
+
+
+def test_device_stats_of_another_type_are_left_out(capsys, tmp_path):
+    space = _device_space("jax08_gemm.xplane.pb")
+    _string_device_stats(space)
+    path = tmp_path / "s.xplane.pb"
+    path.write_bytes(space.SerializeToString())
+    code, err = run_cli(capsys, path)
+    assert code == 0, err
+    mode = next(iter(traceinsight.load(path, use_cache=False).modes.values()))
+    assert not any("lots" in n for n in mode.notes)
+
+
+def test_duplicated_device_planes_are_read_once(tmp_path):
+    space = _device_space("jax08_gemm.xplane.pb")
+    for plane in [p for p in space.planes if p.name.startswith("/device:")]:
+        space.planes.add().CopyFrom(plane)
+    path = tmp_path / "d.xplane.pb"
+    path.write_bytes(space.SerializeToString())
+    once = next(iter(traceinsight.load(DATA_JAX / "jax08_gemm.xplane.pb", use_cache=False)
+                     .modes.values()))
+    twice = next(iter(traceinsight.load(path, use_cache=False).modes.values()))
+    assert twice.device_steps["busy_ms"].sum() == once.device_steps["busy_ms"].sum()
+    assert any(n.startswith("devices: 8 × ") for n in twice.notes)
+    assert any("plane(s) twice, read once" in n for n in twice.notes)
+
+
+@pytest.mark.parametrize("name, mutate", [("jax08_gemm.xplane.pb", _negative_offsets),
+                                          ("tpu_inference_2.xplane.pb", _tpu_duration_min)])
+def test_negative_device_times_are_refused_in_one_line(capsys, tmp_path, name, mutate):
+    """A negative event offset or TPU device duration is refused, as a negative duration is."""
+    space = _device_space(name)
+    mutate(space)
+    path = tmp_path / "n.xplane.pb"
+    path.write_bytes(space.SerializeToString())
+    code, err = run_cli(capsys, path)
+    assert_one_line_error(code, err)
+    assert "corrupt trace (negative" in err
+
+
+def test_hlo_protos_beyond_the_memory_left_are_refused_in_one_line(capsys, monkeypatch):
+    """The HLO path parses the whole XSpace again: refused before it would run out of memory."""
+    from traceinsight.analysis import events, hlo_protos
+    real = events.available_memory
+    size = (DATA_JAX / "tpu_inference_2.xplane.pb").stat().st_size
+    calls = []
+
+    def memory():   # enough for the event table's pre-check, not for the HLO protos' parse
+        calls.append(1)
+        return size * (events.MEMORY_PER_TRACE_BYTE + 1) if len(calls) == 1 else \
+            size * hlo_protos.PARSE_PER_TRACE_BYTE - 1
+    monkeypatch.setattr(events, "available_memory", memory)
+    hlo_protos._HLO_CACHE.clear()
+    code, err = run_cli(capsys, DATA_JAX / "tpu_inference_2.xplane.pb")
+    monkeypatch.setattr(events, "available_memory", real)
+    assert code == 2 and "HLO protos" in err and "Traceback" not in err

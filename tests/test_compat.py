@@ -68,20 +68,6 @@ def test_install_hints_name_the_right_distribution():
         assert "traceinsight[" not in hint         # another project: it would replace TensorFlow
 
 
-def test_trace_client_command_runs_by_path_with_the_chosen_python(tmp_path):
-    cmd = compat.trace_client_cmd("/opt/py", "localhost:1", str(tmp_path), 1000, 3, {"host_tracer_level": 3})
-    assert cmd[0] == "/opt/py" and cmd[1] == compat.TRACE_CLIENT
-    assert compat.trace_client_cmd(None, "localhost:1", str(tmp_path), 1, 1, {})[0] == sys.executable
-
-
-def test_trace_client_reports_a_failure_in_one_line(tmp_path):
-    """A client process that fails: TraceProcess says why in one line, not a traceback."""
-    bad = compat.TraceProcess([sys.executable, compat.TRACE_CLIENT, "{not json"], str(tmp_path / "log"))
-    bad.start()
-    bad.join(timeout=60)
-    assert bad.error is not None and bad.error.startswith("bad arguments")
-
-
 def test_tf_keras_install_line_matches_the_tensorflow():
     from traceinsight.capture import modes
     assert modes.tf_keras_install("2.16.2") == 'pip install --no-deps "tf-keras==2.16.*"'

@@ -5,7 +5,6 @@ script made, timed by the recorder ``traceinsight run`` uses, and open in report
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +18,6 @@ from traceinsight.cli import main
 from traceinsight.model import CATEGORIES
 
 SCRIPTS = Path(__file__).parent / "scripts"
-# Until the profiler client runs in its own process, xprof's client prints "Starting to trace for
-# ... ms" on the process's stdout (C++ output, no Python hook can hold it back).
-CLIENT_APART = importlib.util.find_spec("traceinsight.capture.compat") is not None
 
 
 def test_importing_the_entry_points_imports_no_tensorflow():
@@ -67,8 +63,6 @@ def _check(run: Path, mode_name: str, kind: str, n_steps: int) -> None:
 
 
 @pytest.mark.capture
-@pytest.mark.xfail(not CLIENT_APART, strict=True,
-                   reason="the profiler client runs in this process and prints to its stdout")
 @pytest.mark.parametrize("script", ["keras_callback.py", "profile_loop.py"])
 def test_the_script_prints_the_same(runs, script):
     plain, profiled = runs[1][script]

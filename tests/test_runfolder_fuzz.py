@@ -648,3 +648,18 @@ def test_fuzz_hostile_run_folders(tmp_path_factory, modes, cache_kind, env, work
         # html / md / json / text: no raw control, escape or bidi character anywhere
         bad = FORBIDDEN.findall(text)
         assert not bad, (bad, text[:300])
+
+
+def test_newest_run_is_the_one_made_last_not_the_last_name(tmp_path):
+    """``view`` / ``analyze`` / ``report`` with no argument: a ``--name`` run made earlier does not
+    win over a timestamped run made later (nor the other way round)."""
+    runs = tmp_path / "runs"
+    for name, created in (("zzz-named", "2026-01-01T00:00:00+00:00"),
+                          ("20260301T000000Z-late", "2026-03-01T00:00:00+00:00"),
+                          ("aaa-named-latest", "2026-04-01T00:00:00+00:00"),
+                          ("broken", None)):
+        (runs / name).mkdir(parents=True)
+        manifest = {"created_utc": created} if created else "not an object"
+        (runs / name / runfolder.MANIFEST).write_text(json.dumps(manifest))
+        os.utime(runs / name / runfolder.MANIFEST, (0, 0))   # the broken one is oldest by mtime
+    assert runfolder.newest_run(runs).name == "aaa-named-latest"

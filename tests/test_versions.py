@@ -413,33 +413,3 @@ def test_the_supported_range_is_said_as_compat_says_it():
     old = {f"2.{n} - 2.21" for n in range(0, 30)} - {compat.SUPPORTED_RANGE}
     for text in (readme, pyproject):
         assert not [o for o in old if o in text]
-
-
-def test_the_direct_grpc_clients_request_carries_the_levels():
-    """The trace client's own ProfileRequest (no xprof: the profiler's gRPC service called through
-    TensorFlow's grpcio) read back field by field with protobuf itself, its options with the
-    ProfileOptions schema traceinsight.xplane decodes real traces' profile_options with. (The real
-    server accepting it and keeping the levels: tests/test_old_tf.py, and TF 2.21's recorded
-    profile_options, checked by hand.)"""
-    import importlib.util
-
-    from google.protobuf import empty_pb2
-    from google.protobuf.unknown_fields import UnknownFieldSet
-
-    from traceinsight.capture import compat
-    from traceinsight.xplane import ProfileOptions
-    spec = importlib.util.spec_from_file_location("trace_client", compat.TRACE_CLIENT)
-    assert spec is not None and spec.loader is not None
-    tc = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tc)
-    raw = tc.profile_request(1500, "/logs/plugins/profile", "2026_01_01_00_00_00", "localhost_6009",
-                             {"host_tracer_level": 3, "python_tracer_level": 1, "device_tracer_level": 1})
-    msg = empty_pb2.Empty()
-    msg.ParseFromString(raw)
-    fields = {f.field_number: f.data for f in UnknownFieldSet(msg)}
-    assert fields[1] == 1500 and fields[3] == b"trace_viewer"
-    assert (fields[5], fields[6], fields[7]) == (b"/logs/plugins/profile", b"2026_01_01_00_00_00",
-                                                 b"localhost_6009")
-    opts = ProfileOptions.FromString(fields[4])
-    assert (opts.host_tracer_level, opts.python_tracer_level, opts.device_tracer_level) == (3, 1, 1)
-    assert opts.version == 1 and opts.include_dataset_ops and opts.duration_ms == 1500

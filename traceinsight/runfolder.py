@@ -20,6 +20,7 @@ import os
 import re
 import stat
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -445,10 +446,31 @@ def pass_traces(run_path: Path, mode_folder: str, pass_name: str,
     return []
 
 
+def _made_at(run: Path) -> tuple[float, str]:
+    """When the run was made: its run.json's ``created_utc``, else the time run.json was last
+    written (a run folder from elsewhere, a hand-made one); the name breaks ties."""
+    try:
+        manifest = read_json(run / MANIFEST)
+        created = manifest.get("created_utc") if isinstance(manifest, dict) else None
+        if isinstance(created, str):
+            stamp = datetime.fromisoformat(created.replace("Z", "+00:00"))
+            if stamp.tzinfo is None:
+                stamp = stamp.replace(tzinfo=timezone.utc)
+            return stamp.timestamp(), run.name
+    except (TraceinsightError, ValueError, OverflowError, OSError):
+        pass
+    try:
+        return (run / MANIFEST).stat().st_mtime, run.name
+    except OSError:
+        return float("-inf"), run.name
+
+
 def newest_run(runs_dir: Path = Path("runs")) -> Path:
+    """The run made last under ``runs_dir`` (by the time it was made, not its name: a run named
+    with ``--name`` sorts anywhere)."""
     runs_dir = Path(runs_dir)
     candidates = sorted((p for p in runs_dir.iterdir() if is_run_folder(p)),
-                        key=lambda p: p.name) if runs_dir.is_dir() else []
+                        key=_made_at) if runs_dir.is_dir() else []
     if not candidates:
         raise TraceinsightError(f"no run found under {runs_dir}/ (capture one with: traceinsight capture MODEL.py)")
     return candidates[-1]

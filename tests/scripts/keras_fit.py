@@ -10,7 +10,8 @@ y = (x.sum(axis=1) > 0).astype("float32")
 model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(64, activation="relu"),
                           keras.layers.Dense(1, activation="sigmoid")])
 model.compile(optimizer="adam", loss="binary_crossentropy")
-history = model.fit(x, y, batch_size=16, epochs=1, verbose=0)
+epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+history = model.fit(x, y, batch_size=16, epochs=epochs, verbose=0)
 print(f"trained: loss {history.history['loss'][-1]:.3f}")
 # lines in the form of TensorFlow's own log (absl, and TF 2.15's), not about the profiler: the
 # stderr filter of `traceinsight run` must let them through (which lines TensorFlow itself prints

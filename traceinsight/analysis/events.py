@@ -108,6 +108,7 @@ class EventTable:
     stat_str: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     zero_ns: int | None = None  # the trace clock's time 0 as a line timestamp (ns), if any line
+    duplicate_planes: list[str] = field(default_factory=list)   # read once, not twice
 
     def __len__(self) -> int:
         return len(self.start)
@@ -146,11 +147,24 @@ def load_files(paths: list[Path]) -> EventTable:
     stat_int: dict[str, list] = {}
     stat_str: dict[str, list] = {}
     per_file: list[tuple[dict[str, np.ndarray], int | None]] = []  # (columns, base_ns)
+    duplicates: list[str] = []
     offset = 0
     for path in paths:
         path = Path(path)
         space = open_planes(path)
         host = path.name[: -len(".xplane.pb")] if path.name.endswith(".xplane.pb") else path.stem
+        # a plane named twice in one XSpace is one device (or host) written twice: read once, so
+        # its events are not counted twice (XProf, too, takes a plane by its name)
+        seen: set[str] = set()
+        kept = []
+        for plane, raws in space:
+            name = str(getattr(plane, "name", ""))
+            if name in seen:
+                duplicates.append(name)
+                continue
+            seen.add(name)
+            kept.append((plane, raws))
+        space = kept
         try:
             heads = [[native.scan_line(raw) for raw in raws] for _, raws in space]
             # Times are kept relative to the earliest line timestamp, in ps: absolute nanosecond
@@ -170,6 +184,13 @@ def load_files(paths: list[Path]) -> EventTable:
                     pos = _load_plane(plane, raws, plane_heads, host, names, name_ids, lines,
                                       planes, stat_int, stat_str, cols, pos, offset, base_ns or 0,
                                       pool, threads)
+            # an event before its line's timestamp (a negative offset): refused, as a negative
+            # duration is (no trace TF or JAX writes has one)
+            if n:
+                line_ps = np.array([(li.timestamp_ns - (base_ns or 0)) * 1000 for li in lines],
+                                   dtype=np.int64)
+                if (cols["start"] < line_ps[cols["line"]]).any():
+                    raise ValueError("negative event offset")
         except ValueError as e:
             raise CorruptTrace(f"{path}: corrupt trace ({e})") from None
         del space
@@ -189,7 +210,7 @@ def load_files(paths: list[Path]) -> EventTable:
                 for k in ("line", "name", "start", "end")}
     table = EventTable(line=cols["line"], name=cols["name"], start=cols["start"], end=cols["end"],
                        names=names, lines=lines, planes=planes, files=[str(p) for p in paths],
-                       zero_ns=min(bases) if bases else None)
+                       zero_ns=min(bases) if bases else None, duplicate_planes=duplicates)
     for src, dst in ((stat_int, table.stat_int), (stat_str, table.stat_str)):
         for k, chunks in src.items():
             dst[k] = (np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks]))

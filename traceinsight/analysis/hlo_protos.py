@@ -53,6 +53,26 @@ def hlo_op_names(files) -> dict[tuple[str, str], str]:
     return _HLO_CACHE[key]
 
 
+# Parsing a whole XSpace (its HLO protos are in plane metadata the event table does not keep)
+# peaks at about this multiple of the file's size, on top of the event table already read: the
+# memory pre-check before the event table (``events.MEMORY_PER_TRACE_BYTE``) does not cover it.
+PARSE_PER_TRACE_BYTE = 6
+
+
+def _check_memory(path: Path) -> None:
+    from traceinsight.analysis.events import available_memory
+    from traceinsight.errors import TraceinsightError
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return     # unreadable: skipped below
+    avail = available_memory()
+    if avail is not None and size * PARSE_PER_TRACE_BYTE > avail:
+        raise TraceinsightError(f"{path}: reading its HLO protos would need about "
+                                f"{size * PARSE_PER_TRACE_BYTE >> 20:,} MiB more, beyond the "
+                                f"{avail >> 20:,} MiB of memory available: not read")
+
+
 def planes(files) -> Iterator:
     """Every plane of the files' XSpaces, whole (with the metadata the event table does not keep);
     a file that does not parse is skipped (the event table's own read has said so)."""
@@ -60,6 +80,7 @@ def planes(files) -> Iterator:
 
     from traceinsight.xplane import XSpace
     for f in files:
+        _check_memory(Path(f))
         space = XSpace()
         try:
             space.ParseFromString(Path(f).read_bytes())

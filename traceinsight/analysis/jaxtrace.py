@@ -22,6 +22,7 @@ from traceinsight.analysis import device as device_mod
 from traceinsight.analysis.events import EventTable
 from traceinsight.analysis.steps import is_derived_line, module_runs
 from traceinsight.columns import Columns, text
+from traceinsight.errors import TraceinsightError
 from traceinsight.stepsource import StepSource
 
 PS_PER_MS = 1e9
@@ -50,6 +51,10 @@ def trace_notes(table: EventTable) -> list[str]:
     notes = ["a trace without TensorFlow events (jax.profiler, or a device-only trace): host "
              "categories from JAX's dispatch, tracing / lowering and compile events where the "
              "host trace has them"]
+    if table.duplicate_planes:
+        dup = sorted(set(table.duplicate_planes))
+        notes.append(f"the trace holds {len(table.duplicate_planes)} plane(s) twice, read once: "
+                     + ", ".join(dup[:4]) + (", ..." if len(dup) > 4 else ""))
     planes = sorted((i for i, p in enumerate(table.planes) if p.name.startswith("/device:")),
                     key=lambda i: device_mod._device_order(table.planes[i].name))
     if not planes:
@@ -125,6 +130,9 @@ def device_ops(table: EventTable, step_of: np.ndarray | None, steady_steps: np.n
     dur = table.end - table.start
     if "device_duration_ps" in table.stat_int:
         idx, val = table.stat_int["device_duration_ps"]
+        if len(val) and val.min() < 0:      # refused, as a negative event duration is
+            raise TraceinsightError(f"{table.files[0] if table.files else 'the trace'}: corrupt "
+                                    "trace (negative device_duration_ps)")
         dur = dur.copy()
         dur[idx] = val
     acc: dict[tuple[str, str], list[int]] = {}

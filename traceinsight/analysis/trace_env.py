@@ -24,15 +24,21 @@ def _stats(plane) -> dict[str, Any]:
             for s in plane.stats}
 
 
+def _number(value: Any) -> int | float | None:
+    """A device stat as a number, or None: a trace may hold any type under any stat name."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def _device(stats: dict[str, Any]) -> str:
     parts = []
-    if "compute_cap_major" in stats:
-        parts.append(f"compute capability {stats['compute_cap_major']}.{stats.get('compute_cap_minor', 0)}")
-    if stats.get("core_count"):
+    major, minor = _number(stats.get("compute_cap_major")), _number(stats.get("compute_cap_minor", 0))
+    if major is not None:
+        parts.append(f"compute capability {major}.{minor or 0}")
+    if _number(stats.get("core_count")):
         parts.append(f"{stats['core_count']} cores")
-    if stats.get("memory_size"):
+    if _number(stats.get("memory_size")):
         parts.append(f"{stats['memory_size'] / 2**30:.1f} GiB")
-    if stats.get("clock_rate"):
+    if _number(stats.get("clock_rate")):
         parts.append(f"{stats['clock_rate'] / 1000:.0f} MHz")
     return ", ".join(parts)
 

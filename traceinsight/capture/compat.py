@@ -16,23 +16,18 @@ Entries:
   - TF 2.12 - 2.20: no such function; ``tensorflow/python/profiler/trace.py`` keeps a module
     variable ``enabled`` that the profiler session sets while it records (server-started sessions
     included).
-* ``trace_client``: the profiler client that asks the workload's profiler server for a trace with
-  explicit tracer levels (``hook/trace_client.py`` picks the first it finds, in this order).
-  - xprof's ``_pywrap_profiler_plugin.trace`` keeps the levels on every version.
-  - The profiler's gRPC service called directly (``ProfilerService.Profile``) through ``grpcio``,
-    which every TensorFlow depends on: keeps the levels on 2.12, 2.17, 2.18 and 2.21 (checked:
-    python tracer frames appear when asked for; 2.21's recorded ``profile_options`` match). So
-    capture needs no package beyond TensorFlow's own in the workload's interpreter.
-  - TensorFlow's own ``_pywrap_profiler.trace`` (same signature) keeps them on 2.15 / 2.16 (python
-    tracer events appear when asked for); it exists on 2.12 - 2.14 too (the levels kept there are
-    not checked). From 2.18 (checked on 2.18 and 2.20) ``_pywrap_profiler``
-    has no ``trace`` (2.21's public ``client.trace`` drops the options: ``session_manager.cc: ...
-    expects an i value``). Used only when neither of the above is there.
-  - ``tf.profiler.experimental.start(logdir, options)`` honours options on 2.12 - 2.16 and drops them
-    on 2.21; capture never uses it (a server + client works on all versions).
-  The client runs in its own process (``trace_client_cmd``) so its stdout line ("Starting to trace
-  for ... ms") and its INFO log stay out of the workload's output, and a crash of the client cannot
-  take the workload down.
+* ``LocalTrace``: a profiler session in this process, with explicit tracer levels, and no profiler
+  server (``tf.profiler.experimental.server.start(port)`` takes no host and listens on every
+  interface, ``[::]``, for the rest of the process: anyone who reaches the machine could pull
+  traces). The public ``tf.profiler.experimental.start(logdir, ProfilerOptions(...))`` and
+  ``stop()`` (which saves ``<logdir>/plugins/profile/<time>/<host>.xplane.pb``), on every version:
+  - TF 2.21 converts each option value to ``bool`` first when the value allows it (a Python int
+    does), so ``host_tracer_level=3`` arrives as ``True`` and is dropped (level 2, no python
+    tracer). A value with ``__index__`` and no ``__bool__`` (``Level``) is no bool and is an int:
+    the levels are kept (checked on 2.21.0: the trace records host 3 / python 1).
+  - TF 2.15 (checked on 2.15.1: python tracer events and the larger host-3 trace appear) and the
+    versions between read each option as an int: ``Level`` is one.
+  The saved trace's recorded levels are checked as before (``options.check``).
 * ``records_profile_options``: does a saved trace carry the ``profile_options`` stat?
   - TF 2.12 - 2.16, 2.18, 2.20 (checked; 2.17 / 2.19 taken to be alike): no, the levels cannot be
     verified from the trace. TF 2.21: yes.
@@ -58,11 +53,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import sys
 from typing import Any, Callable
-
-# the client program, run by path with any Python (stdlib + xprof or TensorFlow)
-TRACE_CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook", "trace_client.py")
 
 OLDEST = (2, 12)
 NEWEST = (2, 21)
@@ -100,26 +91,6 @@ def records_profile_options(tf_version: str | None) -> bool | None:
     if v is None:
         return None
     return v >= (2, 21)
-
-
-def has_xprof_client() -> bool:
-    """xprof's profiler client importable in this interpreter (without importing it)."""
-    try:
-        return importlib.util.find_spec("xprof") is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def trace_client_cmd(python: str | None, address: str, logdir: str, duration_ms: int, attempts: int,
-                     levels: dict[str, int]) -> list[str]:
-    """The command that traces ``address`` into ``logdir`` (see ``hook/trace_client.py``).
-
-    ``python``: the interpreter to run it with (the tool's own, which has xprof), or None for this
-    one (then the client is xprof's if installed here, else TensorFlow's own)."""
-    import json
-    return [python or sys.executable, TRACE_CLIENT, json.dumps({
-        "address": address, "logdir": logdir, "duration_ms": int(duration_ms),
-        "attempts": int(attempts), "levels": dict(levels)})]
 
 
 def legacy_keras_env(environ: dict[str, str] | Any) -> None:
@@ -180,47 +151,82 @@ def install_hint(tf_version: str | None = None) -> str:
             "an interpreter that has one: traceinsight capture --python /path/to/python")
 
 
-def client_python() -> str | None:
-    """The interpreter for the trace client, chosen by the tool's process: its own when it has
-    xprof (whose client keeps the tracer levels on every TF), else None (the workload's own, whose
-    TensorFlow brings grpcio for the direct gRPC client)."""
-    return sys.executable if has_xprof_client() else None
+# TensorFlow's own log lines about a profiler session (server start, session start / stop, saving):
+# TF 2.15 - 2.16 ``2026-11-25 12:04:45.117710: I external/local_tsl/tsl/profiler/lib/
+# profiler_session.cc:119] ...``, TF 2.21 (absl) ``I0000 00:00:1795608729.634534   25171
+# profiler_session.cc:132] ...``. INFO and WARNING only.
+PROFILER_LOG = re.compile(
+    rb"^(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] \S*(?:tsl/profiler|core/profiler)/\S+"
+    rb"|[IW]\d{4} \d\d:\d\d:[\d.]+ +\d+ (?:profiler_server|profiler_session|save_profile)\.cc:\d+)\] ")
 
 
-class TraceProcess:
-    """``trace_client_cmd`` running in its own process, its output kept in ``log_path``."""
+def is_profiler_log(line: bytes) -> bool:
+    """One of TensorFlow's log lines about a profiler session (see ``PROFILER_LOG``)."""
+    return PROFILER_LOG.match(line) is not None
 
-    def __init__(self, cmd: list[str], log_path: str, env: dict[str, str] | None = None):
-        self.cmd, self.log_path, self.env = cmd, log_path, env
-        self.proc: Any = None
+
+class Level:
+    """A tracer level the profiler's options keep on every version (see ``LocalTrace`` above): an
+    int through ``__index__``, and no ``__bool__``, so TF 2.21 cannot take it for a bool."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int) -> None:
+        self.value = int(value)
+
+    def __index__(self) -> int:
+        return self.value
+
+    def __repr__(self) -> str:
+        return str(self.value)
+
+
+class LocalTrace:
+    """A profiler session in this process, no server: ``start`` records with ``levels`` into
+    ``logdir``; ``stop`` (from any thread, once) saves the trace. ``error``: why it was not
+    saved (one line), or None. ``stop_after(seconds)``: stop from a timer thread then, if still
+    recording (a bound on the trace's length)."""
+
+    def __init__(self, tf: Any, logdir: str, levels: dict[str, int]) -> None:
+        import threading
+        self.tf, self.logdir, self.levels = tf, str(logdir), dict(levels)
         self.error: str | None = None
+        self.started = False
+        self.stopped = False
+        self._lock = threading.Lock()
+        self._timer: Any = None
 
     def start(self) -> None:
-        import subprocess
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT, env=self.env, close_fds=True)
+        """Start recording; raises what TensorFlow raises (another session running, ...)."""
+        os.makedirs(self.logdir, exist_ok=True)
+        # delay_ms 0 (start now) given as a Level too: left out, 2.21 warns that it is no int
+        options = self.tf.profiler.experimental.ProfilerOptions(
+            **{k: Level(v) for k, v in {"delay_ms": 0, **self.levels}.items()})
+        self.tf.profiler.experimental.start(self.logdir, options)
+        self.started = True
 
-    def is_alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+    def stop_after(self, seconds: float) -> None:
+        import threading
+        self._timer = threading.Timer(max(0.0, seconds), self.stop)
+        self._timer.daemon = True
+        self._timer.start()
 
-    def join(self, timeout: float | None = None) -> None:
-        if self.proc is None:
-            return
-        try:
-            rc = self.proc.wait(timeout=timeout)
-        except Exception:   # subprocess.TimeoutExpired: the client hangs; end it
-            self.proc.kill()
-            rc = self.proc.wait()
-            self.error = "the profiler client did not finish in time"
-            return
-        if rc != 0:
-            self.error = self._last_line() or f"the profiler client exited with status {rc}"
+    def stop(self) -> None:
+        with self._lock:
+            if self.stopped or not self.started:
+                return
+            self.stopped = True
+            if self._timer is not None:
+                self._timer.cancel()
+            try:
+                self.tf.profiler.experimental.stop()
+            except Exception as e:   # a full disk, an unwritable folder: the trace is lost, say so
+                msg = str(e).strip().splitlines()
+                self.error = f"saving the trace failed: {type(e).__name__}: {msg[0] if msg else ''}"
 
-    def _last_line(self) -> str | None:
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as f:
-                lines = [ln.strip() for ln in f if ln.startswith("trace_client: ") and ln.strip()]
-        except OSError:
-            return None
-        return lines[-1].removeprefix("trace_client: ")[:300] if lines else None
+    def path(self) -> str | None:
+        """The newest trace file under ``logdir`` (None when none was saved)."""
+        files = []
+        for root, _dirs, names in os.walk(self.logdir):
+            files += [os.path.join(root, n) for n in names if n.endswith(".xplane.pb")]
+        return max(files, key=os.path.getmtime) if files else None

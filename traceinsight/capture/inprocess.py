@@ -3,16 +3,24 @@ custom training loop) and ``traceinsight.keras.Profile`` (a callback for ``fit``
 
 Both are ``traceinsight run`` without the second process: the same step recorder
 (``capture.hook.agent.Agent``: TF's step marker, ``perf_counter`` timing, the warm-up steps, the
-traced window through xprof's client with explicit tracer levels) and the same run-folder writing
-(``capture.script.open_mode`` and ``finish_mode``), so ``view`` / ``report`` read the folder like
-any other run. What counts as a step:
+traced window, a profiler session in this process with explicit tracer levels and no server) and
+the same run folder (``capture.script.RecordedMode``: the run's lock, atomic writes, a mode ``ok``
+only when its trace parses), so ``view`` / ``report`` read the folder like any other run. What
+counts as a step:
 
 * the callback: each training batch of the ``fit`` it is given to (as ``run`` does for ``fit``);
 * the context manager: each outermost ``tf.function`` call inside the block (as ``run`` does for a
   custom loop), or only calls of the function named by ``step_function``.
 
-Nothing is printed on stdout; one line on stderr says where the run folder is. A failure of the
-profiler leaves the script running untraced (the agent's own guard).
+Nothing is printed on stdout; one line on stderr says where the run folder is, and TensorFlow's
+log lines about the profiler session are held back. Nothing raises into the user's code: when
+tracing cannot start (the run folder cannot be made, the profiler fails) one warning says why and
+the code runs untraced; the code's own exception (``fit`` raising, Ctrl-C) goes on unchanged, the
+mode finished first and saying so. The callback finishes its mode as soon as the traced window's
+trace is saved (``provisional`` in run.json), and again when ``fit`` ends: a ``fit`` that raises
+after the window leaves a complete mode, one that raises before it is finished when the
+interpreter exits. A process that dies (``os._exit``, a signal) runs nothing more: a watcher
+process (``capture.script.watch``) finishes its mode then.
 """
 
 from __future__ import annotations
@@ -21,28 +29,22 @@ import atexit
 import os
 import sys
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
-
-_server_lock = threading.Lock()
-_server_port: int | None = None     # TF's profiler server starts once per process
-
-
-def _profiler_port(tf: Any) -> int:
-    global _server_port
-    with _server_lock:
-        if _server_port is None:
-            from traceinsight.capture.hook.agent import free_port
-            port = free_port()
-            tf.profiler.experimental.server.start(port)
-            _server_port = port
-        return _server_port
 
 
 def _script_name() -> str:
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     return Path(path).stem if path else "session"
+
+
+def _untraced(what: str, why: str) -> None:
+    """Tracing cannot start: one warning, and the user's code runs untraced (never an exception
+    into it)."""
+    warnings.warn(f"traceinsight: {what}: {why}; the code runs untraced", RuntimeWarning,
+                  stacklevel=4)
 
 
 class Session:
@@ -55,6 +57,9 @@ class Session:
         from traceinsight.errors import TraceinsightError
         if skip_steps < 0 or steps < 1:
             raise TraceinsightError("skip_steps must not be negative and steps must be at least 1")
+        for key, value in (("trace_ms", trace_ms), ("max_trace_ms", max_trace_ms)):
+            if value is not None and value < 1:
+                raise TraceinsightError(f"{key} must be positive")
         self.stem = _script_name()
         self.mode = mode or self.stem
         self.name, self.out = name, Path(out)
@@ -64,93 +69,120 @@ class Session:
                                          "step_function": step_function, "trace_ms": trace_ms,
                                          "max_trace_ms": max_trace_ms}
         self.agent: Any = None
-        self.writer: Any = None
+        self.recorded: Any = None     # capture.script.RecordedMode
         self.run_path: Path | None = None
         self.mode_path: Path | None = None
         self.finished = False
+        self.untraced = False         # tracing could not start: the code runs as it would alone
+        self._finishing = threading.Lock()
 
-    def start(self) -> None:
-        import tensorflow as tf
-
-        from traceinsight.capture.hook.agent import Agent
-        from traceinsight.capture.script import LEVELS, RESULT, open_mode
-
+    def start(self) -> bool:
+        """Open the run folder and the step agent; False (one warning) when tracing cannot start
+        (the run folder cannot be made, TensorFlow's profiler fails): the code then runs untraced."""
+        from traceinsight.capture.script import PY_NAMES, RecordedMode
+        from traceinsight.errors import TraceinsightError
         main = sys.modules.get("__main__")
         script = getattr(main, "__file__", None)
         command = " ".join(sys.argv) if sys.argv and sys.argv[0] else None
-        writer, manifest, self.run_path, folder, self.mode_path = open_mode(
-            mode=self.mode, into=self.into, out=self.out, name=self.name, stem=self.stem,
-            settings=self.settings,
-            workload={"path": str(Path(script).resolve()) if script else self.stem,
-                      "name": self.stem, "kind": self.kind, "doc": command},
-            command=f"python {command}" if command else "")
-        manifest["modes"][self.mode] = {
-            "dir": folder, "status": "running", "error": None, "stderr_tail": None, "summary": None,
-            "profile_options": {}, "notes": [], "command": command,
-            "settings": dict(self.settings)}
-        writer.save()
-        self.writer = writer
-        spec = dict(self.settings, result=str(self.mode_path / RESULT),
-                    logdir=str(self.mode_path / "host"), levels=LEVELS)
-        try:   # the trace client's interpreter, where the version differences module has one
-            import importlib
-            compat = importlib.import_module("traceinsight.capture.compat")
-            spec["client_python"] = compat.client_python()
-        except ImportError:
-            pass
-        agent = Agent(spec)
-        agent.tf = tf
-        agent.versions["tensorflow"] = getattr(tf, "__version__", "?")
         try:
-            import keras
-            agent.versions["keras"] = getattr(keras, "__version__", "?")
-        except Exception:
-            pass
+            import tensorflow as tf
+            self.recorded = RecordedMode(
+                mode=self.mode, into=self.into, out=self.out, name=self.name, stem=self.stem,
+                settings=self.settings,
+                workload={"path": str(Path(script).resolve()) if script else self.stem,
+                          "name": self.stem, "kind": self.kind, "doc": command},
+                command=f"python {command}" if command else "", entry={"command": command},
+                names=PY_NAMES)
+        except (TraceinsightError, OSError, ImportError) as e:
+            self.untraced = True
+            _untraced(f"cannot profile mode {self.mode!r}", str(e))
+            return False
+        self.run_path, self.mode_path = self.recorded.run_path, self.recorded.mode_path
+        from traceinsight.capture.script import watch
+        self.recorded.watch_fd = watch(self.recorded)   # finishes the mode if this process dies
         try:
-            agent.port = _profiler_port(tf)
-        except Exception as e:
-            agent.disable("could not start TF's profiler server", e)
+            from traceinsight.capture.hook.agent import Agent
+            agent = Agent(self.recorded.agent_spec(quiet=True))
+            agent.tf = tf
+            agent.versions["tensorflow"] = getattr(tf, "__version__", "?")
+            try:
+                import keras
+                agent.versions["keras"] = getattr(keras, "__version__", "?")
+            except Exception:
+                pass
+            agent.save()
+            agent.start_worker()
+        except Exception as e:    # the result file cannot be written (a full disk): untraced
+            self.untraced = True
+            self.recorded.fail(f"traceinsight could not start: {e}")
+            _untraced(f"cannot profile mode {self.mode!r}", str(e))
+            return False
         self.agent = agent
-        agent.save()
         atexit.register(self._at_exit)
+        return True
 
     # the agent's steps -------------------------------------------------------------------------
 
     def begin(self, kind: str) -> bool:
-        return self.agent is not None and self.agent.open is None and self.agent.begin(kind)
+        return self.agent is not None and not self.finished and self.agent.open is None \
+            and self.agent.begin(kind)
 
     def end(self) -> None:
         if self.agent is not None and self.agent.open is not None:
             self.agent.end()
 
-    def finish(self, failed: BaseException | None = None) -> None:
-        """Close the mode: the agent's result into timings.json and run.json (``finish_mode``)."""
-        if self.finished or self.agent is None or self.mode_path is None:
+    @property
+    def window_saved(self) -> bool:
+        """The traced window is over and its trace saved (or it could not be)."""
+        return self.agent is not None and "path" in self.agent.trace
+
+    def finish(self, failed: BaseException | None = None, final: bool = True) -> None:
+        """Close the mode: the agent's result into timings.json and run.json (``finish_mode``).
+        Never raises, except a KeyboardInterrupt while it waits for the trace: then the mode is
+        written first (saying so) and the interrupt goes on."""
+        if self.finished or self.agent is None or self.recorded is None:
             return
-        self.finished = True
-        from traceinsight.capture.script import finish_mode
+        if not final:
+            with self._finishing:
+                if not self.finished:
+                    self.recorded.finish(0, final=False)
+            return
         agent = self.agent
-        agent.at_exit()           # closes an open step, waits for a trace still running, saves
-        agent.broken = True       # no step after this one
+        interrupted: BaseException | None = None
+        raised = None
         if failed is not None:
-            agent.notes.append(f"the profiled code raised {type(failed).__name__}")
-            agent.save(exiting=True)
-        finish_mode(self.writer, self.mode, self.mode_path, 1 if failed is not None else 0,
-                    self.settings)
-        done = self.writer.mode(self.mode)
-        if done["status"] == "ok":
-            print(f"traceinsight: {done['summary']['traced_n']} traced steps of mode {self.mode} in "
-                  f"{self.run_path}; open it with: traceinsight view {self.run_path}",
-                  file=sys.stderr, flush=True)
-        else:
-            print(f"traceinsight: mode {self.mode}: {done['error']}", file=sys.stderr, flush=True)
+            raised = (f"the profiled code raised {type(failed).__name__}"
+                      if not isinstance(failed, KeyboardInterrupt) else
+                      "the profiled code was interrupted (KeyboardInterrupt)")
+        self.finished = True
+        try:
+            if agent.open is not None:   # raised inside a step
+                agent.end()
+            agent.broken = True          # no step after this one
+            while not agent.wait_trace(timeout=0.2):
+                pass
+        except KeyboardInterrupt as e:   # a second Ctrl-C while the trace is saved
+            interrupted = e
+            raised = (raised or "the profiled code ended") + \
+                ", and interrupted again while traceinsight waited for its trace"
+        except Exception as e:
+            agent.notes.append(f"traceinsight could not stop the trace: {e}")
+        agent.save(exiting=True)
+        with self._finishing:
+            self.recorded.finish(0, raised=raised)
+        self.recorded.say()
+        if interrupted is not None:
+            raise interrupted
 
     def _at_exit(self) -> None:
         if not self.finished and os.getpid() == getattr(self.agent, "pid", None):
             try:
+                if self.agent is not None and self.kind == "keras callback":
+                    self.agent.notes.append("fit did not return normally (on_train_end never ran); "
+                                            "the mode was finished when the interpreter exited")
                 self.finish()
-            except Exception as e:       # exiting: one line, never a traceback
-                print(f"traceinsight: could not finish {self.run_path}: {e}", file=sys.stderr)
+            except BaseException as e:       # exiting: one line, never a traceback
+                print(f"traceinsight: could not finish {self.run_path}: {e!r}", file=sys.stderr)
 
 
 class profile:    # noqa: N801 - used as ``with traceinsight.profile(...)``, like a function
@@ -178,11 +210,15 @@ class profile:    # noqa: N801 - used as ``with traceinsight.profile(...)``, lik
         return traceinsight.load(self.session.run_path)
 
     def __enter__(self) -> "profile":
-        self.session.start()
-        from tensorflow.python.eager.polymorphic_function import polymorphic_function
-        cls = polymorphic_function.Function
-        self._restore = (cls, cls.__call__)
-        self.session.agent.wrap_tf_function()      # run's own step rule for custom loops
+        if not self.session.start():
+            return self
+        try:
+            from tensorflow.python.eager.polymorphic_function import polymorphic_function
+            cls = polymorphic_function.Function
+            self._restore = (cls, cls.__call__)
+            self.session.agent.wrap_tf_function()      # run's own step rule for custom loops
+        except Exception as e:
+            self.session.agent.disable("could not wrap tf.function", e)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -190,7 +226,7 @@ class profile:    # noqa: N801 - used as ``with traceinsight.profile(...)``, lik
             cls, call = self._restore
             cls.__call__ = call
             self._restore = None
-        self.session.finish(exc)
+        self.session.finish(exc)       # the block's own exception goes on unchanged
 
 
 def keras_callback_class() -> type:
@@ -213,8 +249,11 @@ def keras_callback_class() -> type:
             return self.session.run_path
 
         def on_train_begin(self, logs=None):
-            if self.session.agent is None:
-                self.session.start()
+            if self.session.agent is None and not self.session.untraced and self.session.start():
+                # once the trace is saved the run folder is complete: a fit that raises later
+                # (a callback, Ctrl-C) never calls on_train_end, and the mode must not stay
+                # "running". Written on the agent's thread, outside the training's steps.
+                self.session.agent.on_saved = lambda: self.session.finish(final=False)
 
         def on_train_batch_begin(self, batch, logs=None):
             if not self.session.finished:
@@ -222,9 +261,10 @@ def keras_callback_class() -> type:
 
         def on_train_batch_end(self, batch, logs=None):
             # the batch's results fetched inside the step, as ``run`` and ``capture`` do
-            for v in (logs or {}).values():
-                if hasattr(v, "numpy"):
-                    v.numpy()
+            if self.session.agent is not None and self.session.agent.open is not None:
+                for v in (logs or {}).values():
+                    if hasattr(v, "numpy"):
+                        v.numpy()
             self.session.end()
 
         def on_train_end(self, logs=None):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -180,13 +181,18 @@ def set_workload_python(python: str | None) -> None:
     path = shutil.which(python) or python
     try:
         out = subprocess.run([path, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, timeout=60)
+                             capture_output=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise TraceinsightError(f"--python {python}: cannot run it ({getattr(e, 'strerror', None) or e})") from None
-    version = out.stdout.strip()
-    if out.returncode != 0 or not version:
-        raise TraceinsightError(f"--python {python}: not a Python interpreter (exit status {out.returncode})")
-    if tuple(int(x) for x in version.split(".")) < (3, 10):
+    # the version is the output's last line; a wrapper may print a banner before it, and bytes
+    # that are not UTF-8 or a line cut short are not a version
+    lines = out.stdout.decode("utf-8", "replace").strip().splitlines()
+    m = re.fullmatch(r"(\d+)\.(\d+)", lines[-1].strip()) if lines else None
+    if out.returncode != 0 or m is None:
+        raise TraceinsightError(f"--python {python}: not a Python interpreter (exit status "
+                                f"{out.returncode}, no 'X.Y' version on its last line of output)")
+    version = f"{m.group(1)}.{m.group(2)}"
+    if (int(m.group(1)), int(m.group(2))) < (3, 10):
         raise TraceinsightError(f"--python {python}: Python {version}; the workload side needs Python >= 3.10")
     workload_python = os.path.abspath(path)
 
@@ -708,8 +714,6 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     writer.save()
     spec = opts.spec() | {"workload": str(plan.workload.path), "kind": plan.workload.kind, "mode": name,
                           "mode_path": str(mode_path.resolve())}
-    from traceinsight.capture.compat import client_python
-    spec["client_python"] = client_python()   # the trace client: this interpreter's xprof, if any
     spec["rounds"] = opts.rounds if keep_alive else 1
     attempts: list[dict] = []
     while True:

@@ -15,7 +15,7 @@ from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.function_driver import function_driver
 from traceinsight.capture.keras_driver import keras_driver
 from traceinsight.capture.loading import SetupError, WorkloadError, load_workload
-from traceinsight.capture.profiling import HOST_LEVELS, PYTHON_LEVELS, free_port, traced_phase
+from traceinsight.capture.profiling import HOST_LEVELS, PYTHON_LEVELS, traced_phase
 from traceinsight.capture.steps import Recorder
 from traceinsight.pyfiles import loaded_python_files
 
@@ -51,8 +51,6 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
     driver = keras_driver(tf, mode, module) if mode.kind == modes_mod.KERAS else function_driver(tf, mode, module)
 
     load_start = machine.loadavg()
-    port = free_port()
-    tf.profiler.experimental.server.start(port)
     timings: dict[str, Any] = {"mode": mode.name, "kind": mode.kind, "pid": os.getpid(),
                                "first_step_s": None, "first_step_traced": True, "first_step_num": 0}
 
@@ -64,9 +62,8 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
 
     # 1. host pass, holding the first step
     progress(mode_path, "host trace: first step")
-    rec, host = traced_phase(tf, driver, port, mode_path / "host", spec["host_trace_ms"], HOST_LEVELS,
-                             spec["host_max_steps"], 0, "host",
-                             spec.get("client_python"), before=cal_traced)
+    rec, host = traced_phase(tf, driver, mode_path / "host", spec["host_trace_ms"], HOST_LEVELS,
+                             spec["host_max_steps"], 0, "host", before=cal_traced)
     cal_in_trace = host.pop("before", None)
     if cal_untraced is not None:    # untraced again after the pass: both sides of it, the fastest kept
         cal_untraced += calibrate.untraced(tf) or []
@@ -108,9 +105,9 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
         time.sleep(max(0.0, 1.1 - (time.monotonic() - host_started)))
         first_session = host
         progress(mode_path, "host trace again (steady steps)")
-        rec2, host = traced_phase(tf, driver, port, mode_path / "host", spec["host_trace_ms"],
+        rec2, host = traced_phase(tf, driver, mode_path / "host", spec["host_trace_ms"],
                                   HOST_LEVELS, spec["host_max_steps"], next_step, "host",
-                                  spec.get("client_python"), before=cal_traced)
+                                  before=cal_traced)
         cal_in_trace = host.pop("before", None)   # the session the analysis reads holds these
         host.update(steps_s=[s for s, t in zip(rec2.steps_s, rec2.traced) if t],
                     step_nums=[n for n, t in zip(rec2.step_nums, rec2.traced) if t],
@@ -147,9 +144,8 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
     # 4. python pass
     if spec.get("python_tracer", True):
         progress(mode_path, "python trace")
-        prec, py = traced_phase(tf, driver, port, mode_path / "python", spec["python_trace_ms"],
-                                PYTHON_LEVELS, spec["python_max_steps"], next_step, "python",
-                                spec.get("client_python"))
+        prec, py = traced_phase(tf, driver, mode_path / "python", spec["python_trace_ms"],
+                                PYTHON_LEVELS, spec["python_max_steps"], next_step, "python")
         py.update(steps_s=[s for s, t in zip(prec.steps_s, prec.traced) if t],
                   step_nums=[n for n, t in zip(prec.step_nums, prec.traced) if t])
         traced["python"] = py

@@ -1,15 +1,11 @@
-"""Traced passes: TF's profiler server in this process, traced by a profiler client in its own process
-(``compat.trace_client_cmd``: xprof's client, from the tool's interpreter when it has one)."""
+"""Traced passes: a profiler session in this process (``compat.LocalTrace``: explicit tracer
+levels, no profiler server listening anywhere), bounded by a duration."""
 
 from __future__ import annotations
 
-import os
-import socket
-import time
 from pathlib import Path
 from typing import Any, Callable
 
-from traceinsight import runfolder
 from traceinsight.capture import compat
 from traceinsight.capture import options as options_mod
 from traceinsight.capture.steps import Recorder
@@ -17,64 +13,47 @@ from traceinsight.capture.steps import Recorder
 HOST_LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 0}
 PYTHON_LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 1}
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 class TracedPass:
-    """A client-side trace of this process's profiler server (duration-based), from another process."""
+    """A trace of this process of at most ``duration_ms``: a timer thread stops it then, as a
+    profiler client's duration-based trace would end (a step still running is cut); ``finish``
+    stops it at once when the steps asked for are done first."""
 
-    def __init__(self, port: int, logdir: Path, duration_ms: int, levels: dict[str, int],
-                 client_python: str | None = None):
+    def __init__(self, tf, logdir: Path, duration_ms: int, levels: dict[str, int]):
         self._enabled = compat.traceme_enabled()
-        self.port, self.logdir, self.duration_ms, self.levels = port, Path(logdir), duration_ms, levels
-        cmd = compat.trace_client_cmd(client_python, f"localhost:{port}", str(self.logdir), int(duration_ms),
-                                      3, dict(levels))
-        # its stdout / INFO lines go to a log beside the trace, not into the workload's output
-        self.client = compat.TraceProcess(cmd, str(self.logdir.parent / f".{self.logdir.name}.client.log"),
-                                          env=_client_env())
+        self.logdir, self.duration_ms, self.levels = Path(logdir), duration_ms, levels
+        self.session = compat.LocalTrace(tf, str(self.logdir), levels)
 
     @property
     def error(self) -> str | None:
-        return self.client.error
+        return self.session.error
 
-    def start(self, live_timeout_s: float = 60.0) -> bool:
+    def start(self) -> bool:
         """Start tracing; True once the profiler session records (TraceMe enabled)."""
-        self.logdir.mkdir(parents=True, exist_ok=True)
-        self.client.start()
-        deadline = time.perf_counter() + live_timeout_s
-        while time.perf_counter() < deadline:
-            if self._enabled():
-                return True
-            if not self.client.is_alive():
-                self.client.join()
-                return False
-            time.sleep(0.0005)
-        return False
+        try:
+            self.session.start()
+        except Exception as e:
+            msg = str(e).strip().splitlines()
+            self.session.error = f"{type(e).__name__}: {msg[0] if msg else ''}"
+            return False
+        self.session.stop_after(self.duration_ms / 1e3)
+        return bool(self._enabled())
 
     @property
     def live(self) -> bool:
-        return self.client.is_alive() and self._enabled()
+        return not self.session.stopped and self._enabled()
 
     def finish(self) -> Path | None:
-        self.client.join(timeout=self.duration_ms / 1e3 + 120.0)
-        files = runfolder.find_xplanes(self.logdir)
-        return max(files, key=lambda p: p.stat().st_mtime) if files else None
+        self.session.stop()
+        path = self.session.path()
+        return Path(path) if path else None
 
 
-def _client_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)   # the client needs nothing of the workload's path
-    return env
-
-
-def traced_phase(tf, driver, port, logdir, duration_ms, levels, max_steps, next_step, name,
-                 client_python: str | None = None, before: Callable[[], Any] | None = None):
+def traced_phase(tf, driver, logdir, duration_ms, levels, max_steps, next_step, name,
+                 before: Callable[[], Any] | None = None):
     """Trace ``driver``'s steps. ``before``: called once the profiler records, before the first
     step (the calibration); what it returns is the result's ``"before"`` entry."""
-    tp = TracedPass(port, logdir, duration_ms, levels, client_python)
+    tp = TracedPass(tf, logdir, duration_ms, levels)
     live = tp.start()
     before_out = before() if live and before is not None else None
 
@@ -91,6 +70,8 @@ def traced_phase(tf, driver, port, logdir, duration_ms, levels, max_steps, next_
         "profile_options": options_mod.check(levels, path, tf.__version__),
         "trace": str(path.relative_to(logdir.parent.parent)) if path else None,
     }
+    if before_out is not None:
+        result["before"] = before_out
     if before_out is not None:
         result["before"] = before_out
     if not live:

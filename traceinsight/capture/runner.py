@@ -3,7 +3,7 @@
 This module is the process entry (``probe``, ``main``); the work is split along its jobs:
 ``loading`` (the workload file, calling its functions), ``steps`` (step markers and perf_counter
 times), ``drivers`` / ``keras_driver`` / ``function_driver`` (what one step of a mode runs, TF1's
-Session included), ``profiling`` (traced passes through xprof's client), ``phases`` (one mode's
+Session included), ``profiling`` (traced passes: a profiler session in this process, no server), ``phases`` (one mode's
 phases, below).
 
 These are the only modules of traceinsight that import TensorFlow. The parent (``capture`` command)
@@ -12,10 +12,10 @@ state and memory are process-global, and a mode that crashes or hangs must not t
 
 One mode, in order:
 
-1. build the model / inputs for the mode; start TF's profiler server on a free loopback port;
-2. **host pass** (host tracer level 3, python tracer 0): a client thread traces the server through
-   xprof's client, which keeps the requested options (TF 2.21's ``tf.profiler.experimental.start`` and
-   ``client.trace`` silently drop them: the trace's own ``profile_options`` show levels 2/0). We wait until
+1. build the model / inputs for the mode;
+2. **host pass** (host tracer level 3, python tracer 0): a profiler session in this process
+   (``compat.LocalTrace``, levels as ``compat.Level``: TF 2.21 drops plain ints, the trace's own
+   ``profile_options`` then show levels 2/0), bounded by ``host_trace_ms``. We wait until
    ``traceme_enabled()`` turns true, then run the **first step** (tracing / compilation happen there,
    so the trace shows them; its time is measured with perf_counter, and is therefore a traced time),
    then keep stepping until the trace ends or ``host_max_steps`` steps were taken. If the first
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                 status = 4
     sys.stdout.flush()
     sys.stderr.flush()
-    # os._exit: skip interpreter teardown (TF's profiler server and thread pools can make a clean
+    # os._exit: skip interpreter teardown (TF's profiler and thread pools can make a clean
     # exit slow or hang); every file is already written and fsynced.
     os._exit(status)
 

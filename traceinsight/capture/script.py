@@ -18,10 +18,12 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from traceinsight.capture import compat
 from traceinsight.errors import TraceinsightError
 
 # tracer levels of the traced window (host tracer 3 sees the eager runtime; python tracer off: it
@@ -65,13 +67,6 @@ def _script_env(spec: dict) -> dict[str, str]:
     return env
 
 
-# TensorFlow's own log lines about the profiler the hook runs (server start, session start / stop,
-# saving), written by the script's process: TF 2.15 - 2.16 ``2026-11-25 12:04:45.117710: I
-# external/local_tsl/tsl/profiler/lib/profiler_session.cc:119] ...``, TF 2.21 (absl) ``I0000
-# 00:00:1795608729.634534   25171 profiler_session.cc:132] ...``. INFO and WARNING only.
-_PROFILER_LOG = re.compile(
-    rb"^(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] \S*(?:tsl/profiler|core/profiler)/\S+"
-    rb"|[IW]\d{4} \d\d:\d\d:[\d.]+ +\d+ (?:profiler_server|profiler_session|save_profile)\.cc:\d+)\] ")
 _MAYBE_LOG = re.compile(rb"^(?:\d{0,4}(?:-[\d-]{0,5}(?: .*)?)?|[IW]\d{0,4}(?: .*)?)$", re.S)
 
 
@@ -121,7 +116,7 @@ class StderrFilter:
             keep = []
             *lines, buf = buf.split(b"\n")
             for line in lines:
-                if _PROFILER_LOG.match(line):
+                if compat.is_profiler_log(line):
                     self.dropped += 1
                 else:
                     keep.append(line + b"\n")
@@ -142,46 +137,150 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def open_mode(*, mode: str, into: Path | None, out: Path, name: str | None, stem: str,
-              settings: dict[str, Any], workload: dict[str, Any],
-              command: str) -> tuple[Any, dict[str, Any], Path, str, Path]:
-    """Create the run folder (or open ``into``) and the mode's empty folder: (the RunWriter, the
-    manifest, the run folder, the mode's folder name, its path). ``traceinsight.profile`` and the
-    Keras callback open their run folders through here too."""
-    from traceinsight import __version__, runfolder
-    from traceinsight.capture import orchestrate as orch
+# How the user named each option, for messages: the command line's flags, or the Python
+# arguments of ``traceinsight.profile`` / ``traceinsight.keras.Profile``
+CLI_NAMES = {"name": "--name", "into": "--into", "mode": "--mode", "skip_steps": "--skip-steps"}
+PY_NAMES = {"name": "name=", "into": "into=", "mode": "mode=", "skip_steps": "skip_steps="}
 
-    if into is not None:
-        run_path = into
-        manifest = runfolder.read_manifest(run_path)
-        if mode in (manifest.get("modes") or {}):
-            raise TraceinsightError(f"{run_path} already has a mode {mode!r} (choose another --mode)")
-    else:
-        run_path = out / (name or f"{orch.utc_stamp()}-{stem}")
-        if run_path.exists():
-            raise TraceinsightError(f"{run_path} already exists (choose another --name, or --into it)")
-        env_info = orch.host_environment()   # the script runs in this environment (+ the hook)
-        manifest = {
-            "schema_version": runfolder.SCHEMA_VERSION,
-            "tool": f"traceinsight {__version__}",
-            "created_utc": _now(),
-            "workload": workload,
-            "command": command,
-            "environment": env_info,
-            "options": {k: v for k, v in settings.items()},
-            "modes": {},
-        }
+
+class RecordedMode:
+    """One mode recorded by a step agent (``run``'s hook, ``traceinsight.profile``, the Keras
+    callback), from its run folder's creation to its end: the one place these routes take the
+    run's lock (the one ``capture`` takes: a run written by two processes loses modes), write
+    run.json and timings.json (atomically), and decide the mode's status (``finish``)."""
+
+    def __init__(self, *, mode: str, into: Path | None, out: Path, name: str | None, stem: str,
+                 settings: dict[str, Any], workload: dict[str, Any], command: str,
+                 entry: dict[str, Any], names: dict[str, str] = CLI_NAMES) -> None:
+        """Create the run folder (or open ``into``), lock it, and add the mode (status running)
+        with its empty folder. Raises TraceinsightError naming the option to change."""
+        from traceinsight import __version__, runfolder
+        from traceinsight.capture import lock as lock_mod
+        from traceinsight.capture import orchestrate as orch
+
+        self.mode, self.settings = mode, settings
+        if into is not None:
+            run_path = into
+            if not (run_path / runfolder.MANIFEST).is_file():
+                raise TraceinsightError(f"{run_path} is not a run folder (no run.json) to add a "
+                                        f"mode {names['into']} it")
+            self.lock = lock_mod.RunLock(run_path).acquire()   # before run.json is read
+            try:
+                manifest = runfolder.read_manifest(run_path)
+                if mode in (manifest.get("modes") or {}):
+                    raise TraceinsightError(f"{run_path} already has a mode {mode!r} (choose "
+                                            f"another {names['mode']})")
+            except BaseException:
+                self.lock.release()
+                raise
+        else:
+            run_path = out / (name or f"{orch.utc_stamp()}-{stem}")
+            if run_path.exists():
+                raise TraceinsightError(f"{run_path} already exists (choose another "
+                                        f"{names['name']}, or {names['into']} it)")
+            manifest = {
+                "schema_version": runfolder.SCHEMA_VERSION,
+                "tool": f"traceinsight {__version__}",
+                "created_utc": _now(),
+                "workload": workload,
+                "command": command,
+                "environment": orch.host_environment(),   # the script runs in this environment
+                "options": {k: v for k, v in settings.items()},
+                "modes": {},
+            }
+            try:
+                run_path.mkdir(parents=True)
+            except OSError as e:
+                raise TraceinsightError(f"cannot create the run folder {run_path}: "
+                                        f"{e.strerror or e}") from None
+            self.lock = lock_mod.RunLock(run_path).acquire()
+        self.run_path = run_path
         try:
-            run_path.mkdir(parents=True)
-        except OSError as e:
-            raise TraceinsightError(f"cannot create the run folder {run_path}: {e.strerror or e}") from None
-    writer = orch.RunWriter(run_path, manifest)
-    folder = runfolder.mode_dir(mode)
-    mode_path = (run_path / folder).resolve()
-    if mode_path.exists():
-        raise TraceinsightError(f"{mode_path} already exists")
-    mode_path.mkdir(parents=True)
-    return writer, manifest, run_path, folder, mode_path
+            self.writer = orch.RunWriter(run_path, manifest)
+            self.folder = runfolder.mode_dir(mode)
+            self.mode_path = (run_path / self.folder).resolve()
+            if self.mode_path.exists():
+                raise TraceinsightError(f"{self.mode_path} already exists (choose another "
+                                        f"{names['mode']})")
+            try:
+                self.mode_path.mkdir(parents=True)
+            except OSError as e:
+                raise TraceinsightError(f"cannot create {self.mode_path}: {e.strerror or e}") \
+                    from None
+            manifest["modes"][mode] = {"dir": self.folder, "status": "running", "error": None,
+                                       "stderr_tail": None, "summary": None, "profile_options": {},
+                                       "notes": [], "settings": dict(settings), **entry}
+            self.writer.save()
+        except BaseException:
+            self._undo(into is None)
+            raise
+        self.done = False
+        self.watch_fd: int | None = None
+        self.watcher: Any = None
+
+    def _undo(self, made: bool) -> None:
+        """Opening failed half-way: take back what this mode added, and let the lock go."""
+        import shutil
+        if made:
+            shutil.rmtree(self.run_path, ignore_errors=True)
+        else:
+            mode_path = getattr(self, "mode_path", None)
+            if mode_path is not None and mode_path.is_dir() and not any(mode_path.iterdir()):
+                mode_path.rmdir()
+        self.lock.release()
+
+    @property
+    def entry(self) -> dict[str, Any]:
+        return dict(self.writer.mode(self.mode))
+
+    def agent_spec(self, quiet: bool) -> dict[str, Any]:
+        """The step agent's settings (``capture.hook.agent.Agent``)."""
+        return dict(self.settings, result=str(self.mode_path / RESULT),
+                    logdir=str(self.mode_path / "host"), levels=LEVELS, quiet=quiet)
+
+    def finish(self, rc: int, raised: str | None = None, final: bool = True) -> dict[str, Any]:
+        """The agent's result into timings.json and the mode's run.json entry (``finish_mode``);
+        ``final``: let the run's lock go (else the mode is rewritten later, as a callback whose
+        window ended does, before ``fit`` ends). Never raises: a write that fails is said in one
+        line and leaves the mode as it was. Returns the mode's entry."""
+        try:
+            # a mode finished before its process ends (``final=False``) says so: the watcher
+            # finishes it again if the process then dies
+            self.writer.mode(self.mode)["provisional"] = not final
+            finish_mode(self.writer, self.mode, self.mode_path, rc, self.settings, raised=raised,
+                        final=final)
+        except Exception as e:
+            print(f"traceinsight: could not finish mode {self.mode} of {self.run_path}: "
+                  f"{e}", file=sys.stderr, flush=True)
+        finally:
+            if final:
+                self.release()
+        return self.entry
+
+    def fail(self, error: str) -> None:
+        """The mode failed before any step could run: say why in run.json, let the lock go."""
+        self.writer.mode(self.mode).update(status="failed", error=error)
+        try:
+            self.writer.save()
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        if not self.done:
+            self.done = True
+            self.lock.release()
+            if self.watch_fd is not None:     # the watcher (``watch``) sees the mode finished
+                os.close(self.watch_fd)
+                self.watch_fd = None
+
+    def say(self) -> None:
+        done = self.entry
+        if done["status"] == "ok":
+            print(f"traceinsight: {done['summary']['traced_n']} traced steps of mode {self.mode} "
+                  f"in {self.run_path}; open it with: traceinsight view {self.run_path}",
+                  file=sys.stderr, flush=True)
+        else:
+            print(f"traceinsight: mode {self.mode}: {done['error']}", file=sys.stderr, flush=True)
 
 
 def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path, name: str | None,
@@ -189,21 +288,15 @@ def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path
     script = script_of(cmd)
     stem = script.stem if script else "script"
     mode = mode or stem
-    writer, manifest, run_path, folder, mode_path = open_mode(
+    rec = RecordedMode(
         mode=mode, into=into, out=out, name=name, stem=stem, settings=settings,
         workload={"path": str(script) if script else shlex.join(cmd), "sha256": _sha256(script),
                   "name": stem, "kind": "script", "doc": shlex.join(cmd)},
-        command="traceinsight run -- " + shlex.join(cmd))
-    entry: dict[str, Any] = {"dir": folder, "status": "running", "error": None, "stderr_tail": None, "summary": None,
-             "profile_options": {}, "notes": [], "command": shlex.join(cmd),
-             "script_sha256": _sha256(script), "settings": dict(settings)}
-    manifest["modes"][mode] = entry
-    writer.save()
-
-    from traceinsight.capture import compat
-    spec = dict(settings, result=str(mode_path / RESULT), logdir=str(mode_path / "host"),
-                levels=LEVELS, client_python=compat.client_python())
-    print(f"traceinsight: running {shlex.join(cmd)} (mode {mode}, run {run_path})", file=sys.stderr)
+        command="traceinsight run -- " + shlex.join(cmd),
+        entry={"command": shlex.join(cmd), "script_sha256": _sha256(script)})
+    spec = rec.agent_spec(quiet=False)      # our stderr relay filters TF's profiler lines
+    print(f"traceinsight: running {shlex.join(cmd)} (mode {mode}, run {rec.run_path})",
+          file=sys.stderr)
     # Ctrl-C reaches the script (same process group); we wait for it and keep what it traced.
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -213,21 +306,16 @@ def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path
         except OSError as e:
             relay.child_started()
             relay.join()
-            entry.update(status="failed", error=f"cannot start {cmd[0]}: {e.strerror or e}")
-            writer.save()
+            rec.fail(f"cannot start {cmd[0]}: {e.strerror or e}")
             raise TraceinsightError(f"cannot start {cmd[0]}: {e.strerror or e}") from None
         relay.child_started()
         rc = proc.wait()
         relay.join()
+        rec.finish(rc)
     finally:
         signal.signal(signal.SIGINT, old)
-    finish_mode(writer, mode, mode_path, rc, settings)
-    done: dict[str, Any] = writer.mode(mode)
-    if done["status"] == "ok":
-        print(f"traceinsight: {done['summary']['traced_n']} traced steps of mode {mode} in "
-              f"{run_path}; open it with: traceinsight view {run_path}", file=sys.stderr)
-    else:
-        print(f"traceinsight: mode {mode}: {done['error']}", file=sys.stderr)
+        rec.release()
+    rec.say()
     return rc if rc >= 0 else 128 - rc
 
 
@@ -240,21 +328,41 @@ def _exit_text(rc: int) -> str:
     return f"exited with status {rc}"
 
 
-def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict) -> None:
-    """Turn the agent's result file into timings.json and the mode's run.json entry."""
+def _disk_full(path: Path) -> bool:
+    from traceinsight.capture.orchestrate import MIN_FREE_BYTES
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < MIN_FREE_BYTES
+
+
+def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
+                raised: str | None = None, final: bool = True) -> None:
+    """Turn the agent's result file into timings.json and the mode's run.json entry. ``rc``: the
+    script's exit status (0 for an in-process route that ended normally); ``raised``: what the
+    profiled code raised, if it did. The mode is ``ok`` only when its trace parses and the disk
+    was not full (``orchestrate.verify_traces``, as for ``capture``); the steps measured are kept
+    whatever the status."""
     from traceinsight import runfolder
     from traceinsight.capture import options as options_mod
-    from traceinsight.capture.orchestrate import summary_of
+    from traceinsight.capture.orchestrate import summary_of, verify_traces
 
     entry = writer.mode(mode)
     entry["exit_status"] = rc
     try:
         res = json.loads((mode_path / RESULT).read_text(encoding="utf-8"))
+        if not isinstance(res, dict):
+            res = None
     except (OSError, ValueError):
         res = None
     if res is None:
-        entry.update(status="failed", error=f"the script {_exit_text(rc)} and the traceinsight hook "
-                     "never ran in it (not a Python command? a Python without this traceinsight?)")
+        full = _disk_full(mode_path)
+        entry.update(status="failed", error=(
+            f"the script {_exit_text(rc)}; the disk is full: traceinsight could not save what it "
+            "measured" if full else
+            f"the script {_exit_text(rc)} and the traceinsight hook never ran in it (not a Python "
+            "command? a Python without this traceinsight?)"))
         writer.save()
         return
     steps = list(res.get("steps_s") or [])
@@ -263,10 +371,15 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict) -> 
     trace = res.get("trace") or {}
     notes = list(res.get("notes") or [])
     path = trace.get("path")
+    tf_version = (res.get("versions") or {}).get("tensorflow")
     skip, window = settings["skip_steps"], settings["steps"]
     traced_steps = [(s, n) for s, n, t in zip(steps, nums, traced) if t]
+    # untraced steady steps: those that began after the trace was saved (a step that began while
+    # it was being saved ran beside the profiler's work)
+    settled = trace.get("settled_from_step")
     after = [(s, n) for s, n, t in zip(steps, nums, traced) if not t and n >= skip and
-             (not traced_steps or n > traced_steps[-1][1])]
+             (not traced_steps or n > traced_steps[-1][1]) and (settled is None or n >= settled)
+             and (not trace or "path" in trace)]
     timings: dict[str, Any] = {
         "mode": mode, "kind": "script", "pid": res.get("pid"),
         "first_step_s": steps[0] if nums and nums[0] == 0 else None,
@@ -280,12 +393,16 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict) -> 
                     "skip_steps": skip, "steps": window, "versions": res.get("versions") or {},
                     "exit_status": rc},
     }
-    host: dict[str, Any] = {"duration_ms": trace.get("duration_ms"),
+    duration = None
+    if trace.get("started_s") and trace.get("saved_s"):
+        duration = max(0, int((trace["saved_s"] - trace["started_s"]) * 1e3))
+    host: dict[str, Any] = {"duration_ms": duration,
                             "steps_s": [s for s, _ in traced_steps],
                             "step_nums": [n for _, n in traced_steps]}
+    if settled is not None:
+        host["settled_from_step"] = settled
     if trace:
-        host["profile_options"] = options_mod.check(LEVELS, path,
-                                                    (res.get("versions") or {}).get("tensorflow"))
+        host["profile_options"] = options_mod.check(LEVELS, path, tf_version)
         if path:
             try:   # relative to the run folder: the run can be moved
                 host["trace"] = host["profile_options"]["trace"] = str(
@@ -298,44 +415,133 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict) -> 
     env = writer.manifest.get("environment") or {}
     for k, v in (res.get("versions") or {}).items():
         env.setdefault(k, v)
-    if rc != 0:
-        notes.append(f"the script {_exit_text(rc)} after {len(steps)} steps")
-    if trace and len(traced_steps) < window:
+    died = not res.get("exited")    # the agent's exit handler never ran: os._exit, a signal
+    if raised:
+        notes.append(f"{raised} after {len(steps)} steps")
+    elif rc != 0 or died and final:
+        notes.append(f"the script {_exit_text(rc)} after {len(steps)} steps"
+                     + (" (traceinsight's exit handler did not run)" if died and final else ""))
+    if trace and path and traced_steps and len(traced_steps) < window:
         notes.append(f"the trace holds {len(traced_steps)} of the {window} steps asked for "
-                     "(the script ended, or the steps were slower than the warm-up's)")
+                     "(the script ended first, or the trace's time bound passed)")
     po = host.get("profile_options") or {}
-    if trace and po and po.get("unverified"):
+    if trace and path and po and po.get("unverified"):
         notes.append(f"host pass: {po['unverified']}")
-    elif trace and po and not po.get("ok"):
+    elif trace and path and po and not po.get("ok"):
         notes.append(f"host pass: profiler options not as requested: {po.get('problem', 'unknown')}")
     runfolder.atomic_write_json(mode_path / runfolder.TIMINGS, timings)
-    try:
-        (mode_path / RESULT).unlink()
-    except OSError:
-        pass
-    entry["profile_options"] = {"host": po} if po else {}
+    if final:
+        try:
+            (mode_path / RESULT).unlink()
+        except OSError:
+            pass
+    entry["profile_options"] = {"host": po} if po and path else {}
     entry["notes"] = notes
     entry["details"] = timings["details"]
     unmarked = int(res.get("unmarked_steps") or 0)
-    if res.get("broken"):
-        reason = notes[0] if notes else "the hook failed"
-        if unmarked:
-            notes.append(f"{unmarked} more step calls after that ran unmarked")
+    reason = notes[0] if notes else "the hook failed"
+    if res.get("broken") and unmarked:
+        notes.append(f"{unmarked} more step calls after that ran unmarked")
+    how = f"the script {_exit_text(rc)}" if rc else (raised or "the script ended")
+    error: str | None
     if not steps and res.get("broken"):
         # the hook failed (at the first step, or wrapping TF / Keras): say why, never "no steps"
         error = f"traceinsight could not mark the script's steps: {reason}"
-        entry.update(status="failed", error=error)
+    elif not steps and tf_version:
+        error = (f"no steps: {how} before its first step" if rc or raised else
+                 "no steps: the script called neither Keras fit / train_on_batch / predict nor a "
+                 "tf.function")
     elif not steps:
-        error = ("no steps: the script called neither Keras fit / train_on_batch / predict nor a "
-                 "tf.function" if res.get("versions", {}).get("tensorflow") else
+        error = (f"no steps: {how} before it imported TensorFlow" if rc or raised else
                  "no steps: the script never imported TensorFlow")
-        entry.update(status="failed", error=error)
-    elif not trace:
-        entry.update(status="failed", error=f"the script made {len(steps)} steps, not more than "
-                     f"--skip-steps {skip}: nothing was traced")
+    elif trace.get("stopping_s") and "path" not in trace:
+        error = (f"{how}; the trace was still being saved then (after the traced window) and is "
+                 f"lost: {len(steps)} steps measured ({len(traced_steps)} in the window)")
+    elif trace and "path" not in trace:
+        # the agent does not write its file while the window is traced: what it wrote last is kept
+        error = (f"{how} inside the traced window, before the trace was saved: the "
+                 f"{len(steps)} steps recorded before the window are kept, none traced")
+    elif not traced_steps and len(steps) <= skip:
+        error = (f"{how} after {len(steps)} steps, not more than the {skip} warm-up steps "
+                 f"(skip_steps): nothing was traced")
     elif not path:
-        entry.update(status="failed", error="the trace was not saved"
-                     + (f": {trace['problem']}" if trace.get("problem") else ""))
+        error = "the trace was not saved" + (f": {trace['problem']}" if trace.get("problem") else "")
+    elif not traced_steps:
+        error = "no step was traced" + (f": {trace['problem']}" if trace.get("problem") else "")
     else:
-        entry.update(status="ok", summary=summary_of(timings))
+        error = verify_traces(writer.path, runfolder.mode_dir(mode), timings)
+        if error is not None:
+            error = f"the trace cannot be trusted: {error}"
+    if error is None:
+        entry.update(status="ok", error=None, summary=summary_of(timings))
+    else:
+        entry.update(status="failed", error=error, summary=None)
     writer.save()
+
+
+# ----------------------------------------------------------------------------- a process that dies
+
+def watch(rec: RecordedMode) -> Any:
+    """For the in-process routes: a small process that finishes the mode if this one dies with it
+    unfinished (``os._exit``, a signal, a crash: nothing of this process runs then). It waits for
+    the end of a pipe whose other end only this process holds: the kernel closes it at any death,
+    and ``RecordedMode.finish`` closes it (after letting the lock go) when the mode is finished.
+    Returns the pipe's end to close, or None when no watcher could start (then a death leaves the
+    mode ``running``, its agent's file kept)."""
+    try:
+        r, w = os.pipe()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "traceinsight.capture.script", "--watch", str(rec.run_path),
+             rec.mode, json.dumps(rec.settings)],
+            stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
+            start_new_session=True,      # the user's Ctrl-C is not for it
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])
+                 + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")})
+        os.close(r)
+    except (OSError, ValueError):
+        return None
+    rec.watcher = proc
+    return w
+
+
+def _watched(run_path: Path, mode: str, settings: dict) -> int:
+    """The watcher's side: after the pipe's end, finish the mode if it is still ``running``."""
+    from traceinsight import runfolder
+    from traceinsight.capture import lock as lock_mod
+    from traceinsight.capture import orchestrate as orch
+    try:
+        while sys.stdin.buffer.read(65536):
+            pass
+    except OSError:
+        pass
+    # the dead process's lock goes a moment after its pipe closes (the kernel releases a flock
+    # when it drops the file, which it may do later): wait for it, a while
+    lock = None
+    for _ in range(300):
+        try:
+            lock = lock_mod.RunLock(run_path).acquire()
+            break
+        except TraceinsightError:
+            time.sleep(0.1)
+    if lock is None:
+        return 1
+    try:
+        manifest = runfolder.read_manifest(run_path)
+        entry = (manifest.get("modes") or {}).get(mode)
+        if not isinstance(entry, dict) or (entry.get("status") != "running"
+                                           and not entry.get("provisional")):
+            return 0     # finished by its process
+        entry["provisional"] = False
+        writer = orch.RunWriter(run_path, manifest)
+        finish_mode(writer, mode, (run_path / runfolder.mode_dir(mode)).resolve(), 0, settings,
+                    raised="the process ended without finishing the mode (os._exit, a signal "
+                    "or a crash)")
+    except (TraceinsightError, OSError, ValueError):
+        return 1
+    finally:
+        lock.release()
+    return 0
+
+
+if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "--watch":
+    sys.exit(_watched(Path(sys.argv[2]), sys.argv[3], json.loads(sys.argv[4])))

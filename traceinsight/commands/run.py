@@ -16,7 +16,8 @@ class Command:
     from outside: each Keras fit batch, each train_on_batch / predict / predict_on_batch /
     test_on_batch call, or else each outermost tf.function call (a custom training loop's step).
     It times every step with perf_counter, skips --skip-steps warm-up steps, traces the next
-    --steps steps with TF's profiler (host tracer level 3), and writes a run folder that view,
+    --steps steps with a TF profiler session in the script's process (host tracer level 3; no
+    profiler server, nothing listens on any address), and writes a run folder that view,
     report, analyze, diff and export read like a capture. The script's output and exit status pass
     through; a script that crashes keeps what was traced.
 
@@ -41,10 +42,11 @@ class Command:
                             help="count only calls of the tf.function of this name as steps "
                                  "(default: every outermost tf.function call outside Keras methods)")
         parser.add_argument("--trace-ms", type=int,
-                            help="trace length in ms (default: from the warm-up steps' median, "
-                                 "twice the window plus 0.5 s, within 1 s .. --max-trace-ms)")
+                            help="longest traced window in ms: the trace ends after --steps steps "
+                                 "or then, whichever comes first (default: --max-trace-ms)")
         parser.add_argument("--max-trace-ms", type=int, default=30000,
-                            help="longest automatic trace (default: 30000)")
+                            help="longest traced window when --trace-ms is not given "
+                                 "(default: 30000)")
         parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
                             help="the script's command line, after --")
 

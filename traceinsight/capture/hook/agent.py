@@ -13,13 +13,17 @@ script imports ``tensorflow`` / ``keras`` itself, then wraps
   ``--step-function``.
 
 Every step gets TF's step marker ``tf.profiler.experimental.Trace("train", step_num=i, _r=1)``
-and a ``perf_counter`` time. TF's profiler server starts on loopback at the first step; at step
-``skip_steps`` a profiler client in its own process (``traceinsight.capture.compat``: xprof's
-client from the tool's interpreter, which keeps explicit tracer levels on every TF) traces it, its
-output kept out of the script's; the trace is duration-based, so after the ``steps``-th traced step the script waits,
-outside every step, until the trace is saved. Results go to a JSON file that the parent
-(``traceinsight.capture.script``) turns into the run folder; it is rewritten every
-``SAVE_EVERY`` steps, after the trace and at exit, so a script that crashes leaves what was traced.
+and a ``perf_counter`` time. At step ``skip_steps`` a profiler session starts in this process
+(``compat.LocalTrace``: explicit tracer levels, and no profiler server: nothing listens on any
+address); it records the next ``steps`` steps, however long the script takes between them, and
+is stopped on a thread of its own once the last of them ends (or when ``max_trace_ms`` / ``trace_ms``
+has passed), so the script's next step does not wait for the trace to be saved. A step that starts
+while the trace is being saved is neither traced (it gets no step marker) nor counted as an
+untraced step after the window. Results go to a JSON file that the parent
+(``traceinsight.capture.script``) or ``capture.inprocess`` turns into the run folder; a thread of
+the agent rewrites it as steps come (at most every ``SAVE_S`` seconds, and never while the window
+is traced, so the traced steps share the process with no file write), after the trace and at
+exit: a script that dies (``os._exit``, a signal) leaves the steps it made and what was traced.
 
 Everything is guarded: a failure of the agent prints one line and lets the script run untraced.
 This file and ``compat`` use only the standard library (TensorFlow once the script imports it):
@@ -33,8 +37,6 @@ import importlib.abc
 import importlib.util
 import json
 import os
-import socket
-import statistics
 import sys
 import tempfile
 import threading
@@ -44,7 +46,8 @@ from typing import Any
 SPEC_ENV = "TRACEINSIGHT_RUN_SPEC"
 # the script's PYTHONPATH before ``run`` put the hook's folder first ("" = it had none)
 PATH_ENV = "TRACEINSIGHT_RUN_PYTHONPATH"
-SAVE_EVERY = 200
+BETWEEN_S = 0.002    # how long after a step's call returns the agent's threads start their work
+SAVE_S = 0.05     # the result file is rewritten at most this often while steps come
 MAX_RECORDED_STEPS = 1_000_000
 
 _agent: "Agent | None" = None
@@ -75,6 +78,48 @@ def _load_compat():
     return module
 
 
+class _quiet_stderr:   # noqa: N801 - a context manager
+    """Hold TensorFlow's log lines about the profiler session (start, stop, saving) back from the
+    script's stderr while ``on``: file descriptor 2 goes to a temporary file, and every line that is
+    not one of those is written back afterwards. Used by the in-process routes (``run``'s parent
+    filters the script's stderr itself)."""
+
+    def __init__(self, on: Any) -> None:
+        self.on = bool(on)
+        self.saved = -1
+        self.tmp: Any = None
+
+    def __enter__(self) -> None:
+        if not self.on:
+            return
+        try:
+            sys.stderr.flush()
+            self.tmp = tempfile.TemporaryFile()
+            self.saved = os.dup(2)
+            os.dup2(self.tmp.fileno(), 2)
+        except (OSError, ValueError):
+            self._restore()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._restore()
+
+    def _restore(self) -> None:
+        if self.saved < 0:
+            return
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.saved = -1
+        try:
+            self.tmp.seek(0)
+            kept = [ln for ln in self.tmp.read().splitlines(keepends=True)
+                    if not _load_compat().is_profiler_log(ln)]
+            self.tmp.close()
+            if kept:
+                os.write(2, b"".join(kept))
+        except (OSError, ValueError):
+            pass
+
+
 def _atomic_json(path: str, obj: Any) -> None:
     folder = os.path.dirname(path) or "."
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".agent.", suffix=".tmp")
@@ -90,12 +135,6 @@ def _atomic_json(path: str, obj: Any) -> None:
         except OSError:
             pass
         raise
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Agent:
@@ -115,20 +154,38 @@ class Agent:
         self.kinds: dict[str, int] = {}
         self.next_step = 0
         self.guard = 0                  # inside a wrapped Keras method (or the agent itself)
-        self.open: tuple | None = None  # (marker, traced, t0)
+        self.open: tuple | None = None  # (marker, recording, t0)
         self.notes: list[str] = []
         self.versions: dict[str, str] = {}
         self.trace: dict[str, Any] = {}
-        self.trace_proc: Any = None     # compat.TraceProcess
+        self.session: Any = None        # compat.LocalTrace, once started
+        # the profiler's start and stop are asked of the agent's own thread (``_work``)
+        self.start_asked = False
+        self.stop_asked = False
+        self.started = threading.Event()   # the start was tried (session set, or a problem said)
+        self.saved = threading.Event()     # the trace was saved (or there is none to save)
+        self.traced_n = 0               # steps recorded whole by the session
         self.unmarked = 0               # steps the script made after the agent broke
-        self.port: int | None = None
         self.broken = False
         self.lock = threading.Lock()
+        self._bound: threading.Timer | None = None
+        self._write_lock = threading.Lock()
+        self._saved_n = -1
+        self._save_failed = False
+        self._worker: threading.Thread | None = None
+        self._worker_pid = -1
+        self.on_saved: Any = None      # called on the agent's thread once the trace is saved
+        self._wake = threading.Event()
 
     # ------------------------------------------------------------------ steps
 
     def _usable(self) -> bool:
         return not self.broken and self.tf is not None and os.getpid() == self.pid
+
+    def _recording(self) -> bool:
+        """The session records and is not being stopped: a step starting now is traced."""
+        return self.session is not None and not self.stop_asked and not self.session.stopped \
+            and bool(self._enabled())
 
     def begin(self, kind: str) -> bool:
         """Open a step; False when this call is not a step (nested, another process, broken)."""
@@ -139,93 +196,143 @@ class Agent:
                 self.unmarked += 1
             return False
         try:
-            if self.port is None:
-                self._start_server()
-            if self.next_step == self.skip and self.trace_proc is None:
-                self._start_trace()
-            marker = self.tf.profiler.experimental.Trace("train", step_num=self.next_step, _r=1)
-            marker.__enter__()
-            traced = bool(self._enabled())
+            if self.next_step >= self.skip and not self.started.is_set():
+                # skip_steps 0, or steps back to back: the session starts before this step
+                self._ask(start=True)
+                self.started.wait(60.0)
+            recording = self.next_step >= self.skip and self._recording()
+            marker = None
+            if recording:
+                self.trace.setdefault("started_before_step", self.next_step)
+                marker = self.tf.profiler.experimental.Trace("train", step_num=self.next_step, _r=1)
+                marker.__enter__()
         except Exception as e:
             self.disable(f"could not open step {self.next_step}", e)
             return False
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
-        self.open = (marker, traced, time.perf_counter())
+        self.open = (marker, recording, time.perf_counter())
         return True
 
     def end(self) -> None:
         t1 = time.perf_counter()
         assert self.open is not None, "end() without begin()"
-        marker, traced, t0 = self.open
+        marker, recording, t0 = self.open
         self.open = None
-        try:
-            traced = traced and bool(self._enabled())
-            marker.__exit__(None, None, None)
-        except Exception as e:
-            self.disable("could not close a step", e)
-        if len(self.steps_s) < MAX_RECORDED_STEPS:
-            self.steps_s.append(t1 - t0)
-            self.step_nums.append(self.next_step)
-            self.traced.append(traced)
-        self.next_step += 1
-        if self.trace_proc is not None and "path" not in self.trace \
-                and self.next_step >= self.skip + self.window:
-            self._finish_trace()      # outside every step: the script waits for the trace file
-        elif self.next_step % SAVE_EVERY == 0:
-            self.save()
+        traced = False
+        if marker is not None:
+            try:
+                traced = recording and self._recording()
+                marker.__exit__(None, None, None)
+            except Exception as e:
+                self.disable("could not close a step", e)
+        with self.lock:
+            if len(self.steps_s) < MAX_RECORDED_STEPS:
+                self.steps_s.append(t1 - t0)
+                self.step_nums.append(self.next_step)
+                self.traced.append(traced)
+            self.next_step += 1
+        if traced:
+            self.traced_n += 1
+            if self.traced_n >= self.window:
+                self._ask(stop=True)     # the agent's thread saves it: the next step does not wait
+        elif not self.start_asked and self.next_step >= self.skip - 1:
+            self._ask(start=True)        # a step ahead (see _start_trace)
+        self._wake.set()
 
     # ------------------------------------------------------------------ profiler
 
-    def _start_server(self) -> None:
-        self.port = free_port()
-        self.tf.profiler.experimental.server.start(self.port)
+    def _bound_ms(self) -> int:
+        """The traced window's longest wall time: ``trace_ms`` when given, else ``max_trace_ms``."""
+        return int(self.spec.get("trace_ms") or self.spec.get("max_trace_ms") or 30000)
 
-    def _duration_ms(self) -> int:
-        if self.spec.get("trace_ms"):
-            return int(self.spec["trace_ms"])
-        warm = self.steps_s[1:] or self.steps_s
-        per_step = statistics.median(warm) if warm else 0.0
-        # twice the expected window, plus the time the profiler takes to start; bounded
-        want = 2.0 * per_step * self.window * 1e3 + 500.0
-        return int(min(max(want, float(self.spec.get("min_trace_ms", 1000))),
-                       float(self.spec.get("max_trace_ms", 30000))))
+    def _ask(self, start: bool = False, stop: bool = False) -> None:
+        """Ask the agent's thread to start / stop the profiler session (once each)."""
+        if start:
+            self.start_asked = True
+        if stop:
+            self.stop_asked = True
+        self.start_worker()
+        self._wake.set()
+
+    def _between_steps(self) -> None:
+        """On the agent's thread: wait until the script's thread has left the step it is in and
+        the call that made it (its own step timer stops right after), so that work that holds the
+        interpreter's lock lands between two steps when the script leaves time between them."""
+        deadline = time.perf_counter() + 0.2
+        n = self.next_step
+        while self.open is not None and self.next_step == n and time.perf_counter() < deadline:
+            time.sleep(0.0002)
+        time.sleep(BETWEEN_S)
 
     def _start_trace(self) -> None:
-        compat = _load_compat()
-        duration = self._duration_ms()
-        self.trace = {"started_before_step": self.next_step, "duration_ms": duration,
-                      "levels": self.levels}
-        os.makedirs(self.logdir, exist_ok=True)
-        cmd = compat.trace_client_cmd(self.spec.get("client_python"), f"localhost:{self.port}",
-                                      self.logdir, duration, 3, self.levels)
-        log = os.path.join(os.path.dirname(self.result_path), ".trace_client.log")
-        self.trace_proc = compat.TraceProcess(cmd, log, env=dict(os.environ))
-        self.trace_proc.start()
-        deadline = time.perf_counter() + 60.0
-        while time.perf_counter() < deadline:
-            if self._enabled():
-                return
-            if not self.trace_proc.is_alive():
-                self.trace_proc.join()
-                break
-            time.sleep(0.0005)
-        self.trace["problem"] = "the profiler never started recording" + (
-            f" ({self.trace_proc.error})" if self.trace_proc.error else "")
-
-    def _finish_trace(self) -> None:
-        if self.trace_proc is None or "path" in self.trace:
+        """Start the profiler session (on the agent's thread). Asked for when the second-to-last
+        warm-up step ends, so that it records before the window's first step begins; a step that
+        begins while it starts is one more warm-up step (the window begins at the first step from
+        ``skip_steps`` on that begins while the session records; when the start has not ended
+        by then, that step waits for it before its time is taken). Starting takes a few ms, much
+        more the first time in a process, and holds the interpreter's lock: on the script's
+        thread it would land inside a step."""
+        try:
+            if self.next_step < self.skip:
+                self._between_steps()
+            compat = _load_compat()
+            bound = self._bound_ms()
+            self.trace.update(bound_ms=bound, levels=self.levels)
+            session = compat.LocalTrace(self.tf, self.logdir, self.levels)
+            self.save()     # the last write before the window (none while it is traced)
+            with _quiet_stderr(self.spec.get("quiet")):
+                session.start()
+        except Exception as e:
+            with self.lock:
+                self.trace["problem"] = f"the profiler did not start: {_one_line(e)}"
+                self.trace["path"] = None
+            self.saved.set()
             return
-        self.trace_proc.join(timeout=self.trace.get("duration_ms", 0) / 1e3 + 120.0)
-        self.trace["path"] = None
-        files = []
-        for root, _dirs, names in os.walk(self.logdir):
-            files += [os.path.join(root, n) for n in names if n.endswith(".xplane.pb")]
-        if files:
-            self.trace["path"] = max(files, key=os.path.getmtime)
-        if self.trace_proc.error:
-            self.trace.setdefault("problem", self.trace_proc.error)
-        self.trace["traced_steps"] = sum(self.traced)
+        finally:
+            self.started.set()
+        self.session = session
+        self.trace["started_s"] = time.time()
+        self._bound = threading.Timer(bound / 1e3, self._ask, kwargs={"stop": True})
+        self._bound.daemon = True
+        self._bound.start()
+
+    def _stop_now(self) -> None:
+        """Stop the session and save its trace (on the agent's thread)."""
+        session = self.session
+        if session is None:
+            self.saved.set()
+            return
+        if self._bound is not None:
+            self._bound.cancel()
+        try:
+            self._between_steps()
+            with self.lock:
+                self.trace["stopping_s"] = time.time()
+            self.save()     # the window's steps, in case the script dies while the trace is saved
+            with _quiet_stderr(self.spec.get("quiet")):
+                session.stop()
+            with self.lock:
+                # the first step that began after the trace was saved (one open now began before)
+                self.trace["settled_from_step"] = self.next_step + (1 if self.open is not None
+                                                                    else 0)
+                self.trace["path"] = session.path()
+                if session.error:
+                    self.trace["problem"] = session.error
+                self.trace["traced_steps"] = self.traced_n
+                self.trace["saved_s"] = time.time()
+        finally:
+            self.saved.set()
         self.save()
+        if self.on_saved is not None:
+            self.on_saved()
+
+    def wait_trace(self, timeout: float | None = None) -> bool:
+        """Stop the session if it still records and wait until the trace is saved; False when
+        ``timeout`` passed first."""
+        if not self.start_asked:
+            return True
+        self._ask(stop=True)
+        return self.saved.wait(timeout)
 
     def _enabled(self) -> bool:
         # cache the version's check itself (compat: traceme_enabled on 2.21, trace.enabled before)
@@ -240,29 +347,68 @@ class Agent:
 
     # ------------------------------------------------------------------ results
 
-    def save(self, exiting: bool = False) -> None:
-        with self.lock:
+    def start_worker(self) -> None:
+        """The agent's thread: starts and stops the profiler session, and keeps the result file
+        current while steps come (see the module docstring). Started outside every step."""
+        if self._worker is None or self._worker_pid != os.getpid():
+            self._worker_pid = os.getpid()
+            self._worker = threading.Thread(target=self._work, name="traceinsight-agent",
+                                            daemon=True)
+            self._worker.start()
+
+    def _work(self) -> None:
+        next_save = 0.0
+        while os.getpid() == self.pid:
+            if self._recording() or len(self.steps_s) == self._saved_n:
+                timeout = None
+            else:
+                timeout = max(0.0, next_save - time.perf_counter())
+            self._wake.wait(timeout)
+            self._wake.clear()
             try:
-                _atomic_json(self.result_path, {
-                    "pid": self.pid, "versions": self.versions, "steps_s": self.steps_s,
-                    "step_nums": self.step_nums, "traced": self.traced, "step_kinds": self.kinds,
-                    "trace": self.trace, "notes": self.notes, "exited": exiting,
-                    "broken": self.broken, "unmarked_steps": self.unmarked,
-                    "skip_steps": self.skip, "steps": self.window,
-                    "step_function": self.step_function})
-            except Exception as e:  # the parent reports a missing result
-                _say(f"could not write {self.result_path}: {_one_line(e)}")
+                if self.start_asked and not self.started.is_set():
+                    self._start_trace()
+                if self.stop_asked and self.started.is_set() and not self.saved.is_set():
+                    self._stop_now()
+            except Exception as e:     # never a traceback on the script's stderr
+                self.notes.append(f"traceinsight's profiler thread failed: {_one_line(e)}")
+                self.saved.set()
+            if self._recording():
+                continue    # no file writes beside the traced steps; the stop saves them
+            if len(self.steps_s) != self._saved_n and time.perf_counter() >= next_save:
+                self._between_steps()
+                t0 = time.perf_counter()
+                self.save()
+                # at most about a twentieth of the time goes to saving, however long the list
+                next_save = time.perf_counter() + max(SAVE_S, 20 * (time.perf_counter() - t0))
+
+    def save(self, exiting: bool = False) -> None:
+        with self.lock:     # a copy, made quickly: the script's thread appends under this lock
+            n = len(self.steps_s)
+            state = {
+                "pid": self.pid, "versions": dict(self.versions), "steps_s": self.steps_s[:n],
+                "step_nums": self.step_nums[:n], "traced": self.traced[:n],
+                "step_kinds": dict(self.kinds), "trace": dict(self.trace),
+                "notes": list(self.notes), "exited": exiting, "broken": self.broken,
+                "unmarked_steps": self.unmarked, "skip_steps": self.skip, "steps": self.window,
+                "step_function": self.step_function,
+                "in_window": self.session is not None and "path" not in self.trace}
+        with self._write_lock:
+            try:
+                _atomic_json(self.result_path, state)
+                self._saved_n = n
+            except Exception as e:  # the parent reports a missing result; said once
+                if not self._save_failed:
+                    _say(f"could not write {self.result_path}: {_one_line(e)}")
+                self._save_failed = True
 
     def at_exit(self) -> None:
         if os.getpid() != self.pid:
             return
         if self.open is not None:    # the script exited inside a step (sys.exit in a callback)
             self.end()
-        if self.trace_proc is not None and "path" not in self.trace:
-            self._finish_trace()     # the script ended inside the traced window: keep the trace
+        self.wait_trace()            # the script ended inside the traced window: keep the trace
         self.save(exiting=True)
-
-    # ------------------------------------------------------------------ wrapping
 
     def on_import(self, name: str, module) -> None:
         try:
@@ -270,6 +416,8 @@ class Agent:
                 self.tf = module
                 self.versions["tensorflow"] = getattr(module, "__version__", "?")
                 self.wrap_tf_function()
+                self.start_worker()
+                self.save()
                 # registered after TensorFlow's own exit handlers, so it runs before them (LIFO)
                 atexit.register(self.at_exit)
             elif name == "keras":

@@ -1,0 +1,374 @@
+"""The routes that run inside the user's own process (``traceinsight run -- python script.py``,
+``with traceinsight.profile(...)``, ``traceinsight.keras.Profile``) against faults, as an unlucky
+or hostile user meets them: the script dies inside or after the traced window (``os._exit``,
+SIGSEGV), raises, is interrupted; the run is locked by a capture; the run folder cannot be made;
+the disk is full. Each must keep what was measured, say what happened, never mark a mode ``ok``
+with a bad trace, never raise into the user's code, and never listen on an address another
+machine can reach (``tests/scripts/listeners.py`` reads the process's sockets from /proc)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from traceinsight import runfolder
+from traceinsight.capture import lock as lock_mod
+from traceinsight.cli import main
+
+pytestmark = pytest.mark.capture
+
+SCRIPTS = Path(__file__).parent / "scripts"
+LOOP = SCRIPTS / "faulty_loop.py"
+PY = sys.executable
+SKIP, WINDOW = 3, 5          # as faulty_loop.py asks
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _script(route: str, out: Path, fault: str, *more: str,
+            python: str = PY) -> subprocess.CompletedProcess:
+    """The script run by itself, profiling itself (``profile`` / ``callback`` routes)."""
+    out.mkdir(parents=True, exist_ok=True)
+    return subprocess.run([python, str(LOOP), route, str(out), fault, *more], capture_output=True,
+                          text=True, timeout=300, env=_env())
+
+
+def _run(out: Path, fault: str, *more: str, capfd=None, python: str = PY) -> int:
+    """The plain loop under ``traceinsight run``."""
+    out.mkdir(parents=True, exist_ok=True)
+    return main(["run", "--out", str(out), "--name", "run", "--skip-steps", str(SKIP), "--steps",
+                 str(WINDOW), "--", python, str(LOOP), "plain", str(out), fault, *more])
+
+
+def _mode(out: Path) -> tuple[dict, dict | None]:
+    manifest = runfolder.read_manifest(out / "run")
+    (name, entry), = manifest["modes"].items()
+    path = out / "run" / entry["dir"] / runfolder.TIMINGS
+    return entry, (runfolder.read_json(path) if path.is_file() else None)
+
+
+def _user(out: Path) -> dict:
+    return json.loads((out / "user.json").read_text())
+
+
+def _no_traceback(stderr: str) -> None:
+    assert "Traceback" not in stderr, stderr[-3000:]
+
+
+# ----------------------------------------------------------------------------- listeners
+
+
+def test_no_listener_off_loopback_while_run_traces(tmp_path):
+    assert _run(tmp_path, "none") == 0
+    user = _user(tmp_path)
+    assert user["checked"] and user["not_loopback"] == []
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "ok", entry["error"]
+    assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
+
+
+@pytest.mark.parametrize("route", ["profile", "callback"])
+def test_no_listener_off_loopback_in_process(tmp_path, route):
+    done = _script(route, tmp_path, "none")
+    assert done.returncode == 0, done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    user = _user(tmp_path)
+    assert user["checked"] and user["not_loopback"] == []
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "ok", entry["error"]
+    assert entry["profile_options"]["host"]["recorded"]["host_tracer_level"] == 3
+    assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
+    # TF's own lines about the profiler session are held back from the script's stderr
+    assert "profiler_session" not in done.stderr and "Profiler server" not in done.stderr
+
+
+def _tf215() -> str:
+    """The TF 2.15.1 environment tools/make_tf_envs.py made (tests/test_old_tf.py), if it is here."""
+    python = Path(os.environ.get("TRACEINSIGHT_TF_ENVS") or ROOT / ".tf-envs") / "tf-2.15.1" / \
+        "bin" / "python"
+    if not python.is_file():
+        pytest.skip("no TF 2.15.1 environment (tools/make_tf_envs.py makes it)")
+    return str(python)
+
+
+@pytest.mark.parametrize("route", ["run", "profile", "callback"])
+def test_no_listener_off_loopback_on_the_oldest_tensorflow(tmp_path, route):
+    python = _tf215()
+    if route == "run":
+        assert _run(tmp_path, "none", python=python) == 0
+    else:
+        done = _script(route, tmp_path, "none", python=python)
+        assert done.returncode == 0, done.stderr[-3000:]
+    user = _user(tmp_path)
+    assert user["checked"] and user["not_loopback"] == []
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "ok", entry["error"]
+    assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
+
+
+def test_steps_are_met_when_time_passes_between_them(tmp_path):
+    """Python work between steps (here a sleep) does not shorten the traced window."""
+    done = _script("profile", tmp_path, "none", "14", "0.2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "ok", entry["error"]
+    assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
+
+
+# ----------------------------------------------------------------------------- the script dies
+
+
+def test_run_exit_inside_the_window_keeps_the_steps(tmp_path):
+    assert _run(tmp_path, "exit_in") == 7
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "failed"
+    assert "exited with status 7 inside the traced window" in entry["error"]
+    assert "never imported" not in entry["error"]
+    assert timings is not None and len(timings["all_steps"]["step_nums"]) >= SKIP - 1
+
+
+def test_run_segv_inside_the_window_keeps_the_steps(tmp_path):
+    rc = _run(tmp_path, "segv_in")
+    assert rc == 128 + 11
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "failed" and "SIGSEGV inside the traced window" in entry["error"]
+    # the steps saved when the profiler started (a step ahead of the window)
+    assert timings is not None and len(timings["all_steps"]["step_nums"]) >= SKIP - 1
+
+
+def test_run_exit_after_the_window_keeps_the_trace(tmp_path):
+    # time between steps: the trace is saved before the script exits, three steps later
+    assert _run(tmp_path, "exit_after", "16", "0.1") == 7
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "ok", entry["error"]
+    assert any("exited with status 7" in n for n in entry["notes"])
+    assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
+
+
+def _finished(out: Path, timeout_s: float = 120.0) -> tuple[dict, dict | None]:
+    """The mode once it is finished for good (the watcher finishes it after the process: also a
+    mode the callback finished before ``fit`` ended, ``provisional``)."""
+    import time
+    deadline = time.monotonic() + timeout_s
+    while True:
+        entry, timings = _mode(out)
+        if entry["status"] != "running" and not entry.get("provisional") \
+                or time.monotonic() > deadline:
+            return entry, timings
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("fault", ["exit_in", "segv_in", "exit_after"])
+@pytest.mark.parametrize("route", ["profile", "callback"])
+def test_in_process_death_is_finished_by_the_watcher(tmp_path, route, fault):
+    """Nothing of a process runs after os._exit or SIGSEGV: the watcher process finishes the mode,
+    with the steps the agent had saved and what happened."""
+    done = _script(route, tmp_path, fault, "16", "0.05")
+    assert done.returncode == (7 if fault.startswith("exit") else -11)
+    entry, timings = _finished(tmp_path)
+    assert not entry.get("provisional")
+    said = "the process ended without finishing the mode (os._exit, a signal or a crash)"
+    if fault == "exit_after":        # the window's trace was saved before: the mode stands
+        assert entry["status"] == "ok", entry["error"]
+        assert any(n.startswith(said) for n in entry["notes"]), entry["notes"]
+        assert timings is not None and len(timings["traced"]["host"]["step_nums"]) == WINDOW
+    else:
+        assert entry["status"] == "failed", entry
+        assert entry["error"].startswith(said + " inside the traced window"), entry["error"]
+        assert timings is not None and len(timings["all_steps"]["step_nums"]) >= SKIP - 1
+    assert not (tmp_path / "run" / entry["dir"] / ".agent.json").exists()
+
+
+# ----------------------------------------------------------------------------- the code raises
+
+
+def test_profile_block_raising_finishes_the_mode(tmp_path):
+    done = _script("profile", tmp_path, "raise_in")
+    assert done.returncode == 1
+    # the user's own exception, unchanged, and nothing of ours in the traceback
+    assert "RuntimeError: the script's own error at step 5" in done.stderr
+    assert "traceinsight" not in done.stderr.split("Traceback", 1)[1].split("RuntimeError")[0]
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] == "ok", entry["error"]
+    assert any("raised RuntimeError" in n for n in entry["notes"])
+    assert timings is not None and 1 <= len(timings["traced"]["host"]["step_nums"]) < WINDOW
+
+
+def test_profile_block_interrupted_finishes_the_mode(tmp_path):
+    done = _script("profile", tmp_path, "interrupt_in")
+    assert done.returncode != 0 and "KeyboardInterrupt" in done.stderr
+    entry, _ = _mode(tmp_path)
+    assert entry["status"] != "running"
+    assert any("interrupted" in n for n in entry["notes"]), entry
+
+
+@pytest.mark.parametrize("fault", ["raise_in", "raise_after"])
+def test_fit_raising_finishes_the_mode(tmp_path, fault):
+    done = _script("callback", tmp_path, fault)
+    assert done.returncode == 1 and "RuntimeError: the script's own error" in done.stderr
+    entry, timings = _mode(tmp_path)
+    assert entry["status"] != "running"
+    assert timings is not None
+    if fault == "raise_after":      # the window was saved before fit raised
+        assert entry["status"] == "ok", entry["error"]
+        assert len(timings["traced"]["host"]["step_nums"]) == WINDOW
+    assert any("on_train_end never ran" in n for n in entry["notes"]), entry["notes"]
+
+
+# ----------------------------------------------------------------------------- the run folder
+
+
+def test_run_into_a_locked_run_refuses_naming_the_holder(tmp_path, capfd):
+    assert _run(tmp_path, "none") == 0
+    capfd.readouterr()
+    with lock_mod.RunLock(tmp_path / "run"):
+        rc = main(["run", "--into", str(tmp_path / "run"), "--mode", "extra", "--", PY, "-c", "0"])
+        err = capfd.readouterr().err
+    assert rc != 0 and f"pid {os.getpid()}" in err and "Traceback" not in err
+    assert "extra" not in runfolder.read_manifest(tmp_path / "run")["modes"]
+
+
+def _untraced_script(tmp_path: Path, **options) -> subprocess.CompletedProcess:
+    code = ("import warnings, tensorflow as tf, traceinsight\n"
+            "f = tf.function(lambda x: x * 2)\n"
+            f"with traceinsight.profile(**{options!r}) as p:\n"
+            "    for _ in range(4): y = f(tf.constant(1.0))\n"
+            "print('ran', float(y), p.run_path)\n")
+    return subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env=_env())
+
+
+def test_profile_runs_untraced_when_the_folder_cannot_be_made(tmp_path):
+    (tmp_path / "runs" / "taken").mkdir(parents=True)
+    done = _untraced_script(tmp_path, out="runs", name="taken")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[:2] == ["ran", "2.0"]
+    _no_traceback(done.stderr)
+    assert "name=" in done.stderr and "--name" not in done.stderr
+    assert done.stderr.count("runs untraced") == 1
+
+
+def test_profile_runs_untraced_in_a_read_only_folder(tmp_path):
+    if os.geteuid() == 0 and shutil.which("unshare") is None:
+        pytest.skip("root writes into a read-only folder")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if os.access(ro, os.W_OK):
+            pytest.skip("this user writes into a read-only folder (root)")
+        done = _untraced_script(tmp_path, out=str(ro))
+    finally:
+        ro.chmod(0o700)
+    assert done.returncode == 0 and done.stdout.startswith("ran 2.0"), done.stderr[-3000:]
+    _no_traceback(done.stderr)
+
+
+def test_profile_into_a_locked_run_runs_untraced(tmp_path):
+    assert _run(tmp_path, "none") == 0
+    with lock_mod.RunLock(tmp_path / "run"):
+        done = _untraced_script(tmp_path, into=str(tmp_path / "run"), mode="extra")
+    assert done.returncode == 0 and done.stdout.startswith("ran 2.0"), done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    assert f"pid {os.getpid()}" in done.stderr
+    assert "extra" not in runfolder.read_manifest(tmp_path / "run")["modes"]
+
+
+# ----------------------------------------------------------------------------- a full disk
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 2 MiB tmpfs, filled to ``free`` bytes by the test (root only: skipped elsewhere)."""
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+
+    def fill(free: int) -> Path:
+        st = os.statvfs(mnt)
+        avail = st.f_bavail * st.f_frsize
+        with open(mnt / "filler", "wb") as f:
+            f.write(b"\0" * max(0, avail - free))
+        return mnt
+    yield fill
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+@pytest.mark.parametrize("free_kib", [8, 24, 200])
+@pytest.mark.parametrize("route", ["profile", "callback", "run"])
+def test_full_disk_is_never_ok_and_never_raises(tiny_disk, tmp_path, capfd, route, free_kib):
+    out = tmp_path / "user"
+    out.mkdir()
+    disk = tiny_disk(free_kib << 10)
+    if route == "run":
+        rc = main(["run", "--out", str(disk), "--name", "run", "--skip-steps", str(SKIP),
+                   "--steps", str(WINDOW), "--", PY, str(LOOP), "plain", str(out), "none"])
+        err = capfd.readouterr().err
+        assert rc == 0, err[-3000:]
+    else:
+        done = _script(route, out, "none", "16", "0", str(disk))
+        err = done.stderr
+        assert done.returncode == 0, err[-3000:]
+    _no_traceback(err)
+    assert (out / "user.json").is_file()       # the script itself ran to its end
+    if not (disk / "run" / runfolder.MANIFEST).is_file():
+        assert "untraced" in err               # the run folder could not be made: said so
+        return
+    (entry,) = runfolder.read_manifest(disk / "run")["modes"].values()
+    if entry["status"] == "running":           # not even run.json could be rewritten: said so
+        assert "could not finish mode" in err and "No space left" in err
+        return
+    assert entry["status"] in ("ok", "failed")
+    if entry["status"] == "ok":     # then its trace parses and the disk was not full
+        from traceinsight.capture.orchestrate import verify_traces
+        timings = runfolder.read_json(disk / "run" / entry["dir"] / runfolder.TIMINGS)
+        assert verify_traces(disk / "run", entry["dir"], timings) is None
+    else:
+        assert entry["error"]
+
+
+def test_a_second_interrupt_while_the_trace_is_saved_still_finishes_the_mode(tmp_path):
+    """Ctrl-C ends the block inside the window; a second Ctrl-C lands while ``profile`` waits for
+    the trace to be saved (made slow here): the mode is still finished, saying so, and the
+    interrupt goes on."""
+    code = f"""
+import os, signal, sys, threading, time
+import tensorflow as tf
+import traceinsight
+f = tf.function(lambda x: x * 2)
+try:
+    with traceinsight.profile(out={str(tmp_path)!r}, name="run", skip_steps=1, steps=50):
+        for i in range(6):
+            f(tf.constant(1.0))
+        compat = sys.modules["_traceinsight_run_compat"]
+        stop = compat.LocalTrace.stop
+        def slow(self):
+            time.sleep(3)
+            stop(self)
+        compat.LocalTrace.stop = slow
+        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+        raise KeyboardInterrupt
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+    done = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300, env=_env())
+    assert done.returncode == 0 and done.stdout.strip() == "interrupted", done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    entry, _ = _mode(tmp_path)
+    assert entry["status"] == "failed"
+    assert any("interrupted again while traceinsight waited for its trace" in n
+               for n in entry["notes"])
+    assert "the trace was still being saved then" in entry["error"]
