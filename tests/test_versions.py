@@ -311,12 +311,13 @@ def test_analyze_labels_the_compile_not_separable(capsys):
 
 # ---- TensorFlow before 2.12: a function's run has no event of its own on the calling thread ------
 
-def _fit_call_before_2_12(with_run_event: bool = False) -> Space:
+def _fit_call_before_2_12(with_run_event: bool = False, run_event_elsewhere: bool = False) -> Space:
     """One Keras 2 ``train_function`` call as a TF 2.1x (before 2.12) CPU trace from the TensorBoard
     callback holds it (one profiled batch: no ``train`` marker): the Python thread waits in
     ``EagerKernelExecute`` (nothing inside it) while the graph's ops run on ``tf_Compute`` threads
     under ``ExecutorState::Process``. ``with_run_event``: the same call as 2.12+ write it
-    (``KernelAndDeviceFunc::Run`` inside ``EagerKernelExecute``)."""
+    (``KernelAndDeviceFunc::Run`` inside ``EagerKernelExecute``); ``run_event_elsewhere``: a
+    kernel run on another thread of the host, outside the call."""
     sp = Space()
     host = sp.host()
     main = host.line("python")
@@ -335,6 +336,8 @@ def _fit_call_before_2_12(with_run_event: bool = False) -> Space:
         ex.event("ExecutorState::Process", t, 250)
         ex.event(f"model/conv2d_{k}/Conv2D:Conv2D", t + 10, 230)
     main.event("batch_end_callbacks", 1060, 30)
+    if run_event_elsewhere:
+        host.line("python2").event("KernelAndDeviceFunc::Run", 5000, 10)
     return sp
 
 
@@ -356,9 +359,8 @@ def test_a_function_run_before_2_12_is_op_and_one_call_is_the_step(tmp_path):
 def test_kernel_execute_keeps_dispatch_where_the_version_writes_the_run_event(tmp_path):
     """In a trace that holds KernelAndDeviceFunc::Run (2.12+), an EagerKernelExecute with nothing
     inside it is not taken for a kernel run: the rule is for traces without the run event."""
-    sp = _fit_call_before_2_12()
-    main = sp.host().line("python2")
-    main.event("KernelAndDeviceFunc::Run", 5000, 10)
+    # another thread of the same host records a kernel run
+    sp = _fit_call_before_2_12(run_event_elsewhere=True)
     m = analyze_mode("mixed", [sp.write(tmp_path / "h.xplane.pb")])
     steps = m.table("steps")
     assert float(steps["op"][0]) == 0.0
