@@ -93,18 +93,9 @@ def test_no_listener_off_loopback_in_process(tmp_path, route):
     assert "profiler_session" not in done.stderr and "Profiler server" not in done.stderr
 
 
-def _tf215() -> str:
-    """The TF 2.15.1 environment tools/make_tf_envs.py made (tests/test_old_tf.py), if it is here."""
-    python = Path(os.environ.get("TRACEINSIGHT_TF_ENVS") or ROOT / ".tf-envs") / "tf-2.15.1" / \
-        "bin" / "python"
-    if not python.is_file():
-        pytest.skip("no TF 2.15.1 environment (tools/make_tf_envs.py makes it)")
-    return str(python)
-
-
-@pytest.mark.parametrize("route", ["run", "profile", "callback"])
-def test_no_listener_off_loopback_on_the_oldest_tensorflow(tmp_path, route):
-    python = _tf215()
+def no_listener_off_loopback(tmp_path: Path, route: str, python: str) -> None:
+    """One in-process route run under ``python``: no listener off loopback while it traced, and
+    its mode ok with the window's steps (``tests/test_old_tf.py`` runs it on the oldest TF)."""
     if route == "run":
         assert _run(tmp_path, "none", python=python) == 0
     else:

@@ -171,3 +171,11 @@ def test_jax_modes_are_checked_in_the_workloads_interpreter(tf_oldest, tmp_path,
     assert code == 2, err
     assert "JAX is not installed" in err and "Traceback" not in err
     assert not (tmp_path / "jax").exists()      # refused before a run folder is written
+
+
+@pytest.mark.parametrize("route", ["run", "profile", "callback"])
+def test_no_listener_off_loopback_on_the_oldest_tensorflow(tmp_path, tf_oldest, route):
+    """run, profile() and the Keras callback on the oldest TF: a profiler session in the process,
+    nothing listening off loopback (the sockets read from /proc while the window traced)."""
+    from test_inprocess_faults import no_listener_off_loopback
+    no_listener_off_loopback(tmp_path, route, tf_oldest)
