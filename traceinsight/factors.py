@@ -82,15 +82,10 @@ def level_label(factor: str, level: str) -> str:
     return LEVEL_LABELS.get((factor, level), level)
 
 
-@dataclass(frozen=True)
-class Step:
-    """One factor changed alone: ``comparison`` is the mode at ``to_level`` against the mode at
-    ``from_level`` (``Comparison.a`` / ``.b``), as the run compares them: its ratio (to / from)
-    with its interval and verdict, and its difference in ms/step with its interval."""
+class _Between:
+    """A pair of modes as the run compares them: ``comparison`` is the mode changed to
+    (``to_mode``, its ``a``) against the mode changed from (``from_mode``, its ``b``)."""
 
-    factor: str
-    from_level: str
-    to_level: str
     comparison: Comparison
 
     @property
@@ -100,6 +95,19 @@ class Step:
     @property
     def to_mode(self) -> str:
         return self.comparison.a
+
+
+@dataclass(frozen=True)
+class Step(_Between):
+    """One factor changed alone: ``comparison`` is the mode at ``to_level`` against the mode at
+    ``from_level`` (``Comparison.a`` / ``.b``), as the run compares them: its ratio (to / from)
+    with its interval and verdict, and its difference in ms/step with its interval."""
+
+    factor: str
+    from_level: str
+    to_level: str
+    comparison: Comparison
+
 
     def label(self) -> str:
         """``TF1 → TF2``."""
@@ -148,7 +156,7 @@ class Interaction:
 
 
 @dataclass(frozen=True)
-class Gap:
+class Gap(_Between):
     """One mode (``to_mode``) against another (``from_mode``) that differ in several factors.
 
     ``comparison``: to against from, as the run compares them. ``factors``: the factors that
@@ -169,13 +177,6 @@ class Gap:
     # gap (TF2's numpy conversion beside the TF1 vs TF2 gap of train_on_batch)
     beside: tuple[Step, ...] = ()
 
-    @property
-    def from_mode(self) -> str:
-        return self.comparison.b
-
-    @property
-    def to_mode(self) -> str:
-        return self.comparison.a
 
     @property
     def split(self) -> bool:
