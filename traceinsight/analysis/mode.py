@@ -145,6 +145,11 @@ def analyze_trace(files: Sequence[Path], *, timing: Timing | None = None,
                          recorded_options=recorded, notes=tuple(notes))
 
 
+def _has_frames(table: EventTable) -> bool:
+    """Does the trace hold python-tracer frames (events named ``$file:line function``)?"""
+    return any(n.startswith("$") for n in table.names)
+
+
 def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[Path] = (), *,
                  timing: Timing | None = None, user_files: frozenset[str] = frozenset(),
                  requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
@@ -217,7 +222,10 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         top = ", ".join(other["name"][:3].tolist())
         notes.append(f"{len(other)} event names have no attribution rule (other): {top}")
     recorded = tr.recorded_options or {}
-    python_traced = bool(recorded.get("python_tracer_level")) or not host_files
+    # the recorded tracer level where the trace says it; else (TF before 2.21 records none) the
+    # trace's own content: python-tracer frames in it
+    python_traced = (bool(recorded["python_tracer_level"]) if "python_tracer_level" in recorded
+                     else not host_files or _has_frames(table))
     hot = hotspots.hotspots_table(a, steps, user_files=user_files,
                                       python_files=file_groups) if python_traced else None
     if python_traced:
