@@ -13,15 +13,18 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight.analysis import native
 from traceinsight.errors import TraceinsightError
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 # Stats the analysis reads. Others are skipped after their metadata id is decoded.
 WANTED_STATS = frozenset({
@@ -42,6 +45,13 @@ WANTED_STATS = frozenset({
 SPLIT_MIN_EVENTS = 1 << 15
 MAX_DECODE_THREADS = 8
 _threads: int | None = None     # decode_threads(); None: every usable core
+
+
+def _decode_pool(threads: int) -> Executor:
+    """The threads that decode one trace's large lines at once (imported here: a small trace,
+    decoded on one thread, never loads concurrent.futures and the logging it brings)."""
+    from concurrent.futures import ThreadPoolExecutor
+    return ThreadPoolExecutor(threads, thread_name_prefix="traceinsight-decode")
 
 
 @contextlib.contextmanager
@@ -178,8 +188,8 @@ def load_files(paths: list[Path]) -> EventTable:
             pos = 0
             threads = _decode_threads()
             big = max((h[4] for plane in heads for h in plane), default=0) >= SPLIT_MIN_EVENTS
-            with ThreadPoolExecutor(threads, thread_name_prefix="traceinsight-decode") \
-                    if threads > 1 and big else contextlib.nullcontext() as pool:
+            with _decode_pool(threads) if threads > 1 and big else contextlib.nullcontext() \
+                    as pool:
                 for (plane, raws), plane_heads in zip(space, heads):
                     pos = _load_plane(plane, raws, plane_heads, host, names, name_ids, lines,
                                       planes, stat_int, stat_str, cols, pos, offset, base_ns or 0,

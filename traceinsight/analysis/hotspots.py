@@ -151,6 +151,7 @@ def hotspots_table(a: Attribution, steps: Columns, *, user_files: frozenset[str]
     calls_by_name, self_by_name, incl_by_name = native.frame_sums(
         a.parent, t.name, t.start, ~a.outside & (t.end > t.start), frame_name, lo, hi, ws, we,
         own_py)
+    del own_py     # 8 bytes an event: not held while _issued_by_frame makes its own columns
     if not calls_by_name.any():
         return Columns.no_rows(HOTSPOT_COLUMNS)
     nids = np.nonzero(calls_by_name)[0]
@@ -208,8 +209,12 @@ def _issued_by_frame(a: Attribution, ws: np.ndarray, we: np.ndarray, nids: np.nd
         owners = np.nonzero(owned)[0]
         by = issuer[owners]
         ok = by >= 0
-        out[col] = np.bincount(row_of_name[t.name[by[ok]]], weights=owned[owners][ok].astype(float),
-                               minlength=len(nids)) / PS_PER_MS
+        # the table-long columns freed as soon as read: a large trace's peak is here
+        weights = owned[owners[ok]].astype(float)
+        del owned, owners
+        rows = row_of_name[t.name[by[ok]]]
+        del by, ok
+        out[col] = np.bincount(rows, weights=weights, minlength=len(nids)) / PS_PER_MS
     op_types = [rules.op_of_name(nm) for nm in t.names]
     is_op_name = np.array([o is not None for o in op_types] or [False], dtype=bool)
     ops = np.nonzero(is_op_name[t.name] & (t.line == a.main_line) & ~a.outside)[0]

@@ -1,5 +1,5 @@
-"""Typed entry points of the C extension ``_native`` (traceinsight/analysis/_native.c): the loops
-that visit every event in order. Inputs are converted to, and outputs allocated with, the dtypes the C
+"""Typed entry points of the C extension ``_native`` (traceinsight/analysis/_native_decode.c,
+_native_kernels.c): the loops that visit every event in order. Inputs are converted to, and outputs allocated with, the dtypes the C
 code expects (decode_line writes into the table columns its caller passes)."""
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def is_sorted(start: np.ndarray, end: np.ndarray) -> bool:
 
 
 def nest(start, end, line, include, is_frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(parent, depth, crosser) of the included events; see nest() in _native.c. Parent and depth
+    """(parent, depth, crosser) of the included events; see nest() in _native_kernels.c. Parent and depth
     are int32 (an XSpace holds far fewer than 2^31 events: protobuf's 2 GiB limit)."""
     n = len(start)
     parent, depth = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
@@ -92,7 +92,7 @@ def nest(start, end, line, include, is_frame) -> tuple[np.ndarray, np.ndarray, n
 def inherit(parent, own, own_strength, pass_strength, *, n_cat: int, pyframe: int, python: int,
             other: int) -> np.ndarray:
     """Effective category per event (int8; ``own`` and the strengths are int8 too); see inherit()
-    in _native.c."""
+    in _native_kernels.c."""
     cat = np.empty(len(parent), dtype=np.int8)
     _native.inherit(_i32(parent), _i8(own), _i8(own_strength), _i8(pass_strength), cat,
                     n_cat, pyframe, python, other)
@@ -116,7 +116,7 @@ def nearest_marked(mask: np.ndarray, parent: np.ndarray) -> np.ndarray:
 
 def timeline(start, end, events, cat, python: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(times, owner after each time (int32), its category (int8)) of properly nested ``events``
-    (table order, int32), ``cat`` the events' categories; see timeline() in _native.c."""
+    (table order, int32), ``cat`` the events' categories; see timeline() in _native_kernels.c."""
     events = _i32(events)
     t = np.empty(2 * len(events), dtype=_I64)
     owner = np.empty(2 * len(events), dtype=np.int32)
@@ -138,7 +138,7 @@ def owned_time(bounds, seg_owner, seg_cat, t0, t1, category: int, n_events: int)
 def frame_sums(parent, name, start, nested, is_frame_name, lo: int, hi: int, t0, t1, own
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per name id: (calls, own time, inclusive time of outermost calls) of the python-tracer frames
-    among rows [lo, hi) (one thread) that start in the windows; see frame_sums() in _native.c."""
+    among rows [lo, hi) (one thread) that start in the windows; see frame_sums() in _native_kernels.c."""
     n_names = len(is_frame_name)
     calls, self_t, incl = (np.zeros(n_names, dtype=_I64) for _ in range(3))
     _native.frame_sums(_i32(parent), np.ascontiguousarray(name, dtype=np.int32), _i64(start),

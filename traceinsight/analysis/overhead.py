@@ -50,24 +50,33 @@ if TYPE_CHECKING:      # the correction itself needs none (the analyzer imports 
     from traceinsight.analysis.attribute import Attribution
 
 
-def landing_categories(a: Attribution) -> np.ndarray:
+def landing_categories(a: Attribution, instant: np.ndarray | None = None) -> np.ndarray:
     """Per main-thread event: the category its recording cost lands in (see the module's
-    docstring)."""
+    docstring), int8. ``instant``: ``_instant_categories(a)``, when the caller has it already
+    (it is consumed: the result is written into it)."""
     t = a.table
     parent = a.parent
-    seg_cat = _instant_categories(a)
-    parent_cat = a.cat[np.clip(parent, 0, None)] if len(parent) else parent
-    zero = t.end <= t.start
-    return np.where(parent >= 0, parent_cat, np.where(zero, seg_cat, rules.PYTHON)).astype(np.int64)
+    land = _instant_categories(a) if instant is None else instant
+    # one int8 array per event, filled in place (a trace's millions of events: each int64
+    # temporary would cost 8 bytes an event at the analysis's peak)
+    land[t.end > t.start] = rules.PYTHON
+    nested = parent >= 0
+    land[nested] = a.cat[parent[nested]]
+    return land
 
 
 def _instant_categories(a: Attribution) -> np.ndarray:
-    """Per event: the main thread's category at its start instant (python off the timeline)."""
-    seg = np.searchsorted(a.bounds, a.table.start, side="right") - 1
+    """Per event: the main thread's category at its start instant (python off the timeline),
+    int8."""
     if not len(a.seg_cat):
-        return np.full(len(a.table), rules.PYTHON, dtype=np.int64)
-    cat = a.seg_cat[np.clip(seg, 0, len(a.seg_cat) - 1)].astype(np.int64)
-    return np.where((seg < 0) | (seg >= len(a.seg_cat)), rules.PYTHON, cat)
+        return np.full(len(a.table), rules.PYTHON, dtype=np.int8)
+    seg = np.searchsorted(a.bounds, a.table.start, side="right") - 1
+    off = (seg < 0) | (seg >= len(a.seg_cat))
+    np.clip(seg, 0, len(a.seg_cat) - 1, out=seg)
+    cat = a.seg_cat[seg].astype(np.int8, copy=False)
+    del seg
+    cat[off] = rules.PYTHON
+    return cat
 
 
 def _main_events(a: Attribution) -> np.ndarray:
@@ -102,12 +111,20 @@ def tracer_events(a: Attribution, steps: Columns, timing: Timing | None) -> Trac
     main = _main_events(a)
     order = np.argsort(ws, kind="stable")
     ws, we = ws[order], we[order]
-    k = np.searchsorted(ws, t.start, side="right") - 1
-    inside = (k >= 0) & (t.start < we[np.clip(k, 0, None)]) if len(ws) else np.zeros(len(t), bool)
-    land = landing_categories(a)
+    if len(ws):
+        k = np.searchsorted(ws, t.start, side="right") - 1
+        inside = k >= 0
+        np.maximum(k, 0, out=k)
+        inside &= t.start < we[k]
+        del k
+    else:
+        inside = np.zeros(len(t), bool)
+    instant = _instant_categories(a)
     # another thread's event lands where the main thread is at its instant
     others = _thread_lines(a)[t.line] & inside
-    land = np.where(others, _instant_categories(a), land)
+    land = landing_categories(a, instant.copy())
+    np.copyto(land, instant, where=others)
+    del instant
     counts = np.bincount(land[(main | others) & inside],
                          minlength=len(CATEGORIES))[:len(CATEGORIES)]
     per_step = {c: float(counts[i]) / n for i, c in enumerate(CATEGORIES)}
