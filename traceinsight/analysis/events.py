@@ -21,6 +21,29 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight.analysis import native
+from traceinsight.analysis.names import (
+    ANNOTATION,
+    BYTES_ALLOCATED,
+    CORRELATION_ID,
+    DEVICE_DURATION_PS,
+    EAGER_OP,
+    GROUP_ID,
+    HLO_CATEGORY,
+    HLO_MODULE,
+    HLO_OP,
+    IS_FUNC,
+    LEVEL_0,
+    LONG_NAME,
+    NAME_STAT,
+    PEAK_BYTES_IN_USE,
+    R_STAT,
+    REQUESTED_BYTES,
+    STEP_NAME,
+    STEP_NUM,
+    TF_FUNCTION_CALL,
+    TF_OP,
+    TRACING_COUNT,
+)
 from traceinsight.errors import TraceinsightError
 
 if TYPE_CHECKING:
@@ -28,16 +51,16 @@ if TYPE_CHECKING:
 
 # Stats the analysis reads. Others are skipped after their metadata id is decoded.
 WANTED_STATS = frozenset({
-    "step_num", "_r", "tf_function_call", "tracing_count", "eager_op", "is_func", "tf_op",
-    "hlo_op", "hlo_module", "hlo_category", "bytes_allocated", "peak_bytes_in_use", "group_id", "long_name",
-    "requested_bytes",
+    STEP_NUM, R_STAT, TF_FUNCTION_CALL, TRACING_COUNT, EAGER_OP, IS_FUNC, TF_OP,
+    HLO_OP, HLO_MODULE, HLO_CATEGORY, BYTES_ALLOCATED, PEAK_BYTES_IN_USE, GROUP_ID, LONG_NAME,
+    REQUESTED_BYTES,
     # device side: a kernel's TF op (annotation stack), XProf's derived step lines
-    "level 0", "annotation", "step_name",
+    LEVEL_0, ANNOTATION, STEP_NAME,
     # JAX: a kernel's framework op (the primitive's name stack, ``jit(f)/dot_general``); a TPU
     # op's duration on the device's own clock
-    "name", "device_duration_ps",
+    NAME_STAT, DEVICE_DURATION_PS,
     # a kernel and the host-side launch that made it (CUPTI)
-    "correlation_id",
+    CORRELATION_ID,
 })
 
 # A line of at least this many events is decoded in runs, one thread each (below, threads cost

@@ -35,6 +35,7 @@ from traceinsight.analysis import (
 )
 from traceinsight.analysis.attribute import Attribution, attribute
 from traceinsight.analysis.events import EventTable, load_files
+from traceinsight.analysis.names import DEVICE_PLANE, HLO_OP, PROFILE_OPTIONS, TF_FUNCTION_CALL
 from traceinsight.analysis.steps import host_events_recorded
 from traceinsight.columns import Columns
 from traceinsight.errors import TraceinsightError
@@ -47,7 +48,7 @@ def recorded_options(table: EventTable) -> dict[str, int] | None:
     # tools/bench_startup.py --imports`` shows it) only where a trace is decoded
     from traceinsight.xplane import decode_profile_options
     for plane in table.planes:
-        raw = plane.stats.get("profile_options")
+        raw = plane.stats.get(PROFILE_OPTIONS)
         if isinstance(raw, (bytes, bytearray)):
             try:
                 return decode_profile_options(bytes(raw))
@@ -274,7 +275,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         ops = jaxtrace.with_device_ops(ops, dops, host_recorded)
     events = overhead.tracer_events(a, steps, timing) if host_recorded and host_files else None
     hlo = None
-    if "hlo_op" in table.stat_str and host_files:
+    if HLO_OP in table.stat_str and host_files:
         from traceinsight.analysis.hlo_protos import hlo_op_names
         hlo = layers.hlo_scopes(hlo_op_names(list(host_files)))
     return ModeResult(
@@ -320,11 +321,11 @@ def _framework(table: EventTable) -> str | None:
     framework event on the host: a jax.profiler trace at host level 0, a device-only trace), or
     None: nothing to analyse."""
     from traceinsight.analysis import rules
-    if "tf_function_call" in table.stat_str or any(rules.TF_EVIDENCE.match(n) for n in table.names):
+    if TF_FUNCTION_CALL in table.stat_str or any(rules.TF_EVIDENCE.match(n) for n in table.names):
         return "tensorflow"
     if any(rules.JAX_EVIDENCE.match(n) for n in table.names):
         return "jax"
-    if any(p.name.startswith("/device:") for p in table.planes) and \
+    if any(p.name.startswith(DEVICE_PLANE) for p in table.planes) and \
             device.device_lines(table):
         return "device"
     return None

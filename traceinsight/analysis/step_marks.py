@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from traceinsight.analysis.names import STEP_NUM
+
 STALL_FACTOR = 1.5
 
 
@@ -52,7 +54,7 @@ def step_marks(records: list[dict]) -> list[StepMark]:
         tracing = _f(r.get("tracing"))
         steady = not first and not partial
         out.append(StepMark(
-            step_num=int(r["step_num"]) if r.get("step_num") is not None else i,
+            step_num=int(r[STEP_NUM]) if r.get(STEP_NUM) is not None else i,
             wall_ms=wall, first=first, partial=partial,
             stall=bool(steady and math.isfinite(median) and median > 0
                        and math.isfinite(wall) and wall > STALL_FACTOR * median),

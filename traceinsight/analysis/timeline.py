@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from traceinsight.analysis.names import STEP_NUM
 from traceinsight.analysis.results import PS_PER_MS
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import CATEGORIES
@@ -132,7 +133,7 @@ def choose_step(steps: Columns, which: str | int) -> int:
     n = len(steps)
     if not n:
         raise TraceinsightError("no steps in this trace, so there is no step to draw")
-    nums = np.asarray(steps["step_num"], dtype=np.int64)
+    nums = np.asarray(steps[STEP_NUM], dtype=np.int64)
     if not isinstance(which, str):
         hit = np.flatnonzero(nums == int(which))
         if not len(hit):
@@ -232,11 +233,11 @@ def step_timeline(tr: TraceAnalysis, which: str | int = "median", *, max_depth: 
 
     cats = {c: float(steps[c][row]) for c in CATEGORIES}
     return StepTimeline(
-        step_num=int(steps["step_num"][row]), which=_which_label(which), start_ps=s0, end_ps=s1,
+        step_num=int(steps[STEP_NUM][row]), which=_which_label(which), start_ps=s0, end_ps=s1,
         wall_ms=(s1 - s0) / PS_PER_MS, first=bool(steps["first"][row]),
         partial=bool(steps["partial"][row]), categories=cats, rows=tuple(rows),
         rows_not_drawn=not_drawn, events=drawn,
-        steps=tuple(int(v) for v in np.asarray(steps["step_num"]).tolist()),
+        steps=tuple(int(v) for v in np.asarray(steps[STEP_NUM]).tolist()),
         host_events_recorded=bool(tr.host_events_recorded))
 
 
