@@ -389,6 +389,12 @@ def test_no_fix_contradicts_another():
     tiny = next(f for f in found if f.rule == "tiny-ops")
     assert not any("jit_compile=True" in f.fix for f in found)
     assert "XLA left out: it was measured slower" in tiny.fix
+    # decided on the changes the fixes recommend, as the rules tagged them
+    from traceinsight.finding import Change
+    assert [f.rule for f in found if f.recommends(Change.XLA_OFF)] == ["xla-slower"]
+    assert not any(f.recommends(Change.XLA_ON) for f in found)
+    alone = find(run_of(make_mode("function", {"op": 1.5, "dispatch": 0.3}, ops=ops, untraced_ms=2.0)))
+    assert next(f for f in alone if f.rule == "tiny-ops").recommends(Change.XLA_ON)
 
 
 def test_a_saving_without_the_fix_applied_is_an_estimate_and_never_high():

@@ -9,7 +9,7 @@ from typing import Iterable
 
 import numpy as np
 
-from traceinsight.finding import Finding, SavingKind
+from traceinsight.finding import Change, Finding, SavingKind, advice
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import frames as fr
 from traceinsight.findings import pairing
@@ -84,6 +84,10 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
                 saving_kind=kind, modes=modes, fix=fix)
 
 
+_FUSE_WITH_XLA = "step = tf.function(step_fn, jit_compile=True)"
+_FUSE_SMALL_OPS = "step = tf.function(step_fn, jit_compile=True)  # XLA fuses small graph ops"
+
+
 def rule_function_slower(run: Run) -> Iterable[Finding]:
     """1b. A graph function measurably slower than the same step run eagerly (e.g. a vectorized
     step: one large op leaves no per-op Python overhead for tf.function to remove). Says where the
@@ -128,8 +132,9 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
             saving_kind=SavingKind.MEASURED,
             modes=(f.name, e.name),
             fix=fr.at_user_line(e, "# a step of a few large ops gains nothing from tf.function: run "
-                              "it eagerly,\n# or let XLA fuse it (compare the xla mode):\n"
-                              "step = tf.function(step_fn, jit_compile=True)"))
+                                "it eagerly,\n# or let XLA fuse it (compare the xla mode):\n"
+                                + _FUSE_WITH_XLA),
+            advice=advice(Change.XLA_ON, _FUSE_WITH_XLA))
 
 
 def rule_tiny_ops(run: Run) -> Iterable[Finding]:
@@ -180,12 +185,12 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
         saving = ev.est(m, "dispatch")
         basis = ("estimate: the dispatch time, which grows with the number of op calls, "
                  + ev.ESTIMATE_NOTE)
+    eager = pairing.base_of(run, m) in pairing.EAGER_BASES
     fix = ("# fewer, larger ops: one batched op instead of a Python loop of small ones\n"
            "y = tf.reduce_sum(x * w[None, :], axis=1)   # not [tf.reduce_sum(x[i] * w) for i ...]\n"
            "z = tf.vectorized_map(fn, xs)               # not [fn(x) for x in xs]\n"
            + ("step = tf.function(step_fn)                 # no per-op Python dispatch in eager"
-              if pairing.base_of(run, m) in pairing.EAGER_BASES else
-              "step = tf.function(step_fn, jit_compile=True)  # XLA fuses small graph ops"))
+              if eager else _FUSE_SMALL_OPS))
     if mine:
         fix = f"# in your code: {fr.where(mine[0])}\n" + fix
     yield Finding(
@@ -193,4 +198,5 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
         evidence=evidence, saving_ms=saving if ev.finite(saving) and saving > 0 else None,
         saving_basis=basis if ev.finite(saving) and saving > 0 else "",
         saving_kind=SavingKind.ESTIMATE if ev.finite(saving) and saving > 0 else None,
-        modes=tuple(h[2].name for h in hits), fix=fix)
+        modes=tuple(h[2].name for h in hits), fix=fix,
+        advice=() if eager else advice(Change.XLA_ON, _FUSE_SMALL_OPS))

@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 
 from traceinsight import present
-from traceinsight.finding import SEVERITIES, Finding, SavingKind
+from traceinsight.finding import SEVERITIES, Change, Finding, SavingKind
 from traceinsight.model import Run
 
 
@@ -61,20 +61,14 @@ def _overlapping(findings: list[Finding], run: Run) -> list[Finding]:
 
 
 def _consistent_advice(findings: list[Finding]) -> list[Finding]:
-    """No finding's fix contradicts another's: where XLA was measured slower (an ``xla-slower``
-    finding advises ``jit_compile=False``), the other fixes lose their ``jit_compile=True`` lines
-    and say why."""
-    if not any(f.rule == "xla-slower" for f in findings):
+    """No finding's fix contradicts another's: where XLA was measured slower (a finding whose fix
+    recommends ``Change.XLA_OFF``), the other fixes lose the lines that recommend XLA
+    (``Change.XLA_ON``, as their rules tagged them) and say why."""
+    if not any(f.recommends(Change.XLA_OFF) for f in findings):
         return findings
-    out = []
-    for f in findings:
-        lines = f.fix.splitlines()
-        kept = [ln for ln in lines if "jit_compile=True" not in ln]
-        if f.rule != "xla-slower" and len(kept) < len(lines):
-            kept.append("# (XLA left out: it was measured slower on this run)")
-            f = replace(f, fix="\n".join(kept))
-        out.append(f)
-    return out
+    return [f if f.recommends(Change.XLA_OFF) else
+            f.without(Change.XLA_ON, "# (XLA left out: it was measured slower on this run)")
+            for f in findings]
 
 
 def _rank_key(f: Finding):

@@ -10,7 +10,7 @@ from typing import Iterable
 import numpy as np
 
 from traceinsight.compare import Comparison, FamilyDelta
-from traceinsight.finding import Finding, SavingKind
+from traceinsight.finding import Change, Finding, SavingKind, advice
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import frames as fr
 from traceinsight.findings import pairing
@@ -62,6 +62,12 @@ def _unrecorded_family_evidence(c: Comparison, x: ModeResult, f: ModeResult
             + ": the work XLA compiles into its own kernels.", fam if most else None)
 
 
+_XLA_OFF = ("step = tf.function(step_fn, jit_compile=False)",
+            "# Keras: model.compile(..., jit_compile=False)")
+_XLA_ON = ("step = tf.function(step_fn, jit_compile=True)",
+           "# Keras: model.compile(..., jit_compile=True)")
+
+
 def rule_xla(run: Run) -> Iterable[Finding]:
     """4. XLA measurably slower (or faster) than the plain graph function on this machine."""
     for x in pairing.modes_with_base(run, "xla", "train_on_batch-xla"):
@@ -91,8 +97,7 @@ def rule_xla(run: Run) -> Iterable[Finding]:
                 saving_basis=f"measured: median step of {x.name} minus {f.name}, {c.delta_text()}",
                 saving_kind=SavingKind.MEASURED,
                 modes=(x.name, f.name),
-                fix=("step = tf.function(step_fn, jit_compile=False)\n"
-                     "# Keras: model.compile(..., jit_compile=False)"))
+                fix="\n".join(_XLA_OFF), advice=advice(Change.XLA_OFF, *_XLA_OFF))
         else:
             gain = -c.delta_ms
             steps = (math.ceil(compile_ms / gain) if ev.finite(compile_ms) and compile_ms > 0
@@ -110,5 +115,4 @@ def rule_xla(run: Run) -> Iterable[Finding]:
                 saving_basis=f"measured: median step of {f.name} minus {x.name}, {c.flipped().delta_text()}",
                 saving_kind=SavingKind.MEASURED,
                 modes=(f.name, x.name),   # the step that gets faster first
-                fix=("step = tf.function(step_fn, jit_compile=True)\n"
-                     "# Keras: model.compile(..., jit_compile=True)"))
+                fix="\n".join(_XLA_ON), advice=advice(Change.XLA_ON, *_XLA_ON))
