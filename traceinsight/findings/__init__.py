@@ -39,7 +39,7 @@ from traceinsight.findings.evidence import fmt_ms, fmt_ratio, in_step, traced_in
 from traceinsight.findings.inputs import rule_input_bound, rule_numpy_inputs
 from traceinsight.findings.keras_calls import rule_fit_overhead, rule_predict
 from traceinsight.findings.memory import rule_memory
-from traceinsight.findings.pairing import compare_modes, compared_pairs, sibling, traced_disagreements
+from traceinsight.findings.pairing import compare_modes, compared_pairs, traced_disagreements, twin
 from traceinsight.findings.registry import REGISTRY, RULE_IDS, RULES, find
 from traceinsight.findings.retracing import retrace_cause, rule_retracing
 from traceinsight.findings.steadiness import rule_concentrated, rule_distortion, rule_host_not_recorded, rule_no_difference
@@ -52,4 +52,4 @@ __all__ = [
     "rule_eager_dispatch_bound", "rule_fit_overhead", "rule_function_slower",
     "rule_host_not_recorded", "rule_input_bound", "rule_jax_backend", "rule_memory",
     "rule_no_difference", "rule_numpy_inputs", "rule_predict", "rule_retracing", "rule_tf1_vs_tf2",
-    "rule_tiny_ops", "rule_xla", "sibling", "tf2_fix", "traced_disagreements", "traced_in_step"]
+    "rule_tiny_ops", "rule_xla", "tf2_fix", "traced_disagreements", "traced_in_step", "twin"]

@@ -26,10 +26,10 @@ def _host_split(m: ModeResult) -> str:
 
 
 def rule_jax_backend(run: Run) -> Iterable[Finding]:
-    for j in pairing.modes_with_base(run, *pairing.TF_PEERS):
-        if j.kind.backend != "jax":
+    for j in run.ok_modes():
+        if j.kind.backend != "jax" or not len(j.step_samples_ms):
             continue
-        for t in pairing.peers(run, j):
+        for t in pairing.tensorflow_peers(run, j):
             c = pairing.compare_modes(run, j, t)
             if not c.significant:
                 continue

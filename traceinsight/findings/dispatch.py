@@ -13,6 +13,7 @@ from traceinsight.finding import Change, Finding, SavingKind, advice
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import frames as fr
 from traceinsight.findings import pairing
+from traceinsight.modekind import CALL, EAGER, GRAPH
 from traceinsight.model import Run
 
 # Thresholds. They decide when a rule speaks; each is a share or an absolute time, never a figure
@@ -34,9 +35,8 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
     run (the fix applied), the saving is the measured difference of the two untraced medians;
     without it, an estimate: the python + dispatch share of the eager step, which a graph function
     removes at most (it keeps some of its own)."""
-    for e in pairing.modes_with_base(run, *pairing.EAGER_BASES):
-        base = pairing.base_of(run, e)
-        f = pairing.sibling(run, e, "function" if base == "eager" else "train_on_batch")
+    for e in pairing.modes_compiled(run, EAGER):
+        f = pairing.graph_twin(run, e)
         share = ev.share(e, "python", "dispatch")
         bound = ev.finite(share) and share >= DISPATCH_BOUND_SHARE
         c = pairing.compare_modes(run, e, f) if f is not None else None
@@ -46,7 +46,7 @@ def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
             continue
         fix = ("step = tf.function(model)          # or decorate your train/predict step\n"
                "y = step(x)                        # x: a tensor of a fixed shape"
-               if base == "eager" else
+               if e.kind.call == CALL else
                "model.compile(optimizer, loss, run_eagerly=False)  # the default: "
                "train_on_batch runs a tf.function")
         fix = fr.at_user_line(e, fix)
@@ -92,8 +92,10 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
     """1b. A graph function measurably slower than the same step run eagerly (e.g. a vectorized
     step: one large op leaves no per-op Python overhead for tf.function to remove). Says where the
     difference is: the call machinery or the kernels (by op family)."""
-    for f in pairing.modes_with_base(run, "function"):
-        e = pairing.sibling(run, f, "eager")
+    for f in pairing.modes_compiled(run, GRAPH):
+        if f.kind.call != CALL:
+            continue   # a Keras call (train_on_batch, fit ...) is not the step the user runs eagerly
+        e = pairing.eager_twin(run, f)
         if e is None:
             continue
         c = pairing.compare_modes(run, f, e)
@@ -185,7 +187,7 @@ def rule_tiny_ops(run: Run) -> Iterable[Finding]:
         saving = ev.est(m, "dispatch")
         basis = ("estimate: the dispatch time, which grows with the number of op calls, "
                  + ev.ESTIMATE_NOTE)
-    eager = pairing.base_of(run, m) in pairing.EAGER_BASES
+    eager = pairing.compiled(m) == EAGER
     fix = ("# fewer, larger ops: one batched op instead of a Python loop of small ones\n"
            "y = tf.reduce_sum(x * w[None, :], axis=1)   # not [tf.reduce_sum(x[i] * w) for i ...]\n"
            "z = tf.vectorized_map(fn, xs)               # not [fn(x) for x in xs]\n"

@@ -13,6 +13,7 @@ import numpy as np
 from traceinsight import present
 from traceinsight.analysis.results import ms_per_call
 from traceinsight.findings import evidence as ev
+from traceinsight.modekind import CALL, EAGER
 from traceinsight.model import ModeResult, Run
 
 
@@ -212,7 +213,8 @@ def runs_keras_step(m: ModeResult) -> bool:
         names += [function_name(str(n)) for n in r["function"]]
     if any(n in _KERAS_STEP_FUNCTIONS for n in names):
         return True
-    return m.kind.base == "train_on_batch-eager"
+    ax = m.kind.axes()   # a Keras call (not the model called directly) run eagerly
+    return ax is not None and ax.call != CALL and ax.compile == EAGER
 
 
 def graph_while_loop(m: ModeResult) -> bool:

@@ -12,6 +12,7 @@ from traceinsight.analysis.retraces import GRAPH_BUILDS
 from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import pairing
+from traceinsight.modekind import FIT, PREDICT
 from traceinsight.model import ModeResult, Run
 
 
@@ -48,9 +49,8 @@ def _per_call_graph_builds(m: ModeResult) -> str:
 def rule_predict(run: Run) -> Iterable[Finding]:
     """6. predict() on small batches costs more than model(x) / predict_on_batch; says what it
     traces on every call."""
-    for p in pairing.modes_with_base(run, "predict"):
-        alts = [a for a in (pairing.sibling(run, p, "predict_on_batch"), pairing.sibling(run, p, "eager"),
-                            pairing.sibling(run, p, "function")) if a is not None]
+    for p in pairing.modes_calling(run, PREDICT):
+        alts = pairing.cheaper_calls(run, p)
         cs = [c for c in (pairing.compare_modes(run, p, a) for a in alts) if ev.slower(c)]
         builds = _per_call_graph_builds(p)
         fix = ("y = model.predict_on_batch(x)     # one batch: no per-call data adapter\n"
@@ -80,8 +80,8 @@ def rule_predict(run: Run) -> Iterable[Finding]:
 
 def rule_fit_overhead(run: Run) -> Iterable[Finding]:
     """7a. fit() and train_on_batch() per step: whichever is measurably slower carries overhead."""
-    for f in pairing.modes_with_base(run, "fit"):
-        t = pairing.sibling(run, f, "train_on_batch")
+    for f in pairing.modes_calling(run, FIT):
+        t = pairing.reference_call(run, f)
         if t is None:
             continue
         c = pairing.compare_modes(run, f, t)

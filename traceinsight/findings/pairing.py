@@ -1,11 +1,23 @@
-"""Which modes a rule compares: a mode's twin of another base, input or flavour, found by its kind
-(``ModeResult.kind``), and the pairs the run's findings explain.
+"""Which modes a rule compares, found by their axes (``ModeKind.axes``: compile, call, input,
+TF1/TF2, Keras, backend), never by their names:
+
+* **same call, different compile**: an eager or XLA mode against the graph mode of the same call
+  (``model(x)`` eager against ``tf.function(model)``, ``train_on_batch`` with ``run_eagerly``
+  against the plain one, XLA against no XLA);
+* **same compile, a cheaper call of the same work**: ``modekind.CHEAPER_CALLS`` (predict against
+  predict_on_batch, a batch inside fit() against train_on_batch);
+* **same call and compile, different input**: numpy arrays against tensors made once;
+* **same workload, TF1 or Keras 2 against TF2 with Keras 3** (``modekind.TF2_TWIN``, what the factor
+  table's TF1-vs-TF2 gaps compare too);
+* **same call, the other backend**: Keras on JAX against the compiled TensorFlow modes.
+
+A new mode is paired by its row of the mode table: nothing here names a mode.
 """
 
 from __future__ import annotations
 
 from traceinsight.compare import Comparison
-from traceinsight.modekind import ModeKind
+from traceinsight.modekind import CHEAPER_CALLS, EAGER, GRAPH, TF2_TWIN, XLA
 from traceinsight.model import ModeResult, Run
 
 
@@ -15,82 +27,106 @@ def compare_modes(run: Run, a: ModeResult, b: ModeResult) -> Comparison:
     return run.compare(a.name, b.name)
 
 
-def kinds_of(run: Run) -> dict[str, ModeKind]:
-    """Every mode's kind (``ModeResult.kind``, set once at load), by name."""
-    return {n: x.kind for n, x in run.modes.items()}
+def _usable(m: ModeResult) -> bool:
+    return m.ok and bool(len(m.step_samples_ms))
 
 
-def base_of(run: Run, m: ModeResult) -> str:
-    return m.kind.base
+def twin(run: Run, m: ModeResult, **changes: str) -> ModeResult | None:
+    """The run's usable mode (ok, with steps) whose axes are ``m``'s with ``changes``
+    (``Axes.moved``), or None. A mode without axes (a foreign trace's name) has only its tensor
+    twin: the same kind with tensor inputs."""
+    ax = m.kind.axes()
+    if ax is None:
+        if set(changes) != {"input"}:
+            return None
+        want_kind = m.kind.same_but(input=changes["input"])
+        return next((o for o in run.modes.values() if o.kind == want_kind and _usable(o)), None)
+    want = ax.moved(**changes)
+    if want == ax:
+        return None
+    return next((o for o in run.modes.values() if o.kind.axes() == want and _usable(o)), None)
 
 
-def sibling(run: Run, m: ModeResult, base: str, input: str | None = None) -> ModeResult | None:
-    """The ok mode of the same flavour (and input, unless given) as ``m`` with another base."""
-    k = m.kind
-    want = k.same_but(base=base, input=k.input if input is None else input)
-    name = next((n for n, x in kinds_of(run).items() if x == want), None)
-    o = run.modes.get(name) if name is not None else None
-    return o if o is not None and o.ok and len(o.step_samples_ms) else None
+def compiled(m: ModeResult) -> str | None:
+    """The mode's compile axis (EAGER, GRAPH, XLA; None: unknown)."""
+    ax = m.kind.axes()
+    return ax.compile if ax is not None else None
+
+
+def modes_compiled(run: Run, compile: str) -> list[ModeResult]:
+    """The run's usable modes of one compile axis, in run order."""
+    return [m for m in run.ok_modes() if _usable(m) and compiled(m) == compile]
+
+
+def modes_calling(run: Run, call: str) -> list[ModeResult]:
+    """The run's usable modes whose step is called this way (``modekind.CALLS``), in run order."""
+    return [m for m in run.ok_modes() if _usable(m) and m.kind.axes() is not None
+            and m.kind.call == call]
+
+
+def graph_twin(run: Run, m: ModeResult) -> ModeResult | None:
+    """Same call, different compile: the graph mode of ``m``'s call (for an eager or XLA mode)."""
+    return twin(run, m, compile=GRAPH) if compiled(m) in (EAGER, XLA) else None
+
+
+def eager_twin(run: Run, m: ModeResult) -> ModeResult | None:
+    """Same call, different compile: the eager mode of ``m``'s call."""
+    return twin(run, m, compile=EAGER) if compiled(m) != EAGER else None
+
+
+def cheaper_calls(run: Run, m: ModeResult) -> list[ModeResult]:
+    """The modes of the same work done with less per-call machinery (``modekind.CHEAPER_CALLS``),
+    in the table's order."""
+    found = [twin(run, m, call=c, compile=k) for c, k in CHEAPER_CALLS.get(m.kind.call or "", ())]
+    return [o for o in found if o is not None]
+
+
+def reference_call(run: Run, m: ModeResult) -> ModeResult | None:
+    """The first of ``cheaper_calls``' table for ``m``'s call: the pair it is compared in."""
+    first = CHEAPER_CALLS.get(m.kind.call or "", ())[:1]
+    return next((twin(run, m, call=c, compile=k) for c, k in first), None)
 
 
 def tensor_twin(run: Run, m: ModeResult) -> ModeResult | None:
-    """The same mode with its inputs converted to tensors once, outside the step."""
-    k = m.kind
-    return None if k.input != "numpy" else sibling(run, m, k.base, input="tensor")
+    """Same call and compile, different input: the mode with its numpy inputs converted to tensors
+    once, outside the step."""
+    return None if m.kind.input != "numpy" else twin(run, m, input="tensor")
 
 
-# the bases (``ModeKind.base``, the capture's mode table) whose steps run their ops eagerly: each op
-# call pays Python and dispatch, which a graph function removes
-EAGER_BASES = ("eager", "train_on_batch-eager")
+def tf2_twin(run: Run, m: ModeResult) -> ModeResult | None:
+    """Same workload, call, compile and input: for a TF1 or Keras 2 mode, its twin on TF2 with
+    Keras 3 (``modekind.TF2_TWIN``)."""
+    ax = m.kind.axes()
+    if ax is None or (ax.tf == TF2_TWIN["tf"] and ax.keras == TF2_TWIN["keras"]):
+        return None
+    return twin(run, m, **TF2_TWIN)
 
 
-def modes_with_base(run: Run, *bases: str) -> list[ModeResult]:
-    return [m for m in run.ok_modes() if base_of(run, m) in bases and len(m.step_samples_ms)]
-
-
-# (a, b) base pairs compared by the rules: the pairs users ask about.
-_PAIRS = [("eager", "function"), ("xla", "function"), ("predict", "predict_on_batch"),
-          ("fit", "train_on_batch"), ("train_on_batch-eager", "train_on_batch"),
-          ("train_on_batch-xla", "train_on_batch"), ("fit-dataset", "fit"),
-          ("v1-session", "function")]
+def tensorflow_peers(run: Run, m: ModeResult) -> list[ModeResult]:
+    """Same call, the other backend: for a Keras-on-JAX mode, the TensorFlow modes of the same call,
+    flavour and input that compile their step (Keras on JAX always does), graph first, then XLA."""
+    found = [twin(run, m, backend="tensorflow", compile=c) for c in (GRAPH, XLA)]
+    return [o for o in found if o is not None]
 
 
 def compared_pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
     """The pairs of ok modes of this run that the rules compare (incl. X vs X+tensor, Keras 2 vs 3);
     never two traces of different programs."""
-    return [(a, b) for a, b in _named_pairs(run) if run.same_program(a.name, b.name)]
+    return [(a, b) for a, b in _pairs(run) if run.same_program(a.name, b.name)]
 
 
-def _named_pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
+def _pairs(run: Run) -> list[tuple[ModeResult, ModeResult]]:
+    """Each mode's pairs in run order: same call with the graph compile, the same work's reference
+    call, tensor inputs, the TF2 / Keras 3 twin."""
     out = []
     for m in run.ok_modes():
         if not len(m.step_samples_ms):
             continue
-        base = base_of(run, m)
-        for a, b in _PAIRS:
-            if base == a:
-                other = sibling(run, m, b)
-                if other is not None:
-                    out.append((m, other))
-        t = tensor_twin(run, m)
-        if t is not None:
-            out.append((m, t))
-        twin = keras3_twin(run, m)
-        if twin is not None:
-            out.append((m, twin))
+        for other in (graph_twin(run, m), reference_call(run, m), tensor_twin(run, m),
+                      tf2_twin(run, m)):
+            if other is not None:
+                out.append((m, other))
     return out
-
-
-def keras3_twin(run: Run, m: ModeResult) -> ModeResult | None:
-    """For a tf_keras (Keras 2) or TF1 mode, the Keras 3 / TF2 mode of the same base and input
-    (from the modes' kinds, ``traceinsight.modekind``)."""
-    kinds = kinds_of(run)
-    k = kinds.get(m.name)
-    if k is None or k.flavour == "keras3":
-        return None
-    name = next((n for n, x in kinds.items() if x == k.same_but(flavour="keras3")), None)
-    t = run.modes.get(name) if name is not None else None
-    return t if t is not None and t.ok and len(t.step_samples_ms) else None
 
 
 def traced_disagreements(run: Run) -> list[Comparison]:
@@ -114,28 +150,3 @@ def traced_disagreements(run: Run) -> list[Comparison]:
     return out
 
 
-# ---- Keras on JAX against the same Keras call on TensorFlow ------------------------------
-# The finding that compares a Keras model on its JAX backend with the same model on TensorFlow.
-#
-# Same workload file, same data, two backends: ``jax:<mode>`` against the TF mode that runs the same
-# Keras call (``predict_on_batch``, ``train_on_batch``, ``fit``; for training also the XLA-compiled
-# ``train_on_batch-xla``, since Keras on JAX always compiles its steps with XLA). The finding fires
-# only when the untraced medians differ measurably (the run's comparison), and explains the
-# difference as the XLA-vs-function finding does: by op family (ops matched across the two backends'
-# traces), by the host categories (dispatch, Python) of the traced steps, and by each side's
-# first-step compile.
-
-# a JAX mode's base -> the bases of the TF modes running the same Keras call, in order of preference
-TF_PEERS = {"predict_on_batch": ("predict_on_batch",),
-             "train_on_batch": ("train_on_batch", "train_on_batch-xla"),
-             "fit": ("fit",)}
-
-
-def peers(run: Run, m: ModeResult) -> list[ModeResult]:
-    """The TF modes of the same Keras call, flavour and input as the JAX mode ``m`` (by kind)."""
-    k = m.kind
-    out = []
-    for base in TF_PEERS.get(k.base, ()):
-        want = k.same_but(base=base, backend="tensorflow")
-        out += [p for p in run.ok_modes() if p.kind == want and len(p.step_samples_ms)]
-    return out

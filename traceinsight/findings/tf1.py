@@ -56,11 +56,10 @@ def rule_tf1_vs_tf2(run: Run) -> Iterable[Finding]:
     """A TF1 graph mode (tf_keras with eager disabled, run by a Session) against its TF2 twin:
     which is faster, by how much, and where the difference lies (the traced categories and op
     families) — the tf2_vs_tf1 question."""
-    kinds = pairing.kinds_of(run)
     for m in run.ok_modes():
-        if kinds[m.name].flavour != "tf1" or not len(m.step_samples_ms):
+        if m.kind.flavour != "tf1" or not len(m.step_samples_ms):
             continue
-        t = pairing.keras3_twin(run, m)
+        t = pairing.tf2_twin(run, m)
         if t is None:
             continue
         c = pairing.compare_modes(run, t, m)   # TF2 against TF1: positive when TF2 is slower

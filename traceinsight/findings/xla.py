@@ -14,6 +14,7 @@ from traceinsight.finding import Change, Finding, SavingKind, advice
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import frames as fr
 from traceinsight.findings import pairing
+from traceinsight.modekind import XLA
 from traceinsight.model import ModeResult, Run
 
 # op families that are not work XLA compiles: the function call itself, constants and arguments
@@ -70,8 +71,8 @@ _XLA_ON = ("step = tf.function(step_fn, jit_compile=True)",
 
 def rule_xla(run: Run) -> Iterable[Finding]:
     """4. XLA measurably slower (or faster) than the plain graph function on this machine."""
-    for x in pairing.modes_with_base(run, "xla", "train_on_batch-xla"):
-        f = pairing.sibling(run, x, "function" if pairing.base_of(run, x) == "xla" else "train_on_batch")
+    for x in pairing.modes_compiled(run, XLA):
+        f = pairing.graph_twin(run, x)
         if f is None:
             continue
         c = pairing.compare_modes(run, x, f)
