@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from traceinsight import present
 from traceinsight.analysis.results import sort_order
@@ -30,7 +29,7 @@ def clean(obj: Any) -> Any:
     """JSON-ready copy: numpy scalars to Python, NaN/inf to None, tuples to lists, paths to str."""
     if isinstance(obj, dict):
         return {str(k): clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, np.ndarray, pd.Series)):
+    if isinstance(obj, (list, tuple, np.ndarray)):
         return [clean(v) for v in list(obj)]
     if isinstance(obj, (bool, np.bool_)):
         return bool(obj)
@@ -44,8 +43,6 @@ def clean(obj: Any) -> Any:
         return obj
     if isinstance(obj, Path):
         return str(obj)
-    if obj is pd.NA or obj is pd.NaT:
-        return None
     return str(obj)
 
 
@@ -86,7 +83,26 @@ def hotspot_order(h: Columns) -> Columns:
                                   by(np.flatnonzero(~user), "self_ms", "inclusive_ms")]))
 
 
-def mode_entry(run: Run, m: ModeResult, summary_row: pd.Series | None) -> dict:
+def summary_rows(summary: Columns) -> dict[str, dict[str, Any]]:
+    """The summary's rows by mode, each value typed as its column is: a column of numbers with a
+    float or a missing value among them holds floats (``5.0``, not ``5``; a missing value NaN,
+    written as null). The document has always written the summary's figures so (they came
+    from a DataFrame of these rows), and a JSON reader sees one type per field."""
+    records = summary.records()
+    for k in summary.columns:
+        vals = [r.get(k) for r in records]
+        present_ = [v for v in vals if v is not None]
+        numeric = all(isinstance(v, (int, float, np.integer, np.floating))
+                      and not isinstance(v, (bool, np.bool_)) for v in present_)
+        if present_ and numeric and (len(present_) < len(vals)
+                                     or any(isinstance(v, (float, np.floating)) for v in present_)):
+            for r in records:
+                v = r.get(k)
+                r[k] = math.nan if v is None else float(v)
+    return {r["mode"]: r for r in records}
+
+
+def mode_entry(run: Run, m: ModeResult, summary_row: dict[str, Any] | None) -> dict:
     e: dict[str, Any] = {"name": m.name, "status": m.status, "error": m.error}
     if summary_row is not None:
         for k in ("median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n", "ratio", "ratio_lo",
@@ -223,10 +239,7 @@ def report_data(run: Run, findings=None) -> dict:
     """Everything the TUI shows about a run, as one JSON-ready dict."""
     if findings is None:
         findings = run.findings
-    # pandas, built here from the summary's columns: the document's figures are written from the
-    # column types pandas infers for the summary's mixed rows, as they always have been
-    summary = run.table("summary").to_pandas()
-    rows = {r["mode"]: r for _, r in summary.iterrows()}
+    rows = summary_rows(run.table("summary"))
     modes = [mode_entry(run, m, rows.get(m.name)) for m in run.modes.values()]
     fdicts = [clean(f.to_dict()) for f in findings]
     return {
