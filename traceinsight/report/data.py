@@ -7,19 +7,24 @@ markdown and HTML renderers format the same dict, so the three formats always ag
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from traceinsight import present
-from traceinsight.analysis.results import sort_order
 from traceinsight.columns import Columns
 from traceinsight.compare import is_distorted
 from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
 from traceinsight.report import hosts_prose
+from traceinsight.report.document import FindingEntry, ModeEntry, ReportDocument, ReportJSON, RunInfo
 from traceinsight.stats import VsFastest, material
+
+if TYPE_CHECKING:
+    from traceinsight.finding import Finding
 
 SCHEMA_VERSION = 1
 FLOAT_DIGITS = 6
@@ -58,29 +63,12 @@ def generator_name() -> str:
     return f"traceinsight {__version__}"
 
 
-def run_info(run: Run) -> dict:
+def run_info(run: Run) -> RunInfo:
     m = run.manifest
     return clean({"name": run.name, "path": str(run.path) if run.path is not None else None,
                   "source": run.source, "command": run.command,
                   "workload": m.get("workload", {}),
                   "created": m.get("created_utc", m.get("created"))})
-
-
-def hotspot_order(h: Columns) -> Columns:
-    """The user's own frames first, by inclusive time (a layer's ``call`` spends its time in
-    Keras and TF code below it: by self time it ranks among the last and a table cut at its top
-    rows drops it), then every other frame by self time."""
-    if h.empty or "group" not in h:
-        return h
-    user = np.asarray(h["group"] == "user", dtype=bool)
-
-    def by(rows: np.ndarray, first: str, second: str) -> np.ndarray:
-        keys = [(h[first][rows], False), (h[second][rows], False)]
-        keys += [(h[c][rows], True) for c in ("function", "file", "line")]
-        return rows[sort_order(keys)]
-
-    return h.take(np.concatenate([by(np.flatnonzero(user), "inclusive_ms", "self_ms"),
-                                  by(np.flatnonzero(~user), "self_ms", "inclusive_ms")]))
 
 
 def summary_rows(summary: Columns) -> dict[str, dict[str, Any]]:
@@ -102,7 +90,7 @@ def summary_rows(summary: Columns) -> dict[str, dict[str, Any]]:
     return {r["mode"]: r for r in records}
 
 
-def mode_entry(run: Run, m: ModeResult, summary_row: dict[str, Any] | None) -> dict:
+def mode_entry(run: Run, m: ModeResult, summary_row: dict[str, Any] | None) -> ModeEntry:
     e: dict[str, Any] = {"name": m.name, "status": m.status, "error": m.error}
     if summary_row is not None:
         for k in ("median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n", "ratio", "ratio_lo",
@@ -144,7 +132,8 @@ def mode_entry(run: Run, m: ModeResult, summary_row: dict[str, Any] | None) -> d
     e["trace_paths"] = list(m.trace_paths)
     for name in ("steps", "ops", "retraces"):
         e[name] = records(m.table(name))
-    e["hotspots"] = records(hotspot_order(m.table("hotspots")))
+    e["hotspots"] = records(run.figures.hotspots_listed[m.name] if run.figures is not None
+                            and m.name in run.figures.hotspots_listed else m.table("hotspots"))
     e["other"] = records(m.table("other"))
     # the device side (GPU traces) and whether the host trace can split host time at all
     e["host_events_recorded"] = bool(m.host_events_recorded)
@@ -181,7 +170,7 @@ def skipped_modes(run: Run) -> dict[str, str]:
     return {str(k): str(w) for k, w in v.items()} if isinstance(v, dict) else {}
 
 
-def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
+def summary_line(run: Run, modes: Sequence[ModeEntry], findings: Sequence[FindingEntry]) -> str:
     ok = [m for m in modes if m["status"] == "ok" and m.get("median_ms") is not None]
     skipped = skipped_modes(run)
     parts = [f"{run.name}: {len(ok)} of {len(modes) + len(skipped)} modes measured"
@@ -190,7 +179,7 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
     fastest = next((m for m in ok if m.get("vs_fastest") == VsFastest.FASTEST), None)
     if fastest:
         parts.append(f"fastest {fastest['name']} {present.ms(fastest['median_ms'])} ms/step")
-        slower = sorted((m for m in ok if m.get("vs_fastest") == VsFastest.SLOWER), key=lambda m: (-m["ratio"], m["name"]))
+        slower = sorted((m for m in ok if m.get("vs_fastest") == VsFastest.SLOWER), key=lambda m: (-(m.get("ratio") or 0.0), m["name"]))
         if slower:
             parts.append(", ".join(f"{m['name']} {fmt_ratio(m['ratio'])}× slower" for m in slower[:3])
                          + (f" (+{len(slower) - 3} more)" if len(slower) > 3 else ""))
@@ -235,14 +224,25 @@ def host_summary(g) -> str:
             + (f" ({', '.join(why)})" if why else ""))
 
 
-def report_data(run: Run, findings=None) -> dict:
-    """Everything the TUI shows about a run, as one JSON-ready dict."""
+def build(run: Run, findings: tuple[Finding, ...] | None = None) -> ReportDocument:
+    """The report of ``run`` (with ``findings`` in place of the run's, when given), built once
+    for every writer: the JSON document and what the pictures and tables show beside it, read
+    from the run's figures."""
+    figures = run.figures
+    return ReportDocument(
+        report_data(run, findings),
+        step_marks=figures.step_marks if figures is not None else MappingProxyType({}),
+        host_categories=tuple(g.category_records() for g in run.host_groups()))
+
+
+def report_data(run: Run, findings: tuple[Finding, ...] | None = None) -> ReportJSON:
+    """Everything the TUI shows about a run, as one JSON-ready document (``ReportJSON``)."""
     if findings is None:
         findings = run.findings
     rows = summary_rows(run.table("summary"))
     modes = [mode_entry(run, m, rows.get(m.name)) for m in run.modes.values()]
     fdicts = [clean(f.to_dict()) for f in findings]
-    return {
+    doc: ReportJSON = {
         "schema_version": SCHEMA_VERSION,
         "kind": "report",
         "generator": generator_name(),
@@ -257,10 +257,11 @@ def report_data(run: Run, findings=None) -> dict:
                           for g in run.host_groups()],
         # each factor's effect from a pair of modes that differs in it alone (traceinsight.factors)
         "factors": clean(run.factors.to_dict()) if run.factors is not None else None,
-        # what capture --verify measured with each fix applied (run.json's "verify"), when run
-        **({"verify": clean(run.manifest["verify"])}
-           if isinstance(run.manifest.get("verify"), dict) else {}),
     }
+    # what capture --verify measured with each fix applied (run.json's "verify"), when run
+    if isinstance(run.manifest.get("verify"), dict):
+        doc["verify"] = clean(run.manifest["verify"])
+    return doc
 
 
 def env_value(v: Any, escape, code) -> str:

@@ -25,8 +25,8 @@ def frame(page: str, title: str) -> str:
 
 def run_html(run: Any) -> str:
     from traceinsight import present
-    from traceinsight.report.html import render
-    return frame(render(run), f"traceinsight report: {present.safe(run.name)}")
+    from traceinsight.report import render
+    return frame(render(run, "html"), f"traceinsight report: {present.safe(run.name)}")
 
 
 def _console(file: Any) -> Any:
