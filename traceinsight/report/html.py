@@ -147,6 +147,19 @@ def _mode_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
     return rows
 
 
+def modes_table(modes: Sequence[ModeEntry]) -> str:
+    return table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
+                  "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr")
+
+
+def overview(document: ReportDocument) -> str:
+    """The top of the report, for a notebook cell above the whole report's frame: the summary,
+    the modes table and the category bars."""
+    doc = document.data
+    return "\n".join([f"<p><b>{esc(doc['summary'])}</b></p>", modes_table(doc["modes"]),
+                      bars_svg(doc["modes"])])
+
+
 def _timing_note(modes: Sequence[ModeEntry]) -> str:
     traced = [m["name"] for m in modes if m.get("timing_source") == "traced"]
     if traced and len(traced) == sum(1 for m in modes if m.get("timing_source")):
@@ -349,8 +362,7 @@ def render_document(document: ReportDocument) -> str:
     # then the environment (the notebook shows this page and opens on the modes and the chart)
     body += ["<h2>Modes</h2>",
              f"<p class=\"muted\">{esc(_timing_note(modes))} {esc(RATIO_METHOD)}</p>",
-             table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
-                    "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr"),
+             modes_table(modes),
              "<h2>Where the time goes</h2>",
              f"<p class=\"muted\">{esc(CATEGORY_MEANS_NOTE)}.</p>",
              bars_svg(modes),
