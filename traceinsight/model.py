@@ -20,6 +20,7 @@ from dataclasses import InitVar, dataclass, field, fields
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -751,6 +752,16 @@ class RunFigures:
     # (``factors.factor_table``); None with ``factors_error`` when it failed on this run
     factors: FactorTable | None = None
     factors_error: str | None = None
+    # what the pictures and tables show beside the tables themselves, computed here so that a
+    # renderer only formats: each ok mode's steps marked (first, stalls against the steady
+    # median, retraces: ``analysis.step_marks.StepMarks``) and the self time of one call of each
+    # op of its ops table, in the table's order (``analysis.results.ms_per_call``; NaN: no calls)
+    step_marks: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    op_ms_per_call: Mapping[str, tuple[float, ...]] = field(
+        default_factory=lambda: MappingProxyType({}))
+    # each mode's Python hotspots in the order the reports list them (the user's frames first:
+    # ``analysis.results.hotspots_listed_order``)
+    hotspots_listed: Mapping[str, Columns] = field(default_factory=lambda: MappingProxyType({}))
 
     def comparison(self, a: str, b: str) -> Comparison | None:
         return self.comparisons.get((a, b))

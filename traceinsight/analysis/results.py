@@ -312,3 +312,21 @@ def other_table(a: Attribution, steps: Columns) -> Columns:
     g = Columns({"name": text([a.table.names[i] for i in ids.tolist()]),
                  "ms_per_step": ps / PS_PER_MS / n, "count": count})
     return g.take(sort_order([(g["ms_per_step"], False), (g["name"], True)]))
+
+
+def hotspots_listed_order(h: Columns) -> Columns:
+    """A mode's hotspots in the order the reports list them (``RunFigures.hotspots_listed``):
+    the user's own frames first, by inclusive time (a layer's ``call`` spends its time in
+    Keras and TF code below it: by self time it ranks among the last and a table cut at its top
+    rows drops it), then every other frame by self time."""
+    if h.empty or "group" not in h:
+        return h
+    user = np.asarray(h["group"] == "user", dtype=bool)
+
+    def by(rows: np.ndarray, first: str, second: str) -> np.ndarray:
+        keys = [(h[first][rows], False), (h[second][rows], False)]
+        keys += [(h[c][rows], True) for c in ("function", "file", "line")]
+        return rows[sort_order(keys)]
+
+    return h.take(np.concatenate([by(np.flatnonzero(user), "inclusive_ms", "self_ms"),
+                                  by(np.flatnonzero(~user), "self_ms", "inclusive_ms")]))
