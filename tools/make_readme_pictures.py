@@ -19,9 +19,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 async def _viewer(run, out: Path) -> None:
-    from tui_runs import settle     # the tests' wait for a fully drawn overview
-
     from traceinsight.tui import get_app
+
+    from tui_runs import settle  # the tests' wait for a fully drawn overview
     app = get_app(run)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
