@@ -36,7 +36,6 @@ from traceinsight.stepsource import StepSource
 if TYPE_CHECKING:
     import pandas as pd
 
-    from traceinsight.analysis.mode import TraceAnalysis
     from traceinsight.compare import Comparison
     from traceinsight.factors import FactorTable
 
@@ -501,10 +500,6 @@ class ModeResult:
     # (``traceinsight.derive.complete`` sets them)
     analyzer: Analyzer | None = field(default=None, repr=False, compare=False)
     display: Display | None = field(default=None, repr=False, compare=False)
-    # the per-event data of one capture pass (event table, attribution, steps) where the loader
-    # was asked to keep it (``traceinsight.load(path, keep_trace={mode: pass})``: what the
-    # Chrome-trace export draws); never cached, never sent between processes. None: not kept
-    trace: TraceAnalysis | None = field(default=None, repr=False, compare=False)
     # bootstrap medians of ``step_samples_ms`` resampled elsewhere from these very samples (by the
     # worker process that analysed the mode, kept by the analysis cache with their digest, or
     # carried over by ``replace``); None: resampled here when first read (``boot_medians``)

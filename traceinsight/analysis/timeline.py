@@ -25,6 +25,7 @@ from traceinsight.analysis.results import PS_PER_MS
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import CATEGORIES
 from traceinsight.runfolder import PASSES
+from traceinsight.runfolder import Pass as TracePass
 
 if TYPE_CHECKING:
     from traceinsight.analysis.mode import TraceAnalysis
@@ -108,20 +109,20 @@ def pass_of(path: Path | str) -> str | None:
     return None
 
 
-def pass_analysis(mode: ModeResult, pass_name: str = "host") -> TraceAnalysis:
-    """The per-event analysis of one pass of a mode: the one its load kept (``ModeResult.trace``)
-    when it is of that pass, else the same analysis made now from the files (what
-    ``traceinsight.load(path, keep_trace={mode: pass})`` keeps). Raises ``TraceinsightError``
-    where the mode did not run or its trace cannot be read."""
-    from traceinsight.analysis.mode import TraceFailure, analyze_trace
+def pass_analysis(mode: ModeResult, pass_name: TracePass = "host") -> TraceAnalysis:
+    """The per-event analysis of one pass of a mode, made again from its files as the mode's own
+    analysis made it (``analysis.mode.analyze_pass``): what the viewer's timeline and the
+    Chrome-trace export draw. Raises ``TraceinsightError`` where the mode did not run or its trace
+    cannot be read."""
+    from traceinsight.analysis.mode import TraceFailure, analyze_pass
     if not mode.ok:
         raise TraceinsightError(f"mode {mode.name!r} {mode.status}: {mode.error or ''}".strip())
     files = pass_files(mode, pass_name)
-    tr = mode.trace
-    if tr is not None and [str(f) for f in tr.table.files] == [str(f) for f in files]:
-        return tr
+    marked = [Path(p) for p in mode.trace_paths if pass_of(p) is not None]
+    host = [p for p in marked if pass_of(p) == "host"] if marked else files
+    python = [p for p in marked if pass_of(p) == "python"]
     try:
-        return analyze_trace(files, timing=mode.timing)
+        return analyze_pass(host, python, pass_name, timing=mode.timing)
     except TraceFailure as e:
         raise TraceinsightError(str(e)) from None
 

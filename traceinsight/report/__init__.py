@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
     from traceinsight.report import chrome_trace, tables, terminal
     from traceinsight.report.options import Renderer, TableOptions, TerminalOptions, TraceOptions
-    from traceinsight.runfolder import Pass
 
     # every renderer follows the one protocol (checked by mypy, imported by nothing at run time)
     _TERMINAL: Renderer[TerminalOptions, list[Any]] = terminal
@@ -179,16 +178,16 @@ def _unlink(p: str) -> None:
         pass
 
 
-def load_run(path: str | Path | None, keep_trace: Mapping[str, Pass] | None = None):
+def load_run(path: str | Path | None):
     """``traceinsight.load`` with the newest run under ``runs/`` as the default, and one-line
-    errors; ``keep_trace`` as ``traceinsight.load``'s."""
+    errors."""
     from traceinsight.runfolder import newest_run
     p = Path(path) if path is not None else newest_run()
     if not p.exists():
         raise TraceinsightError(f"{p}: no such file or directory")
     try:
         import traceinsight
-        return traceinsight.load(p, keep_trace=keep_trace)
+        return traceinsight.load(p)
     except ModuleNotFoundError as e:
         if e.name and e.name.startswith("traceinsight"):
             raise TraceinsightError(
