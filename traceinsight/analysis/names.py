@@ -465,7 +465,8 @@ EXECUTE_WAITS = _family(
     "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice": (Source.JAX_0_10_CPU,),
     "PjRtCpuExecutable::ExecuteHelper": (),
     "PjRtStreamExecutorLoadedExecutable::ExecuteHelper": (Source.JAX_0_8_ROCM,),
-})
+}, "``PjRtCpuExecutable::ExecuteHelper`` is in no committed trace (not checked on a "
+   "trace here)")
 XLA_PASS_NAMES = _family(
     Kind.EVENT,
     "an HLO pass or pipeline, or an MLIR codegen pass, named without a family prefix (``HloPassPipeline`` "
