@@ -169,18 +169,22 @@ def test_every_name_is_read_by_the_analysis():
 
 # --- what the committed traces hold
 
-_SOURCE_FILES = {
-    Source.TF_2_12_1: ("versions/2.12.1", "versions/tf-2.12.1-*"),
-    Source.TF_2_13_1: ("versions/2.13.1",),
-    Source.TF_2_14_1: ("versions/2.14.1",),
-    Source.TF_2_15_1: ("versions/2.15.1", "versions/tf-2.15.1-*"),
-    Source.TF_2_16_2: ("versions/2.16.2", "versions/tf-2.16.2-*"),
-    Source.TF_2_21_0: ("versions/2.21.0", "runs/*", "attribution/*"),   # run.json: tensorflow 2.21.0
-    Source.TF_GPU_DEMO: ("gpu_demo",),
-    Source.JAX_0_8_ROCM: ("jax/jax08_*.xplane.pb",),
-    Source.JAX_0_10_CPU: ("jax/keras_jax_cpu_train_on_batch.xplane.pb",),
-    Source.JAX_TPU: ("jax/tpu_inference_2.xplane.pb",),
-}
+def _source_files(source: Source) -> tuple[str, ...]:
+    """The committed traces of a source (globs under tests/data): a TF version's stock traces and
+    runs under versions/; the 2.21.0 runs of runs/ and attribution/ (their run.json says so)."""
+    if source.name.startswith("TF_2_"):
+        v = source.value.removeprefix("TF ")
+        return (f"versions/{v}", f"versions/tf-{v}-*") + (("runs/*", "attribution/*") if v == "2.21.0" else ())
+    return {Source.TF_GPU_DEMO: ("gpu_demo",),
+            Source.JAX_0_8_ROCM: ("jax/jax08_*.xplane.pb",),
+            Source.JAX_0_10_CPU: ("jax/keras_jax_cpu_train_on_batch.xplane.pb",),
+            Source.JAX_TPU: ("jax/tpu_inference_2.xplane.pb",)}[source]
+
+
+def test_every_committed_tf_version_is_a_source():
+    """A TF version committed under tests/data/versions/ is a Source, so its names are checked."""
+    committed = {p.name for p in DATA.glob("versions/2.*") if p.is_dir()}
+    assert committed == {s.value.removeprefix("TF ") for s in Source if s.name.startswith("TF_2_")}
 
 
 def test_the_tf_sources_are_what_their_runs_recorded():
@@ -196,7 +200,7 @@ def test_the_tf_sources_are_what_their_runs_recorded():
 def _held(source: Source) -> dict[str, frozenset[str]]:
     """What a source's traces hold: {"event" | "stat" | "plane" | "line": names}. Stat values held
     by reference are stat metadata names, so a ``ref_value`` stat's value counts as a stat name."""
-    files = sorted({f for pattern in _SOURCE_FILES[source] for hit in DATA.glob(pattern)
+    files = sorted({f for pattern in _source_files(source) for hit in DATA.glob(pattern)
                     for f in ([hit] if hit.is_file() else hit.rglob("*.xplane.pb"))})
     assert files, source
     out: dict[str, set[str]] = defaultdict(set)
