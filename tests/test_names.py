@@ -140,16 +140,16 @@ def _identifiers_of_names_py() -> tuple[dict[str, set[str]], dict[str, set[str]]
 
 
 def _read_elsewhere() -> set[str]:
-    """Identifiers the package's other modules read (as names, attributes or imports)."""
+    """The identifiers of names.py the package's other modules import (``from
+    traceinsight.analysis.names import X``) or read as ``names.X``."""
     out: set[str] = set()
     for path in _module_files():
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Name):
-                out.add(node.id)
-            elif isinstance(node, ast.Attribute):
+            if isinstance(node, ast.ImportFrom) and node.module == "traceinsight.analysis.names":
+                out.update(a.name for a in node.names)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id == "names":
                 out.add(node.attr)
-            elif isinstance(node, ast.alias):
-                out.add(node.name)
     return out
 
 
