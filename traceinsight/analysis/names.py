@@ -166,7 +166,9 @@ EXECUTOR_PROPAGATE = _add("ExecutorPropagateOutputs", Kind.EVENT, "the executor 
                           ALL_TF + (Source.TF_GPU_DEMO,))
 THREADPOOL_LISTENER = _add("ThreadpoolListener::", Kind.EVENT_PREFIX,
                            "zero-length thread-pool bookkeeping inside kernels: op",
-                           (Source.TF_2_21_0, Source.JAX_0_8_ROCM, Source.JAX_0_10_CPU,))
+                           (Source.TF_2_21_0, Source.JAX_0_8_ROCM, Source.JAX_0_10_CPU,),
+                           "README's version table lists it for 2.17 - 2.20 too (from captures that are not "
+                           "committed); none of the committed 2.12.1 - 2.16.2 traces holds it")
 
 # --- XLA compilation and execution (TensorFlow's jit_compile, JAX)
 JIT_COMPILER = _add("JitCompiler::", Kind.EVENT_PREFIX,
