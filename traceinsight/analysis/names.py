@@ -326,7 +326,8 @@ CORRELATION_ID = _add("correlation_id", Kind.STAT,
 PROFILE_OPTIONS = _add("profile_options", Kind.STAT,
                        "the serialized ``ProfileOptions`` a capture really used (plane ``Task Environment``)",
                        (Source.TF_2_21_0, Source.JAX_0_10_CPU,),
-                       "TF 2.21 only among TF's (2.12 - 2.20 record none: ``compat.records_profile_options``)")
+                       "TF 2.21 only among TF's: 2.12 - 2.16, 2.18 and 2.20 record none (checked; 2.17 and "
+                       "2.19 taken to be alike: ``compat.records_profile_options``)")
 PROFILE_START_TIME = _add("profile_start_time", Kind.STAT, "the profile's start (ns)",
                           (Source.TF_2_21_0, Source.JAX_0_8_ROCM, Source.JAX_0_10_CPU, Source.JAX_TPU,))
 PROFILE_STOP_TIME = _add("profile_stop_time", Kind.STAT, "the profile's stop (ns)",
