@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
