@@ -136,14 +136,16 @@ def _codec(hint: Any) -> tuple[Encode, Decode]:
     if inner is not None:
         enc, dec = _codec(inner)
         return (lambda v: None if v is None else enc(v)), (lambda d: None if d is None else dec(d))
-    if hint is Any or hint is dict:
-        return _clean, _json_data(hint)
+    if hint is Any:
+        return _clean, _identity
+    if hint is dict:
+        return _clean, _object
     if hint is str:
         return _identity, _exact_type(str)
     if hint is bool:
         return bool, _exact_type(bool)
     if hint is int:
-        return int, _int
+        return int, _exact_type(int)
     if hint is float:
         return _float_out, _float_in
     if hint is np.ndarray:
@@ -196,12 +198,6 @@ def _exact_type(kind: type) -> Decode:
     return dec
 
 
-def _int(d: Any) -> int:
-    if type(d) is not int:
-        raise CodecError(f"expected int, got {type(d).__name__}")
-    return d
-
-
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
@@ -240,14 +236,6 @@ def _object(d: Any) -> dict:
     if type(d) is not dict:
         raise CodecError(f"expected an object, got {type(d).__name__}")
     return d
-
-
-def _json_data(hint: Any) -> Decode:
-    def dec(d: Any) -> Any:
-        if hint is dict:
-            _object(d)
-        return d
-    return dec
 
 
 def _clean(o: Any) -> Any:
