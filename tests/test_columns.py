@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from traceinsight.analysis import cache
+from traceinsight.analysis import codec
 from traceinsight.analysis.results import BREAKDOWN_COLUMNS, breakdown_table, factorize, sort_order
 from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES, ModeResult
@@ -131,5 +131,5 @@ def test_no_twin_table_reads_remain():
 def test_cache_json_round_trip_keeps_dtypes_and_nan():
     t = Columns({"i": np.array([1, 2], dtype=np.int64), "f": np.array([np.nan, 0.1]),
                  "b": np.array([True, False]), "s": text(["x", "y\n"])}, index=["r1", "r2"])
-    back = cache._table_from_json(json.loads(json.dumps(cache._table_to_json(t), allow_nan=False)))
+    back = codec.table_from_json(json.loads(json.dumps(codec.table_to_json(t), allow_nan=False)))
     pd.testing.assert_frame_equal(back.to_pandas(), t.to_pandas(), check_exact=True)

@@ -1,14 +1,17 @@
 """A cache of analysed modes inside a run folder, so reopening a run (view, report) skips the
-trace analysis. JSON only (never pickle): ``<run>/.traceinsight/analysis-v<N>/<mode dir>.json``,
-valid while the analysis version and every input file's size and mtime are unchanged.
+trace analysis. JSON only (never pickle, never eval): ``<run>/.traceinsight/analysis-v<N>/<mode
+dir>.json``, valid while the analysis version, the analysis source and every input file's size and
+mtime are unchanged (``key``), and while the result's fields are those it was written for
+(``FORMAT``).
 
-Tables are stored column by column with their dtype, and read back as the same ``Columns`` the
-analysis made (no pandas: ``traceinsight analyze`` of a run folder never imports it). The
-analysis processes of ``analysis.parallel`` send their results in this form too."""
+A mode is written and read by one codec that walks the result's dataclass fields by their type
+hints (``analysis.codec``); tables are stored column by column with their dtype, and read back as
+the same ``Columns`` the analysis made (no pandas: ``traceinsight analyze`` of a run folder never
+imports it). The analysis processes of ``analysis.parallel`` send their results in this form too.
+A file that is not what the codec writes is ignored, and the mode analysed again."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -17,20 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from traceinsight.columns import Columns, text
-from traceinsight.model import (
-    CATEGORIES,
-    Calibration,
-    CompileCall,
-    CompileEstimate,
-    CompileKind,
-    ModeResult,
-    Timing,
-    TracerEvents,
-)
+from traceinsight.analysis import codec
+from traceinsight.analysis.codec import CodecError
+from traceinsight.model import CATEGORIES, TABLES, ModeResult, Timing
 from traceinsight.resample import BOOTSTRAP_SAMPLES
 from traceinsight.runfolder import atomic_write_json
-from traceinsight.stepsource import StepSource
 
 # Bump when the analysis changes what it computes: old caches are then ignored. The key also holds
 # a digest of the analysis source (``source_digest``), so a change nobody bumped for still counts.
@@ -55,8 +49,14 @@ def source_digest() -> str:
 
 
 _DIGEST: str | None = None
-FRAMES = ("steps", "breakdown", "ops", "retraces", "hotspots", "other", "device_steps", "devices",
-          "kernels", "stages", "memory", "layers")
+FRAMES = TABLES      # a mode's tables, stored column by column (``codec.table_to_json``)
+
+# ModeResult fields the cache does not store (besides those not compared: what a result is given
+# at run time): its timing is read from timings.json on every load, its kind from run.json, its
+# correction is computed when a run is made
+NOT_STORED = ("timing", "kind", "correction")
+# the cache's version of the result's fields: a file written for other fields is stale
+FORMAT = codec.schema(ModeResult, NOT_STORED)
 
 
 def cache_path(run: Path, mode_folder: str) -> Path:
@@ -74,65 +74,13 @@ def fingerprint(files: list[Path]) -> list[list]:
     return out
 
 
-_DTYPES = {"f": "float64", "i": "int64", "u": "int64", "b": "bool"}
-
-
-def _table_to_json(t: Columns) -> dict:
-    """Column names, dtypes ("float64", "int64", "bool" or "object"), row labels and the values
-    column by column, as plain JSON values; floats keep every bit (Python's repr), NaN and
-    infinities become null."""
-    names = t.columns
-    return {"columns": names, "dtypes": [_DTYPES.get(t[c].dtype.kind, "object") for c in names],
-            "index": None if t.index is None else _clean(t.index),
-            "values": [_clean(t[c].tolist()) for c in names]}
-
-
-def _table_from_json(d: dict) -> Columns:
-    cols: dict[str, np.ndarray] = {}
-    for name, dtype, values in zip(d["columns"], d["dtypes"], d["values"], strict=True):
-        if dtype == "float64":
-            cols[name] = np.array([math.nan if v is None else v for v in values], dtype=float)
-        elif dtype in ("int64", "bool"):
-            cols[name] = np.array(values, dtype=dtype)
-        elif dtype == "object":
-            if not all(v is None or isinstance(v, (str, int, float)) for v in values):
-                raise ValueError("a text column holds a list or an object")
-            cols[name] = text(values)
-        else:
-            raise ValueError(f"unknown column dtype {dtype!r}")
-    return Columns(cols, index=d.get("index"))
-
-
-def _clean(o: Any) -> Any:
-    if isinstance(o, dict):
-        return {str(k): _clean(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_clean(v) for v in o]
-    if isinstance(o, (bool, np.bool_)):
-        return bool(o)
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating, float)):
-        return None if not math.isfinite(float(o)) else float(o)
-    if isinstance(o, np.ndarray):
-        return _clean(o.tolist())
-    return o
-
-
 def to_dict(mode: ModeResult, key: list) -> dict:
-    """A ModeResult as plain JSON data (its timing is not included: it is read from timings.json)."""
-    data = {"key": key, "name": mode.name, "status": mode.status, "error": mode.error,
-            "step_rule": mode.step_rule, "step_source": mode.step_source.value, "notes": list(mode.notes),
-            "trace_paths": list(mode.trace_paths), "profile_options": _clean(mode.profile_options),
-            "host_events_recorded": mode.host_events_recorded,
-            "first_step": _clean(mode.first_step),
-            "compile_estimate": _estimate_to_json(mode.compile_estimate),
-            "tracer_events": _events_to_json(mode.tracer_events)}
-    for name in FRAMES:
-        data[name] = _table_to_json(mode.table(name))
+    """A ModeResult as plain JSON data (its timing is not included: it is read from timings.json),
+    with the cache's ``key`` and ``FORMAT``."""
+    data = {"key": key, "format": FORMAT} | codec.encode(mode, ModeResult, NOT_STORED)
     boot = mode.known_boot_medians      # kept when computed (``ModeResult.boot_medians``)
     if boot is not None:
-        data["boot"] = {"digest": mode.boot_digest, "medians": _exact_floats(boot)}
+        data["boot"] = {"digest": mode.boot_digest, "medians": codec.to_json(boot, np.ndarray)}
     return data
 
 
@@ -142,57 +90,24 @@ def _adopt_boot(mode: ModeResult, boot: Any) -> ModeResult:
     digest is compared each time); anything else in their place is ignored (resampled again)."""
     if not isinstance(boot, dict) or boot.get("digest") != mode.boot_digest:
         return mode
-    values = boot.get("medians")
-    if not isinstance(values, list) or len(values) != BOOTSTRAP_SAMPLES or not all(
-            (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in ("nan", "inf", "-inf")
-            for v in values):
+    try:
+        values = codec.from_json(boot.get("medians"), np.ndarray)
+    except CodecError:
         return mode
-    return mode.replace(boot=np.asarray(_floats(values), dtype=float))
-
-
-def _exact_floats(a: np.ndarray) -> list:
-    """A float array as JSON values that read back to the same bits: finite floats as numbers
-    (Python's repr round-trips), NaN and infinities as the strings "nan", "inf", "-inf"."""
-    values = np.asarray(a, dtype=float).tolist()
-    if np.isfinite(a).all():
-        return values
-    return [v if math.isfinite(v) else repr(v) for v in values]
-
-
-def _floats(values: list) -> np.ndarray:
-    return np.array([float(v) for v in values], dtype=float)
+    if len(values) != BOOTSTRAP_SAMPLES:
+        return mode
+    return mode.replace(boot=values)
 
 
 def timing_to_dict(t: Timing) -> dict:
     """A ``Timing`` as plain JSON data that ``timing_from_dict`` reads back exactly (every float's
     bits; None stays None). The cache does not store timings (``load`` is given the ones read
-    from timings.json); the analysis processes of ``analysis.parallel`` are sent them this way.
-    ``load`` is passed on as it is: it comes from timings.json (finite JSON values)."""
-    first: Any = t.first_step_s
-    if isinstance(first, float) and not math.isfinite(first):
-        first = repr(first)
-    return {"steps_s": _exact_floats(t.steps_s), "first_step_s": first,
-            "traced_steps_s": None if t.traced_steps_s is None else _exact_floats(t.traced_steps_s),
-            "rounds": None if t.rounds is None else [_exact_floats(r) for r in t.rounds],
-            "load": t.load, "memory": t.memory,
-            "calibration": None if t.calibration is None else
-            {"calls": t.calibration.calls, "untraced_s": _exact_floats(np.asarray(t.calibration.untraced_s)),
-             "traced_s": _exact_floats(np.asarray(t.calibration.traced_s))}}
+    from timings.json); the analysis processes of ``analysis.parallel`` are sent them this way."""
+    return codec.encode(t, Timing)
 
 
 def timing_from_dict(d: dict) -> Timing:
-    first = d.get("first_step_s")
-    return Timing(steps_s=_floats(d["steps_s"]),
-                  first_step_s=float(first) if isinstance(first, str) else first,
-                  traced_steps_s=None if d.get("traced_steps_s") is None else
-                  _floats(d["traced_steps_s"]),
-                  rounds=None if d.get("rounds") is None else
-                  tuple(_floats(r) for r in d["rounds"]),
-                  load=d.get("load"), memory=d.get("memory"),
-                  calibration=None if d.get("calibration") is None else
-                  Calibration(int(d["calibration"]["calls"]),
-                              tuple(_floats(d["calibration"]["untraced_s"]).tolist()),
-                              tuple(_floats(d["calibration"]["traced_s"]).tolist())))
+    return codec.decode(d, Timing)
 
 
 def save(path: Path, mode: ModeResult, key: list) -> None:
@@ -261,8 +176,8 @@ def _read(path: Path, key: list, timing: Timing | None) -> tuple[ModeResult | No
         return None, "nested too deeply"
     except (ValueError, MemoryError):
         return None, "not readable JSON"
-    if not isinstance(data, dict) or data.get("key") != key:
-        return None, None       # another analysis version or other inputs: simply stale
+    if not isinstance(data, dict) or data.get("key") != key or data.get("format") != FORMAT:
+        return None, None       # another analysis version, other inputs or fields: simply stale
     mode = from_dict(data, key, timing)
     return mode, None if mode is not None else "damaged"
 
@@ -287,99 +202,26 @@ def save_checked(run: Path, path: Path, mode: ModeResult, key: list) -> str | No
     return None
 
 
-_STEP_SOURCES = frozenset(s.value for s in StepSource)
-
-
-def _plain(data: dict) -> bool:
-    """The scalar fields have the types ``to_dict`` writes (a hand-made file may hold anything)."""
-    def strs(v: Any) -> bool:
-        return isinstance(v, list) and all(isinstance(x, str) for x in v)
-    return (isinstance(data.get("name"), str) and data.get("status") in ("ok", "failed", "missing")
-            and isinstance(data.get("error"), (str, type(None)))
-            and isinstance(data.get("step_rule", ""), str)
-            and data.get("step_source") in _STEP_SOURCES
-            and strs(data.get("notes") or []) and strs(data.get("trace_paths") or [])
-            and isinstance(data.get("profile_options") or {}, dict)
-            and isinstance(data.get("first_step") or {}, dict)
-            and all(isinstance(data.get(n), dict) and isinstance(data[n].get("columns"), list)
-                    and all(isinstance(c, str) for c in data[n]["columns"]) for n in FRAMES))
-
-
 def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
-    """The ModeResult ``to_dict`` wrote, or None when ``data`` is not that (or of another key)."""
-    if not isinstance(data, dict) or data.get("key") != key or not _plain(data):
+    """The ModeResult ``to_dict`` wrote, or None when ``data`` is not that (or of another key or
+    format)."""
+    if not isinstance(data, dict) or data.get("key") != key or data.get("format") != FORMAT:
         return None
     try:
-        frames = {name: _table_from_json(data[name]) for name in FRAMES}
-        first = data.get("first_step")
-        return _adopt_boot(ModeResult(
-            name=data["name"], status=data["status"], error=data.get("error"), timing=timing,
-            steps=frames["steps"], breakdown=frames["breakdown"],
-            first_step=None if first is None else
-            {str(k): math.nan if v is None else float(v) for k, v in first.items()},
-            ops=frames["ops"], retraces=frames["retraces"], hotspots=frames["hotspots"],
-            other=frames["other"], step_rule=data.get("step_rule", ""),
-            step_source=StepSource(data["step_source"]),
-            profile_options=data.get("profile_options") or {}, notes=tuple(data.get("notes") or ()),
-            trace_paths=tuple(data.get("trace_paths") or ()),
-            host_events_recorded=bool(data.get("host_events_recorded", True)),
-            device_steps=frames["device_steps"], devices=frames["devices"],
-            kernels=frames["kernels"], stages=frames["stages"], memory=frames["memory"],
-            layers=frames["layers"],
-            compile_estimate=_estimate_from_json(data.get("compile_estimate")),
-            tracer_events=_events_from_json(data.get("tracer_events"))), data.get("boot"))
-    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError,
-            RecursionError, MemoryError):
+        mode = codec.decode(data, ModeResult, NOT_STORED, timing=timing)
+    except CodecError:
         return None   # not what to_dict wrote (a damaged or hand-made file): analysed again
-
-
-def _estimate_to_json(est: CompileEstimate | None) -> dict | None:
-    if est is None:
+    if not _sound(mode):
         return None
-    return {"kind": est.kind.value, "calls": [_clean(dataclasses.asdict(c)) for c in est.calls]}
+    return _adopt_boot(mode, data.get("boot"))
 
 
-def _estimate_from_json(d: Any) -> CompileEstimate | None:
-    """The estimate as ``_estimate_to_json`` wrote it; anything else raises (TypeError,
-    ValueError), so a damaged cache entry is analysed again rather than shown."""
-    if d is None:
-        return None
-    kind = CompileKind(d["kind"])      # ValueError for anything else
-
-    def ms(v: Any, optional: bool = True) -> float | None:
-        if v is None and optional:
-            return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError("compile_estimate: not a finite number")
-        return float(v)
-
-    calls = []
-    for c in d["calls"]:
-        step = c["step_num"]
-        if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
-            raise ValueError("compile_estimate.step_num")
-        calls.append(CompileCall(str(c["function"]), step, ms(c["first_op_ms"], False),  # type: ignore[arg-type]
-                                 ms(c["steady_op_ms"]), ms(c["compile_ms"])))
-    return CompileEstimate(kind, tuple(calls))
-
-
-def _events_to_json(ev: TracerEvents | None) -> dict | None:
-    if ev is None:
-        return None
-    return {"per_step": _clean(ev.per_step), "calibration_events": _clean(ev.calibration_events)}
-
-
-def _events_from_json(d: Any) -> TracerEvents | None:
-    """The events as ``_events_to_json`` wrote them; anything else raises (a damaged cache entry
-    is analysed again)."""
-    if d is None:
-        return None
-
-    def count(v: Any) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-            raise ValueError("tracer_events: not a count")
-        return float(v)
-
-    per = d["per_step"]
-    cal = d.get("calibration_events")
-    return TracerEvents({c: count(per[c]) for c in CATEGORIES}, None if cal is None else count(cal))
+def _sound(mode: ModeResult) -> bool:
+    """What the fields' types do not say and the readers of a mode rely on."""
+    ev = mode.tracer_events
+    return mode.status in ("ok", "failed", "missing") and (
+        ev is None or (set(ev.per_step) == set(CATEGORIES)
+                       and all(math.isfinite(v) and v >= 0 for v in ev.per_step.values())
+                       and (ev.calibration_events is None
+                            or (math.isfinite(ev.calibration_events)
+                                and ev.calibration_events >= 0))))
