@@ -262,18 +262,3 @@ def report_data(run: Run, findings: tuple[Finding, ...] | None = None) -> Report
     if isinstance(run.manifest.get("verify"), dict):
         doc["verify"] = clean(run.manifest["verify"])
     return doc
-
-
-def env_value(v: Any, escape, code) -> str:
-    """An environment table cell in a renderer's own escaping (``escape`` for text, ``code`` for
-    literal values): unset / yes / no / a list / JSON of a dict / the value."""
-    import json
-    if v is None:
-        return "unset"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, (list, tuple)):
-        return escape(", ".join(map(str, v))) if v else "none"
-    if isinstance(v, dict):
-        return code(json.dumps(v, sort_keys=True))
-    return escape(v)

@@ -13,18 +13,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from traceinsight import present
 from traceinsight.model import CATEGORIES
-from traceinsight.report.data import env_value
+from traceinsight.report import prose
 from traceinsight.report.document import FindingEntry, HostSession, ModeEntry, ReportDocument
-from traceinsight.report.markdown import (
-    CATEGORY_MEANS_NOTE,
-    CATEGORY_MEDIANS_NOTE,
-    STEP_COLUMN,
-    concentrated_note,
-    correction_note,
-    distortion_note,
-    mean_share,
-)
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
+from traceinsight.report.prose import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE, STEP_COLUMN
 from traceinsight.stats import RATIO_METHOD
 
 if TYPE_CHECKING:
@@ -118,15 +110,8 @@ def step_charts(modes: Sequence[ModeEntry], marks: Mapping[str, StepMarks]) -> l
             f"and retraces marked. Hover a bar for its figures.{more}</p>", *charts]
 
 
-def _env_value(v: Any) -> str:
-    return env_value(v, esc, code)
-
-
 def environment_table(env: dict) -> str:
-    from traceinsight.report.markdown import env_items
-    rows = [[code(label) if kind == "var" else esc(label),
-             ("unset" if v is None else code(v)) if kind == "var" else _env_value(v)]
-            for kind, label, v in env_items(env)]
+    rows = prose.environment_rows(env, esc, code)
     return table(["", ""], rows) if rows else ""
 
 
@@ -158,18 +143,6 @@ def overview(document: ReportDocument) -> str:
     doc = document.data
     return "\n".join([f"<p><b>{esc(doc['summary'])}</b></p>", modes_table(doc["modes"]),
                       bars_svg(doc["modes"])])
-
-
-def _timing_note(modes: Sequence[ModeEntry]) -> str:
-    traced = [m["name"] for m in modes if m.get("timing_source") == "traced"]
-    if traced and len(traced) == sum(1 for m in modes if m.get("timing_source")):
-        return ("Median ms/step of the host-traced steps (no untraced timing was captured) with its "
-                "95 % bootstrap interval.")
-    note = "Median ms/step of the untraced steps with its 95 % bootstrap interval."
-    if traced:
-        note += " Without untraced timing, from the host-traced steps: " + ", ".join(
-            present.safe(t) for t in traced) + "."
-    return note
 
 
 def _findings(findings: Sequence[FindingEntry]) -> str:
@@ -361,22 +334,21 @@ def render_document(document: ReportDocument) -> str:
     # the same order as the markdown report: the modes, where their time goes, the findings,
     # then the environment (the notebook shows this page and opens on the modes and the chart)
     body += ["<h2>Modes</h2>",
-             f"<p class=\"muted\">{esc(_timing_note(modes))} {esc(RATIO_METHOD)}</p>",
+             f"<p class=\"muted\">{esc(prose.timing_note(modes, present.safe))} {esc(RATIO_METHOD)}</p>",
              modes_table(modes),
              "<h2>Where the time goes</h2>",
              f"<p class=\"muted\">{esc(CATEGORY_MEANS_NOTE)}.</p>",
              bars_svg(modes),
              table(["mode", *CATEGORIES, STEP_COLUMN],
-                   [[code(m["name"])] + [esc(mean_share((m.get("category_means") or {}).get(c),
+                   [[code(m["name"])] + [esc(prose.mean_share((m.get("category_means") or {}).get(c),
                                                         (m.get("category_shares") or {}).get(c)))
                                          if m.get("host_events_recorded") is not False
                                          else "not recorded" for c in CATEGORIES]
                     + [num(m.get("category_total_ms"))] for m in modes if m["status"] == "ok"],
                    "l" + "r" * (len(CATEGORIES) + 1)),
              *[f"<p class=\"muted\">{esc(note)}</p>"
-               for note in (distortion_note(modes, str), correction_note(modes, str)) if note],
-             *([f"<p class=\"muted\">{esc(concentrated_note(modes, str))}</p>"]
-               if concentrated_note(modes, str) else []),
+               for note in (prose.distortion_note(modes, str), prose.correction_note(modes, str),
+                            prose.concentrated_note(modes, str)) if note],
              f"<p class=\"muted\">{esc(CATEGORY_MEDIANS_NOTE)}</p>",
              table(["mode", *CATEGORIES],
                    [[code(m["name"])] + [num(m["categories"].get(c))
@@ -406,7 +378,8 @@ def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:
             f"<p class=\"summary\">{esc(diff['summary'])}</p>"]
     if diff["environment_changes"]:
         body += ["<h2>Environment changes</h2>", table(
-            ["", esc(a), esc(b)], [[esc(c["key"]), _env_value(c["a"]), _env_value(c["b"])]
+            ["", esc(a), esc(b)], [[esc(c["key"]), prose.env_value(c["a"], esc, code),
+                                    prose.env_value(c["b"], esc, code)]
                                    for c in diff["environment_changes"]])]
     body += ["<h2>Modes</h2>", "<p class=\"muted\">Delta = B − A in ms/step (positive: B is slower).</p>",
              table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
@@ -436,11 +409,7 @@ def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:
             body.append(f"<details><summary>Op diff ({int(p['ops']['same_count'])} ops unchanged)"
                         "</summary>" + "\n".join(ops) + "</details>")
         if p["retraces"]:
-            body.append("<details><summary>Retrace diff</summary>" + table(
-                ["function", "A traced", "B traced", "A tracing ms", "B tracing ms", "A compile ms",
-                 "B compile ms"],
-                [[code(r["function"]), integer(r["a_traced"]),
-                  integer(r["b_traced"]), num(r["a_tracing_ms"]),
-                  num(r["b_tracing_ms"]), num(r["a_compile_ms"]), num(r["b_compile_ms"])]
-                 for r in p["retraces"]], "lrrrrrr", TOP_ROWS, "functions") + "</details>")
+            body.append("<details><summary>Retrace diff</summary>"
+                        + spec_table(present.RETRACE_DIFF_COLUMNS, p["retraces"], "functions")
+                        + "</details>")
     return _page(f"traceinsight diff: {a} → {b}", body)

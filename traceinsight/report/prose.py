@@ -1,0 +1,145 @@
+"""The report's sentences and shared cells, written once for every writer of the report document:
+the notes under the modes and category tables, the environment table's rows. Each takes the
+writer's own way of showing a name from a trace (``name`` / ``text`` / ``code``: markdown escapes
+or code spans, HTML escaping), so the words are the same in every format and the escaping each
+format's own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from traceinsight import present
+from traceinsight.report.document import ModeEntry
+
+Format = Callable[[Any], str]
+
+CATEGORY_MEANS_NOTE = ("The user's step: mean ms/step per category with its share, the profiler's own "
+                       "cost taken out of the host-traced steps' split, so the categories add up to "
+                       "the untraced median above, stalls in a few steps included (a trace captured "
+                       "without traceinsight has no untraced timing: its traced split, as said below)")
+CATEGORY_MEDIANS_NOTE = ("The typical step: median ms/step per category, corrected as the means are "
+                         "(medians do not add up to a step).")
+STEP_COLUMN = "step ms"
+
+
+_ENV_LABELS = [("tensorflow", "TensorFlow"), ("keras", "Keras"), ("tf_keras", "tf_keras"),
+               ("tf_keras_installed", "tf_keras installed"), ("python", "Python"),
+               ("numpy", "NumPy"), ("os", "OS"), ("platform", "Platform"), ("machine", "Machine"),
+               ("cpu", "CPU"), ("cpu_model", "CPU"), ("cores", "CPU cores"),
+               ("cpu_cores", "CPU cores"), ("cpu_cores_usable", "CPU cores usable"),
+               ("gpus", "GPU"), ("tf_built_with_cuda", "TF built with CUDA"), ("cuda", "CUDA"),
+               ("cudnn", "cuDNN"), ("xprof", "xprof")]
+# Left out of the markdown and HTML (they are pasted into public issues), kept in the JSON.
+ENV_PRIVATE = ("hostname", "python_executable")
+ENV_VAR_KEYS = ("env", "env_vars")
+
+
+def env_items(env: dict) -> list[tuple[str, str, object]]:
+    """(kind, label, value) rows of the environment table: kind "key" or "var" (an env variable)."""
+    rows, seen = [], set(ENV_PRIVATE) | set(ENV_VAR_KEYS)
+    for key, label in _ENV_LABELS:
+        if key in env:
+            rows.append(("key", label, env[key]))
+            seen.add(key)
+    rows += [("key", k, v) for k, v in env.items() if k not in seen]
+    for key in ENV_VAR_KEYS:
+        if isinstance(env.get(key), dict):
+            if not env[key]:
+                rows.append(("key", "Environment variables", "none of the relevant ones set"))
+            rows += [("var", k, v) for k, v in env[key].items()]
+    return rows
+
+
+def env_value(v: Any, text: Format, code: Format) -> str:
+    """An environment table cell in a writer's own escaping (``text`` for text, ``code`` for
+    literal values): unset / yes / no / a list / JSON of a dict / the value."""
+    import json
+    if v is None:
+        return "unset"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (list, tuple)):
+        return text(", ".join(map(str, v))) if v else "none"
+    if isinstance(v, dict):
+        return code(json.dumps(v, sort_keys=True))
+    return text(v)
+
+
+def environment_rows(env: dict, text: Format, code: Format) -> list[list[str]]:
+    """The environment table's rows (label, value) in a writer's own escaping."""
+    return [[code(label) if kind == "var" else text(label),
+             ("unset" if v is None else code(v)) if kind == "var" else env_value(v, text, code)]
+            for kind, label, v in env_items(env)]
+
+
+def timing_note(modes: Sequence[ModeEntry], name: Format) -> str:
+    """What the modes table's median is: of the untraced steps, or of the host-traced ones for
+    the modes (``name``: how a writer shows a mode's name) captured without untraced timing."""
+    traced = [m["name"] for m in modes if m.get("timing_source") == "traced"]
+    note = "Median ms/step of the untraced steps with its 95 % bootstrap interval."
+    if traced and len(traced) == sum(1 for m in modes if m.get("timing_source")):
+        return "Median ms/step of the host-traced steps (no untraced timing was captured) with its " \
+               "95 % bootstrap interval."
+    if traced:
+        note += " Without untraced timing, from the host-traced steps: " + ", ".join(
+            name(n) for n in traced) + "."
+    return note
+
+
+def correction_note(modes: Sequence[ModeEntry], name: Format) -> str:
+    """How each mode's split was made from its traced one, and how large the correction was:
+    the traced mean step, the untraced median, the method, the largest changes by category."""
+    parts = []
+    for m in modes:
+        c = m.get("correction") if m["status"] == "ok" else None
+        if not c or m.get("host_events_recorded") is False:
+            continue
+        who = name(m["name"])
+        if c["kind"] == "traced":
+            parts.append(f"{who}: {c['method']}")
+            continue
+        removed = sorted(((k, v) for k, v in (c.get("removed_ms") or {}).items()
+                          if present.is_num(v) and abs(v) >= 0.0005), key=lambda kv: -abs(kv[1]))
+        by_cat = ", ".join(f"{k} {'−' if v > 0 else '+'}{present.ms(abs(v))}" for k, v in removed)
+        parts.append(f"{who}: traced mean step {present.ms(c['traced_mean_ms'])} ms → untraced median "
+                     f"{present.ms(c['untraced_median_ms'])} ms; {c['method']}"
+                     + (f"; drawn minus traced, ms/step: {by_cat}" if by_cat else ""))
+    if not parts:
+        return ""
+    return "How this split was obtained, mode by mode: " + "; ".join(parts) + "."
+
+
+def mean_share(mean: Any, share: Any) -> str:
+    """``4.28 (42 %)``: a category's mean ms/step and its share of the traced time."""
+    if not present.is_num(mean):
+        return present.ms(mean)
+    return present.ms(mean) + (f" ({present.percent(share)})" if present.is_num(share) and mean else "")
+
+
+def concentrated_note(modes: Sequence[ModeEntry], name: Format) -> str:
+    """Costs concentrated in a few steps that the analysis calls material (``stats.material``):
+    the category, the steps it hit and its share of the time above the typical step (empty when
+    none; the JSON lists every one)."""
+    parts = []
+    for m in modes:
+        for cat, h in (m.get("concentrated") or {}).items() if m["status"] == "ok" else ():
+            if not h.get("material"):
+                continue
+            steps = ", ".join(f"{s['step_num']} ({present.ms(s['ms'])} ms)" for s in h["steps"][:5])
+            parts.append(f"{name(m['name'])} {cat} in {len(h['steps'])} of {h['n_steps']} "
+                         f"steps: {steps}; {present.percent(h['share'])} of the traced time above "
+                         f"its typical {present.ms(h['median_ms'])} ms")
+    return ("In a few steps only: " + "; ".join(parts) + ".") if parts else ""
+
+
+def distortion_note(modes: Sequence[ModeEntry], name: Format) -> str:
+    """Which modes' category split to trust less: the profiler lengthened their traced steps by
+    more than the threshold (empty when none)."""
+    hit = [m for m in modes if m["status"] == "ok" and m.get("categories_distorted")]
+    if not hit:
+        return ""
+    return ("Less certain: the profiler lengthened the traced steps of "
+            + ", ".join(f"{name(m['name'])} ({present.percent(m.get('distortion'), signed=True)})" for m in hit)
+            + " by more than 15 %. Its cost is taken out of the split above (how: below), but "
+            "the shares of those modes rest on that correction more than on the trace.")
