@@ -211,10 +211,11 @@ class ColumnSpec:
     format: Callable[[Any], str] | None = None
     text: bool = False
     get: Callable[[Mapping[str, Any]], Any] | None = None     # the value, when not row[key]
+    right: bool | None = None     # right-aligned (None: a figure is, a name or text is not)
 
     @property
     def numeric(self) -> bool:
-        return self.format is not None
+        return self.right if self.right is not None else self.format is not None
 
     def value(self, row: Mapping[str, Any]) -> Any:
         return self.get(row) if self.get is not None else row.get(self.key)

@@ -12,11 +12,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Sequence
 
 from traceinsight import present
-from traceinsight.model import CATEGORIES
 from traceinsight.report import prose
 from traceinsight.report.document import FindingEntry, HostSession, ModeEntry, ReportDocument
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
-from traceinsight.report.prose import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE, STEP_COLUMN
+from traceinsight.report.prose import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE
 from traceinsight.stats import RATIO_METHOD
 
 if TYPE_CHECKING:
@@ -115,26 +114,13 @@ def environment_table(env: dict) -> str:
     return table(["", ""], rows) if rows else ""
 
 
-def _mode_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
-    rows = []
-    for m in modes:
-        if m["status"] != "ok" or m.get("median_ms") is None:
-            rows.append([code(m["name"]), "–", "–", "–",
-                         ("no steps measured" if m["status"] == "ok"
-                          else esc(m["status"], present.MAX_NAME))
-                         + (f": {esc(m['error'], present.MAX_NAME)}" if m.get("error") else ""),
-                         "–", "–", "–"])
-            continue
-        rows.append([code(m["name"]), num(m["median_ms"]), esc(present.ms_range(m["ci_lo_ms"], m["ci_hi_ms"])),
-                     esc(present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"], m.get("ratio_note"))),
-                     esc(m.get("vs_fastest") or "–"), num(m.get("first_step_ms")),
-                     pct(m.get("distortion")), count(m.get("n"))])
-    return rows
+def columns_table(cols: Sequence[present.ColumnSpec], records: Sequence[Mapping[str, Any]]) -> str:
+    """A table by its column specs, every row."""
+    return table([c.label for c in cols], [_cells(cols, r) for r in records], _align(cols))
 
 
 def modes_table(modes: Sequence[ModeEntry]) -> str:
-    return table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
-                  "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr")
+    return columns_table(prose.MODE_COLUMNS, modes)
 
 
 def overview(document: ReportDocument) -> str:
@@ -186,7 +172,7 @@ def _factors(factors: dict | None) -> list[str]:
     return out
 
 
-def _cells(cols: Sequence[present.ColumnSpec], row: dict) -> list[str]:
+def _cells(cols: Sequence[present.ColumnSpec], row: Mapping[str, Any]) -> list[str]:
     out = []
     for c in cols:
         v = c.value(row)
@@ -198,7 +184,8 @@ def _align(cols: Sequence[present.ColumnSpec]) -> str:
     return "".join("r" if c.numeric else "l" for c in cols)
 
 
-def spec_table(cols: Sequence[present.ColumnSpec], records: list[dict], what: str) -> str:
+def spec_table(cols: Sequence[present.ColumnSpec], records: Sequence[Mapping[str, Any]],
+               what: str) -> str:
     """A per-mode table by its column specs (``present``), the first TOP_ROWS rows."""
     return table([c.label for c in cols], [_cells(cols, r) for r in records], _align(cols),
                  TOP_ROWS, what)
@@ -297,20 +284,9 @@ def _device_details(ok: Sequence[ModeEntry]) -> str:
         if not m.get("devices"):
             continue
         body.append(f"<h3>{code(m['name'])}: median ms per steady step and device</h3>")
-        body.append(table(["host", "device", "steps", "step", "kernels", "H2D", "D2H", "D2D", "idle",
-                           "host launch", "device span", "after host", ""],
-                          [[code(d.get("host")), code(d.get("device")), count(d.get("steps")),
-                            num(d.get("wall_ms")), num(d.get("compute_ms")), num(d.get("h2d_ms")),
-                            num(d.get("d2h_ms")), num(d.get("d2d_ms")), num(d.get("idle_ms")),
-                            num(d.get("launch_ms")), num(d.get("span_ms")),
-                            num(d.get("after_host_ms")), "slowest" if d.get("slowest") else ""]
-                           for d in m["devices"]], "llrrrrrrrrrrl", TOP_ROWS, "devices"))
+        body.append(spec_table(prose.DEVICE_COLUMNS, m["devices"], "devices"))
         if m.get("kernels"):
-            body.append(table(["TF op", "type", "kernel", "calls", "device ms", "ms/step", "share"],
-                              [[code(k.get("op")), code(k.get("op_type")), code(k.get("kernel")),
-                                count(k.get("calls")), num(k.get("device_ms")),
-                                num(k.get("ms_per_step")), pct(k.get("share"), False)]
-                               for k in m["kernels"]], "lllrrrr", TOP_ROWS, "kernels"))
+            body.append(spec_table(prose.KERNEL_COLUMNS, m["kernels"], "kernels"))
     return ("<details><summary>Device side (kernels, copies, idle; per device)</summary>"
             + "\n".join(body) + "</details>")
 
@@ -324,6 +300,7 @@ def _page(title: str, body: list[str]) -> str:
 def render_document(document: ReportDocument) -> str:
     doc = document.data
     run, modes = doc["run"], doc["modes"]
+    ok = [m for m in modes if m["status"] == "ok"]
     body = [f"<h1>traceinsight report: {esc(run['name'])}</h1>",
             f"<p class=\"summary\">{esc(doc['summary'])}</p>"]
     wl = run.get("workload") or {}
@@ -339,22 +316,12 @@ def render_document(document: ReportDocument) -> str:
              "<h2>Where the time goes</h2>",
              f"<p class=\"muted\">{esc(CATEGORY_MEANS_NOTE)}.</p>",
              bars_svg(modes),
-             table(["mode", *CATEGORIES, STEP_COLUMN],
-                   [[code(m["name"])] + [esc(prose.mean_share((m.get("category_means") or {}).get(c),
-                                                        (m.get("category_shares") or {}).get(c)))
-                                         if m.get("host_events_recorded") is not False
-                                         else "not recorded" for c in CATEGORIES]
-                    + [num(m.get("category_total_ms"))] for m in modes if m["status"] == "ok"],
-                   "l" + "r" * (len(CATEGORIES) + 1)),
+             columns_table(prose.CATEGORY_COLUMNS, ok),
              *[f"<p class=\"muted\">{esc(note)}</p>"
                for note in (prose.distortion_note(modes, str), prose.correction_note(modes, str),
                             prose.concentrated_note(modes, str)) if note],
              f"<p class=\"muted\">{esc(CATEGORY_MEDIANS_NOTE)}</p>",
-             table(["mode", *CATEGORIES],
-                   [[code(m["name"])] + [num(m["categories"].get(c))
-                                         if m.get("host_events_recorded") is not False
-                                         else "not recorded" for c in CATEGORIES]
-                    for m in modes if m["status"] == "ok"], "l" + "r" * len(CATEGORIES)),
+             columns_table(prose.MEDIAN_COLUMNS, ok),
              *step_charts(modes, document.step_marks),
              *_hosts(doc.get("host_sessions") or [], document.host_categories),
              "<h2>Findings</h2>", _findings(doc["findings"]), *_verified(doc.get("verify")),

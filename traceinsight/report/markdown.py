@@ -8,14 +8,14 @@ note saying how many rows were left out (the JSON report keeps them all).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Sequence
 
 from traceinsight import present
-from traceinsight.model import CATEGORIES
 from traceinsight.report import prose
 from traceinsight.report.document import FindingEntry, HostSession, ModeEntry, ReportDocument
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
-from traceinsight.report.prose import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE, STEP_COLUMN
+from traceinsight.report.prose import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE
 from traceinsight.stats import RATIO_METHOD
 
 GITHUB_LIMIT = 65_536
@@ -75,49 +75,6 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "",
 
 # ----------------------------------------------------------------------------------------- sections
 
-def mode_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
-    rows = []
-    for m in modes:
-        if m["status"] != "ok" or m.get("median_ms") is None:
-            why = ("no steps measured" if m["status"] == "ok" else text(m["status"], MAX_CELL)) + (
-                f": {text(m['error'], MAX_CELL)}" if m.get("error") else "")
-            rows.append([code(m["name"]), "–", "–", "–", why, "–", "–", "–"])
-            continue
-        rows.append([
-            code(m["name"]), num(m["median_ms"]),
-            present.ms_range(m["ci_lo_ms"], m["ci_hi_ms"]),
-            present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"], m.get("ratio_note")),
-            text(m.get("vs_fastest") or "–"), num(m.get("first_step_ms")), pct(m.get("distortion")),
-            count(m.get("n"))])
-    return rows
-
-
-def category_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
-    """Per mode: each category's ms/step in the user's step with its share of it, then the step
-    they add up to (the untraced median; a foreign trace's mean traced step)."""
-    rows = []
-    for m in modes:
-        if m["status"] != "ok":
-            continue
-        means, shares = m.get("category_means") or {}, m.get("category_shares") or {}
-        if m.get("host_events_recorded") is False:  # the trace cannot split host time
-            rows.append([code(m["name"])] + ["not recorded"] * len(CATEGORIES)
-                        + [num(m.get("category_total_ms"))])
-            continue
-        rows.append([code(m["name"])] + [prose.mean_share(means.get(c), shares.get(c)) for c in CATEGORIES]
-                    + [num(m.get("category_total_ms"))])
-    return rows
-
-
-def median_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
-    """Per mode: each category's median ms/step (the typical step; medians do not add up, so no
-    total)."""
-    return [[code(m["name"])] + (["not recorded"] * len(CATEGORIES)
-                                 if m.get("host_events_recorded") is False else
-                                 [num(m["categories"].get(c)) for c in CATEGORIES])
-            for m in modes if m["status"] == "ok"]
-
-
 def finding_lines(findings: Sequence[FindingEntry]) -> list[str]:
     if not findings:
         return ["No rule found anything to change in this run."]
@@ -145,14 +102,14 @@ def _details(summary: str, body: list[str]) -> list[str]:
     return ["<details>", f"<summary>{summary}</summary>", ""] + body + ["", "</details>", ""]
 
 
-def _cell(c: present.ColumnSpec, row: dict) -> str:
+def _cell(c: present.ColumnSpec, row: Mapping[str, Any]) -> str:
     v = c.value(row)
     if c.format is not None:
         return c.format(v)
     return text(v, MAX_TEXT) if c.text else code(v)
 
 
-def spec_table(cols: Sequence[present.ColumnSpec], records: list[dict],
+def spec_table(cols: Sequence[present.ColumnSpec], records: Sequence[Mapping[str, Any]],
                mode: str | None = None) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a per-mode table by its column specs (``mode``: a first column)."""
     header = (["mode"] if mode is not None else []) + [c.label for c in cols]
@@ -238,22 +195,12 @@ def device_section(ok: Sequence[ModeEntry], cap: int | None) -> list[str]:
     for m in ok:
         if not m.get("devices"):
             continue
-        rows = [[code(d.get("host")), code(d.get("device")), count(d.get("steps")),
-                 num(d.get("wall_ms")), num(d.get("compute_ms")), num(d.get("h2d_ms")),
-                 num(d.get("d2h_ms")), num(d.get("d2d_ms")), num(d.get("idle_ms")),
-                 num(d.get("launch_ms")), num(d.get("span_ms")),
-                 num(d.get("after_host_ms")), "slowest" if d.get("slowest") else ""]
-                for d in m["devices"]]
         body += [f"**{code(m['name'], table=False)}**: median ms per steady step and device", ""]
-        body += table(["host", "device", "steps", "step", "kernels", "H2D", "D2H", "D2D", "idle",
-                       "host launch", "device span", "after host", ""], rows, "llrrrrrrrrrrl",
-                      cap, "devices") + [""]
+        body += table(*spec_table(prose.DEVICE_COLUMNS, m["devices"]),
+                      _align(prose.DEVICE_COLUMNS), cap, "devices") + [""]
         if m.get("kernels"):
-            rows = [[code(k.get("op")), code(k.get("op_type")), code(k.get("kernel")),
-                     count(k.get("calls")), num(k.get("device_ms")), num(k.get("ms_per_step")),
-                     pct(k.get("share"), signed=False)] for k in m["kernels"]]
-            body += table(["TF op", "type", "kernel", "calls", "device ms", "ms/step", "share"],
-                          rows, "lllrrrr", cap, "kernels") + [""]
+            body += table(*spec_table(prose.KERNEL_COLUMNS, m["kernels"]),
+                          _align(prose.KERNEL_COLUMNS), cap, "kernels") + [""]
     return _details("Device side (kernels, copies, idle; per device)", body) if body else []
 
 
@@ -285,12 +232,11 @@ def render_document(document: ReportDocument, limit: int = GITHUB_LIMIT,
     # the modes and where their time goes first, the environment with the command at the end:
     # the same order as the HTML report (and the notebook, which shows it, opens on the modes)
     head += ["## Modes", "", prose.timing_note(modes, _name) + " " + RATIO_METHOD, ""]
-    head += table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
-                   "first step ms", "profiler distortion", "steps"], mode_rows(modes), "lrlllrrr")
-    cats = category_rows(modes)
-    if cats:
+    head += table(*spec_table(prose.MODE_COLUMNS, modes), _align(prose.MODE_COLUMNS))
+    ok = [m for m in modes if m["status"] == "ok"]
+    if ok:
         head += ["", "## Where the time goes", "", CATEGORY_MEANS_NOTE + ".", ""]
-        head += table(["mode", *CATEGORIES, STEP_COLUMN], cats, "l" + "r" * (len(CATEGORIES) + 1))
+        head += table(*spec_table(prose.CATEGORY_COLUMNS, ok), _align(prose.CATEGORY_COLUMNS))
         for note in (prose.distortion_note(modes, text), prose.correction_note(modes, text)):
             if note:
                 head += ["", note]
@@ -298,7 +244,7 @@ def render_document(document: ReportDocument, limit: int = GITHUB_LIMIT,
         if spikes:
             head += ["", spikes]
         head += ["", CATEGORY_MEDIANS_NOTE, ""]
-        head += table(["mode", *CATEGORIES], median_rows(modes), "l" + "r" * len(CATEGORIES))
+        head += table(*spec_table(prose.MEDIAN_COLUMNS, ok), _align(prose.MEDIAN_COLUMNS))
     head += figure_lines(modes, figures)
     found = (["", "## Findings", ""] + finding_lines(doc["findings"]) + verify_lines(doc.get("verify"))
              + factor_lines(doc.get("factors")))

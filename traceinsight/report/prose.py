@@ -1,15 +1,18 @@
-"""The report's sentences and shared cells, written once for every writer of the report document:
-the notes under the modes and category tables, the environment table's rows. Each takes the
+"""The report's sentences and shared tables, written once for every writer of the report document:
+the modes and category tables' columns (``present.ColumnSpec``s, which each writer renders as its
+per-mode tables), the notes under them, the environment table's rows. Each takes the
 writer's own way of showing a name from a trace (``name`` / ``text`` / ``code``: markdown escapes
 or code spans, HTML escaping), so the words are the same in every format and the escaping each
 format's own."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from traceinsight import present
+from traceinsight.model import CATEGORIES
+from traceinsight.present import ColumnSpec
 from traceinsight.report.document import ModeEntry
 
 Format = Callable[[Any], str]
@@ -143,3 +146,74 @@ def distortion_note(modes: Sequence[ModeEntry], name: Format) -> str:
             + ", ".join(f"{name(m['name'])} ({present.percent(m.get('distortion'), signed=True)})" for m in hit)
             + " by more than 15 %. Its cost is taken out of the split above (how: below), but "
             "the shares of those modes rest on that correction more than on the trace.")
+
+
+# ------------------------------------------------------------------------------- the mode tables
+
+def measured(m: Mapping[str, Any]) -> bool:
+    """A mode the modes table shows figures of (else the reason it has none)."""
+    return m["status"] == "ok" and m.get("median_ms") is not None
+
+
+def _figure(*keys: str) -> Callable[[Mapping[str, Any]], Any]:
+    if len(keys) == 1:
+        return lambda m: m.get(keys[0]) if measured(m) else None
+    return lambda m: tuple(m.get(k) if measured(m) else None for k in keys)
+
+
+def _standing(m: Mapping[str, Any]) -> str:
+    """Where a mode stands against the fastest, or why the table has no figures of it."""
+    if measured(m):
+        return m.get("vs_fastest") or present.MISSING
+    why = "no steps measured" if m["status"] == "ok" else present.safe(m["status"])
+    return why + (f": {present.safe(m['error'])}" if m.get("error") else "")
+
+
+MODE_COLUMNS = (
+    ColumnSpec("name", "mode"),
+    ColumnSpec("median_ms", "median ms/step", present.ms, get=_figure("median_ms")),
+    ColumnSpec("ci", "95 % CI", lambda v: present.ms_range(*v), right=False,
+               get=_figure("ci_lo_ms", "ci_hi_ms")),
+    ColumnSpec("ratio", "ratio to fastest", lambda v: present.ratio_ci(*v), right=False,
+               get=_figure("ratio", "ratio_lo", "ratio_hi", "ratio_note")),
+    ColumnSpec("vs_fastest", "vs fastest", text=True, get=_standing),
+    ColumnSpec("first_step_ms", "first step ms", present.ms, get=_figure("first_step_ms")),
+    ColumnSpec("distortion", "profiler distortion", lambda v: present.percent(v, signed=True),
+               get=_figure("distortion")),
+    ColumnSpec("n", "steps", present.count, get=_figure("n")))
+
+NOT_RECORDED = "not recorded"     # a trace that cannot split host time into categories
+
+
+def _split(cell: Callable[[Mapping[str, Any], str], str], c: str) -> ColumnSpec:
+    return ColumnSpec(c, c, str, get=lambda m: NOT_RECORDED if m.get("host_events_recorded") is False
+                      else cell(m, c))
+
+
+# the user's step: each category's mean ms/step with its share, then the step they add up to
+CATEGORY_COLUMNS = (ColumnSpec("name", "mode"),
+                    *(_split(lambda m, c: mean_share((m.get("category_means") or {}).get(c),
+                                                     (m.get("category_shares") or {}).get(c)), c)
+                      for c in CATEGORIES),
+                    ColumnSpec("category_total_ms", STEP_COLUMN, present.ms))
+# the typical step: each category's median ms/step (medians do not add up: no total)
+MEDIAN_COLUMNS = (ColumnSpec("name", "mode"),
+                  *(_split(lambda m, c: present.ms(m["categories"].get(c)), c) for c in CATEGORIES))
+
+# GPU traces: per device (the slowest sets the step), median ms per steady step; the top kernels
+DEVICE_COLUMNS = (ColumnSpec("host", "host"), ColumnSpec("device", "device"),
+                  ColumnSpec("steps", "steps", present.count),
+                  ColumnSpec("wall_ms", "step", present.ms),
+                  ColumnSpec("compute_ms", "kernels", present.ms),
+                  ColumnSpec("h2d_ms", "H2D", present.ms), ColumnSpec("d2h_ms", "D2H", present.ms),
+                  ColumnSpec("d2d_ms", "D2D", present.ms), ColumnSpec("idle_ms", "idle", present.ms),
+                  ColumnSpec("launch_ms", "host launch", present.ms),
+                  ColumnSpec("span_ms", "device span", present.ms),
+                  ColumnSpec("after_host_ms", "after host", present.ms),
+                  ColumnSpec("slowest", "", text=True,
+                             get=lambda d: "slowest" if d.get("slowest") else ""))
+KERNEL_COLUMNS = (ColumnSpec("op", "TF op"), ColumnSpec("op_type", "type"),
+                  ColumnSpec("kernel", "kernel"), ColumnSpec("calls", "calls", present.count),
+                  ColumnSpec("device_ms", "device ms", present.ms),
+                  ColumnSpec("ms_per_step", "ms/step", present.ms),
+                  ColumnSpec("share", "share", present.percent))
