@@ -52,10 +52,6 @@ def signed(x: Any) -> str:
     return esc(present.signed_ms(x))
 
 
-def pct(x: Any, signed_: bool = True) -> str:
-    return esc(present.percent(x, signed=signed_))
-
-
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: str = "",
           cap: int | None = None, what: str = "rows") -> str:
     """Cells are already-escaped HTML; ``numeric`` marks right-aligned columns with 'r'."""
@@ -70,10 +66,6 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: str = "
         out.append(f"<p class=\"muted\">{len(rows) - len(shown)} more {esc(what)} not shown "
                    f"(the JSON report has all).</p>")
     return "\n".join(out)
-
-
-def count(x: Any) -> str:
-    return esc(present.count(x))
 
 
 def integer(x: Any) -> str:

@@ -53,11 +53,6 @@ def fence(body: str, lang: str = "") -> str:
 
 
 num = present.ms
-count = present.count
-
-
-def pct(x: Any, signed: bool = True) -> str:
-    return present.percent(x, signed=signed)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "",
