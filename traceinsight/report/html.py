@@ -245,19 +245,13 @@ def _hosts(sessions: Sequence[HostSession], categories: Sequence[list[dict]]) ->
     if not sessions:
         return []
     out = ["<h2>Hosts</h2>",
-           "<p class=\"muted\">Each profile session with several hosts (a multi-worker job): "
-           "median ms per steady step of each host, its ratio to the fastest host with a 95 % "
-           "bootstrap interval; where steps line up, in how many steps each host was the "
-           "slowest and its median wait for each step's slowest host. The hosts' clocks are not "
-           "synchronised: steps are matched by step_num, never by time.</p>"]
+           f"<p class=\"muted\">{prose.HOSTS_INTRO}</p>"]   # our words: nothing to escape
     for g, split in zip(sessions, categories):
         out.append(f"<h3>Profile session {code(g['session'])}</h3>")
         out.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in g["sentences"]) + "</ul>")
         out.append(spec_table(present.host_columns(g["aligned"]), g["hosts"], "hosts"))
         if g["category_names"]:
-            where = ("the device time of each host's slowest device"
-                     if g["category_kind"] == "device" else "median ms per steady step")
-            out.append(f"<p>Category split per host ({esc(where)}):</p>")
+            out.append(f"<p>{esc(prose.host_split_caption(g))}</p>")
             out.append(spec_table(present.host_category_columns(g["category_names"]),
                                   split, "rows"))
         if g["steps"]:

@@ -316,11 +316,7 @@ def host_sections(sessions: Sequence[HostSession], categories: Sequence[list[dic
     if not sessions:
         return []
     out = ["", "## Hosts", "",
-           "Each profile session with several hosts (a multi-worker job): median ms per steady "
-           "step of each host, its ratio to the fastest host with a 95 % bootstrap interval; "
-           "where steps line up, in how many steps each host was the slowest and its median wait "
-           "for each step's slowest host. The hosts' clocks are not synchronised: steps are "
-           "matched by step_num, never by time."]
+           prose.HOSTS_INTRO]
     for g, split in zip(sessions, categories):
         cols = present.host_columns(g["aligned"])
         out += ["", f"### Profile session {code(g['session'], table=False)}", ""]
@@ -329,10 +325,8 @@ def host_sections(sessions: Sequence[HostSession], categories: Sequence[list[dic
         out += table(header, rows, _align(cols))
         if g["category_names"]:
             cols = present.host_category_columns(g["category_names"])
-            where = ("the device time of each host's slowest device"
-                     if g["category_kind"] == "device" else "median ms per steady step")
             header, rows = spec_table(cols, split)
-            out += ["", f"Category split per host ({where}):", ""] + table(header, rows, _align(cols))
+            out += ["", prose.host_split_caption(g), ""] + table(header, rows, _align(cols))
         if g["steps"]:
             header, rows = spec_table(present.HOST_STEP_COLUMNS, g["steps"])
             out += [""] + _details(f"Steps matched by step_num ({len(rows)})", table(

@@ -217,3 +217,19 @@ KERNEL_COLUMNS = (ColumnSpec("op", "TF op"), ColumnSpec("op_type", "type"),
                   ColumnSpec("device_ms", "device ms", present.ms),
                   ColumnSpec("ms_per_step", "ms/step", present.ms),
                   ColumnSpec("share", "share", present.percent))
+
+
+# ------------------------------------------------------------------------------------------ hosts
+
+HOSTS_INTRO = ("Each profile session with several hosts (a multi-worker job): median ms per steady "
+               "step of each host, its ratio to the fastest host with a 95 % bootstrap interval; "
+               "where steps line up, in how many steps each host was the slowest and its median "
+               "wait for each step's slowest host. The hosts' clocks are not synchronised: steps "
+               "are matched by step_num, never by time.")
+
+
+def host_split_caption(session: Mapping[str, Any]) -> str:
+    """The caption of a host session's category split table."""
+    where = ("the device time of each host's slowest device"
+             if session["category_kind"] == "device" else "median ms per steady step")
+    return f"Category split per host ({where}):"
