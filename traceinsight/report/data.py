@@ -32,6 +32,13 @@ FLOAT_DIGITS = 6
 
 def clean(obj: Any) -> Any:
     """JSON-ready copy: numpy scalars to Python, NaN/inf to None, tuples to lists, paths to str."""
+    t = type(obj)
+    # the plain Python values a table's rows are made of first (most of a document), each
+    # returned as the general rules below return it
+    if t is float:
+        return float(f"{obj:.{FLOAT_DIGITS}g}") if math.isfinite(obj) else None
+    if t is str or t is int or t is bool or obj is None:
+        return obj
     if isinstance(obj, dict):
         return {str(k): clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, np.ndarray)):
