@@ -211,10 +211,11 @@ class ColumnSpec:
     format: Callable[[Any], str] | None = None
     text: bool = False
     get: Callable[[Mapping[str, Any]], Any] | None = None     # the value, when not row[key]
+    right: bool | None = None     # right-aligned (None: a figure is, a name or text is not)
 
     @property
     def numeric(self) -> bool:
-        return self.format is not None
+        return self.right if self.right is not None else self.format is not None
 
     def value(self, row: Mapping[str, Any]) -> Any:
         return self.get(row) if self.get is not None else row.get(self.key)
@@ -271,6 +272,14 @@ RETRACE_COLUMNS = (ColumnSpec("function", "function"), ColumnSpec("calls", "call
                    ColumnSpec("compile_ms", "compile ms", ms),
                    ColumnSpec("changes", "what changed", text=True,
                               get=lambda r: r.get("changes") or MISSING))
+# the retrace diff of two modes (``rundiff``): each function's traces and their cost on each side
+RETRACE_DIFF_COLUMNS = (ColumnSpec("function", "function"),
+                        ColumnSpec("a_traced", "A traced", integer),
+                        ColumnSpec("b_traced", "B traced", integer),
+                        ColumnSpec("a_tracing_ms", "A tracing ms", ms),
+                        ColumnSpec("b_tracing_ms", "B tracing ms", ms),
+                        ColumnSpec("a_compile_ms", "A compile ms", ms),
+                        ColumnSpec("b_compile_ms", "B compile ms", ms))
 HOTSPOT_COLUMNS = (ColumnSpec("function", "function"),
                    ColumnSpec("where", "where", get=lambda r: where(r.get("file"), r.get("line"))),
                    ColumnSpec("group", "group", text=True),

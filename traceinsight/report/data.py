@@ -32,6 +32,13 @@ FLOAT_DIGITS = 6
 
 def clean(obj: Any) -> Any:
     """JSON-ready copy: numpy scalars to Python, NaN/inf to None, tuples to lists, paths to str."""
+    t = type(obj)
+    # the plain Python values a table's rows are made of first (most of a document), each
+    # returned as the general rules below return it
+    if t is float:
+        return float(f"{obj:.{FLOAT_DIGITS}g}") if math.isfinite(obj) else None
+    if t is str or t is int or t is bool or obj is None:
+        return obj
     if isinstance(obj, dict):
         return {str(k): clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, np.ndarray)):
@@ -262,18 +269,3 @@ def report_data(run: Run, findings: tuple[Finding, ...] | None = None) -> Report
     if isinstance(run.manifest.get("verify"), dict):
         doc["verify"] = clean(run.manifest["verify"])
     return doc
-
-
-def env_value(v: Any, escape, code) -> str:
-    """An environment table cell in a renderer's own escaping (``escape`` for text, ``code`` for
-    literal values): unset / yes / no / a list / JSON of a dict / the value."""
-    import json
-    if v is None:
-        return "unset"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, (list, tuple)):
-        return escape(", ".join(map(str, v))) if v else "none"
-    if isinstance(v, dict):
-        return code(json.dumps(v, sort_keys=True))
-    return escape(v)

@@ -12,19 +12,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Sequence
 
 from traceinsight import present
-from traceinsight.model import CATEGORIES
-from traceinsight.report.data import env_value
+from traceinsight.report import prose
 from traceinsight.report.document import FindingEntry, HostSession, ModeEntry, ReportDocument
-from traceinsight.report.markdown import (
-    CATEGORY_MEANS_NOTE,
-    CATEGORY_MEDIANS_NOTE,
-    STEP_COLUMN,
-    concentrated_note,
-    correction_note,
-    distortion_note,
-    mean_share,
-)
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
+from traceinsight.report.prose import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE
 from traceinsight.stats import RATIO_METHOD
 
 if TYPE_CHECKING:
@@ -61,10 +52,6 @@ def signed(x: Any) -> str:
     return esc(present.signed_ms(x))
 
 
-def pct(x: Any, signed_: bool = True) -> str:
-    return esc(present.percent(x, signed=signed_))
-
-
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: str = "",
           cap: int | None = None, what: str = "rows") -> str:
     """Cells are already-escaped HTML; ``numeric`` marks right-aligned columns with 'r'."""
@@ -79,10 +66,6 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: str = "
         out.append(f"<p class=\"muted\">{len(rows) - len(shown)} more {esc(what)} not shown "
                    f"(the JSON report has all).</p>")
     return "\n".join(out)
-
-
-def count(x: Any) -> str:
-    return esc(present.count(x))
 
 
 def integer(x: Any) -> str:
@@ -118,38 +101,18 @@ def step_charts(modes: Sequence[ModeEntry], marks: Mapping[str, StepMarks]) -> l
             f"and retraces marked. Hover a bar for its figures.{more}</p>", *charts]
 
 
-def _env_value(v: Any) -> str:
-    return env_value(v, esc, code)
-
-
 def environment_table(env: dict) -> str:
-    from traceinsight.report.markdown import env_items
-    rows = [[code(label) if kind == "var" else esc(label),
-             ("unset" if v is None else code(v)) if kind == "var" else _env_value(v)]
-            for kind, label, v in env_items(env)]
+    rows = prose.environment_rows(env, esc, code)
     return table(["", ""], rows) if rows else ""
 
 
-def _mode_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
-    rows = []
-    for m in modes:
-        if m["status"] != "ok" or m.get("median_ms") is None:
-            rows.append([code(m["name"]), "–", "–", "–",
-                         ("no steps measured" if m["status"] == "ok"
-                          else esc(m["status"], present.MAX_NAME))
-                         + (f": {esc(m['error'], present.MAX_NAME)}" if m.get("error") else ""),
-                         "–", "–", "–"])
-            continue
-        rows.append([code(m["name"]), num(m["median_ms"]), esc(present.ms_range(m["ci_lo_ms"], m["ci_hi_ms"])),
-                     esc(present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"], m.get("ratio_note"))),
-                     esc(m.get("vs_fastest") or "–"), num(m.get("first_step_ms")),
-                     pct(m.get("distortion")), count(m.get("n"))])
-    return rows
+def columns_table(cols: Sequence[present.ColumnSpec], records: Sequence[Mapping[str, Any]]) -> str:
+    """A table by its column specs, every row."""
+    return table([c.label for c in cols], [_cells(cols, r) for r in records], _align(cols))
 
 
 def modes_table(modes: Sequence[ModeEntry]) -> str:
-    return table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
-                  "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr")
+    return columns_table(prose.MODE_COLUMNS, modes)
 
 
 def overview(document: ReportDocument) -> str:
@@ -158,18 +121,6 @@ def overview(document: ReportDocument) -> str:
     doc = document.data
     return "\n".join([f"<p><b>{esc(doc['summary'])}</b></p>", modes_table(doc["modes"]),
                       bars_svg(doc["modes"])])
-
-
-def _timing_note(modes: Sequence[ModeEntry]) -> str:
-    traced = [m["name"] for m in modes if m.get("timing_source") == "traced"]
-    if traced and len(traced) == sum(1 for m in modes if m.get("timing_source")):
-        return ("Median ms/step of the host-traced steps (no untraced timing was captured) with its "
-                "95 % bootstrap interval.")
-    note = "Median ms/step of the untraced steps with its 95 % bootstrap interval."
-    if traced:
-        note += " Without untraced timing, from the host-traced steps: " + ", ".join(
-            present.safe(t) for t in traced) + "."
-    return note
 
 
 def _findings(findings: Sequence[FindingEntry]) -> str:
@@ -213,7 +164,7 @@ def _factors(factors: dict | None) -> list[str]:
     return out
 
 
-def _cells(cols: Sequence[present.ColumnSpec], row: dict) -> list[str]:
+def _cells(cols: Sequence[present.ColumnSpec], row: Mapping[str, Any]) -> list[str]:
     out = []
     for c in cols:
         v = c.value(row)
@@ -225,7 +176,8 @@ def _align(cols: Sequence[present.ColumnSpec]) -> str:
     return "".join("r" if c.numeric else "l" for c in cols)
 
 
-def spec_table(cols: Sequence[present.ColumnSpec], records: list[dict], what: str) -> str:
+def spec_table(cols: Sequence[present.ColumnSpec], records: Sequence[Mapping[str, Any]],
+               what: str) -> str:
     """A per-mode table by its column specs (``present``), the first TOP_ROWS rows."""
     return table([c.label for c in cols], [_cells(cols, r) for r in records], _align(cols),
                  TOP_ROWS, what)
@@ -293,19 +245,13 @@ def _hosts(sessions: Sequence[HostSession], categories: Sequence[list[dict]]) ->
     if not sessions:
         return []
     out = ["<h2>Hosts</h2>",
-           "<p class=\"muted\">Each profile session with several hosts (a multi-worker job): "
-           "median ms per steady step of each host, its ratio to the fastest host with a 95 % "
-           "bootstrap interval; where steps line up, in how many steps each host was the "
-           "slowest and its median wait for each step's slowest host. The hosts' clocks are not "
-           "synchronised: steps are matched by step_num, never by time.</p>"]
+           f"<p class=\"muted\">{prose.HOSTS_INTRO}</p>"]   # our words: nothing to escape
     for g, split in zip(sessions, categories):
         out.append(f"<h3>Profile session {code(g['session'])}</h3>")
         out.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in g["sentences"]) + "</ul>")
         out.append(spec_table(present.host_columns(g["aligned"]), g["hosts"], "hosts"))
         if g["category_names"]:
-            where = ("the device time of each host's slowest device"
-                     if g["category_kind"] == "device" else "median ms per steady step")
-            out.append(f"<p>Category split per host ({esc(where)}):</p>")
+            out.append(f"<p>{esc(prose.host_split_caption(g))}</p>")
             out.append(spec_table(present.host_category_columns(g["category_names"]),
                                   split, "rows"))
         if g["steps"]:
@@ -324,20 +270,9 @@ def _device_details(ok: Sequence[ModeEntry]) -> str:
         if not m.get("devices"):
             continue
         body.append(f"<h3>{code(m['name'])}: median ms per steady step and device</h3>")
-        body.append(table(["host", "device", "steps", "step", "kernels", "H2D", "D2H", "D2D", "idle",
-                           "host launch", "device span", "after host", ""],
-                          [[code(d.get("host")), code(d.get("device")), count(d.get("steps")),
-                            num(d.get("wall_ms")), num(d.get("compute_ms")), num(d.get("h2d_ms")),
-                            num(d.get("d2h_ms")), num(d.get("d2d_ms")), num(d.get("idle_ms")),
-                            num(d.get("launch_ms")), num(d.get("span_ms")),
-                            num(d.get("after_host_ms")), "slowest" if d.get("slowest") else ""]
-                           for d in m["devices"]], "llrrrrrrrrrrl", TOP_ROWS, "devices"))
+        body.append(spec_table(prose.DEVICE_COLUMNS, m["devices"], "devices"))
         if m.get("kernels"):
-            body.append(table(["TF op", "type", "kernel", "calls", "device ms", "ms/step", "share"],
-                              [[code(k.get("op")), code(k.get("op_type")), code(k.get("kernel")),
-                                count(k.get("calls")), num(k.get("device_ms")),
-                                num(k.get("ms_per_step")), pct(k.get("share"), False)]
-                               for k in m["kernels"]], "lllrrrr", TOP_ROWS, "kernels"))
+            body.append(spec_table(prose.KERNEL_COLUMNS, m["kernels"], "kernels"))
     return ("<details><summary>Device side (kernels, copies, idle; per device)</summary>"
             + "\n".join(body) + "</details>")
 
@@ -351,6 +286,7 @@ def _page(title: str, body: list[str]) -> str:
 def render_document(document: ReportDocument) -> str:
     doc = document.data
     run, modes = doc["run"], doc["modes"]
+    ok = [m for m in modes if m["status"] == "ok"]
     body = [f"<h1>traceinsight report: {esc(run['name'])}</h1>",
             f"<p class=\"summary\">{esc(doc['summary'])}</p>"]
     wl = run.get("workload") or {}
@@ -361,28 +297,17 @@ def render_document(document: ReportDocument) -> str:
     # the same order as the markdown report: the modes, where their time goes, the findings,
     # then the environment (the notebook shows this page and opens on the modes and the chart)
     body += ["<h2>Modes</h2>",
-             f"<p class=\"muted\">{esc(_timing_note(modes))} {esc(RATIO_METHOD)}</p>",
+             f"<p class=\"muted\">{esc(prose.timing_note(modes, present.safe))} {esc(RATIO_METHOD)}</p>",
              modes_table(modes),
              "<h2>Where the time goes</h2>",
              f"<p class=\"muted\">{esc(CATEGORY_MEANS_NOTE)}.</p>",
              bars_svg(modes),
-             table(["mode", *CATEGORIES, STEP_COLUMN],
-                   [[code(m["name"])] + [esc(mean_share((m.get("category_means") or {}).get(c),
-                                                        (m.get("category_shares") or {}).get(c)))
-                                         if m.get("host_events_recorded") is not False
-                                         else "not recorded" for c in CATEGORIES]
-                    + [num(m.get("category_total_ms"))] for m in modes if m["status"] == "ok"],
-                   "l" + "r" * (len(CATEGORIES) + 1)),
+             columns_table(prose.CATEGORY_COLUMNS, ok),
              *[f"<p class=\"muted\">{esc(note)}</p>"
-               for note in (distortion_note(modes, str), correction_note(modes, str)) if note],
-             *([f"<p class=\"muted\">{esc(concentrated_note(modes, str))}</p>"]
-               if concentrated_note(modes, str) else []),
+               for note in (prose.distortion_note(modes, str), prose.correction_note(modes, str),
+                            prose.concentrated_note(modes, str)) if note],
              f"<p class=\"muted\">{esc(CATEGORY_MEDIANS_NOTE)}</p>",
-             table(["mode", *CATEGORIES],
-                   [[code(m["name"])] + [num(m["categories"].get(c))
-                                         if m.get("host_events_recorded") is not False
-                                         else "not recorded" for c in CATEGORIES]
-                    for m in modes if m["status"] == "ok"], "l" + "r" * len(CATEGORIES)),
+             columns_table(prose.MEDIAN_COLUMNS, ok),
              *step_charts(modes, document.step_marks),
              *_hosts(doc.get("host_sessions") or [], document.host_categories),
              "<h2>Findings</h2>", _findings(doc["findings"]), *_verified(doc.get("verify")),
@@ -406,7 +331,8 @@ def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:
             f"<p class=\"summary\">{esc(diff['summary'])}</p>"]
     if diff["environment_changes"]:
         body += ["<h2>Environment changes</h2>", table(
-            ["", esc(a), esc(b)], [[esc(c["key"]), _env_value(c["a"]), _env_value(c["b"])]
+            ["", esc(a), esc(b)], [[esc(c["key"]), prose.env_value(c["a"], esc, code),
+                                    prose.env_value(c["b"], esc, code)]
                                    for c in diff["environment_changes"]])]
     body += ["<h2>Modes</h2>", "<p class=\"muted\">Delta = B − A in ms/step (positive: B is slower).</p>",
              table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
@@ -436,11 +362,7 @@ def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:
             body.append(f"<details><summary>Op diff ({int(p['ops']['same_count'])} ops unchanged)"
                         "</summary>" + "\n".join(ops) + "</details>")
         if p["retraces"]:
-            body.append("<details><summary>Retrace diff</summary>" + table(
-                ["function", "A traced", "B traced", "A tracing ms", "B tracing ms", "A compile ms",
-                 "B compile ms"],
-                [[code(r["function"]), integer(r["a_traced"]),
-                  integer(r["b_traced"]), num(r["a_tracing_ms"]),
-                  num(r["b_tracing_ms"]), num(r["a_compile_ms"]), num(r["b_compile_ms"])]
-                 for r in p["retraces"]], "lrrrrrr", TOP_ROWS, "functions") + "</details>")
+            body.append("<details><summary>Retrace diff</summary>"
+                        + spec_table(present.RETRACE_DIFF_COLUMNS, p["retraces"], "functions")
+                        + "</details>")
     return _page(f"traceinsight diff: {a} → {b}", body)

@@ -8,22 +8,15 @@ note saying how many rows were left out (the JSON report keeps them all).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Sequence
 
 from traceinsight import present
-from traceinsight.model import CATEGORIES
-from traceinsight.report.data import env_value
+from traceinsight.report import prose
 from traceinsight.report.document import FindingEntry, HostSession, ModeEntry, ReportDocument
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
+from traceinsight.report.prose import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE
 from traceinsight.stats import RATIO_METHOD
-
-CATEGORY_MEANS_NOTE = ("The user's step: mean ms/step per category with its share, the profiler's own "
-                       "cost taken out of the host-traced steps' split, so the categories add up to "
-                       "the untraced median above, stalls in a few steps included (a trace captured "
-                       "without traceinsight has no untraced timing: its traced split, as said below)")
-CATEGORY_MEDIANS_NOTE = ("The typical step: median ms/step per category, corrected as the means are "
-                         "(medians do not add up to a step).")
-STEP_COLUMN = "step ms"
 
 GITHUB_LIMIT = 65_536
 MAX_CELL = present.MAX_NAME          # characters of one table cell (op names can be huge)
@@ -60,11 +53,6 @@ def fence(body: str, lang: str = "") -> str:
 
 
 num = present.ms
-count = present.count
-
-
-def pct(x: Any, signed: bool = True) -> str:
-    return present.percent(x, signed=signed)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "",
@@ -81,157 +69,6 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "",
 
 
 # ----------------------------------------------------------------------------------------- sections
-
-_ENV_LABELS = [("tensorflow", "TensorFlow"), ("keras", "Keras"), ("tf_keras", "tf_keras"),
-               ("tf_keras_installed", "tf_keras installed"), ("python", "Python"),
-               ("numpy", "NumPy"), ("os", "OS"), ("platform", "Platform"), ("machine", "Machine"),
-               ("cpu", "CPU"), ("cpu_model", "CPU"), ("cores", "CPU cores"),
-               ("cpu_cores", "CPU cores"), ("cpu_cores_usable", "CPU cores usable"),
-               ("gpus", "GPU"), ("tf_built_with_cuda", "TF built with CUDA"), ("cuda", "CUDA"),
-               ("cudnn", "cuDNN"), ("xprof", "xprof")]
-# Left out of the markdown and HTML (they are pasted into public issues), kept in the JSON.
-ENV_PRIVATE = ("hostname", "python_executable")
-ENV_VAR_KEYS = ("env", "env_vars")
-
-
-def env_items(env: dict) -> list[tuple[str, str, object]]:
-    """(kind, label, value) rows of the environment table: kind "key" or "var" (an env variable)."""
-    rows, seen = [], set(ENV_PRIVATE) | set(ENV_VAR_KEYS)
-    for key, label in _ENV_LABELS:
-        if key in env:
-            rows.append(("key", label, env[key]))
-            seen.add(key)
-    rows += [("key", k, v) for k, v in env.items() if k not in seen]
-    for key in ENV_VAR_KEYS:
-        if isinstance(env.get(key), dict):
-            if not env[key]:
-                rows.append(("key", "Environment variables", "none of the relevant ones set"))
-            rows += [("var", k, v) for k, v in env[key].items()]
-    return rows
-
-
-def _env_value(v: Any) -> str:
-    return env_value(v, text, code)
-
-
-def environment_rows(env: dict) -> list[list[str]]:
-    return [[code(label) if kind == "var" else text(label),
-             ("unset" if v is None else code(v)) if kind == "var" else _env_value(v)]
-            for kind, label, v in env_items(env)]
-
-
-def timing_note(modes: Sequence[ModeEntry]) -> str:
-    traced = [m["name"] for m in modes if m.get("timing_source") == "traced"]
-    note = "Median ms/step of the untraced steps with its 95 % bootstrap interval."
-    if traced and len(traced) == sum(1 for m in modes if m.get("timing_source")):
-        return "Median ms/step of the host-traced steps (no untraced timing was captured) with its " \
-               "95 % bootstrap interval."
-    if traced:
-        note += " Without untraced timing, from the host-traced steps: " + ", ".join(
-            code(n, table=False) for n in traced) + "."
-    return note
-
-
-def mode_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
-    rows = []
-    for m in modes:
-        if m["status"] != "ok" or m.get("median_ms") is None:
-            why = ("no steps measured" if m["status"] == "ok" else text(m["status"], MAX_CELL)) + (
-                f": {text(m['error'], MAX_CELL)}" if m.get("error") else "")
-            rows.append([code(m["name"]), "–", "–", "–", why, "–", "–", "–"])
-            continue
-        rows.append([
-            code(m["name"]), num(m["median_ms"]),
-            present.ms_range(m["ci_lo_ms"], m["ci_hi_ms"]),
-            present.ratio_ci(m["ratio"], m["ratio_lo"], m["ratio_hi"], m.get("ratio_note")),
-            text(m.get("vs_fastest") or "–"), num(m.get("first_step_ms")), pct(m.get("distortion")),
-            count(m.get("n"))])
-    return rows
-
-
-def category_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
-    """Per mode: each category's ms/step in the user's step with its share of it, then the step
-    they add up to (the untraced median; a foreign trace's mean traced step)."""
-    rows = []
-    for m in modes:
-        if m["status"] != "ok":
-            continue
-        means, shares = m.get("category_means") or {}, m.get("category_shares") or {}
-        if m.get("host_events_recorded") is False:  # the trace cannot split host time
-            rows.append([code(m["name"])] + ["not recorded"] * len(CATEGORIES)
-                        + [num(m.get("category_total_ms"))])
-            continue
-        rows.append([code(m["name"])] + [mean_share(means.get(c), shares.get(c)) for c in CATEGORIES]
-                    + [num(m.get("category_total_ms"))])
-    return rows
-
-
-def correction_note(modes: Sequence[ModeEntry], name: Any = None) -> str:
-    """How each mode's split was made from its traced one, and how large the correction was:
-    the traced mean step, the untraced median, the method, the largest changes by category."""
-    parts = []
-    for m in modes:
-        c = m.get("correction") if m["status"] == "ok" else None
-        if not c or m.get("host_events_recorded") is False:
-            continue
-        who = (name or text)(m["name"])
-        if c["kind"] == "traced":
-            parts.append(f"{who}: {c['method']}")
-            continue
-        removed = sorted(((k, v) for k, v in (c.get("removed_ms") or {}).items()
-                          if present.is_num(v) and abs(v) >= 0.0005), key=lambda kv: -abs(kv[1]))
-        by_cat = ", ".join(f"{k} {'−' if v > 0 else '+'}{num(abs(v))}" for k, v in removed)
-        parts.append(f"{who}: traced mean step {num(c['traced_mean_ms'])} ms → untraced median "
-                     f"{num(c['untraced_median_ms'])} ms; {c['method']}"
-                     + (f"; drawn minus traced, ms/step: {by_cat}" if by_cat else ""))
-    if not parts:
-        return ""
-    return "How this split was obtained, mode by mode: " + "; ".join(parts) + "."
-
-
-def mean_share(mean: Any, share: Any) -> str:
-    """``4.28 (42 %)``: a category's mean ms/step and its share of the traced time."""
-    if not present.is_num(mean):
-        return num(mean)
-    return num(mean) + (f" ({present.percent(share)})" if present.is_num(share) and mean else "")
-
-
-def concentrated_note(modes: Sequence[ModeEntry], name: Any = None) -> str:
-    """Costs concentrated in a few steps that the analysis calls material (``stats.material``):
-    the category, the steps it hit and its share of the time above the typical step (empty when
-    none; the JSON lists every one)."""
-    parts = []
-    for m in modes:
-        for cat, h in (m.get("concentrated") or {}).items() if m["status"] == "ok" else ():
-            if not h.get("material"):
-                continue
-            steps = ", ".join(f"{s['step_num']} ({num(s['ms'])} ms)" for s in h["steps"][:5])
-            parts.append(f"{(name or text)(m['name'])} {cat} in {len(h['steps'])} of {h['n_steps']} "
-                         f"steps: {steps}; {present.percent(h['share'])} of the traced time above "
-                         f"its typical {num(h['median_ms'])} ms")
-    return ("In a few steps only: " + "; ".join(parts) + ".") if parts else ""
-
-
-def distortion_note(modes: Sequence[ModeEntry], name: Any = None) -> str:
-    """Which modes' category split to trust less: the profiler lengthened their traced steps by
-    more than the threshold (empty when none)."""
-    hit = [m for m in modes if m["status"] == "ok" and m.get("categories_distorted")]
-    if not hit:
-        return ""
-    return ("Less certain: the profiler lengthened the traced steps of "
-            + ", ".join(f"{(name or text)(m['name'])} ({pct(m.get('distortion'))})" for m in hit)
-            + " by more than 15 %. Its cost is taken out of the split above (how: below), but "
-            "the shares of those modes rest on that correction more than on the trace.")
-
-
-def median_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
-    """Per mode: each category's median ms/step (the typical step; medians do not add up, so no
-    total)."""
-    return [[code(m["name"])] + (["not recorded"] * len(CATEGORIES)
-                                 if m.get("host_events_recorded") is False else
-                                 [num(m["categories"].get(c)) for c in CATEGORIES])
-            for m in modes if m["status"] == "ok"]
-
 
 def finding_lines(findings: Sequence[FindingEntry]) -> list[str]:
     if not findings:
@@ -251,18 +88,23 @@ def finding_lines(findings: Sequence[FindingEntry]) -> list[str]:
     return out
 
 
+def _name(n: Any) -> str:
+    """A mode's name in prose: a code span."""
+    return code(n, table=False)
+
+
 def _details(summary: str, body: list[str]) -> list[str]:
     return ["<details>", f"<summary>{summary}</summary>", ""] + body + ["", "</details>", ""]
 
 
-def _cell(c: present.ColumnSpec, row: dict) -> str:
+def _cell(c: present.ColumnSpec, row: Mapping[str, Any]) -> str:
     v = c.value(row)
     if c.format is not None:
         return c.format(v)
     return text(v, MAX_TEXT) if c.text else code(v)
 
 
-def spec_table(cols: Sequence[present.ColumnSpec], records: list[dict],
+def spec_table(cols: Sequence[present.ColumnSpec], records: Sequence[Mapping[str, Any]],
                mode: str | None = None) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a per-mode table by its column specs (``mode``: a first column)."""
     header = (["mode"] if mode is not None else []) + [c.label for c in cols]
@@ -348,22 +190,12 @@ def device_section(ok: Sequence[ModeEntry], cap: int | None) -> list[str]:
     for m in ok:
         if not m.get("devices"):
             continue
-        rows = [[code(d.get("host")), code(d.get("device")), count(d.get("steps")),
-                 num(d.get("wall_ms")), num(d.get("compute_ms")), num(d.get("h2d_ms")),
-                 num(d.get("d2h_ms")), num(d.get("d2d_ms")), num(d.get("idle_ms")),
-                 num(d.get("launch_ms")), num(d.get("span_ms")),
-                 num(d.get("after_host_ms")), "slowest" if d.get("slowest") else ""]
-                for d in m["devices"]]
         body += [f"**{code(m['name'], table=False)}**: median ms per steady step and device", ""]
-        body += table(["host", "device", "steps", "step", "kernels", "H2D", "D2H", "D2D", "idle",
-                       "host launch", "device span", "after host", ""], rows, "llrrrrrrrrrrl",
-                      cap, "devices") + [""]
+        body += table(*spec_table(prose.DEVICE_COLUMNS, m["devices"]),
+                      _align(prose.DEVICE_COLUMNS), cap, "devices") + [""]
         if m.get("kernels"):
-            rows = [[code(k.get("op")), code(k.get("op_type")), code(k.get("kernel")),
-                     count(k.get("calls")), num(k.get("device_ms")), num(k.get("ms_per_step")),
-                     pct(k.get("share"), signed=False)] for k in m["kernels"]]
-            body += table(["TF op", "type", "kernel", "calls", "device ms", "ms/step", "share"],
-                          rows, "lllrrrr", cap, "kernels") + [""]
+            body += table(*spec_table(prose.KERNEL_COLUMNS, m["kernels"]),
+                          _align(prose.KERNEL_COLUMNS), cap, "kernels") + [""]
     return _details("Device side (kernels, copies, idle; per device)", body) if body else []
 
 
@@ -394,26 +226,25 @@ def render_document(document: ReportDocument, limit: int = GITHUB_LIMIT,
                  + f" · {text(doc['generator'])}", ""]
     # the modes and where their time goes first, the environment with the command at the end:
     # the same order as the HTML report (and the notebook, which shows it, opens on the modes)
-    head += ["## Modes", "", timing_note(modes) + " " + RATIO_METHOD, ""]
-    head += table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
-                   "first step ms", "profiler distortion", "steps"], mode_rows(modes), "lrlllrrr")
-    cats = category_rows(modes)
-    if cats:
+    head += ["## Modes", "", prose.timing_note(modes, _name) + " " + RATIO_METHOD, ""]
+    head += table(*spec_table(prose.MODE_COLUMNS, modes), _align(prose.MODE_COLUMNS))
+    ok = [m for m in modes if m["status"] == "ok"]
+    if ok:
         head += ["", "## Where the time goes", "", CATEGORY_MEANS_NOTE + ".", ""]
-        head += table(["mode", *CATEGORIES, STEP_COLUMN], cats, "l" + "r" * (len(CATEGORIES) + 1))
-        for note in (distortion_note(modes), correction_note(modes)):
+        head += table(*spec_table(prose.CATEGORY_COLUMNS, ok), _align(prose.CATEGORY_COLUMNS))
+        for note in (prose.distortion_note(modes, text), prose.correction_note(modes, text)):
             if note:
                 head += ["", note]
-        spikes = concentrated_note(modes)
+        spikes = prose.concentrated_note(modes, text)
         if spikes:
             head += ["", spikes]
         head += ["", CATEGORY_MEDIANS_NOTE, ""]
-        head += table(["mode", *CATEGORIES], median_rows(modes), "l" + "r" * len(CATEGORIES))
+        head += table(*spec_table(prose.MEDIAN_COLUMNS, ok), _align(prose.MEDIAN_COLUMNS))
     head += figure_lines(modes, figures)
     found = (["", "## Findings", ""] + finding_lines(doc["findings"]) + verify_lines(doc.get("verify"))
              + factor_lines(doc.get("factors")))
     tail = [""]
-    env = environment_rows(doc.get("environment") or {})
+    env = prose.environment_rows(doc.get("environment") or {}, text, code)
     if env:
         tail += ["## Environment", ""] + table(["", ""], env) + [""]
     if run.get("command"):
@@ -485,11 +316,7 @@ def host_sections(sessions: Sequence[HostSession], categories: Sequence[list[dic
     if not sessions:
         return []
     out = ["", "## Hosts", "",
-           "Each profile session with several hosts (a multi-worker job): median ms per steady "
-           "step of each host, its ratio to the fastest host with a 95 % bootstrap interval; "
-           "where steps line up, in how many steps each host was the slowest and its median wait "
-           "for each step's slowest host. The hosts' clocks are not synchronised: steps are "
-           "matched by step_num, never by time."]
+           prose.HOSTS_INTRO]
     for g, split in zip(sessions, categories):
         cols = present.host_columns(g["aligned"])
         out += ["", f"### Profile session {code(g['session'], table=False)}", ""]
@@ -498,10 +325,8 @@ def host_sections(sessions: Sequence[HostSession], categories: Sequence[list[dic
         out += table(header, rows, _align(cols))
         if g["category_names"]:
             cols = present.host_category_columns(g["category_names"])
-            where = ("the device time of each host's slowest device"
-                     if g["category_kind"] == "device" else "median ms per steady step")
             header, rows = spec_table(cols, split)
-            out += ["", f"Category split per host ({where}):", ""] + table(header, rows, _align(cols))
+            out += ["", prose.host_split_caption(g), ""] + table(header, rows, _align(cols))
         if g["steps"]:
             header, rows = spec_table(present.HOST_STEP_COLUMNS, g["steps"])
             out += [""] + _details(f"Steps matched by step_num ({len(rows)})", table(
@@ -522,7 +347,7 @@ def render_diff(diff: dict, options: RenderOptions = DEFAULTS,
     if diff["environment_changes"]:
         head += ["## Environment changes", ""] + table(
             ["", text(diff["a"]["name"]), text(diff["b"]["name"])],
-            [[text(c["key"]), _env_value(c["a"]), _env_value(c["b"])]
+            [[text(c["key"]), prose.env_value(c["a"], text, code), prose.env_value(c["b"], text, code)]
              for c in diff["environment_changes"]]) + [""]
     head += ["## Modes", "", "Delta = B − A in ms/step (positive: B is slower); significant when "
              "the 95 % bootstrap interval excludes no change.", ""]
@@ -559,12 +384,9 @@ def render_diff(diff: dict, options: RenderOptions = DEFAULTS,
             if body:
                 lines += [""] + _details(f"Op diff ({p['ops']['same_count']} ops unchanged)", body)
             if p["retraces"]:
+                header, rows = spec_table(present.RETRACE_DIFF_COLUMNS, p["retraces"])
                 lines += [""] + _details("Retrace diff", table(
-                    ["function", "A traced", "B traced", "A tracing ms", "B tracing ms",
-                     "A compile ms", "B compile ms"],
-                    [[code(r["function"]), _int(r["a_traced"]), _int(r["b_traced"]),
-                      num(r["a_tracing_ms"]), num(r["b_tracing_ms"]), num(r["a_compile_ms"]),
-                      num(r["b_compile_ms"])] for r in p["retraces"]], "lrrrrrr", cap, "functions"))
+                    header, rows, _align(present.RETRACE_DIFF_COLUMNS), cap, "functions"))
         out = "\n".join(lines) + "\n"
         if len(out) <= limit:
             return out

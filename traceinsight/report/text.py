@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from traceinsight.present import MAX_NAME, integer, percent, ratio_ci, safe, signed_ms
+from traceinsight.present import MAX_NAME, RETRACE_DIFF_COLUMNS, percent, ratio_ci, safe, signed_ms
 from traceinsight.present import ms as fmt_ms
 from traceinsight.report.options import DEFAULTS, RenderOptions
 
@@ -93,9 +93,10 @@ def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:
                     out.append(f"  … {len(ops) - TOP_OPS} more")
         if p["retraces"]:
             out += ["", "retraces:"]
+            cols = RETRACE_DIFF_COLUMNS
             out += ["  " + line for line in _table(
-                ["function", "A traced", "B traced", "A tracing ms", "B tracing ms"],
-                [[_clip(r["function"]), integer(r["a_traced"]), integer(r["b_traced"]),
-                  fmt_ms(r["a_tracing_ms"]), fmt_ms(r["b_tracing_ms"])] for r in p["retraces"]],
-                "lrrrr")]
+                [c.label for c in cols],
+                [[c.format(c.value(r)) if c.format is not None else _clip(c.value(r)) for c in cols]
+                 for r in p["retraces"]],
+                "".join("r" if c.numeric else "l" for c in cols))]
     return "\n".join(out) + "\n"
