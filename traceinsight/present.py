@@ -305,9 +305,10 @@ MEMORY_COLUMNS = (
 
 
 # Where in the model (report document's mode ``layers``: ``ModeResult.layers``)
-LAYERS_TITLE = ("Where in the model: op time per Keras layer, ms per steady traced step (the ops' "
-                "self time on every thread, placed by the layer scope of their names or of an XLA op's "
-                "HLO metadata; eager ops carry none)")
+LAYERS_TITLE = ("Where in the model: time per Keras layer, ms per steady traced step (graph and "
+                "XLA: the ops' self time on every thread, placed by the layer scope of their names or "
+                "of an XLA op's HLO metadata; eager: the main thread's time under each layer class's "
+                "call in the python-tracer pass, each category scaled to the host pass)")
 def layer_matrix(modes: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[tuple[str, list[Any]]]]:
     """The layers of the modes that have them side by side: (those modes' names, rows of (layer,
     ms/step in each of them: None where a mode has no such layer)), the layers in the order of

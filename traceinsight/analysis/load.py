@@ -78,6 +78,7 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
                                      requested=requested, extra_notes=capture_notes,
                                      file_groups=recorded.get("python_files"),
                                      signatures=recorded.get("input_signatures"),
+                                     layer_calls=recorded.get("layer_calls"),
                                      **({"keep_trace": keep_trace[name]} if name in keep_trace
                                         else {})), where, key)
         elif skipped:

@@ -150,7 +150,8 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                  requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
                  file_groups: dict[str, list[str]] | None = None,
                  signatures: dict[str, Any] | None = None,
-                 keep_trace: TracePass | None = None) -> ModeResult:
+                 keep_trace: TracePass | None = None,
+                 layer_calls: dict[str, Any] | None = None) -> ModeResult:
     """Analyse one mode's traces: the host pass gives steps, categories, ops, retraces; the python
     pass gives hotspots, scaled to the host pass's python time. The tables are computed as
     ``Columns`` (numpy only). The host pass (the python pass where there is no host pass) goes
@@ -171,7 +172,7 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                           trace_paths=tuple(map(str, main_files)), notes=tuple(extra_notes))
     return mode_result(name, tr, host_files, python_files, timing=timing, user_files=user_files,
                        requested=requested, extra_notes=extra_notes, file_groups=file_groups,
-                       signatures=signatures, keep_trace=keep_trace)
+                       signatures=signatures, keep_trace=keep_trace, layer_calls=layer_calls)
 
 
 def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
@@ -180,7 +181,8 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
                 requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
                 file_groups: dict[str, list[str]] | None = None,
                 signatures: dict[str, Any] | None = None,
-                keep_trace: TracePass | None = None) -> ModeResult:
+                keep_trace: TracePass | None = None,
+                layer_calls: dict[str, Any] | None = None) -> ModeResult:
     """The second half of ``analyze_mode``: a mode's tables from its main pass's
     ``TraceAnalysis`` (and the python-tracer pass's hotspots, from that pass's own
     ``TraceAnalysis``, which ``keep_trace="python"`` keeps)."""
@@ -224,6 +226,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         notes.append("this trace was recorded with the python tracer on: its times include the "
                      "tracer's inflation of Python")
     kept = tr if keep_trace is not None else None
+    python_layers: Columns | None = None
     if host_files and python_files:
         try:
             pt: TraceAnalysis | None = analyze_trace(python_files, framework=framework)
@@ -247,6 +250,12 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
                              "to the host pass's python time (the python tracer inflates Python)")
             hot = hotspots.hotspots_table(pa, psteps, user_files=user_files, scale=scale,
                                               python_files=file_groups)
+            if pt.host_events_recorded and not breakdown.empty:
+                # eager ops carry no layer scope: the pass's layer call frames place them
+                python_layers = layers.python_layers_table(
+                    pa, psteps, host_means={c: float(breakdown.row(c)["mean"])
+                                            for c in results.CATEGORIES},
+                    layer_calls=layer_calls, user_files=user_files, python_files=file_groups)
     elif not python_traced:
         notes.append("no python-tracer pass: no Python hotspots")
     for pass_name, entry in options.items():
@@ -269,6 +278,12 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
     if "hlo_op" in table.stat_str and host_files:
         from traceinsight.analysis.hlo_protos import hlo_op_names
         hlo = layers.hlo_scopes(hlo_op_names(list(host_files)))
+    layer_table = layers.layers_table(ops, hlo)
+    if layer_table.empty and python_layers is not None:
+        layer_table = python_layers
+        notes.append("layers: from the python-tracer pass's layer call frames, each category "
+                     "scaled to the host pass's mean (the python tracer inflates Python); a row "
+                     "is a layer class's call")
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
         ops=ops, retraces=retraces.retraces_table(a, signatures),
@@ -280,7 +295,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         devices=dev.devices if dev is not None else Columns(),
         kernels=dev.kernels if dev is not None else Columns(),
         stages=tfdata.stage_table_of(table, steps), memory=memory.memory_table(table, steps),
-        layers=layers.layers_table(ops, hlo),
+        layers=layer_table,
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)), trace=kept,
         tracer_events=events)
 
