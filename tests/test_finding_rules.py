@@ -39,9 +39,12 @@ def _literal_rule_ids(node: ast.expr) -> set[str]:
 
 
 def _rule_literals() -> set[str]:
-    tree = ast.parse(Path(findings.__file__).read_text(encoding="utf-8"))
+    from traceinsight import layer_findings
     out: set[str] = set()
-    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+    calls = [n for module in (findings, layer_findings)
+             for n in ast.walk(ast.parse(Path(module.__file__).read_text(encoding="utf-8")))
+             if isinstance(n, ast.Call)]
+    for call in calls:
         name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", "")
         if name == "Finding":
             assert not call.args, f"line {call.lineno}: Finding(...) takes its fields by name"

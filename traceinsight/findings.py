@@ -37,6 +37,7 @@ from traceinsight.analysis.results import ms_per_call
 from traceinsight.analysis.retraces import GRAPH_BUILDS
 from traceinsight.compare import Comparison, FamilyDelta, is_distorted
 from traceinsight.finding import SEVERITIES, Finding, SavingKind
+from traceinsight.layer_findings import LAYER_RULE_ID, rule_layer_explains
 from traceinsight.modekind import ModeKind
 from traceinsight.model import ModeResult, Run
 from traceinsight.retracecause import RetraceCause
@@ -1670,3 +1671,5 @@ def find(run: Run) -> list[Finding]:
     out = [replace(f, severity=_severity(f, run)) for f in _overlapping(_consistent_advice(out), run)]
     out.sort(key=_rank_key)
     return [replace(f, rank=i + 1) for i, f in enumerate(out)]
+
+RULE_IDS, RULES = RULE_IDS + (LAYER_RULE_ID,), RULES + (rule_layer_explains,)   # layer_findings.py

@@ -25,6 +25,7 @@ the pass gives how a category splits over the layers, the host pass how much of 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,8 +38,11 @@ from traceinsight.analysis.results import PS_PER_MS, in_windows, owned_time, ste
 from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES
 
-# every layer of the mode, then one row for what no layer holds
-LAYER_COLUMNS = ("layer", "placed", "ms_per_step", "calls_per_step", "ops", "share", "source")
+# every layer of the mode, then one row for what no layer holds; layer_class: the layer's class
+# ``call`` (``Class.call``, from the capture's ``layer_calls``; "" where not recorded), the key
+# that matches a graph mode's layers with an eager mode's rows
+LAYER_COLUMNS = ("layer", "placed", "ms_per_step", "calls_per_step", "ops", "share", "source",
+                 "layer_class")
 NOT_PLACED = "(not in a layer)"
 GRADIENT_PREFIX = "gradient_tape/"
 SCOPE = "scope"                # the op's own name
@@ -89,7 +93,23 @@ def hlo_scopes(hlo_op_names: Mapping[tuple[str, str], str]) -> dict[str, str]:
     return out
 
 
-def layers_table(ops: Columns, hlo: Mapping[str, str] | None = None) -> Columns:
+def class_of_layer(path: str, layer_calls: Mapping[str, Any] | None) -> str:
+    """The class ``call`` (``layer_calls``' function) of a graph layer path, by the deepest of its
+    parts that names a recorded layer; a graph's scope may carry a uniquifying ``_N`` the layer's
+    name has not (``model_1/block1_dwconv_1`` is layer ``block1_dwconv``). "" when none does."""
+    if not layer_calls:
+        return ""
+    by_name = {str(n): str(e.get("function") or "") for e in layer_calls.values()
+               if isinstance(e, Mapping) for n in e.get("layers") or []}
+    for part in reversed(path.split("/")):
+        for name in (part, re.sub(r"_\d+$", "", part)):
+            if name in by_name:
+                return by_name[name]
+    return ""
+
+
+def layers_table(ops: Columns, hlo: Mapping[str, str] | None = None,
+                 layer_calls: Mapping[str, Any] | None = None) -> Columns:
     """One row per layer (largest first) and one for what no layer holds (``NOT_PLACED``, placed
     False): ms_per_step and calls_per_step (the ops' self time and calls per steady step, summed over
     threads), ops (distinct op names), share (of all op self time but the tf.function calls' own
@@ -135,7 +155,14 @@ def layers_table(ops: Columns, hlo: Mapping[str, str] | None = None) -> Columns:
         "calls_per_step": np.array([rows[k]["calls"] for k in order]),
         "ops": np.array([len(rows[k]["ops"]) for k in order], dtype=np.int64),
         "share": np.array([rows[k]["ms"] / total if total > 0 else np.nan for k in order]),
-        "source": text([" + ".join(sorted(rows[k]["source"])) for k in order])})
+        "source": text([" + ".join(sorted(rows[k]["source"])) for k in order]),
+        "layer_class": text([class_of_layer(k, layer_calls) if k != NOT_PLACED else ""
+                             for k in order])})
+
+
+def _class_of_frame(frame: tuple[str, int, str], layer_calls: Mapping[str, Any] | None) -> str:
+    entry = (layer_calls or {}).get(f"{frame[0]}:{frame[1]}")
+    return str(entry.get("function") or "") if isinstance(entry, Mapping) else ""
 
 
 def _row_label(frame: tuple[str, int, str], layer_calls: Mapping[str, Any] | None) -> str:
@@ -247,6 +274,8 @@ def python_layers_table(a: Attribution, steps: Columns, *, host_means: Mapping[s
         "ops": op_names[rows].astype(np.int64),
         "share": total_ms[rows] / grand if grand > 0 else np.full(len(rows), np.nan),
         "source": text([PYTHON_FRAMES if p else "" for p in placed.tolist()]),
+        "layer_class": text([_class_of_frame(frames[r], layer_calls) if r < len(t.names) else ""
+                             for r in rows]),
         "layer_calls_per_step": layer_calls_n[rows]}
     for c in CATEGORIES:
         out[f"{c}_ms"] = by_cat[c][rows]

@@ -278,12 +278,9 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
     if "hlo_op" in table.stat_str and host_files:
         from traceinsight.analysis.hlo_protos import hlo_op_names
         hlo = layers.hlo_scopes(hlo_op_names(list(host_files)))
-    layer_table = layers.layers_table(ops, hlo)
+    layer_table = layers.layers_table(ops, hlo, layer_calls)
     if layer_table.empty and python_layers is not None:
-        layer_table = python_layers
-        notes.append("layers: from the python-tracer pass's layer call frames, each category "
-                     "scaled to the host pass's mean (the python tracer inflates Python); a row "
-                     "is a layer class's call")
+        layer_table = python_layers    # how it was placed: the layers title and its source column
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
         ops=ops, retraces=retraces.retraces_table(a, signatures),
