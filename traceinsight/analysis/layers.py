@@ -16,7 +16,8 @@ An eager op is named by its type only (``Conv2D``), so an eager mode's layers co
 python-tracer pass instead (``python_layers_table``): the main thread's time, category by
 category, goes to the innermost layer ``call`` frame above it (the op, its dispatch and the
 Python inside the layer's ``call``); what is under Keras' own frames but no layer's (the fit loop,
-callbacks, data adapters, the optimizer) is Keras' own row; the rest is not placed. The tracer
+callbacks, data adapters, the optimizer, and training's backward pass, which eager runs under the
+train step's ``tape.gradient``) is Keras' own row; the rest is not placed. The tracer
 names a frame by file and first line only, so a row is a layer class's ``call`` (the layers that
 share it listed, from the capture's ``layer_calls``), not one instance. The python tracer
 inflates Python, so each category's time is scaled to the host pass's mean of that category:
@@ -50,7 +51,9 @@ HLO = "hlo metadata"           # the HLO op's op_name metadata
 PYTHON_FRAMES = "python-tracer frames"   # the layer call frames of the python-tracer pass
 # Keras' frames that only lead into a layer's ``call`` (Keras 2 and 3)
 _WRAPPERS = frozenset({"__call__", "error_handler"})
-KERAS_OWN = "(Keras' own: fit loop, callbacks, data adapters, optimizer)"
+# eager training runs the backward pass under the train step's ``tape.gradient``, outside every
+# layer's call frame: it is in this row, not the layers' (a graph's gradient ops carry the scope)
+KERAS_OWN = "(Keras' own: backward pass, optimizer, fit loop, callbacks, data adapters)"
 # an eager layers table's extra columns: the row's time by category (ms per steady step, scaled
 # to the host pass), and the layer calls per step (the frames; an op table's rows have none)
 CATEGORY_COLUMNS = tuple(f"{c}_ms" for c in CATEGORIES)
