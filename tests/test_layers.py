@@ -216,3 +216,34 @@ def test_eager_layers_without_the_capture_record_are_named_by_their_frame(tmp_pa
                      file_groups=groups)
     assert m.layers["layer"].tolist()[:3] == ["call (model.py:28)", "call (base_conv.py:255)",
                                               "call (functional.py:174)"]
+
+
+@pytest.mark.capture
+def test_a_real_eager_capture_places_each_layer_class_and_adds_up(tmp_path):
+    """samples/slow_layers.py captured eager (python-tracer pass on): the capture records each
+    layer class's call frame, the python tracer names the frames the same way, and the table puts
+    the host pass's steady step, category by category, once over its rows."""
+    from traceinsight.cli import main
+    from traceinsight.model import CATEGORIES
+    sample = Path(__file__).resolve().parents[1] / "samples" / "slow_layers.py"
+    assert main(["capture", str(sample), "--modes", "eager", "--out", str(tmp_path), "--name", "r",
+                 "--min-steps", "5", "--min-time", "0", "--max-time", "3", "--warmup", "2",
+                 "--host-trace-ms", "2500", "--host-max-steps", "6", "--python-trace-ms", "2000",
+                 "--python-max-steps", "3", "--rounds", "1"]) == 0
+    m = traceinsight.load(tmp_path / "r", use_cache=False).modes["eager"]
+    assert m.ok, m.error
+    t = m.layers.set_index("layer")
+    rows = list(t.index)
+    dw = next(r for r in rows if r.startswith("BaseDepthwiseConv.call ["))
+    conv = next(r for r in rows if r.startswith("BaseConv.call ["))
+    # one call frame per layer per step: 8 depthwise layers, 9 convolutions, 1 custom layer
+    assert t.loc[dw, "layer_calls_per_step"] == 8 and "(8 layers)" in dw
+    assert t.loc[conv, "layer_calls_per_step"] == 9
+    assert t.loc["Sliced.call [sliced]", "layer_calls_per_step"] == 1
+    assert t.loc["Sliced.call [sliced]", "layer_class"] == "Sliced.call"
+    # the custom layer's Python loop: 16 channels, each a slice and a multiply at least
+    assert t.loc["Sliced.call [sliced]", "calls_per_step"] >= 32
+    bd = m.breakdown
+    for c in CATEGORIES:
+        assert t[f"{c}_ms"].sum() == pytest.approx(bd.loc[c, "mean"], rel=1e-6, abs=1e-9), c
+    assert t["ms_per_step"].sum() == pytest.approx(bd.loc["total", "mean"], rel=1e-6)
