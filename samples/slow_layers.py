@@ -16,6 +16,8 @@ import numpy as np
 BATCH, SIDE, CHANNELS, BLOCKS = 8, 32, 16, 8
 
 MODES = ["eager", "function", "xla"]
+# Keras 3 has keras.ops; Keras 2 (TensorFlow 2.15 and older, tf_keras) its backend module
+_concatenate = keras.ops.concatenate if hasattr(keras, "ops") else keras.backend.concatenate
 
 
 class Sliced(keras.layers.Layer):
@@ -29,7 +31,7 @@ class Sliced(keras.layers.Layer):
         parts = []
         for c in range(x.shape[-1]):
             parts.append(x[..., c:c + 1] * self.w[c])
-        return keras.ops.concatenate(parts, axis=-1)
+        return _concatenate(parts, axis=-1)
 
 
 def model():
