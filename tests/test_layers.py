@@ -247,3 +247,21 @@ def test_a_real_eager_capture_places_each_layer_class_and_adds_up(tmp_path):
     for c in CATEGORIES:
         assert t[f"{c}_ms"].sum() == pytest.approx(bd.loc[c, "mean"], rel=1e-6, abs=1e-9), c
     assert t["ms_per_step"].sum() == pytest.approx(bd.loc["total", "mean"], rel=1e-6)
+
+
+def test_the_cross_mode_matrix_sums_graph_layers_by_class_beside_an_eager_mode():
+    eager = {"name": "eager", "layers": [
+        {"layer": "BaseConv.call [c1, c2]", "placed": True, "ms_per_step": 5.0, "python_ms": 2.0,
+         "layer_class": "BaseConv.call"},
+        {"layer": NOT_PLACED, "placed": False, "ms_per_step": 0.5, "python_ms": 0.5,
+         "layer_class": ""}]}
+    graph = {"name": "function", "layers": [
+        {"layer": "m/c1_1", "placed": True, "ms_per_step": 1.0, "layer_class": "BaseConv.call"},
+        {"layer": "m/c2_1", "placed": True, "ms_per_step": 1.5, "layer_class": "BaseConv.call"},
+        {"layer": NOT_PLACED, "placed": False, "ms_per_step": 0.1, "layer_class": ""}]}
+    names, rows = present.layer_matrix([eager, graph])
+    assert names == ["eager", "function"]
+    assert rows == [("BaseConv.call", [5.0, 2.5]), (NOT_PLACED, [0.5, 0.1])]
+    # graph modes alone keep their layers one by one
+    _, rows = present.layer_matrix([graph])
+    assert [r[0] for r in rows] == ["m/c2_1", "m/c1_1", NOT_PLACED]
