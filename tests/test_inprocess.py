@@ -90,3 +90,38 @@ def test_profile_block_writes_a_run(runs):
     assert profiled.returncode == 0, profiled.stderr[-2000:]
     assert plain.stdout.splitlines()[-1:] == profiled.stdout.splitlines()[-1:]
     _check(out / "loop", "profile_loop", "tf.function", 30)
+
+
+def _own_against_trace(mode, own_s: list, offset: int = 0) -> None:
+    """The analysed steps against the loop's own perf_counter time of the same iterations (a clock
+    the loop reads itself, inside the mark): every traced step is there, and the durations agree
+    but at the window's edges (the session's start and stop land beside the first and last
+    traced step in the loop's own time, never in the step's)."""
+    steps = mode.steps
+    nums = steps["step_num"].tolist()
+    assert len(nums) >= 3
+    wall = steps["wall_ms"].to_numpy()
+    own = np.array([own_s[n + offset] for n in nums]) * 1e3
+    np.testing.assert_allclose(wall[1:-1], own[1:-1], rtol=0.1, atol=0.5)
+
+
+@pytest.mark.capture
+@pytest.mark.parametrize("form", ["with", "bare"])
+def test_eager_loop_marks_its_steps_by_hand(tmp_path, form):
+    times = tmp_path / "own.json"
+    done = _script("eager_marked_loop.py", str(tmp_path), form, str(times))
+    assert done.returncode == 0, done.stderr[-2000:]
+    run = tmp_path / f"eager_{form}"
+    entry = runfolder.read_manifest(run)["modes"]["eager_marked_loop"]
+    assert entry["status"] == "ok", entry["error"]
+    t = runfolder.read_json(run / runfolder.mode_dir("eager_marked_loop") / runfolder.TIMINGS)
+    assert t["details"]["step_kinds"] == {"marked step": 15}     # 15 iterations, 15 marks
+    assert t["traced"]["host"]["step_nums"] == [3, 4, 5, 6, 7, 8]   # skip 3, trace 6
+    mode = traceinsight.load(run, use_cache=False).modes["eager_marked_loop"]
+    assert mode.steps["step_num"].tolist() == [3, 4, 5, 6, 7, 8]
+    np.testing.assert_allclose(mode.steps[list(CATEGORIES)].sum(axis=1).to_numpy(),
+                               mode.steps["wall_ms"].to_numpy(), rtol=0.01)
+    import json
+    own = json.loads(times.read_text())
+    assert len(own) == 15
+    _own_against_trace(mode, own)

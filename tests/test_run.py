@@ -227,3 +227,30 @@ def test_profiler_log_lines_are_filtered():
     assert all(_PROFILER_LOG.match(line) for line in dropped)
     assert not any(_PROFILER_LOG.match(line) for line in kept)
     assert _MAYBE_LOG.match(b"2026-11-2") and not _MAYBE_LOG.match(b"\r 3/10 [===")
+
+
+@pytest.mark.parametrize("where", ["main", "module"])
+def test_step_function_names_a_python_function(runs_dir, tmp_path, where):
+    """A plain eager loop whose step is a Python function: of the script itself (found at its
+    first call, which is not a step) or of a module (wrapped when it is imported: every call)."""
+    times = tmp_path / "own.json"
+    name = "train_step" if where == "main" else "stepwork.train_step"
+    rc = main(["run", "--out", str(runs_dir), "--name", f"pyfn_{where}", "--skip-steps", "2",
+               "--steps", "5", "--step-function", name, "--", PY,
+               str(SCRIPTS / "eager_step_function.py"), where, str(times)])
+    assert rc == 0
+    run = runs_dir / f"pyfn_{where}"
+    entry = runfolder.read_manifest(run)["modes"]["eager_step_function"]
+    assert entry["status"] == "ok", entry["error"]
+    calls = 11 if where == "main" else 12          # the script calls it 12 times
+    t = _timings(run, "eager_step_function")
+    assert t["details"]["step_kinds"] == {"python function": calls}
+    assert t["traced"]["host"]["step_nums"] == [2, 3, 4, 5, 6]
+    mode = traceinsight.load(run, use_cache=False).modes["eager_step_function"]
+    _check_steps_sum(mode, t)
+    # against the loop's own perf_counter time of each call (the first call of a script's own
+    # function is how it is found: step n is call n + 1); the window's edges hold the
+    # profiler's start and stop in the loop's time
+    own = np.asarray(json.loads(times.read_text()))[[n + 12 - calls for n in range(2, 7)]] * 1e3
+    np.testing.assert_allclose(mode.steps["wall_ms"].to_numpy()[1:-1], own[1:-1], rtol=0.1,
+                               atol=0.5)

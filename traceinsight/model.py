@@ -427,10 +427,13 @@ class ModeResult:
                   (``analysis.memory``): step_num, allocations, deallocations, bytes_allocated,
                   peak_bytes_in_use (the allocator's peak so far, NaN where no event carries it).
                   Empty where the trace records no allocation ("not recorded", never zero).
-      layers:     the ops' self time per steady step by Keras layer (``analysis.layers``: the
-                  layer scope in graph op names, or in an XLA op's HLO metadata): layer,
-                  ms_per_step, calls_per_step, ops, share, source; a last row "(not in a layer)"
-                  holds what no layer scope places. Empty where no op carries one (eager modes).
+      layers:     time per steady step by Keras layer (``analysis.layers``): graph and XLA, the
+                  ops' self time by the layer scope in graph op names or an XLA op's HLO
+                  metadata; eager, the main thread's time under each layer class's ``call`` in
+                  the python-tracer pass, by category (``<category>_ms``, scaled to the host
+                  pass; ``layer_calls_per_step``), Keras' own frames a row of their own. Columns
+                  layer, placed, ms_per_step, calls_per_step, ops, share, source; a last row "(not
+                  in a layer)" holds what nothing places. Empty where nothing places any time.
 
     ``host_events_recorded`` is False when the trace cannot split host time (host tracer level 0,
     or no TF Python-API events on the main thread): the steps' category columns are then NaN

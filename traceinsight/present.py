@@ -314,22 +314,34 @@ MEMORY_COLUMNS = (
 
 
 # Where in the model (report document's mode ``layers``: ``ModeResult.layers``)
-LAYERS_TITLE = ("Where in the model: op time per Keras layer, ms per steady traced step (the ops' "
-                "self time on every thread, placed by the layer scope of their names or of an XLA op's "
-                "HLO metadata; eager ops carry none)")
+LAYERS_TITLE = ("Where in the model: time per Keras layer, ms per steady traced step (graph and "
+                "XLA: the ops' self time on every thread, placed by the layer scope of their names or "
+                "of an XLA op's HLO metadata; eager: the main thread's time under each layer class's "
+                "call in the python-tracer pass, each category scaled to the host pass)")
 def layer_matrix(modes: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[tuple[str, list[Any]]]]:
     """The layers of the modes that have them side by side: (those modes' names, rows of (layer,
     ms/step in each of them: None where a mode has no such layer)), the layers in the order of
-    their largest time in any mode, the row of what no layer holds (``placed`` false) last."""
+    their largest time in any mode, the rows of what no layer holds (``placed`` false) last.
+    Beside an eager mode (whose rows are layer classes) the rows are layer classes
+    (``layer_class``) where every mode's layers name theirs."""
     shown = [m for m in modes if m.get("layers")]
     names = [str(m["name"]) for m in shown]
     by_layer: dict[str, list[Any]] = {}
     unplaced: set[str] = set()
+    # an eager mode's rows are layer classes: where one is shown and every placed row of every
+    # shown mode names its class, the graph modes' layers are summed by class too, so a row is
+    # the same layers in every mode
+    by_class = any(any("python_ms" in r for r in m["layers"]) for m in shown) and all(
+        r.get("layer_class") for m in shown for r in m["layers"] if r.get("placed", True))
     for k, m in enumerate(shown):
         for r in m["layers"]:
-            by_layer.setdefault(str(r["layer"]), [None] * len(shown))[k] = r.get("ms_per_step")
-            if not r.get("placed", True):
-                unplaced.add(str(r["layer"]))
+            placed = r.get("placed", True)
+            key = str(r["layer_class"]) if by_class and placed else str(r["layer"])
+            row = by_layer.setdefault(key, [None] * len(shown))
+            v = r.get("ms_per_step")
+            row[k] = v if row[k] is None or not is_num(v) else row[k] + v
+            if not placed:
+                unplaced.add(key)
     most = {lay: max((v for v in vals if is_num(v)), default=0.0) for lay, vals in by_layer.items()}
     order = sorted(by_layer, key=lambda lay: (lay in unplaced, -most[lay], lay))
     return names, [(lay, by_layer[lay]) for lay in order]

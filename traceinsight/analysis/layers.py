@@ -9,25 +9,54 @@ are built under ``gradient_tape/`` + the same path, and are counted with the lay
 table (self time per steady step, every thread) grouped by that scope.
 
 What carries no scope is not placed, and the table says how much: the tf.function call itself on
-the main thread (the wait for its graph, whose ops are placed), eager ops (an eager op is named by
-its type only: ``Conv2D``; the python-tracer pass's layer ``call`` frames are in the Python
-hotspots), tf.data's and Keras' own ops outside the model.
+the main thread (the wait for its graph, whose ops are placed), tf.data's and Keras' own ops
+outside the model.
+
+An eager op is named by its type only (``Conv2D``), so an eager mode's layers come from its
+python-tracer pass instead (``python_layers_table``): the main thread's time, category by
+category, goes to the innermost layer ``call`` frame above it (the op, its dispatch and the
+Python inside the layer's ``call``); what is under Keras' own frames but no layer's (the fit loop,
+callbacks, data adapters, the optimizer, and training's backward pass, which eager runs under the
+train step's ``tape.gradient``) is Keras' own row; the rest is not placed. The tracer
+names a frame by file and first line only, so a row is a layer class's ``call`` (the layers that
+share it listed, from the capture's ``layer_calls``), not one instance. The python tracer
+inflates Python, so each category's time is scaled to the host pass's mean of that category:
+the pass gives how a category splits over the layers, the host pass how much of it there is.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
+from traceinsight.analysis import native, rules
+from traceinsight.analysis.attribute import Attribution
+from traceinsight.analysis.hotspots import frame_group, parse_frame
+from traceinsight.analysis.results import PS_PER_MS, in_windows, owned_time, steady_windows
 from traceinsight.columns import Columns, text
+from traceinsight.model import CATEGORIES
 
-# every layer of the mode, then one row for what no layer holds
-LAYER_COLUMNS = ("layer", "placed", "ms_per_step", "calls_per_step", "ops", "share", "source")
+# every layer of the mode, then one row for what no layer holds; layer_class: the layer's class
+# ``call`` (``Class.call``, from the capture's ``layer_calls``; "" where not recorded), the key
+# that matches a graph mode's layers with an eager mode's rows
+LAYER_COLUMNS = ("layer", "placed", "ms_per_step", "calls_per_step", "ops", "share", "source",
+                 "layer_class")
 NOT_PLACED = "(not in a layer)"
 GRADIENT_PREFIX = "gradient_tape/"
 SCOPE = "scope"                # the op's own name
 HLO = "hlo metadata"           # the HLO op's op_name metadata
+PYTHON_FRAMES = "python-tracer frames"   # the layer call frames of the python-tracer pass
+# Keras' frames that only lead into a layer's ``call`` (Keras 2 and 3)
+_WRAPPERS = frozenset({"__call__", "error_handler"})
+# eager training runs the backward pass under the train step's ``tape.gradient``, outside every
+# layer's call frame: it is in this row, not the layers' (a graph's gradient ops carry the scope)
+KERAS_OWN = "(Keras' own: backward pass, optimizer, fit loop, callbacks, data adapters)"
+# an eager layers table's extra columns: the row's time by category (ms per steady step, scaled
+# to the host pass), and the layer calls per step (the frames; an op table's rows have none)
+CATEGORY_COLUMNS = tuple(f"{c}_ms" for c in CATEGORIES)
 # a main-thread row of a tf.function call: its time is the wait for its graph's ops, which are
 # placed themselves (the ops table's type for it)
 FUNCTION_TYPE = "tf.function"
@@ -67,7 +96,23 @@ def hlo_scopes(hlo_op_names: Mapping[tuple[str, str], str]) -> dict[str, str]:
     return out
 
 
-def layers_table(ops: Columns, hlo: Mapping[str, str] | None = None) -> Columns:
+def class_of_layer(path: str, layer_calls: Mapping[str, Any] | None) -> str:
+    """The class ``call`` (``layer_calls``' function) of a graph layer path, by the deepest of its
+    parts that names a recorded layer; a graph's scope may carry a uniquifying ``_N`` the layer's
+    name has not (``model_1/block1_dwconv_1`` is layer ``block1_dwconv``). "" when none does."""
+    if not layer_calls:
+        return ""
+    by_name = {str(n): str(e.get("function") or "") for e in layer_calls.values()
+               if isinstance(e, Mapping) for n in e.get("layers") or []}
+    for part in reversed(path.split("/")):
+        for name in (part, re.sub(r"_\d+$", "", part)):
+            if name in by_name:
+                return by_name[name]
+    return ""
+
+
+def layers_table(ops: Columns, hlo: Mapping[str, str] | None = None,
+                 layer_calls: Mapping[str, Any] | None = None) -> Columns:
     """One row per layer (largest first) and one for what no layer holds (``NOT_PLACED``, placed
     False): ms_per_step and calls_per_step (the ops' self time and calls per steady step, summed over
     threads), ops (distinct op names), share (of all op self time but the tf.function calls' own
@@ -113,4 +158,128 @@ def layers_table(ops: Columns, hlo: Mapping[str, str] | None = None) -> Columns:
         "calls_per_step": np.array([rows[k]["calls"] for k in order]),
         "ops": np.array([len(rows[k]["ops"]) for k in order], dtype=np.int64),
         "share": np.array([rows[k]["ms"] / total if total > 0 else np.nan for k in order]),
-        "source": text([" + ".join(sorted(rows[k]["source"])) for k in order])})
+        "source": text([" + ".join(sorted(rows[k]["source"])) for k in order]),
+        "layer_class": text([class_of_layer(k, layer_calls) if k != NOT_PLACED else ""
+                             for k in order])})
+
+
+def _class_of_frame(frame: tuple[str, int, str], layer_calls: Mapping[str, Any] | None) -> str:
+    entry = (layer_calls or {}).get(f"{frame[0]}:{frame[1]}")
+    return str(entry.get("function") or "") if isinstance(entry, Mapping) else ""
+
+
+def _row_label(frame: tuple[str, int, str], layer_calls: Mapping[str, Any] | None) -> str:
+    """A layer frame's row: the function's qualified name and the layers whose call it is, as the
+    capture recorded them; else the frame itself (``call (file:line)``)."""
+    file, line, func = frame
+    entry = (layer_calls or {}).get(f"{file}:{line}")
+    if not isinstance(entry, Mapping):
+        return f"{func} ({file}:{line})"
+    names = [str(n) for n in entry.get("layers") or []]
+    shown = ", ".join(names[:3]) + (f", … ({len(names)} layers)" if len(names) > 3 else "")
+    return f"{entry.get('function') or func} [{shown}]" if shown else str(entry.get("function"))
+
+
+def python_layers_table(a: Attribution, steps: Columns, *, host_means: Mapping[str, float] | None,
+                        layer_calls: Mapping[str, Any] | None = None,
+                        user_files: frozenset[str] = frozenset(),
+                        python_files: dict[str, list[str]] | None = None) -> Columns:
+    """An eager mode's layers from its python-tracer pass (``a``, ``steps``: that pass's
+    attribution and steps; see the module docstring). A layer frame is one the capture recorded
+    as a layer's ``call`` (``layer_calls``: ``file:line`` -> function and layers); without that
+    record, every frame of a function named ``call`` in the user's or Keras' code. The columns
+    of ``layers_table``, plus ``<category>_ms`` and ``layer_calls_per_step``; ``calls_per_step``
+    counts the main-thread op calls under the row's frames. Each category is scaled to
+    ``host_means`` (category -> the host pass's mean ms per steady step; None: the pass's own
+    times). Empty where no layer frame owns time in a steady step."""
+    t = a.table
+    ws, we, n = steady_windows(a, steps)
+    if n == 0 or a.main_line < 0 or not len(t.names):
+        return Columns.no_rows(LAYER_COLUMNS)
+    frames: dict[int, tuple[str, int, str]] = {nid: parse_frame(nm) for nid, nm in enumerate(t.names)
+                                               if nm.startswith("$")}
+    is_layer = np.zeros(len(t.names), dtype=bool)
+    is_keras = np.zeros(len(t.names), dtype=bool)
+    is_wrapper = np.zeros(len(t.names), dtype=bool)
+    for nid, (file, line, func) in frames.items():
+        group = frame_group(file, user_files, python_files)
+        is_wrapper[nid] = group == "keras" and func in _WRAPPERS
+        if layer_calls:
+            is_layer[nid] = f"{file}:{line}" in layer_calls
+        else:
+            is_layer[nid] = func == "call" and group in ("user", "keras")
+        is_keras[nid] = group == "keras"
+    if not is_layer.any():
+        return Columns.no_rows(LAYER_COLUMNS)
+    main = (t.line == a.main_line) & ~a.outside
+    # a layer's call is entered through Keras' wrappers (``Layer.__call__``, ``Operation.__call__``,
+    # the traceback filter's ``error_handler``): their own time (name scope, casting, input
+    # checks) is that layer's too, so each call frame claims the run of wrapper frames above it
+    calls = np.nonzero(is_layer[t.name] & main)[0]
+    marker = np.zeros(len(t.name), dtype=bool)
+    marker_row = np.full(len(t.name), -1, dtype=np.int64)
+    marker[calls] = True
+    marker_row[calls] = t.name[calls]
+    for ev in calls.tolist():
+        p = int(a.parent[ev])
+        while p >= 0 and is_wrapper[t.name[p]] and main[p] and not marker[p]:
+            marker[p] = True
+            marker_row[p] = t.name[ev]
+            p = int(a.parent[p])
+    layer_of_event = native.nearest_marked(marker, a.parent)
+    keras_of_event = native.nearest_marked(is_keras[t.name] & main, a.parent)
+    # rows: name ids of layer frames, then Keras' own, then the rest
+    keras_row, rest_row = len(t.names), len(t.names) + 1
+
+    def row_of(events: np.ndarray) -> np.ndarray:
+        lay = layer_of_event[events]
+        ker = keras_of_event[events]
+        return np.where(lay >= 0, marker_row[np.maximum(lay, 0)],
+                        np.where(ker >= 0, keras_row, rest_row))
+
+    n_rows = len(t.names) + 2
+    by_cat: dict[str, np.ndarray] = {}
+    for c in CATEGORIES:
+        own = owned_time(a, ws, we, rules.CAT[c])
+        owners = np.nonzero(own)[0]
+        ms = np.bincount(row_of(owners), weights=own[owners].astype(float),
+                         minlength=n_rows) / PS_PER_MS / n
+        total = float(ms.sum())
+        if host_means is not None and total > 0:
+            ms = ms * (float(host_means.get(c, 0.0)) / total)
+        by_cat[c] = ms
+    # op calls (main-thread op events) and layer calls (the frames) in the steady windows
+    ops = np.nonzero(main & np.array([rules.op_of_name(nm) is not None for nm in t.names],
+                                     dtype=bool)[t.name])[0]
+    ops = ops[in_windows(t.start[ops], ws, we) >= 0]
+    op_rows = row_of(ops)
+    op_calls = np.bincount(op_rows, minlength=n_rows) / n
+    distinct = np.unique(op_rows * (len(t.names) + 1) + t.name[ops]) // (len(t.names) + 1)
+    op_names = np.bincount(distinct, minlength=n_rows)
+    calls = calls[in_windows(t.start[calls], ws, we) >= 0]
+    layer_calls_n = np.bincount(t.name[calls], minlength=n_rows) / n
+    total_ms = np.sum([by_cat[c] for c in CATEGORIES], axis=0)
+    rows = [r for r in np.nonzero(total_ms[:len(t.names)] > 0)[0].tolist() if is_layer[r]]
+    if not rows:
+        return Columns.no_rows(LAYER_COLUMNS)
+    rows.sort(key=lambda r: (-total_ms[r], t.names[r]))
+    labels = [_row_label(frames[r], layer_calls) for r in rows]
+    for extra, label in ((keras_row, KERAS_OWN), (rest_row, NOT_PLACED)):
+        if total_ms[extra] > 0:
+            rows.append(extra)
+            labels.append(label)
+    grand = float(total_ms.sum())
+    placed = np.array([r < len(t.names) for r in rows], dtype=bool)
+    out: dict[str, Any] = {
+        "layer": text(labels), "placed": placed,
+        "ms_per_step": total_ms[rows],
+        "calls_per_step": op_calls[rows],
+        "ops": op_names[rows].astype(np.int64),
+        "share": total_ms[rows] / grand if grand > 0 else np.full(len(rows), np.nan),
+        "source": text([PYTHON_FRAMES if p else "" for p in placed.tolist()]),
+        "layer_class": text([_class_of_frame(frames[r], layer_calls) if r < len(t.names) else ""
+                             for r in rows]),
+        "layer_calls_per_step": layer_calls_n[rows]}
+    for c in CATEGORIES:
+        out[f"{c}_ms"] = by_cat[c][rows]
+    return Columns(out)

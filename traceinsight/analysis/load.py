@@ -73,7 +73,8 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
             todo[name] = (host, dict(python_files=python, timing=timing, user_files=user_files,
                                      requested=requested, extra_notes=capture_notes,
                                      file_groups=recorded.get("python_files"),
-                                     signatures=recorded.get("input_signatures")), where, key)
+                                     signatures=recorded.get("input_signatures"),
+                                     layer_calls=recorded.get("layer_calls")), where, key)
         elif skipped:
             mode = _with_notes(mode, skipped)
         modes[name] = mode

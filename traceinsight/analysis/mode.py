@@ -171,7 +171,8 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                  timing: Timing | None = None, user_files: frozenset[str] = frozenset(),
                  requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
                  file_groups: dict[str, list[str]] | None = None,
-                 signatures: dict[str, Any] | None = None) -> ModeResult:
+                 signatures: dict[str, Any] | None = None,
+                 layer_calls: dict[str, Any] | None = None) -> ModeResult:
     """Analyse one mode's traces: the host pass gives steps, categories, ops, retraces; the python
     pass gives hotspots, scaled to the host pass's python time. The tables are computed as
     ``Columns`` (numpy only). The host pass (the python pass where there is no host pass) goes
@@ -190,7 +191,7 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                           trace_paths=tuple(map(str, main_files)), notes=tuple(extra_notes))
     return mode_result(name, tr, host_files, python_files, timing=timing, user_files=user_files,
                        requested=requested, extra_notes=extra_notes, file_groups=file_groups,
-                       signatures=signatures)
+                       signatures=signatures, layer_calls=layer_calls)
 
 
 def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
@@ -198,7 +199,8 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
                 user_files: frozenset[str] = frozenset(),
                 requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
                 file_groups: dict[str, list[str]] | None = None,
-                signatures: dict[str, Any] | None = None) -> ModeResult:
+                signatures: dict[str, Any] | None = None,
+                layer_calls: dict[str, Any] | None = None) -> ModeResult:
     """The second half of ``analyze_mode``: a mode's tables from its main pass's
     ``TraceAnalysis`` (and the python-tracer pass's hotspots, from that pass's own
     ``TraceAnalysis``, made as ``analyze_pass`` makes it again)."""
@@ -244,6 +246,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
     if python_traced:
         notes.append("this trace was recorded with the python tracer on: its times include the "
                      "tracer's inflation of Python")
+    python_layers: Columns | None = None
     if host_files and python_files:
         try:
             pt: TraceAnalysis | None = analyze_trace(python_files, framework=framework)
@@ -265,6 +268,12 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
                              "to the host pass's python time (the python tracer inflates Python)")
             hot = hotspots.hotspots_table(pa, psteps, user_files=user_files, scale=scale,
                                               python_files=file_groups)
+            if pt.host_events_recorded and not breakdown.empty:
+                # eager ops carry no layer scope: the pass's layer call frames place them
+                python_layers = layers.python_layers_table(
+                    pa, psteps, host_means={c: float(breakdown.row(c)["mean"])
+                                            for c in results.CATEGORIES},
+                    layer_calls=layer_calls, user_files=user_files, python_files=file_groups)
     elif not python_traced:
         notes.append("no python-tracer pass: no Python hotspots")
     for pass_name, entry in options.items():
@@ -287,6 +296,9 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
     if HLO_OP in table.stat_str and host_files:
         from traceinsight.analysis.hlo_protos import hlo_op_names
         hlo = layers.hlo_scopes(hlo_op_names(list(host_files)))
+    layer_table = layers.layers_table(ops, hlo, layer_calls)
+    if layer_table.empty and python_layers is not None:
+        layer_table = python_layers    # how it was placed: the layers title and its source column
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
         ops=ops, retraces=retraces.retraces_table(a, signatures),
@@ -298,7 +310,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         devices=dev.devices if dev is not None else Columns(),
         kernels=dev.kernels if dev is not None else Columns(),
         stages=tfdata.stage_table_of(table, steps), memory=memory.memory_table(table, steps),
-        layers=layers.layers_table(ops, hlo),
+        layers=layer_table,
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)),
         tracer_events=events)
 

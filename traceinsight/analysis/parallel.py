@@ -436,7 +436,8 @@ _ARGS: dict[str, tuple[Any, Any]] = {
                lambda v: None if v is None else cache.timing_from_dict(v)),
     "user_files": (sorted, frozenset),
     "extra_notes": (list, tuple),
-    **{k: (lambda v: v, lambda v: v) for k in ("requested", "file_groups", "signatures")},
+    **{k: (lambda v: v, lambda v: v) for k in ("requested", "file_groups", "signatures",
+                                                 "layer_calls")},
 }
 
 

@@ -55,7 +55,7 @@ def read_timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], 
         for key in ("problem", "first_step_note"):
             if isinstance(info.get(key), str) and info[key]:
                 notes.append(f"{p} pass: {info[key]}")
-    recorded = {k: data[k] for k in ("python_files", "input_signatures")
+    recorded = {k: data[k] for k in ("python_files", "input_signatures", "layer_calls")
                 if isinstance(data.get(k), dict)}
     return timing, requested, tuple(notes), recorded
 

@@ -10,7 +10,11 @@ counts as a step:
 
 * the callback: each training batch of the ``fit`` it is given to (as ``run`` does for ``fit``);
 * the context manager: each outermost ``tf.function`` call inside the block (as ``run`` does for a
-  custom loop), or only calls of the function named by ``step_function``.
+  custom loop), or only calls of the function named by ``step_function``; or, in a loop with no
+  ``tf.function`` (plain eager code), the steps the block marks by hand: ``p.step()`` at the top
+  of each iteration, or ``with p.step(): ...`` around it. Once the block marks a step, only its
+  marks are steps. A mark is TF's own step marker inside the traced window and a clock read
+  outside it (``tools/bench_step_marker.py`` prints what one costs).
 
 Nothing is printed on stdout; one line on stderr says where the run folder is, and TensorFlow's
 log lines about the profiler session are held back. Nothing raises into the user's code: when
@@ -192,11 +196,31 @@ class profile:    # noqa: N801 - used as ``with traceinsight.profile(...)``, lik
 
     Arguments as ``traceinsight run``'s options: ``mode``, ``name``, ``out``, ``into``,
     ``skip_steps`` (5), ``steps`` (10), ``step_function``, ``trace_ms``, ``max_trace_ms``.
-    After the block, ``.run_path`` is the run folder and ``.load()`` analyses it."""
+    After the block, ``.run_path`` is the run folder and ``.load()`` analyses it.
+
+    A loop with no ``tf.function`` marks its steps by hand (``step``)::
+
+        with traceinsight.profile() as p:
+            for batch in data:
+                with p.step():          # or p.step() at the top of the iteration
+                    eager_train(batch)
+    """
 
     def __init__(self, **options: Any) -> None:
         self.session = Session(kind="profile", **options)
         self._restore: Any = None
+        self._mark = _StepMark(self.session)
+
+    def step(self) -> "_StepMark":
+        """Mark a step by hand: called alone at the top of each iteration, the step lasts until the
+        next call or the block's end; ``with p.step(): ...`` ends it with the ``with`` block. From
+        the first mark on, only marked steps are steps (the block's tf.function calls are not)."""
+        agent = self.session.agent
+        if agent is None or self.session.finished:
+            return self._mark         # untraced: nothing to mark
+        agent.manual = True
+        agent.mark("marked step")
+        return self._mark
 
     @property
     def run_path(self) -> Path | None:
@@ -217,6 +241,10 @@ class profile:    # noqa: N801 - used as ``with traceinsight.profile(...)``, lik
             cls = polymorphic_function.Function
             self._restore = (cls, cls.__call__)
             self.session.agent.wrap_tf_function()      # run's own step rule for custom loops
+            agent = self.session.agent
+            if agent.step_function and agent.step_module in sys.modules:
+                # a plain Python function of that name, defined by now: its calls are steps
+                agent.wrap_module_step_function(sys.modules[agent.step_module])
         except Exception as e:
             self.session.agent.disable("could not wrap tf.function", e)
         return self
@@ -227,6 +255,23 @@ class profile:    # noqa: N801 - used as ``with traceinsight.profile(...)``, lik
             cls.__call__ = call
             self._restore = None
         self.session.finish(exc)       # the block's own exception goes on unchanged
+
+
+class _StepMark:
+    """What ``profile.step()`` returns: as a context manager, it ends the step at the block's end."""
+
+    __slots__ = ("session",)
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        agent = self.session.agent
+        if agent is not None and not self.session.finished:
+            agent.close()
 
 
 def keras_callback_class() -> type:

@@ -25,6 +25,33 @@ def _batch_size(tf, np, x) -> int:
     return int(np.shape(tf.nest.flatten(x)[0])[0])
 
 
+def layer_calls(model) -> dict[str, dict[str, Any]]:
+    """Each layer class's ``call`` as the python tracer names its frame (the file's base name and
+    the function's first line: ``base_conv.py:171``) -> the function's qualified name and the
+    model's layers (by name, nested models' included) whose ``call`` it is. The analysis places a
+    mode's eager time under those frames by layer (``analysis/layers.py``): the frames carry no
+    instance, so the layers of one class share a row. Empty where the model cannot list its
+    layers."""
+    import inspect
+    import os
+    out: dict[str, dict[str, Any]] = {}
+    try:    # Keras 2 and 3 both keep this walk of the layer tree (the model itself first)
+        found = list(model._flatten_layers(include_self=True, recursive=True))
+    except Exception:
+        return out
+    for layer in found:
+        try:
+            code = inspect.unwrap(type(layer).call).__code__
+        except (AttributeError, ValueError):
+            continue
+        key = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+        entry = out.setdefault(key, {"function": getattr(code, "co_qualname",
+                                                         f"{type(layer).__name__}.call"),
+                                     "layers": []})
+        entry["layers"].append(str(layer.name))
+    return out
+
+
 def keras_driver(tf, mode: modes_mod.Mode, module):
     import numpy as np
 
@@ -61,6 +88,8 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
                                          else f"{type(v).__module__}.{type(v).__name__}")
                                      for k, v in ck.items()}
 
+    # the python tracer's layer frames, for the layers table (phases.py moves it out of details)
+    details["layer_calls"] = layer_calls(model)
     if row.call == CALL and row.compile == EAGER:
         return CallDriver(tf, lambda: model(x), details=details)
     if row.call == CALL:

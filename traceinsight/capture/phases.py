@@ -152,6 +152,11 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
         next_step = prec.next_step  # rounds number their steps after the python pass's
     timings["traced"] = traced
     timings["details"] = dict(driver.details)
+    # each layer class's call frame -> its layers (keras_driver.layer_calls): the layers table's
+    # map of the python-tracer pass
+    if timings["details"].get("layer_calls"):
+        timings["layer_calls"] = timings["details"].pop("layer_calls")
+    timings["details"].pop("layer_calls", None)
     # the python tracer names frames by file base name only: record which package each is from
     timings["python_files"] = loaded_python_files(spec.get("workload"))
     if getattr(driver, "signatures", None) is not None:

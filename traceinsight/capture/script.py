@@ -449,9 +449,11 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         # the hook failed (at the first step, or wrapping TF / Keras): say why, never "no steps"
         error = f"traceinsight could not mark the script's steps: {reason}"
     elif not steps and tf_version:
+        named = settings.get("step_function")
         error = (f"no steps: {how} before its first step" if rc or raised else
                  "no steps: the script called neither Keras fit / train_on_batch / predict nor a "
-                 "tf.function")
+                 + (f"function named {named} (step_function)" if named else "tf.function")
+                 + ", and marked no step by hand (traceinsight.profile's p.step())")
     elif not steps:
         error = (f"no steps: {how} before it imported TensorFlow" if rc or raised else
                  "no steps: the script never imported TensorFlow")

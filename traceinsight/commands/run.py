@@ -39,8 +39,10 @@ class Command:
         parser.add_argument("--steps", type=int, default=10,
                             help="steps in the traced window (default: 10)")
         parser.add_argument("--step-function", metavar="NAME",
-                            help="count only calls of the tf.function of this name as steps "
-                                 "(default: every outermost tf.function call outside Keras methods)")
+                            help="count only calls of the tf.function of this name as steps, or "
+                                 "of the plain Python function NAME of the script (after its first "
+                                 "call) or module.NAME (default: every outermost tf.function call "
+                                 "outside Keras methods)")
         parser.add_argument("--trace-ms", type=int,
                             help="longest traced window in ms: the trace ends after --steps steps "
                                  "or then, whichever comes first (default: --max-trace-ms)")

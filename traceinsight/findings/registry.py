@@ -13,7 +13,19 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from traceinsight.finding import Finding
-from traceinsight.findings import backend, dispatch, inputs, keras_calls, memory, ranking, retracing, steadiness, tf1, xla
+from traceinsight.findings import (
+    backend,
+    dispatch,
+    inputs,
+    keras_calls,
+    layers,
+    memory,
+    ranking,
+    retracing,
+    steadiness,
+    tf1,
+    xla,
+)
 from traceinsight.model import Run
 
 
@@ -40,6 +52,7 @@ REGISTRY: tuple[Rule, ...] = (
     Rule(steadiness.rule_distortion, ("profiler-distortion",)),
     Rule(steadiness.rule_host_not_recorded, ("host-not-recorded",)),
     Rule(memory.rule_memory, ("memory",)),
+    Rule(layers.rule_layer_explains, ("layer-explains",)),
 )
 
 # Every rule id a finding can carry (``Finding.rule``): the one list of them.

@@ -57,6 +57,14 @@ LAYER_COLUMNS = [
     Column("layer", "layer"),
 ]
 
+# an eager mode's layers (the python-tracer pass's layer frames) add the time by category and
+# the layer calls per step; op tables' layers have none of these columns
+EAGER_LAYER_COLUMNS = [
+    Column("layer_calls_per_step", "layer calls/step", fmt.count, numeric=True),
+    *(Column(f"{c}_ms", f"{c} ms", fmt.ms, numeric=True)
+      for c in ("op", "dispatch", "input", "python", "other")),
+]
+
 KERNEL_COLUMNS = [
     Column("ms_per_step", "device ms/step", fmt.ms, numeric=True),
     Column("share", "share", fmt.percent, numeric=True),
@@ -216,7 +224,7 @@ class ModeScreen(Screen):
             yield TabPane(f"Ops ({len(m.table('ops')):,})", id="tab-ops")
             yield TabPane("Python", id="tab-python")
             yield TabPane(f"Retraces ({len(m.table('retraces'))})", id="tab-retraces")
-            if not m.table("layers").empty:  # modes whose ops carry layer scopes (graph, XLA)
+            if not m.table("layers").empty:  # graph / XLA op scopes, or eager python-tracer frames
                 yield TabPane(f"Layers ({int(m.table('layers')['placed'].sum())})", id="tab-layers")
             yield TabPane("Steps", id="tab-steps")
             if not m.table("stages").empty:  # tf.data traces only: the others keep their tabs
@@ -259,8 +267,11 @@ class ModeScreen(Screen):
                                noun="functions", placeholder="/ filter functions",
                                detail=retrace_detail, id="retraces")]
         if pane_id == "tab-layers":
+            table = m.table("layers").to_pandas()
+            cols = LAYER_COLUMNS[:-1] + [c for c in EAGER_LAYER_COLUMNS if c.key in table] \
+                + LAYER_COLUMNS[-1:]
             return [Static(Text(fmt.LAYERS_TITLE, style="dim")),
-                    FrameTable(m.table("layers").to_pandas(), LAYER_COLUMNS, filter_columns=["layer"],
+                    FrameTable(table, cols, filter_columns=["layer"],
                                noun="layers", placeholder="/ filter layers", id="layers")]
         if pane_id == "tab-steps":
             return [VerticalScroll(StepChart(step_series(m), m.table("steps").to_pandas(), id="steps"))]

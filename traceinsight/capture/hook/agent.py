@@ -10,7 +10,14 @@ script imports ``tensorflow`` / ``keras`` itself, then wraps
   step per call (``evaluate`` is wrapped only so its inner calls are not steps);
 * ``tf.function`` calls (``Function.__call__``): one step per outermost call made outside those
   Keras methods (a custom training loop's ``train_step``), optionally only the function named by
-  ``--step-function``.
+  ``--step-function``;
+* or, when ``--step-function`` names a plain Python function (``module.func``, or ``func`` of the
+  script itself), each call of it: ``module.func`` is wrapped when its module is imported;
+  ``func`` of ``__main__`` is found at its first call (a trace function watches the script's
+  calls from TensorFlow's import until then: that first call is not a step) and wrapped in the
+  script's globals, so the calls after it are steps;
+* ``traceinsight.profile``'s hand-marked steps (``p.step()``, ``capture.inprocess``): once the
+  script marks a step by hand, only its marks are steps (``manual``).
 
 Every step gets TF's step marker ``tf.profiler.experimental.Trace("train", step_num=i, _r=1)``
 and a ``perf_counter`` time. At step ``skip_steps`` a profiler session starts in this process
@@ -33,6 +40,7 @@ they are loaded by path into any interpreter, which needs nothing of traceinsigh
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib.abc
 import importlib.util
 import json
@@ -41,6 +49,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from typing import Any
 
 SPEC_ENV = "TRACEINSIGHT_RUN_SPEC"
@@ -147,6 +156,11 @@ class Agent:
         self.window = int(spec.get("steps", 10))
         self.levels = dict(spec["levels"])
         self.step_function = spec.get("step_function") or None
+        # a plain Python function named by ``--step-function``: its module (``__main__`` for an
+        # undotted name) and name; a tf.function is matched by the last part
+        module, _, func = (self.step_function or "").rpartition(".")
+        self.step_module, self.step_name = module or "__main__", func
+        self.manual = False             # the script marks its steps by hand (``p.step()``)
         self.tf: Any = None     # the tensorflow module, once the script imports it
         self.steps_s: list[float] = []
         self.step_nums: list[int] = []
@@ -176,11 +190,23 @@ class Agent:
         self._worker_pid = -1
         self.on_saved: Any = None      # called on the agent's thread once the trace is saved
         self._wake = threading.Event()
+        # the agent's thread waits with nothing to do: the next step wakes it. A step only reads
+        # this flag (Event.set takes a lock: a step pays it once per save, not every time)
+        self._idle = False
+        # a fork's child is not the traced process; checked per step without a system call
+        self._forked = False
+        try:
+            os.register_at_fork(after_in_child=self._in_child)
+        except (AttributeError, ValueError):   # not POSIX
+            pass
+
+    def _in_child(self) -> None:
+        self._forked = True
 
     # ------------------------------------------------------------------ steps
 
     def _usable(self) -> bool:
-        return not self.broken and self.tf is not None and os.getpid() == self.pid
+        return not self.broken and self.tf is not None and not self._forked
 
     def _recording(self) -> bool:
         """The session records and is not being stopped: a step starting now is traced."""
@@ -192,7 +218,7 @@ class Agent:
         if self.open is not None:
             return False
         if not self._usable():
-            if self.broken and os.getpid() == self.pid:
+            if self.broken and not self._forked:
                 self.unmarked += 1
             return False
         try:
@@ -225,19 +251,64 @@ class Agent:
                 marker.__exit__(None, None, None)
             except Exception as e:
                 self.disable("could not close a step", e)
-        with self.lock:
-            if len(self.steps_s) < MAX_RECORDED_STEPS:
-                self.steps_s.append(t1 - t0)
-                self.step_nums.append(self.next_step)
-                self.traced.append(traced)
-            self.next_step += 1
+        # no lock: the three lists grow in this order, each by one append (atomic), and ``save``
+        # copies the prefix all three hold
+        if len(self.steps_s) < MAX_RECORDED_STEPS:
+            self.steps_s.append(t1 - t0)
+            self.step_nums.append(self.next_step)
+            self.traced.append(traced)
+        self.next_step += 1
         if traced:
             self.traced_n += 1
             if self.traced_n >= self.window:
                 self._ask(stop=True)     # the agent's thread saves it: the next step does not wait
         elif not self.start_asked and self.next_step >= self.skip - 1:
             self._ask(start=True)        # a step ahead (see _start_trace)
-        self._wake.set()
+        if self._idle:
+            self._idle = False
+            self._wake.set()
+
+    def mark(self, kind: str) -> bool:
+        """A hand-marked step (``p.step()``): end the open step, if any, and begin the next at the
+        same instant; False when the new one is not a step (as ``begin``). Where the profiler has
+        no part in either step (a warm-up step before the session is asked to start, a step after
+        the window) it takes the short path: one clock read and the step's record, nothing else."""
+        t = time.perf_counter()
+        now = self.open
+        if (now is None or now[0] is None) and not self.broken and not self._forked \
+                and self.tf is not None and (self.stop_asked or self.next_step + 2 < self.skip):
+            if now is not None:
+                self._record(t - now[2])
+            self.kinds[kind] = self.kinds.get(kind, 0) + 1
+            self.open = (None, False, t)
+            return True
+        if now is not None:
+            self.end()
+        return self.begin(kind)
+
+    def close(self) -> None:
+        """End the open step (``with p.step():``'s end), by the short path where ``mark`` takes it."""
+        t = time.perf_counter()
+        now = self.open
+        if now is None:
+            return
+        if now[0] is None and not self.broken and not self._forked \
+                and (self.stop_asked or self.next_step + 2 < self.skip):
+            self.open = None
+            self._record(t - now[2])
+        else:
+            self.end()
+
+    def _record(self, step_s: float) -> None:
+        """An untraced step's record, ended by ``mark`` or ``close``."""
+        if len(self.steps_s) < MAX_RECORDED_STEPS:
+            self.steps_s.append(step_s)
+            self.step_nums.append(self.next_step)
+            self.traced.append(False)
+        self.next_step += 1
+        if self._idle:
+            self._idle = False
+            self._wake.set()
 
     # ------------------------------------------------------------------ profiler
 
@@ -359,11 +430,15 @@ class Agent:
     def _work(self) -> None:
         next_save = 0.0
         while os.getpid() == self.pid:
-            if self._recording() or len(self.steps_s) == self._saved_n:
-                timeout = None
-            else:
+            self._idle = True    # before the check: a step that ends after it wakes the wait
+            timeout = None
+            if self._recording():
+                self._idle = False    # nothing to do in the window but stop (``_ask`` wakes it)
+            elif len(self.steps_s) != self._saved_n:
+                self._idle = False
                 timeout = max(0.0, next_save - time.perf_counter())
             self._wake.wait(timeout)
+            self._idle = False
             self._wake.clear()
             try:
                 if self.start_asked and not self.started.is_set():
@@ -383,8 +458,9 @@ class Agent:
                 next_save = time.perf_counter() + max(SAVE_S, 20 * (time.perf_counter() - t0))
 
     def save(self, exiting: bool = False) -> None:
-        with self.lock:     # a copy, made quickly: the script's thread appends under this lock
-            n = len(self.steps_s)
+        with self.lock:     # a copy, made quickly (the script's thread appends without a lock:
+            # the prefix all three lists hold is whole)
+            n = min(len(self.steps_s), len(self.step_nums), len(self.traced))
             state = {
                 "pid": self.pid, "versions": dict(self.versions), "steps_s": self.steps_s[:n],
                 "step_nums": self.step_nums[:n], "traced": self.traced[:n],
@@ -416,6 +492,8 @@ class Agent:
                 self.tf = module
                 self.versions["tensorflow"] = getattr(module, "__version__", "?")
                 self.wrap_tf_function()
+                if self.step_function and self.step_module == "__main__":
+                    self.find_main_step_function()
                 self.start_worker()
                 self.save()
                 # registered after TensorFlow's own exit handlers, so it runs before them (LIFO)
@@ -423,18 +501,81 @@ class Agent:
             elif name == "keras":
                 self.versions["keras"] = getattr(module, "__version__", "?")
                 self._wrap_keras(module)
+            if self.step_function and name == self.step_module:
+                self.wrap_module_step_function(module)
         except Exception as e:
             self.disable(f"could not wrap {name}", e)
+
+    # ------------------------------------------------------------------ --step-function
+
+    def step_wrapper(self, fn):
+        """``fn`` with each outermost call a step (a plain Python function named by
+        ``--step-function``)."""
+        agent = self
+
+        @functools.wraps(fn)
+        def step(*args, **kwargs):
+            if agent.guard or agent.open is not None or not agent.begin("python function"):
+                return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                agent.end()
+
+        return step
+
+    def wrap_module_step_function(self, module) -> None:
+        """``--step-function module.func``: wrap ``func`` in its module once it is imported (calls
+        through the module's globals and ``from module import func`` made after it get the
+        wrapper). A tf.function of that name is left to ``wrap_tf_function``."""
+        fn = getattr(module, self.step_name, None)
+        if isinstance(fn, types.FunctionType):
+            setattr(module, self.step_name, self.step_wrapper(fn))
+        elif self.step_module != "__main__" and not hasattr(fn, "_python_function"):
+            self.notes.append(f"--step-function: {self.step_function} is not a function of "
+                              f"{self.step_module}; nothing was wrapped")
+
+    def find_main_step_function(self) -> None:
+        """``--step-function func`` of the script itself: the script defines it after this runs
+        (at TensorFlow's import), so a trace function watches the script's calls (Python frames of
+        this thread only; C calls are not seen) until the first call of a function of that name
+        whose globals are ``__main__``'s, wraps it there, and stops: that first call is not a
+        step, the next ones are. When the name is a tf.function, it stops at once and the
+        tf.function's own wrapper marks its calls. A trace function already set (a debugger,
+        coverage) is never replaced: then nothing is wrapped, and the run says so."""
+        main = sys.modules.get("__main__")
+        if main is None:
+            return
+        if sys.gettrace() is not None:
+            self.notes.append(f"--step-function {self.step_function}: a trace function (a "
+                              "debugger, coverage) was active, so the script's function was not "
+                              "looked for; only a tf.function of that name marks steps")
+            return
+        g, name, agent = main.__dict__, self.step_name, self
+
+        def watch(frame, event, arg):
+            code = frame.f_code
+            if code.co_name != name or frame.f_globals is not g:
+                return None
+            sys.settrace(None)
+            fn = g.get(name)
+            if isinstance(fn, types.FunctionType) and fn.__code__ is code:
+                g[name] = agent.step_wrapper(fn)
+                agent.notes.append(f"steps are the calls of {name} after its first (which "
+                                   "traceinsight found it by)")
+            return None
+
+        sys.settrace(watch)
 
     def wrap_tf_function(self) -> None:
         from tensorflow.python.eager.polymorphic_function import polymorphic_function
         cls = polymorphic_function.Function
         original = cls.__call__
         agent = self
-        wanted = self.step_function
+        wanted = self.step_name if self.step_function else None
 
         def __call__(fn, *args, **kwargs):
-            if agent.guard or agent.open is not None or (
+            if agent.guard or agent.open is not None or agent.manual or (
                     wanted and getattr(fn, "_name", None) != wanted
                     and getattr(getattr(fn, "_python_function", None), "__name__", None) != wanted):
                 return original(fn, *args, **kwargs)
@@ -514,16 +655,20 @@ class Agent:
 
 
 class _ImportWatcher(importlib.abc.MetaPathFinder):
-    """Calls ``agent.on_import(name, module)`` right after ``tensorflow`` / ``keras`` execute."""
+    """Calls ``agent.on_import(name, module)`` right after ``tensorflow`` / ``keras`` (and the module
+    of a ``--step-function module.func``) execute."""
 
     WATCH = ("tensorflow", "keras")
 
     def __init__(self, agent: Agent):
         self.agent = agent
         self.busy: set[str] = set()
+        self.watch = set(self.WATCH)
+        if agent.step_function and agent.step_module != "__main__":
+            self.watch.add(agent.step_module)
 
     def find_spec(self, name, path=None, target=None):
-        if name not in self.WATCH or name in self.busy:
+        if name not in self.watch or name in self.busy:
             return None
         self.busy.add(name)
         try:
@@ -564,6 +709,8 @@ def install() -> None:
         return
     _agent = agent
     sys.meta_path.insert(0, _ImportWatcher(agent))
+    if agent.step_function and agent.step_module in sys.modules and agent.step_module != "__main__":
+        agent.wrap_module_step_function(sys.modules[agent.step_module])
     agent.save()
 
 
