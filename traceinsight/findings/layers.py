@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
-from traceinsight.finding import Finding
+from traceinsight.finding import Change, Finding, advice
 from traceinsight.model import ModeResult, Run
 
 # the group must hold this share of the difference between the two layers tables' totals, and
@@ -88,19 +89,22 @@ def _describe(key: str, fast: _Group, slow: _Group, by_class: bool) -> str:
     return f"layer {leaves[0]} ({key})" if leaves and leaves[0] not in key else f"layer {key}"
 
 
-def _fix(slow: ModeResult, fast: ModeResult, what: str) -> str:
+def _fix(slow: ModeResult, fast: ModeResult, what: str) -> tuple[str, tuple[tuple[Change, str], ...]]:
+    """The fix's lines, and which of them recommend a change (``Finding.advice``)."""
     a, b = slow.kind.axes(), fast.kind.axes()
     if a is not None and b is not None and a.jit == "on" and b.jit == "off":
-        return (f"# XLA runs {what} slower than the graph here: compile without XLA\n"
-                "model.compile(..., jit_compile=False)   # or tf.function(model, jit_compile=False)")
+        off = "model.compile(..., jit_compile=False)   # or tf.function(model, jit_compile=False)"
+        return (f"# XLA runs {what} slower than the graph here: compile without XLA\n" + off,
+                advice(Change.XLA_OFF, off))
     if a is not None and b is not None and a.execution == "eager" and b.execution == "graph":
         return (f"# in eager, {what} pays Python and dispatch per op: run the model as a graph\n"
-                "model = tf.function(model)   # or model.compile(..., run_eagerly=False)")
+                "model = tf.function(model)   # or model.compile(..., run_eagerly=False)"), ()
     return (f"# time {what} alone in both modes to confirm (tools/time_layers_alone.py),\n"
-            f"# then run it as {fast.name} does")
+            f"# then run it as {fast.name} does"), ()
 
 
-def _pair(run: Run, slow: ModeResult, fast: ModeResult) -> Finding | None:
+def _pair(run: Run, slow: ModeResult, fast: ModeResult) -> dict[str, Any] | None:
+    """The layer-explains finding's fields for ``slow`` against ``fast``, or None."""
     by_class = all("layer_class" in m.table("layers")
                    and (np.asarray(m.table("layers")["layer_class"]) != "").any()
                    for m in (slow, fast))
@@ -127,16 +131,16 @@ def _pair(run: Run, slow: ModeResult, fast: ModeResult) -> Finding | None:
                 f"Untraced medians: {slow.name} {slow.median_ms:.1f}, {fast.name} "
                 f"{fast.median_ms:.1f} ms/step. How each table placed its time is in its source "
                 "column; what no layer holds is its last row.")
-    return Finding(rule="layer-explains",
-                   title=f"{slow.name} is slower than {fast.name} mostly in {what}: "
-                   f"{s.ms:.1f} vs {f.ms:.1f} ms/step",
-                   evidence=evidence, fix=_fix(slow, fast, what), saving_ms=None,
-                   saving_basis="not a saving: where the difference between the two modes lies",
-                   modes=(slow.name, fast.name))
+    fix, fix_advice = _fix(slow, fast, what)
+    return dict(title=f"{slow.name} is slower than {fast.name} mostly in {what}: "
+                f"{s.ms:.1f} vs {f.ms:.1f} ms/step",
+                evidence=evidence, fix=fix, advice=fix_advice, saving_ms=None,
+                saving_basis="not a saving: where the difference between the two modes lies",
+                modes=(slow.name, fast.name))
 
 
-def _python_in_one_layer(m: ModeResult) -> Finding | None:
-    """An eager mode whose Python is mostly one layer class's."""
+def _python_in_one_layer(m: ModeResult) -> dict[str, Any] | None:
+    """An eager mode whose Python is mostly one layer class's: the finding's fields, or None."""
     t = m.table("layers")
     if not _eager(m):
         return None
@@ -150,15 +154,14 @@ def _python_in_one_layer(m: ModeResult) -> Finding | None:
     if share < PYTHON_SHARE:
         return None
     name = str(t["layer"][i])
-    return Finding(rule="layer-explains",
-                   title=f"{m.name} spends {share:.0%} of its Python in {name}",
-                   evidence=(f"Python under {name}'s call frames: {py[i]:.1f} of {total:.1f} "
-                             f"ms/step of the mode's Python (python-tracer pass, scaled to the "
-                             f"host pass), {float(t['ms_per_step'][i]):.1f} ms/step in all."),
-                   fix=(f"# {name}: move its per-element Python (loops, slicing) into whole-"
-                        "tensor ops,\n# or run the model as a graph: model = tf.function(model)"),
-                   saving_ms=None, saving_basis="not a saving: where the mode's Python lies",
-                   modes=(m.name,))
+    return dict(title=f"{m.name} spends {share:.0%} of its Python in {name}",
+                evidence=(f"Python under {name}'s call frames: {py[i]:.1f} of {total:.1f} "
+                          f"ms/step of the mode's Python (python-tracer pass, scaled to the "
+                          f"host pass), {float(t['ms_per_step'][i]):.1f} ms/step in all."),
+                fix=(f"# {name}: move its per-element Python (loops, slicing) into whole-"
+                     "tensor ops,\n# or run the model as a graph: model = tf.function(model)"),
+                saving_ms=None, saving_basis="not a saving: where the mode's Python lies",
+                modes=(m.name,))
 
 
 def rule_layer_explains(run: Run) -> Iterable[Finding]:
@@ -173,11 +176,11 @@ def rule_layer_explains(run: Run) -> Iterable[Finding]:
         for slow in sorted(modes, key=lambda m: m.name):
             if slow is fast:
                 continue
-            found = _pair(run, slow, fast)
-            if found is not None:
-                yield found
+            fields = _pair(run, slow, fast)
+            if fields is not None:
+                yield Finding(rule="layer-explains", **fields)
     for m in sorted(run.modes.values(), key=lambda m: m.name):
         if m.ok:
-            found = _python_in_one_layer(m)
-            if found is not None:
-                yield found
+            fields = _python_in_one_layer(m)
+            if fields is not None:
+                yield Finding(rule="layer-explains", **fields)
