@@ -25,8 +25,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from traceinsight import present as fmt
-from traceinsight.columns import Columns, fields_equal
+from traceinsight.categories import CATEGORIES
+from traceinsight.columns import Columns, Table, fields_equal
+from traceinsight.comparison import Comparison
+from traceinsight.factortable import FactorTable
 from traceinsight.finding import Finding
+from traceinsight.hostgroup import HostGroup
 from traceinsight.machineload import RoundAction, RoundLoad
 from traceinsight.modekind import ModeKind, mode_kind
 from traceinsight.resample import bootstrap_medians, samples_digest
@@ -35,11 +39,6 @@ from traceinsight.stepsource import StepSource
 if TYPE_CHECKING:
     import pandas as pd
 
-    from traceinsight.analysis.mode import TraceAnalysis
-    from traceinsight.compare import Comparison
-    from traceinsight.factors import FactorTable
-
-CATEGORIES: tuple[str, ...] = ("op", "dispatch", "tracing", "compile", "input", "python", "other")
 
 CATEGORY_HELP: dict[str, str] = {
     "op": "kernels running (eager kernels, graph-function and XLA executable runs)",
@@ -318,36 +317,6 @@ TABLES: tuple[str, ...] = ("steps", "breakdown", "ops", "retraces", "hotspots", 
                            "device_steps", "devices", "kernels", "stages", "memory", "layers")
 
 
-class Table:
-    """A table field of a frozen dataclass (``ModeResult``'s, ``compare.Comparison``'s): stored in
-    one form, ``Columns``, read publicly as a DataFrame.
-
-    Set it to ``Columns`` (what the analysis computes) or to a DataFrame (tables made by hand):
-    a DataFrame is converted once, here, and its data copied, so the object never shares a table
-    with the caller; None (left out) is an empty table, with the columns ``names`` when given.
-    Read (``mode.steps``), it is a new DataFrame built from the columns on every read (pandas is
-    imported then, not before): the reader may change it, the object stays as it was. Code
-    inside the package reads the columns, ``ModeResult.table(name)``."""
-
-    def __init__(self, names: tuple[str, ...] = ()) -> None:
-        self.names = names
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        if obj is None:
-            return None      # the dataclass default: no table
-        return obj.__dict__[self.name].to_pandas()
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        if value is None:
-            value = Columns.no_rows(self.names) if self.names else Columns()
-        elif not isinstance(value, Columns):
-            value = Columns.from_pandas(value)      # a DataFrame (only pandas code makes one)
-        obj.__dict__[self.name] = value
-
-
 class FirstStep:
     """``ModeResult.first_step``: {category: ms} of the process's first step, or None when the
     trace does not have it apart. Set it to a mapping (a dict, or a pandas Series indexed by
@@ -502,8 +471,10 @@ class ModeResult:
     display: Display | None = field(default=None, repr=False, compare=False)
     # the per-event data of one capture pass (event table, attribution, steps) where the loader
     # was asked to keep it (``traceinsight.load(path, keep_trace={mode: pass})``: what the
-    # Chrome-trace export draws); never cached, never sent between processes. None: not kept
-    trace: TraceAnalysis | None = field(default=None, repr=False, compare=False)
+    # Chrome-trace export draws); never cached, never sent between processes. None: not kept.
+    # An ``analysis.mode.TraceAnalysis``, opaque to the model (the analysis sits above it): its
+    # readers, the export and the timeline, name its type
+    trace: Any = field(default=None, repr=False, compare=False)
     # bootstrap medians of ``step_samples_ms`` resampled elsewhere from these very samples (by the
     # worker process that analysed the mode, kept by the analysis cache with their digest, or
     # carried over by ``replace``); None: resampled here when first read (``boot_medians``)
@@ -742,7 +713,7 @@ class RunFigures:
     summary: Columns
     findings: tuple[Finding, ...]
     comparisons: Mapping[tuple[str, str], Comparison]
-    host_groups: tuple
+    host_groups: tuple[HostGroup, ...]
     program_groups: tuple[tuple[str, ...], ...]
     concentrated: Mapping[str, Mapping[str, dict]]
     disagreements: tuple[Comparison, ...]
@@ -907,7 +878,7 @@ class Run:
         assert self.analyzer is not None      # a run with figures has the analyzer that made them
         return self.analyzer.compare(self, a, b)
 
-    def host_groups(self) -> tuple:
+    def host_groups(self) -> tuple[HostGroup, ...]:
         """The hosts of each multi-host profile session compared: per-host step time, the
         straggler, the spread, per-step waits (``traceinsight.analysis.hosts.HostGroup``); ()
         when no session has two hosts."""
