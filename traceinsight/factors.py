@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -42,9 +42,7 @@ from traceinsight.factortable import (
 )
 from traceinsight.modekind import AXES, TF2_TWIN, Axes, ModeKind, all_kinds, name_of
 from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED
-
-if TYPE_CHECKING:
-    from traceinsight.model import Run
+from traceinsight.runview import RunView
 
 # the table's types live below the model (``traceinsight.factortable``); read from here too
 __all__ = ["FACTORS", "FACTOR_LABELS", "LEVELS", "LEVEL_LABELS", "NO_DEVICE_PAIR", "FactorTable",
@@ -55,7 +53,7 @@ _INTERACTION_SEED = SEED + 7
 # --------------------------------------------------------------------------------------------------
 
 
-def _modes_by_axes(run: Run) -> dict[Axes, str]:
+def _modes_by_axes(run: RunView) -> dict[Axes, str]:
     """The run's comparable modes (ok, with untraced or traced steps, a capture base) by their
     axes; the first in run order where two share them."""
     out: dict[Axes, str] = {}
@@ -73,7 +71,7 @@ def _ordered(factor: str, x: str, y: str) -> tuple[str, str]:
     return (x, y) if (ix, x) <= (iy, y) else (y, x)
 
 
-def _step(run: Run, factor: str, from_mode: str, from_level: str, to_mode: str,
+def _step(run: RunView, factor: str, from_mode: str, from_level: str, to_mode: str,
           to_level: str) -> Step:
     return Step(factor, from_level, to_level, run.compare(to_mode, from_mode))
 
@@ -84,7 +82,7 @@ def _moved(ax: Axes, **changes: str) -> Axes:
     return Axes(**d)
 
 
-def _effects(run: Run, by_axes: dict[Axes, str]) -> list[Step]:
+def _effects(run: RunView, by_axes: dict[Axes, str]) -> list[Step]:
     out = []
     items = list(by_axes.items())
     for (ax1, n1), (ax2, n2) in itertools.combinations(items, 2):
@@ -102,7 +100,7 @@ def _effects(run: Run, by_axes: dict[Axes, str]) -> list[Step]:
     return out
 
 
-def _interactions(run: Run, by_axes: dict[Axes, str]) -> list[Interaction]:
+def _interactions(run: RunView, by_axes: dict[Axes, str]) -> list[Interaction]:
     out = []
     for ax, corner in by_axes.items():
         for f, g in itertools.combinations(FACTORS, 2):
@@ -133,7 +131,7 @@ def _index(factor: str, level: str) -> int:
     return levels.index(level) if level in levels else len(levels)
 
 
-def _interaction_interval(run: Run, x: str, f: str, g: str, fg: str) -> tuple[float, float, float]:
+def _interaction_interval(run: RunView, x: str, f: str, g: str, fg: str) -> tuple[float, float, float]:
     """m(fg)·m(x) / (m(f)·m(g)) of the four modes' medians and its 95 % percentile interval, each
     mode's bootstrap medians drawn independently of the others' (``ModeResult.boot_medians``:
     every mode resamples with the same seed, so each side is shuffled by its own permutation)."""
@@ -151,7 +149,7 @@ def _interaction_interval(run: Run, x: str, f: str, g: str, fg: str) -> tuple[fl
     return r, lo, hi
 
 
-def _gap_pairs(run: Run, by_axes: dict[Axes, str]) -> list[tuple[str, str, str]]:
+def _gap_pairs(run: RunView, by_axes: dict[Axes, str]) -> list[tuple[str, str, str]]:
     """(why, from, to): each TF1 mode and its TF2 twin (Keras 3 on TensorFlow, the same call and
     input), then the fastest and the slowest mode of each task when they differ in two factors or
     more."""
@@ -176,7 +174,7 @@ def _gap_pairs(run: Run, by_axes: dict[Axes, str]) -> list[tuple[str, str, str]]
     return pairs
 
 
-def _beside(run: Run, to_mode: str, factors: tuple[str, ...], effects: list[Step]) -> tuple[Step, ...]:
+def _beside(run: RunView, to_mode: str, factors: tuple[str, ...], effects: list[Step]) -> tuple[Step, ...]:
     out = []
     for s in effects:
         if s.factor in factors or to_mode not in (s.from_mode, s.to_mode):
@@ -188,7 +186,7 @@ def _beside(run: Run, to_mode: str, factors: tuple[str, ...], effects: list[Step
     return tuple(out)
 
 
-def _gap(run: Run, why: str, a: str, b: str, by_axes: dict[Axes, str],
+def _gap(run: RunView, why: str, a: str, b: str, by_axes: dict[Axes, str],
          interactions: list[Interaction], effects: list[Step]) -> Gap:
     ax_a, ax_b = run.modes[a].kind.axes(), run.modes[b].kind.axes()
     assert ax_a is not None and ax_b is not None
@@ -233,7 +231,7 @@ def _kinds_by_axes(workload: str | None) -> dict[Axes, ModeKind]:
     return out
 
 
-def _workload(run: Run) -> str | None:
+def _workload(run: RunView) -> str | None:
     """The run's workload kind ("keras" / "function", run.json's), which says which modes the
     capture can add to it; None for foreign traces."""
     wl = run.manifest.get("workload") if isinstance(run.manifest, dict) else None
@@ -241,12 +239,12 @@ def _workload(run: Run) -> str | None:
     return kind if kind in ("keras", "function") else None
 
 
-def _kind_of(run: Run, ax: Axes) -> ModeKind | None:
+def _kind_of(run: RunView, ax: Axes) -> ModeKind | None:
     """A mode kind with these axes that the capture can make for the run's workload, if any."""
     return _kinds_by_axes(_workload(run)).get(ax)
 
 
-def _absent(run: Run, effects: list[Step],
+def _absent(run: RunView, effects: list[Step],
             by_axes: dict[Axes, str]) -> list[tuple[str, str, tuple[str, ...]]]:
     """The factors no pair of the run measures, each with the fewest modes to add that would give
     it one (a mode beside one of the run's, else two), as ``capture --modes`` names them."""
@@ -282,7 +280,7 @@ def _absent(run: Run, effects: list[Step],
     return out
 
 
-def factor_table(run: Run) -> FactorTable:
+def factor_table(run: RunView) -> FactorTable:
     """The run's factor table (see the module). Every comparison comes from ``run.compare``, so
     it is the run's own, computed once."""
     by_axes = _modes_by_axes(run)

@@ -14,7 +14,7 @@ from traceinsight.ratio import RatioEstimate
 from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED, bootstrap_medians
 
 if TYPE_CHECKING:
-    from traceinsight.model import Run
+    from traceinsight.runview import RunView
 
 _DIFF_SEED = 20261121  # fixed: the same diff always shows the same intervals
 
@@ -419,7 +419,7 @@ SUMMARY_COLUMNS = ["mode", "status", "median_ms", "p25_ms", "p75_ms", "ci_lo_ms"
                    "first_step_ms", "distortion", "fastest", "error", "vs_fastest"]
 
 
-def summarize(run: "Run") -> Columns:
+def summarize(run: RunView) -> Columns:
     """One row per mode: median ms/step with quartiles and CI, ratio to the fastest mode with its 95 %
     interval and whether it orders the two (``mode_ratio``, through ``Run.compare``: the figure
     every page shows; the fastest mode's own row is 1 without an interval) and the verdict it

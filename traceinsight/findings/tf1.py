@@ -10,7 +10,7 @@ from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import pairing
 from traceinsight.modekind import ModeKind
-from traceinsight.model import Run
+from traceinsight.runview import RunView
 
 # The fix for a TF2 mode slower than its TF1 twin, by how the step is called (``modekind.Axes``'
 # call): each names the call that removes that call's own per-step overhead.
@@ -52,7 +52,7 @@ def tf2_fix(kind: ModeKind) -> str:
     return _TF2_FIXES.get(axes.call if axes is not None else "", _TF2_FIX_GRAPH)
 
 
-def rule_tf1_vs_tf2(run: Run) -> Iterable[Finding]:
+def rule_tf1_vs_tf2(run: RunView) -> Iterable[Finding]:
     """A TF1 graph mode (tf_keras with eager disabled, run by a Session) against its TF2 twin:
     which is faster, by how much, and where the difference lies (the traced categories and op
     families) — the tf2_vs_tf1 question."""
