@@ -284,3 +284,33 @@ def test_a_run_and_a_mode_print_in_a_few_lines_with_the_pages_figures():
     assert lines[-1] == f"  top finding: {run.findings[0].title}"
     mode = repr(run.modes["eager"])
     assert len(mode) < 400 and "\n" not in mode and "ops=Columns(" in mode
+
+
+def test_the_figures_are_one_pass_handed_what_it_reads(monkeypatch):
+    """The rules read a ``RunView`` (the modes and the figures computed before them), never the
+    run being made, which holds no figures until the pass is done; they are handed the
+    comparisons of the pairs ``findings.pairing.pairs_compared`` names, and no other."""
+    import itertools
+
+    from traceinsight import findings
+    from traceinsight.findings.pairing import pairs_compared
+    from traceinsight.runview import RunView
+    from traceinsight.testing import sample_run
+
+    seen: list = []
+    real = findings.find
+
+    def spy(view):
+        assert isinstance(view, RunView)
+        declared = {frozenset(p) for p in pairs_compared(view)}
+        undeclared = [p for p in itertools.combinations(view.modes, 2) if frozenset(p) not in declared]
+        assert undeclared
+        with pytest.raises(KeyError, match="pairs_compared"):
+            view.compare(*undeclared[0])
+        seen.append(view)
+        return real(view)
+
+    monkeypatch.setattr(findings, "find", spy)
+    run = sample_run()
+    assert len(seen) == 1 and run.figures is not None and run.figures.findings_error is None
+    assert run.findings
