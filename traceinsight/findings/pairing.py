@@ -6,7 +6,8 @@ TF1/TF2, Keras, backend), never by their names:
   against the plain one, XLA against no XLA);
 * **same compile, a cheaper call of the same work**: ``modekind.CHEAPER_CALLS`` (predict against
   predict_on_batch, a batch inside fit() against train_on_batch);
-* **same call and compile, different input**: numpy arrays against tensors made once;
+* **same call and compile, different input**: numpy arrays against tensors made once, a tf.data
+  pipeline against numpy arrays;
 * **same workload, TF1 or Keras 2 against TF2 with Keras 3** (``modekind.TF2_TWIN``, what the factor
   table's TF1-vs-TF2 gaps compare too);
 * **same call, the other backend**: Keras on JAX against the compiled TensorFlow modes.
@@ -94,6 +95,12 @@ def tensor_twin(run: RunView, m: ModeResult) -> ModeResult | None:
     return None if m.kind.input != "numpy" else twin(run, m, input="tensor")
 
 
+def numpy_twin(run: RunView, m: ModeResult) -> ModeResult | None:
+    """Same call and compile, different input: for a mode fed by a tf.data pipeline, the mode fed
+    the same batches as numpy arrays."""
+    return twin(run, m, input="numpy") if m.kind.input == "dataset" else None
+
+
 def tf2_twin(run: RunView, m: ModeResult) -> ModeResult | None:
     """Same workload, call, compile and input: for a TF1 or Keras 2 mode, its twin on TF2 with
     Keras 3 (``modekind.TF2_TWIN``)."""
@@ -118,13 +125,13 @@ def compared_pairs(run: RunView) -> list[tuple[ModeResult, ModeResult]]:
 
 def _pairs(run: RunView) -> list[tuple[ModeResult, ModeResult]]:
     """Each mode's pairs in run order: same call with the graph compile, the same work's reference
-    call, tensor inputs, the TF2 / Keras 3 twin."""
+    call, tensor inputs (numpy ones for a tf.data mode), the TF2 / Keras 3 twin."""
     out = []
     for m in run.ok_modes():
         if not len(m.step_samples_ms):
             continue
         for other in (graph_twin(run, m), reference_call(run, m), tensor_twin(run, m),
-                      tf2_twin(run, m)):
+                      numpy_twin(run, m), tf2_twin(run, m)):
             if other is not None:
                 out.append((m, other))
     return out
