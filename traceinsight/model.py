@@ -737,7 +737,8 @@ class Analyzer(Protocol):
     """What computes a run's figures, and shows it: ``traceinsight.derive.ANALYZER``, the one
     implementation, given to a run (and its modes) by ``derive.complete``. It keeps nothing: the
     figures it computes live on the run (``Run.figures``). The model only calls it, so it imports
-    nothing above itself."""
+    nothing above itself. ``figures`` reads the run's modes only (the run being made holds no
+    figures until it returns: ``derive.figures_of`` is one pass over them)."""
 
     def figures(self, run: Run, hosts_compared: tuple | None) -> RunFigures: ...
     def compare(self, run: Run, a: str, b: str) -> Comparison: ...
