@@ -470,3 +470,16 @@ def test_a_new_mode_is_paired_by_its_row_of_the_mode_table(monkeypatch):
     assert slow.kind.compile == modekind.XLA and slow.kind.call == modekind.PREDICT
     assert [(a.name, b.name) for a, b in compared_pairs(run)] == [("predict-xla", "predict")]
     assert only(run, "xla-slower").modes == ("predict-xla", "predict")
+
+
+def test_a_tf_data_mode_is_compared_with_the_same_call_on_numpy():
+    """Same call and compile, different input: fit on a tf.data pipeline against fit on numpy
+    arrays (the old table named this pair, but looked for a fit mode with tf.data input, which
+    no capture makes, so it never compared them)."""
+    from traceinsight.findings import compared_pairs
+    ds = make_mode("fit-dataset", {"op": 1.0, "input": 0.1}, untraced_ms=1.1)
+    fit = make_mode("fit", {"op": 1.0, "input": 0.1}, untraced_ms=1.1)
+    run = run_of(fit, ds)
+    assert ds.kind.input == "dataset" and ds.kind.call == fit.kind.call
+    assert [(a.name, b.name) for a, b in compared_pairs(run)] == [("fit-dataset", "fit")]
+    assert "fit-dataset ≈ fit" in only(run, "no-difference").title

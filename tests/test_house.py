@@ -1,8 +1,8 @@
 """The house's rules, checked on the source: the import graph, the library's effects on its caller,
 and comments that stay true.
 
-The import graph counts every import of a traceinsight module, lazy ones inside functions too
-(``tools/import_graph.py`` prints it). A few imports still close cycles; they are listed below, and
+The import graph counts every import of a traceinsight module, lazy ones inside functions and
+those under ``if TYPE_CHECKING:`` too (``tools/import_graph.py`` prints it). A few imports still close cycles; they are listed below, and
 the test fails when the graph without them has a cycle (a new one), or when a listed import is gone
 (then take it off the list, so the list only shrinks).
 """
@@ -46,7 +46,7 @@ def test_the_model_imports_nothing_above_it():
     findings, host groups) and how they are shown come from above, through their analyzer."""
     deps = _short(import_graph.graph()["traceinsight.model"])
     above = {d for d in deps if d.split(".")[0] in ("analysis", "compare", "findings", "report",
-                                                    "tui", "stats", "derive")}
+                                                    "tui", "stats", "derive", "factors")}
     assert not above, above
 
 
@@ -55,7 +55,7 @@ def test_the_analysis_imports_no_renderer():
     whole run) never imports what formats (report, tui, commands), lazily or not."""
     computing = ("analysis", "derive", "stats", "compare", "findings", "factors", "model", "finding",
                  "columns", "modekind", "resample", "stepsource", "retracecause", "runfolder",
-                 "rundiff")
+                 "rundiff", "comparison", "factortable", "hostgroup", "ratio", "categories")
     above = ("report", "tui", "commands", "cli", "testing")
     found = {m: sorted(d for d in deps if d.split(".")[0] in above)
              for m, deps in ((m.removeprefix("traceinsight."), _short(d))
@@ -90,16 +90,16 @@ def test_the_diff_document_computes_nothing():
     assert not used & computing, used & computing
 
 
-def test_import_graph_finds_a_cycle_and_ignores_type_checking(tmp_path):
-    """The graph tool's own check, on a hand-made package: a lazy import closes a cycle, an import
-    under ``if TYPE_CHECKING`` does not."""
+def test_import_graph_finds_a_cycle_and_counts_type_checking(tmp_path):
+    """The graph tool's own check, on a hand-made package: a lazy import closes a cycle, and so
+    does an import under ``if TYPE_CHECKING`` (a type named from above is a dependency)."""
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert [sorted(c) for c in import_graph.cycles(g)] == [["a", "b", "c"]]
     src = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from traceinsight import model\n"
            "def f():\n    from traceinsight.compare import x\n")
     import ast
     assert import_graph._imports(ast.parse(src), "traceinsight.stats", False) == {
-        "traceinsight.compare", "traceinsight.compare.x"}
+        "traceinsight", "traceinsight.model", "traceinsight.compare", "traceinsight.compare.x"}
 
 
 def test_no_module_imports_another_modules_private_names():
@@ -321,3 +321,33 @@ def test_renderers_import_only_types_and_constants_from_the_analysis():
                     if inspect.ismodule(obj) or (callable(obj) and not inspect.isclass(obj)):
                         found.append((rel, node.module, a.name))
     assert found == [], found
+
+
+def test_the_figures_are_one_pass_handed_what_it_reads(monkeypatch):
+    """The rules read a ``RunView`` (the modes and the figures computed before them), never the
+    run being made, which holds no figures until the pass is done; they are handed the
+    comparisons of the pairs ``findings.pairing.pairs_compared`` names, and no other."""
+    import itertools
+
+    from traceinsight import findings
+    from traceinsight.findings.pairing import pairs_compared
+    from traceinsight.runview import RunView
+    from traceinsight.testing import sample_run
+
+    seen: list = []
+    real = findings.find
+
+    def spy(view):
+        assert isinstance(view, RunView)
+        declared = {frozenset(p) for p in pairs_compared(view)}
+        undeclared = [p for p in itertools.combinations(view.modes, 2) if frozenset(p) not in declared]
+        assert undeclared
+        with pytest.raises(KeyError, match="pairs_compared"):
+            view.compare(*undeclared[0])
+        seen.append(view)
+        return real(view)
+
+    monkeypatch.setattr(findings, "find", spy)
+    run = sample_run()
+    assert len(seen) == 1 and run.figures is not None and run.figures.findings_error is None
+    assert run.findings

@@ -1,8 +1,8 @@
 """The package's import graph: which traceinsight modules import which, cycles, layers.
 
-Every ``import`` of a ``traceinsight`` module counts, at module level or inside a function (a lazy
-import is still a dependency: it only moves the cost). ``TYPE_CHECKING`` blocks do not count (they
-never run). Usage:
+Every ``import`` of a ``traceinsight`` module counts, at module level, inside a function (a lazy
+import is still a dependency: it only moves the cost) or under ``if TYPE_CHECKING:`` (a type named
+from above is a dependency too: it never runs, but the code that names it depends on it). Usage:
 
     python tools/import_graph.py            # layers, cycles, largest modules
     python tools/import_graph.py --edges    # every edge
@@ -29,21 +29,11 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    t = node.test
-    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
-
-
 def _imports(tree: ast.AST, here: str, is_package: bool) -> set[str]:
     out: set[str] = set()
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child):
-                for sub in child.orelse:
-                    visit(sub)
-                continue
             if isinstance(child, ast.Import):
                 out.update(a.name for a in child.names if a.name.split(".")[0] == "traceinsight")
             elif isinstance(child, ast.ImportFrom):

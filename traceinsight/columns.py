@@ -197,3 +197,33 @@ def fields_equal(a: Any, b: Any) -> bool:
         return NotImplemented
     from dataclasses import fields
     return all(same_value(a.__dict__[f.name], b.__dict__[f.name]) for f in fields(a) if f.compare)
+
+
+class Table:
+    """A table field of a frozen dataclass (``ModeResult``'s, ``compare.Comparison``'s): stored in
+    one form, ``Columns``, read publicly as a DataFrame.
+
+    Set it to ``Columns`` (what the analysis computes) or to a DataFrame (tables made by hand):
+    a DataFrame is converted once, here, and its data copied, so the object never shares a table
+    with the caller; None (left out) is an empty table, with the columns ``names`` when given.
+    Read (``mode.steps``), it is a new DataFrame built from the columns on every read (pandas is
+    imported then, not before): the reader may change it, the object stays as it was. Code
+    inside the package reads the columns, ``ModeResult.table(name)``."""
+
+    def __init__(self, names: tuple[str, ...] = ()) -> None:
+        self.names = names
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return None      # the dataclass default: no table
+        return obj.__dict__[self.name].to_pandas()
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        if value is None:
+            value = Columns.no_rows(self.names) if self.names else Columns()
+        elif not isinstance(value, Columns):
+            value = Columns.from_pandas(value)      # a DataFrame (only pandas code makes one)
+        obj.__dict__[self.name] = value

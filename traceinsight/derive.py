@@ -8,28 +8,32 @@ compare, findings and analysis/hosts, into one frozen ``RunFigures`` that the ru
 ``ANALYZER``; a ``Run`` made with it computes its figures as it is made. Every place that makes a
 ``Run`` for others to read (the loaders, ``traceinsight.testing``) completes it.
 
-The order of the work: the summary compares each mode with the fastest, the findings compare the
-pairs they explain and read the summary's program groups; each comparison is computed once here
-and kept in ``RunFigures.comparisons`` (both ways round), so every page quotes the same object.
+The work is one explicit pass (``figures_of``), each computation handed a ``RunView``: the run's
+modes and the figures computed before it; the run being made holds no figures until the pass is
+done. In order: the program groups and concentrated costs; the summary (each mode against the
+fastest); the pairs whose traced steps disagree; the comparisons of the pairs the rules compare
+(``findings.pairing.pairs_compared``), computed before the rules, which are handed those only; the
+findings; the factor table; the hosts' comparison. Each comparison is computed once and kept in
+``RunFigures.comparisons`` (both ways round), so every page quotes the same object.
 A pair no page of the run shows (the compare screen, ``diff --modes``) is computed when asked
 (``Analyzer.compare``), with the same function, so it gives the same figures.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from traceinsight.comparison import Comparison
+from traceinsight.factortable import FactorTable
 from traceinsight.model import Display, ModeResult, Run, RunFigures
+from traceinsight.runview import RunView
 
 if TYPE_CHECKING:
     from traceinsight.analysis.step_marks import StepMarks
     from traceinsight.columns import Columns
-    from traceinsight.compare import Comparison
-    from traceinsight.factors import FactorTable
-    from traceinsight.finding import Finding
 
 
 def in_run_order(run: Run, a: str, b: str) -> Comparison:
@@ -42,138 +46,119 @@ def in_run_order(run: Run, a: str, b: str) -> Comparison:
     return compare_modes(run.modes[a], run.modes[b])
 
 
-class _Work:
-    """The figures while they are computed: what ``RunFigures`` holds, each part computed on its
-    first read by the functions that need it (the findings read the summary's comparisons), then
-    frozen. Only ``Analyzer.figures`` makes one, for the run being made; nothing else sees it."""
+class _Comparisons:
+    """The pass's comparisons: each pair computed once, in run order (``in_run_order``), kept and
+    read both ways round. ``sealed(pairs)``: a reader that serves only those pairs, what the rules
+    are handed (a pair a rule compares is named by ``findings.pairing.pairs_compared``)."""
 
-    def __init__(self, run: Run, hosts_compared: tuple | None) -> None:
+    def __init__(self, run: Run) -> None:
         self.run = run
-        self.hosts_compared = hosts_compared
-        self.comparisons: dict[tuple[str, str], Comparison] = {}
-        self._summary: Columns | None = None
-        self._findings: tuple[Finding, ...] | None = None
-        self._host_groups: tuple | None = None
-        self._program_groups: tuple[tuple[str, ...], ...] | None = None
-        self.findings_error: str | None = None
-        self._concentrated: dict[str, Mapping[str, dict]] = {}
-        self._disagreements: tuple[Comparison, ...] | None = None
+        self.kept: dict[tuple[str, str], Comparison] = {}
 
-    @property
-    def summary(self) -> Columns:
-        if self._summary is None:
-            from traceinsight.stats import summarize
-            self._summary = summarize(self.run)
-        return self._summary
-
-    @property
-    def findings(self) -> tuple[Finding, ...]:
-        if self._findings is None:
-            from traceinsight.findings import find
-            try:
-                self._findings = tuple(find(self.run))
-            except Exception as e:  # noqa: BLE001 - a rule failing on an unusual run: said, not fatal
-                self._findings = ()
-                self.findings_error = f"{type(e).__name__}: {e}"
-        return self._findings
-
-    @property
-    def host_groups(self) -> tuple:
-        if self._host_groups is None:
-            if self.hosts_compared is not None:
-                self._host_groups = tuple(self.hosts_compared)
-            elif len(self.run.modes) < 2:
-                self._host_groups = ()    # one trace: no hosts (and no import of the hosts module)
-            else:
-                from traceinsight.analysis.hosts import host_groups
-                self._host_groups = host_groups(self.run)
-        return self._host_groups
-
-    @property
-    def program_groups(self) -> tuple[tuple[str, ...], ...]:
-        if self._program_groups is None:
-            from traceinsight.compare import program_groups
-            self._program_groups = tuple(tuple(g) for g in program_groups(self.run))
-        return self._program_groups
-
-    def concentrated_costs(self, mode: str) -> Mapping[str, dict]:
-        got = self._concentrated.get(mode)
-        if got is None:
-            from traceinsight.stats import concentrated_costs
-            got = self._concentrated[mode] = concentrated_costs(self.run.modes[mode])
-        return got
-
-    def traced_disagreements(self) -> tuple[Comparison, ...]:
-        if self._disagreements is None:
-            from traceinsight.findings import traced_disagreements
-            try:
-                self._disagreements = tuple(traced_disagreements(self.run))
-            except Exception:
-                if self.findings_error is None:
-                    raise
-                self._disagreements = ()    # the findings failed on this run: said once, there
-        return self._disagreements
-
-    def factors(self) -> tuple[FactorTable | None, str | None]:
-        """The factor table, or why there is none (it failed on an unusual run: said, not
-        fatal; the other figures stand)."""
-        from traceinsight.factors import factor_table
-        try:
-            return factor_table(self.run), None
-        except Exception as e:  # noqa: BLE001
-            return None, f"{type(e).__name__}: {e}"
-
-    def comparison(self, a: str, b: str) -> Comparison:
-        got = self.comparisons.get((a, b))
+    def get(self, a: str, b: str) -> Comparison:
+        got = self.kept.get((a, b))
         if got is None:
             order = list(self.run.modes)
             later = a != b and order.index(a) > order.index(b)
             # the pair in run order is kept too, as computed: both readings come from one object
-            got = self.comparison(b, a).flipped() if later else in_run_order(self.run, a, b)
-            self.comparisons[(a, b)] = got
+            got = self.get(b, a).flipped() if later else in_run_order(self.run, a, b)
+            self.kept[(a, b)] = got
         return got
 
-    def freeze(self) -> RunFigures:
-        # in this order, so that what each compares is kept on the way: the summary, the
-        # findings, the pairs whose traced steps disagree
-        summary, findings, disagreements = self.summary, self.findings, self.traced_disagreements()
-        factors, factors_error = self.factors()
-        concentrated = {name: self.concentrated_costs(name) for name in self.run.modes}
-        both = dict(self.comparisons)
-        for (a, b), c in self.comparisons.items():   # each pair both ways round, once
+    def sealed(self, pairs: list[tuple[str, str]]) -> Callable[[str, str], Comparison]:
+        allowed = {frozenset(p) for p in pairs}
+        for a, b in pairs:
+            self.get(a, b)
+
+        def read(a: str, b: str) -> Comparison:
+            if frozenset((a, b)) not in allowed:
+                raise KeyError(f"{a} against {b}: a pair no rule declares "
+                               "(findings.pairing.pairs_compared names the pairs the rules compare)")
+            return self.get(a, b)
+        return read
+
+    def both_ways(self) -> Mapping[tuple[str, str], Comparison]:
+        both = dict(self.kept)
+        for (a, b), c in self.kept.items():   # each pair both ways round, once
             if (b, a) not in both:
                 both[(b, a)] = c.flipped()
-        return RunFigures(summary=summary, findings=findings,
-                          comparisons=MappingProxyType(both), host_groups=self.host_groups,
-                          program_groups=self.program_groups,
-                          concentrated=MappingProxyType(concentrated),
-                          disagreements=disagreements, findings_error=self.findings_error,
-                          factors=factors, factors_error=factors_error,
-                          step_marks=MappingProxyType(self.step_marks()),
-                          op_ms_per_call=MappingProxyType(self.op_ms_per_call()),
-                          hotspots_listed=MappingProxyType(self.hotspots_listed()))
+        return MappingProxyType(both)
 
-    def step_marks(self) -> dict[str, StepMarks]:
-        """Each ok mode's steps marked for its pictures (``analysis.step_marks``)."""
-        from traceinsight.analysis.step_marks import mode_step_marks
-        return {name: mode_step_marks(m.table("steps").records())
-                for name, m in self.run.modes.items() if m.status == "ok"}
 
-    def hotspots_listed(self) -> dict[str, Columns]:
-        """Each mode's hotspots in the order the reports list them."""
-        from traceinsight.analysis.results import hotspots_listed_order
-        return {name: hotspots_listed_order(m.table("hotspots")) for name, m in self.run.modes.items()
-                if not m.table("hotspots").empty}
+def _failed(e: Exception) -> str:
+    return f"{type(e).__name__}: {e}"
 
-    def op_ms_per_call(self) -> dict[str, tuple[float, ...]]:
-        """Each mode's ops: the self time of one call (``analysis.results.ms_per_call``)."""
-        from traceinsight.analysis.results import ms_per_call
-        out = {}
-        for name, m in self.run.modes.items():
-            ops = m.table("ops")
-            if not ops.empty:
-                out[name] = tuple(ms_per_call(ops["calls_per_step"], ops["self_ms_per_step"]).tolist())
-        return out
+
+def figures_of(run: Run, hosts_compared: tuple | None) -> RunFigures:
+    """The run's figures, in one pass and in this order, each computation handed what the earlier
+    ones computed (a ``RunView``), never the run being made: the program groups and each mode's
+    concentrated costs; the summary (each mode against the fastest); the pairs whose traced steps
+    disagree; the findings, with the comparisons their pairs need computed before them; the
+    factor table; the hosts' comparison. A rule failing on an unusual run leaves no findings and
+    says why (``findings_error``); the factor table likewise; the other figures stand."""
+    from traceinsight import findings, stats
+    from traceinsight.compare import program_groups
+    from traceinsight.findings.pairing import pairs_compared
+
+    comparisons = _Comparisons(run)
+    view = RunView(run, program_groups=tuple(tuple(g) for g in program_groups(run)),
+                   concentrated=MappingProxyType({name: stats.concentrated_costs(m)
+                                                  for name, m in run.modes.items()}),
+                   compare=comparisons.get)
+    summary = stats.summarize(view)
+    findings_error: str | None = None
+    try:
+        disagreements = tuple(findings.traced_disagreements(view))
+        rules_view = view.with_disagreements(
+            disagreements, comparisons.sealed(pairs_compared(view)))
+        found = tuple(findings.find(rules_view))
+    except Exception as e:  # noqa: BLE001 - a rule failing on an unusual run: said, not fatal
+        disagreements, found, findings_error = (), (), _failed(e)
+    try:
+        from traceinsight.factors import factor_table
+        factors: FactorTable | None = factor_table(view)
+        factors_error = None
+    except Exception as e:  # noqa: BLE001
+        factors, factors_error = None, _failed(e)
+    if hosts_compared is not None:
+        host_groups = tuple(hosts_compared)
+    elif len(run.modes) < 2:
+        host_groups = ()    # one trace: no hosts (and no import of the hosts module)
+    else:
+        from traceinsight.analysis.hosts import host_groups as compare_hosts
+        host_groups = compare_hosts(run)
+    return RunFigures(summary=summary, findings=found, comparisons=comparisons.both_ways(),
+                      host_groups=host_groups, program_groups=view.program_groups,
+                      concentrated=view.concentrated, disagreements=disagreements,
+                      findings_error=findings_error, factors=factors, factors_error=factors_error,
+                      step_marks=MappingProxyType(_step_marks(run)),
+                      op_ms_per_call=MappingProxyType(_op_ms_per_call(run)),
+                      hotspots_listed=MappingProxyType(_hotspots_listed(run)))
+
+
+def _step_marks(run: Run) -> dict[str, StepMarks]:
+    """Each ok mode's steps marked for its pictures (``analysis.step_marks``)."""
+    from traceinsight.analysis.step_marks import mode_step_marks
+    return {name: mode_step_marks(m.table("steps").records())
+            for name, m in run.modes.items() if m.status == "ok"}
+
+
+def _hotspots_listed(run: Run) -> dict[str, Columns]:
+    """Each mode's hotspots in the order the reports list them."""
+    from traceinsight.analysis.results import hotspots_listed_order
+    return {name: hotspots_listed_order(m.table("hotspots")) for name, m in run.modes.items()
+            if not m.table("hotspots").empty}
+
+
+def _op_ms_per_call(run: Run) -> dict[str, tuple[float, ...]]:
+    """Each mode's ops: the self time of one call (``analysis.results.ms_per_call``)."""
+    from traceinsight.analysis.results import ms_per_call
+    out = {}
+    for name, m in run.modes.items():
+        ops = m.table("ops")
+        if not ops.empty:
+            out[name] = tuple(ms_per_call(ops["calls_per_step"], ops["self_ms_per_step"]).tolist())
+    return out
 
 
 class Analyzer:
@@ -181,14 +166,9 @@ class Analyzer:
     live on the run), so one instance, ``ANALYZER``, serves every run."""
 
     def figures(self, run: Run, hosts_compared: tuple | None) -> RunFigures:
-        """``run``'s figures, computed while the run is made (``Run.__post_init__``): until they
-        are frozen the run reads them from the work in progress, and only then holds them."""
-        work = _Work(run, hosts_compared)
-        object.__setattr__(run, "figures", work)     # the run being made, not yet handed out
-        try:
-            return work.freeze()
-        finally:
-            object.__setattr__(run, "figures", None)
+        """``run``'s figures, computed while the run is made (``Run.__post_init__``), in one pass
+        (``figures_of``) that reads its modes only: the run holds them once they are done."""
+        return figures_of(run, hosts_compared)
 
     def corrected(self, mode: ModeResult) -> ModeResult:
         """The mode with its user step (``analysis.overhead.corrected``: the profiler's cost

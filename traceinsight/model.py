@@ -26,8 +26,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from traceinsight import present as fmt
-from traceinsight.columns import Columns, fields_equal
+from traceinsight.categories import CATEGORIES
+from traceinsight.columns import Columns, Table, fields_equal
+from traceinsight.comparison import Comparison
+from traceinsight.factortable import FactorTable
 from traceinsight.finding import Finding
+from traceinsight.hostgroup import HostGroup
 from traceinsight.machineload import RoundAction, RoundLoad
 from traceinsight.modekind import ModeKind, mode_kind
 from traceinsight.resample import bootstrap_medians, samples_digest
@@ -36,10 +40,6 @@ from traceinsight.stepsource import StepSource
 if TYPE_CHECKING:
     import pandas as pd
 
-    from traceinsight.compare import Comparison
-    from traceinsight.factors import FactorTable
-
-CATEGORIES: tuple[str, ...] = ("op", "dispatch", "tracing", "compile", "input", "python", "other")
 
 CATEGORY_HELP: dict[str, str] = {
     "op": "kernels running (eager kernels, graph-function and XLA executable runs)",
@@ -316,36 +316,6 @@ def steady_mask(steps: Columns) -> np.ndarray:
 # A ModeResult's tables, in field order: what ``ModeResult.table(name)`` reads.
 TABLES: tuple[str, ...] = ("steps", "breakdown", "ops", "retraces", "hotspots", "other",
                            "device_steps", "devices", "kernels", "stages", "memory", "layers")
-
-
-class Table:
-    """A table field of a frozen dataclass (``ModeResult``'s, ``compare.Comparison``'s): stored in
-    one form, ``Columns``, read publicly as a DataFrame.
-
-    Set it to ``Columns`` (what the analysis computes) or to a DataFrame (tables made by hand):
-    a DataFrame is converted once, here, and its data copied, so the object never shares a table
-    with the caller; None (left out) is an empty table, with the columns ``names`` when given.
-    Read (``mode.steps``), it is a new DataFrame built from the columns on every read (pandas is
-    imported then, not before): the reader may change it, the object stays as it was. Code
-    inside the package reads the columns, ``ModeResult.table(name)``."""
-
-    def __init__(self, names: tuple[str, ...] = ()) -> None:
-        self.names = names
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        if obj is None:
-            return None      # the dataclass default: no table
-        return obj.__dict__[self.name].to_pandas()
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        if value is None:
-            value = Columns.no_rows(self.names) if self.names else Columns()
-        elif not isinstance(value, Columns):
-            value = Columns.from_pandas(value)      # a DataFrame (only pandas code makes one)
-        obj.__dict__[self.name] = value
 
 
 class FirstStep:
@@ -741,7 +711,7 @@ class RunFigures:
     summary: Columns
     findings: tuple[Finding, ...]
     comparisons: Mapping[tuple[str, str], Comparison]
-    host_groups: tuple
+    host_groups: tuple[HostGroup, ...]
     program_groups: tuple[tuple[str, ...], ...]
     concentrated: Mapping[str, Mapping[str, dict]]
     disagreements: tuple[Comparison, ...]
@@ -775,7 +745,8 @@ class Analyzer(Protocol):
     """What computes a run's figures, and shows it: ``traceinsight.derive.ANALYZER``, the one
     implementation, given to a run (and its modes) by ``derive.complete``. It keeps nothing: the
     figures it computes live on the run (``Run.figures``). The model only calls it, so it imports
-    nothing above itself."""
+    nothing above itself. ``figures`` reads the run's modes only (the run being made holds no
+    figures until it returns: ``derive.figures_of`` is one pass over them)."""
 
     def figures(self, run: Run, hosts_compared: tuple | None) -> RunFigures: ...
     def compare(self, run: Run, a: str, b: str) -> Comparison: ...
@@ -916,7 +887,7 @@ class Run:
         assert self.analyzer is not None      # a run with figures has the analyzer that made them
         return self.analyzer.compare(self, a, b)
 
-    def host_groups(self) -> tuple:
+    def host_groups(self) -> tuple[HostGroup, ...]:
         """The hosts of each multi-host profile session compared: per-host step time, the
         straggler, the spread, per-step waits (``traceinsight.analysis.hosts.HostGroup``); ()
         when no session has two hosts."""

@@ -10,10 +10,11 @@ import numpy as np
 
 from traceinsight.columns import Columns
 from traceinsight.machineload import load_explains
+from traceinsight.ratio import RatioEstimate
 from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED, bootstrap_medians
 
 if TYPE_CHECKING:
-    from traceinsight.model import Run
+    from traceinsight.runview import RunView
 
 _DIFF_SEED = 20261121  # fixed: the same diff always shows the same intervals
 
@@ -184,27 +185,6 @@ def pair_rounds(ta, tb) -> PairedRounds | None:
               and float(np.median(b_by[i])) > 0]
     return PairedRounds(tuple(common), tuple(np.asarray(a_by[i], dtype=float) for i in common),
                         tuple(np.asarray(b_by[i], dtype=float) for i in common))
-
-
-@dataclass(frozen=True)
-class RatioEstimate:
-    """The one estimate of how two modes' step times compare; every page shows this one.
-
-    ratio: for two modes timed in the same interleaved rounds (``paired`` > 0), the geometric
-    mean of their paired rounds' ratios; else median(a) / median(b) of all their untraced steps.
-    lo, hi: its 95 % interval (NaN: none, ``note`` says why). orders: the interval excludes 1 and,
-    with paired rounds, every one orders them the same way. significant: ``orders``, and for
-    modes timed apart (no paired rounds) a change beyond ``RUN_TO_RUN_TOLERANCE`` as well."""
-
-    ratio: float
-    lo: float
-    hi: float
-    significant: bool
-    basis: str          # "paired rounds" | "steps within rounds" | "steps"
-    note: str = ""      # why there is no interval, or why it is not significant
-    round_ratios: tuple[float, ...] = ()
-    orders: bool = False
-    paired: int = 0     # how many paired rounds the ratio comes from (0: timed apart)
 
 
 # rounds up to this many steps are resampled step by step (a few ms each)
@@ -439,7 +419,7 @@ SUMMARY_COLUMNS = ["mode", "status", "median_ms", "p25_ms", "p75_ms", "ci_lo_ms"
                    "first_step_ms", "distortion", "fastest", "error", "vs_fastest"]
 
 
-def summarize(run: "Run") -> Columns:
+def summarize(run: RunView) -> Columns:
     """One row per mode: median ms/step with quartiles and CI, ratio to the fastest mode with its 95 %
     interval and whether it orders the two (``mode_ratio``, through ``Run.compare``: the figure
     every page shows; the fastest mode's own row is 1 without an interval) and the verdict it

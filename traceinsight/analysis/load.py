@@ -12,6 +12,7 @@ from traceinsight import modekind, runfolder
 from traceinsight.analysis import cache
 from traceinsight.analysis.sessions import foreign_modes, straggler_notes
 from traceinsight.analysis.timings import read_timing
+from traceinsight.derive import complete
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import Display, ModeResult, Run, Timing
 
@@ -29,7 +30,6 @@ def load_run(path: Path, use_cache: bool = True, display: Display | None = None)
         from traceinsight.analysis.hosts import session_of
         modes, compared = straggler_notes(modes, session_of(Run(path, path.name, modes,
                                                                  manifest)))
-    from traceinsight.derive import complete
     return complete(Run(path=path, name=path.name, modes=modes, manifest=manifest, source="run"),
                     hosts_compared=compared, display=display)
 
@@ -126,7 +126,6 @@ def load_timings(path: Path) -> Run:
         entry = _captured(path, name, info)
         modes[name] = entry if isinstance(entry, ModeResult) else \
             ModeResult(name=name, timing=entry[1])
-    from traceinsight.derive import complete
     return complete(Run(path=path, name=path.name, modes=_with_kinds(modes, manifest),
                         manifest=manifest, source="run"))
 
@@ -188,7 +187,6 @@ def load(path, *, use_cache: bool = True, display: Display | None = None) -> Run
         raise TraceinsightError(f"{path}: no readable TensorFlow trace: "
                                 + "; ".join(f"{k}: {m.error}" for k, m in modes.items()))
     from traceinsight.analysis.trace_env import trace_environment
-    from traceinsight.derive import complete
     return complete(Run(path=path, name=path.name.replace(".xplane.pb", ""), modes=modes,
                         manifest={"source": str(path), "environment": trace_environment(files)},
                         source="traces"), hosts_compared=compared, display=display)

@@ -16,7 +16,8 @@ from typing import Iterable
 from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import pairing
-from traceinsight.model import ModeResult, Run
+from traceinsight.model import ModeResult
+from traceinsight.runview import RunView
 
 
 def _host_split(m: ModeResult) -> str:
@@ -25,7 +26,7 @@ def _host_split(m: ModeResult) -> str:
     return ", ".join(f"{c} ≈ {ev.fmt_ms(v)}" for c, v in parts if ev.finite(v))
 
 
-def rule_jax_backend(run: Run) -> Iterable[Finding]:
+def rule_jax_backend(run: RunView) -> Iterable[Finding]:
     for j in run.ok_modes():
         if j.kind.backend != "jax" or not len(j.step_samples_ms):
             continue

@@ -14,7 +14,7 @@ from traceinsight.findings import evidence as ev
 from traceinsight.findings import frames as fr
 from traceinsight.findings import pairing
 from traceinsight.modekind import CALL, EAGER, GRAPH
-from traceinsight.model import Run
+from traceinsight.runview import RunView
 
 # Thresholds. They decide when a rule speaks; each is a share or an absolute time, never a figure
 # of a particular model.
@@ -27,7 +27,7 @@ TINY_OP_MEDIAN_MS = 0.050       # "tiny": median time of one op call <= 50 µs
 # rules: each yields Findings (rank and severity are filled in by find())
 
 
-def rule_eager_dispatch_bound(run: Run) -> Iterable[Finding]:
+def rule_eager_dispatch_bound(run: RunView) -> Iterable[Finding]:
     """1. Eager slower than its graph function: wrap the step in tf.function.
 
     "eager-dispatch-bound" when python + dispatch are >= 30 % of the eager step, "eager-slower"
@@ -88,7 +88,7 @@ _FUSE_WITH_XLA = "step = tf.function(step_fn, jit_compile=True)"
 _FUSE_SMALL_OPS = "step = tf.function(step_fn, jit_compile=True)  # XLA fuses small graph ops"
 
 
-def rule_function_slower(run: Run) -> Iterable[Finding]:
+def rule_function_slower(run: RunView) -> Iterable[Finding]:
     """1b. A graph function measurably slower than the same step run eagerly (e.g. a vectorized
     step: one large op leaves no per-op Python overhead for tf.function to remove). Says where the
     difference is: the call machinery or the kernels (by op family)."""
@@ -139,7 +139,7 @@ def rule_function_slower(run: Run) -> Iterable[Finding]:
             advice=advice(Change.XLA_ON, _FUSE_WITH_XLA))
 
 
-def rule_tiny_ops(run: Run) -> Iterable[Finding]:
+def rule_tiny_ops(run: RunView) -> Iterable[Finding]:
     """5. Many tiny ops per step, where the user's own code issues them (not Keras' step functions,
     not a graph-mode While loop): vectorize the loop, at the user's file and line. Where the
     python pass recorded who issued the ops, only the user's own frames count, and the saving is

@@ -12,7 +12,8 @@ import numpy as np
 
 from traceinsight import present
 from traceinsight.compare import Comparison, FamilyDelta
-from traceinsight.model import ModeResult, Run
+from traceinsight.model import ModeResult
+from traceinsight.runview import RunView
 
 # --------------------------------------------------------------------------------------------------
 # helpers
@@ -163,7 +164,7 @@ def vs_by_category(c) -> str:
     return f"{vs(c)}. By category: {c.sentence(traced_label=False)}."
 
 
-def stalls_text(run: Run, m: ModeResult, category: str) -> str:
+def stalls_text(run: RunView, m: ModeResult, category: str) -> str:
     """`` Most of it in 3 of 29 steps (step 7 3.23 ms, ...): 12.8 % of the traced time above the
     typical step (median 0.33 ms).`` when the category's cost is concentrated in a few steps."""
     hit = run.concentrated_costs(m.name).get(category)

@@ -15,7 +15,8 @@ from traceinsight.analysis import names
 from traceinsight.analysis.results import ms_per_call
 from traceinsight.findings import evidence as ev
 from traceinsight.modekind import CALL, EAGER
-from traceinsight.model import ModeResult, Run
+from traceinsight.model import ModeResult
+from traceinsight.runview import RunView
 
 
 def _main_calls(m: ModeResult, *types: str) -> float:
@@ -27,7 +28,7 @@ def _main_calls(m: ModeResult, *types: str) -> float:
     return float(np.nansum(np.asarray(ops["calls_per_step"][sel], dtype=float)))
 
 
-def waits_on_tf_data(run: Run, m: ModeResult) -> bool:
+def waits_on_tf_data(run: RunView, m: ModeResult) -> bool:
     """The mode's steps pull batches from tf.data: an ``IteratorGetNext`` op runs in them (a graph
     op on the executor, or the eager op), or the mode is a dataset mode."""
     if m.kind.input == "dataset":

@@ -14,7 +14,8 @@ from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import frames as fr
 from traceinsight.findings import pairing
-from traceinsight.model import ModeResult, Run
+from traceinsight.model import ModeResult
+from traceinsight.runview import RunView
 
 INPUT_SHARE = 0.05              # input conversion >= 5 % of a step ...
 INPUT_MIN_MS = 0.05             # ... and at least 50 µs
@@ -46,7 +47,7 @@ def _slice_saving(m: ModeResult, slicers: list[dict], others: list[dict]) -> tup
                        if others else "") + "; no mode of this run slices without them")
 
 
-def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
+def rule_numpy_inputs(run: RunView) -> Iterable[Finding]:
     """3. The user's inputs (numpy arrays, Python numbers) converted to tensors every step: one
     finding for the run, the mode with the most to save first. Only the user's inputs count:
     where the python pass recorded who issued each conversion, those of the user's code, of the
@@ -181,7 +182,7 @@ def rule_numpy_inputs(run: Run) -> Iterable[Finding]:
         saving_basis=basis, saving_kind=kind, modes=tuple(modes), fix=fix)
 
 
-def rule_input_bound(run: Run) -> Iterable[Finding]:
+def rule_input_bound(run: RunView) -> Iterable[Finding]:
     """7b. Steps that wait on tf.data, in any mode (a function workload iterating a dataset as much
     as fit on one): the wait no other compute of the step overlaps is input. One finding per mode,
     about its pipeline as configured: the costliest stage's fix for that stage as it is (a map

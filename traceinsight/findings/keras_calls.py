@@ -13,7 +13,8 @@ from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import pairing
 from traceinsight.modekind import FIT, PREDICT
-from traceinsight.model import ModeResult, Run
+from traceinsight.model import ModeResult
+from traceinsight.runview import RunView
 
 
 def _per_call_graph_builds(m: ModeResult) -> str:
@@ -46,7 +47,7 @@ def _per_call_graph_builds(m: ModeResult) -> str:
     return out
 
 
-def rule_predict(run: Run) -> Iterable[Finding]:
+def rule_predict(run: RunView) -> Iterable[Finding]:
     """6. predict() on small batches costs more than model(x) / predict_on_batch; says what it
     traces on every call."""
     for p in pairing.modes_calling(run, PREDICT):
@@ -78,7 +79,7 @@ def rule_predict(run: Run) -> Iterable[Finding]:
             modes=(p.name, best.b) + tuple(c.b for c in cs if c is not best), fix=fix)
 
 
-def rule_fit_overhead(run: Run) -> Iterable[Finding]:
+def rule_fit_overhead(run: RunView) -> Iterable[Finding]:
     """7a. fit() and train_on_batch() per step: whichever is measurably slower carries overhead."""
     for f in pairing.modes_calling(run, FIT):
         t = pairing.reference_call(run, f)

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from traceinsight.finding import Change, Finding, advice
-from traceinsight.model import ModeResult, Run
+from traceinsight.model import ModeResult
+from traceinsight.runview import RunView
 
 # the group must hold this share of the difference between the two layers tables' totals, and
 # the difference must be this large a share of the faster mode's table (smaller gaps are noise
@@ -103,7 +104,7 @@ def _fix(slow: ModeResult, fast: ModeResult, what: str) -> tuple[str, tuple[tupl
             f"# then run it as {fast.name} does"), ()
 
 
-def _pair(run: Run, slow: ModeResult, fast: ModeResult) -> dict[str, Any] | None:
+def _pair(run: RunView, slow: ModeResult, fast: ModeResult) -> dict[str, Any] | None:
     """The layer-explains finding's fields for ``slow`` against ``fast``, or None."""
     by_class = all("layer_class" in m.table("layers")
                    and (np.asarray(m.table("layers")["layer_class"]) != "").any()
@@ -164,7 +165,7 @@ def _python_in_one_layer(m: ModeResult) -> dict[str, Any] | None:
                 modes=(m.name,))
 
 
-def rule_layer_explains(run: Run) -> Iterable[Finding]:
+def rule_layer_explains(run: RunView) -> Iterable[Finding]:
     """14. One layer (or one class of layers) explains most of the difference between a mode and
     the fastest mode of its program; or most of an eager mode's Python. Info, no saving."""
     for group in run.program_groups:

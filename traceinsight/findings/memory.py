@@ -9,7 +9,7 @@ from typing import Iterable
 import numpy as np
 
 from traceinsight.finding import Finding
-from traceinsight.model import Run
+from traceinsight.runview import RunView
 
 # Every rule id a finding can carry (``Finding.rule``): the one list of them. The JSON report's
 # schema lists the same ids (``schemas/report.schema.json``, the finding's ``rule``) so that a
@@ -22,7 +22,7 @@ MEMORY_FACTOR = 1.5
 MEMORY_MIN_BYTES = 64 * 2**20
 
 
-def rule_memory(run: Run) -> Iterable[Finding]:
+def rule_memory(run: RunView) -> Iterable[Finding]:
     """13. One mode's process held markedly more memory while it was timed untraced than another
     mode of the same program (``ModeResult.memory_figures``: the phase's own peak resident memory):
     the price of its speed, or a reason to pick another mode. Not a speed-up: info."""

@@ -11,10 +11,10 @@ import numpy as np
 
 from traceinsight import present
 from traceinsight.finding import SEVERITIES, Change, Finding, SavingKind
-from traceinsight.model import Run
+from traceinsight.runview import RunView
 
 
-def _severity(f: Finding, run: Run) -> str:
+def _severity(f: Finding, run: RunView) -> str:
     """The saving's share of the step: high from 25 %, medium from 5 %; a saving that no mode
     with the fix applied measured (an estimate, an upper bound) is at most medium."""
     if f.saving_ms is None or not np.isfinite(f.saving_ms):
@@ -30,7 +30,7 @@ def _severity(f: Finding, run: Run) -> str:
     return level
 
 
-def _overlapping(findings: list[Finding], run: Run) -> list[Finding]:
+def _overlapping(findings: list[Finding], run: RunView) -> list[Finding]:
     """Findings whose savings come out of the same step (same first mode) overlap: a fix that
     removes dispatch also removes some of the tiny ops' and the conversions' cost. Each saving after
     the largest names the larger ones it overlaps (their savings do not add up); none is larger
@@ -76,7 +76,7 @@ def _rank_key(f: Finding):
             f.modes, f.title)
 
 
-def rank(findings: list[Finding], run: Run) -> list[Finding]:
+def rank(findings: list[Finding], run: RunView) -> list[Finding]:
     """The rules' findings of a run, ranked (``rank`` 1 first) with their severity and overlaps."""
     out = list(findings)
     # overlaps are judged largest saving first, then severity from the capped savings

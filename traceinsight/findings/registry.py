@@ -26,12 +26,12 @@ from traceinsight.findings import (
     tf1,
     xla,
 )
-from traceinsight.model import Run
+from traceinsight.runview import RunView
 
 
 @dataclass(frozen=True)
 class Rule:
-    function: Callable[[Run], Iterable[Finding]]
+    function: Callable[[RunView], Iterable[Finding]]
     ids: tuple[str, ...]      # every ``Finding.rule`` the function can give
 
 
@@ -57,10 +57,10 @@ REGISTRY: tuple[Rule, ...] = (
 
 # Every rule id a finding can carry (``Finding.rule``): the one list of them.
 RULE_IDS: tuple[str, ...] = tuple(i for r in REGISTRY for i in r.ids)
-RULES: tuple[Callable[[Run], Iterable[Finding]], ...] = tuple(r.function for r in REGISTRY)
+RULES: tuple[Callable[[RunView], Iterable[Finding]], ...] = tuple(r.function for r in REGISTRY)
 
 
-def find(run: Run) -> list[Finding]:
+def find(run: RunView) -> list[Finding]:
     """All findings of a run, ranked: the largest estimated saving first, informational last.
     Pure: called once per run, by ``traceinsight.derive`` while the run's figures are made."""
     return ranking.rank([f for rule in RULES for f in rule(run)], run)

@@ -12,8 +12,9 @@ from traceinsight.analysis.retraces import GRAPH_BUILDS
 from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import frames as fr
-from traceinsight.model import ModeResult, Run
+from traceinsight.model import ModeResult
 from traceinsight.retracecause import RetraceCause
+from traceinsight.runview import RunView
 
 _FIX_NEW_FUNCTION = ("step = tf.function(step_fn)   # create it once, outside the loop\n"
                      "for x in batches:\n    step(x)")
@@ -65,7 +66,7 @@ def _row_get(row: dict, name: str, default=""):
     return default if v is None or (isinstance(v, float) and not np.isfinite(v)) else v
 
 
-def rule_retracing(run: Run) -> Iterable[Finding]:
+def rule_retracing(run: RunView) -> Iterable[Finding]:
     """2. A function traced more than once in the steady loop."""
     for m in run.ok_modes():
         r = m.table("retraces")

@@ -12,7 +12,7 @@ from traceinsight.compare import is_distorted
 from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import inputs, pairing
-from traceinsight.model import Run
+from traceinsight.runview import RunView
 
 # a cost concentrated in a few steps (``stats.concentrated``) speaks from this share of the
 # traced time: the same material share as input-bound
@@ -24,7 +24,7 @@ _PERIODIC_FIX = ("# work done every N steps (checkpoints, logging, evaluation, s
                  "manager.save()                   # tf.train.CheckpointManager off the hot loop")
 
 
-def rule_concentrated(run: Run) -> Iterable[Finding]:
+def rule_concentrated(run: RunView) -> Iterable[Finding]:
     """A cost in a few steps only (``stats.concentrated``) that is a material share of the traced
     time: Python or unplaced work in some steps (periodic checkpoints, logging, evaluation). Input
     stalls are the input-bound finding's, retraces the retracing finding's; op and dispatch
@@ -49,7 +49,7 @@ def rule_concentrated(run: Run) -> Iterable[Finding]:
                 modes=(m.name,), fix=_PERIODIC_FIX)
 
 
-def rule_no_difference(run: Run) -> Iterable[Finding]:
+def rule_no_difference(run: RunView) -> Iterable[Finding]:
     """8. Pairs whose confidence intervals overlap: no measurable difference, not a ranking."""
     same = [pairing.compare_modes(run, a, b) for a, b in pairing.compared_pairs(run)]
     same = [c for c in same if np.isfinite(c.ratio) and not c.significant]
@@ -68,7 +68,7 @@ def rule_no_difference(run: Run) -> Iterable[Finding]:
             "# Capture more steps to narrow the interval.")
 
 
-def rule_distortion(run: Run) -> Iterable[Finding]:
+def rule_distortion(run: RunView) -> Iterable[Finding]:
     """9. The profiler slowed the traced steps a lot, or the traced steps order two modes the
     other way round from the untraced ones: their category split is no evidence for that
     difference."""
@@ -110,7 +110,7 @@ def rule_distortion(run: Run) -> Iterable[Finding]:
             "# split as proportions. Fewer tracer levels (no python tracer) distort less.")
 
 
-def rule_host_not_recorded(run: Run) -> Iterable[Finding]:
+def rule_host_not_recorded(run: RunView) -> Iterable[Finding]:
     """10. The trace cannot split host time (host tracer level 0, or no TF Python-API events):
     say what it can tell (the device side) and how to capture so it can tell the rest."""
     hits = [m for m in run.ok_modes() if not m.host_events_recorded]

@@ -9,8 +9,8 @@ from typing import Iterable
 from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import pairing
-from traceinsight.modekind import ModeKind
-from traceinsight.model import Run
+from traceinsight.modekind import CALL, FIT, PREDICT, PREDICT_ON_BATCH, TRAIN_ON_BATCH, ModeKind
+from traceinsight.runview import RunView
 
 # The fix for a TF2 mode slower than its TF1 twin, by how the step is called (``modekind.Axes``'
 # call): each names the call that removes that call's own per-step overhead.
@@ -18,15 +18,15 @@ _TF2_FIX_GRAPH = ("# TF2 pays per call what a TF1 Session ran as one graph: keep
                   "step = tf.function(lambda x: model(x, training=False))\n"
                   "y = step(tf.convert_to_tensor(x))      # tensors, fixed shapes: no retracing")
 _TF2_FIXES = {
-    "predict": ("# predict() sets up a batch loop (data adapter, callbacks) on every call; for one\n"
+    PREDICT: ("# predict() sets up a batch loop (data adapter, callbacks) on every call; for one\n"
                 "# batch per call, call the model instead:\n"
                 "y = model.predict_on_batch(x)          # or: y = model(x, training=False)\n"
                 "# in a loop, one traced graph with tensors in is cheaper still:\n"
                 "step = tf.function(lambda x: model(x, training=False))\n"
                 "y = step(tf.convert_to_tensor(x))"),
-    "predict_on_batch": _TF2_FIX_GRAPH,
-    "call": _TF2_FIX_GRAPH,
-    "train_on_batch": (
+    PREDICT_ON_BATCH: _TF2_FIX_GRAPH,
+    CALL: _TF2_FIX_GRAPH,
+    TRAIN_ON_BATCH: (
         "# train_on_batch pays Keras' per-call work (numpy conversion, logs) every step: one traced\n"
         "# train step with tensors in, or fit over many batches\n"
         "@tf.function\n"
@@ -38,7 +38,7 @@ _TF2_FIXES = {
         "    return loss\n"
         "train_step(tf.convert_to_tensor(x), tf.convert_to_tensor(y))\n"
         "# or: model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(n).prefetch(tf.data.AUTOTUNE))"),
-    "fit": ("# fit on numpy arrays converts and slices them in Python: feed a tf.data pipeline, and run\n"
+    FIT: ("# fit on numpy arrays converts and slices them in Python: feed a tf.data pipeline, and run\n"
             "# several batches per graph call\n"
             "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size).prefetch(tf.data.AUTOTUNE)\n"
             "model.compile(optimizer, loss, steps_per_execution=32)\n"
@@ -52,7 +52,7 @@ def tf2_fix(kind: ModeKind) -> str:
     return _TF2_FIXES.get(axes.call if axes is not None else "", _TF2_FIX_GRAPH)
 
 
-def rule_tf1_vs_tf2(run: Run) -> Iterable[Finding]:
+def rule_tf1_vs_tf2(run: RunView) -> Iterable[Finding]:
     """A TF1 graph mode (tf_keras with eager disabled, run by a Session) against its TF2 twin:
     which is faster, by how much, and where the difference lies (the traced categories and op
     families) — the tf2_vs_tf1 question."""

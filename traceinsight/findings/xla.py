@@ -15,7 +15,8 @@ from traceinsight.findings import evidence as ev
 from traceinsight.findings import frames as fr
 from traceinsight.findings import pairing
 from traceinsight.modekind import XLA
-from traceinsight.model import ModeResult, Run
+from traceinsight.model import ModeResult
+from traceinsight.runview import RunView
 
 # op families that are not work XLA compiles: the function call itself, constants and arguments
 _NOT_WORK_FAMILIES = ("tf.function", "constants", "variables and arguments")
@@ -69,7 +70,7 @@ _XLA_ON = ("step = tf.function(step_fn, jit_compile=True)",
            "# Keras: model.compile(..., jit_compile=True)")
 
 
-def rule_xla(run: Run) -> Iterable[Finding]:
+def rule_xla(run: RunView) -> Iterable[Finding]:
     """4. XLA measurably slower (or faster) than the plain graph function on this machine."""
     for x in pairing.modes_compiled(run, XLA):
         f = pairing.graph_twin(run, x)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import Any, Protocol, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,8 +21,16 @@ from traceinsight.stats import VsFastest
 from traceinsight.tui.bars import BarRow, CategoryBars, legend
 from traceinsight.tui.mode_table import ModeTable
 
-if TYPE_CHECKING:
-    from traceinsight.tui.app import TraceinsightApp
+
+class Viewer(Protocol):
+    """What the overview asks of the app that shows it (``tui.app.TraceinsightApp``), named here
+    so that the screen does not import the app that imports it."""
+
+    multi_host: bool
+
+    def summary(self) -> Any: ...
+    def findings(self) -> tuple[list[Finding], str | None]: ...
+    def show_mode(self, name: str) -> None: ...
 
 TOP_FINDINGS = 3
 
@@ -162,7 +170,7 @@ class OverviewScreen(Screen):
 
     def _figures(self) -> None:
         """Runs in a worker thread; hands the figures to the screen as a message."""
-        app = cast("TraceinsightApp", self.app)
+        app = cast(Viewer, self.app)
         summary = None
         try:
             summary = app.summary()
@@ -184,12 +192,12 @@ class OverviewScreen(Screen):
         return self.query_one(ModeTable).highlighted_mode
 
     def on_mode_table_chosen(self, event: ModeTable.Chosen) -> None:
-        cast("TraceinsightApp", self.app).show_mode(event.mode)
+        cast(Viewer, self.app).show_mode(event.mode)
 
     def on_key(self, event) -> None:
         # keys the help lists that act only on other screens: say where, instead of nothing
         from traceinsight.tui.help import overview_key_hint
-        hint = overview_key_hint(event.key, cast("TraceinsightApp", self.app).multi_host)
+        hint = overview_key_hint(event.key, cast(Viewer, self.app).multi_host)
         if hint:
             event.stop()
             self.notify(hint, timeout=5)
