@@ -341,7 +341,7 @@ def test_gpu_trace_copies_are_input_and_kernels_are_listed(tmp_path):
 def test_recorded_input_signatures_say_what_changed(tmp_path):
     """With the capture's log of the arguments fed to the step, the retrace row and the finding
     name what changed: shapes and Python values."""
-    from traceinsight.findings import _retrace_cause
+    from traceinsight.findings import retrace_cause
     sp = Space()
     main = sp.host().line("python")
     for i in range(3):
@@ -360,7 +360,7 @@ def test_recorded_input_signatures_say_what_changed(tmp_path):
     assert row["cause"] == "shapes and python values"
     assert row["cause_detail"] == ("argument 1 shape changed ((100,), (200,)); "
                                    "argument 2 is a Python float: 3 distinct values")
-    cause, fix = _retrace_cause(RetraceCause.of(row["cause"]), row["cause_detail"], 3, 3)
+    cause, fix = retrace_cause(RetraceCause.of(row["cause"]), row["cause_detail"], 3, 3)
     assert "every new shape and every new Python value" in cause
     assert "tf.constant" in fix and "reduce_retracing" in fix
     # only Python values
@@ -368,7 +368,7 @@ def test_recorded_input_signatures_say_what_changed(tmp_path):
     m = analyze_mode("m", [tmp_path / "h.xplane.pb"], signatures=only_py)
     row = m.retraces.iloc[0]
     assert row["cause"] == "python values"
-    cause, fix = _retrace_cause(RetraceCause.of(row["cause"]), row["cause_detail"], 3, 3)
+    cause, fix = retrace_cause(RetraceCause.of(row["cause"]), row["cause_detail"], 3, 3)
     assert cause.startswith("Python values passed as arguments") and "tf.constant" in fix
 
 

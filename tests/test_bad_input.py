@@ -400,15 +400,15 @@ def test_capture_python_with_odd_version_output_is_one_line(capsys, tmp_path, ou
 
 def test_capture_python_banner_before_the_version_is_accepted(tmp_path):
     """A wrapper that prints a banner first: the version is its output's last line."""
-    from traceinsight.capture import orchestrate
+    from traceinsight.capture import environment
     fake = tmp_path / "python"
     fake.write_text(f"#!/bin/sh\necho 'module load python'\nexec {sys.executable} \"$@\"\n")
     fake.chmod(0o755)
     try:
-        orchestrate.set_workload_python(str(fake))
-        assert orchestrate.workload_python == str(fake)
+        environment.set_workload_python(str(fake))
+        assert environment.workload_python == str(fake)
     finally:
-        orchestrate.set_workload_python(None)
+        environment.set_workload_python(None)
 
 
 # ----------------------------------------------------------------------------- device-only traces

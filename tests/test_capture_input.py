@@ -215,7 +215,7 @@ def test_decode_profile_options_any_message(host, device, python, duration, path
 
 
 def test_capture_settings_from_the_workload_file(tmp_path):
-    from traceinsight.capture.orchestrate import Options
+    from traceinsight.capture.planning import Options
     f = tmp_path / "w.py"
     f.write_text('CAPTURE = {"host_trace_ms": 9000, "python_tracer": False, "min_time": 1}\n'
                  "def step(x):\n    return x\ndef inputs():\n    return (1,)\n")
@@ -252,6 +252,8 @@ def test_options_mismatch_is_recorded_and_shown(tmp_path, monkeypatch, capsys):
     from rich.console import Console
 
     from traceinsight.capture import orchestrate as orch
+    from traceinsight.capture import planning
+    from traceinsight.capture.children import ChildResult
     from traceinsight.commands.capture import print_summary
 
     bad = {"requested": {"host_tracer_level": 3, "python_tracer_level": 0},
@@ -262,15 +264,15 @@ def test_options_mismatch_is_recorded_and_shown(tmp_path, monkeypatch, capsys):
                "traced": {"host": {"steps_s": [0.0025], "step_nums": [1], "profile_options": bad}}}
 
     def fake_run_child(what, spec, workdir, timeout, env, stderr_path=None, poll=None, keep_alive=False):
-        return orch.ChildResult(True, json.loads(json.dumps(timings)), None, "", 0)
+        return ChildResult(True, json.loads(json.dumps(timings)), None, "", 0)
 
     monkeypatch.setattr(orch, "run_child", fake_run_child)
     wf = workload.inspect_file(SAMPLES / "retracing.py")
     run = tmp_path / "run"
     run.mkdir()
-    manifest = {"schema_version": 1, "modes": {"eager": orch._mode_entry("eager")}}
-    writer = orch.RunWriter(run, manifest)
-    plan = orch.Plan(wf, ["eager"], {}, run, orch.Options())
+    manifest = {"schema_version": 1, "modes": {"eager": planning.mode_entry("eager")}}
+    writer = planning.RunWriter(run, manifest)
+    plan = planning.Plan(wf, ["eager"], {}, run, planning.Options())
     state = orch.capture_mode(plan, writer, "eager", plan.opts)
     assert state.status == "ok"
     assert state.notes == ["host pass: profiler options not as requested: host_tracer_level asked 3, "

@@ -304,13 +304,13 @@ def test_a_user_layers_call_is_in_the_report_hotspot_table():
     """A user layer's call: half the step inclusive, almost no self time (Keras and TF below it do
     the work). Ranked by self time it would be cut from the table; the report lists user frames
     first by inclusive time."""
-    from traceinsight.report import markdown
+    from traceinsight.report import render
     hot = [(f"f{i}", "ops.py", i, "tensorflow", 0.1 + i * 0.001, 0.2, 1) for i in range(100)]
     hot.append(("call", "model.py", 12, "user", 0.001, 5.0, 1))
     m = make_mode("eager", {"op": 4.0, "python": 6.0}, hotspots=hot)
     doc = report_data(run_of(m))
     assert doc["modes"][0]["hotspots"][0]["function"] == "call"
-    assert "model.py:12" in markdown.render(run_of(m))
+    assert "model.py:12" in render(run_of(m), "md")
 
 
 # ---- every finding's evidence agrees with its claim --------------------------------------------

@@ -94,13 +94,11 @@ def test_parquet_needs_pyarrow(tmp_path):
 def test_cli_export(monkeypatch, tmp_path, capsys):
     pytest.importorskip("xprof")
     import traceinsight
-    from traceinsight.analysis.mode import analyze_trace
     pb = write_xspace(tmp_path / "run" / "eager" / "host" / "plugins" / "profile" / "s" / "h.xplane.pb")
     run = sample_run()
-    # the sample mode's tables, with the per-event data of a small real trace kept as a load
-    # asked to keep it would (the export draws only that)
-    run.modes["eager"] = dataclasses.replace(run.modes["eager"], trace_paths=(str(pb),),
-                                             trace=analyze_trace([pb]))
+    # the sample mode's tables, with a small real trace as its trace file (the export draws that
+    # file's analysis)
+    run.modes["eager"] = dataclasses.replace(run.modes["eager"], trace_paths=(str(pb),))
     monkeypatch.setattr(traceinsight, "load", lambda path, **kw: run)
     out = tmp_path / "out"
     assert cli.main(["export", str(tmp_path / "run"), "--mode", "eager", "-o", str(out),

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from traceinsight import cli, load
+from traceinsight.analysis.timeline import pass_analysis
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import CATEGORIES
 from traceinsight.report import chrome_trace
@@ -100,7 +101,7 @@ def hand_space() -> Space:
 @pytest.fixture(scope="module")
 def hand(tmp_path_factory):
     path = hand_space().write(tmp_path_factory.mktemp("x") / "h.xplane.pb")
-    return load(path, keep_trace={"h": "host"})
+    return load(path)
 
 
 def _doc(run, select=None) -> dict:
@@ -182,8 +183,8 @@ def test_real_trace_agrees_with_xprof():
     only the zero-length events XProf drops."""
     pytest.importorskip("xprof")
     paths = [str(p) for p in REAL]
-    run = load(DATA / "conv1d", use_cache=False, keep_trace={"eager": "host"})
-    tr = run.modes["eager"].trace
+    run = load(DATA / "conv1d", use_cache=False)
+    tr = pass_analysis(run.modes["eager"], "host")
     table, steps = tr.table, tr.steps.to_pandas()
     ours = json.loads(b"".join(chrome_trace.render(run, TraceOptions("eager", gzip_level=None))))
     check_document(ours)

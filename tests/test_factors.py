@@ -43,6 +43,18 @@ def test_the_capture_table_and_the_kinds_agree():
     assert modes.get("keras", "tf1:predict").tf1   # the TF1 predict mode exists
 
 
+def test_a_base_in_both_tables_has_the_same_axes():
+    """eager, function and xla are rows of the Keras and the function table: one kind, so one
+    compile and call axis whichever workload made it."""
+    from traceinsight import modekind
+    keras = {b.name: b for b in modekind.KERAS_BASES}
+    shared = [b for b in modekind.FUNCTION_BASES if b.name in keras]
+    assert [b.name for b in shared] == ["eager", "function", "xla"]
+    for b in shared:
+        assert (b.compile, b.call) == (keras[b.name].compile, keras[b.name].call)
+        assert modekind.BASES[b.name].compile == b.compile
+
+
 def test_axes_say_what_a_mode_is():
     assert from_name("tf1:predict").axes() == Axes("tf1", "graph", "off", "2", "tensorflow", "numpy",
                                                    "infer", "predict")

@@ -87,7 +87,7 @@ def no_hang():
 
 # --------------------------------------------------------------------------- simulated ENOSPC
 def test_run_json_on_a_full_disk_is_one_line_and_no_temp_file(tmp_path, monkeypatch):
-    from traceinsight.capture.orchestrate import RunWriter
+    from traceinsight.capture.planning import RunWriter
     from traceinsight.errors import WriteError
     run = make_run(tmp_path)
     before = (run / "run.json").read_bytes()

@@ -1,5 +1,5 @@
-"""The rule ids a finding can carry: one list (``findings.RULE_IDS``), which every ``rule=`` of the
-rules' module uses and the JSON report's schema repeats for its consumers; the JSON report of
+"""The rule ids a finding can carry: one list (``findings.RULE_IDS``, read from the registry), which
+every ``rule=`` of the rules' modules uses and the JSON report's schema repeats for its consumers; the JSON report of
 every committed run, and of hand-made runs showing the findings no committed run shows, valid
 against that schema; and each finding's saving kind (``Finding.saving_kind``) on those runs."""
 
@@ -38,8 +38,14 @@ def _literal_rule_ids(node: ast.expr) -> set[str]:
                          "findings.RULE_IDS")
 
 
-def _rule_literals() -> set[str]:
-    tree = ast.parse(Path(findings.__file__).read_text(encoding="utf-8"))
+def _rule_literals(tree: ast.AST | None = None) -> set[str]:
+    """Every ``rule=`` of the package's modules (of ``tree`` only, when given)."""
+    trees = [tree] if tree is not None else [
+        ast.parse(p.read_text(encoding="utf-8")) for p in sorted(Path(findings.__file__).parent.glob("*.py"))]
+    return set().union(*(_literals_of(t) for t in trees))
+
+
+def _literals_of(tree: ast.AST) -> set[str]:
     out: set[str] = set()
     for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
         name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", "")
@@ -55,6 +61,16 @@ def test_the_schema_lists_the_codes_rule_ids():
     enum = load_schema()["$defs"]["finding"]["properties"]["rule"]["enum"]
     assert len(set(enum)) == len(enum) and len(set(findings.RULE_IDS)) == len(findings.RULE_IDS)
     assert sorted(enum) == sorted(findings.RULE_IDS)
+
+
+def test_each_registry_row_names_the_ids_its_rule_writes():
+    """A registry row's ids are the ``rule=`` literals of its function (helpers a rule calls write
+    none), so a new finding is its function and its row."""
+    import inspect
+    import textwrap
+    for row in findings.REGISTRY:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(row.function)))
+        assert _rule_literals(tree) == set(row.ids), row.function.__name__
 
 
 def test_every_rule_id_the_rules_write_is_listed():

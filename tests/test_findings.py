@@ -389,6 +389,12 @@ def test_no_fix_contradicts_another():
     tiny = next(f for f in found if f.rule == "tiny-ops")
     assert not any("jit_compile=True" in f.fix for f in found)
     assert "XLA left out: it was measured slower" in tiny.fix
+    # decided on the changes the fixes recommend, as the rules tagged them
+    from traceinsight.finding import Change
+    assert [f.rule for f in found if f.recommends(Change.XLA_OFF)] == ["xla-slower"]
+    assert not any(f.recommends(Change.XLA_ON) for f in found)
+    alone = find(run_of(make_mode("function", {"op": 1.5, "dispatch": 0.3}, ops=ops, untraced_ms=2.0)))
+    assert next(f for f in alone if f.rule == "tiny-ops").recommends(Change.XLA_ON)
 
 
 def test_a_saving_without_the_fix_applied_is_an_estimate_and_never_high():
@@ -448,3 +454,19 @@ def test_the_loader_sets_each_modes_kind_from_run_json(tmp_path):
         assert run.modes["eager"].kind == ModeKind("eager", "tensor", "tf_keras")
         assert run.modes["xla"].kind == from_name("xla") == ModeKind("xla", "numpy", "keras3")
     assert list((run_dir / ".traceinsight").rglob("*.json"))
+
+
+def test_a_new_mode_is_paired_by_its_row_of_the_mode_table(monkeypatch):
+    """The rules pair modes by their axes, never by name: a base added to the mode table (here an
+    XLA-compiled predict(), as one row) is compared with the graph mode of its call (same call,
+    different compile) and its XLA finding speaks, with no rule naming it."""
+    from traceinsight import modekind
+    from traceinsight.findings import compared_pairs
+    row = modekind.Base("predict-xla", modekind.XLA, modekind.PREDICT, "predict() with jit_compile=True")
+    monkeypatch.setitem(modekind.BASES, row.name, row)
+    slow = make_mode("predict-xla", {"op": 3.0, "python": 0.2}, untraced_ms=3.2)
+    fast = make_mode("predict", {"op": 1.0, "python": 0.2}, untraced_ms=1.2)
+    run = run_of(fast, slow)
+    assert slow.kind.compile == modekind.XLA and slow.kind.call == modekind.PREDICT
+    assert [(a.name, b.name) for a, b in compared_pairs(run)] == [("predict-xla", "predict")]
+    assert only(run, "xla-slower").modes == ("predict-xla", "predict")

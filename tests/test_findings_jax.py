@@ -64,5 +64,5 @@ def test_jax_backend_silent_when_medians_and_ratio_disagree():
     c = run.compare("jax:train_on_batch", "train_on_batch")
     flipped = replace(c, ratio=0.78, ratio_lo=0.70, ratio_hi=0.86, significant=True)
     assert flipped.significant and flipped.delta_ms > 0
-    with mock.patch("traceinsight.findings.compare_modes", lambda run, a, b: flipped):
+    with mock.patch("traceinsight.findings.pairing.compare_modes", lambda run, a, b: flipped):
         assert not list(rule_jax_backend(run))

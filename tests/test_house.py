@@ -284,3 +284,39 @@ def test_a_run_and_a_mode_print_in_a_few_lines_with_the_pages_figures():
     assert lines[-1] == f"  top finding: {run.findings[0].title}"
     mode = repr(run.modes["eager"])
     assert len(mode) < 400 and "\n" not in mode and "ops=Columns(" in mode
+
+
+# the per-event drawings made on request, not from the run's figures: the Chrome trace draws the
+# pass the mode's own analysis kept (``export``), the timeline screen analyses one pass when it opens
+ANALYSIS_ON_REQUEST = {("report/chrome_trace.py", "traceinsight.analysis.timeline", "pass_files"),
+                       ("report/chrome_trace.py", "traceinsight.analysis", "rules"),
+                       ("tui/timeline.py", "traceinsight.analysis", "timeline")}
+
+
+def test_renderers_import_only_types_and_constants_from_the_analysis():
+    """Renderers compute nothing: what ``report/`` and ``tui/`` take from ``traceinsight.analysis``
+    (at run time or for types) is a class or a constant, never a function or a module to call;
+    what a page shows beside a table (step marks, the hosts' category rows, time per op call, the
+    hotspots' order) comes computed with the run (``RunFigures``)."""
+    import ast
+    import importlib
+    import inspect
+    found = []
+    for folder in ("report", "tui"):
+        for path in sorted((ROOT / "traceinsight" / folder).glob("*.py")):
+            rel = f"{folder}/{path.name}"
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    found += [(rel, a.name, "") for a in node.names
+                              if a.name.startswith("traceinsight.analysis")]
+                if not (isinstance(node, ast.ImportFrom) and node.module
+                        and node.module.startswith("traceinsight.analysis")):
+                    continue
+                module = importlib.import_module(node.module)
+                for a in node.names:
+                    obj = getattr(module, a.name)
+                    if (rel, node.module, a.name) in ANALYSIS_ON_REQUEST:
+                        continue
+                    if inspect.ismodule(obj) or (callable(obj) and not inspect.isclass(obj)):
+                        found.append((rel, node.module, a.name))
+    assert found == [], found

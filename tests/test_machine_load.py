@@ -246,6 +246,7 @@ class _FakeChild:
 
 def _round_loop(tmp_path, round0: dict[str, float | None], loads: dict[str, list[float]]):
     from traceinsight.capture import orchestrate as orch
+    from traceinsight.capture.planning import Options, RunWriter
     manifest = {"modes": {m: {"dir": m, "status": "ok", "notes": []} for m in loads}}
     states = []
     clock = [1_800_000_010.0]
@@ -258,7 +259,7 @@ def _round_loop(tmp_path, round0: dict[str, float | None], loads: dict[str, list
         st.live = _FakeChild(loads[m], clock)  # type: ignore[assignment]
         states.append(st)
     children = {s.name: s.live for s in states}
-    orch.run_rounds(orch.RunWriter(tmp_path, manifest), states, orch.Options(rounds=4))
+    orch.run_rounds(RunWriter(tmp_path, manifest), states, Options(rounds=4))
     out = {m: runfolder.read_json(tmp_path / m / runfolder.TIMINGS) for m in loads}
     return out, children
 

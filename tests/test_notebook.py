@@ -18,16 +18,34 @@ from traceinsight.testing import make_mode, sample_run
 EVIL = '<script>alert("x")</script>'
 
 
-def srcdoc(frame: str) -> str:
+def split(shown: str) -> tuple[str, str]:
+    """The display: the overview above the frame, and the frame (the whole report)."""
+    m = re.fullmatch(r'(.*)\n(<iframe title="[^"<>]*" sandbox="" style="[^"<>]*" srcdoc="[^"<>]*"></iframe>)',
+                     shown, re.S)
+    assert m, shown[:300]
+    return m.group(1), m.group(2)
+
+
+def srcdoc(shown: str) -> str:
     m = re.fullmatch(r'<iframe title="[^"<>]*" sandbox="" style="[^"<>]*" srcdoc="([^"<>]*)"></iframe>',
-                     frame)
-    assert m, frame[:300]
+                     split(shown)[1])
+    assert m, shown[:300]
     return html.unescape(m.group(1))
 
 
 def test_run_displays_as_the_html_report_itself():
     run = sample_run()
     assert srcdoc(run._repr_html_()) == render(run, "html")
+
+
+def test_the_display_opens_on_the_modes_and_the_chart():
+    """Before the report's frame (which opens on the page's title), the cell shows the summary,
+    the modes table with every mode and the category bars, and not the environment."""
+    run = sample_run()
+    top, _ = split(run._repr_html_())
+    assert top.index("<table>") < top.index("<svg")
+    assert all(f"<code>{name}</code>" in top for name in run.modes)
+    assert "median ms/step" in top and "Environment" not in top and "<script" not in top
 
 
 def test_a_mode_displays_as_its_own_report():
@@ -39,9 +57,10 @@ def test_a_mode_displays_as_its_own_report():
 
 def test_hostile_names_stay_inside_the_frame_as_text():
     run = complete(Run(None, EVIL, {EVIL: make_mode(EVIL, {"op": 1.0})}), display=NOTEBOOK)
-    frame = run._repr_html_()
+    top, frame = split(run._repr_html_())
+    assert "<script" not in top and "&lt;script&gt;" in top
     assert "<script" not in frame and "<" not in frame[len("<iframe"):-len("</iframe>")]
-    assert "<script" not in srcdoc(frame)      # escaped again inside the page
+    assert "<script" not in srcdoc(run._repr_html_())      # escaped again inside the page
 
 
 def test_show_prints_the_text_summary():

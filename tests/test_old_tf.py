@@ -133,7 +133,7 @@ def test_trace_decoder_works_with_the_old_protobuf(tf_oldest):
     import json
     import subprocess
 
-    from traceinsight.capture.orchestrate import package_path
+    from traceinsight.capture.environment import package_path
     trace = next((ROOT / "tests" / "data" / "versions" / OLDEST / "function").rglob("*.xplane.pb"))
     code = ("import json, sys; from google.protobuf import __version__ as v; "
             "from traceinsight.xplane import XSpace; s = XSpace(); "

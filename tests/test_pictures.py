@@ -15,7 +15,7 @@ from traceinsight.analysis.step_marks import STALL_FACTOR, step_marks
 from traceinsight.derive import complete
 from traceinsight.model import CATEGORIES, Run
 from traceinsight.report import render
-from traceinsight.report.data import report_data
+from traceinsight.report.data import build, report_data
 from traceinsight.report.svg import category_bars, figures, host_skew, step_chart
 from traceinsight.testing import make_mode, sample_run
 
@@ -59,8 +59,8 @@ def test_step_marks_put_the_first_step_stalls_and_retraces_where_they_are():
 
 
 def test_step_chart_draws_one_column_per_step_and_the_marks():
-    doc_mode = report_data(complete(Run(None, "r", {"loop": marked_mode()})))["modes"][0]
-    svg = step_chart(doc_mode)
+    document = build(complete(Run(None, "r", {"loop": marked_mode()})))
+    svg = step_chart(document.data["modes"][0], document.step_marks["loop"])
     root = parse(svg)
     titles = [t.text or "" for t in root.iter(f"{SVG_NS}title")]
     step_titles = [t for t in titles if " · step " in t]
@@ -85,8 +85,7 @@ def test_every_string_in_the_pictures_is_escaped():
     run = sample_run()
     modes = {EVIL: replace(marked_mode(EVIL), name=EVIL), **run.modes}
     hostile = complete(Run(None, EVIL, modes, run.manifest))
-    doc = report_data(hostile)
-    for _stem, _alt, svg in figures(doc):
+    for _stem, _alt, svg in figures(build(hostile)):
         assert "<script" not in svg and "onerror" not in svg
         parse(svg)
     page = render(hostile, "html")

@@ -38,14 +38,15 @@ def test_every_rule_is_documented():
 
 
 def _mode_bullet(opening: str) -> str:
-    """The bullet of README's mode list (under "The workload file") that opens with ``opening``."""
-    section = README.split("### The workload file", 1)[1].split("\n### ", 1)[0]
+    """The bullet of the mode list (docs/capture.md, "The workload file") that opens with ``opening``."""
+    capture = (ROOT / "docs" / "capture.md").read_text()     # README links it
+    section = capture.split("## The workload file", 1)[1].split("\n## ", 1)[0]
     listing = section.split("lists the modes:", 1)[1].split("\n\n", 2)[1]
     return next(b for b in listing.split("\n* ") if b.lstrip("* ").startswith(opening))
 
 
 def test_the_mode_list_names_every_mode_of_the_capture_table():
-    """The README's mode list is the capture's mode table (``capture/modes.py``): each base of the
+    """The documented mode list is the capture's mode table (``capture/modes.py``): each base of the
     Keras and function modes, and the ``tf1:`` and ``jax:`` modes by name, all of them and no
     other; the ``+tensor`` and ``tf_keras:`` variants are named as rules."""
     from traceinsight.capture import modes
@@ -65,3 +66,15 @@ def test_the_mode_list_names_every_mode_of_the_capture_table():
         {m.name for m in modes.keras_modes() if m.backend == "jax"}
     function = _mode_bullet("Function:")
     assert names(function.split("(", 1)[0]) == {m.name for m in modes.function_modes()}
+
+
+def test_readme_is_short_and_its_links_and_pictures_exist():
+    """README is the newcomer's page: short, and everything it links or draws is in the clone."""
+    assert len(README.splitlines()) <= 220
+    for target in re.findall(r"\]\(([^)#]+)", README):
+        if not target.startswith("http"):
+            assert (ROOT / target).exists(), target
+    for doc in (ROOT / "docs").glob("*.md"):
+        for target in re.findall(r"\]\(([^)#]+)", doc.read_text()):
+            if not target.startswith("http"):
+                assert (doc.parent / target).exists(), (doc.name, target)

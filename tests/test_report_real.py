@@ -34,19 +34,24 @@ def run():
 
 
 @pytest.fixture(scope="module")
-def doc(run):
-    from traceinsight.report.data import report_data
-    return report_data(run)
+def document(run):
+    from traceinsight.report.data import build
+    return build(run)
 
 
-def test_golden_markdown(doc):
+@pytest.fixture(scope="module")
+def doc(document):
+    return document.data
+
+
+def test_golden_markdown(document):
     from traceinsight.report.markdown import render_document
-    check_golden("retracing.md", render_document(doc))
+    check_golden("retracing.md", render_document(document))
 
 
-def test_golden_html(doc):
+def test_golden_html(document):
     from traceinsight.report.html import render_document
-    check_golden("retracing.html", render_document(doc))
+    check_golden("retracing.html", render_document(document))
 
 
 def test_golden_json(doc):
@@ -55,14 +60,14 @@ def test_golden_json(doc):
     check_golden("retracing.json", dumps(doc).replace(str(RUN), "<run>"))
 
 
-def test_real_report_says_what_the_sample_is_about(doc):
+def test_real_report_says_what_the_sample_is_about(document, doc):
     from traceinsight.report.json import load_schema
     from traceinsight.report.markdown import render_document
     jsonschema.validate(json.loads(json.dumps(doc)), load_schema())
     top = doc["findings"][0]
     assert top["rule"] == "retracing" and top["modes"] == ["function"]
     assert "traced 25 times in 25 calls" in top["evidence"]
-    md = render_document(doc)
+    md = render_document(document)
     tables = md_tables(MarkdownIt("commonmark").enable("table").parse(md))
     modes = next(t for t in tables if t[0][0] == "mode" and "median ms/step" in t[0])
     assert [r[0] for r in modes[1:]] == ["eager", "function"]

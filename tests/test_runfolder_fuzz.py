@@ -159,8 +159,8 @@ def test_fuzz_damaged_run_folders_never_crash_or_hang(tmp_path, target):
             signal.alarm(20)
             try:
                 loaded = traceinsight.load(run, use_cache=False)
-                from traceinsight.report.markdown import render
-                render(loaded)
+                from traceinsight.report import render
+                render(loaded, "md")
                 eager = loaded.modes.get("eager")
                 if target == "timings.json" and eager is not None and not eager.ok:
                     assert "timings.json" in eager.error and "\n" not in eager.error

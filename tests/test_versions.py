@@ -409,9 +409,37 @@ def test_the_supported_range_is_said_as_compat_says_it():
     for section in ("## I already have TensorFlow", "## Supported TensorFlow versions"):
         body = readme.split(section, 1)[1].split("\n## ", 1)[0]
         assert f"TensorFlow {compat.SUPPORTED_RANGE}" in body, section
-    assert f"TensorFlow {compat.SUPPORTED_RANGE} " in readme.split("The command runs as given", 1)[1][:200]
+    capture = (root / "docs" / "capture.md").read_text()
+    assert f"TensorFlow {compat.SUPPORTED_RANGE} " in capture.split("The command runs as given", 1)[1][:200]
     pyproject = (root / "pyproject.toml").read_text()
     assert f"need none), {compat.SUPPORTED_RANGE}\n" in pyproject
     old = {f"2.{n} - 2.21" for n in range(0, 30)} - {compat.SUPPORTED_RANGE}
-    for text in (readme, pyproject):
+    for text in (readme, capture, pyproject):
         assert not [o for o in old if o in text]
+
+
+PYTHON_TRACED = ("2.12.1", "2.13.1", "2.14.1", "2.15.1", "2.16.2")   # 2.21 drops the level asked
+
+
+@pytest.mark.parametrize("version", PYTHON_TRACED)
+def test_python_frames_stand_on_the_thread_that_ran_them(version):
+    """The eager_python case: the python tracer on, one call of ``eager_step`` inside each marked
+    step. 2.12 and 2.13 write the frames on an unnamed line of their own (the thread's id as a
+    signed 32-bit int); read as the thread's, every step holds exactly one call, as the script
+    made, and the frames come out as hotspots (before, 2.12 / 2.13 gave none)."""
+    mode = _mode(version, "eager_python")
+    steps = _record(version, "eager_python")["steps"]
+    assert len(mode.steps) == len(steps)
+    hot = mode.hotspots
+    row = hot[hot["function"] == "eager_step"].iloc[0]
+    assert row["calls_per_step"] == 1
+    # the frame lies inside its step: its time is at most the step's, as the script timed it
+    assert 0 < row["inclusive_ms"] <= max(s["ms"] for s in steps)
+
+
+def test_a_thread_written_as_two_lines_is_read_as_one():
+    """The unnamed line joins the named one whose id agrees modulo 2**32, and no other line."""
+    from traceinsight.analysis.events import thread_lines
+    heads = [(-914502589, 5, "", "", 3), (7, 1, "", "", 2), (3380464707, 1, "python", "", 4),
+             (-5, 1, "", "", 1)]
+    assert thread_lines(heads) == [[1], [0, 2], [3]]

@@ -1,7 +1,9 @@
-"""How fast the command starts: whole-process wall time of ``traceinsight --help`` and of
-``traceinsight analyze`` on a small trace, best of N fresh processes (targets: 0.15 s and 0.4 s).
+"""How fast the command starts: whole-process wall time of ``traceinsight --help``, of
+``traceinsight analyze`` on a small trace and of ``traceinsight report`` (markdown) on a committed
+run folder, best of N fresh processes (targets: 0.15 s, 0.4 s and 0.25 s).
 
-    .venv/bin/python tools/bench_startup.py [--repeat 7] [--trace FILE.xplane.pb] [--imports]
+    .venv/bin/python tools/bench_startup.py [--repeat 7] [--trace FILE.xplane.pb] [--run FOLDER]
+                                            [--imports]
 
 Each figure is a fresh ``python`` process started the way the ``traceinsight`` console script
 starts (``from traceinsight.cli import main; sys.exit(main())``), timed from before the spawn to
@@ -9,7 +11,9 @@ its exit, output discarded. ``python -c pass`` is printed beside them: the inter
 start-up on this machine, which no change to traceinsight can remove. ``--imports`` adds the
 slowest imports of each command (``python -X importtime``, cumulative µs) to find the culprits.
 The trace defaults to the smallest committed host trace (tests/data/runs, ~100 KB), copied to a
-temporary folder so that no analysis cache is involved.
+temporary folder so that no analysis cache is involved. The run folder defaults to
+tests/data/runs/conv1d, copied to a temporary folder; its untimed warm-up run writes the analysis
+cache a second ``report`` of a run reads, so the figure is a report of an analysed run.
 
 The child processes may write bytecode (``PYTHONDONTWRITEBYTECODE`` is removed from their
 environment, and one untimed run of each command comes first): an installed traceinsight compiles
@@ -73,6 +77,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7, help="fresh processes per figure (best of)")
     ap.add_argument("--trace", type=Path, default=None, help="the trace analyze reads")
+    ap.add_argument("--run", type=Path, default=ROOT / "tests" / "data" / "runs" / "conv1d",
+                    help="the run folder report reads")
     ap.add_argument("--imports", action="store_true", help="also list the slowest imports")
     args = ap.parse_args()
 
@@ -84,11 +90,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / src.name
         shutil.copyfile(src, trace)
+        run = Path(tmp) / "run"
+        shutil.copytree(args.run, run)
         cases = [
             ("python -c pass", [sys.executable, "-c", "pass"], None),
             ("traceinsight --help", [sys.executable, "-c", ENTRY, "--help"], 0.15),
             (f"traceinsight analyze ({src.stat().st_size / 1e3:.0f} KB trace)",
              [sys.executable, "-c", ENTRY, "analyze", str(trace)], 0.4),
+            (f"traceinsight report ({args.run.name}, md)",
+             [sys.executable, "-c", ENTRY, "report", str(run), "-o", str(Path(tmp) / "r.md")], 0.25),
         ]
         print(f"python {sys.version.split()[0]} · {os.cpu_count()} CPUs · best of {args.repeat} "
               f"fresh processes · trace {src.relative_to(ROOT) if src.is_relative_to(ROOT) else src}")

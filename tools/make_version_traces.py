@@ -23,7 +23,10 @@ Cases (each in a fresh process, so the first call of every function is inside th
   profiler started), as a user's one-batch profile does;
 * ``session``: a ``tf.compat.v1.Session.run`` loop with eager execution disabled;
 * ``data``: a tf.function step fed by a tf.data pipeline whose map stalls (a ``py_function``
-  that sleeps), no prefetch.
+  that sleeps), no prefetch;
+* ``eager_python``: an eager step (plain Python, no tf.function) with the python tracer on
+  (``python_tracer_level=1``, which 2.21 drops like the other options: record it with 2.12 - 2.16),
+  so each step holds exactly one frame of ``eager_step``.
 
 The profiler is started with ``ProfilerOptions(host_tracer_level=3, python_tracer_level=0)``: TF
 2.15 and 2.16 honour the options; 2.21 drops them (it logs ``python_tracer_level expects an i
@@ -46,13 +49,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ("function", "xla", "fit", "fit_one", "session", "data")
+CASES = ("function", "xla", "fit", "fit_one", "session", "data", "eager_python")
 STEPS = 8
 DEPTH = 0   # hidden layers of the function / xla step (--depth)
 
 
-def _options(tf):
-    return tf.profiler.experimental.ProfilerOptions(host_tracer_level=3, python_tracer_level=0,
+def _options(tf, python: int = 0):
+    return tf.profiler.experimental.ProfilerOptions(host_tracer_level=3, python_tracer_level=python,
                                                     device_tracer_level=0)
 
 
@@ -85,10 +88,10 @@ def _step_fn(tf, w1, w2, jit: bool, hidden=()):
     return train_step
 
 
-def _marked_loop(tf, logdir: str, step, args_of, n: int = STEPS) -> list[dict]:
+def _marked_loop(tf, logdir: str, step, args_of, n: int = STEPS, python: int = 0) -> list[dict]:
     """Run ``step`` n times inside the profiler, each step marked; perf_counter inside the marker."""
     steps = []
-    tf.profiler.experimental.start(logdir, options=_options(tf))
+    tf.profiler.experimental.start(logdir, options=_options(tf, python))
     try:
         for i in range(n):
             with tf.profiler.experimental.Trace("train", step_num=i, _r=1):
@@ -186,6 +189,18 @@ def case_data(tf, logdir: str) -> dict:
     return {"steps": _marked_loop(tf, logdir, step, lambda i: (it,))}
 
 
+def case_eager_python(tf, logdir: str) -> dict:
+    """An eager step (no tf.function) with the python tracer on: each call of ``eager_step`` is
+    one frame event, and each step one marker, so the frames per step are known exactly."""
+    w1, w2, x, _, _ = _variables(tf)
+
+    def eager_step(x):
+        return tf.reduce_sum(tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2))
+
+    return {"steps": _marked_loop(tf, logdir, eager_step, lambda i: (x,), python=1),
+            "python_tracer_level": 1}
+
+
 def _child(case: str, logdir: str, record: str) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
@@ -197,6 +212,8 @@ def _child(case: str, logdir: str, record: str) -> None:
                 "made_by": "tools/make_version_traces.py (TensorFlow's own profiler APIs)"})
     if case in ("fit", "fit_one"):
         out["options_asked"] = "TensorBoard callback defaults"
+    if case == "eager_python":
+        out["options_asked"]["python_tracer_level"] = 1
     Path(record).write_text(json.dumps(out, indent=1) + "\n")
 
 

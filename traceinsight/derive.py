@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from traceinsight.model import Display, ModeResult, Run, RunFigures
 
 if TYPE_CHECKING:
+    from traceinsight.analysis.step_marks import StepMarks
     from traceinsight.columns import Columns
     from traceinsight.compare import Comparison
     from traceinsight.factors import FactorTable
@@ -147,7 +148,32 @@ class _Work:
                           program_groups=self.program_groups,
                           concentrated=MappingProxyType(concentrated),
                           disagreements=disagreements, findings_error=self.findings_error,
-                          factors=factors, factors_error=factors_error)
+                          factors=factors, factors_error=factors_error,
+                          step_marks=MappingProxyType(self.step_marks()),
+                          op_ms_per_call=MappingProxyType(self.op_ms_per_call()),
+                          hotspots_listed=MappingProxyType(self.hotspots_listed()))
+
+    def step_marks(self) -> dict[str, StepMarks]:
+        """Each ok mode's steps marked for its pictures (``analysis.step_marks``)."""
+        from traceinsight.analysis.step_marks import mode_step_marks
+        return {name: mode_step_marks(m.table("steps").records())
+                for name, m in self.run.modes.items() if m.status == "ok"}
+
+    def hotspots_listed(self) -> dict[str, Columns]:
+        """Each mode's hotspots in the order the reports list them."""
+        from traceinsight.analysis.results import hotspots_listed_order
+        return {name: hotspots_listed_order(m.table("hotspots")) for name, m in self.run.modes.items()
+                if not m.table("hotspots").empty}
+
+    def op_ms_per_call(self) -> dict[str, tuple[float, ...]]:
+        """Each mode's ops: the self time of one call (``analysis.results.ms_per_call``)."""
+        from traceinsight.analysis.results import ms_per_call
+        out = {}
+        for name, m in self.run.modes.items():
+            ops = m.table("ops")
+            if not ops.empty:
+                out[name] = tuple(ms_per_call(ops["calls_per_step"], ops["self_ms_per_step"]).tolist())
+        return out
 
 
 class Analyzer:

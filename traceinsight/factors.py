@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from traceinsight.modekind import AXES, Axes, ModeKind, all_kinds, name_of
+from traceinsight.modekind import AXES, TF2_TWIN, Axes, ModeKind, all_kinds, name_of
 from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED
 
 if TYPE_CHECKING:
@@ -324,7 +324,7 @@ def _gap_pairs(run: Run, by_axes: dict[Axes, str]) -> list[tuple[str, str, str]]
     pairs: list[tuple[str, str, str]] = []
     for ax, name in by_axes.items():
         if ax.tf == "tf1":
-            twin = by_axes.get(_moved(ax, tf="tf2", keras="3", backend="tensorflow"))
+            twin = by_axes.get(ax.moved(**TF2_TWIN))
             if twin is not None and run.same_program(name, twin):
                 pairs.append(("tf1-vs-tf2", name, twin))
     for task in ("infer", "train"):

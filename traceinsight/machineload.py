@@ -20,7 +20,7 @@ from typing import Any
 # its thread pools to every CPU, so its parallel ops get at most half the CPUs they were split for,
 # and the step's main thread waits for a CPU whenever the others' runnable threads and its own
 # outnumber the CPUs. From there on a round's steps are no longer the workload's alone on any CPU
-# count, and how much slower they get is set by the other processes, not by the code (README,
+# count, and how much slower they get is set by the other processes, not by the code (docs/capture.md,
 # "The machine's load", has what such rounds measured). The figure is coarse (10 ms ticks over
 # rounds of about a second), which a threshold this far from an idle machine's share tolerates.
 DISTURBED_OTHER_CPU = 0.5

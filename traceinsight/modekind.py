@@ -1,15 +1,20 @@
-"""What a mode is, as data: its base (eager / function / xla / predict / fit ...), its input
-(numpy / tensor / dataset), its flavour (keras3 / tf_keras / tf1) and its backend (tensorflow /
-jax: Keras 3 on JAX), so that the findings pair modes by these fields, never by cutting their
-names apart.
+"""The mode table and what a mode is, as data.
 
-A capture writes them into run.json (each mode's ``kind``); a run folder written before that, or a
-foreign trace, gets them derived from its name, once, at load (``mode_kind``).
+The mode table is one row per base (``Base``: ``KERAS_BASES``, ``FUNCTION_BASES``): its compile axis
+(eager / graph / XLA), its call axis (how a step is called: ``model(x)`` or ``step(x)``, predict,
+predict_on_batch, train_on_batch, fit) and where else it runs (TF1, JAX); the capture builds its
+modes from it (``traceinsight.capture.modes``). A mode's kind is its base, its input (numpy /
+tensor / dataset), its flavour (keras3 / tf_keras / tf1) and its backend (tensorflow / jax: Keras 3
+on JAX); its axes (``ModeKind.axes``) come from its row, so that the findings and the factor table
+pair modes by these fields, never by cutting their names apart.
+
+A capture writes a mode's kind into run.json (each mode's ``kind``); a run folder written before
+that, or a foreign trace, gets it derived from its name, once, at load (``mode_kind``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 FLAVOURS = ("keras3", "tf_keras", "tf1")
 INPUTS = ("numpy", "tensor", "dataset")
@@ -21,8 +26,91 @@ TF1_PREFIX = "tf1:"
 JAX_PREFIX = "jax:"
 TENSOR_SUFFIX = "+tensor"
 _PREFIX = {LEGACY_PREFIX: "tf_keras", TF1_PREFIX: "tf1"}
+
+# The compile axis: how a step's ops run. Eager: one by one from Python; graph: one traced graph
+# (tf.function, a Keras step function, a TF1 graph run by a Session); XLA: a graph compiled by XLA.
+EAGER, GRAPH, XLA = "eager", "graph", "xla"
+COMPILES = (EAGER, GRAPH, XLA)
+# The call axis: how a step is called. "call": the model or the step called directly
+# (``model(x)``, ``step(x)``, a TF1 Session running the step's graph); then Keras' calls.
+CALL, PREDICT, PREDICT_ON_BATCH, TRAIN_ON_BATCH, FIT = ("call", "predict", "predict_on_batch",
+                                                        "train_on_batch", "fit")
+CALLS = (CALL, PREDICT, PREDICT_ON_BATCH, TRAIN_ON_BATCH, FIT)
+# the work a call does: inference or a training step (different work, never compared as a factor)
+TASK_OF_CALL = {CALL: "infer", PREDICT: "infer", PREDICT_ON_BATCH: "infer",
+                TRAIN_ON_BATCH: "train", FIT: "train"}
+# For a call with per-call machinery of its own, the (call, compile) of the same work done with
+# less of it, cheapest first by what they leave out: the findings compare the call with these, the
+# first its reference pair (predict's batch loop against predict_on_batch; a batch inside fit()
+# against train_on_batch).
+CHEAPER_CALLS: dict[str, tuple[tuple[str, str], ...]] = {
+    PREDICT: ((PREDICT_ON_BATCH, GRAPH), (CALL, EAGER), (CALL, GRAPH)),
+    FIT: ((TRAIN_ON_BATCH, GRAPH),),
+}
+
+
+@dataclass(frozen=True)
+class Base:
+    """One row of the mode table: a base (a mode without its prefix or suffix), what it compiles
+    and how it calls a step, and where it also runs. The capture builds its modes from these rows
+    (``traceinsight.capture.modes``: the ``+tensor``, ``tf_keras:``, ``tf1:`` and ``jax:``
+    variants), run.json records their kinds, and the findings and the factor table pair modes by
+    their axes. A new mode is one row here (and a driver, if its call is new)."""
+
+    name: str
+    compile: str                    # EAGER | GRAPH | XLA
+    call: str                       # one of CALLS
+    help: str
+    dataset: bool = False           # the step reads a tf.data pipeline (its input is "dataset")
+    tf1_graph: bool = False         # a TF1 graph run by a Session: eager disabled in its process
+    relaxed_retracing: bool = False  # tf.function(reduce_retracing=True): the retracing fix
+    default: bool = True            # captured for a workload without MODES
+    tf1_help: str | None = None     # the same call on a TF1 graph (tf_keras, eager disabled)
+    jax_help: str | None = None     # the same call under Keras 3 on JAX
+
+    @property
+    def task(self) -> str:
+        return TASK_OF_CALL[self.call]
+
+
+KERAS_BASES: tuple[Base, ...] = (
+    Base("eager", EAGER, CALL, "model(x): eager call"),
+    Base("function", GRAPH, CALL, "tf.function(model)(x): graph function, no XLA"),
+    Base("xla", XLA, CALL, "tf.function(model, jit_compile=True)(x): XLA-compiled call"),
+    Base("predict", GRAPH, PREDICT, "model.predict(x, batch_size=len(x)): one predict() call per step",
+         tf1_help="model.predict(x, batch_size=len(x)) on a TF1 graph (tf_keras, eager disabled, "
+         "Session.run): one predict() call per step"),
+    Base("predict_on_batch", GRAPH, PREDICT_ON_BATCH, "model.predict_on_batch(x)",
+         tf1_help="model.predict_on_batch(x) on a TF1 graph (tf_keras, eager disabled, Session.run)",
+         jax_help="model.predict_on_batch(x) under the JAX backend (a jitted predict step)"),
+    Base("train_on_batch-eager", EAGER, TRAIN_ON_BATCH,
+         "model.train_on_batch(x, y) compiled with run_eagerly=True"),
+    Base("train_on_batch", GRAPH, TRAIN_ON_BATCH, "model.train_on_batch(x, y) compiled with jit_compile=False",
+         tf1_help="model.train_on_batch(x, y) on a TF1 graph (tf_keras, eager disabled, "
+         "v1 optimizer, Session.run)",
+         jax_help="model.train_on_batch(x, y) under the JAX backend (a jitted train step)"),
+    Base("train_on_batch-xla", XLA, TRAIN_ON_BATCH, "model.train_on_batch(x, y) compiled with jit_compile=True"),
+    Base("fit", GRAPH, FIT, "model.fit(x, y) on numpy arrays; one step = one batch inside a fit() call",
+         tf1_help="model.fit(x, y) on a TF1 graph (tf_keras, eager disabled); one step = one batch",
+         jax_help="model.fit(x, y) under the JAX backend; one step = one batch inside a fit() call"),
+    Base("fit-dataset", GRAPH, FIT,
+         "model.fit(tf.data.Dataset ... .prefetch(AUTOTUNE)); one step = one batch", dataset=True),
+)
+FUNCTION_BASES: tuple[Base, ...] = (
+    Base("eager", EAGER, CALL, "step(*inputs): eager Python + TF ops"),
+    Base("function", GRAPH, CALL, "tf.function(step)(*inputs): graph function, no XLA"),
+    Base("xla", XLA, CALL, "tf.function(step, jit_compile=True)(*inputs): XLA-compiled"),
+    Base("v1-session", GRAPH, CALL, "tf.compat.v1 graph of step built once (what changes per step is "
+         "fed), Session.run; eager disabled in that process (the TF1 way)", tf1_graph=True),
+    Base("function-relaxed", GRAPH, CALL, "tf.function(step, reduce_retracing=True)(*inputs): the "
+         "retracing fix applied (capture --verify adds it; not a default mode)",
+         relaxed_retracing=True, default=False),
+)
+# every base by name: a base in both tables (eager, function, xla) has the same axes in both
+# (tests/test_factors.py checks it)
+BASES: dict[str, Base] = {b.name: b for b in FUNCTION_BASES + KERAS_BASES}
 # the bases whose step reads a tf.data pipeline (their input is "dataset")
-DATASET_BASES = frozenset({"fit-dataset"})
+DATASET_BASES = frozenset(b.name for b in BASES.values() if b.dataset)
 
 
 @dataclass(frozen=True)
@@ -55,28 +143,23 @@ class Axes:
         """The axes (field names) on which the two modes differ, in field order."""
         return tuple(f for f in AXES if getattr(self, f) != getattr(other, f))
 
+    @property
+    def compile(self) -> str:
+        """The compile axis (EAGER, GRAPH or XLA) its execution and jit axes make."""
+        return EAGER if self.execution == EAGER else XLA if self.jit == "on" else GRAPH
+
+    def moved(self, **changes: str) -> Axes:
+        """These axes with some changed (``compile=``: the execution and jit axes it makes)."""
+        c = changes.pop("compile", None)
+        if c is not None:
+            changes.update(execution=EAGER if c == EAGER else GRAPH, jit="on" if c == XLA else "off")
+        return replace(self, **changes)
+
 
 AXES = ("tf", "execution", "jit", "keras", "backend", "input", "task", "call")
-# what each base calls (task, call, execution, jit); a base not here (a foreign trace's mode
-# name) has no axes and stays out of the factor table. "v1-session" is a function workload's
-# TF1 graph: its call is the step's, in a TF1 graph.
-_BASE_AXES: dict[str, tuple[str, str, str, str]] = {
-    "eager": ("infer", "call", "eager", "off"),
-    "function": ("infer", "call", "graph", "off"),
-    "xla": ("infer", "call", "graph", "on"),
-    "v1-session": ("infer", "call", "graph", "off"),
-    "predict": ("infer", "predict", "graph", "off"),
-    "predict_on_batch": ("infer", "predict_on_batch", "graph", "off"),
-    "train_on_batch-eager": ("train", "train_on_batch", "eager", "off"),
-    "train_on_batch": ("train", "train_on_batch", "graph", "off"),
-    "train_on_batch-xla": ("train", "train_on_batch", "graph", "on"),
-    "fit": ("train", "fit", "graph", "off"),
-    "fit-dataset": ("train", "fit", "graph", "off"),
-}
-# "function-relaxed" (a function workload's tf.function with reduce_retracing) has no axes: it
-# differs from "function" only in how it retraces, which is no factor of the table.
-# bases whose graph is a TF1 one whatever the flavour (a function workload has no flavour)
-_TF1_BASES = frozenset({"v1-session"})
+# a TF1 or Keras 2 mode's twin of the same workload on TF2 with Keras 3 (on TensorFlow): the same
+# call, compile and input (``Axes.moved(**TF2_TWIN)``), what the TF1-vs-TF2 gap and finding compare
+TF2_TWIN = {"tf": "tf2", "keras": "3", "backend": "tensorflow"}
 
 
 @dataclass(frozen=True)
@@ -95,16 +178,36 @@ class ModeKind:
         fields.update(changes)
         return ModeKind(**fields)
 
+    @property
+    def row(self) -> Base | None:
+        """The mode table's row of its base (None: a base the capture does not make, such as a
+        foreign trace's mode name)."""
+        return BASES.get(self.base)
+
+    @property
+    def compile(self) -> str | None:
+        """Its compile axis (``COMPILES``), None when unknown."""
+        row = self.row
+        return row.compile if row is not None else None
+
+    @property
+    def call(self) -> str | None:
+        """Its call axis (``CALLS``), None when unknown."""
+        row = self.row
+        return row.call if row is not None else None
+
     def axes(self) -> Axes | None:
-        """The mode on every axis of ``Axes`` (None for a base the capture does not make)."""
-        got = _BASE_AXES.get(self.base)
-        if got is None:
+        """The mode on every axis of ``Axes`` (None for a base the capture does not make, and for
+        the retracing fix's mode: it differs from its graph function only in how it retraces,
+        which is no factor of the table)."""
+        row = self.row
+        if row is None or row.relaxed_retracing:
             return None
-        task, call, execution, jit = got
-        tf1 = self.flavour == "tf1" or self.base in _TF1_BASES
-        return Axes(tf="tf1" if tf1 else "tf2", execution=execution, jit=jit,
+        tf1 = self.flavour == "tf1" or row.tf1_graph
+        return Axes(tf="tf1" if tf1 else "tf2", execution=EAGER if row.compile == EAGER else GRAPH,
+                    jit="on" if row.compile == XLA else "off",
                     keras="3" if self.flavour == "keras3" else "2", backend=self.backend,
-                    input=self.input, task=task, call=call)
+                    input=self.input, task=row.task, call=row.call)
 
 
 def from_name(name: str) -> ModeKind:
@@ -132,29 +235,22 @@ def name_of(kind: ModeKind) -> str:
     return f"{JAX_PREFIX if kind.backend == 'jax' else ''}{prefix}{kind.base}{suffix}"
 
 
-# The kinds a capture makes (``traceinsight.capture.modes``' table, which this mirrors without
-# importing the capture; tests/test_factors.py checks they agree): what the factor table may name
-# as a mode to add.
-_TF1_CAPTURE_BASES = ("predict", "predict_on_batch", "train_on_batch", "fit")
-_JAX_CAPTURE_BASES = ("predict_on_batch", "train_on_batch", "fit")
-_KERAS_CAPTURE_BASES = tuple(b for b in _BASE_AXES if b != "v1-session")
-
-
 def all_kinds(workload: str | None = None) -> tuple[ModeKind, ...]:
     """Every kind of mode the capture can make for a workload of this kind ("keras" or
-    "function"; None: both)."""
+    "function"; None: both), from the mode table: what the factor table may name as a mode to
+    add."""
     if workload == "function":
-        return tuple(ModeKind(b, "numpy", "keras3")
-                     for b in ("eager", "function", "xla", "v1-session", "function-relaxed"))
+        return tuple(ModeKind(b.name, "numpy", "keras3") for b in FUNCTION_BASES)
     out: list[ModeKind] = []
     for flavour in ("keras3", "tf_keras"):
-        for base in _KERAS_CAPTURE_BASES:
-            out += [ModeKind(base, input_of(base, t), flavour)
-                    for t in ((False,) if base in DATASET_BASES else (False, True))]
-    out += [ModeKind(b, "numpy", "tf1") for b in _TF1_CAPTURE_BASES]
-    out += [ModeKind(b, "numpy", "keras3", "jax") for b in _JAX_CAPTURE_BASES]
+        for b in KERAS_BASES:
+            out += [ModeKind(b.name, input_of(b.name, t), flavour)
+                    for t in ((False,) if b.dataset else (False, True))]
+    out += [ModeKind(b.name, "numpy", "tf1") for b in KERAS_BASES if b.tf1_help]
+    out += [ModeKind(b.name, "numpy", "keras3", "jax") for b in KERAS_BASES if b.jax_help]
     if workload is None:
-        out += [ModeKind("v1-session", "numpy", "keras3"), ModeKind("function-relaxed", "numpy", "keras3")]
+        out += [ModeKind(b.name, "numpy", "keras3") for b in FUNCTION_BASES if b.name not in
+                {k.name for k in KERAS_BASES}]
     return tuple(out)
 
 

@@ -20,6 +20,7 @@ from dataclasses import InitVar, dataclass, field, fields
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -35,7 +36,6 @@ from traceinsight.stepsource import StepSource
 if TYPE_CHECKING:
     import pandas as pd
 
-    from traceinsight.analysis.mode import TraceAnalysis
     from traceinsight.compare import Comparison
     from traceinsight.factors import FactorTable
 
@@ -500,10 +500,6 @@ class ModeResult:
     # (``traceinsight.derive.complete`` sets them)
     analyzer: Analyzer | None = field(default=None, repr=False, compare=False)
     display: Display | None = field(default=None, repr=False, compare=False)
-    # the per-event data of one capture pass (event table, attribution, steps) where the loader
-    # was asked to keep it (``traceinsight.load(path, keep_trace={mode: pass})``: what the
-    # Chrome-trace export draws); never cached, never sent between processes. None: not kept
-    trace: TraceAnalysis | None = field(default=None, repr=False, compare=False)
     # bootstrap medians of ``step_samples_ms`` resampled elsewhere from these very samples (by the
     # worker process that analysed the mode, kept by the analysis cache with their digest, or
     # carried over by ``replace``); None: resampled here when first read (``boot_medians``)
@@ -751,6 +747,16 @@ class RunFigures:
     # (``factors.factor_table``); None with ``factors_error`` when it failed on this run
     factors: FactorTable | None = None
     factors_error: str | None = None
+    # what the pictures and tables show beside the tables themselves, computed here so that a
+    # renderer only formats: each ok mode's steps marked (first, stalls against the steady
+    # median, retraces: ``analysis.step_marks.StepMarks``) and the self time of one call of each
+    # op of its ops table, in the table's order (``analysis.results.ms_per_call``; NaN: no calls)
+    step_marks: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    op_ms_per_call: Mapping[str, tuple[float, ...]] = field(
+        default_factory=lambda: MappingProxyType({}))
+    # each mode's Python hotspots in the order the reports list them (the user's frames first:
+    # ``analysis.results.hotspots_listed_order``)
+    hotspots_listed: Mapping[str, Columns] = field(default_factory=lambda: MappingProxyType({}))
 
     def comparison(self, a: str, b: str) -> Comparison | None:
         return self.comparisons.get((a, b))

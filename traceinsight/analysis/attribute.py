@@ -20,6 +20,26 @@ import numpy as np
 
 from traceinsight.analysis import native, rules, xla_compile
 from traceinsight.analysis.events import EventTable
+from traceinsight.analysis.names import (
+    CONVERT_TO_TENSOR,
+    DEVICE_PLANE,
+    EAGER_CONST_EXECUTE,
+    EAGER_KERNEL_EXECUTE,
+    HLO_OP,
+    HOST_PLANE,
+    ITERATOR_GET_NEXT,
+    KERNEL_RUN,
+    MAIN_THREAD_LINES,
+    MEMCPY,
+    MEMCPY_H2D,
+    PYTHON_FRAME,
+    TF_CONSTANT,
+    TF_DATA_LINE,
+    TF_FUNCTION_CALL,
+    TFE_FAST_PATH,
+    TFE_PY,
+    traced_call,
+)
 from traceinsight.analysis.steps import find_steps, step_markers  # noqa: F401 (re-exported)
 from traceinsight.model import CATEGORIES, CompileEstimate
 from traceinsight.stepsource import StepSource
@@ -88,7 +108,7 @@ def nest(table: EventTable, marker: np.ndarray | None = None):
     # step edge is split between the two steps instead of being lost.
     if marker is None:
         marker = step_markers(table)
-    is_frame = np.array([n.startswith("$") for n in table.names] or [False], dtype=bool)
+    is_frame = np.array([n.startswith(PYTHON_FRAME) for n in table.names] or [False], dtype=bool)
     include = (table.end > table.start) & ~marker
     parent, depth, crosser = native.nest(table.start, table.end, table.line, include,
                                          is_frame[table.name])
@@ -136,7 +156,7 @@ def _subtract(a_s, a_e, b_s, b_e) -> tuple[np.ndarray, np.ndarray]:
 _CONTAINER_OPS = frozenset({
     "While", "StatelessWhile", "_While", "If", "StatelessIf", "_If", "Case", "StatelessCase",
     "PartitionedCall", "StatefulPartitionedCall", "RemoteCall", "For"})
-_INPUT_WORK = re.compile(r"^(MemcpyH2D|IteratorGetNext)|:IteratorGetNext\w*$")
+_INPUT_WORK = re.compile(f"^({MEMCPY_H2D}|{ITERATOR_GET_NEXT})|:{ITERATOR_GET_NEXT}\\w*$")
 
 
 def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray, cat: np.ndarray):
@@ -159,14 +179,14 @@ def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray, cat
     named_op = np.array([(o := rules.op_of_name(n)) is not None and o[1] not in _CONTAINER_OPS
                          for n in names] or [False])
     compute = named_op[table.name]
-    if "hlo_op" in table.stat_str:
-        compute[table.stat_str["hlo_op"][0]] = True
-    device_line = np.array([table.planes[ln.plane].name.startswith("/device:")
+    if HLO_OP in table.stat_str:
+        compute[table.stat_str[HLO_OP][0]] = True
+    device_line = np.array([table.planes[ln.plane].name.startswith(DEVICE_PLANE)
                             for ln in table.lines] or [False])
     compute |= device_line[table.line]
-    pipeline_line = np.array([ln.name.startswith("tf_data") for ln in table.lines] or [False])
+    pipeline_line = np.array([ln.name.startswith(TF_DATA_LINE) for ln in table.lines] or [False])
     compute &= ok & ~is_input[table.name] & ~pipeline_line[table.line] & (cat != rules.INPUT)
-    compute &= ~np.array([n.startswith("Memcpy") for n in names] or [False])[table.name]
+    compute &= ~np.array([n.startswith(MEMCPY) for n in names] or [False])[table.name]
     c = np.nonzero(compute)[0]
     return _subtract(w_s, w_e, *_merge(table.start[c], table.end[c]))
 
@@ -192,13 +212,13 @@ def _conversions_without_work(table: EventTable, own: np.ndarray, parent: np.nda
     conversion: every conversion of a Python or numpy value runs an ``_EagerConst`` op (an
     ``EagerExecute`` inside the event), while a tensor comes back unchanged in a few µs. Those
     are the op-call machinery's own time: dispatch, not input (in place on ``own``)."""
-    ids = [i for i in (table.name_id("convert_to_tensor"), table.name_id("tf.constant")) if i >= 0]
+    ids = [i for i in (table.name_id(CONVERT_TO_TENSOR), table.name_id(TF_CONSTANT)) if i >= 0]
     if not ids or not len(table):
         return
     conv = np.isin(table.name, ids) & (own == rules.INPUT)
     if not conv.any():
         return
-    is_frame = np.array([n.startswith("$") for n in table.names], dtype=bool)[table.name]
+    is_frame = np.array([n.startswith(PYTHON_FRAME) for n in table.names], dtype=bool)[table.name]
     child = (parent >= 0) & ~is_frame
     has_child = np.bincount(parent[child], minlength=len(table)) > 0
     own[conv & ~has_child] = rules.DISPATCH
@@ -206,14 +226,14 @@ def _conversions_without_work(table: EventTable, own: np.ndarray, parent: np.nda
 
 def _kernel_runs_without_event(table: EventTable, own: np.ndarray, parent: np.ndarray) -> None:
     """TensorFlow before 2.12 writes no ``KernelAndDeviceFunc::Run`` inside ``EagerKernelExecute``
-    (rules.VERSION_NAMES): the kernel, or a tf.function's graph (its ops on ``tf_Compute`` threads
+    (``names.KERNEL_RUN``): the kernel, or a tf.function's graph (its ops on ``tf_Compute`` threads
     under ``ExecutorState::Process``), runs inside ``EagerKernelExecute`` itself while the calling
     thread waits there. In a trace that holds no ``KernelAndDeviceFunc::Run`` at all, an
     ``EagerKernelExecute`` with no event inside it is op, as the run event is op where TF writes
     it (its launch overhead, a few µs, cannot be told apart). In place on ``own``."""
-    if table.name_id(rules.KERNEL_RUN) >= 0:
+    if table.name_id(KERNEL_RUN) >= 0:
         return
-    ke = table.name_id(rules.KERNEL_EXECUTE)
+    ke = table.name_id(EAGER_KERNEL_EXECUTE)
     if ke < 0:
         return
     ev = table.name == ke
@@ -235,8 +255,8 @@ def _compile_without_parent(table: EventTable, own: np.ndarray, parent: np.ndarr
     if not cand.any():
         return
     run = np.array([bool(rules.XLA_RUN.match(n)) for n in table.names], dtype=bool)[table.name]
-    if "hlo_op" in table.stat_str:
-        run[table.stat_str["hlo_op"][0]] = True
+    if HLO_OP in table.stat_str:
+        run[table.stat_str[HLO_OP][0]] = True
     first_run = np.full(len(table.lines), np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first_run, table.line[run], table.start[run])
     # and while that thread compiles: before the end of its last compile event
@@ -254,8 +274,8 @@ def _fast_path_conversions(table: EventTable, parent: np.ndarray, bounds: np.nda
     places it with an ``_EagerConst`` op (``EagerExecute`` > ``EagerLocalExecute: _EagerConst``).
     The fast path's own time from its start, or from the end of its previous child, to such an
     ``EagerExecute`` is that copy: input, not dispatch. Returns seg_cat relabelled."""
-    ec = table.name_id("EagerLocalExecute: _EagerConst")
-    fp = table.name_id("TFE_Py_FastPathExecute_C")
+    ec = table.name_id(EAGER_CONST_EXECUTE)
+    fp = table.name_id(TFE_FAST_PATH)
     if ec < 0 or fp < 0:
         return seg_cat
     consts = np.nonzero(table.name == ec)[0]
@@ -296,9 +316,9 @@ def _choose_main_line(table: EventTable, marker: np.ndarray, host_lines: np.ndar
         best = host_lines[np.argmax(counts[host_lines])]
         return int(best), f"the thread holding the step markers ({table.lines[best].name})"
     for i in host_lines:
-        if table.lines[i].name in ("python", "MainThread", "python3"):
+        if table.lines[i].name in MAIN_THREAD_LINES:
             return int(i), f"the Python main thread ({table.lines[i].name})"
-    tfe = np.array([n.startswith("TFE_Py_") for n in table.names], dtype=bool)
+    tfe = np.array([n.startswith(TFE_PY) for n in table.names], dtype=bool)
     ev_tfe = tfe[table.name] if len(table) else np.zeros(0, bool)
     c = np.bincount(table.line[ev_tfe], minlength=len(table.lines))
     if c[host_lines].max() > 0:
@@ -312,7 +332,7 @@ def _choose_main_line(table: EventTable, marker: np.ndarray, host_lines: np.ndar
 
 def attribute(table: EventTable) -> Attribution:
     names = table.names
-    has_device = any(p.name.startswith("/device:") and any(
+    has_device = any(p.name.startswith(DEVICE_PLANE) and any(
         ln.plane == i and ln.n_events for ln in table.lines) for i, p in enumerate(table.planes))
     # per-event codes and strengths are int8, parent and depth int32 (not int64): every byte per
     # event is memory in proportion to the trace, which is time too (a fresh process's first trace
@@ -320,12 +340,12 @@ def attribute(table: EventTable) -> Attribution:
     name_code = np.array([rules.own_category(n, has_device) for n in names] or [rules.UNKNOWN],
                          dtype=np.int8)
     own = name_code[table.name] if len(table) else np.zeros(0, dtype=np.int8)
-    if "hlo_op" in table.stat_str:
-        idx, _ = table.stat_str["hlo_op"]
+    if HLO_OP in table.stat_str:
+        idx, _ = table.stat_str[HLO_OP]
         own[idx] = rules.OP
-    if "tf_function_call" in table.stat_str:
-        idx, val = table.stat_str["tf_function_call"]
-        traced = np.array([v.startswith("traced") for v in val], dtype=bool)
+    if TF_FUNCTION_CALL in table.stat_str:
+        idx, val = table.stat_str[TF_FUNCTION_CALL]
+        traced = np.array([traced_call(v) for v in val], dtype=bool)
         own[idx] = np.where(traced, rules.TRACING, rules.DISPATCH)
 
     marker = step_markers(table)
@@ -358,7 +378,7 @@ def attribute(table: EventTable) -> Attribution:
     cat = effective_categories(own, parent, own_strength, pass_strength)
     del own_strength, pass_strength
 
-    host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith("/host:")}
+    host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith(HOST_PLANE)}
     host_lines = np.array([i for i, ln in enumerate(table.lines)
                            if ln.plane in host_planes and ln.n_events], dtype=np.int64)
     main, main_rule = _choose_main_line(table, marker, host_lines)

@@ -35,6 +35,37 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from traceinsight.analysis.events import EventTable
+from traceinsight.analysis.names import (
+    ANNOTATION,
+    CORRELATION_ID,
+    CU_CALL,
+    CU_MEMCPY,
+    CUDA_CALL,
+    CUDA_MEMCPY,
+    DEVICE_PLANE,
+    GROUP_ID,
+    HIP_CALL,
+    HIP_MEMCPY,
+    HLO_MODULE,
+    HLO_OP,
+    HOST_METADATA,
+    HOST_PLANE,
+    LEVEL_0,
+    MEMCPY,
+    MEMCPY_D2D,
+    MEMCPY_D2H,
+    MEMCPY_H2D,
+    MEMCPY_P2P,
+    MEMSET,
+    NAME_STAT,
+    STEP_NUM,
+    STEPS_LINE,
+    TF_OP,
+    TF_OPS_LINE,
+    TPU_PLANE,
+    XLA_MODULE_OP,
+    XLA_OPS_LINE,
+)
 from traceinsight.analysis.steps import STEPS_LINE_ID, is_derived_line
 from traceinsight.columns import Columns, text
 
@@ -42,7 +73,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 PS_PER_MS = 1e9
-STEP_COLUMNS = ["host", "device", "step_num", "wall_ms", "compute_ms", "h2d_ms", "d2h_ms", "d2d_ms",
+STEP_COLUMNS = ["host", "device", STEP_NUM, "wall_ms", "compute_ms", "h2d_ms", "d2h_ms", "d2d_ms",
                 "busy_ms", "idle_ms", "launch_ms", "kernels", "span_ms", "after_host_ms"]
 KERNEL_COLUMNS = ["op", "op_type", "kernel", "calls", "device_ms", "ms_per_step", "share"]
 DEVICE_COLUMNS = ["host", "device", "steps", "wall_ms", "compute_ms", "h2d_ms", "d2h_ms", "d2d_ms",
@@ -61,13 +92,13 @@ class DeviceAnalysis:
 
 
 def _kind(name: str) -> int:
-    if name.startswith("MemcpyH2D"):
+    if name.startswith(MEMCPY_H2D):
         return KIND_H2D
-    if name.startswith("MemcpyD2H"):
+    if name.startswith(MEMCPY_D2H):
         return KIND_D2H
-    if name.startswith(("MemcpyD2D", "MemcpyP2P", "Memcpy")):
+    if name.startswith((MEMCPY_D2D, MEMCPY_P2P, MEMCPY)):
         return KIND_D2D
-    if name.startswith("Memset"):
+    if name.startswith(MEMSET):
         return KIND_MEMSET
     return KIND_COMPUTE
 
@@ -77,8 +108,8 @@ def device_lines(table: EventTable) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     for i, ln in enumerate(table.lines):
         p = table.planes[ln.plane]
-        if p.name.startswith("/device:") and ln.n_events and (
-                ln.name == "XLA Ops" if is_tpu(p.name) else not is_derived_line(ln)):
+        if p.name.startswith(DEVICE_PLANE) and ln.n_events and (
+                ln.name == XLA_OPS_LINE if is_tpu(p.name) else not is_derived_line(ln)):
             out.setdefault(ln.plane, []).append(i)
     return out
 
@@ -87,7 +118,7 @@ def is_tpu(plane_name: str) -> bool:
     """A TPU core's plane: its HLO ops are on its ``XLA Ops`` line (the profiler writes them there,
     no kernels below them), which on GPUs is XProf's derived copy of the kernels; the other lines
     (``XLA Modules``, ``Async XLA Ops``, ``XLA TraceMe``) repeat or wrap those ops' time."""
-    return plane_name.startswith("/device:TPU:")
+    return plane_name.startswith(TPU_PLANE)
 
 
 def _union_ps(s: np.ndarray, e: np.ndarray) -> int:
@@ -108,15 +139,15 @@ def _jax_framework_ops(table: EventTable, pos: dict[int, int]) -> dict[int, str]
     ``name`` stat."""
     from traceinsight.analysis.hlo_protos import hlo_op_names
     out: dict[int, str] = {}
-    hlo_names = hlo_op_names(table.files) if "hlo_op" in table.stat_str and any(
-        p.name == "/host:metadata" for p in table.planes) else {}
-    if hlo_names and "hlo_module" in table.stat_str:
-        mod = dict(zip(*(a.tolist() for a in table.stat_str["hlo_module"])))
-        for e, v in zip(*(a.tolist() for a in table.stat_str["hlo_op"])):
+    hlo_names = hlo_op_names(table.files) if HLO_OP in table.stat_str and any(
+        p.name == HOST_METADATA for p in table.planes) else {}
+    if hlo_names and HLO_MODULE in table.stat_str:
+        mod = dict(zip(*(a.tolist() for a in table.stat_str[HLO_MODULE])))
+        for e, v in zip(*(a.tolist() for a in table.stat_str[HLO_OP])):
             if e in pos and e in mod:
                 out[e] = hlo_names.get((mod[e], v), "")
-    elif "name" in table.stat_str:
-        idx, val = table.stat_str["name"]
+    elif NAME_STAT in table.stat_str:
+        idx, val = table.stat_str[NAME_STAT]
         out = {int(e): str(v) for e, v in zip(idx.tolist(), val.tolist()) if int(e) in pos and v}
     return out
 
@@ -127,7 +158,7 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
     found = np.zeros(len(ev), dtype=bool)
     pos = {int(e): i for i, e in enumerate(ev.tolist())}
     jax_name: dict[int, str] | None = None   # read on the first JAX kernel (tf_op "XlaModule:")
-    for stat in ("tf_op", "level 0", "annotation"):
+    for stat in (TF_OP, LEVEL_0, ANNOTATION):
         if stat not in table.stat_str:
             continue
         idx, val = table.stat_str[stat]
@@ -136,7 +167,7 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
             if i is not None and not found[i] and v:
                 # an annotation stack "outer::inner#shape=...#": the innermost, without its stats
                 op = str(v).split("::")[-1].split("#")[0]
-                if op == "XlaModule:":
+                if op == XLA_MODULE_OP:
                     # JAX: the framework op is the ``name`` stat (the primitive's name stack);
                     # without one, work of the module itself (argument copies): no op, as
                     # XProf's kernel_stats leaves it
@@ -148,7 +179,7 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
                         continue
                 if op.endswith(":") and "/" in op:   # a TPU op's tf_op: ``jit(f)/add:``
                     op = op[:-1]
-                if ":" not in op and (stat == "tf_op" and v == "XlaModule:" or "/" in op):
+                if ":" not in op and (stat == TF_OP and v == XLA_MODULE_OP or "/" in op):
                     # JAX's framework op: the name stack of the primitive, ``jit(f)/dot_general``;
                     # its type is the primitive
                     op = f"{op}:{op.rsplit('/', 1)[-1]}"
@@ -157,7 +188,7 @@ def kernel_ops(table: EventTable, ev: np.ndarray) -> list[str]:
     if not found.all():
         # XProf's derived "TensorFlow Ops" line: an event at the same start on the same plane
         tfop_lines = {ln.plane: i for i, ln in enumerate(table.lines)
-                      if ln.name == "TensorFlow Ops" or ln.id == STEPS_LINE_ID + 3}
+                      if ln.name == TF_OPS_LINE or ln.id == STEPS_LINE_ID + 3}
         for plane, li in tfop_lines.items():
             ops = np.nonzero(table.line == li)[0]
             if not len(ops):
@@ -197,18 +228,18 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
     for n in np.unique(table.name[dev_ev_all]).tolist():
         if kind_of_name[n] == KIND_COMPUTE:
             kernel_names.add(n)
-    launch_name = np.array([("Launch" in n and n.startswith(("cuda", "cu", "hip")))
+    launch_name = np.array([("Launch" in n and n.startswith((CUDA_CALL, CU_CALL, HIP_CALL)))
                             or i in kernel_names for i, n in enumerate(names)] or [False])
-    host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith("/host:")}
+    host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith(HOST_PLANE)}
     host_line = np.array([ln.plane in host_planes for ln in table.lines] or [False])
     launch_ev = np.nonzero(launch_name[table.name] & host_line[table.line]
                            & (table.end > table.start))[0] if len(table) else np.zeros(0, np.int64)
 
     # a device's own step windows (XProf's derived Steps line), by step key
     own_steps: dict[int, dict[int, tuple[int, int]]] = {}
-    gid = table.stat_int_column("group_id") if "group_id" in table.stat_int else None
+    gid = table.stat_int_column(GROUP_ID) if GROUP_ID in table.stat_int else None
     for i, ln in enumerate(table.lines):
-        if ln.plane in lines_of and (ln.id == STEPS_LINE_ID or ln.name == "Steps"):
+        if ln.plane in lines_of and (ln.id == STEPS_LINE_ID or ln.name == STEPS_LINE):
             for e in np.nonzero(table.line == i)[0].tolist():
                 key = int(gid[e]) if gid is not None and gid[e] >= 0 else _int(names[table.name[e]])
                 own_steps.setdefault(ln.plane, {})[key] = (int(table.start[e]), int(table.end[e]))
@@ -267,7 +298,7 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
                     else float("nan")
             else:
                 span, after = 0, float("nan")
-            rows.append({"host": pinfo.host, "device": pinfo.name, "step_num": int(step_num[k]),
+            rows.append({"host": pinfo.host, "device": pinfo.name, STEP_NUM: int(step_num[k]),
                          "wall_ms": wall / PS_PER_MS,
                          "compute_ms": dur[kk == KIND_COMPUTE].sum() / PS_PER_MS,
                          "h2d_ms": dur[kk == KIND_H2D].sum() / PS_PER_MS,
@@ -307,15 +338,15 @@ def _launched_copies(table: EventTable, dev_ev: np.ndarray, host_line: np.ndarra
     """The copy kind of each device event launched by a host copy call (``hipMemcpyHtoDAsync``,
     ``cuMemcpyDtoH...``), matched by ``correlation_id``; -1 elsewhere. None when the trace has no
     such launch."""
-    if "correlation_id" not in table.stat_int or not len(dev_ev):
+    if CORRELATION_ID not in table.stat_int or not len(dev_ev):
         return None
     kind_of = np.full(len(table.names), -1, dtype=np.int8)
     for i, n in enumerate(table.names):
-        if n.startswith(("hipMemcpy", "cuMemcpy", "cudaMemcpy")):
+        if n.startswith((HIP_MEMCPY, CU_MEMCPY, CUDA_MEMCPY)):
             kind_of[i] = next((k for key, k in _COPY_CALLS if key in n), KIND_D2D)
     if not (kind_of >= 0).any():
         return None
-    corr = table.stat_int_column("correlation_id")
+    corr = table.stat_int_column(CORRELATION_ID)
     launches = np.nonzero(host_line[table.line] & (kind_of[table.name] >= 0) & (corr >= 0))[0]
     if not len(launches):
         return None
@@ -326,7 +357,7 @@ def _launched_copies(table: EventTable, dev_ev: np.ndarray, host_line: np.ndarra
 
 
 _TEXT_COLUMNS = {"host", "device"}
-_INT_COLUMNS = {"step_num", "kernels", "steps"}
+_INT_COLUMNS = {STEP_NUM, "kernels", "steps"}
 
 
 def _step_columns(rows: list[dict[str, Any]]) -> Columns:
@@ -349,16 +380,16 @@ def _attribution(table: EventTable, dev_ev: np.ndarray, step_start: np.ndarray,
     n = len(step_start)
     if not n or not len(dev_ev):
         return None, "window", ""
-    host_planes = np.array([not p.name.startswith("/device:") for p in table.planes] or [False])
+    host_planes = np.array([not p.name.startswith(DEVICE_PLANE) for p in table.planes] or [False])
     plane_of_line = np.array([ln.plane for ln in table.lines], dtype=np.int64)
     on_host = host_planes[plane_of_line[table.line]]
     out = np.full(len(table), -1, dtype=np.int64)
     if group_nums is not None:
         step_of = {int(g): k for k, g in enumerate(group_nums.tolist())}
-        out[dev_ev] = [step_of.get(x, -1) for x in table.stat_int_column("group_id")[dev_ev].tolist()]
-        return out, "group_id", ""  # the step rule already says it
-    if "group_id" in table.stat_int:
-        gid = table.stat_int_column("group_id")
+        out[dev_ev] = [step_of.get(x, -1) for x in table.stat_int_column(GROUP_ID)[dev_ev].tolist()]
+        return out, GROUP_ID, ""  # the step rule already says it
+    if GROUP_ID in table.stat_int:
+        gid = table.stat_int_column(GROUP_ID)
         step_of_group: dict[int, int] = {}
         for k, g in enumerate(_window_groups(table, step_start, step_end)):
             if g is not None:
@@ -367,11 +398,11 @@ def _attribution(table: EventTable, dev_ev: np.ndarray, step_start: np.ndarray,
             g = gid[dev_ev]
             out[dev_ev] = [step_of_group.get(x, -1) for x in g.tolist()]
             if (out[dev_ev] >= 0).any():
-                return out, "group_id", _attr_note(
+                return out, GROUP_ID, _attr_note(
                     "group_id (the host step's group_id on the device events it launched, as "
                     "XProf groups them)", out, dev_ev)
-    if "correlation_id" in table.stat_int:
-        corr = table.stat_int_column("correlation_id")
+    if CORRELATION_ID in table.stat_int:
+        corr = table.stat_int_column(CORRELATION_ID)
         idx = np.nonzero(on_host & (corr >= 0))[0]
         ks = np.searchsorted(step_start, table.start[idx], side="right") - 1
         ok = (ks >= 0) & (table.start[idx] < step_end[np.maximum(ks, 0)])
@@ -379,7 +410,7 @@ def _attribution(table: EventTable, dev_ev: np.ndarray, step_start: np.ndarray,
         if step_of_corr:
             out[dev_ev] = [step_of_corr.get(x, -1) for x in corr[dev_ev].tolist()]
             if (out[dev_ev] >= 0).any():
-                return out, "correlation_id", _attr_note(
+                return out, CORRELATION_ID, _attr_note(
                     "launch correlation (the correlation_id of the host-side kernel launch made "
                     "inside the step)", out, dev_ev)
     return None, "window", ("device work attributed to steps by time window (the trace holds no "
@@ -392,10 +423,10 @@ def _window_groups(table: EventTable, step_start: np.ndarray, step_end: np.ndarr
                    ) -> list[int | None]:
     """Each step window's group_id: that of the host event that is the step (its marker, or its
     tf.function call: same start and end), None when it has none."""
-    if "group_id" not in table.stat_int:
+    if GROUP_ID not in table.stat_int:
         return [None] * len(step_start)
-    gid = table.stat_int_column("group_id")
-    host_planes = np.array([not p.name.startswith("/device:") for p in table.planes] or [False])
+    gid = table.stat_int_column(GROUP_ID)
+    host_planes = np.array([not p.name.startswith(DEVICE_PLANE) for p in table.planes] or [False])
     plane_of_line = np.array([ln.plane for ln in table.lines], dtype=np.int64)
     idx = np.nonzero(host_planes[plane_of_line[table.line]] & (gid >= 0))[0]
     by_window: dict[tuple[int, int], int] = {}

@@ -21,6 +21,29 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from traceinsight.analysis import native
+from traceinsight.analysis.names import (
+    ANNOTATION,
+    BYTES_ALLOCATED,
+    CORRELATION_ID,
+    DEVICE_DURATION_PS,
+    EAGER_OP,
+    GROUP_ID,
+    HLO_CATEGORY,
+    HLO_MODULE,
+    HLO_OP,
+    IS_FUNC,
+    LEVEL_0,
+    LONG_NAME,
+    NAME_STAT,
+    PEAK_BYTES_IN_USE,
+    R_STAT,
+    REQUESTED_BYTES,
+    STEP_NAME,
+    STEP_NUM,
+    TF_FUNCTION_CALL,
+    TF_OP,
+    TRACING_COUNT,
+)
 from traceinsight.errors import TraceinsightError
 
 if TYPE_CHECKING:
@@ -28,16 +51,16 @@ if TYPE_CHECKING:
 
 # Stats the analysis reads. Others are skipped after their metadata id is decoded.
 WANTED_STATS = frozenset({
-    "step_num", "_r", "tf_function_call", "tracing_count", "eager_op", "is_func", "tf_op",
-    "hlo_op", "hlo_module", "hlo_category", "bytes_allocated", "peak_bytes_in_use", "group_id", "long_name",
-    "requested_bytes",
+    STEP_NUM, R_STAT, TF_FUNCTION_CALL, TRACING_COUNT, EAGER_OP, IS_FUNC, TF_OP,
+    HLO_OP, HLO_MODULE, HLO_CATEGORY, BYTES_ALLOCATED, PEAK_BYTES_IN_USE, GROUP_ID, LONG_NAME,
+    REQUESTED_BYTES,
     # device side: a kernel's TF op (annotation stack), XProf's derived step lines
-    "level 0", "annotation", "step_name",
+    LEVEL_0, ANNOTATION, STEP_NAME,
     # JAX: a kernel's framework op (the primitive's name stack, ``jit(f)/dot_general``); a TPU
     # op's duration on the device's own clock
-    "name", "device_duration_ps",
+    NAME_STAT, DEVICE_DURATION_PS,
     # a kernel and the host-side launch that made it (CUPTI)
-    "correlation_id",
+    CORRELATION_ID,
 })
 
 # A line of at least this many events is decoded in runs, one thread each (below, threads cost
@@ -432,7 +455,10 @@ def _load_plane(plane, raws, heads, host, names, name_ids, lines, planes, stat_i
     wanted_lut = _lookup_table(dict.fromkeys(wanted, 1), np.uint8, 0)
     mid = np.empty(max((h[4] for h in heads), default=0), dtype=np.int64)
 
-    for raw, (lid, ts, name, display, n_ev) in zip(raws, heads):
+    for group in thread_lines(heads):
+        lid, _, name, display, _ = heads[group[-1]]
+        ts = min(heads[i][1] for i in group)
+        n_ev = sum(heads[i][4] for i in group)
         li = len(lines)
         lines.append(LineInfo(plane=plane_idx, id=lid, name=name, display_name=display or name,
                               timestamp_ns=ts, n_events=n_ev))
@@ -440,22 +466,48 @@ def _load_plane(plane, raws, heads, host, names, name_ids, lines, planes, stat_i
             continue
         rows = slice(pos, pos + n_ev)
         gid, start, end = cols["name"][rows], cols["start"][rows], cols["end"][rows]
-        stats = _decode(raw, (ts - base_ns) * 1000, lut, wanted_lut, start, end, gid,
-                        mid[:n_ev], pool, threads)
         cols["line"][rows] = li
-        if (gid < 0).any():
-            _name_rest(gid, mid[:n_ev], meta_gid, names, name_ids)
+        parts, at = [], 0       # each written line of the thread: its rows' first, its stats
+        for i in group:
+            k = heads[i][4]
+            part = slice(at, at + k)
+            parts.append((i, at, _decode(raws[i], (heads[i][1] - base_ns) * 1000, lut, wanted_lut,
+                                         start[part], end[part], gid[part], mid[:k], pool,
+                                         threads)))
+            if (gid[part] < 0).any():
+                _name_rest(gid[part], mid[:k], meta_gid, names, name_ids)
+            at += k
         inverse = None
         if not native.is_sorted(start, end):  # TF writes lines sorted; other writers may not
             order = np.lexsort((-end, start))
             inverse = np.empty_like(order)
             inverse[order] = np.arange(len(order))
             gid[:], start[:], end[:] = gid[order], start[order], end[order]
-        if len(stats["stat_event"]):
-            _collect_stats(raw, stats, wanted, stat_names, inverse, offset + pos, stat_int,
-                           stat_str)
+        for i, first, stats in parts:
+            if len(stats["stat_event"]):
+                part_inverse = (inverse[first:] if inverse is not None
+                                else np.arange(first, n_ev) if first else None)
+                _collect_stats(raws[i], stats, wanted, stat_names, part_inverse, offset + pos,
+                               stat_int, stat_str)
         pos += n_ev
     return pos
+
+
+def thread_lines(heads) -> list[list[int]]:
+    """A plane's lines (native.scan_line heads), grouped by the thread they record: each group
+    one line, in the order the plane writes them, except that TF 2.12's python tracer writes a
+    thread's Python frames on a line of their own, unnamed, whose id is the thread's id read as
+    a signed 32-bit int, while the thread's own line, named, has the unsigned id; left apart,
+    the frames would stand on a thread with no steps. Such a line joins the named line whose id
+    agrees with it modulo 2**32 (listed before it), and the two are read as one thread."""
+    named = {h[0] % (1 << 32): i for i, h in enumerate(heads) if h[0] >= 0}
+    joins: dict[int, list[int]] = {}
+    for i, (lid, _, name, _, _) in enumerate(heads):
+        j = named.get(lid % (1 << 32))
+        if lid < 0 and not name and j is not None:
+            joins.setdefault(j, []).append(i)
+    joined = {i for extra in joins.values() for i in extra}
+    return [joins.get(i, []) + [i] for i in range(len(heads)) if i not in joined]
 
 
 def _decode(raw, base_ps, lut, wanted_lut, start, end, gid, mid, pool: Executor | None,

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from traceinsight.analysis.names import HLO_MODULE, HLO_PROTO, HOST_METADATA
+
 
 def _hlo_classes():
     """Just enough of XLA's public HloProto schema (xla/service/hlo.proto, xla_data.proto) to read
@@ -35,7 +37,7 @@ def _hlo_classes():
                         ("instructions", 2, F.TYPE_MESSAGE, True, "Instr")])
     msg("Module", [("name", 1, F.TYPE_STRING, False, None),
                    ("computations", 3, F.TYPE_MESSAGE, True, "Computation")])
-    msg("Hlo", [("hlo_module", 1, F.TYPE_MESSAGE, False, "Module")])
+    msg("Hlo", [(HLO_MODULE, 1, F.TYPE_MESSAGE, False, "Module")])
     pool = descriptor_pool.DescriptorPool()
     pool.Add(fd)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("traceinsight.hlo.Hlo"))
@@ -97,9 +99,9 @@ def read_hlo_op_names(files) -> dict[tuple[str, str], str]:
     out: dict[tuple[str, str], str] = {}
     Hlo = None
     for plane in planes(files):
-        if plane.name != "/host:metadata":
+        if plane.name != HOST_METADATA:
             continue
-        proto_id = next((k for k, v in plane.stat_metadata.items() if v.name == "Hlo Proto"), None)
+        proto_id = next((k for k, v in plane.stat_metadata.items() if v.name == HLO_PROTO), None)
         if proto_id is None:
             continue
         Hlo = Hlo or _hlo_classes()

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from traceinsight import present
+from traceinsight.analysis.names import STEP_NUM
 from traceinsight.model import CATEGORIES
 from traceinsight.stats import excludes_one, ratio_ci
 
@@ -92,7 +93,7 @@ class StepRow:
     slowest: str | None             # None: two or more hosts tie for the slowest
 
     def to_dict(self, hosts: tuple[str, ...]) -> dict[str, Any]:
-        return {"step_num": self.step_num, "slowest": self.slowest,
+        return {STEP_NUM: self.step_num, "slowest": self.slowest,
                 "wall_ms": dict(zip(hosts, self.wall_ms)),
                 "wait_ms": dict(zip(hosts, self.wait_ms))}
 
@@ -389,7 +390,7 @@ def _align(ok: list[tuple[str, ModeResult, np.ndarray]]
                            "trace's steps only; the hosts' clocks are not synchronised, so steps "
                            "are never matched by time"), [], {}
         steady = m.table("steps").take(m.steady_mask())
-        nums = _col(steady, "step_num", np.int64)
+        nums = _col(steady, STEP_NUM, np.int64)
         walls = _col(steady, "wall_ms")
         if len(np.unique(nums)) < len(nums):
             return False, f"{host} repeats step numbers", [], {}

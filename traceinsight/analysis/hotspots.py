@@ -14,6 +14,7 @@ import numpy as np
 
 from traceinsight.analysis import native, rules
 from traceinsight.analysis.attribute import Attribution
+from traceinsight.analysis.names import EAGER_CONST, PYTHON_FRAME
 from traceinsight.analysis.results import PS_PER_MS, in_windows, owned_time, sort_order, steady_windows
 from traceinsight.columns import Columns, text
 from traceinsight.pyfiles import pick
@@ -47,7 +48,7 @@ def parse_frame(name: str) -> tuple[str, int, str]:
     117, "__instancecheck__")."""
     m = _FRAME.match(name)
     if not m:
-        return name.lstrip("$"), 0, ""
+        return name.lstrip(PYTHON_FRAME), 0, ""
     return m.group("file"), int(m.group("line") or 0), m.group("func")
 
 
@@ -143,7 +144,7 @@ def hotspots_table(a: Attribution, steps: Columns, *, user_files: frozenset[str]
     ws, we, n = steady_windows(a, steps)
     if n == 0 or a.main_line < 0:
         return Columns.no_rows(HOTSPOT_COLUMNS)
-    frame_name = np.array([nm.startswith("$") for nm in t.names] or [False], dtype=bool)
+    frame_name = np.array([nm.startswith(PYTHON_FRAME) for nm in t.names] or [False], dtype=bool)
     # python time owned by each event (segments of steady steps, clipped to them); per function:
     # calls, self time, and inclusive time of outermost (non-recursive) calls
     own_py = owned_time(a, ws, we, rules.PYTHON)
@@ -228,7 +229,7 @@ def _issued_by_frame(a: Attribution, ws: np.ndarray, we: np.ndarray, nids: np.nd
     kinds = np.array([o[1] if o is not None else "" for o in op_types] or [""], dtype=object)
     op_kind = kinds[t.name[ops]]
     for col, sel in (("op_calls_per_step", np.ones(len(ops), dtype=bool)),
-                     ("conversions_per_step", op_kind == "_EagerConst"),
+                     ("conversions_per_step", op_kind == EAGER_CONST),
                      ("slices_per_step", op_kind == "StridedSlice")):
         out[col] = np.bincount(rows[sel], minlength=len(nids)).astype(float)
     return out

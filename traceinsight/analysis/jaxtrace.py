@@ -20,6 +20,23 @@ import numpy as np
 
 from traceinsight.analysis import device as device_mod
 from traceinsight.analysis.events import EventTable
+from traceinsight.analysis.names import (
+    COMPUTE_CAP_MAJOR,
+    COMPUTE_CAP_MINOR,
+    CORE_COUNT,
+    DEVICE_DURATION_PS,
+    DEVICE_PLANE,
+    DEVICE_TYPE_STRING,
+    DEVICE_VENDOR,
+    EXECUTE_WAITS,
+    HLO_CATEGORY,
+    HLO_OP,
+    MEMCPY,
+    MEMSET,
+    PYTHON_FRAME,
+    TF_OP,
+    THUNK_EXECUTE,
+)
 from traceinsight.analysis.steps import is_derived_line, module_runs
 from traceinsight.columns import Columns, text
 from traceinsight.errors import TraceinsightError
@@ -31,11 +48,11 @@ PS_PER_MS = 1e9
 def _plane_info(table: EventTable, plane: int) -> str:
     p = table.planes[plane]
     st = p.stats
-    if isinstance(st.get("device_type_string"), str) and st["device_type_string"]:
-        return str(st["device_type_string"])
-    vendor = st.get("device_vendor")
-    cores = st.get("core_count")
-    major, minor = st.get("compute_cap_major"), st.get("compute_cap_minor")
+    if isinstance(st.get(DEVICE_TYPE_STRING), str) and st[DEVICE_TYPE_STRING]:
+        return str(st[DEVICE_TYPE_STRING])
+    vendor = st.get(DEVICE_VENDOR)
+    cores = st.get(CORE_COUNT)
+    major, minor = st.get(COMPUTE_CAP_MAJOR), st.get(COMPUTE_CAP_MINOR)
     out = f"{vendor} GPU" if isinstance(vendor, str) and vendor else "GPU"
     more = []
     if isinstance(major, int) and isinstance(minor, int) and major > 0:
@@ -55,7 +72,7 @@ def trace_notes(table: EventTable) -> list[str]:
         dup = sorted(set(table.duplicate_planes))
         notes.append(f"the trace holds {len(table.duplicate_planes)} plane(s) twice, read once: "
                      + ", ".join(dup[:4]) + (", ..." if len(dup) > 4 else ""))
-    planes = sorted((i for i, p in enumerate(table.planes) if p.name.startswith("/device:")),
+    planes = sorted((i for i, p in enumerate(table.planes) if p.name.startswith(DEVICE_PLANE)),
                     key=lambda i: device_mod._device_order(table.planes[i].name))
     if not planes:
         return notes
@@ -80,12 +97,12 @@ def _op_of(table: EventTable, ev: np.ndarray) -> list[tuple[str, str]]:
     """(framework op, type) of each device event, as XProf's framework_op_stats names them."""
     full = device_mod.kernel_ops(table, ev)
     hlo: dict[int, str] = {}
-    if "hlo_op" in table.stat_str:
-        idx, val = table.stat_str["hlo_op"]
+    if HLO_OP in table.stat_str:
+        idx, val = table.stat_str[HLO_OP]
         hlo = dict(zip(idx.tolist(), (str(v) for v in val.tolist())))
     cat: dict[int, str] = {}
-    if "hlo_category" in table.stat_str:
-        idx, val = table.stat_str["hlo_category"]
+    if HLO_CATEGORY in table.stat_str:
+        idx, val = table.stat_str[HLO_CATEGORY]
         cat = dict(zip(idx.tolist(), (str(v) for v in val.tolist())))
     tpu_ops = tpu_framework_ops(table.files) if any(
         device_mod.is_tpu(p.name) for p in table.planes) else {}
@@ -119,7 +136,7 @@ def device_ops(table: EventTable, step_of: np.ndarray | None, steady_steps: np.n
     if not lines or n_steady <= 0:
         return Columns.no_rows(cols)
     ev = np.nonzero(np.isin(table.line, lines))[0]
-    ev = ev[[not table.names[n].startswith(("Memcpy", "Memset")) for n in table.name[ev]]] \
+    ev = ev[[not table.names[n].startswith((MEMCPY, MEMSET)) for n in table.name[ev]]] \
         if len(ev) else ev
     if step_of is not None:
         ev = ev[np.isin(step_of[ev], np.nonzero(steady_steps)[0])]
@@ -128,8 +145,8 @@ def device_ops(table: EventTable, step_of: np.ndarray | None, steady_steps: np.n
     # a TPU op's duration on the device's own clock (``device_duration_ps``, what XProf sums);
     # the event's span is on the host's clock
     dur = table.end - table.start
-    if "device_duration_ps" in table.stat_int:
-        idx, val = table.stat_int["device_duration_ps"]
+    if DEVICE_DURATION_PS in table.stat_int:
+        idx, val = table.stat_int[DEVICE_DURATION_PS]
         if len(val) and val.min() < 0:      # refused, as a negative event duration is
             raise TraceinsightError(f"{table.files[0] if table.files else 'the trace'}: corrupt "
                                     "trace (negative device_duration_ps)")
@@ -177,7 +194,7 @@ def event_steps(table: EventTable, step_source: StepSource,
     if step_source is not StepSource.MODULE_RUNS:
         return None
     lines = [i for i, ln in enumerate(table.lines)
-             if table.planes[ln.plane].name.startswith("/device:") and ln.n_events
+             if table.planes[ln.plane].name.startswith(DEVICE_PLANE) and ln.n_events
              and not is_derived_line(ln)]
     ev = np.nonzero(np.isin(table.line, lines))[0]
     runs = module_runs(table, ev)
@@ -192,9 +209,7 @@ def event_steps(table: EventTable, step_source: StepSource,
 
 # PJRT's call that runs an executable: its own time (no child event) while the executable's ops
 # run on XLA's threads is waiting for them
-_EXECUTE_WAITS = frozenset({"CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice",
-                            "PjRtStreamExecutorLoadedExecutable::ExecuteHelper",
-                            "PjRtCpuExecutable::ExecuteHelper"})
+_EXECUTE_WAITS = EXECUTE_WAITS
 
 
 def relabel_executable_waits(a) -> int:
@@ -210,11 +225,11 @@ def relabel_executable_waits(a) -> int:
     t = a.table
     if a.main_line < 0 or not len(a.seg_cat):
         return 0
-    run = np.array([n.startswith("ThunkExecutor::Execute") and "wait" not in n for n in t.names]
+    run = np.array([n.startswith(THUNK_EXECUTE) and "wait" not in n for n in t.names]
                    or [False], dtype=bool)[t.name]
-    if "hlo_op" in t.stat_str:
-        run[t.stat_str["hlo_op"][0]] = True
-    host = np.array([not t.planes[ln.plane].name.startswith("/device:") for ln in t.lines]
+    if HLO_OP in t.stat_str:
+        run[t.stat_str[HLO_OP][0]] = True
+    host = np.array([not t.planes[ln.plane].name.startswith(DEVICE_PLANE) for ln in t.lines]
                     or [False], dtype=bool)
     run &= (t.line != a.main_line) & host[t.line] & (t.end > t.start)
     ev = np.nonzero(run)[0]
@@ -231,7 +246,7 @@ def relabel_executable_waits(a) -> int:
     owner, cat = a.seg_owner[src], a.seg_cat[src].copy()
     k = np.searchsorted(w_s, ns, side="right") - 1
     inside = (k >= 0) & (ne <= w_e[np.maximum(k, 0)])
-    frame = np.array([n.startswith("$") for n in t.names] or [False], dtype=bool)
+    frame = np.array([n.startswith(PYTHON_FRAME) for n in t.names] or [False], dtype=bool)
     execute = np.array([n in _EXECUTE_WAITS for n in t.names] or [False], dtype=bool)
     owned_by_frame = np.zeros(len(owner), dtype=bool)
     owned_by_frame[owner >= 0] = frame[t.name[owner[owner >= 0]]]
@@ -259,7 +274,7 @@ def tpu_framework_ops(files) -> dict[tuple[str, str], str]:
     for plane in planes(files):
         if not is_tpu(plane.name):
             continue
-        tf_op = next((k for k, v in plane.stat_metadata.items() if v.name == "tf_op"), None)
+        tf_op = next((k for k, v in plane.stat_metadata.items() if v.name == TF_OP), None)
         if tf_op is None:
             continue
         for em in plane.event_metadata.values():

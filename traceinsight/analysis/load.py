@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +14,15 @@ from traceinsight.analysis.sessions import foreign_modes, straggler_notes
 from traceinsight.analysis.timings import read_timing
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import Display, ModeResult, Run, Timing
-from traceinsight.runfolder import Pass as TracePass  # analysis.mode's name for it
 
 
-def load_run(path: Path, use_cache: bool = True,
-             keep_trace: Mapping[str, TracePass] | None = None, display: Display | None = None) -> Run:
+def load_run(path: Path, use_cache: bool = True, display: Display | None = None) -> Run:
     manifest = runfolder.read_manifest(path)
     workload = manifest.get("workload") or {}
     user_files = frozenset(filter(None, [Path(workload.get("path") or "").name]))
     # (the modes analysed, not read from the cache, are analysed inside malloc.kept_memory(): see
     # analysis.parallel.analyze_modes)
-    modes = _load_modes(path, manifest, user_files, use_cache, keep_trace or {})
+    modes = _load_modes(path, manifest, user_files, use_cache)
     modes = _with_kinds(modes, manifest)
     compared: tuple = ()    # a captured workload's modes are not hosts: nothing to compare
     if workload.get("kind") == "remote":   # capture --remote: the modes are one job's hosts
@@ -37,13 +34,12 @@ def load_run(path: Path, use_cache: bool = True,
                     hosts_compared=compared, display=display)
 
 
-def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cache: bool,
-                keep_trace: Mapping[str, TracePass]) -> dict[str, ModeResult]:
+def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cache: bool
+                ) -> dict[str, ModeResult]:
     """Each mode of a run folder, from its cache or analysed: the modes the cache does not hold go
     to ``analysis.parallel.analyze_modes`` (processes at once where the traces are large enough,
     or ``$TRACEINSIGHT_JOBS``; else one after another, here); the cache is read and written here.
-    A mode in ``keep_trace`` is analysed in this process, never read from the cache (which holds
-    no per-event data), and cached like the others. In the manifest's order."""
+    In the manifest's order."""
     modes: dict[str, ModeResult | None] = {}
     todo: dict[str, tuple[list[Path], dict[str, Any], Path, list]] = {}  # analysed, not cached
     later_notes: dict[str, list[str]] = {}   # files skipped, cache refused: this load only
@@ -66,7 +62,7 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
                hashlib.sha256(json.dumps(recorded, sort_keys=True).encode()).hexdigest()[:16]]
         where = cache.cache_path(path, folder)
         mode, cache_note = cache.load_checked(path, where, key, timing) \
-            if use_cache and name not in keep_trace else (None, None)
+            if use_cache else (None, None)
         if mode is not None and tuple(mode.trace_paths) != tuple(map(str, host + python)):
             # export reads the traces a mode names: a cache must name exactly those found here
             mode, cache_note = None, "analysis cache not used (it names other trace files): " \
@@ -77,9 +73,7 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
             todo[name] = (host, dict(python_files=python, timing=timing, user_files=user_files,
                                      requested=requested, extra_notes=capture_notes,
                                      file_groups=recorded.get("python_files"),
-                                     signatures=recorded.get("input_signatures"),
-                                     **({"keep_trace": keep_trace[name]} if name in keep_trace
-                                        else {})), where, key)
+                                     signatures=recorded.get("input_signatures")), where, key)
         elif skipped:
             mode = _with_notes(mode, skipped)
         modes[name] = mode
@@ -148,28 +142,22 @@ def _with_notes(mode: ModeResult, notes: list[str]) -> ModeResult:
     return mode.replace(notes=tuple(mode.notes) + tuple(notes))   # keeps its bootstrap medians
 
 
-def load(path, *, use_cache: bool = True,
-         keep_trace: Mapping[str, TracePass] | None = None, display: Display | None = None) -> Run:
+def load(path, *, use_cache: bool = True, display: Display | None = None) -> Run:
     """Analyse a run folder (results cached in it, see ``analysis.cache``), a TensorBoard
     logdir, a profile session folder or one ``.xplane.pb`` file; a logdir may be a URL that
     fsspec reads (``gs://``, ``s3://``, ``memory://``: ``analysis.urls``).
 
-    ``keep_trace``: {mode name: capture pass} whose per-event data (``analysis.mode.
-    TraceAnalysis``: event table, attribution, steps) each such mode keeps as
-    ``ModeResult.trace``, from the very analysis that made its tables (what the Chrome-trace
-    export draws; see ``analysis.mode.TracePass`` for the passes: "python" on a mode without a
-    python-tracer pass keeps its main pass). A name the run does not have, or a mode whose
-    analysis failed, keeps nothing (``trace`` stays None). ``display``: how the run shows itself
-    in a notebook / REPL (``traceinsight.load`` gives ``report.notebook.NOTEBOOK``)."""
+    ``display``: how the run shows itself in a notebook / REPL (``traceinsight.load`` gives
+    ``report.notebook.NOTEBOOK``)."""
     from traceinsight.analysis import urls
     path = urls.local_path(path)
     if urls.is_url(path):      # a logdir on object storage: its traces copied and analysed here
-        return _load_url(path, keep_trace=keep_trace, display=display)
+        return _load_url(path, display=display)
     path = Path(path)
     if not path.exists():
         raise TraceinsightError(f"{path}: no such file or folder")
     if path.is_dir() and runfolder.is_run_folder(path):
-        return load_run(path, use_cache=use_cache, keep_trace=keep_trace, display=display)
+        return load_run(path, use_cache=use_cache, display=display)
     if path.is_file():
         if not path.name.endswith(".xplane.pb"):
             raise TraceinsightError(f"{path}: not a run folder, logdir or .xplane.pb trace")
@@ -188,8 +176,7 @@ def load(path, *, use_cache: bool = True,
     groups = {path.name[: -len(".xplane.pb")] if path.is_file() else name: mode_files
               for name, mode_files in foreign_modes(root, files).items()}
     from traceinsight.analysis.parallel import analyze_modes  # hosts in parallel processes
-    kept = {name: {"keep_trace": p} for name, p in (keep_trace or {}).items() if name in groups}
-    for name, m in analyze_modes(groups, args=kept).items():
+    for name, m in analyze_modes(groups).items():
         mode_files = groups[name]
         if m.status == "failed" and len(files) == 1:
             raise TraceinsightError(m.error)

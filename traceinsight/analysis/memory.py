@@ -18,14 +18,22 @@ from __future__ import annotations
 import numpy as np
 
 from traceinsight.analysis.events import EventTable
+from traceinsight.analysis.names import (
+    BYTES_ALLOCATED,
+    MEMORY_ALLOCATION,
+    MEMORY_DEALLOCATION,
+    PEAK_BYTES_IN_USE,
+    REQUESTED_BYTES,
+    STEP_NUM,
+)
 from traceinsight.columns import Columns
 
-ALLOCATION = "MemoryAllocation"
-DEALLOCATION = "MemoryDeallocation"
-IN_USE = "bytes_allocated"          # the allocator's bytes in use after the event
-PEAK = "peak_bytes_in_use"          # the allocator's peak since it was made
-REQUESTED = "requested_bytes"       # the size asked for
-MEMORY_COLUMNS = ("step_num", "allocations", "deallocations", "requested_bytes",
+ALLOCATION = MEMORY_ALLOCATION
+DEALLOCATION = MEMORY_DEALLOCATION
+IN_USE = BYTES_ALLOCATED          # the allocator's bytes in use after the event
+PEAK = PEAK_BYTES_IN_USE          # the allocator's peak since it was made
+REQUESTED = REQUESTED_BYTES       # the size asked for
+MEMORY_COLUMNS = (STEP_NUM, "allocations", "deallocations", REQUESTED_BYTES,
                   "peak_in_use_bytes", "allocator_peak_bytes")
 
 
@@ -68,8 +76,8 @@ def memory_table(table: EventTable, steps: Columns) -> Columns:
         size = table.stat_int_column(REQUESTED, -1)[allocs]
         good = size >= 0
         requested = np.bincount(a_row[good], weights=size[good].astype(float), minlength=n)
-    return Columns({"step_num": np.asarray(steps["step_num"], dtype=np.int64),
+    return Columns({STEP_NUM: np.asarray(steps[STEP_NUM], dtype=np.int64),
                     "allocations": np.bincount(a_row, minlength=n).astype(np.int64),
                     "deallocations": np.bincount(f_row, minlength=n).astype(np.int64),
-                    "requested_bytes": requested, "peak_in_use_bytes": per_step_max(IN_USE),
+                    REQUESTED_BYTES: requested, "peak_in_use_bytes": per_step_max(IN_USE),
                     "allocator_peak_bytes": per_step_max(PEAK)})

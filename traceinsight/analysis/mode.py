@@ -4,9 +4,9 @@ captured mode's folder says beside its traces (timings.json) is ``analysis.timin
 
 ``analyze_mode`` is two halves: ``analyze_trace`` (files -> event table, attribution and every
 decision about the trace, and the steps table: a ``TraceAnalysis``) and ``mode_result`` (its
-tables). Asked to (``keep_trace``: the Chrome-trace export), the mode keeps the ``TraceAnalysis``
-of one of its passes as ``ModeResult.trace``: the per-event data its tables were made from, so
-the export draws exactly the mode's steps and categories without analysing the trace again.
+tables). ``analyze_pass`` makes the ``TraceAnalysis`` of one pass again, as ``analyze_mode``
+made it (what the Chrome-trace export and the viewer's timeline draw), so they show exactly the
+mode's steps and categories.
 
 ``analysis.load`` (one process) and ``analysis.parallel`` (worker processes) both analyse a mode
 with ``analyze_mode``; neither imports the other for it."""
@@ -35,6 +35,7 @@ from traceinsight.analysis import (
 )
 from traceinsight.analysis.attribute import Attribution, attribute
 from traceinsight.analysis.events import EventTable, load_files
+from traceinsight.analysis.names import DEVICE_PLANE, HLO_OP, PROFILE_OPTIONS, TF_FUNCTION_CALL
 from traceinsight.analysis.steps import host_events_recorded
 from traceinsight.columns import Columns
 from traceinsight.errors import TraceinsightError
@@ -47,7 +48,7 @@ def recorded_options(table: EventTable) -> dict[str, int] | None:
     # tools/bench_startup.py --imports`` shows it) only where a trace is decoded
     from traceinsight.xplane import decode_profile_options
     for plane in table.planes:
-        raw = plane.stats.get("profile_options")
+        raw = plane.stats.get(PROFILE_OPTIONS)
         if isinstance(raw, (bytes, bytearray)):
             try:
                 return decode_profile_options(bytes(raw))
@@ -56,7 +57,7 @@ def recorded_options(table: EventTable) -> dict[str, int] | None:
     return None
 
 
-# a capture pass of a mode, as ``keep_trace`` names it: "host" is the mode's main pass (the
+# a capture pass of a mode, as the export names it: "host" is the mode's main pass (the
 # python-tracer pass where a mode has no host pass, the only pass of a foreign trace); "python"
 # the python-tracer pass where the mode has one beside its host pass, else the main pass too
 TracePass = runfolder.Pass
@@ -78,9 +79,8 @@ class TraceAnalysis:
     """One pass's trace analysed as far as its steps: the event table, its attribution (the
     main thread's category timeline, JAX's executable waits already counted as op, XLA compile
     derived where no event records it), what was decided about the trace, and its steps table.
-    ``analyze_mode`` builds a mode's tables from it (and keeps it, when asked, as
-    ``ModeResult.trace``); the Chrome-trace export draws it, so a mode's export and its tables
-    share every decision. ``notes``: what those decisions say, in
+    ``analyze_mode`` builds a mode's tables from it; the Chrome-trace export draws it, made
+    again by ``analyze_pass``, so a mode's export and its tables share every decision. ``notes``: what those decisions say, in
     the mode notes' order."""
     table: EventTable
     attribution: Attribution
@@ -145,18 +145,31 @@ def analyze_trace(files: Sequence[Path], *, timing: Timing | None = None,
                          recorded_options=recorded, notes=tuple(notes))
 
 
+def _has_frames(table: EventTable) -> bool:
+    """Does the trace hold python-tracer frames (events named ``$file:line function``)?"""
+    return any(n.startswith("$") for n in table.names)
+
+
+def analyze_pass(host_files: Sequence[Path], python_files: Sequence[Path], pass_name: TracePass,
+                 *, timing: Timing | None = None) -> TraceAnalysis:
+    """One pass of a mode (``TracePass``) analysed again as ``analyze_mode`` analysed it, from
+    the mode's trace files: the main pass with the mode's ``timing``; a python-tracer pass beside
+    a host pass with the framework the host pass found. Raises ``TraceFailure`` /
+    ``TraceinsightError`` where the trace cannot be analysed."""
+    if pass_name == "python" and host_files and python_files:
+        return analyze_trace(python_files, framework=_framework(load_files(list(host_files))))
+    return analyze_trace(list(host_files) or list(python_files), timing=timing)
+
+
 def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[Path] = (), *,
                  timing: Timing | None = None, user_files: frozenset[str] = frozenset(),
                  requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
                  file_groups: dict[str, list[str]] | None = None,
-                 signatures: dict[str, Any] | None = None,
-                 keep_trace: TracePass | None = None) -> ModeResult:
+                 signatures: dict[str, Any] | None = None) -> ModeResult:
     """Analyse one mode's traces: the host pass gives steps, categories, ops, retraces; the python
     pass gives hotspots, scaled to the host pass's python time. The tables are computed as
     ``Columns`` (numpy only). The host pass (the python pass where there is no host pass) goes
-    through ``analyze_trace``; ``mode_result`` makes the tables. ``keep_trace``: the pass whose
-    ``TraceAnalysis`` the result keeps as ``ModeResult.trace`` (see ``TracePass``); None keeps
-    none."""
+    through ``analyze_trace``; ``mode_result`` makes the tables."""
     if not host_files and not python_files:
         return ModeResult(name=name, status="failed", error="no trace file for this mode",
                           timing=timing, notes=tuple(extra_notes))
@@ -171,7 +184,7 @@ def analyze_mode(name: str, host_files: Sequence[Path], python_files: Sequence[P
                           trace_paths=tuple(map(str, main_files)), notes=tuple(extra_notes))
     return mode_result(name, tr, host_files, python_files, timing=timing, user_files=user_files,
                        requested=requested, extra_notes=extra_notes, file_groups=file_groups,
-                       signatures=signatures, keep_trace=keep_trace)
+                       signatures=signatures)
 
 
 def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
@@ -179,11 +192,10 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
                 user_files: frozenset[str] = frozenset(),
                 requested: dict[str, Any] | None = None, extra_notes: tuple[str, ...] = (),
                 file_groups: dict[str, list[str]] | None = None,
-                signatures: dict[str, Any] | None = None,
-                keep_trace: TracePass | None = None) -> ModeResult:
+                signatures: dict[str, Any] | None = None) -> ModeResult:
     """The second half of ``analyze_mode``: a mode's tables from its main pass's
     ``TraceAnalysis`` (and the python-tracer pass's hotspots, from that pass's own
-    ``TraceAnalysis``, which ``keep_trace="python"`` keeps)."""
+    ``TraceAnalysis``, made as ``analyze_pass`` makes it again)."""
     table, a, framework, steps = tr.table, tr.attribution, tr.framework, tr.steps
     host_recorded, event_step = tr.host_events_recorded, tr.event_step
     notes = list(extra_notes) + list(tr.notes)
@@ -217,21 +229,21 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         top = ", ".join(other["name"][:3].tolist())
         notes.append(f"{len(other)} event names have no attribution rule (other): {top}")
     recorded = tr.recorded_options or {}
-    python_traced = bool(recorded.get("python_tracer_level")) or not host_files
+    # the recorded tracer level where the trace says it; else (TF before 2.21 records none) the
+    # trace's own content: python-tracer frames in it
+    python_traced = (bool(recorded["python_tracer_level"]) if "python_tracer_level" in recorded
+                     else not host_files or _has_frames(table))
     hot = hotspots.hotspots_table(a, steps, user_files=user_files,
                                       python_files=file_groups) if python_traced else None
     if python_traced:
         notes.append("this trace was recorded with the python tracer on: its times include the "
                      "tracer's inflation of Python")
-    kept = tr if keep_trace is not None else None
     if host_files and python_files:
         try:
             pt: TraceAnalysis | None = analyze_trace(python_files, framework=framework)
         except TraceinsightError as e:
             notes.append(f"python-tracer pass unreadable: {e}")
             pt = None
-        if keep_trace == "python":
-            kept = pt
         if pt is not None:
             pa = pt.attribution
             options["python"] = _options_entry(pt.recorded_options,
@@ -266,7 +278,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         ops = jaxtrace.with_device_ops(ops, dops, host_recorded)
     events = overhead.tracer_events(a, steps, timing) if host_recorded and host_files else None
     hlo = None
-    if "hlo_op" in table.stat_str and host_files:
+    if HLO_OP in table.stat_str and host_files:
         from traceinsight.analysis.hlo_protos import hlo_op_names
         hlo = layers.hlo_scopes(hlo_op_names(list(host_files)))
     return ModeResult(
@@ -281,7 +293,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         kernels=dev.kernels if dev is not None else Columns(),
         stages=tfdata.stage_table_of(table, steps), memory=memory.memory_table(table, steps),
         layers=layers.layers_table(ops, hlo),
-        trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)), trace=kept,
+        trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)),
         tracer_events=events)
 
 
@@ -312,11 +324,11 @@ def _framework(table: EventTable) -> str | None:
     framework event on the host: a jax.profiler trace at host level 0, a device-only trace), or
     None: nothing to analyse."""
     from traceinsight.analysis import rules
-    if "tf_function_call" in table.stat_str or any(rules.TF_EVIDENCE.match(n) for n in table.names):
+    if TF_FUNCTION_CALL in table.stat_str or any(rules.TF_EVIDENCE.match(n) for n in table.names):
         return "tensorflow"
     if any(rules.JAX_EVIDENCE.match(n) for n in table.names):
         return "jax"
-    if any(p.name.startswith("/device:") for p in table.planes) and \
+    if any(p.name.startswith(DEVICE_PLANE) for p in table.planes) and \
             device.device_lines(table):
         return "device"
     return None

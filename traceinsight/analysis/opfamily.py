@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 
+from traceinsight.analysis.names import INFERENCE, ITERATOR_GET_NEXT
+
 CONVOLUTION = "convolution"
 DEPTHWISE = "depthwise convolution"
 MATMUL = "matmul"
@@ -94,7 +96,7 @@ _FUNCTION_ID = re.compile(r"_\d+$")
 
 def function_name(op: str) -> str:
     """``__inference_step_503`` -> ``step`` (the name the user gave the function)."""
-    name = op[len("__inference_"):] if op.startswith("__inference_") else op
+    name = op[len(INFERENCE):] if op.startswith(INFERENCE) else op
     return _FUNCTION_ID.sub("", name)
 
 
@@ -153,7 +155,7 @@ def family(op: str, op_type: str) -> str:
         return _EXACT[base]
     if "depthwise" in op.lower():
         return DEPTHWISE
-    if t.endswith("Dataset") or t in ("IteratorGetNext", "MakeIterator", "AnonymousIteratorV3",
+    if t.endswith("Dataset") or t in (ITERATOR_GET_NEXT, "MakeIterator", "AnonymousIteratorV3",
                                       "IteratorGetNextSync", "OptionalGetValue"):
         return TF_DATA
     if t.startswith("ResourceApply") or t.startswith("ApplyAdam") or t.startswith("ResourceSparseApply"):

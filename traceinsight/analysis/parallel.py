@@ -124,9 +124,7 @@ def analyze_modes(groups: dict[str, list[Path]], jobs: int | None = None,
     ``python_files``, ``timing``, ``user_files``, ``requested``, ``extra_notes``, ``file_groups``,
     ``signatures``), sent to the worker with the job as JSON (``_args_to_json``). A worker's
     result gets this process's own ``timing`` object back (the result message does not hold it,
-    as the analysis cache does not), so it is the serial analysis's ModeResult. A mode whose
-    args ask for ``keep_trace`` is analysed in this process: its result keeps the per-event data
-    (``ModeResult.trace``), which no result message carries."""
+    as the analysis cache does not), so it is the serial analysis's ModeResult."""
     args = args or {}
     sizes = {name: sum(_size(f) for f in [*files, *(args.get(name) or {}).get("python_files", ())])
              for name, files in groups.items()}
@@ -144,9 +142,7 @@ def _analyze_modes(groups: dict[str, list[Path]], n: int, args: Mapping[str, Map
                 for name, files in groups.items()}
     # largest first, so the last job to start is a small one (less idle time at the end)
     order = sorted(groups, key=lambda k: -sizes[k])
-    # modes that keep their per-event data stay here (see analyze_modes)
-    here = [name for name in order if (args.get(name) or {}).get("keep_trace")]
-    pending = [name for name in reversed(order) if name not in here]
+    pending = list(reversed(order))
     lock = threading.Lock()
     failures: list[str] = []
     done: dict[str, Any] = {}
@@ -165,8 +161,6 @@ def _analyze_modes(groups: dict[str, list[Path]], n: int, args: Mapping[str, Map
     try:
         for t in threads:
             t.start()
-        for kept in here:
-            done[kept] = _analyze(kept, groups[kept], **(args.get(kept) or {}))
         while (name := next_job()) is not None:     # this process analyses hosts too
             done[name] = _analyze(name, groups[name], **(args.get(name) or {}))
         for t in threads:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from traceinsight.analysis import native, rules
+from traceinsight.analysis.names import DEVICE_PLANE, HLO_OP, MEMCPY, STEP_NUM, TASK_ENVIRONMENT
 from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES, steady_mask
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:   # (the comparisons import sort_order: no trace decoding, no 
 
 PS_PER_MS = 1e9
 
-STEP_COLUMNS = ["step_num", "start_ps", "end_ps", "wall_ms", "first", "partial", *CATEGORIES]
+STEP_COLUMNS = [STEP_NUM, "start_ps", "end_ps", "wall_ms", "first", "partial", *CATEGORIES]
 BREAKDOWN_COLUMNS = ["median", "p25", "p75", "mean"]
 
 OPS_COLUMNS = ["op", "type", "thread", "calls_per_step", "self_ms_per_step", "share"]
@@ -88,7 +89,7 @@ def steps_table(a: Attribution, step0_is_first_call: bool = False) -> Columns:
     if n == 1:
         first[0] = False  # a single step is all there is: keep it as the steady state
     data: dict[str, np.ndarray] = {
-        "step_num": a.step_num.astype(np.int64), "start_ps": a.step_start, "end_ps": a.step_end,
+        STEP_NUM: a.step_num.astype(np.int64), "start_ps": a.step_start, "end_ps": a.step_end,
         "wall_ms": (a.step_end - a.step_start) / PS_PER_MS, "first": first,
         "partial": a.step_partial if a.step_partial is not None else np.zeros(n, dtype=bool)}
     for i, c in enumerate(CATEGORIES):
@@ -202,8 +203,8 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
     # stat, len(names) + the id of that HLO op's name; runtime (non-op) owners: -1 - name id
     hlo_code = None
     hlo_names: list[str] = []
-    if "hlo_op" in t.stat_str:
-        idx, val = t.stat_str["hlo_op"]
+    if HLO_OP in t.stat_str:
+        idx, val = t.stat_str[HLO_OP]
         codes, uniq = factorize(np.asarray(val, dtype=object))
         hlo_code = np.full(len(t), -1, dtype=np.int64)
         hlo_code[idx] = len(names) + codes
@@ -211,7 +212,7 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
     # accelerator planes (/device:GPU:0, ...) are not ops here: their kernels and copies are in
     # the device analysis (traceinsight.analysis.device and copies are in the device analysis, traceinsight.analysis.device: by whole kernel
     # name and TF op, and not from XProf's derived lines, which repeat the kernels' times)
-    device_line = np.array([t.planes[ln.plane].name.startswith("/device:") for ln in t.lines]
+    device_line = np.array([t.planes[ln.plane].name.startswith(DEVICE_PLANE) for ln in t.lines]
                            or [False], dtype=bool)
     device = device_line[t.line] if len(t) else np.zeros(0, dtype=bool)
     is_op_event = named_op & ~device
@@ -232,7 +233,7 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
         if op is not None:
             return op
         name = names[code]
-        return name, ("memcpy" if name.startswith("Memcpy") else "device kernel")
+        return name, ("memcpy" if name.startswith(MEMCPY) else "device kernel")
 
     def totals(codes: np.ndarray, weights: np.ndarray) -> dict[tuple[str, str], list]:
         """key -> [events, summed weight]; several codes may share a key"""
@@ -267,7 +268,7 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
     # nested in it (the nearest ones, at any depth). Other nested events (ParallelFor, Eigen
     # pool work, executor bookkeeping) are the op's own execution and stay in its self time, as
     # in XProf's framework_op_stats.
-    on_data_plane = np.array([not t.planes[ln.plane].name.startswith("Task Environment")
+    on_data_plane = np.array([not t.planes[ln.plane].name.startswith(TASK_ENVIRONMENT)
                               for ln in t.lines] or [True])
     worker = (t.line != a.main_line) & is_op_event & ~a.outside & on_data_plane[t.line]
     ev = np.nonzero(worker)[0]
@@ -311,3 +312,21 @@ def other_table(a: Attribution, steps: Columns) -> Columns:
     g = Columns({"name": text([a.table.names[i] for i in ids.tolist()]),
                  "ms_per_step": ps / PS_PER_MS / n, "count": count})
     return g.take(sort_order([(g["ms_per_step"], False), (g["name"], True)]))
+
+
+def hotspots_listed_order(h: Columns) -> Columns:
+    """A mode's hotspots in the order the reports list them (``RunFigures.hotspots_listed``):
+    the user's own frames first, by inclusive time (a layer's ``call`` spends its time in
+    Keras and TF code below it: by self time it ranks among the last and a table cut at its top
+    rows drops it), then every other frame by self time."""
+    if h.empty or "group" not in h:
+        return h
+    user = np.asarray(h["group"] == "user", dtype=bool)
+
+    def by(rows: np.ndarray, first: str, second: str) -> np.ndarray:
+        keys = [(h[first][rows], False), (h[second][rows], False)]
+        keys += [(h[c][rows], True) for c in ("function", "file", "line")]
+        return rows[sort_order(keys)]
+
+    return h.take(np.concatenate([by(np.flatnonzero(user), "inclusive_ms", "self_ms"),
+                                  by(np.flatnonzero(~user), "self_ms", "inclusive_ms")]))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from traceinsight.analysis import rules
+from traceinsight.analysis.names import GRAPH_BUILDING, TF_FUNCTION_CALL, TRACING_COUNT, traced_call, xla_call
 from traceinsight.analysis.results import PS_PER_MS, factorize, in_windows, sort_order
 from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES
@@ -31,18 +32,18 @@ def retraces_table(a: Attribution, signatures: dict | None = None) -> Columns:
     ``signatures``: the argument signatures the capture fed the step (timings.json
     ``input_signatures``), which say what changed between traces."""
     t = a.table
-    if "tf_function_call" not in t.stat_str:
+    if TF_FUNCTION_CALL not in t.stat_str:
         return Columns.no_rows(RETRACE_COLUMNS)
-    idx, val = t.stat_str["tf_function_call"]
-    traced = np.array([v.startswith("traced") for v in val], dtype=bool)
+    idx, val = t.stat_str[TF_FUNCTION_CALL]
+    traced = np.array([traced_call(v) for v in val], dtype=bool)
     on_main = t.line[idx] == a.main_line
     ct = np.zeros((len(idx), len(CATEGORIES)))
     if on_main.any():
         ct[on_main] = a.category_time(t.start[idx[on_main]], t.end[idx[on_main]]) / PS_PER_MS
-    tc = t.stat_int_column("tracing_count")[idx]
+    tc = t.stat_int_column(TRACING_COUNT)[idx]
     calls = Columns({"function": text([t.names[i] for i in t.name[idx]]), "traced": traced,
                      "tracing": ct[:, rules.TRACING], "compile": ct[:, rules.COMPILE],
-                     "kind": text(list(val)), "tracing_count": tc, "start": t.start[idx]})
+                     "kind": text(list(val)), TRACING_COUNT: tc, "start": t.start[idx]})
     calls = calls.take(sort_order([(calls["start"], True), (calls["function"], True)]))
     rows: list[dict[str, Any]] = []
     changed = signature_changes(signatures) if signatures else []
@@ -78,7 +79,7 @@ def _graph_builds_outside_calls(a: Attribution, calls: np.ndarray) -> dict[str, 
     functions of a tf.data pipeline that Keras' predict() builds from arrays on every call (seen on
     TF 2.21 / Keras 3.15: three per predict call, under array_data_adapter.get_tf_dataset)."""
     t = a.table
-    gb = [i for i, nm in enumerate(t.names) if nm == "tf.function-graph_building"]
+    gb = [i for i, nm in enumerate(t.names) if nm == GRAPH_BUILDING]
     if not gb or not len(a.step_start):
         return None
     ev = np.nonzero(np.isin(t.name, gb) & (t.line == a.main_line) & ~a.outside)[0]
@@ -121,7 +122,7 @@ def _retrace_cause(g: Columns, changed: list[dict[str, Any]]) -> tuple[RetraceCa
         cause = (RetraceCause.SHAPES_AND_PYTHON_VALUES if shapes and python else
                  RetraceCause.SHAPES if shapes else RetraceCause.PYTHON_VALUES)
         return cause, "; ".join(shapes + python)
-    tc = g["tracing_count"]
+    tc = g[TRACING_COUNT]
     traced_tc = tc[traced]
     if len(traced_tc) and (traced_tc >= 0).all() and (traced_tc == 1).all():
         return (RetraceCause.NEW_FUNCTION,
@@ -142,8 +143,8 @@ def _retrace_pattern(g: Columns) -> str:
         return ""
     positions = np.nonzero(g["traced"])[0]
     kinds = sorted(set(g["kind"].tolist()))
-    xla = any(k.endswith("-xla") for k in kinds)
-    tc = g["tracing_count"]
+    xla = any(xla_call(k) for k in kinds)
+    tc = g[TRACING_COUNT]
     tc = tc[tc >= 0]
     parts = []
     if traced == n and n > 1:
@@ -156,7 +157,7 @@ def _retrace_pattern(g: Columns) -> str:
         parts.append(f"traced on {traced} of {n} calls"
                      + (f" (calls {', '.join(str(p + 1) for p in later[:6])}"
                         f"{', ...' if len(later) > 6 else ''})" if len(later) else ""))
-    traced_tc = g["tracing_count"][positions]
+    traced_tc = g[TRACING_COUNT][positions]
     traced_tc = traced_tc[traced_tc >= 0]
     if traced > 1 and len(traced_tc) == traced and (traced_tc == 1).all():
         # every trace is the first of its tf.function object

@@ -19,7 +19,75 @@ from __future__ import annotations
 
 import re
 
-from traceinsight.analysis.xla_names import XLA_PASS_NAMES
+from traceinsight.analysis.names import (
+    BACKEND_COMPILE_AND_LOAD,
+    BLOCK_UNTIL_READY,
+    BUFFER_ASSIGN,
+    CONVERT_TO_TENSOR,
+    CPU_COMPILER,
+    CPU_EXECUTABLE,
+    DEVICE_COMPILER,
+    EAGER,
+    EAGER_CONST_EXECUTE,
+    EAGER_COPY_TO_DEVICE,
+    EAGER_EXECUTE,
+    EAGER_EXECUTE_NAMED,
+    EAGER_KERNEL_EXECUTE,
+    EAGER_LOCAL_EXECUTE,
+    EAGER_LOCAL_EXECUTE_OP,
+    EAGER_OPERATION,
+    EAGER_REMOTE_EXECUTE,
+    EXECUTOR,
+    EXECUTOR_STATE,
+    FLOAT_NORMALIZATION,
+    FUNCTION_RUN,
+    FUSION_COMPILER,
+    GET_OR_CREATE_KERNEL,
+    GPU_COMPILER,
+    GPU_EXECUTABLE,
+    GRAPH_BUILDING,
+    HLO_END,
+    INFERENCE,
+    IR_EMITTER,
+    ITERATOR,
+    ITERATOR_GET_NEXT,
+    JAX_DISPATCH,
+    JAX_INPUT,
+    JIT_COMPILER,
+    KERNEL_AND_DEVICE_FUNC,
+    KERNEL_RUN,
+    LOWER_JAXPR_TO_MODULE,
+    LOWER_SHARDING_COMPUTATION,
+    MEMCPY_H2D,
+    MEMORY_ALLOCATION,
+    MEMORY_DEALLOCATION,
+    MLIR_NAMESPACE,
+    NVPTX_COMPILER,
+    PJIT_FUNCTION,
+    PJRT,
+    PJRT_AWAIT,
+    PJRT_C,
+    PJRT_CPU_COMPILE,
+    PYTHON_FRAME,
+    SESSION_RUN,
+    TENSOR_HANDLE,
+    TF_CONSTANT,
+    TF_FUNCTION_PHASE,
+    TF_PREFIX,
+    TFE,
+    TFE_PY,
+    THREADPOOL_LISTENER,
+    THUNK_EMITTER,
+    THUNK_EXECUTE,
+    TRACE_TO_JAXPR,
+    TRACE_TO_JAXPR_DYNAMIC,
+    VALIDATE_INPUT,
+    XLA_COMPIL,
+    XLA_COMPILE_OP,
+    XLA_NAMESPACE,
+    XLA_PASS_NAMES,
+    traced_call,
+)
 from traceinsight.model import CATEGORIES
 
 CAT = {name: i for i, name in enumerate(CATEGORIES)}
@@ -33,18 +101,18 @@ INHERIT_PRIORITY = {COMPILE: 5, INPUT: 4, OP: 3, TRACING: 2, DISPATCH: 1, PYTHON
 # Everything inside graph building is tracing, whatever it is (e.g. convert_to_tensor of constants
 # while a function is traced): stronger than any category.
 GRAPH_BUILDING_PRIORITY = 6
-GRAPH_BUILDING = "tf.function-graph_building"
 # An XLA launch (``__inference_f:__inference_f``) that compiles (holds compile events) is compile
 # itself, and so is every nested event without a rule of its own (HLO passes such as
 # ``simplification``); its executable run (``CpuExecutable::...``) keeps ``op``.
-XLA_LAUNCH = re.compile(r"^__inference_.*:__inference_")
+XLA_LAUNCH_PATTERN = f"^{re.escape(INFERENCE)}.*:{re.escape(INFERENCE)}"
+XLA_LAUNCH = re.compile(XLA_LAUNCH_PATTERN)
 
 # An HLO pass / pipeline name by its shape: lowercase words joined by ``-``, ``_`` or spaces
 # (``while-loop-simplifier``, ``simplification after layout assignment``). Used only for top-level
 # events before the first XLA executable run of their thread, in a trace that compiles (attribute).
 PASS_SHAPE = re.compile(r"^[a-z][a-z0-9]*(?:[-_ ][a-z0-9]+)+$")
 # Events of an XLA executable running: compilation is over on that thread once one is seen.
-XLA_RUN = re.compile(r"^(CpuExecutable::|GpuExecutable::|__inference_.*:__inference_)")
+XLA_RUN = re.compile(f"^({re.escape(CPU_EXECUTABLE)}|{re.escape(GPU_EXECUTABLE)}|{XLA_LAUNCH_PATTERN[1:]})")
 
 # Step markers: traceinsight.analysis.steps.STEP_MARKER (steps are windows, not categories).
 
@@ -55,24 +123,24 @@ GRAPH_OP_PATTERN = r"^[^$:\s][^:\s]*:[A-Za-z_][A-Za-z0-9_]*$"
 # frozenset of NAME_SETS).
 RULES: list[tuple[str, str, str, str]] = [
     # --- XLA compilation
-    ("prefix", "JitCompiler::", "compile", "XLA JIT compilation of a jit_compile function"),
-    ("prefix", "CpuCompiler::", "compile", "XLA CPU backend (RunBackend, CompileCpuExecutable)"),
-    ("prefix", "GpuCompiler::", "compile", "XLA GPU backend"),
-    ("prefix", "NVPTXCompiler::", "compile", "XLA GPU backend (PTX)"),
-    ("prefix", "FusionCompiler::", "compile", "XLA CPU fusion codegen"),
-    ("prefix", "XlaCompil", "compile", "XlaCompiler / XlaCompilationCache / XlaCompileOnDemand"),
-    ("exact", "XlaCompile", "compile", "tf2xla compile op"),
-    ("prefix", "DeviceCompiler::", "compile", "TF's XLA device compiler cache"),
-    ("prefix", "xla::", "compile", "XLA HLO passes and compilation"),
-    ("prefix", "ThunkEmitter::", "compile", "XLA thunk emission (CPU and GPU backends)"),
-    ("prefix", "IrEmitter", "compile", "XLA LLVM IR emission"),
-    ("prefix", "BufferAssign", "compile", "XLA buffer assignment"),
-    ("prefix", "mlir::", "compile", "MLIR pass manager inside XLA codegen"),
+    ("prefix", JIT_COMPILER, "compile", "XLA JIT compilation of a jit_compile function"),
+    ("prefix", CPU_COMPILER, "compile", "XLA CPU backend (RunBackend, CompileCpuExecutable)"),
+    ("prefix", GPU_COMPILER, "compile", "XLA GPU backend"),
+    ("prefix", NVPTX_COMPILER, "compile", "XLA GPU backend (PTX)"),
+    ("prefix", FUSION_COMPILER, "compile", "XLA CPU fusion codegen"),
+    ("prefix", XLA_COMPIL, "compile", "XlaCompiler / XlaCompilationCache / XlaCompileOnDemand"),
+    ("exact", XLA_COMPILE_OP, "compile", "tf2xla compile op"),
+    ("prefix", DEVICE_COMPILER, "compile", "TF's XLA device compiler cache"),
+    ("prefix", XLA_NAMESPACE, "compile", "XLA HLO passes and compilation"),
+    ("prefix", THUNK_EMITTER, "compile", "XLA thunk emission (CPU and GPU backends)"),
+    ("prefix", IR_EMITTER, "compile", "XLA LLVM IR emission"),
+    ("prefix", BUFFER_ASSIGN, "compile", "XLA buffer assignment"),
+    ("prefix", MLIR_NAMESPACE, "compile", "MLIR pass manager inside XLA codegen"),
     ("set", "XLA_PASS_NAMES", "compile",
-     "HLO pass / pipeline names without a family prefix (analysis/xla_names.py: `layout-assignment`,"
+     "HLO pass / pipeline names without a family prefix (analysis/names.py: `layout-assignment`,"
      " `algsimp`, `simplification`, ...)"),
     ("regex", r"^[A-Z][A-Za-z0-9]*Pass$", "compile", "an MLIR codegen pass (`LowerTensorsPass`)"),
-    ("prefix", "float-normalization-", "compile", "XLA float-normalization passes"),
+    ("prefix", FLOAT_NORMALIZATION, "compile", "XLA float-normalization passes"),
     # (no `/`, not ending in a single `:Type`: never a graph op ``scope/name:Type``)
     ("regex", r"^(?!.*/)(?!.*[^:]:\w+$).*(?i:autotun)", "compile", "XLA GPU autotuning"),
     ("regex", r"^(?!.*/)(?!.*[^:]:\w+$).*(?i:algorithm.?picker)", "compile",
@@ -80,110 +148,74 @@ RULES: list[tuple[str, str, str, str]] = [
     ("regex", r"^(?!.*/)(?!.*[^:]:\w+$).*(?i:llvm)", "compile", "XLA LLVM code generation"),
     ("regex", r"^(?!.*/)(?!.*[^:]:\w+$).*(?i:ptx)", "compile", "XLA GPU PTX code generation"),
     # --- tf.function tracing
-    ("exact", "tf.function-graph_building", "tracing", "graph building of a tf.function trace"),
-    ("prefix", "tf.function-", "tracing", "other tf.function tracing phases"),
+    ("exact", GRAPH_BUILDING, "tracing", "graph building of a tf.function trace"),
+    ("prefix", TF_FUNCTION_PHASE, "tracing", "other tf.function tracing phases"),
     # --- input conversion and copies
-    ("exact", "convert_to_tensor", "input", "Python value -> tensor conversion"),
-    ("exact", "tf.constant", "input", "tf.constant (numpy/Python argument conversion)"),
-    ("exact", "EagerLocalExecute: _EagerConst", "input",
+    ("exact", CONVERT_TO_TENSOR, "input", "Python value -> tensor conversion"),
+    ("exact", TF_CONSTANT, "input", "tf.constant (numpy/Python argument conversion)"),
+    ("exact", EAGER_CONST_EXECUTE, "input",
      "places a converted value as a tensor: runs only for a conversion (also inside the C fast path)"),
-    ("exact", "MemcpyH2D", "input", "host-to-device copy (GPU traces)"),
-    ("prefix", "IteratorGetNext", "input", "waiting on a tf.data iterator"),
-    ("prefix", "Iterator::", "input", "tf.data pipeline stage"),
-    ("exact", "EagerCopyToDevice", "dispatch",
+    ("exact", MEMCPY_H2D, "input", "host-to-device copy (GPU traces)"),
+    ("prefix", ITERATOR_GET_NEXT, "input", "waiting on a tf.data iterator"),
+    ("prefix", ITERATOR, "input", "tf.data pipeline stage"),
+    ("exact", EAGER_COPY_TO_DEVICE, "dispatch",
      "input handle placement; counted as input only on traces with an accelerator device plane"),
     # --- kernels running
-    ("exact", "KernelAndDeviceFunc::Run", "op", "an eager kernel or a graph function running"),
-    ("exact", "FunctionRun", "op", "graph function executor"),
-    ("exact", "SessionRun", "op",
+    ("exact", KERNEL_RUN, "op", "an eager kernel or a graph function running"),
+    ("exact", FUNCTION_RUN, "op", "graph function executor"),
+    ("exact", SESSION_RUN, "op",
      "TF1 Session.run: the main thread waits for the graph's executor (as for a tf.function run)"),
-    ("prefix", "ExecutorState::", "op", "graph executor scheduling"),
-    ("prefix", "Executor", "op", "graph executor bookkeeping (ExecutorPropagateOutputs, ...)"),
-    ("prefix", "CpuExecutable::", "op", "XLA CPU executable running"),
-    ("prefix", "GpuExecutable::", "op", "XLA GPU executable running"),
-    ("exact", "BlockUntilReady", "op", "waiting for an XLA executable's threads"),
-    ("regex", r"^__inference_.*:__inference_", "op", "an XLA-compiled function's launch"),
-    ("prefix", "end: ", "op", "end marker of an XLA HLO op"),
-    ("prefix", "ThreadpoolListener::", "op", "thread-pool bookkeeping inside kernels"),
+    ("prefix", EXECUTOR_STATE, "op", "graph executor scheduling"),
+    ("prefix", EXECUTOR, "op", "graph executor bookkeeping (ExecutorPropagateOutputs, ...)"),
+    ("prefix", CPU_EXECUTABLE, "op", "XLA CPU executable running"),
+    ("prefix", GPU_EXECUTABLE, "op", "XLA GPU executable running"),
+    ("exact", BLOCK_UNTIL_READY, "op", "waiting for an XLA executable's threads"),
+    ("regex", XLA_LAUNCH_PATTERN, "op", "an XLA-compiled function's launch"),
+    ("prefix", HLO_END, "op", "end marker of an XLA HLO op"),
+    ("prefix", THREADPOOL_LISTENER, "op", "thread-pool bookkeeping inside kernels"),
     ("regex", GRAPH_OP_PATTERN, "op", "a graph op `scope/name:OpType`"),
     # --- the eager runtime
-    ("prefix", "TFE_Py_", "dispatch", "Python -> C eager fast path / execute"),
-    ("prefix", "TFE_", "dispatch", "eager C API (handle deletion, ...)"),
-    ("exact", "EagerExecute", "dispatch", "eager op dispatch"),
-    ("prefix", "EagerExecute: ", "dispatch", "eager op dispatch, named after its op (TF before 2.12)"),
-    ("prefix", "EagerLocalExecute", "dispatch", "local eager execution (placement, cache lookup)"),
-    ("prefix", "EagerRemoteExecute", "dispatch", "remote eager execution"),
-    ("exact", "EagerKernelExecute", "dispatch", "eager kernel launch"),
-    ("exact", "ValidateInputTypeAndPlacement", "dispatch", "eager input checks"),
-    ("prefix", "TensorHandle::", "dispatch", "tensor handle bookkeeping"),
-    ("prefix", "GetOrCreateKernelAndDevice", "dispatch", "eager kernel cache"),
-    ("prefix", "EagerOperation", "dispatch", "eager op construction"),
+    ("prefix", TFE_PY, "dispatch", "Python -> C eager fast path / execute"),
+    ("prefix", TFE, "dispatch", "eager C API (handle deletion, ...)"),
+    ("exact", EAGER_EXECUTE, "dispatch", "eager op dispatch"),
+    ("prefix", EAGER_EXECUTE_NAMED, "dispatch", "eager op dispatch, named after its op (TF before 2.12)"),
+    ("prefix", EAGER_LOCAL_EXECUTE, "dispatch", "local eager execution (placement, cache lookup)"),
+    ("prefix", EAGER_REMOTE_EXECUTE, "dispatch", "remote eager execution"),
+    ("exact", EAGER_KERNEL_EXECUTE, "dispatch", "eager kernel launch"),
+    ("exact", VALIDATE_INPUT, "dispatch", "eager input checks"),
+    ("prefix", TENSOR_HANDLE, "dispatch", "tensor handle bookkeeping"),
+    ("prefix", GET_OR_CREATE_KERNEL, "dispatch", "eager kernel cache"),
+    ("prefix", EAGER_OPERATION, "dispatch", "eager op construction"),
     # --- JAX (jax.profiler traces: the jit dispatch path, tracing / lowering, PJRT compile)
-    ("exact", "trace_to_jaxpr_dynamic", "tracing", "JAX tracing a Python function into a jaxpr"),
-    ("exact", "lower_sharding_computation", "tracing", "JAX lowering a jaxpr to StableHLO"),
-    ("exact", "lower_jaxpr_to_module", "tracing", "JAX lowering a jaxpr to a StableHLO module"),
-    ("exact", "backend_compile_and_load", "compile", "JAX handing a lowered module to XLA to compile"),
-    ("prefix", "PjRtCpuClient::Compile", "compile", "XLA CPU compile through PJRT"),
-    ("prefix", "PjitFunction(", "dispatch", "a call of a jitted function (JAX's C++ dispatch path)"),
+    ("exact", TRACE_TO_JAXPR_DYNAMIC, "tracing", "JAX tracing a Python function into a jaxpr"),
+    ("exact", LOWER_SHARDING_COMPUTATION, "tracing", "JAX lowering a jaxpr to StableHLO"),
+    ("exact", LOWER_JAXPR_TO_MODULE, "tracing", "JAX lowering a jaxpr to a StableHLO module"),
+    ("exact", BACKEND_COMPILE_AND_LOAD, "compile", "JAX handing a lowered module to XLA to compile"),
+    ("prefix", PJRT_CPU_COMPILE, "compile", "XLA CPU compile through PJRT"),
+    ("prefix", PJIT_FUNCTION, "dispatch", "a call of a jitted function (JAX's C++ dispatch path)"),
     ("set", "JAX_DISPATCH", "dispatch",
      "JAX / PJRT argument handling around an executable run (`ParseArguments`, `shard_args`, ...)"),
     ("set", "JAX_INPUT", "input", "numpy / Python values put on the device (`DevicePut`, ...)"),
-    ("prefix", "ThunkExecutor::Execute", "op", "an XLA CPU executable running (and the wait for it)"),
-    ("exact", "CommonPjRtBuffer::Await", "op", "waiting for an executable's results"),
+    ("prefix", THUNK_EXECUTE, "op", "an XLA CPU executable running (and the wait for it)"),
+    ("exact", PJRT_AWAIT, "op", "waiting for an executable's results"),
     # --- zero-length bookkeeping (own no time)
-    ("exact", "MemoryAllocation", "ignore", "allocator event (zero length)"),
-    ("exact", "MemoryDeallocation", "ignore", "allocator event (zero length)"),
+    ("exact", MEMORY_ALLOCATION, "ignore", "allocator event (zero length)"),
+    ("exact", MEMORY_DEALLOCATION, "ignore", "allocator event (zero length)"),
 ]
-
-# Event names that differ between TensorFlow versions, with the versions each is for: what the
-# analysis reads differently because of them (the rules above place each name; this table says
-# where a version's name changes what the name around it means). Checked on the stock traces of
-# tests/data/versions/ (2.12.1 - 2.21.0) and on a public TF 2.1x Keras fit trace (2023, CPU, the
-# TensorBoard callback) for the versions before 2.12. (name, versions, what it means)
-VERSION_NAMES: list[tuple[str, str, str]] = [
-    ("KernelAndDeviceFunc::Run", "2.12+ (written inside every EagerKernelExecute)",
-     "the kernel or graph function running: op; the EagerKernelExecute around it keeps dispatch"),
-    ("EagerKernelExecute", "before 2.12, in traces without KernelAndDeviceFunc::Run",
-     "nothing inside it on the calling thread: its whole time is the kernel or the graph function "
-     "running (the graph's ops on tf_Compute threads under ExecutorState::Process): op "
-     "(attribute._kernel_runs_without_event)"),
-    ("EagerExecute: <op>", "before 2.12 (2.12+: EagerExecute with an eager_op stat)",
-     "eager dispatch named after its op: dispatch"),
-    ("ExecutorState::ProcessAsync::Start / ::Done", "2.15", "graph executor: op"),
-    ("ThreadpoolListener::*", "2.21", "thread-pool bookkeeping inside kernels: op"),
-    ("JitCompiler::Compile, CpuCompiler::*, FusionCompiler::Compile",
-     "2.18+ (CpuCompiler::*), 2.20+ (JitCompiler::Compile); none before 2.18",
-     "XLA compile: compile; without them compile is derived (analysis/xla_compile.py)"),
-    ("train / train_function", "Keras 2 (TF 2.12 - 2.15, tf_keras)",
-     "the fit loop's step marker around its function; the TensorBoard callback records only the "
-     "inner batches of profile_batch, one profiled batch as one train_function call"),
-    ("Profiled batch / multi_step_on_iterator", "Keras 3 (TF 2.16+)",
-     "the TensorBoard callback's step marker around its function"),
-]
-# The name whose absence from a trace says its TensorFlow runs kernels inside EagerKernelExecute
-# with no event of their own (VERSION_NAMES).
-KERNEL_RUN = "KernelAndDeviceFunc::Run"
-KERNEL_EXECUTE = "EagerKernelExecute"
 
 # Names only TensorFlow writes: a trace holding none of them (nor tf.function call stats) is not a
 # TensorFlow trace (a JAX or PyTorch trace, say) and is refused with a clear message.
-TF_EVIDENCE = re.compile(r"^(TFE_|Eager|KernelAndDeviceFunc::|tf\.|convert_to_tensor$|__inference_"
-                         r"|ExecutorState::|FunctionRun$|IteratorGetNext)")
+_TF_PREFIXES = (TFE, EAGER, KERNEL_AND_DEVICE_FUNC, TF_PREFIX, INFERENCE, EXECUTOR_STATE, ITERATOR_GET_NEXT)
+_TF_EXACT = (CONVERT_TO_TENSOR, FUNCTION_RUN)
+TF_EVIDENCE = re.compile("^(" + "|".join([re.escape(p) for p in _TF_PREFIXES]
+                                         + [re.escape(n) + "$" for n in _TF_EXACT]) + ")")
 
 # Names only JAX writes (its jit dispatch path and tracing): with device work, what makes a trace
 # without TensorFlow events analysable.
-JAX_EVIDENCE = re.compile(r"^(PjitFunction\(|trace_to_jaxpr|lower_sharding_computation$"
-                          r"|backend_compile_and_load$|PjRt|PJRT_)")
-JAX_DISPATCH = frozenset({
-    "ParseArguments", "shard_args", "Wait for donation holds", "Wait for usage holds",
-    "CommonPjRtLoadedExecutable::ExecutePrepare", "Handle inputs", "Handle input event recording",
-    "AllocateOutputBuffersWithInputReuse", "CommonPjRtClient::CreateOutputs",
-    "PythonRefManager::CollectGarbage", "ExecuteReplicated.__call__"})
-JAX_INPUT = frozenset({
-    "DevicePut", "DevicePutWithSharding", "batched_copy_array_to_devices_with_sharding",
-    "batched_copy_array_to_devices_with_sharding: assemble device lists",
-    "BatchedCopyToDeviceWithSharding create batch", "BatchedCopyToDeviceWithSharding: dispatch",
-    "BatchedCopyToDeviceWithSharding create results"})
+_JAX_PREFIXES = (PJIT_FUNCTION, TRACE_TO_JAXPR, PJRT, PJRT_C)
+_JAX_EXACT = (LOWER_SHARDING_COMPUTATION, BACKEND_COMPILE_AND_LOAD)
+JAX_EVIDENCE = re.compile("^(" + "|".join([re.escape(p) for p in _JAX_PREFIXES]
+                                          + [re.escape(n) + "$" for n in _JAX_EXACT]) + ")")
 
 NAME_SETS = {"XLA_PASS_NAMES": XLA_PASS_NAMES, "JAX_DISPATCH": JAX_DISPATCH, "JAX_INPUT": JAX_INPUT}
 
@@ -196,9 +228,9 @@ def _code(category: str) -> int:
 
 def own_category(name: str, has_device_plane: bool = False) -> int:
     """The category code an event name gets by itself (before nesting and stats are considered)."""
-    if name.startswith("$"):
+    if name.startswith(PYTHON_FRAME):
         return PYFRAME
-    if has_device_plane and name == "EagerCopyToDevice":
+    if has_device_plane and name == EAGER_COPY_TO_DEVICE:
         return INPUT
     for kind, pattern, category, _ in RULES:
         if (kind == "exact" and name == pattern) or (kind == "prefix" and name.startswith(pattern)) \
@@ -209,8 +241,9 @@ def own_category(name: str, has_device_plane: bool = False) -> int:
 
 
 def function_call_category(tf_function_call: str) -> int:
-    """Category of a tf.function call event from its ``tf_function_call`` stat."""
-    return TRACING if tf_function_call.startswith("traced") else DISPATCH
+    """Category of a tf.function call event from its ``tf_function_call`` stat: tracing when the call
+    traced a new graph (``names.traced_call``), else dispatch."""
+    return TRACING if traced_call(tf_function_call) else DISPATCH
 
 
 def op_of_name(name: str) -> tuple[str, str] | None:
@@ -220,12 +253,12 @@ def op_of_name(name: str) -> tuple[str, str] | None:
     ``EagerLocalExecute: __inference_f_72`` -> ("__inference_f_72", "tf.function");
     ``scope/conv:_MklNativeFusedConv2D`` -> ("scope/conv", "_MklNativeFusedConv2D").
     """
-    if name.startswith("EagerLocalExecute: "):
-        op = name[len("EagerLocalExecute: "):]
-        return op, ("tf.function" if op.startswith("__inference_") else op)
-    if name.startswith("$") or name.startswith("end: "):
+    if name.startswith(EAGER_LOCAL_EXECUTE_OP):
+        op = name[len(EAGER_LOCAL_EXECUTE_OP):]
+        return op, ("tf.function" if op.startswith(INFERENCE) else op)
+    if name.startswith(PYTHON_FRAME) or name.startswith(HLO_END):
         return None
-    if re.match(GRAPH_OP_PATTERN, name) and not name.startswith("__inference_"):
+    if re.match(GRAPH_OP_PATTERN, name) and not name.startswith(INFERENCE):
         op, _, op_type = name.rpartition(":")
         return op, op_type
     return None

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from traceinsight.analysis.names import STEP_NUM
+
 STALL_FACTOR = 1.5
 
 
@@ -52,9 +54,31 @@ def step_marks(records: list[dict]) -> list[StepMark]:
         tracing = _f(r.get("tracing"))
         steady = not first and not partial
         out.append(StepMark(
-            step_num=int(r["step_num"]) if r.get("step_num") is not None else i,
+            step_num=int(r[STEP_NUM]) if r.get(STEP_NUM) is not None else i,
             wall_ms=wall, first=first, partial=partial,
             stall=bool(steady and math.isfinite(median) and median > 0
                        and math.isfinite(wall) and wall > STALL_FACTOR * median),
             retrace_ms=tracing if (not first and math.isfinite(tracing) and tracing > 0) else 0.0))
     return out
+
+
+@dataclass(frozen=True)
+class StepMarks:
+    """A mode's host-traced steps marked for its pictures (``RunFigures.step_marks``): one
+    ``StepMark`` per step, in step order, and the median of the steady steps the stalls are
+    measured against (NaN without steady steps)."""
+    marks: tuple[StepMark, ...]
+    steady_median_ms: float
+
+
+def mode_step_marks(records: list[dict], digits: int = 6) -> StepMarks:
+    """``StepMarks`` of a mode's steps table rows, their times taken to ``digits`` significant
+    digits, as every page prints a step's figures (the report document's precision): the chart
+    draws those figures, so a stall it marks is one by the times it shows."""
+    def shown(v: Any) -> Any:
+        f = _f(v)
+        return float(f"{f:.{digits}g}") if math.isfinite(f) else v
+
+    rows = [{**r, "wall_ms": shown(r.get("wall_ms")), "tracing": shown(r.get("tracing"))}
+            for r in records]
+    return StepMarks(tuple(step_marks(rows)), steady_median(rows))

@@ -31,9 +31,38 @@ from dataclasses import dataclass
 import numpy as np
 
 from traceinsight.analysis.events import EventTable
+from traceinsight.analysis.names import (
+    DERIVED_LINE_NAMES,
+    DEVICE_PLANE,
+    EAGER_EXECUTE,
+    EAGER_LOCAL_EXECUTE,
+    EXECUTOR_PROCESS,
+    EXECUTOR_PROPAGATE,
+    FUNCTION_RUN,
+    GROUP_ID,
+    HLO_MODULE,
+    HLO_OP,
+    MEMCPY_D2H,
+    MEMCPY_H2D,
+    MEMORY_ALLOCATION,
+    MEMORY_DEALLOCATION,
+    PJIT_FUNCTION,
+    PROFILE_START_TIME,
+    PROFILE_STOP_TIME,
+    PROFILED_BATCH,
+    PYTHON_FRAME,
+    STEP_MARKER_TEST,
+    STEP_MARKER_TRAIN,
+    STEP_NUM,
+    STEPS_LINE,
+    TF_FUNCTION_CALL,
+    TFE,
+    TRACE_CONTEXT,
+)
 from traceinsight.stepsource import StepSource
 
-STEP_MARKER = re.compile(r"^(train|test)[^/]*$|^TraceContext$|^Profiled batch$")
+STEP_MARKER = re.compile(f"^({re.escape(STEP_MARKER_TRAIN)}|{re.escape(STEP_MARKER_TEST)})[^/]*$"
+                         f"|^{re.escape(TRACE_CONTEXT)}$|^{re.escape(PROFILED_BATCH)}$")
 
 # XProf's derived lines (tsl/profiler/utils/xplane_schema.h: kThreadIdDerivedMin = 0xdeadbeef as
 # int32, then StepInfo, KernelLaunch, TfNameScope, TfOp, HloModule, HloOp, Overhead, Source...):
@@ -41,9 +70,6 @@ STEP_MARKER = re.compile(r"^(train|test)[^/]*$|^TraceContext$|^Profiled batch$")
 # they are never summed as device work.
 DERIVED_LINE_MIN = -559038737
 DERIVED_LINE_MAX = DERIVED_LINE_MIN + 64
-DERIVED_LINE_NAMES = frozenset({"Steps", "TensorFlow Ops", "TensorFlow Name Scope", "XLA Modules",
-                                "XLA Ops", "XLA TraceMe", "Launch Stats", "Source code",
-                                "Framework Name Scope", "Framework Ops", "SparseCore Steps"})
 STEPS_LINE_ID = DERIVED_LINE_MIN
 RULE_MODULE_RUNS = "no host step events: steps from the device's XLA module executions"
 # The end of a marker rule's sentence whose step numbers are the markers' own step_num stats (the
@@ -83,7 +109,7 @@ def step_markers(table: EventTable) -> np.ndarray:
     if not len(table):
         return np.zeros(0, dtype=bool)
     named = np.array([bool(STEP_MARKER.match(n)) for n in table.names], dtype=bool)
-    return named[table.name] & (table.stat_int_column("step_num") >= 0)
+    return named[table.name] & (table.stat_int_column(STEP_NUM) >= 0)
 
 
 def stop_time_ps(table: EventTable) -> int | None:
@@ -91,7 +117,7 @@ def stop_time_ps(table: EventTable) -> int | None:
     if table.zero_ns is None:
         return None
     for plane in table.planes:
-        stop, start = plane.stats.get("profile_stop_time"), plane.stats.get("profile_start_time")
+        stop, start = plane.stats.get(PROFILE_STOP_TIME), plane.stats.get(PROFILE_START_TIME)
         if not (type(stop) is int and type(start) is int and 0 < start <= stop):
             continue
         # TF 2.21 writes CPU line timestamps relative to the profile start (tens of µs), device
@@ -111,7 +137,7 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
     notes: list[str] = []
     if len(main_marker):
         ss, se = table.start[main_marker], table.end[main_marker]
-        sn = table.stat_int_column("step_num")[main_marker]
+        sn = table.stat_int_column(STEP_NUM)[main_marker]
         top = depth[main_marker] == depth[main_marker].min()  # markers nested in markers: outer
         ss, se, sn = ss[top], se[top], sn[top]
         marker_names = sorted({names[i] for i in table.name[main_marker]})
@@ -132,8 +158,8 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
             source = StepSource.MARKERS_RENUMBERED
     else:
         calls = np.zeros(0, dtype=np.int64)
-        if "tf_function_call" in table.stat_str and main >= 0:
-            idx, _ = table.stat_str["tf_function_call"]
+        if TF_FUNCTION_CALL in table.stat_str and main >= 0:
+            idx, _ = table.stat_str[TF_FUNCTION_CALL]
             idx = idx[(table.line[idx] == main) & (parent[idx] < 0)]
             calls = np.sort(idx)
         dev = None
@@ -183,7 +209,7 @@ def jit_calls(table: EventTable, main: int) -> tuple[np.ndarray, np.ndarray, str
     None when there is no such function."""
     if main < 0:
         return None
-    ids = [i for i, n in enumerate(table.names) if n.startswith("PjitFunction(")]
+    ids = [i for i, n in enumerate(table.names) if n.startswith(PJIT_FUNCTION)]
     if not ids:
         return None
     ev = np.nonzero((table.line == main) & np.isin(table.name, ids) & (table.end > table.start))[0]
@@ -201,7 +227,7 @@ def jit_calls(table: EventTable, main: int) -> tuple[np.ndarray, np.ndarray, str
         return None
     best = int(uniq[int(np.argmax(total))])
     pick = top[nm == best]
-    return table.start[pick], table.end[pick], table.names[best][len("PjitFunction("):-1]
+    return table.start[pick], table.end[pick], table.names[best][len(PJIT_FUNCTION):-1]
 
 
 def module_runs(table: EventTable, ev: np.ndarray) -> tuple[np.ndarray, str] | None:
@@ -212,11 +238,11 @@ def module_runs(table: EventTable, ev: np.ndarray) -> tuple[np.ndarray, str] | N
     events before the first execution are step 0's too. Back-to-back runs of a module of one HLO
     op cannot be told apart (no event marks an execution's end): they are one step. None when the
     events carry no ``hlo_module`` stat."""
-    if "hlo_module" not in table.stat_str or not len(ev):
+    if HLO_MODULE not in table.stat_str or not len(ev):
         return None
-    idx, val = table.stat_str["hlo_module"]
+    idx, val = table.stat_str[HLO_MODULE]
     mod = dict(zip(idx.tolist(), val.tolist()))
-    hidx, hval = table.stat_str.get("hlo_op", (np.zeros(0, np.int64), np.zeros(0, object)))
+    hidx, hval = table.stat_str.get(HLO_OP, (np.zeros(0, np.int64), np.zeros(0, object)))
     hlo = dict(zip(hidx.tolist(), hval.tolist()))
     ev = ev[np.argsort(table.start[ev], kind="stable")]
     mods = [mod.get(int(e)) for e in ev.tolist()]
@@ -277,7 +303,7 @@ def _partial(table: EventTable, ss: np.ndarray, se: np.ndarray, main: int) -> np
 def _jax_trace(table: EventTable) -> bool:
     """No TensorFlow event in the trace: a jax.profiler trace or a device-only one."""
     from traceinsight.analysis import rules
-    if "tf_function_call" in table.stat_str:
+    if TF_FUNCTION_CALL in table.stat_str:
         return False
     return not any(rules.TF_EVIDENCE.match(n) for n in table.names)
 
@@ -289,11 +315,11 @@ def device_steps(table: EventTable, grouped_only: bool = False,
     the devices: the slowest device sets it), else device events' ``group_id`` stat, else all
     device activity as one step (not with ``grouped_only``: the caller has a host fallback).
     None when the trace has no device events."""
-    dev_planes = {i for i, p in enumerate(table.planes) if p.name.startswith("/device:")}
+    dev_planes = {i for i, p in enumerate(table.planes) if p.name.startswith(DEVICE_PLANE)}
     steps_lines = [i for i, ln in enumerate(table.lines)
                    if ln.plane in dev_planes and ln.n_events and
-                   (ln.id == STEPS_LINE_ID or ln.name == "Steps")]
-    gid = table.stat_int_column("group_id") if "group_id" in table.stat_int else None
+                   (ln.id == STEPS_LINE_ID or ln.name == STEPS_LINE)]
+    gid = table.stat_int_column(GROUP_ID) if GROUP_ID in table.stat_int else None
     if steps_lines:
         ev = np.nonzero(np.isin(table.line, steps_lines))[0]
         keys = gid[ev] if gid is not None and (gid[ev] >= 0).all() else \
@@ -368,8 +394,8 @@ def _int_or(s: str, default: int) -> int:
 
 # Events a host trace holds even at host_tracer_level 0 or without TF's Python API in view; a main
 # thread with nothing else says nothing about Python, dispatch or input.
-_BOOKKEEPING = ("MemoryAllocation", "MemoryDeallocation", "ExecutorPropagateOutputs",
-                "ExecutorState::Process", "MemcpyH2D", "MemcpyD2H", "FunctionRun")
+_BOOKKEEPING = (MEMORY_ALLOCATION, MEMORY_DEALLOCATION, EXECUTOR_PROPAGATE,
+                EXECUTOR_PROCESS, MEMCPY_H2D, MEMCPY_D2H, FUNCTION_RUN)
 
 
 def host_events_recorded(table: EventTable, main: int, recorded: dict | None) -> tuple[bool, str]:
@@ -383,11 +409,11 @@ def host_events_recorded(table: EventTable, main: int, recorded: dict | None) ->
         return False, "the trace holds no host thread events"
     on_main = np.unique(table.name[(table.line == main) & (table.end > table.start)])
     api = [n for n in on_main.tolist()
-           if table.names[n].startswith(("TFE_", "$", "EagerExecute", "EagerLocalExecute",
-                                         "PjitFunction("))
+           if table.names[n].startswith((TFE, PYTHON_FRAME, EAGER_EXECUTE, EAGER_LOCAL_EXECUTE,
+                                         PJIT_FUNCTION))
            or STEP_MARKER.match(table.names[n])]
-    if api or ("tf_function_call" in table.stat_str
-               and (table.line[table.stat_str["tf_function_call"][0]] == main).any()):
+    if api or (TF_FUNCTION_CALL in table.stat_str
+               and (table.line[table.stat_str[TF_FUNCTION_CALL][0]] == main).any()):
         return True, ""
     if recorded and recorded.get("host_tracer_level", 0) >= 1:
         return True, ""

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
+from traceinsight.analysis.names import ITERATOR, ITERATOR_ROOT
 from traceinsight.columns import Columns
 
 STAGE_COLUMNS = ["stage", "kind", "count", "total_ms", "self_ms", "share", "calls_per_step",
                  "ms_per_step"]
-PREFIX = "Iterator::"
+PREFIX = ITERATOR
 
 
 def stage_table_of(table, steps: Columns | None = None) -> Columns:
@@ -106,7 +107,7 @@ def costliest_work_stage(stages: Columns) -> dict | None:
         return None
     best = None
     for i, (stage, kind) in enumerate(zip(stages["stage"], stages["kind"])):
-        if stage == "Iterator::Root" or kind.startswith("Prefetch"):
+        if stage == ITERATOR_ROOT or kind.startswith("Prefetch"):
             continue
         if best is None or stages["self_ms"][i] > stages["self_ms"][best]:
             best = i

@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from traceinsight.analysis.names import STEP_NUM
 from traceinsight.analysis.results import PS_PER_MS
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import CATEGORIES
 from traceinsight.runfolder import PASSES
+from traceinsight.runfolder import Pass as TracePass
 
 if TYPE_CHECKING:
     from traceinsight.analysis.mode import TraceAnalysis
@@ -107,20 +109,20 @@ def pass_of(path: Path | str) -> str | None:
     return None
 
 
-def pass_analysis(mode: ModeResult, pass_name: str = "host") -> TraceAnalysis:
-    """The per-event analysis of one pass of a mode: the one its load kept (``ModeResult.trace``)
-    when it is of that pass, else the same analysis made now from the files (what
-    ``traceinsight.load(path, keep_trace={mode: pass})`` keeps). Raises ``TraceinsightError``
-    where the mode did not run or its trace cannot be read."""
-    from traceinsight.analysis.mode import TraceFailure, analyze_trace
+def pass_analysis(mode: ModeResult, pass_name: TracePass = "host") -> TraceAnalysis:
+    """The per-event analysis of one pass of a mode, made again from its files as the mode's own
+    analysis made it (``analysis.mode.analyze_pass``): what the viewer's timeline and the
+    Chrome-trace export draw. Raises ``TraceinsightError`` where the mode did not run or its trace
+    cannot be read."""
+    from traceinsight.analysis.mode import TraceFailure, analyze_pass
     if not mode.ok:
         raise TraceinsightError(f"mode {mode.name!r} {mode.status}: {mode.error or ''}".strip())
     files = pass_files(mode, pass_name)
-    tr = mode.trace
-    if tr is not None and [str(f) for f in tr.table.files] == [str(f) for f in files]:
-        return tr
+    marked = [Path(p) for p in mode.trace_paths if pass_of(p) is not None]
+    host = [p for p in marked if pass_of(p) == "host"] if marked else files
+    python = [p for p in marked if pass_of(p) == "python"]
     try:
-        return analyze_trace(files, timing=mode.timing)
+        return analyze_pass(host, python, pass_name, timing=mode.timing)
     except TraceFailure as e:
         raise TraceinsightError(str(e)) from None
 
@@ -132,7 +134,7 @@ def choose_step(steps: Columns, which: str | int) -> int:
     n = len(steps)
     if not n:
         raise TraceinsightError("no steps in this trace, so there is no step to draw")
-    nums = np.asarray(steps["step_num"], dtype=np.int64)
+    nums = np.asarray(steps[STEP_NUM], dtype=np.int64)
     if not isinstance(which, str):
         hit = np.flatnonzero(nums == int(which))
         if not len(hit):
@@ -232,11 +234,11 @@ def step_timeline(tr: TraceAnalysis, which: str | int = "median", *, max_depth: 
 
     cats = {c: float(steps[c][row]) for c in CATEGORIES}
     return StepTimeline(
-        step_num=int(steps["step_num"][row]), which=_which_label(which), start_ps=s0, end_ps=s1,
+        step_num=int(steps[STEP_NUM][row]), which=_which_label(which), start_ps=s0, end_ps=s1,
         wall_ms=(s1 - s0) / PS_PER_MS, first=bool(steps["first"][row]),
         partial=bool(steps["partial"][row]), categories=cats, rows=tuple(rows),
         rows_not_drawn=not_drawn, events=drawn,
-        steps=tuple(int(v) for v in np.asarray(steps["step_num"]).tolist()),
+        steps=tuple(int(v) for v in np.asarray(steps[STEP_NUM]).tolist()),
         host_events_recorded=bool(tr.host_events_recorded))
 
 

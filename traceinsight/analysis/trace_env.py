@@ -14,6 +14,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
+from traceinsight.analysis.names import (
+    CLOCK_RATE,
+    COMPUTE_CAP_MAJOR,
+    COMPUTE_CAP_MINOR,
+    CORE_COUNT,
+    DEVICE_PLANE,
+    MEMORY_SIZE,
+    PROFILE_OPTIONS,
+    PROFILE_START_TIME,
+    TASK_ENVIRONMENT,
+)
+
 VERSIONS = "not recorded in a trace (TensorFlow, Python, CPU: see the run that made it)"
 
 
@@ -31,14 +43,14 @@ def _number(value: Any) -> int | float | None:
 
 def _device(stats: dict[str, Any]) -> str:
     parts = []
-    major, minor = _number(stats.get("compute_cap_major")), _number(stats.get("compute_cap_minor", 0))
+    major, minor = _number(stats.get(COMPUTE_CAP_MAJOR)), _number(stats.get(COMPUTE_CAP_MINOR, 0))
     if major is not None:
         parts.append(f"compute capability {major}.{minor or 0}")
-    if _number(stats.get("core_count")):
+    if _number(stats.get(CORE_COUNT)):
         parts.append(f"{stats['core_count']} cores")
-    if _number(stats.get("memory_size")):
+    if _number(stats.get(MEMORY_SIZE)):
         parts.append(f"{stats['memory_size'] / 2**30:.1f} GiB")
-    if _number(stats.get("clock_rate")):
+    if _number(stats.get(CLOCK_RATE)):
         parts.append(f"{stats['clock_rate'] / 1000:.0f} MHz")
     return ", ".join(parts)
 
@@ -63,18 +75,18 @@ def trace_environment(files: Sequence[Path]) -> dict[str, Any]:
         hosts.append(name[: -len(".xplane.pb")] if name.endswith(".xplane.pb") else name)
         for plane, _lines in space:
             plane_name: str = getattr(plane, "name", "")
-            if plane_name == "Task Environment":
+            if plane_name == TASK_ENVIRONMENT:
                 stats = _stats(plane)
-                raw = stats.get("profile_options")
+                raw = stats.get(PROFILE_OPTIONS)
                 if isinstance(raw, (bytes, bytearray)):
                     try:
                         options.append(decode_profile_options(bytes(raw)))
                     except Exception:
                         pass
-                if isinstance(stats.get("profile_start_time"), int):
-                    starts.append(stats["profile_start_time"])
-            elif plane_name.startswith("/device:"):
-                kind = plane_name[len("/device:"):].rsplit(":", 1)[0]
+                if isinstance(stats.get(PROFILE_START_TIME), int):
+                    starts.append(stats[PROFILE_START_TIME])
+            elif plane_name.startswith(DEVICE_PLANE):
+                kind = plane_name[len(DEVICE_PLANE):].rsplit(":", 1)[0]
                 detail = _device(_stats(plane))
                 key = f"{kind} ({detail})" if detail else kind
                 devices[key] = devices.get(key, 0) + 1

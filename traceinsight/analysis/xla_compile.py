@@ -27,6 +27,7 @@ import numpy as np
 
 from traceinsight.analysis import native, rules
 from traceinsight.analysis.events import EventTable
+from traceinsight.analysis.names import TF_FUNCTION_CALL, traced_call, xla_call
 from traceinsight.model import CATEGORIES, CompileCall, CompileEstimate, CompileKind
 
 N_CAT = len(CATEGORIES)
@@ -38,14 +39,14 @@ def xla_compiling_calls(table: EventTable, main: int, outside: np.ndarray
     """(traced, steady): main-thread calls of XLA functions, as event indices sorted by start,
     that traced (and so compiled) and that did not."""
     z = np.zeros(0, dtype=np.int64)
-    if main < 0 or "tf_function_call" not in table.stat_str:
+    if main < 0 or TF_FUNCTION_CALL not in table.stat_str:
         return z, z
-    idx, val = table.stat_str["tf_function_call"]
+    idx, val = table.stat_str[TF_FUNCTION_CALL]
     kind = np.asarray(val, dtype=object)
-    xla = np.array([str(v).endswith("-xla") for v in kind], dtype=bool)
+    xla = np.array([xla_call(v) for v in kind], dtype=bool)
     keep = xla & (table.line[idx] == main) & ~outside[idx] & (table.end[idx] > table.start[idx])
     idx, kind = idx[keep], kind[keep]
-    traced = np.array([str(v).startswith("traced") for v in kind], dtype=bool)
+    traced = np.array([traced_call(v) for v in kind], dtype=bool)
     order = np.argsort(table.start[idx], kind="stable")
     idx, traced = idx[order], traced[order]
     return idx[traced].astype(np.int64), idx[~traced].astype(np.int64)

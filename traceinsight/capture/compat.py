@@ -44,8 +44,8 @@ Entries:
 * Compile events: TF 2.12 - 2.16 write no XLA compile events; 2.18 writes ``CpuCompiler::*``, 2.20
   and 2.21 also ``JitCompiler::Compile``. The analysis handles that, nothing here.
 * Event names of the traces themselves (a function's run on 2.12 - 2.14 is ``EagerKernelExecute``
-  with nothing inside it on the calling thread) are the analysis's: ``analysis/rules.py``'s
-  ``VERSION_NAMES``.
+  with nothing inside it on the calling thread) are the analysis's: ``analysis/names.py``, every
+  trace name the analysis reads with the versions whose traces hold it.
 """
 
 from __future__ import annotations

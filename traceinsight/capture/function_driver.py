@@ -7,25 +7,27 @@ from typing import Any
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.drivers import CallDriver
 from traceinsight.capture.loading import SignatureLog, WorkloadError, call_user, input_source
+from traceinsight.modekind import CALL, EAGER, XLA
 
 
 def function_driver(tf, mode: modes_mod.Mode, module):
     source = SignatureLog(input_source(module))
     step = module.step
     details: dict[str, Any] = {}
-    if mode.base == "eager":
+    row = mode.row   # its compile axis (and how it retraces) decide how the step is called
+    if row.call != CALL:
+        raise WorkloadError(f"mode {mode.name} is not implemented")
+    if row.tf1_graph:
+        driver = session_driver(tf, step, source, details)
+    elif row.compile == EAGER:
         driver = CallDriver(tf, step, prepare=source, details=details)
-    elif mode.base == "function":
-        driver = CallDriver(tf, tf.function(step), prepare=source, details=details)
-    elif mode.base == "function-relaxed":
+    elif row.compile == XLA:
+        driver = CallDriver(tf, tf.function(step, jit_compile=True), prepare=source, details=details)
+    elif row.relaxed_retracing:
         driver = CallDriver(tf, tf.function(step, reduce_retracing=True), prepare=source,
                             details=details)
-    elif mode.base == "xla":
-        driver = CallDriver(tf, tf.function(step, jit_compile=True), prepare=source, details=details)
-    elif mode.base == "v1-session":
-        driver = session_driver(tf, step, source, details)
     else:
-        raise WorkloadError(f"mode {mode.name} is not implemented")
+        driver = CallDriver(tf, tf.function(step), prepare=source, details=details)
     driver.signatures = source
     return driver
 

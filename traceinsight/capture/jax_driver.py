@@ -35,6 +35,7 @@ from traceinsight.capture.keras_driver import default_loss
 from traceinsight.capture.loading import WorkloadError, call_user, keras_batch, load_workload
 from traceinsight.capture.phases import RoundServer, progress
 from traceinsight.capture.steps import Recorder
+from traceinsight.modekind import FIT, PREDICT_ON_BATCH, TRAIN_ON_BATCH
 from traceinsight.pyfiles import loaded_python_files
 
 HOST_LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 0}
@@ -109,11 +110,11 @@ def jax_keras_driver(mode: modes_mod.Mode, module):
         details["compile_kwargs"] = {k: (v if isinstance(v, (str, int, float, bool, type(None)))
                                          else f"{type(v).__module__}.{type(v).__name__}")
                                      for k, v in ck.items()}
-    if mode.base == "predict_on_batch":
+    if mode.row.call == PREDICT_ON_BATCH:
         return JaxCallDriver(lambda: model.predict_on_batch(x), details)
-    if mode.base == "train_on_batch":
+    if mode.row.call == TRAIN_ON_BATCH:
         return JaxCallDriver(lambda: model.train_on_batch(x, y), details)
-    if mode.base == "fit":
+    if mode.row.call == FIT:
         n = int(np.shape(flat(x)[0])[0])
         # as the TF fit mode: the batch repeated so one epoch holds several batches
         nbytes = sum(int(np.prod(np.shape(a))) * 4 for a in flat((x, y)))

@@ -8,6 +8,7 @@ from typing import Any
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.drivers import CallDriver, FitDriver
 from traceinsight.capture.loading import WorkloadError, call_user, keras_batch
+from traceinsight.modekind import CALL, EAGER, FIT, PREDICT, PREDICT_ON_BATCH, TRAIN_ON_BATCH, XLA
 
 
 def default_loss(np, y) -> str:
@@ -47,40 +48,33 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
         x = tf.nest.map_structure(tf.convert_to_tensor, x)
         if y is not None:
             y = tf.nest.map_structure(tf.convert_to_tensor, y)
-    base = mode.base
+    row = mode.row   # its compile and call axes decide how a step is called
     if mode.needs_y:
         ck = dict(call_user(module.compile_kwargs, "compile_kwargs()")) if hasattr(module, "compile_kwargs") \
             else {"optimizer": "adam", "loss": default_loss(np, y)}
         if mode.tf1:
             pass  # training_v1's compile takes neither run_eagerly nor jit_compile: a graph already
-        elif base == "train_on_batch-eager":
-            ck.update(run_eagerly=True, jit_compile=False)
-        elif base == "train_on_batch-xla":
-            ck.update(run_eagerly=False, jit_compile=True)
         else:
-            ck.update(run_eagerly=False, jit_compile=False)
+            ck.update(run_eagerly=row.compile == EAGER, jit_compile=row.compile == XLA)
         call_user(lambda: model.compile(**ck), "model.compile()")
         details["compile_kwargs"] = {k: (v if isinstance(v, (str, int, float, bool, type(None)))
                                          else f"{type(v).__module__}.{type(v).__name__}")
                                      for k, v in ck.items()}
 
-    if base == "eager":
+    if row.call == CALL and row.compile == EAGER:
         return CallDriver(tf, lambda: model(x), details=details)
-    if base == "function":
-        f = tf.function(model)
+    if row.call == CALL:
+        f = tf.function(model, jit_compile=True) if row.compile == XLA else tf.function(model)
         return CallDriver(tf, lambda: f(x), details=details)
-    if base == "xla":
-        f = tf.function(model, jit_compile=True)
-        return CallDriver(tf, lambda: f(x), details=details)
-    if base == "predict":
+    if row.call == PREDICT:
         n = _batch_size(tf, np, x)
         return CallDriver(tf, lambda: model.predict(x, batch_size=n, verbose=0), details=details)
-    if base == "predict_on_batch":
+    if row.call == PREDICT_ON_BATCH:
         return CallDriver(tf, lambda: model.predict_on_batch(x), details=details)
-    if base.startswith("train_on_batch"):
+    if row.call == TRAIN_ON_BATCH:
         return CallDriver(tf, lambda: model.train_on_batch(x, y), details=details)
     n = _batch_size(tf, np, x)
-    if base == "fit":
+    if row.call == FIT and not row.dataset:
         # Repeat the batch so one epoch holds several batches (epoch bookkeeping stays out of most
         # steps) without using much memory: at most 64 batches or ~64 MB.
         nbytes = sum(int(np.prod(np.shape(a))) * 4 for a in tf.nest.flatten((x, y)))
@@ -94,7 +88,7 @@ def keras_driver(tf, mode: modes_mod.Mode, module):
         details.update(batches_per_epoch=reps, batch_size=n)
         return FitDriver(tf, keras, model, {"x": xs, "y": ys, "batch_size": n, "epochs": 10**9,
                                             "shuffle": False}, details)
-    if base == "fit-dataset":
+    if row.call == FIT:
         ds = tf.data.Dataset.from_tensors((x, y)).repeat().prefetch(tf.data.AUTOTUNE)
         details.update(batch_size=n, dataset="from_tensors((x, y)).repeat().prefetch(AUTOTUNE)")
         return FitDriver(tf, keras, model, {"x": ds, "steps_per_epoch": 10**9, "epochs": 1}, details)

@@ -11,11 +11,15 @@ import importlib.util
 from dataclasses import dataclass
 
 from traceinsight.modekind import (
-    DATASET_BASES,
+    BASES,
+    FIT,
+    FUNCTION_BASES,
     JAX_PREFIX,
+    KERAS_BASES,
     LEGACY_PREFIX,
     TENSOR_SUFFIX,
     TF1_PREFIX,
+    Base,
     ModeKind,
     input_of,
 )
@@ -46,8 +50,19 @@ class Mode:
     legacy_keras: bool = False    # run under tf_keras (Keras 2) with TF_USE_LEGACY_KERAS=1
     needs_y: bool = False         # training modes need data() to return (x, y)
     driver: str = "call"          # "call": one call per step; "fit": one batch of a fit() per step
-    tf1: bool = False             # eager disabled in the process: a TF1 graph run by a Session
+    tf1: bool = False             # Keras 2 on a TF1 graph run by a Session (the tf1: modes)
     backend: str = "tensorflow"   # Keras 3's backend in the mode's process ("jax": KERAS_BACKEND=jax)
+
+    @property
+    def row(self) -> Base:
+        """Its row of the mode table (``modekind.KERAS_BASES`` / ``FUNCTION_BASES``): its compile
+        and call axes, what the drivers decide on."""
+        return BASES[self.base]
+
+    @property
+    def tf1_graph(self) -> bool:
+        """Eager disabled in its process: a TF1 graph run by a Session."""
+        return self.tf1 or self.row.tf1_graph
 
     def mode_kind(self) -> ModeKind:
         """What the mode is, as data (``traceinsight.modekind``): what run.json records and the
@@ -56,82 +71,48 @@ class Mode:
         return ModeKind(self.base, input_of(self.base, self.tensor_inputs), flavour, self.backend)
 
 
-_KERAS_BASE: list[tuple[str, str, bool, str]] = [
-    # name, help, needs_y, driver
-    ("eager", "model(x): eager call", False, "call"),
-    ("function", "tf.function(model)(x): graph function, no XLA", False, "call"),
-    ("xla", "tf.function(model, jit_compile=True)(x): XLA-compiled call", False, "call"),
-    ("predict", "model.predict(x, batch_size=len(x)): one predict() call per step", False, "call"),
-    ("predict_on_batch", "model.predict_on_batch(x)", False, "call"),
-    ("train_on_batch-eager", "model.train_on_batch(x, y) compiled with run_eagerly=True", True, "call"),
-    ("train_on_batch", "model.train_on_batch(x, y) compiled with jit_compile=False", True, "call"),
-    ("train_on_batch-xla", "model.train_on_batch(x, y) compiled with jit_compile=True", True, "call"),
-    ("fit", "model.fit(x, y) on numpy arrays; one step = one batch inside a fit() call", True, "fit"),
-    ("fit-dataset", "model.fit(tf.data.Dataset ... .prefetch(AUTOTUNE)); one step = one batch", True, "fit"),
-]
-
 # Keras 2 (tf_keras) in a TF1 graph: eager disabled before the model is built, so Keras builds a
 # v1 graph and runs it with a Session (training_v1); Keras 2 optimizers replaced by their v1
 # (``optimizers.legacy``) twins, the only ones that work without eager.
-_TF1_BASE: list[tuple[str, str, bool, str]] = [
-    ("predict", "model.predict(x, batch_size=len(x)) on a TF1 graph (tf_keras, eager disabled, "
-     "Session.run): one predict() call per step", False, "call"),
-    ("predict_on_batch", "model.predict_on_batch(x) on a TF1 graph (tf_keras, eager disabled, Session.run)",
-     False, "call"),
-    ("train_on_batch", "model.train_on_batch(x, y) on a TF1 graph (tf_keras, eager disabled, "
-     "v1 optimizer, Session.run)", True, "call"),
-    ("fit", "model.fit(x, y) on a TF1 graph (tf_keras, eager disabled); one step = one batch", True, "fit"),
-]
-
-_FUNCTION_BASE: list[tuple[str, str]] = [
-    ("eager", "step(*inputs): eager Python + TF ops"),
-    ("function", "tf.function(step)(*inputs): graph function, no XLA"),
-    ("xla", "tf.function(step, jit_compile=True)(*inputs): XLA-compiled"),
-    ("v1-session", "tf.compat.v1 graph of step built once (what changes per step is fed), "
-                   "Session.run; eager disabled in that process (the TF1 way)"),
-    ("function-relaxed", "tf.function(step, reduce_retracing=True)(*inputs): the retracing fix "
-                         "applied (capture --verify adds it; not a default mode)"),
-]
-# modes that apply a finding's fix to the workload (capture --verify adds them), not captured by
-# default
-_FIX_ONLY_BASES = frozenset({"function-relaxed"})
-
 
 # Keras 3 on its JAX backend (KERAS_BACKEND=jax in the mode's process, traced with jax.profiler:
 # traceinsight.capture.jax_driver); needs the `jax` extra.
 JAX_INSTALL = 'pip install "traceinsight-tf[jax]"  (jax[cpu])'
-_JAX_BASE: list[tuple[str, str, bool, str]] = [
-    ("predict_on_batch", "model.predict_on_batch(x) under the JAX backend (a jitted predict step)",
-     False, "call"),
-    ("train_on_batch", "model.train_on_batch(x, y) under the JAX backend (a jitted train step)",
-     True, "call"),
-    ("fit", "model.fit(x, y) under the JAX backend; one step = one batch inside a fit() call",
-     True, "fit"),
-]
 
 
 def _build() -> dict[str, Mode]:
+    """Every mode, from the rows of the mode table: a Keras base under Keras 3 and tf_keras, with
+    numpy and tensor inputs (a tf.data base only as itself), then on a TF1 graph and on JAX where
+    its row says so; a function base as itself."""
     table: dict[str, Mode] = {}
     for legacy in (False, True):
         prefix = LEGACY_PREFIX if legacy else ""
-        for base, help_, needs_y, driver in _KERAS_BASE:
+        for b in KERAS_BASES:
             for tensor in (False, True):
-                if tensor and base in DATASET_BASES:
+                if tensor and b.dataset:
                     continue  # already tensors (a tf.data pipeline)
-                name = f"{prefix}{base}{TENSOR_SUFFIX if tensor else ''}"
-                h = help_ + (" — inputs converted to tensors once, outside the step" if tensor else "")
+                name = f"{prefix}{b.name}{TENSOR_SUFFIX if tensor else ''}"
+                h = b.help + (" — inputs converted to tensors once, outside the step" if tensor else "")
                 if legacy:
                     h += " — under tf_keras (Keras 2, TF_USE_LEGACY_KERAS=1)"
-                table[name] = Mode(name, KERAS, base, h, tensor, legacy, needs_y, driver)
-    for base, help_, needs_y, driver in _TF1_BASE:
-        name = f"{TF1_PREFIX}{base}"
-        table[name] = Mode(name, KERAS, base, help_, False, True, needs_y, driver, tf1=True)
-    for base, help_, needs_y, driver in _JAX_BASE:
-        name = f"{JAX_PREFIX}{base}"
-        table[name] = Mode(name, KERAS, base, help_, needs_y=needs_y, driver=driver, backend="jax")
-    for base, help_ in _FUNCTION_BASE:
-        table[f"fn:{base}"] = Mode(base, FUNCTION, base, help_)
+                table[name] = Mode(name, KERAS, b.name, h, tensor, legacy, b.task == "train", _driver(b))
+    for b in KERAS_BASES:
+        if b.tf1_help:
+            name = f"{TF1_PREFIX}{b.name}"
+            table[name] = Mode(name, KERAS, b.name, b.tf1_help, False, True, b.task == "train",
+                               _driver(b), tf1=True)
+    for b in KERAS_BASES:
+        if b.jax_help:
+            name = f"{JAX_PREFIX}{b.name}"
+            table[name] = Mode(name, KERAS, b.name, b.jax_help, needs_y=b.task == "train",
+                               driver=_driver(b), backend="jax")
+    for b in FUNCTION_BASES:
+        table[f"fn:{b.name}"] = Mode(b.name, FUNCTION, b.name, b.help)
     return table
+
+
+def _driver(b: Base) -> str:
+    return "fit" if b.call == FIT else "call"
 
 
 _TABLE = _build()
@@ -165,7 +146,7 @@ def get(kind: str, name: str) -> Mode | None:
 def default_modes(kind: str, has_y: bool) -> list[str]:
     """What a workload without MODES captures: every base mode that applies (no +tensor, no tf_keras)."""
     if kind == FUNCTION:
-        return [m.name for m in function_modes() if m.base not in _FIX_ONLY_BASES]
+        return [m.name for m in function_modes() if m.row.default]
     return [m.name for m in keras_modes()
             if not m.tensor_inputs and not m.legacy_keras and m.backend == "tensorflow"
             and (has_y or not m.needs_y)]

@@ -42,7 +42,7 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
     mode_path = Path(spec["mode_path"])
     progress(mode_path, "importing TensorFlow")
     import tensorflow as tf
-    if mode.base == "v1-session" or mode.tf1:
+    if mode.tf1_graph:
         tf.compat.v1.disable_eager_execution()
     if mode.tf1:
         _v1_optimizers()

@@ -144,7 +144,8 @@ def capture_remote(workers: list[str], duration_ms: int, out_dir: Path, name: st
                    command: str, attempts: int = 3) -> tuple[Path, dict[str, dict]]:
     """Trace every worker at once; write the run folder. Returns (run path, mode entries)."""
     from traceinsight import __version__, runfolder
-    from traceinsight.capture.orchestrate import RunWriter, host_environment, utc_stamp
+    from traceinsight.capture.environment import host_environment
+    from traceinsight.capture.planning import RunWriter, utc_stamp
 
     if duration_ms < 1:
         raise TraceinsightError("--duration-ms must be positive")

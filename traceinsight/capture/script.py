@@ -156,7 +156,8 @@ class RecordedMode:
         with its empty folder. Raises TraceinsightError naming the option to change."""
         from traceinsight import __version__, runfolder
         from traceinsight.capture import lock as lock_mod
-        from traceinsight.capture import orchestrate as orch
+        from traceinsight.capture.environment import host_environment
+        from traceinsight.capture.planning import RunWriter, utc_stamp
 
         self.mode, self.settings = mode, settings
         if into is not None:
@@ -174,7 +175,7 @@ class RecordedMode:
                 self.lock.release()
                 raise
         else:
-            run_path = out / (name or f"{orch.utc_stamp()}-{stem}")
+            run_path = out / (name or f"{utc_stamp()}-{stem}")
             if run_path.exists():
                 raise TraceinsightError(f"{run_path} already exists (choose another "
                                         f"{names['name']}, or {names['into']} it)")
@@ -184,7 +185,7 @@ class RecordedMode:
                 "created_utc": _now(),
                 "workload": workload,
                 "command": command,
-                "environment": orch.host_environment(),   # the script runs in this environment
+                "environment": host_environment(),   # the script runs in this environment
                 "options": {k: v for k, v in settings.items()},
                 "modes": {},
             }
@@ -196,7 +197,7 @@ class RecordedMode:
             self.lock = lock_mod.RunLock(run_path).acquire()
         self.run_path = run_path
         try:
-            self.writer = orch.RunWriter(run_path, manifest)
+            self.writer = RunWriter(run_path, manifest)
             self.folder = runfolder.mode_dir(mode)
             self.mode_path = (run_path / self.folder).resolve()
             if self.mode_path.exists():
@@ -508,7 +509,7 @@ def _watched(run_path: Path, mode: str, settings: dict) -> int:
     """The watcher's side: after the pipe's end, finish the mode if it is still ``running``."""
     from traceinsight import runfolder
     from traceinsight.capture import lock as lock_mod
-    from traceinsight.capture import orchestrate as orch
+    from traceinsight.capture.planning import RunWriter
     try:
         while sys.stdin.buffer.read(65536):
             pass
@@ -532,7 +533,7 @@ def _watched(run_path: Path, mode: str, settings: dict) -> int:
                                            and not entry.get("provisional")):
             return 0     # finished by its process
         entry["provisional"] = False
-        writer = orch.RunWriter(run_path, manifest)
+        writer = RunWriter(run_path, manifest)
         finish_mode(writer, mode, (run_path / runfolder.mode_dir(mode)).resolve(), 0, settings,
                     raised="the process ended without finishing the mode (os._exit, a signal "
                     "or a crash)")

@@ -25,21 +25,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from traceinsight.finding import SavingKind
-from traceinsight.modekind import ModeKind, all_kinds, name_of
+from traceinsight.modekind import BASES, CHEAPER_CALLS, GRAPH, PREDICT, XLA, ModeKind, all_kinds, name_of
 
 if TYPE_CHECKING:
     from traceinsight.finding import Finding
     from traceinsight.model import Run
 
-# rule -> the base of the fix-applied mode, by the base of the finding's mode
-_FIX_BASE: dict[str, dict[str, str]] = {
-    "eager-dispatch-bound": {"eager": "function", "train_on_batch-eager": "train_on_batch"},
-    "tiny-ops": {"eager": "xla", "function": "xla", "train_on_batch": "train_on_batch-xla",
-                 "train_on_batch-eager": "train_on_batch-xla"},
-    # a function workload's step retraced: the same tf.function with reduce_retracing=True
-    "retracing": {"function": "function-relaxed"},
-    "predict-overhead": {"predict": "predict_on_batch"},
+# rule -> how the fix-applied mode differs from the finding's mode, as axes (``Axes.moved``)
+_FIX_AXES: dict[str, dict[str, str]] = {
+    "eager-dispatch-bound": {"compile": GRAPH},    # the same call as a graph
+    "tiny-ops": {"compile": XLA},                  # the same call, XLA fusing the small ops
+    "predict-overhead": {"call": CHEAPER_CALLS[PREDICT][0][0]},
 }
+# a retraced step: the mode table's retracing fix of the same compile and call, in TF2 (a function
+# workload's tf.function with reduce_retracing=True)
+_RELAXED_RULES = frozenset({"retracing"})
 # rules whose saving is read from the mode's own trace even when it says "measured" (the retraces'
 # time, not a step with the fix): checked against the fix applied all the same
 _ALWAYS_CHECK = frozenset({"retracing"})
@@ -70,11 +70,24 @@ class Check:
                 "claimed_ms": self.claimed_ms, "claimed_kind": self.claimed_kind}
 
 
-def _fix_kind(f: Finding, kind: ModeKind) -> ModeKind | None:
+def _fix_kind(f: Finding, kind: ModeKind, kinds: set[ModeKind]) -> ModeKind | None:
+    """The kind of the mode with the finding's fix applied to ``kind``'s mode (``kind`` itself
+    when it has the fix already), among the kinds the capture can make; None: no mode applies it."""
     if f.rule in _TENSOR_RULES:
         return kind.same_but(input="tensor") if kind.input == "numpy" else None
-    base = _FIX_BASE.get(f.rule, {}).get(kind.base)
-    return kind.same_but(base=base) if base is not None else None
+    row = kind.row
+    if f.rule in _RELAXED_RULES:
+        if row is None:
+            return None
+        relaxed = next((b for b in BASES.values() if b.relaxed_retracing and
+                        (b.compile, b.call, b.tf1_graph) == (row.compile, row.call, row.tf1_graph)),
+                       None)
+        return kind.same_but(base=relaxed.name) if relaxed is not None else None
+    change, ax = _FIX_AXES.get(f.rule), kind.axes()
+    if change is None or ax is None:
+        return None
+    want = ax.moved(**change)
+    return kind if want == ax else next((k for k in kinds if k.axes() == want), None)
 
 
 def _capturable(kinds: set[ModeKind], kind: ModeKind) -> bool:
@@ -99,9 +112,9 @@ def plan(run: Run, tried: frozenset[str] = frozenset()) -> tuple[list[Check], li
         if f.saving_kind is SavingKind.MEASURED and f.rule not in _ALWAYS_CHECK:
             continue
         m = run.modes[f.modes[0]]
-        k = _fix_kind(f, m.kind)
-        if k is None or not _capturable(kinds, k):
-            if m.kind.base in _FIX_BASE.get(f.rule, {}).values():
+        k = _fix_kind(f, m.kind, kinds)
+        if k is None or k == m.kind or not _capturable(kinds, k):
+            if k == m.kind:
                 left.append({"rule": f.rule, "mode": m.name,
                              "why": "the mode has the fix applied already: what is left needs the "
                                     "workload's code changed"})

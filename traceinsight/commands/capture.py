@@ -93,7 +93,7 @@ class Command:
     def run(self, args, parser) -> int:
         from rich.console import Console
 
-        from traceinsight.capture import orchestrate as orch
+        from traceinsight.capture import environment, planning
 
         console = Console(highlight=False)
         if args.remote:
@@ -102,8 +102,8 @@ class Command:
         if args.list_modes:
             print_modes(console)
             return 0
-        orch.set_workload_python(getattr(args, "python", None))
-        overrides = {k: getattr(args, k, None) for k in orch.Options().as_dict()}
+        environment.set_workload_python(getattr(args, "python", None))
+        overrides = {k: getattr(args, k, None) for k in planning.Options().as_dict()}
         requested = [m.strip() for m in args.modes.split(",") if m.strip()] if args.modes else None
         command = _command_line(args, getattr(args, "_capture_parser", parser))
         console.print(machine_line())
@@ -113,14 +113,14 @@ class Command:
             run_path = Path(args.resume)
             if not (run_path / "run.json").is_file():
                 raise TraceinsightError(f"{run_path}: not a run folder (no run.json)")
-            plan, writer, notes = orch.resume_run(run_path, requested, overrides, command,
+            plan, writer, notes = planning.resume_run(run_path, requested, overrides, command,
                                                   args.workload, say=_say(console))
         else:
             if not args.workload:
                 raise TraceinsightError("give a workload file (model.py), --resume RUN or --list-modes")
             console.print(f"checking {args.workload} ...")
-            plan, writer = orch.new_run(args.workload, requested, Path(args.out), args.name, overrides,
-                                         command)
+            plan, writer = planning.new_run(args.workload, requested, Path(args.out), args.name,
+                                             overrides, command)
             notes += plan.notes
         try:
             for n in notes:
@@ -166,8 +166,7 @@ def verify_run(console, run_path: Path, budget_s: float, overrides: dict, comman
     budget, then record claimed against measured in run.json and print it."""
     from traceinsight import runfolder
     from traceinsight.analysis.load import load
-    from traceinsight.capture import orchestrate as orch
-    from traceinsight.capture import verify
+    from traceinsight.capture import planning, verify
 
     started = time.monotonic()
     manifest = runfolder.read_manifest(run_path)
@@ -193,8 +192,8 @@ def verify_run(console, run_path: Path, budget_s: float, overrides: dict, comman
         tried.update(batch)
         checks += [c for c in found if c.fix_mode in batch]
         try:
-            plan, writer, notes = orch.resume_run(run_path, batch, overrides, command, None,
-                                                  say=_say(console))
+            plan, writer, notes = planning.resume_run(run_path, batch, overrides, command, None,
+                                                      say=_say(console))
         except TraceinsightError as e:      # a mode this workload cannot run: said, not fatal
             left += [{"rule": c.rule, "mode": c.mode, "why": str(e)} for c in found
                      if c.fix_mode in batch]
@@ -213,7 +212,7 @@ def verify_run(console, run_path: Path, budget_s: float, overrides: dict, comman
     rows = verify.measured(run, checks)
     manifest = runfolder.read_manifest(run_path)
     verify.record(manifest, budget_s, time.monotonic() - started, rounds, rows, left, out_of_budget)
-    orch.RunWriter(Path(run_path), manifest).save()
+    planning.RunWriter(Path(run_path), manifest).save()
     print_verified(console, manifest["verify"])
 
 
@@ -274,7 +273,7 @@ def _say(console):
 
 
 def _defaults():
-    from traceinsight.capture.orchestrate import Options
+    from traceinsight.capture.planning import Options
     return Options()
 
 
@@ -327,6 +326,7 @@ def run_with_progress(console, plan, writer, opts) -> list:
     from rich.table import Table
 
     from traceinsight.capture import orchestrate as orch
+    from traceinsight.capture.children import read_phase
 
     states = {m: orch.ModeState(m) for m in plan.modes}
     current: list[str | None] = [None]
@@ -347,7 +347,7 @@ def run_with_progress(console, plan, writer, opts) -> list:
             elif s.status == "failed":
                 detail = (s.error or "")[:80]
             elif s.status == "running":
-                detail = orch.read_phase(writer.path / writer.mode(name)["dir"]) or "starting"
+                detail = read_phase(writer.path / writer.mode(name)["dir"]) or "starting"
             t.add_row(name, f"[{style}]{s.status}[/]", el, detail)
         if rounds_note[0]:
             t.add_row("", "[cyan]timing[/]", "", rounds_note[0])

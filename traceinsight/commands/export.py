@@ -54,10 +54,9 @@ class Command:
 
         if args.mode is not None:
             args.trace = args.trace or "host"
-        # the mode's own analysis keeps the pass's per-event data for the trace (every decision
-        # and correction of the mode's tables, made once)
-        ours = args.mode is not None and args.trace != "none" and not args.via_xprof
-        run = load_run(args.run, keep_trace={args.mode: args.trace} if ours else None)
+        # the trace's per-event data is analysed again from the pass's files by the renderer,
+        # as the mode's analysis made it (every decision and correction of the mode's tables)
+        run = load_run(args.run)
         if args.mode is None:
             if args.trace not in (None, "none"):
                 raise TraceinsightError("a trace is exported per mode: add --mode MODE")

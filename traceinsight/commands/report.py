@@ -60,13 +60,13 @@ def markdown_with_figures(run, output: str) -> str:
     from pathlib import Path
 
     from traceinsight.report import write_file
-    from traceinsight.report.data import report_data
+    from traceinsight.report.data import build
     from traceinsight.report.markdown import render_document
     from traceinsight.report.svg import figures
 
     out = Path(output)
     folder = out.with_name(out.stem + "_figures")
-    doc = report_data(run)
+    doc = build(run)
     links = []
     for stem, alt, svg in figures(doc):
         write_file(folder / f"{stem}.svg", svg.encode("utf-8"))

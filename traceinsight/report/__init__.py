@@ -1,12 +1,15 @@
 """Every renderer of a Run and of a diff, one module each, one protocol: ``render(run, options)``
 (a diff renderer: ``render_diff(diff, options)``), ``options`` a small frozen dataclass of
 ``report.options``; each returns its output and writes nothing (see ``report.options`` for what
-each returns). The modules: ``markdown``, ``html``, ``json`` (the report document, and the diff),
-``text`` (the diff for the terminal), ``terminal`` (``traceinsight analyze``'s tables),
-``chrome_trace`` (a mode's trace, streamed) and ``tables`` (CSV / Parquet).
+each returns). The modules: ``terminal`` (``traceinsight analyze``'s tables), ``chrome_trace``
+(a mode's trace, streamed) and ``tables`` (CSV / Parquet), and the writers of the report document.
 
-``render(run, fmt)`` / ``render_diff(diff, fmt)`` dispatch the report formats by name, and
-``format_for(path, fmt)`` guesses the format from ``-o``'s extension. ``write_output``,
+The report's formats are ``WRITERS``, one row each: its ``--format`` name, the file extensions
+``-o`` picks it by, its media type and its module. The report document is built once
+(``report.data.build``: a ``report.document.ReportDocument``) and a writer module's
+``write(document, options)`` only formats it; a writer of diffs also has
+``render_diff(diff, options)``. ``render(run, fmt)`` / ``render_diff(diff, fmt)`` dispatch by name,
+and ``format_for(path, fmt)`` guesses the format from ``-o``'s extension. ``write_output``,
 ``write_file``, ``write_chunks`` and ``write_files`` put the outputs on disk (atomically).
 """
 
@@ -16,6 +19,7 @@ import importlib
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,22 +30,45 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-    from traceinsight.report import chrome_trace, html, json, markdown, tables, terminal, text
-    from traceinsight.report.options import DiffRenderer, Renderer, TableOptions, TerminalOptions, TraceOptions
-    from traceinsight.runfolder import Pass
+    from traceinsight.report import chrome_trace, tables, terminal
+    from traceinsight.report.options import Renderer, TableOptions, TerminalOptions, TraceOptions
 
     # every renderer follows the one protocol (checked by mypy, imported by nothing at run time)
-    _REPORTS: tuple[Renderer[ReportOptions, str], ...] = (markdown, html, json)
-    _DIFFS: tuple[DiffRenderer[str], ...] = (markdown, html, json, text)
     _TERMINAL: Renderer[TerminalOptions, list[Any]] = terminal
     _TRACE: Renderer[TraceOptions, Iterator[bytes]] = chrome_trace
     _TABLES: Renderer[TableOptions, Iterator[tuple[str, bytes]]] = tables
 
-REPORT_FORMATS = ("md", "html", "json")
-DIFF_FORMATS = ("text", "md", "html", "json")
-EXTENSIONS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json",
-              ".txt": "text"}
-_MODULES = {"md": "markdown", "html": "html", "json": "json", "text": "text"}
+
+@dataclass(frozen=True)
+class Writer:
+    """One output format of ``report`` (and of ``diff`` when ``diffs``): its ``--format`` name,
+    the extensions ``-o`` picks it by, its media type, and the module of ``traceinsight.report``
+    that writes it (``write(document, options) -> str``; ``render_diff(diff, options) -> str``
+    for a diff), imported only when the format is written."""
+
+    name: str
+    module: str
+    extensions: tuple[str, ...]
+    media_type: str
+    reports: bool = True
+    diffs: bool = False
+
+    def load(self) -> Any:
+        return importlib.import_module(f"traceinsight.report.{self.module}")
+
+
+# the formats, one row each (a new format: its writer module and a row here)
+WRITERS = (
+    Writer("md", "markdown", (".md", ".markdown"), "text/markdown", diffs=True),
+    Writer("html", "html", (".html", ".htm"), "text/html", diffs=True),
+    Writer("json", "json", (".json",), "application/json", diffs=True),
+    Writer("csv", "csv_summary", (".csv",), "text/csv"),
+    Writer("text", "text", (".txt",), "text/plain", reports=False, diffs=True),
+)
+WRITER = {w.name: w for w in WRITERS}
+REPORT_FORMATS = tuple(w.name for w in WRITERS if w.reports)
+DIFF_FORMATS = ("text",) + tuple(w.name for w in WRITERS if w.diffs and w.name != "text")
+EXTENSIONS = {e: w.name for w in WRITERS for e in w.extensions}
 
 
 def format_for(path: str | Path | None, fmt: str | None = None, default: str = "md",
@@ -66,20 +93,18 @@ def format_for(path: str | Path | None, fmt: str | None = None, default: str = "
     return chosen
 
 
-def _module(fmt: str):
-    return importlib.import_module(f"traceinsight.report.{_MODULES[fmt]}")
-
-
 def render(run, fmt: str = "md", options: ReportOptions = REPORT_DEFAULTS) -> str:
+    """The report of ``run`` in format ``fmt``: the document built once, then written."""
     if fmt not in REPORT_FORMATS:
         raise TraceinsightError(f"format {fmt!r} is not one of {', '.join(REPORT_FORMATS)}")
-    return _module(fmt).render(run, options)
+    from traceinsight.report.data import build
+    return WRITER[fmt].load().write(build(run, options.findings), options)
 
 
 def render_diff(diff: dict, fmt: str = "text", options: RenderOptions = DEFAULTS) -> str:
     if fmt not in DIFF_FORMATS:
         raise TraceinsightError(f"format {fmt!r} is not one of {', '.join(DIFF_FORMATS)}")
-    return _module(fmt).render_diff(diff, options)
+    return WRITER[fmt].load().render_diff(diff, options)
 
 
 def write_output(text: str, path: str | Path | None) -> None:
@@ -153,16 +178,16 @@ def _unlink(p: str) -> None:
         pass
 
 
-def load_run(path: str | Path | None, keep_trace: Mapping[str, Pass] | None = None):
+def load_run(path: str | Path | None):
     """``traceinsight.load`` with the newest run under ``runs/`` as the default, and one-line
-    errors; ``keep_trace`` as ``traceinsight.load``'s."""
+    errors."""
     from traceinsight.runfolder import newest_run
     p = Path(path) if path is not None else newest_run()
     if not p.exists():
         raise TraceinsightError(f"{p}: no such file or directory")
     try:
         import traceinsight
-        return traceinsight.load(p, keep_trace=keep_trace)
+        return traceinsight.load(p)
     except ModuleNotFoundError as e:
         if e.name and e.name.startswith("traceinsight"):
             raise TraceinsightError(

@@ -9,12 +9,12 @@ analysis already holds, not through XProf's converter (far slower per event, and
 stat; ``tools/bench_export.py`` times both): one ``pid`` per plane, one ``tid`` per thread line, our
 category on every slice (``cat`` and ``args.category``), a track per category on the main thread
 (its exclusive timeline: which category owns each instant), the steps as spans with their category
-split, and only the selected steps. Everything drawn is the per-event data the mode's own analysis
-kept (``ModeResult.trace``, an ``analysis.mode.TraceAnalysis``: the event table, the attribution's
-main-thread timeline and the steps table, with every correction the mode's analysis makes), so they
-are the mode's figures; this module only formats them and never reads a trace file. Where the
-analysis claims no category (host time the trace cannot split) there is no category track and the
-steps carry no split.
+split, and only the selected steps. Everything drawn is the per-event data of the mode's own analysis
+(an ``analysis.mode.TraceAnalysis``: the event table, the attribution's main-thread timeline and the
+steps table, with every correction the mode's analysis makes), made again from the pass's files by
+``analysis.timeline.pass_analysis`` as the mode's analysis made it, so they are the mode's figures;
+this module only formats them. Where the analysis claims no category (host time the trace cannot
+split) there is no category track and the steps carry no split.
 
 Every slice track is properly nested (what trace viewers need to draw a thread as a stack): events
 the analysis keeps out of the nesting (step markers, events that cross other events' ends) go to a
@@ -42,42 +42,35 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from traceinsight.analysis.timeline import pass_files
+from traceinsight.analysis.timeline import pass_analysis, pass_files
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import ModeResult, Run
 from traceinsight.report.options import TraceOptions
 
 if TYPE_CHECKING:
     from traceinsight.analysis.mode import TraceAnalysis
+    from traceinsight.runfolder import Pass
 
 
 def render(run: Run, options: TraceOptions) -> Iterator[bytes]:
     """The trace file of ``options.mode``'s ``options.pass_name`` pass, in chunks (gzip unless
     ``gzip_level`` is None). Raises here, before any chunk, where the mode or pass is missing or
-    its per-event data was not kept; an unknown step raises on the first chunk."""
-    tr = kept_trace(run, options.mode, options.pass_name)
+    its trace cannot be analysed; an unknown step raises on the first chunk."""
+    tr = pass_trace(run, options.mode, options.pass_name)
     chunks = trace_chunks(tr, None if options.steps is None else list(options.steps),
                           options.mode)
     return chunks if options.gzip_level is None else gzipped(chunks, options.gzip_level)
 
 
-def kept_trace(run: Run, mode_name: str, pass_name: str = "host") -> TraceAnalysis:
-    """The per-event data of one pass of a mode, as its analysis kept it (``ModeResult.trace``,
-    ``traceinsight.load(path, keep_trace={mode: pass})``)."""
+def pass_trace(run: Run, mode_name: str, pass_name: Pass = "host") -> TraceAnalysis:
+    """The per-event data of one pass of a mode, as the mode's analysis made it (made again from
+    the pass's files: ``analysis.timeline.pass_analysis``)."""
     mode = run.modes.get(mode_name)
     if mode is None:
         raise TraceinsightError(f"{run.name} has no mode {mode_name!r}; modes: "
                                 f"{', '.join(run.modes) or 'none'}")
-    paths = pass_paths(mode, pass_name)
-    tr = mode.trace
-    if tr is None or [str(f) for f in tr.table.files] != paths:
-        if not mode.ok:
-            raise TraceinsightError(f"mode {mode_name!r} {mode.status}: {mode.error or ''}".strip())
-        raise TraceinsightError(
-            f"mode {mode_name!r}: no analysis of its {pass_name} pass was kept to draw (load the "
-            f"run with keep_trace={{{mode_name!r}: {pass_name!r}}}; a pass that could not be read "
-            "is named in the mode's notes)")
-    return tr
+    pass_paths(mode, pass_name)     # a missing pass is named before the mode's status
+    return pass_analysis(mode, pass_name)
 
 
 def pass_paths(mode: ModeResult, pass_name: str = "host") -> list[str]:

@@ -7,20 +7,24 @@ markdown and HTML renderers format the same dict, so the three formats always ag
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from traceinsight import present
-from traceinsight.analysis.results import sort_order
 from traceinsight.columns import Columns
 from traceinsight.compare import is_distorted
 from traceinsight.findings import fmt_ratio
 from traceinsight.model import CATEGORIES, CATEGORY_HELP, ModeResult, Run
 from traceinsight.report import hosts_prose
+from traceinsight.report.document import FindingEntry, ModeEntry, ReportDocument, ReportJSON, RunInfo
 from traceinsight.stats import VsFastest, material
+
+if TYPE_CHECKING:
+    from traceinsight.finding import Finding
 
 SCHEMA_VERSION = 1
 FLOAT_DIGITS = 6
@@ -30,7 +34,7 @@ def clean(obj: Any) -> Any:
     """JSON-ready copy: numpy scalars to Python, NaN/inf to None, tuples to lists, paths to str."""
     if isinstance(obj, dict):
         return {str(k): clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, np.ndarray, pd.Series)):
+    if isinstance(obj, (list, tuple, np.ndarray)):
         return [clean(v) for v in list(obj)]
     if isinstance(obj, (bool, np.bool_)):
         return bool(obj)
@@ -44,8 +48,6 @@ def clean(obj: Any) -> Any:
         return obj
     if isinstance(obj, Path):
         return str(obj)
-    if obj is pd.NA or obj is pd.NaT:
-        return None
     return str(obj)
 
 
@@ -61,7 +63,7 @@ def generator_name() -> str:
     return f"traceinsight {__version__}"
 
 
-def run_info(run: Run) -> dict:
+def run_info(run: Run) -> RunInfo:
     m = run.manifest
     return clean({"name": run.name, "path": str(run.path) if run.path is not None else None,
                   "source": run.source, "command": run.command,
@@ -69,24 +71,26 @@ def run_info(run: Run) -> dict:
                   "created": m.get("created_utc", m.get("created"))})
 
 
-def hotspot_order(h: Columns) -> Columns:
-    """The user's own frames first, by inclusive time (a layer's ``call`` spends its time in
-    Keras and TF code below it: by self time it ranks among the last and a table cut at its top
-    rows drops it), then every other frame by self time."""
-    if h.empty or "group" not in h:
-        return h
-    user = np.asarray(h["group"] == "user", dtype=bool)
+def summary_rows(summary: Columns) -> dict[str, dict[str, Any]]:
+    """The summary's rows by mode, each value typed as its column is: a column of numbers with a
+    float or a missing value among them holds floats (``5.0``, not ``5``; a missing value NaN,
+    written as null). The document has always written the summary's figures so (they came
+    from a DataFrame of these rows), and a JSON reader sees one type per field."""
+    records = summary.records()
+    for k in summary.columns:
+        vals = [r.get(k) for r in records]
+        present_ = [v for v in vals if v is not None]
+        numeric = all(isinstance(v, (int, float, np.integer, np.floating))
+                      and not isinstance(v, (bool, np.bool_)) for v in present_)
+        if present_ and numeric and (len(present_) < len(vals)
+                                     or any(isinstance(v, (float, np.floating)) for v in present_)):
+            for r in records:
+                v = r.get(k)
+                r[k] = math.nan if v is None else float(v)
+    return {r["mode"]: r for r in records}
 
-    def by(rows: np.ndarray, first: str, second: str) -> np.ndarray:
-        keys = [(h[first][rows], False), (h[second][rows], False)]
-        keys += [(h[c][rows], True) for c in ("function", "file", "line")]
-        return rows[sort_order(keys)]
 
-    return h.take(np.concatenate([by(np.flatnonzero(user), "inclusive_ms", "self_ms"),
-                                  by(np.flatnonzero(~user), "self_ms", "inclusive_ms")]))
-
-
-def mode_entry(run: Run, m: ModeResult, summary_row: pd.Series | None) -> dict:
+def mode_entry(run: Run, m: ModeResult, summary_row: dict[str, Any] | None) -> ModeEntry:
     e: dict[str, Any] = {"name": m.name, "status": m.status, "error": m.error}
     if summary_row is not None:
         for k in ("median_ms", "p25_ms", "p75_ms", "ci_lo_ms", "ci_hi_ms", "n", "ratio", "ratio_lo",
@@ -128,7 +132,8 @@ def mode_entry(run: Run, m: ModeResult, summary_row: pd.Series | None) -> dict:
     e["trace_paths"] = list(m.trace_paths)
     for name in ("steps", "ops", "retraces"):
         e[name] = records(m.table(name))
-    e["hotspots"] = records(hotspot_order(m.table("hotspots")))
+    e["hotspots"] = records(run.figures.hotspots_listed[m.name] if run.figures is not None
+                            and m.name in run.figures.hotspots_listed else m.table("hotspots"))
     e["other"] = records(m.table("other"))
     # the device side (GPU traces) and whether the host trace can split host time at all
     e["host_events_recorded"] = bool(m.host_events_recorded)
@@ -165,7 +170,7 @@ def skipped_modes(run: Run) -> dict[str, str]:
     return {str(k): str(w) for k, w in v.items()} if isinstance(v, dict) else {}
 
 
-def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
+def summary_line(run: Run, modes: Sequence[ModeEntry], findings: Sequence[FindingEntry]) -> str:
     ok = [m for m in modes if m["status"] == "ok" and m.get("median_ms") is not None]
     skipped = skipped_modes(run)
     parts = [f"{run.name}: {len(ok)} of {len(modes) + len(skipped)} modes measured"
@@ -174,7 +179,7 @@ def summary_line(run: Run, modes: list[dict], findings: list[dict]) -> str:
     fastest = next((m for m in ok if m.get("vs_fastest") == VsFastest.FASTEST), None)
     if fastest:
         parts.append(f"fastest {fastest['name']} {present.ms(fastest['median_ms'])} ms/step")
-        slower = sorted((m for m in ok if m.get("vs_fastest") == VsFastest.SLOWER), key=lambda m: (-m["ratio"], m["name"]))
+        slower = sorted((m for m in ok if m.get("vs_fastest") == VsFastest.SLOWER), key=lambda m: (-(m.get("ratio") or 0.0), m["name"]))
         if slower:
             parts.append(", ".join(f"{m['name']} {fmt_ratio(m['ratio'])}× slower" for m in slower[:3])
                          + (f" (+{len(slower) - 3} more)" if len(slower) > 3 else ""))
@@ -219,17 +224,25 @@ def host_summary(g) -> str:
             + (f" ({', '.join(why)})" if why else ""))
 
 
-def report_data(run: Run, findings=None) -> dict:
-    """Everything the TUI shows about a run, as one JSON-ready dict."""
+def build(run: Run, findings: tuple[Finding, ...] | None = None) -> ReportDocument:
+    """The report of ``run`` (with ``findings`` in place of the run's, when given), built once
+    for every writer: the JSON document and what the pictures and tables show beside it, read
+    from the run's figures."""
+    figures = run.figures
+    return ReportDocument(
+        report_data(run, findings),
+        step_marks=figures.step_marks if figures is not None else MappingProxyType({}),
+        host_categories=tuple(g.category_records() for g in run.host_groups()))
+
+
+def report_data(run: Run, findings: tuple[Finding, ...] | None = None) -> ReportJSON:
+    """Everything the TUI shows about a run, as one JSON-ready document (``ReportJSON``)."""
     if findings is None:
         findings = run.findings
-    # pandas, built here from the summary's columns: the document's figures are written from the
-    # column types pandas infers for the summary's mixed rows, as they always have been
-    summary = run.table("summary").to_pandas()
-    rows = {r["mode"]: r for _, r in summary.iterrows()}
+    rows = summary_rows(run.table("summary"))
     modes = [mode_entry(run, m, rows.get(m.name)) for m in run.modes.values()]
     fdicts = [clean(f.to_dict()) for f in findings]
-    return {
+    doc: ReportJSON = {
         "schema_version": SCHEMA_VERSION,
         "kind": "report",
         "generator": generator_name(),
@@ -244,10 +257,11 @@ def report_data(run: Run, findings=None) -> dict:
                           for g in run.host_groups()],
         # each factor's effect from a pair of modes that differs in it alone (traceinsight.factors)
         "factors": clean(run.factors.to_dict()) if run.factors is not None else None,
-        # what capture --verify measured with each fix applied (run.json's "verify"), when run
-        **({"verify": clean(run.manifest["verify"])}
-           if isinstance(run.manifest.get("verify"), dict) else {}),
     }
+    # what capture --verify measured with each fix applied (run.json's "verify"), when run
+    if isinstance(run.manifest.get("verify"), dict):
+        doc["verify"] = clean(run.manifest["verify"])
+    return doc
 
 
 def env_value(v: Any, escape, code) -> str:

@@ -8,11 +8,13 @@ long names cut) then ``html.escape(..., quote=True)``; the only markup is ours.
 from __future__ import annotations
 
 import html
-from typing import Any, Sequence
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Sequence
 
 from traceinsight import present
-from traceinsight.model import CATEGORIES, Run
+from traceinsight.model import CATEGORIES
 from traceinsight.report.data import env_value
+from traceinsight.report.document import FindingEntry, HostSession, ModeEntry, ReportDocument
 from traceinsight.report.markdown import (
     CATEGORY_MEANS_NOTE,
     CATEGORY_MEDIANS_NOTE,
@@ -24,6 +26,9 @@ from traceinsight.report.markdown import (
 )
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
 from traceinsight.stats import RATIO_METHOD
+
+if TYPE_CHECKING:
+    from traceinsight.analysis.step_marks import StepMarks
 
 TOP_ROWS = 25
 
@@ -92,17 +97,18 @@ def pre(s: Any) -> str:
     return f"<pre><code>{esc(s, None, newlines=True)}</code></pre>"
 
 
-def bars_svg(modes: list[dict]) -> str:
+def bars_svg(modes: Sequence[ModeEntry]) -> str:
     """Stacked bars: mean ms/step per category of each ok mode (``report.svg``)."""
     from traceinsight.report.svg import category_bars
     return category_bars(modes)
 
 
-def step_charts(modes: list[dict]) -> list[str]:
+def step_charts(modes: Sequence[ModeEntry], marks: Mapping[str, StepMarks]) -> list[str]:
     """Each ok mode's steps over the run (``report.svg``), under a heading."""
     from traceinsight.report.svg import MAX_STEP_CHARTS, step_chart
     ok = [m for m in modes if m["status"] == "ok"]
-    charts = [c for c in (step_chart(m) for m in ok[:MAX_STEP_CHARTS]) if c]
+    charts = [c for c in (step_chart(m, marks[m["name"]]) if m["name"] in marks else ""
+                          for m in ok[:MAX_STEP_CHARTS]) if c]
     if not charts:
         return []
     more = (f" The first {MAX_STEP_CHARTS} of {len(ok)} modes; the JSON report has every step."
@@ -124,7 +130,7 @@ def environment_table(env: dict) -> str:
     return table(["", ""], rows) if rows else ""
 
 
-def _mode_rows(modes: list[dict]) -> list[list[str]]:
+def _mode_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
     rows = []
     for m in modes:
         if m["status"] != "ok" or m.get("median_ms") is None:
@@ -141,7 +147,20 @@ def _mode_rows(modes: list[dict]) -> list[list[str]]:
     return rows
 
 
-def _timing_note(modes: list[dict]) -> str:
+def modes_table(modes: Sequence[ModeEntry]) -> str:
+    return table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
+                  "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr")
+
+
+def overview(document: ReportDocument) -> str:
+    """The top of the report, for a notebook cell above the whole report's frame: the summary,
+    the modes table and the category bars."""
+    doc = document.data
+    return "\n".join([f"<p><b>{esc(doc['summary'])}</b></p>", modes_table(doc["modes"]),
+                      bars_svg(doc["modes"])])
+
+
+def _timing_note(modes: Sequence[ModeEntry]) -> str:
     traced = [m["name"] for m in modes if m.get("timing_source") == "traced"]
     if traced and len(traced) == sum(1 for m in modes if m.get("timing_source")):
         return ("Median ms/step of the host-traced steps (no untraced timing was captured) with its "
@@ -153,7 +172,7 @@ def _timing_note(modes: list[dict]) -> str:
     return note
 
 
-def _findings(findings: list[dict]) -> str:
+def _findings(findings: Sequence[FindingEntry]) -> str:
     if not findings:
         return "<p>No rule found anything to change in this run.</p>"
     out = []
@@ -212,7 +231,7 @@ def spec_table(cols: Sequence[present.ColumnSpec], records: list[dict], what: st
                  TOP_ROWS, what)
 
 
-def _details(modes: list[dict]) -> str:
+def _details(modes: Sequence[ModeEntry]) -> str:
     ok = [m for m in modes if m["status"] == "ok"]
     out = [_device_details(ok)] if any(m.get("devices") for m in ok) else []
     body = []
@@ -267,19 +286,19 @@ def _details(modes: list[dict]) -> str:
     return "\n".join(out)
 
 
-def _hosts(sessions: list[dict]) -> list[str]:
+def _hosts(sessions: Sequence[HostSession], categories: Sequence[list[dict]]) -> list[str]:
     """Multi-host profile sessions: the hosts side by side, the straggler and the spread, each
-    host's category split, and the steps matched by step_num (first TOP_ROWS)."""
+    host's category split (``categories``: each session's rows), and the steps matched by
+    step_num (first TOP_ROWS)."""
     if not sessions:
         return []
-    from traceinsight.analysis.hosts import category_records
     out = ["<h2>Hosts</h2>",
            "<p class=\"muted\">Each profile session with several hosts (a multi-worker job): "
            "median ms per steady step of each host, its ratio to the fastest host with a 95 % "
            "bootstrap interval; where steps line up, in how many steps each host was the "
            "slowest and its median wait for each step's slowest host. The hosts' clocks are not "
            "synchronised: steps are matched by step_num, never by time.</p>"]
-    for g in sessions:
+    for g, split in zip(sessions, categories):
         out.append(f"<h3>Profile session {code(g['session'])}</h3>")
         out.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in g["sentences"]) + "</ul>")
         out.append(spec_table(present.host_columns(g["aligned"]), g["hosts"], "hosts"))
@@ -288,7 +307,7 @@ def _hosts(sessions: list[dict]) -> list[str]:
                      if g["category_kind"] == "device" else "median ms per steady step")
             out.append(f"<p>Category split per host ({esc(where)}):</p>")
             out.append(spec_table(present.host_category_columns(g["category_names"]),
-                                  category_records(g), "rows"))
+                                  split, "rows"))
         if g["steps"]:
             from traceinsight.report.svg import host_skew
             out.append(host_skew(g))
@@ -298,7 +317,7 @@ def _hosts(sessions: list[dict]) -> list[str]:
     return out
 
 
-def _device_details(ok: list[dict]) -> str:
+def _device_details(ok: Sequence[ModeEntry]) -> str:
     """GPU traces: per device (the slowest sets the step) and the top kernels with their TF ops."""
     body = []
     for m in ok:
@@ -329,7 +348,8 @@ def _page(title: str, body: list[str]) -> str:
             + "\n".join(body) + "\n</body></html>\n")
 
 
-def render_document(doc: dict) -> str:
+def render_document(document: ReportDocument) -> str:
+    doc = document.data
     run, modes = doc["run"], doc["modes"]
     body = [f"<h1>traceinsight report: {esc(run['name'])}</h1>",
             f"<p class=\"summary\">{esc(doc['summary'])}</p>"]
@@ -342,8 +362,7 @@ def render_document(doc: dict) -> str:
     # then the environment (the notebook shows this page and opens on the modes and the chart)
     body += ["<h2>Modes</h2>",
              f"<p class=\"muted\">{esc(_timing_note(modes))} {esc(RATIO_METHOD)}</p>",
-             table(["mode", "median ms/step", "95 % CI", "ratio to fastest", "vs fastest",
-                    "first step ms", "profiler distortion", "steps"], _mode_rows(modes), "lrlllrrr"),
+             modes_table(modes),
              "<h2>Where the time goes</h2>",
              f"<p class=\"muted\">{esc(CATEGORY_MEANS_NOTE)}.</p>",
              bars_svg(modes),
@@ -364,8 +383,8 @@ def render_document(doc: dict) -> str:
                                          if m.get("host_events_recorded") is not False
                                          else "not recorded" for c in CATEGORIES]
                     for m in modes if m["status"] == "ok"], "l" + "r" * len(CATEGORIES)),
-             *step_charts(modes),
-             *_hosts(doc.get("host_sessions") or []),
+             *step_charts(modes, document.step_marks),
+             *_hosts(doc.get("host_sessions") or [], document.host_categories),
              "<h2>Findings</h2>", _findings(doc["findings"]), *_verified(doc.get("verify")),
              *_factors(doc.get("factors")),
              "<h2>Details</h2>", _details(modes)]
@@ -377,9 +396,8 @@ def render_document(doc: dict) -> str:
     return _page(f"traceinsight report: {run['name']}", body)
 
 
-def render(run: Run, options: ReportOptions = REPORT_DEFAULTS) -> str:
-    from traceinsight.report.data import report_data
-    return render_document(report_data(run, options.findings))
+def write(document: ReportDocument, options: ReportOptions = REPORT_DEFAULTS) -> str:
+    return render_document(document)
 
 
 def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:

@@ -6,16 +6,18 @@ Schema: ``traceinsight/schemas/report.schema.json`` (``load_schema()``); tests v
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from traceinsight import present
-from traceinsight.model import Run
+from traceinsight.report.document import ReportDocument
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "report.schema.json"
 
 
-def dumps(doc: dict) -> str:
+def dumps(doc: Mapping[str, Any]) -> str:
     """JSON text (UTF-8, readable); names are kept whole, and the characters that would act on a
     terminal or turn text around (C1 controls, bidi and invisible format characters; json escapes
     C0 itself) are written as ``\\uXXXX`` escapes, so the document is the same data, inert when
@@ -23,9 +25,8 @@ def dumps(doc: dict) -> str:
     return present.json_escape(json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)) + "\n"
 
 
-def render(run: Run, options: ReportOptions = REPORT_DEFAULTS) -> str:
-    from traceinsight.report.data import report_data
-    return dumps(report_data(run, options.findings))
+def write(document: ReportDocument, options: ReportOptions = REPORT_DEFAULTS) -> str:
+    return dumps(document.data)
 
 
 def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:

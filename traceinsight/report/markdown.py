@@ -11,8 +11,9 @@ import re
 from typing import Any, Sequence
 
 from traceinsight import present
-from traceinsight.model import CATEGORIES, Run
+from traceinsight.model import CATEGORIES
 from traceinsight.report.data import env_value
+from traceinsight.report.document import FindingEntry, HostSession, ModeEntry, ReportDocument
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
 from traceinsight.stats import RATIO_METHOD
 
@@ -119,7 +120,7 @@ def environment_rows(env: dict) -> list[list[str]]:
             for kind, label, v in env_items(env)]
 
 
-def timing_note(modes: list[dict]) -> str:
+def timing_note(modes: Sequence[ModeEntry]) -> str:
     traced = [m["name"] for m in modes if m.get("timing_source") == "traced"]
     note = "Median ms/step of the untraced steps with its 95 % bootstrap interval."
     if traced and len(traced) == sum(1 for m in modes if m.get("timing_source")):
@@ -131,7 +132,7 @@ def timing_note(modes: list[dict]) -> str:
     return note
 
 
-def mode_rows(modes: list[dict]) -> list[list[str]]:
+def mode_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
     rows = []
     for m in modes:
         if m["status"] != "ok" or m.get("median_ms") is None:
@@ -148,7 +149,7 @@ def mode_rows(modes: list[dict]) -> list[list[str]]:
     return rows
 
 
-def category_rows(modes: list[dict]) -> list[list[str]]:
+def category_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
     """Per mode: each category's ms/step in the user's step with its share of it, then the step
     they add up to (the untraced median; a foreign trace's mean traced step)."""
     rows = []
@@ -165,7 +166,7 @@ def category_rows(modes: list[dict]) -> list[list[str]]:
     return rows
 
 
-def correction_note(modes: list[dict], name: Any = None) -> str:
+def correction_note(modes: Sequence[ModeEntry], name: Any = None) -> str:
     """How each mode's split was made from its traced one, and how large the correction was:
     the traced mean step, the untraced median, the method, the largest changes by category."""
     parts = []
@@ -195,7 +196,7 @@ def mean_share(mean: Any, share: Any) -> str:
     return num(mean) + (f" ({present.percent(share)})" if present.is_num(share) and mean else "")
 
 
-def concentrated_note(modes: list[dict], name: Any = None) -> str:
+def concentrated_note(modes: Sequence[ModeEntry], name: Any = None) -> str:
     """Costs concentrated in a few steps that the analysis calls material (``stats.material``):
     the category, the steps it hit and its share of the time above the typical step (empty when
     none; the JSON lists every one)."""
@@ -211,7 +212,7 @@ def concentrated_note(modes: list[dict], name: Any = None) -> str:
     return ("In a few steps only: " + "; ".join(parts) + ".") if parts else ""
 
 
-def distortion_note(modes: list[dict], name: Any = None) -> str:
+def distortion_note(modes: Sequence[ModeEntry], name: Any = None) -> str:
     """Which modes' category split to trust less: the profiler lengthened their traced steps by
     more than the threshold (empty when none)."""
     hit = [m for m in modes if m["status"] == "ok" and m.get("categories_distorted")]
@@ -223,7 +224,7 @@ def distortion_note(modes: list[dict], name: Any = None) -> str:
             "the shares of those modes rest on that correction more than on the trace.")
 
 
-def median_rows(modes: list[dict]) -> list[list[str]]:
+def median_rows(modes: Sequence[ModeEntry]) -> list[list[str]]:
     """Per mode: each category's median ms/step (the typical step; medians do not add up, so no
     total)."""
     return [[code(m["name"])] + (["not recorded"] * len(CATEGORIES)
@@ -232,7 +233,7 @@ def median_rows(modes: list[dict]) -> list[list[str]]:
             for m in modes if m["status"] == "ok"]
 
 
-def finding_lines(findings: list[dict]) -> list[str]:
+def finding_lines(findings: Sequence[FindingEntry]) -> list[str]:
     if not findings:
         return ["No rule found anything to change in this run."]
     out = []
@@ -273,7 +274,7 @@ def _align(cols: Sequence[present.ColumnSpec], mode: bool = False) -> str:
     return ("l" if mode else "") + "".join("r" if c.numeric else "l" for c in cols)
 
 
-def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
+def detail_sections(modes: Sequence[ModeEntry], cap: int | None) -> list[str]:
     ok = [m for m in modes if m["status"] == "ok"]
     out: list[str] = []
 
@@ -341,7 +342,7 @@ def detail_sections(modes: list[dict], cap: int | None) -> list[str]:
     return out
 
 
-def device_section(ok: list[dict], cap: int | None) -> list[str]:
+def device_section(ok: Sequence[ModeEntry], cap: int | None) -> list[str]:
     """GPU traces: per device (the slowest sets the step) and the top kernels with their TF ops."""
     body: list[str] = []
     for m in ok:
@@ -380,9 +381,10 @@ def _cut_to_limit(lines: list[str], limit: int) -> str:
     return "\n".join(out) + note
 
 
-def render_document(doc: dict, limit: int = GITHUB_LIMIT,
+def render_document(document: ReportDocument, limit: int = GITHUB_LIMIT,
                     figures: Sequence[tuple[str, str]] = ()) -> str:
     """``figures``: (alt text, relative path) of SVG pictures written beside the report."""
+    doc = document.data
     run, modes = doc["run"], doc["modes"]
     head = [f"# traceinsight report: {text(run['name'])}", "", f"**{text(doc['summary'])}**", ""]
     wl = run.get("workload") or {}
@@ -415,14 +417,16 @@ def render_document(doc: dict, limit: int = GITHUB_LIMIT,
     if env:
         tail += ["## Environment", ""] + table(["", ""], env) + [""]
     if run.get("command"):
-        tail += ["## Reproduce", "", fence(run["command"], "sh"), ""]
+        tail += ["## Reproduce", "", fence(run["command"] or "", "sh"), ""]
     sessions = doc.get("host_sessions") or []
     for cap in ROW_CAPS:
-        lines = head + host_sections(sessions, cap) + found + detail_sections(modes, cap) + tail
+        lines = (head + host_sections(sessions, document.host_categories, cap) + found
+                 + detail_sections(modes, cap) + tail)
         out = "\n".join(lines)
         if len(out) <= limit:
             return out
-    return _cut_to_limit(head + host_sections(sessions, 0) + found + tail, limit)
+    return _cut_to_limit(head + host_sections(sessions, document.host_categories, 0) + found + tail,
+                         limit)
 
 
 def verify_lines(v: dict | None) -> list[str]:
@@ -458,7 +462,7 @@ def factor_lines(factors: dict | None) -> list[str]:
     return out
 
 
-def figure_lines(modes: list[dict], figures: Sequence[tuple[str, str]]) -> list[str]:
+def figure_lines(modes: Sequence[ModeEntry], figures: Sequence[tuple[str, str]]) -> list[str]:
     """The category bars as a Mermaid chart (GitHub draws it where the report is pasted), then
     image links to the SVG files beside the report when it was written to a file (``report.svg``);
     the tables stay."""
@@ -473,19 +477,20 @@ def figure_lines(modes: list[dict], figures: Sequence[tuple[str, str]]) -> list[
     return out
 
 
-def host_sections(sessions: list[dict], cap: int | None) -> list[str]:
+def host_sections(sessions: Sequence[HostSession], categories: Sequence[list[dict]],
+                  cap: int | None) -> list[str]:
     """Multi-host profile sessions: the hosts side by side, the straggler and the spread, each
-    host's category split, and the steps matched by step_num (``cap`` rows, in a details block)."""
+    host's category split (``categories``: each session's rows), and the steps matched by
+    step_num (``cap`` rows, in a details block)."""
     if not sessions:
         return []
-    from traceinsight.analysis.hosts import category_records
     out = ["", "## Hosts", "",
            "Each profile session with several hosts (a multi-worker job): median ms per steady "
            "step of each host, its ratio to the fastest host with a 95 % bootstrap interval; "
            "where steps line up, in how many steps each host was the slowest and its median wait "
            "for each step's slowest host. The hosts' clocks are not synchronised: steps are "
            "matched by step_num, never by time."]
-    for g in sessions:
+    for g, split in zip(sessions, categories):
         cols = present.host_columns(g["aligned"])
         out += ["", f"### Profile session {code(g['session'], table=False)}", ""]
         out += [f"- {text(line)}" for line in g["sentences"]] + [""]
@@ -495,7 +500,7 @@ def host_sections(sessions: list[dict], cap: int | None) -> list[str]:
             cols = present.host_category_columns(g["category_names"])
             where = ("the device time of each host's slowest device"
                      if g["category_kind"] == "device" else "median ms per steady step")
-            header, rows = spec_table(cols, category_records(g))
+            header, rows = spec_table(cols, split)
             out += ["", f"Category split per host ({where}):", ""] + table(header, rows, _align(cols))
         if g["steps"]:
             header, rows = spec_table(present.HOST_STEP_COLUMNS, g["steps"])
@@ -504,9 +509,8 @@ def host_sections(sessions: list[dict], cap: int | None) -> list[str]:
     return out
 
 
-def render(run: Run, options: ReportOptions = REPORT_DEFAULTS) -> str:
-    from traceinsight.report.data import report_data
-    return render_document(report_data(run, options.findings))
+def write(document: ReportDocument, options: ReportOptions = REPORT_DEFAULTS) -> str:
+    return render_document(document)
 
 
 # ---------------------------------------------------------------------------------------------- diff

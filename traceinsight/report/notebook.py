@@ -2,15 +2,16 @@
 run of its own (``ModeResult.alone``). ``NOTEBOOK`` is the run's ``display``
 (``traceinsight.model.Display``), given by ``traceinsight.load``.
 
-The notebook gets the HTML report itself: the whole page, escaped as one attribute value
-(``srcdoc``) of a sandboxed iframe, so its stylesheet cannot restyle the notebook around it and
-nothing in it runs (the report has no script; the sandbox makes sure). No file is written and
-nothing is fetched.
+The notebook opens on what a reader looks for first, in the cell itself: the summary, the modes
+table and the category bars (``report.html.overview``). The whole HTML report follows: the page,
+escaped as one attribute value (``srcdoc``) of a sandboxed iframe, so its stylesheet cannot
+restyle the notebook around it and nothing in it runs (the report has no script; the sandbox makes
+sure). No file is written and nothing is fetched.
 """
 
 from __future__ import annotations
 
-import html
+import html as html_text
 import sys
 from typing import Any
 
@@ -18,15 +19,18 @@ HEIGHT_PX = 640       # the frame scrolls; a full report is far longer than a no
 
 
 def frame(page: str, title: str) -> str:
-    return (f'<iframe title="{html.escape(title, quote=True)}" sandbox="" '
+    return (f'<iframe title="{html_text.escape(title, quote=True)}" sandbox="" '
             f'style="width:100%;height:{HEIGHT_PX}px;border:1px solid #d0d7de" '
-            f'srcdoc="{html.escape(page, quote=True)}"></iframe>')
+            f'srcdoc="{html_text.escape(page, quote=True)}"></iframe>')
 
 
 def run_html(run: Any) -> str:
     from traceinsight import present
-    from traceinsight.report.html import render
-    return frame(render(run), f"traceinsight report: {present.safe(run.name)}")
+    from traceinsight.report import html
+    from traceinsight.report.data import build
+    document = build(run)
+    return html.overview(document) + "\n" + frame(html.render_document(document),
+                                                   f"traceinsight report: {present.safe(run.name)}")
 
 
 def _console(file: Any) -> Any:

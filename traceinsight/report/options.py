@@ -62,8 +62,8 @@ class TerminalOptions(RenderOptions):
 
 @dataclass(frozen=True)
 class TraceOptions(RenderOptions):
-    """One mode's Chrome trace (trace-event JSON). The mode must hold the per-event data of that
-    pass (``traceinsight.load(path, keep_trace={mode: pass})``)."""
+    """One mode's Chrome trace (trace-event JSON), drawn from that pass's analysis made again
+    from its files (``analysis.timeline.pass_analysis``)."""
     mode: str
     pass_name: Pass = "host"                 # see analysis.mode.TracePass
     steps: tuple[int, ...] | None = None     # only these step numbers (None: the whole trace)

@@ -1,9 +1,10 @@
-"""Inline SVG pictures of a report document (``traceinsight.report.data.report_data``): the
+"""Inline SVG pictures of a report document (``traceinsight.report.document``): the
 category split per mode, the step times of each mode over its run, and the per-step skew of the
 hosts of a multi-host profile session.
 
 Renderers only: every figure comes from the document; which steps are marked (first, stalls,
-retraces) comes from ``traceinsight.analysis.step_marks``. Every string from a trace or a run goes
+retraces) and the steady median they are measured against come with it, computed by the analysis
+(``analysis.step_marks``, ``RunFigures.step_marks``). Every string from a trace or a run goes
 through ``esc`` (``present.safe`` then ``html.escape``); the markup and the colours are ours, and
 the colours of the categories are ``present.CATEGORY_COLORS``, as in the viewer. No script, nothing
 fetched: the SVG is the same inline in the HTML report and as a file beside a markdown report.
@@ -13,11 +14,13 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeGuard
 
 from traceinsight import present
-from traceinsight.analysis.step_marks import STALL_FACTOR, StepMark, step_marks
+from traceinsight.analysis.step_marks import STALL_FACTOR, StepMark, StepMarks
 from traceinsight.model import CATEGORIES
+from traceinsight.report.document import ModeEntry, ReportDocument
 
 COLORS = present.CATEGORY_COLORS
 NO_SPLIT = "#c9ced4"          # a step whose categories the trace cannot split
@@ -42,7 +45,7 @@ def _num(x: Any) -> str:
     return esc(present.ms(x))
 
 
-def _finite(v: Any) -> bool:
+def _finite(v: Any) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
@@ -71,7 +74,7 @@ def _legend(items: list[tuple[str, str]], x: float, y: float, max_x: float) -> t
     return parts, y + 16
 
 
-def category_bars(modes: list[dict]) -> str:
+def category_bars(modes: Sequence[ModeEntry]) -> str:
     """Stacked bars: the user's step of each ok mode split into categories (``category_means``:
     the host-traced split with the profiler's cost taken out), so a bar's length and its label
     are the untraced median the tables beside it show (a foreign trace's: its mean traced
@@ -131,19 +134,17 @@ def _step_tip(mode: str, m: StepMark, rec: dict) -> str:
     return esc(" · ".join(parts), None)
 
 
-def step_chart(mode: dict) -> str:
+def step_chart(mode: ModeEntry, step_marks: StepMarks) -> str:
     """One mode's host-traced steps over the run: a bar per step split by category, the first
-    step, stalls and retraces marked; steps above the scale drawn to the top under a ▲."""
+    step, stalls and retraces marked (``step_marks``, the analysis' marks of its steps table,
+    ``RunFigures.step_marks``); steps above the scale drawn to the top under a ▲."""
     records = mode.get("steps") or []
-    marks = step_marks(records)
+    marks = list(step_marks.marks)
     walls = [m.wall_ms for m in marks if _finite(m.wall_ms)]
     if len(walls) < 2:
         return ""
     steady = [m.wall_ms for m in marks if not m.first and not m.partial and _finite(m.wall_ms)]
-    steady_sorted = sorted(steady)
-    median = (steady_sorted[len(steady_sorted) // 2] if len(steady_sorted) % 2 else
-              sum(steady_sorted[len(steady_sorted) // 2 - 1:len(steady_sorted) // 2 + 1]) / 2) \
-        if steady_sorted else math.nan
+    median = step_marks.steady_median_ms
     # the scale: the steady steps (up to 4x their median); the first step, usually far above
     # them, would flatten every other bar
     cap = max(steady) if steady else max(walls)
@@ -181,7 +182,7 @@ def step_chart(mode: dict) -> str:
         h_total = plot_h * min(wall, cap) / cap
         tip = _step_tip(mode["name"], m, rec)
         parts.append(f"<g><title>{tip}</title>")
-        cats = [(c, rec.get(c)) for c in CATEGORIES if _finite(rec.get(c)) and rec.get(c) > 0]
+        cats = [(c, float(rec[c])) for c in CATEGORIES if _finite(rec.get(c)) and rec[c] > 0]
         if split and cats and wall > 0:
             scale = h_total / wall
             y = float(y0)
@@ -240,7 +241,7 @@ def step_chart(mode: dict) -> str:
                       *parts, *legend, *keys, "</svg>"])
 
 
-def host_skew(session: dict) -> str:
+def host_skew(session: Mapping[str, Any]) -> str:
     """Per aligned step of a multi-host session: how much slower the step's slowest host was than
     its fastest (the others' wait), coloured by the slowest host (grey: a tie)."""
     steps = session.get("steps") or []
@@ -293,15 +294,17 @@ def host_skew(session: dict) -> str:
     return "\n".join([_open(WIDTH, int(bottom) + 6, "per-step host skew"), *parts, *legend, "</svg>"])
 
 
-def figures(doc: dict) -> list[tuple[str, str, str]]:
+def figures(document: ReportDocument) -> list[tuple[str, str, str]]:
     """(file stem, alt text, SVG) of each picture of a report document, in report order."""
+    doc = document.data
     out = []
     bars = category_bars(doc["modes"])
     if bars:
-        out.append(("categories", "ms per untraced step by category and mode (each mode's median, "
-                    "split by category)", bars))
+        out.append(("categories", "ms per untraced step by category and mode (each category's "
+                    "mean ms/step; a bar adds up to the mode's untraced median)", bars))
     for i, m in enumerate([m for m in doc["modes"] if m["status"] == "ok"][:MAX_STEP_CHARTS]):
-        chart = step_chart(m)
+        marks = document.step_marks.get(m["name"])
+        chart = step_chart(m, marks) if marks is not None else ""
         if chart:
             out.append((f"steps-{i + 1}", f"ms per step over the run: {present.safe(m['name'])}",
                         chart))
@@ -325,19 +328,18 @@ def _mermaid_label(name: Any) -> str:
     return '"' + _MERMAID_NAME.sub("_", present.safe(name, 24)) + '"'
 
 
-def mermaid_bars(modes: list[dict]) -> list[str]:
+def mermaid_bars(modes: Sequence[ModeEntry]) -> list[str]:
     """The category bars as a Mermaid chart (GitHub renders it in issues and pull requests):
     Mermaid's bar series overlap, so the stack is drawn as its running sums, the whole first,
     each in its top category's colour."""
     ok = [m for m in modes if m["status"] == "ok" and any(_finite(v) for v in (m.get("category_means") or {}).values())]
     if not ok:
         return []
-    cats = [c for c in CATEGORIES if any(_finite(m["category_means"].get(c)) and m["category_means"][c] > 0
-                                         for m in ok)]
+    means = [{c: v for c, v in m["category_means"].items() if _finite(v)} for m in ok]
+    cats = [c for c in CATEGORIES if any(mm.get(c, 0.0) > 0 for mm in means)]
     sums = []
     for k in range(len(cats), 0, -1):     # op..other, then op..python, ..., op alone
-        sums.append((cats[k - 1], [sum(m["category_means"][c] for c in cats[:k]
-                                       if _finite(m["category_means"].get(c))) for m in ok]))
+        sums.append((cats[k - 1], [sum(mm[c] for c in cats[:k] if c in mm) for mm in means]))
     palette = ", ".join(COLORS[c] for c, _ in sums)
     out = ["```mermaid", "---", "config:", "  themeVariables:", "    xyChart:",
            f'      plotColorPalette: "{palette}"', "---", "xychart-beta",

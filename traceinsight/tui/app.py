@@ -135,7 +135,9 @@ class TraceinsightApp(App):
             row = rows.iloc[0] if len(rows) else None
         except Exception:  # noqa: BLE001 - the overview says why; the detail shows what it can
             row = None
-        self.push_screen(ModeScreen(self.loaded_run.modes[name], row))
+        figures = self.loaded_run.figures
+        self.push_screen(ModeScreen(self.loaded_run.modes[name], row,
+                                    figures.op_ms_per_call.get(name) if figures is not None else None))
 
     def action_compare(self) -> None:
         from traceinsight.tui.compare import CompareScreen, default_pair

@@ -23,10 +23,9 @@ STEP_ROWS = 50   # aligned steps shown per session (the report's JSON has them a
 
 
 def has_hosts(run: Run) -> bool:
-    """Whether some profile session of the run holds two or more hosts (cheap: no figures)."""
-    from traceinsight.analysis.hosts import session_of
-    keys = list(session_of(run).values())
-    return len(set(keys)) < len(keys)
+    """Whether some profile session of the run holds two or more hosts: the hosts' comparison,
+    one of the run's figures, has a group."""
+    return bool(run.host_groups())
 
 
 class HostsScreen(Screen):

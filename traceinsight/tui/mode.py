@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 from rich.text import Text
@@ -83,10 +86,10 @@ def device_text(devices: pd.DataFrame) -> Text:
     return text
 
 
-def with_per_call(ops: pd.DataFrame) -> pd.DataFrame:
-    """The ops table plus self time per call (``analysis.results.ms_per_call``)."""
-    from traceinsight.analysis.results import ms_per_call
-    return ops.assign(ms_per_call=ms_per_call(ops["calls_per_step"], ops["self_ms_per_step"]))
+def with_per_call(ops: pd.DataFrame, per_call: Sequence[float] | None) -> pd.DataFrame:
+    """The ops table plus self time per call (``per_call``, in the table's order: the run's
+    ``RunFigures.op_ms_per_call``; none for a mode shown without its run's figures)."""
+    return ops.assign(ms_per_call=list(per_call) if per_call is not None else math.nan)
 
 
 def op_detail(row: pd.Series) -> Text:
@@ -187,10 +190,12 @@ class ModeScreen(Screen):
         Binding("right", "tab(1)", "Next tab", show=False, priority=True),
     ]
 
-    def __init__(self, mode: ModeResult, summary_row: pd.Series | None) -> None:
+    def __init__(self, mode: ModeResult, summary_row: pd.Series | None,
+                 op_ms_per_call: Sequence[float] | None = None) -> None:
         super().__init__()
         self.mode = mode
         self.summary_row = summary_row
+        self.op_ms_per_call = op_ms_per_call
         self._filled: set[str] = set()
 
     @property
@@ -239,7 +244,8 @@ class ModeScreen(Screen):
         if pane_id == "tab-ops":
             if m.table("ops").empty:
                 return [Static("No ops in this trace.", classes="missing")]
-            return [FrameTable(with_per_call(m.table("ops").to_pandas()), OP_COLUMNS, filter_columns=["op", "type", "thread"], noun="ops",
+            ops = with_per_call(m.table("ops").to_pandas(), self.op_ms_per_call)
+            return [FrameTable(ops, OP_COLUMNS, filter_columns=["op", "type", "thread"], noun="ops",
                                placeholder="/ filter ops by name, type or thread", detail=op_detail,
                                id="ops")]
         if pane_id == "tab-python":

@@ -10,8 +10,8 @@ from traceinsight.runfolder import atomic_write_bytes
 
 def render_markdown(run: Run) -> str:
     """The same markdown ``traceinsight report`` writes."""
-    from traceinsight.report import markdown
-    return markdown.render(run)
+    from traceinsight.report import render
+    return render(run, "md")
 
 
 def default_report_path(run: Run) -> Path:
