@@ -287,8 +287,9 @@ def test_a_run_and_a_mode_print_in_a_few_lines_with_the_pages_figures():
 
 
 # the per-event drawings made on request, not from the run's figures: the Chrome trace draws the
-# pass the mode's own analysis kept (``export``), the timeline screen analyses one pass when it opens
+# pass it analyses again from the mode's files (``export``), the timeline screen analyses one pass when it opens
 ANALYSIS_ON_REQUEST = {("report/chrome_trace.py", "traceinsight.analysis.timeline", "pass_files"),
+                       ("report/chrome_trace.py", "traceinsight.analysis.timeline", "pass_analysis"),
                        ("report/chrome_trace.py", "traceinsight.analysis", "rules"),
                        ("tui/timeline.py", "traceinsight.analysis", "timeline")}
 

@@ -413,9 +413,45 @@ def test_the_supported_range_is_said_as_compat_says_it():
     assert f"TensorFlow {compat.SUPPORTED_RANGE} " in capture.split("The command runs as given", 1)[1][:200]
     pyproject = (root / "pyproject.toml").read_text()
     assert f"need none), {compat.SUPPORTED_RANGE}\n" in pyproject
+    architecture = (root / "ARCHITECTURE.md").read_text()
+    assert f"TF {compat.SUPPORTED_RANGE}, `SUPPORTED_RANGE`" in architecture
     old = {f"2.{n} - 2.21" for n in range(0, 30)} - {compat.SUPPORTED_RANGE}
-    for text in (readme, capture, pyproject):
+    for text in (readme, capture, pyproject, architecture):
         assert not [o for o in old if o in text]
+
+
+def _minor(version: str) -> tuple[int, int] | None:
+    from traceinsight.capture import compat
+    return compat.version_tuple(version)
+
+
+def test_the_texts_and_lists_that_cannot_be_derived_span_compat_s_range():
+    """What cannot read compat at run time agrees with it: README's version table runs from
+    compat.OLDEST to compat.NEWEST, pyproject's comment lines do too and its ``cpu`` extra pins the
+    newest, and the version lists of the tools and tests (tools/make_tf_envs.py, this file's
+    committed traces, test_old_tf's oldest) start at OLDEST and end at NEWEST."""
+    import re
+
+    from traceinsight.capture import compat
+    root = Path(__file__).resolve().parents[1]
+    oldest, newest = (f"{v[0]}.{v[1]}" for v in (compat.OLDEST, compat.NEWEST))
+    readme = (root / "README.md").read_text()
+    table = readme.split("## Supported TensorFlow versions", 1)[1].split("\n## ", 1)[0]
+    rows = [r.split("|")[1].strip() for r in table.splitlines() if re.match(r"^\| \d", r)]
+    assert rows[0].split(" - ")[0] == oldest and rows[-1].split(" - ")[-1] == newest, rows
+    pyproject = (root / "pyproject.toml").read_text()
+    lines = re.findall(r"^#   TF (\S+)(?: - (\S+))? ", pyproject, re.M)
+    assert lines[0][0] == oldest and (lines[-1][1] or lines[-1][0]) == newest, lines
+    pin = re.search(r'^cpu = \["tensorflow-cpu==(\S+?)"', pyproject, re.M).group(1)
+    assert _minor(pin) == compat.NEWEST
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_tf_envs", root / "tools" / "make_tf_envs.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    for versions in (tool.VERSIONS, VERSIONS):
+        assert _minor(versions[0]) == compat.OLDEST and _minor(versions[-1]) == compat.NEWEST, versions
+    old_tf = re.search(r'^OLDEST = "(\S+)"', (root / "tests" / "test_old_tf.py").read_text(), re.M).group(1)
+    assert _minor(old_tf) == compat.OLDEST
 
 
 PYTHON_TRACED = ("2.12.1", "2.13.1", "2.14.1", "2.15.1", "2.16.2")   # 2.21 drops the level asked

@@ -35,7 +35,13 @@ from traceinsight.analysis import (
 )
 from traceinsight.analysis.attribute import Attribution, attribute
 from traceinsight.analysis.events import EventTable, load_files
-from traceinsight.analysis.names import DEVICE_PLANE, HLO_OP, PROFILE_OPTIONS, TF_FUNCTION_CALL
+from traceinsight.analysis.names import (
+    DEVICE_PLANE,
+    HLO_OP,
+    PROFILE_OPTIONS,
+    PYTHON_FRAME,
+    TF_FUNCTION_CALL,
+)
 from traceinsight.analysis.steps import host_events_recorded
 from traceinsight.columns import Columns
 from traceinsight.errors import TraceinsightError
@@ -147,7 +153,7 @@ def analyze_trace(files: Sequence[Path], *, timing: Timing | None = None,
 
 def _has_frames(table: EventTable) -> bool:
     """Does the trace hold python-tracer frames (events named ``$file:line function``)?"""
-    return any(n.startswith("$") for n in table.names)
+    return any(n.startswith(PYTHON_FRAME) for n in table.names)
 
 
 def analyze_pass(host_files: Sequence[Path], python_files: Sequence[Path], pass_name: TracePass,

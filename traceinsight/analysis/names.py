@@ -166,7 +166,9 @@ EXECUTOR_PROPAGATE = _add("ExecutorPropagateOutputs", Kind.EVENT, "the executor 
                           ALL_TF + (Source.TF_GPU_DEMO,))
 THREADPOOL_LISTENER = _add("ThreadpoolListener::", Kind.EVENT_PREFIX,
                            "zero-length thread-pool bookkeeping inside kernels: op",
-                           (Source.TF_2_21_0, Source.JAX_0_8_ROCM, Source.JAX_0_10_CPU,))
+                           (Source.TF_2_21_0, Source.JAX_0_8_ROCM, Source.JAX_0_10_CPU,),
+                           "README's version table lists it for 2.17 - 2.20 too (from captures that are not "
+                           "committed); none of the committed 2.12.1 - 2.16.2 traces holds it")
 
 # --- XLA compilation and execution (TensorFlow's jit_compile, JAX)
 JIT_COMPILER = _add("JitCompiler::", Kind.EVENT_PREFIX,
@@ -246,9 +248,10 @@ MEMORY_DEALLOCATION = _add("MemoryDeallocation", Kind.EVENT, "an allocator event
 # --- Python tracer
 PYTHON_FRAME = _add("$", Kind.EVENT_PREFIX,
                     "a Python tracer frame, ``$<file>:<line> <function>`` or ``$<module> <builtin>`` "
-                    "(python_tracer_level 1)", (Source.TF_2_21_0, Source.JAX_0_8_ROCM,),
-                    "the committed traces hold frames only in tests/data/runs (TF 2.21.0) and the JAX ROCm "
-                    "traces")
+                    "(python_tracer_level 1)", ALL_TF + (Source.JAX_0_8_ROCM,),
+                    "2.12.1 - 2.16.2: the stock ``eager_python`` traces (2.12 and 2.13 write a thread's "
+                    "frames on an unnamed line of their own, read as the thread's: "
+                    "``events.thread_lines``); 2.21.0: tests/data/runs")
 
 # --- Step markers
 STEP_MARKER_TRAIN = _add("train", Kind.EVENT_PREFIX,
@@ -324,7 +327,8 @@ CORRELATION_ID = _add("correlation_id", Kind.STAT,
 PROFILE_OPTIONS = _add("profile_options", Kind.STAT,
                        "the serialized ``ProfileOptions`` a capture really used (plane ``Task Environment``)",
                        (Source.TF_2_21_0, Source.JAX_0_10_CPU,),
-                       "TF 2.21 only among TF's (2.12 - 2.20 record none: ``compat.records_profile_options``)")
+                       "TF 2.21 only among TF's: 2.12 - 2.16, 2.18 and 2.20 record none (checked; 2.17 and "
+                       "2.19 taken to be alike: ``compat.records_profile_options``)")
 PROFILE_START_TIME = _add("profile_start_time", Kind.STAT, "the profile's start (ns)",
                           (Source.TF_2_21_0, Source.JAX_0_8_ROCM, Source.JAX_0_10_CPU, Source.JAX_TPU,))
 PROFILE_STOP_TIME = _add("profile_stop_time", Kind.STAT, "the profile's stop (ns)",
@@ -465,7 +469,8 @@ EXECUTE_WAITS = _family(
     "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice": (Source.JAX_0_10_CPU,),
     "PjRtCpuExecutable::ExecuteHelper": (),
     "PjRtStreamExecutorLoadedExecutable::ExecuteHelper": (Source.JAX_0_8_ROCM,),
-})
+}, "``PjRtCpuExecutable::ExecuteHelper`` is in no committed trace (not checked on a "
+   "trace here)")
 XLA_PASS_NAMES = _family(
     Kind.EVENT,
     "an HLO pass or pipeline, or an MLIR codegen pass, named without a family prefix (``HloPassPipeline`` "

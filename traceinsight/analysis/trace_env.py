@@ -47,11 +47,11 @@ def _device(stats: dict[str, Any]) -> str:
     if major is not None:
         parts.append(f"compute capability {major}.{minor or 0}")
     if _number(stats.get(CORE_COUNT)):
-        parts.append(f"{stats['core_count']} cores")
+        parts.append(f"{stats[CORE_COUNT]} cores")
     if _number(stats.get(MEMORY_SIZE)):
-        parts.append(f"{stats['memory_size'] / 2**30:.1f} GiB")
+        parts.append(f"{stats[MEMORY_SIZE] / 2**30:.1f} GiB")
     if _number(stats.get(CLOCK_RATE)):
-        parts.append(f"{stats['clock_rate'] / 1000:.0f} MHz")
+        parts.append(f"{stats[CLOCK_RATE] / 1000:.0f} MHz")
     return ", ".join(parts)
 
 

@@ -141,7 +141,8 @@ def install_hint(tf_version: str | None = None) -> str:
     The distribution is ``traceinsight-tf`` (``traceinsight`` on PyPI is another project)."""
     if tf_version:
         v = version_tuple(tf_version)
-        pins = " (TF 2.12 - 2.16 need numpy<2 and protobuf<5)" if v is not None and v <= (2, 16) else ""
+        pins = (f" (TF {OLDEST[0]}.{OLDEST[1]} - 2.16 need numpy<2 and protobuf<5)"
+                if v is not None and v <= (2, 16) else "")
         return (f"TensorFlow {tf_version} is installed but does not import: `python -m pip check` there "
                 f"names the package that conflicts with it{pins}; reinstall that one at the version "
                 "TensorFlow requires, not TensorFlow")

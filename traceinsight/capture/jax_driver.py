@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from traceinsight import runfolder
+from traceinsight.analysis.names import STEP_MARKER_TRAIN
 from traceinsight.capture import machine
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.drivers import FitDriver
@@ -53,7 +54,7 @@ def _recorder(phase: str, next_step: int, done: Callable[[Recorder], bool]) -> R
     import jax
     annotation = jax.profiler.StepTraceAnnotation
     return Recorder(None, phase, next_step, done,
-                    marker=lambda step: annotation("train", step_num=step),
+                    marker=lambda step: annotation(STEP_MARKER_TRAIN, step_num=step),
                     enabled=lambda: _Tracing.now)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 
+from traceinsight.capture import compat
 from traceinsight.modekind import (
     BASES,
     FIT,
@@ -29,14 +30,15 @@ FUNCTION = "function"
 
 __all__ = ["JAX_PREFIX", "LEGACY_PREFIX", "TENSOR_SUFFIX", "TF1_PREFIX"]   # re-exported names
 # tf-keras 2.21 declares a dependency on the full `tensorflow` package; beside tensorflow-cpu it is
-# installed without dependencies (everything else it needs comes with TensorFlow).
-TF_KERAS_INSTALL = 'pip install --no-deps "tf-keras==2.21.*"'
+# installed without dependencies (everything else it needs comes with TensorFlow). Without a known
+# TensorFlow: the newest supported one's.
+TF_KERAS_INSTALL = f'pip install --no-deps "tf-keras=={compat.NEWEST[0]}.{compat.NEWEST[1]}.*"'
 
 
 def tf_keras_install(tf_version: str | None = None) -> str:
-    """The install line for the tf-keras matching this TensorFlow (2.21 when not known)."""
-    from traceinsight.capture.compat import version_tuple
-    v = version_tuple(tf_version)
+    """The install line for the tf-keras matching this TensorFlow (the newest supported one's when
+    not known)."""
+    v = compat.version_tuple(tf_version)
     return f'pip install --no-deps "tf-keras=={v[0]}.{v[1]}.*"' if v else TF_KERAS_INSTALL
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from traceinsight.analysis.names import PROFILE_OPTIONS, TASK_ENVIRONMENT
 from traceinsight.xplane import decode_profile_options
 
 __all__ = ["decode_profile_options", "recorded_options", "check"]
@@ -22,10 +23,10 @@ def recorded_options(xplane_path: str | Path) -> dict[str, int] | None:
     space = XSpace()
     space.ParseFromString(Path(xplane_path).read_bytes())
     for plane in space.planes:
-        if plane.name != "Task Environment":
+        if plane.name != TASK_ENVIRONMENT:
             continue
         for stat in plane.stats:
-            if plane.stat_metadata[stat.metadata_id].name == "profile_options":
+            if plane.stat_metadata[stat.metadata_id].name == PROFILE_OPTIONS:
                 kind = stat.WhichOneof("value")
                 raw = stat.bytes_value if kind == "bytes_value" else stat.str_value.encode("latin-1")
                 return decode_profile_options(raw)

@@ -16,7 +16,8 @@ class Recorder:
                  enabled: Callable[[], bool] | None = None):
         if marker is None:
             trace = tf.profiler.experimental.Trace
-            marker = lambda step: trace("train", step_num=step, _r=1)   # noqa: E731
+            from traceinsight.analysis.names import STEP_MARKER_TRAIN  # the marker the analysis finds
+            marker = lambda step: trace(STEP_MARKER_TRAIN, step_num=step, _r=1)   # noqa: E731
         if enabled is None:
             from traceinsight.capture import compat
             enabled = compat.traceme_enabled()

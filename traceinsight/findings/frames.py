@@ -11,6 +11,7 @@ import re
 import numpy as np
 
 from traceinsight import present
+from traceinsight.analysis import names
 from traceinsight.analysis.results import ms_per_call
 from traceinsight.findings import evidence as ev
 from traceinsight.modekind import CALL, EAGER
@@ -33,13 +34,13 @@ def waits_on_tf_data(run: Run, m: ModeResult) -> bool:
         return True
     ops = m.table("ops")
     return (not ops.empty and "type" in ops
-            and any(str(t).startswith("IteratorGetNext") for t in ops["type"]))
+            and any(str(t).startswith(names.ITERATOR_GET_NEXT) for t in ops["type"]))
 
 
 def conversions(m: ModeResult) -> float:
     """Conversions per step that did work: every numpy / Python value converted to a tensor runs
     an ``_EagerConst`` op (a tensor passed to an op is returned unchanged and runs none)."""
-    return _main_calls(m, "_EagerConst")
+    return _main_calls(m, names.EAGER_CONST)
 
 
 def slicing(m: ModeResult) -> float:
@@ -155,7 +156,7 @@ def conversion_words(rows: list[dict]) -> str:
 
 
 # op types that are not kernels: a graph function's call, a conversion, the runtime's own events
-_NOT_KERNELS = frozenset({"tf.function", "_EagerConst", "(runtime)"})
+_NOT_KERNELS = frozenset({"tf.function", names.EAGER_CONST, "(runtime)"})
 
 
 def kernels_recorded(m: ModeResult) -> bool:
@@ -195,7 +196,7 @@ _KERAS_STEP_FUNCTIONS = frozenset({
 
 def function_name(op: str) -> str:
     """``__inference_multi_step_on_iterator_262`` -> ``multi_step_on_iterator``."""
-    name = op.removeprefix("__inference_").removeprefix("__forward_").removeprefix("__backward_")
+    name = op.removeprefix(names.INFERENCE).removeprefix("__forward_").removeprefix("__backward_")
     head, _, tail = name.rpartition("_")
     return head if head and tail.isdigit() else name
 
