@@ -329,6 +329,22 @@ with events.decode_threads(threads):
 """
 
 
+# the control: the same work per thread (hashing, which releases the GIL) by 1 or n threads; on a
+# machine that gives this process n free cores, n threads take as long as one
+CONTROL = """
+import hashlib, os, sys, threading, time
+n = int(sys.argv[1])
+data = os.urandom(32 << 20)
+threads = [threading.Thread(target=lambda: hashlib.sha256(data).digest()) for _ in range(n)]
+t0 = time.perf_counter()
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(time.perf_counter() - t0)
+"""
+
+
 def scaling(args, env: dict[str, str]) -> None:
     """One trace's events decoded by 1, 2, ... threads (this machine's cores), fresh processes
     alternated, medians: the decoder releases the GIL and a large line is cut into runs of whole
@@ -338,30 +354,38 @@ def scaling(args, env: dict[str, str]) -> None:
     cores = os.cpu_count() or 1
     counts = list(range(1, cores + 1))
     times: dict[int, list[float]] = {n: [] for n in counts}
+    control: dict[int, list[float]] = {n: [] for n in counts}
     load = Load()
-    events = 0
+    events = "0"
     for rnd in range(args.repeat + 1):            # the first round untimed (file cache)
         for n in counts:
             out = subprocess.run([sys.executable, "-c", SCALING, str(trace), str(n)], env=env,
                                  cwd=NEUTRAL, capture_output=True, text=True, check=True)
             dt, events = out.stdout.split()
+            ctl = subprocess.run([sys.executable, "-c", CONTROL, str(n)], env=env, cwd=NEUTRAL,
+                                 capture_output=True, text=True, check=True)
             if rnd:
                 times[n].append(float(dt))
+                control[n].append(float(ctl.stdout))
     print()
     print(f"one trace's events loaded ({trace_size(logdir) / 1e6:.0f} MB, {int(events) / 1e6:.1f} M "
           f"events; analysis.events.load_files), by the decoder's thread count, fresh processes "
           f"alternated, median of {args.repeat}:")
-    one = statistics.median(times[1])
+    one, ctl1 = statistics.median(times[1]), statistics.median(control[1])
     for n in counts:
         t = statistics.median(times[n])
-        print(f"    {n} thread{'s' if n > 1 else ' '}: {t:.3f} s   speed-up {one / t:.2f}×")
-    print("    scaling beyond this machine's cores (the goal: near-linear to 8) was not "
-          "measured here")
+        # the control does n times the work with n threads: its speed-up is n * t1 / tn
+        ctl = n * ctl1 / statistics.median(control[n])
+        print(f"    {n} thread{'s' if n > 1 else ' '}: {t:.3f} s   speed-up {one / t:.2f}×   "
+              f"(control, hashing on {n} thread{'s' if n > 1 else ''}: {ctl:.2f}×)")
+    print("    the control shows how many cores the machine gave this process meanwhile; scaling "
+          "beyond this machine's cores (the goal: near-linear to 8) was not measured here")
     print(load.line())
     if cores >= 2:
         up = one / statistics.median(times[2])
-        goal("one trace decoded on both cores: speed-up 1 -> 2 threads", f"{up:.2f}×",
-             "near-linear (2×)", up >= 1.6)
+        ctl = 2 * ctl1 / statistics.median(control[2])
+        goal("one trace decoded on both cores: speed-up 1 -> 2 threads",
+             f"{up:.2f}× (control {ctl:.2f}×)", "near-linear (2×)", up >= 1.6)
     goal("speed-up to 8 cores", "not measured (no machine with more cores)", "near-linear",
          None)
 
