@@ -114,6 +114,8 @@ def main() -> int:
     p.add_argument("--sample", action="store_true")
     p.add_argument("--cold", action="store_true",
                    help="open a copy of RUN without its analysis cache (a first open after capture)")
+    p.add_argument("--json", action="store_true",
+                   help="end with one JSON line of the medians (tools/bench_vs_xprof_rs.py reads it)")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.child:
@@ -144,6 +146,9 @@ def main() -> int:
           f"median {statistics.median(r['cpu_s_total'] for r in results):.2f} s; load average now "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"tensorflow imported: {'YES: ' + ', '.join(tf) if tf else 'no'}")
+    if a.json:
+        print(json.dumps({k: statistics.median(r[k] for r in results)
+                          for k in ("first_s", "wall_s", "figures_s", "cpu_s_drawn")}))
     return 1 if tf else 0
 
 
