@@ -219,9 +219,13 @@ def from_dict(data: Any, key: list, timing: Timing | None) -> ModeResult | None:
 def _sound(mode: ModeResult) -> bool:
     """What the fields' types do not say and the readers of a mode rely on."""
     ev = mode.tracer_events
+    ce = mode.compile_estimate
     return mode.status in ("ok", "failed", "missing") and (
         ev is None or (set(ev.per_step) == set(CATEGORIES)
                        and all(math.isfinite(v) and v >= 0 for v in ev.per_step.values())
                        and (ev.calibration_events is None
                             or (math.isfinite(ev.calibration_events)
-                                and ev.calibration_events >= 0))))
+                                and ev.calibration_events >= 0)))) and (
+        # a compile estimate's times are durations: finite, never negative
+        ce is None or all(v is None or (math.isfinite(v) and v >= 0)
+                          for c in ce.calls for v in (c.first_op_ms, c.steady_op_ms, c.compile_ms)))
