@@ -66,11 +66,11 @@ RATIO_METHOD = ("Ratio: for two modes timed in the same interleaved rounds, the 
                 "their paired rounds' ratios (round i's median step over the other mode's round i; "
                 "round 0 and rounds set aside are not paired), with a 95 % bootstrap interval that "
                 "resamples the rounds and the steps within them, never narrower than the rounds' "
-                f"own ratios with fewer than {_ROUNDS_FOR_PERCENTILES} rounds, and none with fewer "
-                f"than {MIN_PAIRED_ROUNDS}. Otherwise the two modes' median steps divided, with a "
+                f"own ratios with fewer than {_ROUNDS_FOR_PERCENTILES} rounds. With fewer than "
+                f"{MIN_PAIRED_ROUNDS} paired rounds, or none, the two modes' median steps divided, with a "
                 "bootstrap interval of their steps (none with fewer than "
                 f"{MIN_STEPS_FOR_INTERVAL} steps a side), and a change under "
-                f"{RUN_TO_RUN_TOLERANCE * 100:.0f} % is noise: those modes were timed apart. "
+                f"{RUN_TO_RUN_TOLERANCE * 100:.0f} % is noise: those steps were not timed side by side. "
                 "“No measurable difference” when the interval includes 1, the paired rounds order "
                 "the two modes differently, or the change is within that noise.")
 
@@ -256,8 +256,15 @@ def mode_ratio(a: np.ndarray, b: np.ndarray, a_rounds=None, b_rounds=None,
     Otherwise from all the steps (``boot_a`` / ``boot_b``: the modes' bootstrap medians,
     resampled within each mode's rounds: ``ModeResult.boot_medians``, when already computed),
     and a change counts only beyond ``RUN_TO_RUN_TOLERANCE``."""
-    if paired is not None:
+    if paired is not None and len(paired.rounds) >= MIN_PAIRED_ROUNDS:
         return paired_ratio(paired, level)
+    # too few paired rounds for an interval (a disturbed round set aside, ``--rounds 2``): the
+    # steps of all rounds, as for modes timed apart, so that a large change is still one
+    k = len(paired.rounds) if paired is not None else 0
+    few = "" if paired is None else (
+        ("no paired round with steps on both sides" if not k else
+         f"only {k} paired round{'' if k == 1 else 's'} (fewer than {MIN_PAIRED_ROUNDS})")
+        + ": compared by all their steps, as modes timed apart")
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if boot_a is None and len(a) >= MIN_STEPS_FOR_INTERVAL:
@@ -278,6 +285,8 @@ def mode_ratio(a: np.ndarray, b: np.ndarray, a_rounds=None, b_rounds=None,
     significant = orders and beyond(ratio, RUN_TO_RUN_TOLERANCE)
     if orders and not significant:
         note = NOT_INTERLEAVED
+    if few:
+        note = few + (f"; {note}" if note else "")
     return RatioEstimate(ratio, lo, hi, bool(significant), basis, note, (), bool(orders))
 
 
