@@ -92,6 +92,13 @@ def test_a_committed_run_places_every_op_once_and_modes_agree_on_the_layers():
     md = render(run, "md")
     assert present.LAYERS_TITLE in md and \
         "| layer | `eager` | `function` | `xla` | `predict` |" in md
+    # a graph mode says what its table sums (work over threads) beside its op category (the
+    # main thread's wall, mostly the function call's own wait): the XLA step's op time the
+    # layers cannot hold is said, not left out; an eager table adds up to its step and needs none
+    for name in ("function", "xla", "predict"):
+        (note,) = [n for n in run.modes[name].notes if n.startswith("layers: ")]
+        assert "summed over every thread" in note and "tf.function call's own time" in note
+    assert not [n for n in eager.notes if n.startswith("layers: ")]
 
 
 def test_the_viewer_has_a_layers_tab_where_a_mode_has_layers():

@@ -163,6 +163,25 @@ def layers_table(ops: Columns, hlo: Mapping[str, str] | None = None,
                              for k in order])})
 
 
+def coverage_note(table: Columns, ops: Columns, op_wall_ms: float) -> str:
+    """What a graph or XLA mode's layers table measures beside the mode's op category, in words:
+    the table sums the ops' self time over every thread (ops run in parallel, so it is work, not
+    wall time), while the op category is the main thread's wall inside the function call, which
+    also holds the call's own time between its ops (``FUNCTION_TYPE`` rows: the wait for its graph,
+    the runtime's own work), and no layer can hold that. Traced figures, per steady step."""
+    total = float(np.nansum(np.asarray(table["ms_per_step"], dtype=float)))
+    placed = float(np.nansum(np.asarray(table["ms_per_step"], dtype=float)[np.asarray(table["placed"], dtype=bool)]))
+    is_call = np.asarray(ops["type"], dtype=object) == FUNCTION_TYPE
+    call_ms = float(np.asarray(ops["self_ms_per_step"], dtype=float)[is_call].sum())
+    from traceinsight.present import ms
+    return (f"layers: the table holds {ms(total)} ms/step of op self time summed over every thread "
+            f"({ms(placed)} placed in layers, {ms(total - placed)} in none); ops run in parallel, so "
+            f"this is work, not the step's wall: the mode's op category (traced, the main thread's "
+            f"wall) is {ms(op_wall_ms)} ms/step, of which {ms(call_ms)} is the tf.function call's own "
+            "time between its ops (the wait for its graph, the runtime's own work), which no layer "
+            "holds")
+
+
 def _class_of_frame(frame: tuple[str, int, str], layer_calls: Mapping[str, Any] | None) -> str:
     entry = (layer_calls or {}).get(f"{frame[0]}:{frame[1]}")
     return str(entry.get("function") or "") if isinstance(entry, Mapping) else ""

@@ -299,6 +299,8 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
     layer_table = layers.layers_table(ops, hlo, layer_calls)
     if layer_table.empty and python_layers is not None:
         layer_table = python_layers    # how it was placed: the layers title and its source column
+    elif not layer_table.empty and not breakdown.empty:
+        notes.append(layers.coverage_note(layer_table, ops, float(breakdown.row("op")["mean"])))
     return ModeResult(
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
         ops=ops, retraces=retraces.retraces_table(a, signatures),
