@@ -16,8 +16,6 @@ from traceinsight.report import prose
 from traceinsight.report.document import ModeEntry, ReportDocument
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
 from traceinsight.report.sections import (
-    OTHER_TITLE,
-    RETRACES_TITLE,
     Card,
     Code,
     CodeBlock,
@@ -119,10 +117,6 @@ def _plain(parts: Text) -> str:
     return "".join(p.value if isinstance(p, (Words, Code)) else str(p) for p in parts)
 
 
-# the titles this format has said shorter
-_SHORT = {RETRACES_TITLE: "Retraces", OTHER_TITLE: "Events no rule places (other)"}
-
-
 def elements(b: Any) -> list[str]:
     """A block as HTML elements (the page puts one per line)."""
     if isinstance(b, Para):
@@ -147,9 +141,7 @@ def elements(b: Any) -> list[str]:
         head = (code(b.mode) if b.mode is not None else inline(b.name)) + inline(b.title)
         return [f"<h3>{head}</h3>"] + [e for x in b.blocks for e in elements(x)]
     if isinstance(b, Details):
-        summary = _plain(b.summary)
-        summary = esc(_SHORT[summary]) if summary in _SHORT else inline(b.summary)
-        return [f"<details><summary>{summary}</summary>"
+        return [f"<details><summary>{inline(b.summary)}</summary>"
                 + "\n".join(e for x in b.blocks for e in elements(x)) + "</details>"]
     if isinstance(b, Card):
         return [f'<div class="finding {esc(b.style)}"><h3>{inline(b.title)}</h3>'

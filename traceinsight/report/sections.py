@@ -350,10 +350,6 @@ def _all_modes(title: str, ok: Sequence[ModeEntry], rows: list[tuple[Any, Mappin
     return [Details((Words(title),), [modes_column_table(cols, rows, what)])] if rows else []
 
 
-RETRACES_TITLE = "Retraces (tf.function traces per function)"
-OTHER_TITLE = "Events no rule places (category “other”)"
-
-
 def detail_blocks(modes: Sequence[ModeEntry]) -> list[Details]:
     """The collapsible tables after the findings: device side, ops, tf.data stages, retraces,
     Python hotspots, events no rule places, layers, memory, notes."""
@@ -361,10 +357,12 @@ def detail_blocks(modes: Sequence[ModeEntry]) -> list[Details]:
     out = device_details(ok)
     out += _per_mode("Top ops per mode", ok, "ops", present.OP_COLUMNS, "ops", count=True)
     out += _per_mode(present.STAGE_TITLE, ok, "tfdata_stages", present.STAGE_COLUMNS, "stages")
-    out += _all_modes(RETRACES_TITLE, ok, [(m["name"], r) for m in ok for r in m["retraces"]],
+    out += _all_modes("Retraces (tf.function traces per function)", ok,
+                      [(m["name"], r) for m in ok for r in m["retraces"]],
                       present.RETRACE_COLUMNS, "functions")
     out += _per_mode("Python hotspots", ok, "hotspots", present.HOTSPOT_COLUMNS, "functions")
-    out += _all_modes(OTHER_TITLE, ok, [(m["name"], o) for m in ok for o in m["other"]],
+    out += _all_modes("Events no rule places (category “other”)", ok,
+                      [(m["name"], o) for m in ok for o in m["other"]],
                       present.OTHER_COLUMNS, "events")
     names, layers = present.layer_matrix(ok)
     if layers:
