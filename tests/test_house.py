@@ -321,3 +321,22 @@ def test_renderers_import_only_types_and_constants_from_the_analysis():
                     if inspect.ismodule(obj) or (callable(obj) and not inspect.isclass(obj)):
                         found.append((rel, node.module, a.name))
     assert found == [], found
+
+
+def test_renderers_take_no_statistic_of_their_own():
+    """A median, mean or percentile a page shows (a chart's scale, its outliers, a summary line)
+    comes with the run (``RunFigures``: the step series, the step marks) or the report document:
+    no module of ``report/`` or ``tui/`` takes one itself, over binned steps or anything else."""
+    import ast
+    stats = {"median", "nanmedian", "mean", "nanmean", "percentile", "nanpercentile", "quantile",
+             "std", "var", "fmean"}
+    found = []
+    for folder in ("report", "tui"):
+        for path in sorted((ROOT / "traceinsight" / folder).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call):
+                    f = node.func
+                    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                    if name in stats:
+                        found.append(f"{folder}/{path.name}:{node.lineno} {name}()")
+    assert found == [], found

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from traceinsight.model import Display, ModeResult, Run, RunFigures
 
 if TYPE_CHECKING:
-    from traceinsight.analysis.step_marks import StepMarks
+    from traceinsight.analysis.step_marks import StepMarks, StepSeries
     from traceinsight.columns import Columns
     from traceinsight.compare import Comparison
     from traceinsight.factors import FactorTable
@@ -150,6 +150,7 @@ class _Work:
                           disagreements=disagreements, findings_error=self.findings_error,
                           factors=factors, factors_error=factors_error,
                           step_marks=MappingProxyType(self.step_marks()),
+                          step_series=MappingProxyType(self.step_series()),
                           op_ms_per_call=MappingProxyType(self.op_ms_per_call()),
                           hotspots_listed=MappingProxyType(self.hotspots_listed()))
 
@@ -158,6 +159,11 @@ class _Work:
         from traceinsight.analysis.step_marks import mode_step_marks
         return {name: mode_step_marks(m.table("steps").records())
                 for name, m in self.run.modes.items() if m.status == "ok"}
+
+    def step_series(self) -> dict[str, tuple[StepSeries, ...]]:
+        """Each mode's step times for the viewer's chart (``analysis.step_marks``)."""
+        from traceinsight.analysis.step_marks import mode_step_series
+        return {name: mode_step_series(m.timing, m.table("steps")) for name, m in self.run.modes.items()}
 
     def hotspots_listed(self) -> dict[str, Columns]:
         """Each mode's hotspots in the order the reports list them."""
