@@ -148,9 +148,13 @@ def elements(b: Any) -> list[str]:
                 + "".join(e for x in b.blocks for e in elements(x)) + "</div>"]
     if isinstance(b, Section):
         head = f"<h{b.level}>{inline(b.title)}</h{b.level}>"
-        body = [e for x in b.blocks for e in elements(x)]
-        if b.svg:     # pictures: nothing when none was drawn
-            return [head, *body] if any(isinstance(x, Picture) and picture(x) for x in b.blocks) else []
+        body, drawn = [], False
+        for x in b.blocks:
+            els = elements(x)
+            body += els
+            drawn = drawn or (isinstance(x, Picture) and any(els))
+        if b.svg and not drawn:     # a section of pictures, none drawn
+            return []
         return [head, "\n".join(body)] if b.collapsed else [head, *body]
     raise TypeError(f"no HTML for {type(b).__name__}")
 

@@ -335,12 +335,12 @@ def _factor_lines(write: Callable[[dict, Format, Format], list[str]],
     return lambda name, text: write(factors, name, text)
 
 
-def _per_mode(title: str, ok: Sequence[ModeEntry], key: str, cols: Sequence[present.ColumnSpec],
+def _per_mode(title: str, tables: Sequence[tuple[Any, Any]], cols: Sequence[present.ColumnSpec],
               what: str, count: bool = False) -> list[Details]:
-    """One group per mode with rows under ``key``: the mode's name and its table."""
-    groups = [Group((Words(f" ({len(m[key])} {what})"),) if count else (), [  # type: ignore[literal-required]
-        column_table(cols, m[key], what)], m["name"])  # type: ignore[literal-required]
-        for m in ok if m.get(key)]
+    """One group per mode with rows (``tables``: (mode, its rows)): the mode's name, its table."""
+    groups = [Group((Words(f" ({len(rows)} {what})"),) if count else (),
+                    [column_table(cols, rows, what)], mode)
+              for mode, rows in tables if rows]
     return [Details((Words(title),), groups)] if groups else []
 
 
@@ -355,12 +355,15 @@ def detail_blocks(modes: Sequence[ModeEntry]) -> list[Details]:
     Python hotspots, events no rule places, layers, memory, notes."""
     ok = _ok(modes)
     out = device_details(ok)
-    out += _per_mode("Top ops per mode", ok, "ops", present.OP_COLUMNS, "ops", count=True)
-    out += _per_mode(present.STAGE_TITLE, ok, "tfdata_stages", present.STAGE_COLUMNS, "stages")
+    out += _per_mode("Top ops per mode", [(m["name"], m["ops"]) for m in ok], present.OP_COLUMNS,
+                     "ops", count=True)
+    out += _per_mode(present.STAGE_TITLE, [(m["name"], m.get("tfdata_stages")) for m in ok],
+                     present.STAGE_COLUMNS, "stages")
     out += _all_modes("Retraces (tf.function traces per function)", ok,
                       [(m["name"], r) for m in ok for r in m["retraces"]],
                       present.RETRACE_COLUMNS, "functions")
-    out += _per_mode("Python hotspots", ok, "hotspots", present.HOTSPOT_COLUMNS, "functions")
+    out += _per_mode("Python hotspots", [(m["name"], m["hotspots"]) for m in ok],
+                     present.HOTSPOT_COLUMNS, "functions")
     out += _all_modes("Events no rule places (category “other”)", ok,
                       [(m["name"], o) for m in ok for o in m["other"]],
                       present.OTHER_COLUMNS, "events")
