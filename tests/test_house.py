@@ -351,3 +351,22 @@ def test_the_figures_are_one_pass_handed_what_it_reads(monkeypatch):
     run = sample_run()
     assert len(seen) == 1 and run.figures is not None and run.figures.findings_error is None
     assert run.findings
+
+
+def test_renderers_take_no_statistic_of_their_own():
+    """A median, mean or percentile a page shows (a chart's scale, its outliers, a summary line)
+    comes with the run (``RunFigures``: the step series, the step marks) or the report document:
+    no module of ``report/`` or ``tui/`` takes one itself, over binned steps or anything else."""
+    import ast
+    stats = {"median", "nanmedian", "mean", "nanmean", "percentile", "nanpercentile", "quantile",
+             "std", "var", "fmean"}
+    found = []
+    for folder in ("report", "tui"):
+        for path in sorted((ROOT / "traceinsight" / folder).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call):
+                    f = node.func
+                    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                    if name in stats:
+                        found.append(f"{folder}/{path.name}:{node.lineno} {name}()")
+    assert found == [], found

@@ -32,7 +32,7 @@ from traceinsight.model import Display, ModeResult, Run, RunFigures
 from traceinsight.runview import RunView
 
 if TYPE_CHECKING:
-    from traceinsight.analysis.step_marks import StepMarks
+    from traceinsight.analysis.step_marks import StepMarks, StepSeries
     from traceinsight.columns import Columns
 
 
@@ -85,6 +85,8 @@ class _Comparisons:
         return MappingProxyType(both)
 
 
+
+
 def _failed(e: Exception) -> str:
     return f"{type(e).__name__}: {e}"
 
@@ -132,6 +134,7 @@ def figures_of(run: Run, hosts_compared: tuple | None) -> RunFigures:
                       concentrated=view.concentrated, disagreements=disagreements,
                       findings_error=findings_error, factors=factors, factors_error=factors_error,
                       step_marks=MappingProxyType(_step_marks(run)),
+                      step_series=MappingProxyType(_step_series(run)),
                       op_ms_per_call=MappingProxyType(_op_ms_per_call(run)),
                       hotspots_listed=MappingProxyType(_hotspots_listed(run)))
 
@@ -141,6 +144,12 @@ def _step_marks(run: Run) -> dict[str, StepMarks]:
     from traceinsight.analysis.step_marks import mode_step_marks
     return {name: mode_step_marks(m.table("steps").records())
             for name, m in run.modes.items() if m.status == "ok"}
+
+
+def _step_series(run: Run) -> dict[str, tuple[StepSeries, ...]]:
+    """Each mode's step times for the viewer's chart (``analysis.step_marks``)."""
+    from traceinsight.analysis.step_marks import mode_step_series
+    return {name: mode_step_series(m.timing, m.table("steps")) for name, m in run.modes.items()}
 
 
 def _hotspots_listed(run: Run) -> dict[str, Columns]:

@@ -725,6 +725,9 @@ class RunFigures:
     # median, retraces: ``analysis.step_marks.StepMarks``) and the self time of one call of each
     # op of its ops table, in the table's order (``analysis.results.ms_per_call``; NaN: no calls)
     step_marks: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # each mode's step times for the viewer's step chart, with their outliers and the figures the
+    # chart scales by (``analysis.step_marks.StepSeries``: timed steps, then traced ones)
+    step_series: Mapping[str, tuple[Any, ...]] = field(default_factory=lambda: MappingProxyType({}))
     op_ms_per_call: Mapping[str, tuple[float, ...]] = field(
         default_factory=lambda: MappingProxyType({}))
     # each mode's Python hotspots in the order the reports list them (the user's frames first:

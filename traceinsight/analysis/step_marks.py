@@ -82,3 +82,61 @@ def mode_step_marks(records: list[dict], digits: int = 6) -> StepMarks:
     rows = [{**r, "wall_ms": shown(r.get("wall_ms")), "tracing": shown(r.get("tracing"))}
             for r in records]
     return StepMarks(tuple(step_marks(rows)), steady_median(rows))
+
+
+@dataclass(frozen=True)
+class StepSeries:
+    """One series of a mode's step times for the viewer's step chart (``RunFigures.step_series``):
+    the times in step order (ms), which step is the first, which is cut by the trace's end, which
+    is an outlier (a stall: a steady step slower than ``STALL_FACTOR`` times the steady median, the
+    rule of ``step_marks``), and the steady steps' count, min, median and max. ``scale_median_ms``
+    and ``scale_max_ms`` are what the chart scales by: the steady steps', or every step's when
+    there is none."""
+    title: str
+    values: tuple[float, ...]
+    first: tuple[bool, ...]
+    outlier: tuple[bool, ...]
+    n_steady: int
+    steady_min_ms: float
+    steady_median_ms: float
+    steady_max_ms: float
+    scale_median_ms: float
+    scale_max_ms: float
+
+
+def step_series(title: str, values: Iterable[Any], first: Iterable[Any],
+                partial: Iterable[Any] | None = None) -> StepSeries:
+    """``StepSeries`` of step times; ``partial`` steps (cut by the trace's end) are not steady."""
+    import numpy as np
+    v = np.asarray(list(values), dtype=float)
+    f = np.asarray(list(first), dtype=bool)
+    p = np.asarray(list(partial), dtype=bool) if partial is not None else np.zeros(len(v), dtype=bool)
+    steady = v[~f & ~p]
+    scale = steady if len(steady) else v
+    median = float(np.median(steady)) if len(steady) else math.nan
+    outlier = ~f & ~p & (v > STALL_FACTOR * median) if len(steady) else np.zeros(len(v), dtype=bool)
+    return StepSeries(
+        title=title, values=tuple(v.tolist()), first=tuple(f.tolist()), outlier=tuple(outlier.tolist()),
+        n_steady=len(steady),
+        steady_min_ms=float(steady.min()) if len(steady) else math.nan, steady_median_ms=median,
+        steady_max_ms=float(steady.max()) if len(steady) else math.nan,
+        scale_median_ms=float(np.median(scale)) if len(scale) else math.nan,
+        scale_max_ms=float(scale.max()) if len(scale) else math.nan)
+
+
+def mode_step_series(timing: Any, steps: Any) -> tuple[StepSeries, ...]:
+    """A mode's ``StepSeries``: its timed steps (no profiler, the first step before them: a
+    ``model.Timing``), then its host-traced ones (its ``steps`` table)."""
+    import numpy as np
+    series = []
+    if timing is not None and len(timing.steps_s):
+        vals = np.asarray(timing.steps_s, dtype=float) * 1e3
+        first = np.zeros(len(vals), dtype=bool)
+        if timing.first_step_s is not None:
+            vals = np.concatenate([[timing.first_step_s * 1e3], vals])
+            first = np.concatenate([[True], first])
+        series.append(step_series("Timed steps (no profiler), ms", vals, first))
+    if not steps.empty:
+        series.append(step_series("Traced steps (host tracer), ms", steps["wall_ms"], steps["first"],
+                                  steps["partial"] if "partial" in steps else None))
+    return tuple(series)

@@ -1,4 +1,5 @@
-"""One self-contained HTML file: inline CSS and SVG, no script, nothing fetched.
+"""One self-contained HTML file: inline CSS and SVG, no script, nothing fetched. It writes the
+report's and the diff's blocks (``sections.py``) as HTML elements, one per line.
 
 Every string that comes from a trace or a run (op, function and mode names, errors, environment,
 commands) goes through ``esc``: ``present.safe`` (control and bidi characters as visible escapes,
@@ -8,22 +9,37 @@ long names cut) then ``html.escape(..., quote=True)``; the only markup is ours.
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from traceinsight import present
 from traceinsight.report import prose
-from traceinsight.report.document import FindingEntry, HostSession, ModeEntry, ReportDocument
+from traceinsight.report.document import ModeEntry, ReportDocument
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
-from traceinsight.report.prose import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE
-from traceinsight.stats import RATIO_METHOD
-
-if TYPE_CHECKING:
-    from traceinsight.analysis.step_marks import StepMarks
+from traceinsight.report.sections import (
+    Card,
+    Code,
+    CodeBlock,
+    Details,
+    Flag,
+    Group,
+    Items,
+    Page,
+    Para,
+    Picture,
+    Prose,
+    ProseList,
+    Section,
+    Strong,
+    Table,
+    Text,
+    Words,
+    column_table,
+    diff_page,
+    report_page,
+)
 
 TOP_ROWS = 25
 
-COLORS = present.CATEGORY_COLORS
 MAX_TEXT = 4000       # characters of one paragraph (evidence quotes op names)
 
 CSS = """
@@ -44,12 +60,6 @@ def esc(s: Any, limit: int | None = MAX_TEXT, newlines: bool = False) -> str:
     return html.escape(present.safe(s, limit, newlines=newlines), quote=True)
 
 
-def num(x: Any) -> str:
-    return esc(present.ms(x))
-
-
-def signed(x: Any) -> str:
-    return esc(present.signed_ms(x))
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: str = "",
@@ -68,9 +78,6 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: str = "
     return "\n".join(out)
 
 
-def integer(x: Any) -> str:
-    return esc(present.integer(x))
-
 
 def code(s: Any) -> str:
     return f"<code>{esc(s, present.MAX_NAME)}</code>"
@@ -80,39 +87,95 @@ def pre(s: Any) -> str:
     return f"<pre><code>{esc(s, None, newlines=True)}</code></pre>"
 
 
-def bars_svg(modes: Sequence[ModeEntry]) -> str:
-    """Stacked bars: mean ms/step per category of each ok mode (``report.svg``)."""
-    from traceinsight.report.svg import category_bars
-    return category_bars(modes)
+# ------------------------------------------------------------------------------------------ blocks
+
+def inline(parts: Text) -> str:
+    out = []
+    for p in parts:
+        if isinstance(p, Code):
+            out.append(code(p.value))
+        elif isinstance(p, Words):
+            out.append(esc(p.value))
+        elif isinstance(p, Strong):
+            out.append(f"<b>{inline(p.parts)}</b>")
+        elif isinstance(p, Flag):
+            out.append(f"<span class=\"sig\">{esc(p.value)}</span>")
+        elif isinstance(p, Prose):
+            out.append(p.write(code, esc))
+        else:
+            out.append(esc(p))
+    return "".join(out)
 
 
-def step_charts(modes: Sequence[ModeEntry], marks: Mapping[str, StepMarks]) -> list[str]:
-    """Each ok mode's steps over the run (``report.svg``), under a heading."""
-    from traceinsight.report.svg import MAX_STEP_CHARTS, step_chart
-    ok = [m for m in modes if m["status"] == "ok"]
-    charts = [c for c in (step_chart(m, marks[m["name"]]) if m["name"] in marks else ""
-                          for m in ok[:MAX_STEP_CHARTS]) if c]
-    if not charts:
-        return []
-    more = (f" The first {MAX_STEP_CHARTS} of {len(ok)} modes; the JSON report has every step."
-            if len(ok) > MAX_STEP_CHARTS else "")
-    return ["<h2>Steps over the run</h2>",
-            "<p class=\"muted\">Each host-traced step, split by category; the first step, stalls "
-            f"and retraces marked. Hover a bar for its figures.{more}</p>", *charts]
+def _note(parts: Text) -> str:
+    """A muted note: names as plain text, the whole sentence escaped."""
+    return "".join(esc(p.write(present.safe if p.names == "code" else str, str))
+                   if isinstance(p, Prose) else inline((p,)) for p in parts)
 
 
-def environment_table(env: dict) -> str:
-    rows = prose.environment_rows(env, esc, code)
-    return table(["", ""], rows) if rows else ""
+def _plain(parts: Text) -> str:
+    return "".join(p.value if isinstance(p, (Words, Code)) else str(p) for p in parts)
 
 
-def columns_table(cols: Sequence[present.ColumnSpec], records: Sequence[Mapping[str, Any]]) -> str:
-    """A table by its column specs, every row."""
-    return table([c.label for c in cols], [_cells(cols, r) for r in records], _align(cols))
+def elements(b: Any) -> list[str]:
+    """A block as HTML elements (the page puts one per line)."""
+    if isinstance(b, Para):
+        if b.role == "note":
+            return [f"<p class=\"muted\">{_note(b.text)}</p>"]
+        return [f"<p class=\"summary\">{inline(b.text)}</p>" if b.role == "summary"
+                else f"<p>{inline(b.text)}</p>"]
+    if isinstance(b, Items):
+        items = (b.items.write(code, esc) if isinstance(b.items, ProseList)
+                 else [inline(i) for i in b.items])
+        return ["<ul>" + "".join(f"<li>{x}</li>" for x in items) + "</ul>"]
+    if isinstance(b, Table):
+        rows = (b.rows.write(code, esc) if isinstance(b.rows, ProseList)
+                else [[inline((c,)) for c in r] for r in b.rows])
+        return [table([inline((h,)) for h in b.header], rows, b.align,
+                      TOP_ROWS if b.what else None, b.what or "rows")]
+    if isinstance(b, CodeBlock):
+        return [pre(b.text)]
+    if isinstance(b, Picture):
+        return picture(b)
+    if isinstance(b, Group):
+        head = (code(b.mode) if b.mode is not None else inline(b.name)) + inline(b.title)
+        return [f"<h3>{head}</h3>"] + [e for x in b.blocks for e in elements(x)]
+    if isinstance(b, Details):
+        return [f"<details><summary>{inline(b.summary)}</summary>"
+                + "\n".join(e for x in b.blocks for e in elements(x)) + "</details>"]
+    if isinstance(b, Card):
+        return [f'<div class="finding {esc(b.style)}"><h3>{inline(b.title)}</h3>'
+                + "".join(e for x in b.blocks for e in elements(x)) + "</div>"]
+    if isinstance(b, Section):
+        head = f"<h{b.level}>{inline(b.title)}</h{b.level}>"
+        body, drawn = [], False
+        for x in b.blocks:
+            els = elements(x)
+            body += els
+            drawn = drawn or (isinstance(x, Picture) and any(els))
+        if b.svg and not drawn:     # a section of pictures, none drawn
+            return []
+        return [head, "\n".join(body)] if b.collapsed else [head, *body]
+    raise TypeError(f"no HTML for {type(b).__name__}")
+
+
+def picture(p: Picture) -> list[str]:
+    """Inline SVG (``report/svg.py``): the category bars, each mode's steps over the run, a profile
+    session's hosts; the Mermaid chart and the SVG files beside a markdown report are not drawn."""
+    from traceinsight.report import svg
+    if p.kind == "bars":
+        return [svg.category_bars(p.data)]
+    if p.kind == "host_skew":
+        return [svg.host_skew(p.data)]
+    if p.kind == "steps":
+        modes, marks = p.data
+        return [c for c in (svg.step_chart(m, marks[m["name"]]) if m["name"] in marks else ""
+                            for m in modes) if c]
+    return []
 
 
 def modes_table(modes: Sequence[ModeEntry]) -> str:
-    return columns_table(prose.MODE_COLUMNS, modes)
+    return elements(column_table(prose.MODE_COLUMNS, modes))[0]
 
 
 def overview(document: ReportDocument) -> str:
@@ -120,161 +183,7 @@ def overview(document: ReportDocument) -> str:
     the modes table and the category bars."""
     doc = document.data
     return "\n".join([f"<p><b>{esc(doc['summary'])}</b></p>", modes_table(doc["modes"]),
-                      bars_svg(doc["modes"])])
-
-
-def _findings(findings: Sequence[FindingEntry]) -> str:
-    if not findings:
-        return "<p>No rule found anything to change in this run.</p>"
-    out = []
-    for f in findings:
-        saving = (f"<b>Saves ≈ {num(f['saving_ms'])} ms/step</b> ({esc(f['saving_basis'])})"
-                  if f.get("saving_ms") is not None else
-                  f"<b>No saving estimate</b> ({esc(f['saving_basis'])})")
-        out.append(
-            f'<div class="finding {esc(f["severity"])}"><h3>{integer(f["rank"])}. {esc(f["title"])}</h3>'
-            f"<p>{saving} · severity {esc(f['severity'])} · rule <code>{esc(f['rule'])}</code> · modes "
-            + ", ".join(code(m) for m in f["modes"]) + "</p>"
-            f"<p>{esc(f['evidence'])}</p>{pre(f['fix'])}</div>")
-    return "\n".join(out)
-
-
-def _verified(v: dict | None) -> list[str]:
-    """``capture --verify``: each finding's claimed saving against the fix applied."""
-    from traceinsight.report import verify_text as vt
-    if not v:
-        return []
-    return ["<h2>Claimed against measured (capture --verify)</h2>",
-            table(vt.HEADER, vt.rows(v, code, esc), "lllrrr"),
-            "<ul>" + "".join(f"<li>{x}</li>" for x in vt.notes(v, code, esc)) + "</ul>"]
-
-
-def _factors(factors: dict | None) -> list[str]:
-    """The factor table (``report/factor_text.py``), after the findings; none without a pair."""
-    from traceinsight.report import factor_text as ft
-    if not factors or not ft.has_table(factors):
-        return []
-    out = ["<h2>Factors: what separates the modes</h2>", f"<p class=\"muted\">{esc(ft.INTRO)}</p>",
-           table(ft.EFFECT_HEADER, ft.effect_rows(factors, code, esc), "lllll")]
-    for title, lines in (("Gaps split into factors", ft.gap_sentences(factors, code, esc)),
-                         ("Interactions", ft.interaction_sentences(factors, code, esc)),
-                         ("No pair in this run", ft.absent_sentences(factors, code, esc))):
-        if lines:
-            out += [f"<h3>{esc(title)}</h3>", "<ul>" + "".join(f"<li>{x}</li>" for x in lines) + "</ul>"]
-    return out
-
-
-def _cells(cols: Sequence[present.ColumnSpec], row: Mapping[str, Any]) -> list[str]:
-    out = []
-    for c in cols:
-        v = c.value(row)
-        out.append(esc(c.format(v)) if c.format is not None else esc(v) if c.text else code(v))
-    return out
-
-
-def _align(cols: Sequence[present.ColumnSpec]) -> str:
-    return "".join("r" if c.numeric else "l" for c in cols)
-
-
-def spec_table(cols: Sequence[present.ColumnSpec], records: Sequence[Mapping[str, Any]],
-               what: str) -> str:
-    """A per-mode table by its column specs (``present``), the first TOP_ROWS rows."""
-    return table([c.label for c in cols], [_cells(cols, r) for r in records], _align(cols),
-                 TOP_ROWS, what)
-
-
-def _details(modes: Sequence[ModeEntry]) -> str:
-    ok = [m for m in modes if m["status"] == "ok"]
-    out = [_device_details(ok)] if any(m.get("devices") for m in ok) else []
-    body = []
-    for m in ok:
-        if m["ops"]:
-            body.append(f"<h3>{code(m['name'])} ({len(m['ops'])} ops)</h3>")
-            body.append(spec_table(present.OP_COLUMNS, m["ops"], "ops"))
-    if body:
-        out.append("<details><summary>Top ops per mode</summary>" + "\n".join(body) + "</details>")
-    body = []
-    for m in ok:
-        if m.get("tfdata_stages"):
-            body.append(f"<h3>{code(m['name'])}</h3>")
-            body.append(spec_table(present.STAGE_COLUMNS, m["tfdata_stages"], "stages"))
-    if body:
-        out.append(f"<details><summary>{esc(present.STAGE_TITLE)}</summary>" + "\n".join(body)
-                   + "</details>")
-    rows = [[code(m["name"])] + _cells(present.RETRACE_COLUMNS, r) for m in ok for r in m["retraces"]]
-    if rows:
-        out.append("<details><summary>Retraces</summary>" + table(
-            ["mode"] + [c.label for c in present.RETRACE_COLUMNS], rows,
-            "l" + _align(present.RETRACE_COLUMNS), TOP_ROWS, "functions") + "</details>")
-    body = []
-    for m in ok:
-        if m["hotspots"]:
-            body.append(f"<h3>{code(m['name'])}</h3>")
-            body.append(spec_table(present.HOTSPOT_COLUMNS, m["hotspots"], "functions"))
-    if body:
-        out.append("<details><summary>Python hotspots</summary>" + "\n".join(body) + "</details>")
-    rows = [[code(m["name"])] + _cells(present.OTHER_COLUMNS, o) for m in ok for o in m["other"]]
-    if rows:
-        out.append("<details><summary>Events no rule places (other)</summary>"
-                   + table(["mode"] + [c.label for c in present.OTHER_COLUMNS], rows,
-                           "l" + _align(present.OTHER_COLUMNS), TOP_ROWS, "events")
-                   + "</details>")
-    names, layers = present.layer_matrix(ok)
-    if layers:
-        out.append(f"<details><summary>{esc(present.LAYERS_TITLE)}</summary>" + table(
-            ["layer"] + [code(n) for n in names], [[code(lay)] + [esc(present.ms(v)) for v in vals] for lay, vals in layers],
-            "l" + "r" * len(names), TOP_ROWS, "layers") + "</details>")
-    rows = [[code(m["name"])] + _cells(present.MEMORY_COLUMNS, m["memory"]) for m in ok
-            if present.memory_recorded(m.get("memory"))]
-    if rows:
-        out.append(f"<details><summary>{esc(present.MEMORY_TITLE)}</summary>" + table(
-            ["mode"] + [c.label for c in present.MEMORY_COLUMNS], rows,
-            "l" + _align(present.MEMORY_COLUMNS), TOP_ROWS, "modes") + "</details>")
-    notes = [f"<li>{code(m['name'])}: {esc(n)}</li>" for m in modes for n in m.get("notes", [])]
-    notes += [f"<li>{code(m['name'])}: {esc(m['step_rule'])}</li>" for m in ok if m.get("step_rule")]
-    if notes:
-        out.append("<details><summary>Notes and how steps were found</summary><ul>"
-                   + "".join(notes) + "</ul></details>")
-    return "\n".join(out)
-
-
-def _hosts(sessions: Sequence[HostSession], categories: Sequence[list[dict]]) -> list[str]:
-    """Multi-host profile sessions: the hosts side by side, the straggler and the spread, each
-    host's category split (``categories``: each session's rows), and the steps matched by
-    step_num (first TOP_ROWS)."""
-    if not sessions:
-        return []
-    out = ["<h2>Hosts</h2>",
-           f"<p class=\"muted\">{prose.HOSTS_INTRO}</p>"]   # our words: nothing to escape
-    for g, split in zip(sessions, categories):
-        out.append(f"<h3>Profile session {code(g['session'])}</h3>")
-        out.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in g["sentences"]) + "</ul>")
-        out.append(spec_table(present.host_columns(g["aligned"]), g["hosts"], "hosts"))
-        if g["category_names"]:
-            out.append(f"<p>{esc(prose.host_split_caption(g))}</p>")
-            out.append(spec_table(present.host_category_columns(g["category_names"]),
-                                  split, "rows"))
-        if g["steps"]:
-            from traceinsight.report.svg import host_skew
-            out.append(host_skew(g))
-            out.append(f"<details><summary>Steps matched by step_num ({len(g['steps'])})</summary>"
-                       + spec_table(present.HOST_STEP_COLUMNS, g["steps"], "steps")
-                       + "</details>")
-    return out
-
-
-def _device_details(ok: Sequence[ModeEntry]) -> str:
-    """GPU traces: per device (the slowest sets the step) and the top kernels with their TF ops."""
-    body = []
-    for m in ok:
-        if not m.get("devices"):
-            continue
-        body.append(f"<h3>{code(m['name'])}: median ms per steady step and device</h3>")
-        body.append(spec_table(prose.DEVICE_COLUMNS, m["devices"], "devices"))
-        if m.get("kernels"):
-            body.append(spec_table(prose.KERNEL_COLUMNS, m["kernels"], "kernels"))
-    return ("<details><summary>Device side (kernels, copies, idle; per device)</summary>"
-            + "\n".join(body) + "</details>")
+                      *picture(Picture("bars", doc["modes"]))])
 
 
 def _page(title: str, body: list[str]) -> str:
@@ -283,86 +192,21 @@ def _page(title: str, body: list[str]) -> str:
             + "\n".join(body) + "\n</body></html>\n")
 
 
+def render_page(page: Page) -> str:
+    body = [f"<h1>{inline(page.title)}</h1>"]
+    body += [e for p in page.lead for e in elements(p)]
+    body += [e for s in page.sections for e in elements(s)]
+    return _page(_plain(page.title), body)
+
+
 def render_document(document: ReportDocument) -> str:
-    doc = document.data
-    run, modes = doc["run"], doc["modes"]
-    ok = [m for m in modes if m["status"] == "ok"]
-    body = [f"<h1>traceinsight report: {esc(run['name'])}</h1>",
-            f"<p class=\"summary\">{esc(doc['summary'])}</p>"]
-    wl = run.get("workload") or {}
-    if wl.get("path") or wl.get("name"):
-        body.append(f"<p class=\"muted\">Workload {code(wl.get('path') or wl.get('name'))}"
-                    + (f" ({esc(wl['kind'])})" if wl.get("kind") else "")
-                    + f" · {esc(doc['generator'])}</p>")
-    # the same order as the markdown report: the modes, where their time goes, the findings,
-    # then the environment (the notebook shows this page and opens on the modes and the chart)
-    body += ["<h2>Modes</h2>",
-             f"<p class=\"muted\">{esc(prose.timing_note(modes, present.safe))} {esc(RATIO_METHOD)}</p>",
-             modes_table(modes),
-             "<h2>Where the time goes</h2>",
-             f"<p class=\"muted\">{esc(CATEGORY_MEANS_NOTE)}.</p>",
-             bars_svg(modes),
-             columns_table(prose.CATEGORY_COLUMNS, ok),
-             *[f"<p class=\"muted\">{esc(note)}</p>"
-               for note in (prose.distortion_note(modes, str), prose.correction_note(modes, str),
-                            prose.concentrated_note(modes, str)) if note],
-             f"<p class=\"muted\">{esc(CATEGORY_MEDIANS_NOTE)}</p>",
-             columns_table(prose.MEDIAN_COLUMNS, ok),
-             *step_charts(modes, document.step_marks),
-             *_hosts(doc.get("host_sessions") or [], document.host_categories),
-             "<h2>Findings</h2>", _findings(doc["findings"]), *_verified(doc.get("verify")),
-             *_factors(doc.get("factors")),
-             "<h2>Details</h2>", _details(modes)]
-    env = environment_table(doc.get("environment") or {})
-    if env:
-        body += ["<h2>Environment</h2>", env]
-    if run.get("command"):
-        body += ["<h2>Reproduce</h2>", pre(run["command"])]
-    return _page(f"traceinsight report: {run['name']}", body)
+    return render_page(report_page(document))
 
 
 def write(document: ReportDocument, options: ReportOptions = REPORT_DEFAULTS) -> str:
     return render_document(document)
 
 
+
 def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:
-    a, b = diff["a"]["name"], diff["b"]["name"]
-    body = [f"<h1>traceinsight diff: {esc(a)} → {esc(b)}</h1>",
-            f"<p class=\"summary\">{esc(diff['summary'])}</p>"]
-    if diff["environment_changes"]:
-        body += ["<h2>Environment changes</h2>", table(
-            ["", esc(a), esc(b)], [[esc(c["key"]), prose.env_value(c["a"], esc, code),
-                                    prose.env_value(c["b"], esc, code)]
-                                   for c in diff["environment_changes"]])]
-    body += ["<h2>Modes</h2>", "<p class=\"muted\">Delta = B − A in ms/step (positive: B is slower).</p>",
-             table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
-                   [[code(p["a"]), code(p["b"]), num(p["a_ms"]), num(p["b_ms"]), signed(p["delta_ms"]),
-                     esc(present.ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi"), p.get("ratio_note"))),
-                     "<span class=\"sig\">yes</span>" if p["significant"] else "no"]
-                    for p in diff["pairs"]], "llrrrll")]
-    for side, label in (("only_in_a", "A"), ("only_in_b", "B")):
-        if diff[side]:
-            body.append(f"<p>Only in {label}: " + ", ".join(code(n) for n in diff[side]) + "</p>")
-    for p in diff["pairs"]:
-        body += [f"<h2>{code(p['a'])} → {code(p['b'])}</h2>", f"<p>{esc(p['sentence'])}</p>",
-                 table(["category", "A ms/step", "B ms/step", "delta", "95 % CI of delta", "significant"],
-                       [[esc(c["category"]), num(c["a_ms"]), num(c["b_ms"]), signed(c["delta_ms"]),
-                         f"{num(c['delta_lo'])} … {num(c['delta_hi'])}"
-                         if c.get("delta_lo") is not None else "–",
-                         {True: "yes", False: "no", None: "–"}[c.get("significant")]]
-                        for c in p["categories"]], "lrrrll")]
-        ops = []
-        for kind in ("slower", "faster", "added", "removed"):
-            if p["ops"][kind]:
-                ops.append(f"<h3>{kind} ({len(p['ops'][kind])})</h3>" + table(
-                    ["op", "type", "thread", "A ms/step", "B ms/step", "delta"],
-                    [[code(o["op"]), code(o["type"]), esc(o["thread"]), num(o["a_ms"]), num(o["b_ms"]),
-                      signed(o["delta_ms"])] for o in p["ops"][kind]], "lllrrr", TOP_ROWS, "ops"))
-        if ops:
-            body.append(f"<details><summary>Op diff ({int(p['ops']['same_count'])} ops unchanged)"
-                        "</summary>" + "\n".join(ops) + "</details>")
-        if p["retraces"]:
-            body.append("<details><summary>Retrace diff</summary>"
-                        + spec_table(present.RETRACE_DIFF_COLUMNS, p["retraces"], "functions")
-                        + "</details>")
-    return _page(f"traceinsight diff: {a} → {b}", body)
+    return render_page(diff_page(diff))

@@ -1,5 +1,6 @@
-"""GitHub-flavoured markdown that pastes into a bug issue: summary, environment, modes, categories,
-findings, collapsible details (top ops, retraces, Python hotspots) and the reproducing command.
+"""GitHub-flavoured markdown that pastes into a bug issue: the report's blocks (``sections.py``:
+the modes, where the time goes, the findings, collapsible details, the environment and the
+reproducing command) written as markdown, and the diff's.
 
 GitHub refuses issue bodies over 65,536 characters: long tables are cut, whole rows at a time, with a
 note saying how many rows were left out (the JSON report keeps them all).
@@ -8,15 +9,32 @@ note saying how many rows were left out (the JSON report keeps them all).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any, Sequence
 
 from traceinsight import present
-from traceinsight.report import prose
-from traceinsight.report.document import FindingEntry, HostSession, ModeEntry, ReportDocument
+from traceinsight.report.document import ReportDocument
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
-from traceinsight.report.prose import CATEGORY_MEANS_NOTE, CATEGORY_MEDIANS_NOTE
-from traceinsight.stats import RATIO_METHOD
+from traceinsight.report.sections import (
+    Card,
+    Code,
+    CodeBlock,
+    Details,
+    Flag,
+    Group,
+    Items,
+    Page,
+    Para,
+    Picture,
+    Prose,
+    ProseList,
+    Section,
+    Strong,
+    Table,
+    Text,
+    Words,
+    diff_page,
+    report_page,
+)
 
 GITHUB_LIMIT = 65_536
 MAX_CELL = present.MAX_NAME          # characters of one table cell (op names can be huge)
@@ -52,8 +70,6 @@ def fence(body: str, lang: str = "") -> str:
     return f"{'`' * ticks}{lang}\n{body.rstrip()}\n{'`' * ticks}"
 
 
-num = present.ms
-
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "",
           cap: int | None = None, what: str = "rows") -> list[str]:
@@ -68,24 +84,25 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "",
     return out
 
 
-# ----------------------------------------------------------------------------------------- sections
+# ------------------------------------------------------------------------------------------ blocks
 
-def finding_lines(findings: Sequence[FindingEntry]) -> list[str]:
-    if not findings:
-        return ["No rule found anything to change in this run."]
+def inline(parts: Text, table: bool = False) -> str:
+    """Inline parts in markdown (``table``: in a table cell, where a code span escapes pipes)."""
     out = []
-    for f in findings:
-        out.append(f"### {f['rank']}. {text(f['title'])}")
-        out.append("")
-        if f.get("saving_ms") is not None:
-            head = f"**Saves ≈ {num(f['saving_ms'])} ms/step** ({text(f['saving_basis'])})"
+    for p in parts:
+        if isinstance(p, Code):
+            out.append(code(p.value, table=table))
+        elif isinstance(p, Words):
+            out.append(p.value)
+        elif isinstance(p, Strong):
+            out.append("**" + inline(p.parts, table) + "**")
+        elif isinstance(p, Flag):
+            out.append(p.value)
+        elif isinstance(p, Prose):
+            out.append(p.write(_name if p.names == "code" else text, text))
         else:
-            head = f"**No saving estimate** ({text(f['saving_basis'])})"
-        modes = ", ".join(code(m, table=False) for m in f["modes"])
-        out += [f"{head} · severity {text(f['severity'])} · rule {code(f['rule'], table=False)} · "
-                f"modes {modes}", "",
-                text(f["evidence"]), "", fence(f["fix"], "python"), ""]
-    return out
+            out.append(text(p))
+    return "".join(out)
 
 
 def _name(n: Any) -> str:
@@ -93,110 +110,75 @@ def _name(n: Any) -> str:
     return code(n, table=False)
 
 
-def _details(summary: str, body: list[str]) -> list[str]:
-    return ["<details>", f"<summary>{summary}</summary>", ""] + body + ["", "</details>", ""]
+class _Writer:
+    """The blocks of ``sections`` as markdown lines; ``cap`` rows per table that may be cut,
+    ``figures`` (alt text, relative path) of SVG files beside the report."""
 
+    def __init__(self, cap: int | None, figures: Sequence[tuple[str, str]] = ()):
+        self.cap, self.figures = cap, figures
 
-def _cell(c: present.ColumnSpec, row: Mapping[str, Any]) -> str:
-    v = c.value(row)
-    if c.format is not None:
-        return c.format(v)
-    return text(v, MAX_TEXT) if c.text else code(v)
+    def join(self, blocks: Sequence[Any]) -> list[str]:
+        """Blocks one blank line apart (none added where a block brings its own)."""
+        out: list[str] = []
+        for b in blocks:
+            lines = self.lines(b)
+            if lines and out and out[-1] and lines[0]:
+                out.append("")
+            out += lines
+        return out
 
+    def lines(self, b: Any) -> list[str]:
+        if isinstance(b, Para):
+            return [f"**{inline(b.text)}**" if b.role == "summary" else inline(b.text)]
+        if isinstance(b, Items):
+            items = (b.items.write(_name, text) if isinstance(b.items, ProseList)
+                     else [inline(i) for i in b.items])
+            return [f"{b.marker} {i}" for i in items]
+        if isinstance(b, Table):
+            rows = (b.rows.write(code, text) if isinstance(b.rows, ProseList)
+                    else [[inline((c,), table=True) for c in r] for r in b.rows])
+            return table([inline((h,)) for h in b.header], rows, b.align,
+                         self.cap if b.what else None, b.what or "rows")
+        if isinstance(b, CodeBlock):
+            return [fence(b.text, b.lang)]
+        if isinstance(b, Picture):
+            return self.picture(b)
+        if isinstance(b, Group):
+            if b.mode is not None:   # a mode's tables
+                return [f"**{_name(b.mode)}**{inline(b.title)}", ""] + self.join(b.blocks) + [""]
+            return [f"**{inline(b.name)}**{inline(b.title)}", ""] + self.join(b.blocks)
+        if isinstance(b, Details):
+            return (["<details>", f"<summary>{inline(b.summary)}</summary>", ""] + self.join(b.blocks)
+                    + ["", "</details>"])
+        if isinstance(b, Card):
+            return [f"### {inline(b.title)}", ""] + self.join(b.blocks) + [""]
+        if isinstance(b, Section):
+            if b.svg:
+                return []
+            if b.collapsed:     # no heading: the details blocks follow the findings
+                return [line for d in b.blocks for line in self.lines(d) + [""]]
+            return ["", f"{'#' * b.level} {inline(b.title)}", ""] + self.join(b.blocks)
+        raise TypeError(f"no markdown for {type(b).__name__}")
 
-def spec_table(cols: Sequence[present.ColumnSpec], records: Sequence[Mapping[str, Any]],
-               mode: str | None = None) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a per-mode table by its column specs (``mode``: a first column)."""
-    header = (["mode"] if mode is not None else []) + [c.label for c in cols]
-    rows = [([code(mode)] if mode is not None else []) + [_cell(c, r) for c in cols] for r in records]
-    return header, rows
+    def picture(self, p: Picture) -> list[str]:
+        """The category bars as a Mermaid chart (GitHub draws it where the report is pasted),
+        and image links to the SVG files beside the report when it was written to a file."""
+        if p.kind == "mermaid":
+            from traceinsight.report.svg import mermaid_bars
+            return mermaid_bars(p.data)
+        if p.kind == "files" and self.figures:
+            from urllib.parse import quote
+            return ["Pictures (SVG files beside this report):", ""] + [
+                f"![{text(alt, MAX_CELL)}]({quote(rel)})" for alt, rel in self.figures]
+        return []
 
-
-def _align(cols: Sequence[present.ColumnSpec], mode: bool = False) -> str:
-    return ("l" if mode else "") + "".join("r" if c.numeric else "l" for c in cols)
-
-
-def detail_sections(modes: Sequence[ModeEntry], cap: int | None) -> list[str]:
-    ok = [m for m in modes if m["status"] == "ok"]
-    out: list[str] = []
-
-    out += device_section(ok, cap)
-    body: list[str] = []
-    for m in ok:
-        if not m["ops"]:
-            continue
-        header, rows = spec_table(present.OP_COLUMNS, m["ops"])
-        body += [f"**{code(m['name'], table=False)}** ({len(rows)} ops)", ""]
-        body += table(header, rows, _align(present.OP_COLUMNS), cap, "ops") + [""]
-    if body:
-        out += _details("Top ops per mode", body)
-
-    body = []
-    for m in ok:
-        if not m.get("tfdata_stages"):
-            continue
-        header, rows = spec_table(present.STAGE_COLUMNS, m["tfdata_stages"])
-        body += [f"**{code(m['name'], table=False)}**", ""]
-        body += table(header, rows, _align(present.STAGE_COLUMNS), cap, "stages") + [""]
-    if body:
-        out += _details(present.STAGE_TITLE, body)
-
-    rows = [row for m in ok for row in spec_table(present.RETRACE_COLUMNS, m["retraces"], m["name"])[1]]
-    if rows:
-        out += _details("Retraces (tf.function traces per function)", table(
-            ["mode"] + [c.label for c in present.RETRACE_COLUMNS], rows,
-            _align(present.RETRACE_COLUMNS, mode=True), cap, "functions"))
-
-    body = []
-    for m in ok:
-        if not m["hotspots"]:
-            continue
-        header, rows = spec_table(present.HOTSPOT_COLUMNS, m["hotspots"])
-        body += [f"**{code(m['name'], table=False)}**", ""]
-        body += table(header, rows, _align(present.HOTSPOT_COLUMNS), cap, "functions") + [""]
-    if body:
-        out += _details("Python hotspots", body)
-
-    rows = [row for m in ok for row in spec_table(present.OTHER_COLUMNS, m["other"], m["name"])[1]]
-    if rows:
-        out += _details("Events no rule places (category “other”)",
-                        table(["mode"] + [c.label for c in present.OTHER_COLUMNS], rows,
-                              _align(present.OTHER_COLUMNS, mode=True), cap, "events"))
-
-    names, layers = present.layer_matrix(ok)
-    if layers:
-        out += _details(present.LAYERS_TITLE, table(
-            ["layer"] + [code(n, table=False) for n in names],
-            [[code(lay)] + [present.ms(v) for v in vals] for lay, vals in layers],
-            "l" + "r" * len(names), cap, "layers"))
-
-    rows = [row for m in ok if present.memory_recorded(m.get("memory"))
-            for row in spec_table(present.MEMORY_COLUMNS, [m["memory"]], m["name"])[1]]
-    if rows:
-        out += _details(present.MEMORY_TITLE, table(
-            ["mode"] + [c.label for c in present.MEMORY_COLUMNS], rows,
-            _align(present.MEMORY_COLUMNS, mode=True), cap, "modes"))
-
-    notes = [f"- {code(m['name'], table=False)}: {text(n)}" for m in modes for n in m.get("notes", [])]
-    steps = [f"- {code(m['name'], table=False)}: {text(m['step_rule'])}" for m in ok if m.get("step_rule")]
-    if notes or steps:
-        out += _details("Notes and how steps were found", notes + steps)
-    return out
-
-
-def device_section(ok: Sequence[ModeEntry], cap: int | None) -> list[str]:
-    """GPU traces: per device (the slowest sets the step) and the top kernels with their TF ops."""
-    body: list[str] = []
-    for m in ok:
-        if not m.get("devices"):
-            continue
-        body += [f"**{code(m['name'], table=False)}**: median ms per steady step and device", ""]
-        body += table(*spec_table(prose.DEVICE_COLUMNS, m["devices"]),
-                      _align(prose.DEVICE_COLUMNS), cap, "devices") + [""]
-        if m.get("kernels"):
-            body += table(*spec_table(prose.KERNEL_COLUMNS, m["kernels"]),
-                          _align(prose.KERNEL_COLUMNS), cap, "kernels") + [""]
-    return _details("Device side (kernels, copies, idle; per device)", body) if body else []
+    def page(self, page: Page, sections: Sequence[Section]) -> list[str]:
+        lines = [f"# {inline(page.title)}"]
+        for p in page.lead:
+            lines += ["", *self.lines(p)]
+        for s in sections:
+            lines += self.lines(s)
+        return lines + [""]
 
 
 def _cut_to_limit(lines: list[str], limit: int) -> str:
@@ -215,123 +197,16 @@ def _cut_to_limit(lines: list[str], limit: int) -> str:
 
 def render_document(document: ReportDocument, limit: int = GITHUB_LIMIT,
                     figures: Sequence[tuple[str, str]] = ()) -> str:
-    """``figures``: (alt text, relative path) of SVG pictures written beside the report."""
-    doc = document.data
-    run, modes = doc["run"], doc["modes"]
-    head = [f"# traceinsight report: {text(run['name'])}", "", f"**{text(doc['summary'])}**", ""]
-    wl = run.get("workload") or {}
-    if wl.get("path") or wl.get("name"):
-        head += [f"Workload {code(wl.get('path') or wl.get('name'), table=False)}"
-                 + (f" ({text(wl['kind'])})" if wl.get("kind") else "")
-                 + f" · {text(doc['generator'])}", ""]
-    # the modes and where their time goes first, the environment with the command at the end:
-    # the same order as the HTML report (and the notebook, which shows it, opens on the modes)
-    head += ["## Modes", "", prose.timing_note(modes, _name) + " " + RATIO_METHOD, ""]
-    head += table(*spec_table(prose.MODE_COLUMNS, modes), _align(prose.MODE_COLUMNS))
-    ok = [m for m in modes if m["status"] == "ok"]
-    if ok:
-        head += ["", "## Where the time goes", "", CATEGORY_MEANS_NOTE + ".", ""]
-        head += table(*spec_table(prose.CATEGORY_COLUMNS, ok), _align(prose.CATEGORY_COLUMNS))
-        for note in (prose.distortion_note(modes, text), prose.correction_note(modes, text)):
-            if note:
-                head += ["", note]
-        spikes = prose.concentrated_note(modes, text)
-        if spikes:
-            head += ["", spikes]
-        head += ["", CATEGORY_MEDIANS_NOTE, ""]
-        head += table(*spec_table(prose.MEDIAN_COLUMNS, ok), _align(prose.MEDIAN_COLUMNS))
-    head += figure_lines(modes, figures)
-    found = (["", "## Findings", ""] + finding_lines(doc["findings"]) + verify_lines(doc.get("verify"))
-             + factor_lines(doc.get("factors")))
-    tail = [""]
-    env = prose.environment_rows(doc.get("environment") or {}, text, code)
-    if env:
-        tail += ["## Environment", ""] + table(["", ""], env) + [""]
-    if run.get("command"):
-        tail += ["## Reproduce", "", fence(run["command"] or "", "sh"), ""]
-    sessions = doc.get("host_sessions") or []
+    """``figures``: (alt text, relative path) of SVG pictures written beside the report. Tables
+    that may be cut lose rows (``ROW_CAPS``) until the report fits ``limit``; then the details go,
+    then whole lines."""
+    page = report_page(document)
     for cap in ROW_CAPS:
-        lines = (head + host_sections(sessions, document.host_categories, cap) + found
-                 + detail_sections(modes, cap) + tail)
-        out = "\n".join(lines)
+        out = "\n".join(_Writer(cap, figures).page(page, page.sections))
         if len(out) <= limit:
             return out
-    return _cut_to_limit(head + host_sections(sessions, document.host_categories, 0) + found + tail,
+    return _cut_to_limit(_Writer(0, figures).page(page, [s for s in page.sections if not s.droppable]),
                          limit)
-
-
-def verify_lines(v: dict | None) -> list[str]:
-    """``capture --verify``: each finding's claimed saving against the fix applied."""
-    from traceinsight.report import verify_text as vt
-    if not v:
-        return []
-
-    def name(n: Any) -> str:
-        return code(n, table=False)
-
-    return (["", "## Claimed against measured (capture --verify)", ""]
-            + table(vt.HEADER, vt.rows(v, code, text), "lllrrr") + [""]
-            + [f"* {line}" for line in vt.notes(v, name, text)])
-
-
-def factor_lines(factors: dict | None) -> list[str]:
-    """The factor table (``report/factor_text.py``), after the findings; none without a pair."""
-    from traceinsight.report import factor_text as ft
-    if not factors or not ft.has_table(factors):
-        return []
-
-    def name(n: Any) -> str:
-        return code(n, table=False)
-
-    out = ["", "## Factors: what separates the modes", "", ft.INTRO, ""]
-    out += table(ft.EFFECT_HEADER, ft.effect_rows(factors, code, text), "lllll")
-    for title, lines in (("Gaps split into factors", ft.gap_sentences(factors, name, text)),
-                         ("Interactions", ft.interaction_sentences(factors, name, text)),
-                         ("No pair in this run", ft.absent_sentences(factors, name, text))):
-        if lines:
-            out += ["", f"**{title}**", ""] + [f"* {line}" for line in lines]
-    return out
-
-
-def figure_lines(modes: Sequence[ModeEntry], figures: Sequence[tuple[str, str]]) -> list[str]:
-    """The category bars as a Mermaid chart (GitHub draws it where the report is pasted), then
-    image links to the SVG files beside the report when it was written to a file (``report.svg``);
-    the tables stay."""
-    from urllib.parse import quote
-
-    from traceinsight.report.svg import mermaid_bars
-    out = mermaid_bars(modes)
-    out = ([""] + out) if out else []
-    if figures:
-        out += ["", "Pictures (SVG files beside this report):", ""] + [
-            f"![{text(alt, MAX_CELL)}]({quote(rel)})" for alt, rel in figures]
-    return out
-
-
-def host_sections(sessions: Sequence[HostSession], categories: Sequence[list[dict]],
-                  cap: int | None) -> list[str]:
-    """Multi-host profile sessions: the hosts side by side, the straggler and the spread, each
-    host's category split (``categories``: each session's rows), and the steps matched by
-    step_num (``cap`` rows, in a details block)."""
-    if not sessions:
-        return []
-    out = ["", "## Hosts", "",
-           prose.HOSTS_INTRO]
-    for g, split in zip(sessions, categories):
-        cols = present.host_columns(g["aligned"])
-        out += ["", f"### Profile session {code(g['session'], table=False)}", ""]
-        out += [f"- {text(line)}" for line in g["sentences"]] + [""]
-        header, rows = spec_table(cols, g["hosts"])
-        out += table(header, rows, _align(cols))
-        if g["category_names"]:
-            cols = present.host_category_columns(g["category_names"])
-            header, rows = spec_table(cols, split)
-            out += ["", prose.host_split_caption(g), ""] + table(header, rows, _align(cols))
-        if g["steps"]:
-            header, rows = spec_table(present.HOST_STEP_COLUMNS, g["steps"])
-            out += [""] + _details(f"Steps matched by step_num ({len(rows)})", table(
-                header, rows, _align(present.HOST_STEP_COLUMNS), cap, "steps"))[:-1]
-    return out
 
 
 def write(document: ReportDocument, options: ReportOptions = REPORT_DEFAULTS) -> str:
@@ -342,56 +217,9 @@ def write(document: ReportDocument, options: ReportOptions = REPORT_DEFAULTS) ->
 
 def render_diff(diff: dict, options: RenderOptions = DEFAULTS,
                 limit: int = GITHUB_LIMIT) -> str:
-    head = [f"# traceinsight diff: {text(diff['a']['name'])} → {text(diff['b']['name'])}", "",
-            f"**{text(diff['summary'])}**", ""]
-    if diff["environment_changes"]:
-        head += ["## Environment changes", ""] + table(
-            ["", text(diff["a"]["name"]), text(diff["b"]["name"])],
-            [[text(c["key"]), prose.env_value(c["a"], text, code), prose.env_value(c["b"], text, code)]
-             for c in diff["environment_changes"]]) + [""]
-    head += ["## Modes", "", "Delta = B − A in ms/step (positive: B is slower); significant when "
-             "the 95 % bootstrap interval excludes no change.", ""]
-    head += table(["A", "B", "A ms/step", "B ms/step", "delta", "ratio B/A", "significant"],
-                  [[code(p["a"]), code(p["b"]), num(p["a_ms"]), num(p["b_ms"]),
-                    _signed(p["delta_ms"]),
-                    present.ratio_ci(p.get("ratio"), p.get("ratio_lo"), p.get("ratio_hi"), p.get("ratio_note")),
-                    "yes" if p["significant"] else "no"] for p in diff["pairs"]], "llrrrll")
-    for side in ("only_in_a", "only_in_b"):
-        if diff[side]:
-            head += ["", f"Only in {'A' if side == 'only_in_a' else 'B'}: "
-                     + ", ".join(code(n, table=False) for n in diff[side])]
+    page = diff_page(diff)
     for cap in ROW_CAPS:
-        lines = list(head)
-        for p in diff["pairs"]:
-            lines += ["", f"## {code(p['a'], table=False)} → {code(p['b'], table=False)}", "",
-                      text(p["sentence"]), ""]
-            lines += table(["category", "A ms/step", "B ms/step", "delta", "95 % CI of delta",
-                            "significant"],
-                           [[text(c["category"]), num(c["a_ms"]), num(c["b_ms"]), _signed(c["delta_ms"]),
-                             f"{num(c['delta_lo'])} … {num(c['delta_hi'])}"
-                             if c.get("delta_lo") is not None else "–",
-                             {True: "yes", False: "no", None: "–"}[c.get("significant")]]
-                            for c in p["categories"]], "lrrrll")
-            body = []
-            for kind in ("slower", "faster", "added", "removed"):
-                ops = p["ops"][kind]
-                if ops:
-                    body += ["", f"**{kind}** ({len(ops)})", ""]
-                    body += table(["op", "type", "thread", "A ms/step", "B ms/step", "delta"],
-                                  [[code(o["op"]), code(o["type"]), text(o["thread"]),
-                                    num(o["a_ms"]), num(o["b_ms"]), _signed(o["delta_ms"])]
-                                   for o in ops], "lllrrr", cap, "ops")
-            if body:
-                lines += [""] + _details(f"Op diff ({p['ops']['same_count']} ops unchanged)", body)
-            if p["retraces"]:
-                header, rows = spec_table(present.RETRACE_DIFF_COLUMNS, p["retraces"])
-                lines += [""] + _details("Retrace diff", table(
-                    header, rows, _align(present.RETRACE_DIFF_COLUMNS), cap, "functions"))
-        out = "\n".join(lines) + "\n"
+        out = "\n".join(_Writer(cap).page(page, page.sections))
         if len(out) <= limit:
             return out
-    return _cut_to_limit(head, limit)
-
-
-_signed = present.signed_ms
-_int = present.integer
+    return _cut_to_limit(_Writer(0).page(page, [s for s in page.sections if not s.droppable]), limit)

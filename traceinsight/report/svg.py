@@ -82,8 +82,10 @@ def category_bars(modes: Sequence[ModeEntry]) -> str:
     ok = [m for m in modes if m["status"] == "ok" and any(_finite(v) for v in (m.get("category_means") or {}).values())]
     if not ok:
         return ""
-    totals = [sum(v for v in m["category_means"].values() if _finite(v)) for m in ok]
-    scale_max = max(totals) or 1.0
+    # a bar's length and label: the step its categories add up to (the document's
+    # ``category_total_ms``, the tables' "step ms"), the longest bar the scale
+    totals = [m["category_total_ms"] for m in ok]
+    scale_max = max((t for t in totals if _finite(t)), default=0.0) or 1.0
     label_w, bar_w, row_h, top = 170, 500, 26, 8
     parts = []
     for i, (m, total) in enumerate(zip(ok, totals)):

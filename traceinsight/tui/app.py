@@ -137,7 +137,8 @@ class TraceinsightApp(App):
             row = None
         figures = self.loaded_run.figures
         self.push_screen(ModeScreen(self.loaded_run.modes[name], row,
-                                    figures.op_ms_per_call.get(name) if figures is not None else None))
+                                    figures.op_ms_per_call.get(name) if figures is not None else None,
+                                    figures.step_series.get(name) if figures is not None else None))
 
     def action_compare(self) -> None:
         from traceinsight.tui.compare import CompareScreen, default_pair

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from traceinsight import present as fmt
+from traceinsight.analysis.step_marks import StepSeries
 from traceinsight.model import ModeResult
 from traceinsight.tui.category_table import CategoryTable
 from traceinsight.tui.frame_table import Column, FrameTable
@@ -160,23 +160,6 @@ def memory_line(mode: ModeResult) -> str | None:
     return "memory: " + "; ".join(parts) if parts else None
 
 
-def step_series(mode: ModeResult) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    series = []
-    t = mode.timing
-    if t is not None and len(t.steps_s):
-        vals = np.asarray(t.steps_s, dtype=float) * 1e3
-        first = np.zeros(len(vals), dtype=bool)
-        if t.first_step_s is not None:
-            vals = np.concatenate([[t.first_step_s * 1e3], vals])
-            first = np.concatenate([[True], first])
-        series.append(("Timed steps (no profiler), ms", vals, first))
-    steps = mode.table("steps")
-    if not steps.empty:
-        series.append(("Traced steps (host tracer), ms", np.asarray(steps["wall_ms"], dtype=float),
-                       np.asarray(steps["first"], dtype=bool)))
-    return series
-
-
 def python_missing_text(mode: ModeResult) -> str:
     passes = mode.profile_options or {}
     if "python" not in passes:
@@ -199,11 +182,14 @@ class ModeScreen(Screen):
     ]
 
     def __init__(self, mode: ModeResult, summary_row: pd.Series | None,
-                 op_ms_per_call: Sequence[float] | None = None) -> None:
+                 op_ms_per_call: Sequence[float] | None = None,
+                 step_series: Sequence[StepSeries] | None = None) -> None:
         super().__init__()
         self.mode = mode
         self.summary_row = summary_row
         self.op_ms_per_call = op_ms_per_call
+        # the run's ``RunFigures.step_series``; none for a mode shown without its run's figures
+        self.step_series = tuple(step_series) if step_series is not None else None
         self._filled: set[str] = set()
 
     @property
@@ -274,7 +260,7 @@ class ModeScreen(Screen):
                     FrameTable(table, cols, filter_columns=["layer"],
                                noun="layers", placeholder="/ filter layers", id="layers")]
         if pane_id == "tab-steps":
-            return [VerticalScroll(StepChart(step_series(m), m.table("steps").to_pandas(), id="steps"))]
+            return [VerticalScroll(StepChart(self.step_series, m.table("steps").to_pandas(), id="steps"))]
         if pane_id == "tab-tfdata":
             return [Static(Text(fmt.STAGE_TITLE, style="dim")),
                     FrameTable(m.table("stages").to_pandas(), STAGE_COLUMNS, filter_columns=["stage"], noun="stages",
