@@ -152,7 +152,11 @@ def logdir_of(size_mb: float, work: Path) -> Path:
     if not trace.exists():
         print(f"making {trace.relative_to(work)} ({copies} copies of "
               f"{src.relative_to(ROOT)})", flush=True)
-        replicate(src, copies, trace)
+        # in a process of its own: a child's peak RSS (``os.wait4``) starts from its parent's
+        # at the fork, so a benchmark that had grown to the large trace's gigabyte here would
+        # report that peak for every process it measures after
+        subprocess.run([sys.executable, __file__, "--replicate", str(src), str(copies), str(trace)],
+                       check=True)
     return logdir
 
 
@@ -473,6 +477,9 @@ def startup(args, env: dict[str, str]) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--replicate"]:        # logdir_of's child
+        replicate(Path(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7, help="pairs per trace (medians)")
     ap.add_argument("--sizes", default="0.064,10,30,150", help="trace sizes, MB")
