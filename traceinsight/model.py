@@ -376,8 +376,9 @@ class ModeResult:
                   changes (str: what changed between traces, "" when unknown).
       hotspots:   function, file, line, group ("user", "keras", "tensorflow", "traceinsight",
                   "other"), self_ms,
-                  inclusive_ms (per step, scaled to the host pass's python time when both passes
-                  exist), calls_per_step.
+                  inclusive_ms (the python-category time inside the function's outermost calls,
+                  callees' Python included, their ops and dispatch not; per step, scaled to the
+                  host pass's python time when both passes exist), calls_per_step.
       other:      name, ms_per_step, count: events the rules do not place.
       device_steps: per (host, device, step): wall_ms, compute_ms (summed kernel time), h2d_ms,
                   d2h_ms, d2d_ms (copies), busy_ms, idle_ms, launch_ms (host kernel launches),

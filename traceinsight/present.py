@@ -284,7 +284,7 @@ HOTSPOT_COLUMNS = (ColumnSpec("function", "function"),
                    ColumnSpec("where", "where", get=lambda r: where(r.get("file"), r.get("line"))),
                    ColumnSpec("group", "group", text=True),
                    ColumnSpec("self_ms", "self ms/step", ms),
-                   ColumnSpec("inclusive_ms", "incl. ms/step", ms),
+                   ColumnSpec("inclusive_ms", "incl. python ms/step", ms),
                    ColumnSpec("calls_per_step", "calls/step", count))
 OTHER_COLUMNS = (ColumnSpec("name", "event"), ColumnSpec("ms_per_step", "ms/step", ms),
                  ColumnSpec("count", "count", integer))

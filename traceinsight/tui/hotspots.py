@@ -16,7 +16,7 @@ MAX_CHILDREN = 500
 
 class HotspotTree(Tree):
     def __init__(self, hotspots: pd.DataFrame, **kwargs) -> None:
-        super().__init__(Text("Python self time, ms/step (incl = with callees)"), **kwargs)
+        super().__init__(Text("Python self ms/step (incl. python: callees' Python too, not their ops)"), **kwargs)
         self.hotspots = hotspots
         self.show_root = True
         self.guide_depth = 3
@@ -45,7 +45,7 @@ class HotspotTree(Tree):
             where = fmt.safe(fmt.where(r.file, r.line)) if r.file else ""
             node.add_leaf(Text.assemble(
                 (f"{fmt.ms(r.self_ms):>7} ", "bold"), f"{fmt.safe(r.function)}  ",
-                (f"{where}  incl {fmt.ms(r.inclusive_ms)} · {fmt.count(r.calls_per_step)} calls/step",
+                (f"{where}  incl. python {fmt.ms(r.inclusive_ms)} · {fmt.count(r.calls_per_step)} calls/step",
                  "dim")))
         if len(rows) > MAX_CHILDREN:
             node.add_leaf(Text(f"… {len(rows) - MAX_CHILDREN:,} more (smaller) functions", style="italic"))
