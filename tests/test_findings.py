@@ -261,6 +261,19 @@ def test_input_bound_dataset_training():
     assert "input-bound" not in rules(quiet) and "numpy-inputs" not in rules(quiet)
 
 
+@pytest.mark.parametrize("base, fires", [("fit", True), ("train_on_batch", False),
+                                         ("tf_keras:train_on_batch", False),
+                                         ("predict_on_batch", False), ("predict", False)])
+def test_input_bound_is_not_keras_wrapping_each_calls_arrays(base, fires):
+    """Keras 2's train_on_batch / predict_on_batch / predict wrap each call's arrays in a
+    one-batch tf.data dataset (an IteratorGetNext in every step), so such a step "waits on tf.data"
+    with no pipeline of the user's to tune (seen: tf_keras:train_on_batch on TF 2.15, 6 % input,
+    told to parallelise a map it has not got); fit's pipeline over the arrays is one."""
+    m = make_mode(base, {"op": 4.0, "input": 1.0, "python": 1.0},
+                  ops=[("IteratorGetNext", "IteratorGetNext", "main", 1.0, 0.05)])
+    assert ("input-bound" in rules(run_of(m))) is fires
+
+
 def test_profiler_distortion_says_by_how_much():
     f = only(sample_run(), "profiler-distortion")
     assert f.modes == ("function",) and "+17 %" in f.evidence

@@ -14,6 +14,7 @@ from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import frames as fr
 from traceinsight.findings import pairing
+from traceinsight.modekind import PREDICT, PREDICT_ON_BATCH, TRAIN_ON_BATCH
 from traceinsight.model import ModeResult
 from traceinsight.runview import RunView
 
@@ -189,7 +190,7 @@ def rule_input_bound(run: RunView) -> Iterable[Finding]:
     already parallel is not told to run in parallel), and a prefetch only where the pipeline has
     none."""
     for m in run.ok_modes():
-        if not fr.waits_on_tf_data(run, m):
+        if not fr.waits_on_tf_data(run, m) or _keras_wraps_each_call(m):
             continue
         share = ev.share(m, "input")
         if not ev.finite(share) or ev.cat(m, "input") < INPUT_MIN_MS or share < INPUT_BOUND_SHARE:
@@ -209,6 +210,15 @@ def rule_input_bound(run: RunView) -> Iterable[Finding]:
             fix=fix_lines or ("ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)   # parallel map\n"
                               "ds = ds.cache()                                            # when it fits in memory\n"
                               "ds = ds.batch(32).prefetch(tf.data.AUTOTUNE)               # overlap with the step"))
+
+
+def _keras_wraps_each_call(m: ModeResult) -> bool:
+    """A Keras call of one batch given as arrays (``train_on_batch``, ``predict_on_batch``,
+    ``predict``): Keras 2 wraps each call's arrays in a one-batch tf.data dataset of its own, so
+    the step "waits on tf.data" for that wrapping of the user's arrays, not on a pipeline the user
+    wrote or can tune. Its cost is the call's overhead (the fit / train_on_batch and predict
+    findings) and the arrays' conversion (numpy-inputs), not an input-bound pipeline."""
+    return m.kind.call in (TRAIN_ON_BATCH, PREDICT_ON_BATCH, PREDICT) and m.kind.input != "dataset"
 
 
 def _stage_evidence(m: ModeResult) -> tuple[str, str]:
