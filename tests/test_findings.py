@@ -178,6 +178,20 @@ def test_numpy_inputs_measured_against_tensor_variant():
     assert "prefetch" in f.fix
 
 
+@pytest.mark.parametrize("base, fires", [("train_on_batch", True), ("fit", False)])
+def test_numpy_inputs_sees_through_keras_wrapping_each_calls_arrays(base, fires):
+    """A call whose tf.data is Keras' one-batch wrapping of the arrays (an IteratorGetNext in each
+    step) is no pipeline of the user's (rule 7 leaves it), so its conversions are still the
+    numpy-inputs rule's, measured against the tensor variant; fit's waits on its pipeline over the
+    arrays are rule 7's."""
+    get_next = [("IteratorGetNext", "IteratorGetNext", "main", 1.0, 0.05)]
+    run = run_of(make_mode(base, {"op": 3.0, "python": 1.0, "input": 2.0}, untraced_ms=6.0,
+                           ops=get_next),
+                 make_mode(f"{base}+tensor", {"op": 3.0, "python": 1.0, "input": 0.2},
+                           untraced_ms=4.2, ops=get_next))
+    assert ("numpy-inputs" in rules(run)) is fires
+
+
 def test_numpy_inputs_silent_when_tensor_variant_is_not_faster():
     run = run_of(make_mode("eager", {"op": 3.0, "python": 1.0, "input": 2.0}, untraced_ms=6.0),
                  make_mode("eager+tensor", {"op": 3.0, "python": 1.0, "input": 2.0}, untraced_ms=6.0))

@@ -60,8 +60,8 @@ def rule_numpy_inputs(run: RunView) -> Iterable[Finding]:
     conversion."""
     hits = []
     for m in run.ok_modes():
-        if m.kind.input != "numpy" or fr.waits_on_tf_data(run, m):
-            continue  # +tensor modes already pass tensors; tf.data waits: rule 7
+        if m.kind.input != "numpy" or (fr.waits_on_tf_data(run, m) and not _keras_wraps_each_call(m)):
+            continue  # +tensor modes already pass tensors; a pipeline's waits: rule 7
         if m.kind.backend == "jax":
             continue  # Keras on JAX puts arrays on the device (DevicePut): the TF fix does not apply
         ops = m.table("ops")
