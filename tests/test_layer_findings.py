@@ -60,6 +60,22 @@ def test_the_group_that_explains_most_of_a_gap_is_named():
     assert "jit_compile=False" in f.fix
 
 
+def test_a_training_step_is_never_set_beside_an_inference_step():
+    """train_on_batch's layers also run their backward pass: against predict_on_batch the same
+    layer costs more for work the inference step does not do, not for how it is run (seen on TF
+    2.15's tf_keras modes: "train_on_batch is slower than predict_on_batch mostly in conv1d")."""
+    infer = [("m/conv1d", 0.6, "Conv.call"), ("m/dense", 0.1, "Dense.call")]
+    train = [("m/conv1d", 2.7, "Conv.call"), ("m/dense", 0.2, "Dense.call")]
+    run = _run(_mode("predict_on_batch", 1.0, infer), _mode("train_on_batch", 3.5, train))
+    assert _layer_findings(run) == []
+    # two training modes are compared
+    run = _run(_mode("train_on_batch", 3.5, train),
+               _mode("train_on_batch-xla", 9.0, [("m/conv1d", 8.0, "Conv.call"),
+                                                  ("m/dense", 0.2, "Dense.call")]))
+    (f,) = _layer_findings(run)
+    assert f.modes == ("train_on_batch-xla", "train_on_batch") and "conv1d" in f.title
+
+
 def test_an_eager_class_row_meets_the_graph_instances_of_its_class():
     graph = [("m/sliced_1", 1.0, "Sliced.call"), ("m/conv_1", 2.0, "BaseConv.call"),
              ("m/conv_2", 2.0, "BaseConv.call")]

@@ -165,21 +165,31 @@ def _python_in_one_layer(m: ModeResult) -> dict[str, Any] | None:
                 modes=(m.name,))
 
 
+def _task(m: ModeResult) -> str:
+    """The work a mode's step does ("infer" / "train"); "" where its kind does not say."""
+    axes = m.kind.axes()
+    return axes.task if axes is not None else ""
+
+
 def rule_layer_explains(run: RunView) -> Iterable[Finding]:
     """14. One layer (or one class of layers) explains most of the difference between a mode and
-    the fastest mode of its program; or most of an eager mode's Python. Info, no saving."""
+    the fastest mode of its program doing the same work (a training step is never set beside an
+    inference step: its layers also run their backward pass); or most of an eager mode's Python.
+    Info, no saving."""
     for group in run.program_groups:
         modes = [run.modes[n] for n in group if not run.modes[n].table("layers").empty
                  and np.isfinite(run.modes[n].median_ms)]
-        if len(modes) < 2:
-            continue
-        fast = min(modes, key=lambda m: (m.median_ms, m.name))
-        for slow in sorted(modes, key=lambda m: m.name):
-            if slow is fast:
+        for task in sorted({_task(m) for m in modes}):
+            same = [m for m in modes if _task(m) == task]
+            if len(same) < 2:
                 continue
-            fields = _pair(run, slow, fast)
-            if fields is not None:
-                yield Finding(rule="layer-explains", **fields)
+            fast = min(same, key=lambda m: (m.median_ms, m.name))
+            for slow in sorted(same, key=lambda m: m.name):
+                if slow is fast:
+                    continue
+                fields = _pair(run, slow, fast)
+                if fields is not None:
+                    yield Finding(rule="layer-explains", **fields)
     for m in sorted(run.modes.values(), key=lambda m: m.name):
         if m.ok:
             fields = _python_in_one_layer(m)
