@@ -286,7 +286,10 @@ def mode_ratio(a: np.ndarray, b: np.ndarray, a_rounds=None, b_rounds=None,
     if orders and not significant:
         note = NOT_INTERLEAVED
     if few:
-        note = few + (f"; {note}" if note else "")
+        # they were interleaved, too thinly to pair: the run-to-run rule without "not interleaved"
+        note = few + ("; so a change under "
+                      f"{RUN_TO_RUN_TOLERANCE * 100:.0f} % is treated as run-to-run noise"
+                      if note == NOT_INTERLEAVED else f"; {note}" if note else "")
     return RatioEstimate(ratio, lo, hi, bool(significant), basis, note, (), bool(orders))
 
 
