@@ -295,6 +295,40 @@ def test_profiler_distortion_says_by_how_much():
     assert "profiler-distortion" not in rules(quiet)
 
 
+def test_traced_steps_faster_than_untraced_are_put_down_to_the_machine():
+    """The profiler only adds time. A mode whose traced steps ran 30 % faster than its untraced
+    ones (others took 5 % of the CPUs while traced, 70 % untraced) gets the loads in the finding,
+    the reason the difference cannot be the profiler's, a note on every page, and the report's
+    caveat does not say the profiler lengthened its steps."""
+    import dataclasses
+
+    from traceinsight.report.data import report_data
+    from traceinsight.report.prose import distortion_note
+    m = make_mode("eager", EAGER, untraced_ms=10.0, traced_ms=7.0, rounds=1)
+    t = m.timing
+    load = {"timing_phase": {"other_cpu_busy": 0.70}, "traced_phase": {"other_cpu_busy": 0.05}}
+    m = dataclasses.replace(m, timing=dataclasses.replace(t, rounds=None, load=load))
+    assert m.timing.other_cpu_busy == 0.70 and m.timing.traced_other_cpu_busy == 0.05
+    f = only(run_of(m), "profiler-distortion")
+    assert re.search(r"eager [\d.]+ vs [\d.]+ ms \(-3\d %; other processes took 5 % of the "
+                     r"CPUs while traced, 70 % untraced\)", f.evidence)
+    assert "The profiler only adds time" in f.evidence
+    doc = report_data(run_of(m))
+    note = distortion_note(doc["modes"], str)
+    assert "lengthened" not in note and "ran more than 15 % faster than the untraced ones" in note
+
+    from traceinsight.analysis.timings import load_notes
+    notes = load_notes(m.timing)
+    assert any(n.startswith("timed on a busy machine: other processes took 70 % of the CPUs "
+                            "while its untraced steps ran") for n in notes)
+    assert any(n.startswith("the machine's load changed between the traced and the untraced "
+                            "steps: other processes took 5 %") for n in notes)
+    # a quiet machine in both phases: neither note
+    quiet = dataclasses.replace(t, rounds=None, load={"timing_phase": {"other_cpu_busy": 0.04},
+                                                      "traced_phase": {"other_cpu_busy": 0.02}})
+    assert load_notes(quiet) == ()
+
+
 def test_failed_and_empty_modes_never_fire():
     from traceinsight.model import ModeResult
     run = run_of(ModeResult(name="eager", status="failed", error="boom"),

@@ -68,6 +68,19 @@ def test_usage_records_steal_beside_the_others_share():
         assert out["steal"] is None or 0.0 <= out["steal"] <= 1.0
 
 
+def test_an_interval_of_a_few_ticks_gets_no_load_figure(monkeypatch):
+    """Over 2 ticks, one busy tick of another process would read "50 %": an interval shorter than
+    ``MIN_TICKS`` gets no figure; from there on the share is the ticks' own arithmetic."""
+    from traceinsight.capture import machine
+    ticks = iter([(1000, 400, 100, 0), (1002, 401, 100, 0),      # 2 ticks: too few
+                  (1000, 400, 100, 0), (1040, 420, 110, 2)])     # 40 ticks: 10 of others, 2 stolen
+    monkeypatch.setattr(machine, "_ticks", lambda: next(ticks))
+    short = machine.Usage().finish()
+    assert short["other_cpu_busy"] is None and short["own_cpu_busy"] is None
+    out = machine.Usage().finish()
+    assert out["other_cpu_busy"] == 0.25 and out["own_cpu_busy"] == 0.25 and out["steal"] == 0.05
+
+
 # ---- paired rounds: the estimate and the interval come from them alone -----------------------
 
 def test_the_first_unpaired_round_never_moves_the_ratio():

@@ -254,3 +254,31 @@ def test_step_function_names_a_python_function(runs_dir, tmp_path, where):
     own = np.asarray(json.loads(times.read_text()))[[n + 12 - calls for n in range(2, 7)]] * 1e3
     np.testing.assert_allclose(mode.steps["wall_ms"].to_numpy()[1:-1], own[1:-1], rtol=0.1,
                                atol=0.5)
+
+
+def test_the_machines_load_is_recorded_per_phase_and_said(runs_dir):
+    """The script's machine gets busy after the traced window (busy loops started by the script
+    itself at step 25, one per CPU: other processes, not the script's own time). ``run`` records
+    other processes' share of the CPUs over the traced window and over the untraced steps after
+    it; the analysis reads both, and every page's notes say the load changed between them, so
+    the traced/untraced difference is not read as the profiler's cost alone."""
+    from traceinsight.machineload import load_explains
+    rc = main(["run", "--out", str(runs_dir), "--name", "busy", "--skip-steps", "5", "--steps",
+               "8", "--", PY, str(SCRIPTS / "busy_after_window.py"), "25", "1.0"])
+    assert rc == 0
+    t = _timings(runs_dir / "busy", "busy_after_window")
+    traced = t["traced"]["host"]["load"]
+    untraced = t["load"]["timing_phase"]
+    assert t["load"]["cpu_count"] >= 1
+    for phase in (traced, untraced):
+        assert 0 <= phase["other_cpu_busy"] <= 1 and phase["own_cpu_busy"] > 0
+        assert phase["t_end_unix"] > phase["t_start_unix"]
+    assert traced["t_end_unix"] <= untraced["t_start_unix"]
+    # one busy loop per CPU beside the untraced steps: others take far more of the CPUs there
+    assert untraced["other_cpu_busy"] > traced["other_cpu_busy"]
+    mode = traceinsight.load(runs_dir / "busy", use_cache=False).modes["busy_after_window"]
+    assert mode.timing.other_cpu_busy == pytest.approx(untraced["other_cpu_busy"])
+    assert mode.timing.traced_other_cpu_busy == pytest.approx(traced["other_cpu_busy"])
+    changed = any(n.startswith("the machine's load changed between the traced and the untraced")
+                  for n in mode.notes)
+    assert changed == load_explains(untraced["other_cpu_busy"], traced["other_cpu_busy"])

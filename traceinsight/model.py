@@ -68,7 +68,8 @@ class Timing:
     # process), timing_phase (round 0) and rounds[i]: {round, t_start_unix, t_end_unix, loadavg,
     # loadavg_end, other_cpu_busy (share of all CPUs other processes used, steal included), steal,
     # own_cpu_busy}, one per round of ``rounds``; set_aside: the same for each disturbed attempt
-    # whose steps are not used, with its action. Read through ``round_loads`` / ``set_aside``.
+    # whose steps are not used, with its action; traced_phase: the same over the host pass's
+    # traced steps. Read through ``round_loads`` / ``set_aside`` / ``traced_other_cpu_busy``.
     load: dict | None = None
     # peak resident memory of the mode's process during its untraced timing phase
     # (``capture/memory.py``): peak_rss_bytes, basis ("phase": that phase's own peak; "process":
@@ -117,6 +118,15 @@ class Timing:
         if vals:
             return float(np.median(vals))
         phase = (self.load or {}).get("timing_phase")
+        v = phase.get("other_cpu_busy") if isinstance(phase, dict) else None
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    @property
+    def traced_other_cpu_busy(self) -> float | None:
+        """The share of the CPUs other processes took while the host pass's traced steps ran
+        (``load["traced_phase"]``); None where it was not recorded (older run folders, foreign
+        traces)."""
+        phase = (self.load or {}).get("traced_phase")
         v = phase.get("other_cpu_busy") if isinstance(phase, dict) else None
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 

@@ -11,7 +11,14 @@ import numpy as np
 
 from traceinsight import runfolder
 from traceinsight.errors import TraceinsightError
-from traceinsight.machineload import DISTURBED_OTHER_CPU, RoundAction, RoundLoad, percent
+from traceinsight.machineload import (
+    DISTURBED_OTHER_CPU,
+    RoundAction,
+    RoundLoad,
+    disturbed,
+    load_explains,
+    percent,
+)
 from traceinsight.model import Calibration, Timing
 
 
@@ -35,6 +42,8 @@ def read_timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], 
     calibration = (Calibration(int(cal["calls"]), tuple(map(float, cal.get("untraced_s") or ())),
                                tuple(map(float, cal.get("traced_s") or ())))
                    if isinstance(cal, dict) and isinstance(cal.get("calls"), int) else None)
+    if isinstance(host.get("load"), dict):   # the machine's load while the host pass ran
+        load = (load or {}) | {"traced_phase": dict(host["load"])}
     aside = [r for r in data.get("rounds_set_aside") or [] if isinstance(r, dict)]
     if aside:   # the disturbed attempts the capture did not use (none in older run folders)
         load = (load or {}) | {"set_aside": [{k: v for k, v in r.items() if k != "step_nums"}
@@ -88,4 +97,18 @@ def load_notes(timing: Timing) -> tuple[str, ...]:
         notes.append(f"timed on a busy machine: other processes took {span} of the CPUs in "
                      f"round(s) {rounds} ({limit}), kept because no quieter round was left to "
                      "use; its step times are slower than on a quiet machine")
+    if timing.round_loads is None and disturbed(timing.other_cpu_busy):
+        # no rounds (a script's steps, ``run`` / ``profile()``): nothing was re-run or set aside
+        notes.append(f"timed on a busy machine: other processes took "
+                     f"{percent(timing.other_cpu_busy)} of the CPUs while its untraced steps ran "
+                     f"({percent(DISTURBED_OTHER_CPU)} or more is a busy machine); its step "
+                     "times are slower than on a quiet machine")
+    traced, untraced = timing.traced_other_cpu_busy, timing.other_cpu_busy
+    if traced is not None and untraced is not None and (
+            load_explains(traced, untraced) or load_explains(untraced, traced)):
+        notes.append(f"the machine's load changed between the traced and the untraced steps: "
+                     f"other processes took {percent(traced)} of the CPUs while the traced steps "
+                     f"ran and {percent(untraced)} while the untraced ones did, so the traced "
+                     "steps' difference from the untraced median is partly the machine's, not "
+                     "the profiler's")
     return tuple(notes)

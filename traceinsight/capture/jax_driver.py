@@ -153,10 +153,12 @@ def traced_pass(driver, logdir: Path, duration_ms: int, levels: dict[str, int], 
     rec = _recorder(name, next_step, done)
     jax.profiler.start_trace(str(logdir), profiler_options=opts)
     _Tracing.now = True
+    usage = machine.Usage()
     try:
         driver.run(rec)
     finally:
         _Tracing.now = False
+        load = usage.finish()
         try:
             jax.profiler.stop_trace()
         except Exception as e:  # reported in timings.json
@@ -170,6 +172,7 @@ def traced_pass(driver, logdir: Path, duration_ms: int, levels: dict[str, int], 
         "trace": str(path.relative_to(logdir.parent.parent)) if path else None,
         "steps_s": [s for s, t in zip(rec.steps_s, rec.traced) if t],
         "step_nums": [n for n, t in zip(rec.step_nums, rec.traced) if t],
+        "load": load,   # the machine's load while the traced steps ran
     }
     if path is None:
         problem = problem or "jax.profiler saved no trace"

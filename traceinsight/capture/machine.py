@@ -47,6 +47,12 @@ def _ticks() -> tuple[int, int, int, int | None] | None:
     return total, busy, int(own[11]) + int(own[12]), steal   # utime + stime (same clock ticks)
 
 
+# The fewest clock ticks (all CPUs' together) an interval needs for a load figure: at 10 ms a tick,
+# a share over fewer is coarser than 5 % (one tick of two is "50 %"), so a shorter interval (a
+# traced window of a few fast steps) gets none rather than a figure read as a fact.
+MIN_TICKS = 20
+
+
 class Usage:
     """Load over an interval: ``Usage()`` at its start, ``.finish()`` at its end -> dict."""
 
@@ -59,7 +65,7 @@ class Usage:
         ticks1 = _ticks()
         out: dict[str, Any] = {"t_start_unix": round(self.t0, 3), "t_end_unix": round(time.time(), 3),
                                "loadavg": self.load0, "loadavg_end": loadavg()}
-        if self.ticks0 and ticks1 and ticks1[0] > self.ticks0[0]:
+        if self.ticks0 and ticks1 and ticks1[0] - self.ticks0[0] >= MIN_TICKS:
             total = ticks1[0] - self.ticks0[0]
             other = (ticks1[1] - self.ticks0[1]) - (ticks1[2] - self.ticks0[2])
             # share of all CPUs' time that other processes used (1.0: every CPU busy with others)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from traceinsight.capture import compat
+from traceinsight.capture import compat, machine
 from traceinsight.capture import options as options_mod
 from traceinsight.capture.steps import Recorder
 
@@ -61,8 +61,10 @@ def traced_phase(tf, driver, logdir, duration_ms, levels, max_steps, next_step, 
         return len(rec.steps_s) >= max_steps or not tp.live
 
     rec = Recorder(tf, name, next_step, done)
+    usage = machine.Usage()
     if live:
         driver.run(rec)
+    load = usage.finish()
     path = tp.finish()
     result = {
         "duration_ms": duration_ms,
@@ -72,8 +74,8 @@ def traced_phase(tf, driver, logdir, duration_ms, levels, max_steps, next_step, 
     }
     if before_out is not None:
         result["before"] = before_out
-    if before_out is not None:
-        result["before"] = before_out
+    if live:   # the machine's load while the traced steps ran (the untraced phase has its own)
+        result["load"] = load
     if not live:
         result["problem"] = "the profiler never started recording" + (f" ({tp.error})" if tp.error else "")
     elif tp.error:

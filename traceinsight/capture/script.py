@@ -412,7 +412,11 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
                 host["trace"] = path
         if trace.get("problem"):
             host["problem"] = trace["problem"]
+        if isinstance(trace.get("load"), dict):   # the machine's load while the window was traced
+            host["load"] = trace["load"]
         timings["traced"] = {"host": host}
+    if isinstance(res.get("load"), dict):   # ... and while the untraced steps after it ran
+        timings["load"] = res["load"]
     env = writer.manifest.get("environment") or {}
     for k, v in (res.get("versions") or {}).items():
         env.setdefault(k, v)

@@ -12,6 +12,7 @@ from traceinsight.compare import is_distorted
 from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import inputs, pairing
+from traceinsight.machineload import load_explains, percent
 from traceinsight.runview import RunView
 
 # a cost concentrated in a few steps (``stats.concentrated``) speaks from this share of the
@@ -78,7 +79,8 @@ def rule_distortion(run: RunView) -> Iterable[Finding]:
         d = t.distortion if t is not None else None
         if t is not None and t.traced_steps_s is not None and is_distorted(d):
             traced = float(np.median(t.traced_steps_s) * 1e3)
-            hits.append((d, m.name, t.median_ms, traced))
+            hits.append((d, m.name, t.median_ms, traced, t.traced_other_cpu_busy,
+                         t.other_cpu_busy))
     disagree = run.traced_disagreements()
     if not hits and not disagree:
         return
@@ -86,9 +88,14 @@ def rule_distortion(run: RunView) -> Iterable[Finding]:
     evidence = ""
     if hits:
         evidence = "Traced vs untraced median step: " + "; ".join(
-            f"{n} {ev.fmt_ms(t)} vs {ev.fmt_ms(u)} ms ({d * 100:+.0f} %)" for d, n, u, t in hits) + \
+            f"{n} {ev.fmt_ms(t)} vs {ev.fmt_ms(u)} ms ({d * 100:+.0f} %{_load_text(lt, lu)})"
+            for d, n, u, t, lt, lu in hits) + \
             (". Category times come from the traced steps and are off by about as much; "
              "the mode medians come from untraced steps.")
+        if any(h[0] < 0 for h in hits):
+            evidence += (" The profiler only adds time: traced steps faster than untraced ones "
+                         "mean the untraced steps ran slower for another reason (a busier "
+                         "machine, or a program that slows down as it runs).")
     if disagree:
         evidence += (" " if evidence else "") + "Traced and untraced steps disagree: " + "; ".join(
             f"{c.a} is slower untraced ({ev.fmt_ms(c.a_ms)} vs {ev.fmt_ms(c.b_ms)} ms) but not traced "
@@ -108,6 +115,16 @@ def rule_distortion(run: RunView) -> Iterable[Finding]:
         modes=tuple(dict.fromkeys(modes)),
         fix="# Compare modes by their untraced medians (the mode table); read the category\n"
             "# split as proportions. Fewer tracer levels (no python tracer) distort less.")
+
+
+def _load_text(traced: float | None, untraced: float | None) -> str:
+    """``; other processes took 3 % of the CPUs while traced, 48 % untraced`` where the machine's
+    load differed enough between the two phases to explain a difference (``load_explains``)."""
+    if traced is None or untraced is None or not (load_explains(traced, untraced)
+                                                  or load_explains(untraced, traced)):
+        return ""
+    return (f"; other processes took {percent(traced)} of the CPUs while traced, "
+            f"{percent(untraced)} untraced")
 
 
 def rule_host_not_recorded(run: RunView) -> Iterable[Finding]:

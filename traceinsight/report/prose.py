@@ -142,10 +142,24 @@ def distortion_note(modes: Sequence[ModeEntry], name: Format) -> str:
     hit = [m for m in modes if m["status"] == "ok" and m.get("categories_distorted")]
     if not hit:
         return ""
-    return ("Less certain: the profiler lengthened the traced steps of "
-            + ", ".join(f"{name(m['name'])} ({present.percent(m.get('distortion'), signed=True)})" for m in hit)
-            + " by more than 15 %. Its cost is taken out of the split above (how: below), but "
-            "the shares of those modes rest on that correction more than on the trace.")
+    longer = [m for m in hit if (m.get("distortion") or 0) > 0]
+    shorter = [m for m in hit if (m.get("distortion") or 0) < 0]
+
+    def listed(ms: Sequence[ModeEntry]) -> str:
+        return ", ".join(f"{name(m['name'])} ({present.percent(m.get('distortion'), signed=True)})"
+                         for m in ms)
+    parts = []
+    if longer:
+        parts.append("the profiler lengthened the traced steps of " + listed(longer)
+                     + " by more than 15 %")
+    if shorter:
+        # the profiler only adds time: the untraced steps ran slower for another reason
+        parts.append("the traced steps of " + listed(shorter) + " ran more than 15 % faster than "
+                     "the untraced ones, which the profiler cannot do: the machine or the program "
+                     "changed between them (the mode's notes say when the load did)")
+    return ("Less certain: " + "; ".join(parts) + ". Its cost is taken out of the split above "
+            "(how: below), but the shares of those modes rest on that correction more than on "
+            "the trace.")
 
 
 # ------------------------------------------------------------------------------- the mode tables

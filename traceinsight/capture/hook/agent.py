@@ -74,10 +74,19 @@ def _one_line(e: BaseException) -> str:
 def _load_compat():
     """``traceinsight/capture/compat.py`` by path, under a private name: the interpreter may have
     another traceinsight installed, or none."""
-    name = "_traceinsight_run_compat"
+    return _load_capture_module("compat")
+
+
+def _load_machine():
+    """``traceinsight/capture/machine.py`` (the machine's load; standard library only), by path."""
+    return _load_capture_module("machine")
+
+
+def _load_capture_module(stem: str):
+    name = f"_traceinsight_run_{stem}"
     if name in sys.modules:
         return sys.modules[name]
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compat.py")
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), f"{stem}.py")
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
@@ -189,6 +198,12 @@ class Agent:
         self._worker: threading.Thread | None = None
         self._worker_pid = -1
         self.on_saved: Any = None      # called on the agent's thread once the trace is saved
+        # the machine's load (``capture.machine.Usage``) over the traced window, and over the
+        # untraced steps after it (those the mode's median is taken from), so that a page can
+        # tell a busy machine from a code change, and a traced window that ran on a quieter or
+        # busier machine than the untraced steps from the profiler's own cost
+        self._traced_usage: Any = None
+        self._after_usage: Any = None
         self._wake = threading.Event()
         # the agent's thread waits with nothing to do: the next step wakes it. A step only reads
         # this flag (Event.set takes a lock: a step pays it once per save, not every time)
@@ -363,6 +378,7 @@ class Agent:
             self.started.set()
         self.session = session
         self.trace["started_s"] = time.time()
+        self._traced_usage = self._usage()
         self._bound = threading.Timer(bound / 1e3, self._ask, kwargs={"stop": True})
         self._bound.daemon = True
         self._bound.start()
@@ -379,6 +395,8 @@ class Agent:
             self._between_steps()
             with self.lock:
                 self.trace["stopping_s"] = time.time()
+                if self._traced_usage is not None:
+                    self.trace["load"] = self._traced_usage.finish()
             self.save()     # the window's steps, in case the script dies while the trace is saved
             with _quiet_stderr(self.spec.get("quiet")):
                 session.stop()
@@ -391,11 +409,32 @@ class Agent:
                     self.trace["problem"] = session.error
                 self.trace["traced_steps"] = self.traced_n
                 self.trace["saved_s"] = time.time()
+                self._after_usage = self._usage()   # from the first settled step on
         finally:
             self.saved.set()
         self.save()
         if self.on_saved is not None:
             self.on_saved()
+
+    def _usage(self) -> Any:
+        """A ``Usage`` starting now; None where it cannot be measured (the load is then unknown,
+        never a reason to stop tracing)."""
+        try:
+            return _load_machine().Usage()
+        except Exception:
+            return None
+
+    def _load(self) -> dict[str, Any] | None:
+        """The machine's load while the untraced steps after the window ran, so far (timings.json's
+        ``load``); None before the trace was saved."""
+        usage = self._after_usage
+        if usage is None:
+            return None
+        try:
+            machine = _load_machine()
+            return {**machine.cpu_count(), "timing_phase": usage.finish()}
+        except Exception:
+            return None
 
     def wait_trace(self, timeout: float | None = None) -> bool:
         """Stop the session if it still records and wait until the trace is saved; False when
@@ -467,7 +506,7 @@ class Agent:
                 "step_kinds": dict(self.kinds), "trace": dict(self.trace),
                 "notes": list(self.notes), "exited": exiting, "broken": self.broken,
                 "unmarked_steps": self.unmarked, "skip_steps": self.skip, "steps": self.window,
-                "step_function": self.step_function,
+                "step_function": self.step_function, "load": self._load(),
                 "in_window": self.session is not None and "path" not in self.trace}
         with self._write_lock:
             try:
