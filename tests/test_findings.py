@@ -329,6 +329,34 @@ def test_traced_steps_faster_than_untraced_are_put_down_to_the_machine():
     assert load_notes(quiet) == ()
 
 
+def test_a_scripts_mode_is_known_by_its_trace_never_by_its_label():
+    """``run --mode function`` on an eager loop: the label is the user's. Its kind is the script's
+    (no axes from the name), and what its trace shows decides: dispatch in its steps and no
+    tf.function call is an eager step (compile it with tf.function, the script's fix); the same
+    figures with the step's tf.function calls in the trace are not."""
+    import dataclasses
+
+    import pandas as pd
+
+    from traceinsight.modekind import SCRIPT, mode_kind
+    assert mode_kind("function", {"command": "python train.py"}) == SCRIPT
+    assert mode_kind("function", {"command": "x", "kind": SCRIPT.to_dict()}).axes() is None
+    assert mode_kind("function", {}).axes() is not None     # a capture's mode: its name is its kind
+    eager_ops = [("MatMul", "MatMul", "main", 20, 2.5), ("AddV2", "AddV2", "main", 60, 1.8)]
+    eager_loop = dataclasses.replace(make_mode("function", EAGER, ops=eager_ops), kind=SCRIPT)
+    f = only(run_of(eager_loop), "eager-dispatch-bound")
+    assert f.modes == ("function",) and "@tf.function" in f.fix and "model.compile" not in f.fix
+    retraces = pd.DataFrame([("train_step", 20, 1, 0.0, 0.0, "", "", "")],
+                            columns=["function", "calls", "traced_calls", "tracing_ms", "compile_ms",
+                                     "changes", "cause", "cause_detail"])
+    graph_step = dataclasses.replace(eager_loop, retraces=retraces)
+    assert "eager-dispatch-bound" not in rules(run_of(graph_step))
+    # ... or its ops on the runtime's threads (a graph run by a TF1 session, a foreign graph)
+    worker_ops = [(o, t, "tf_Compute", c, ms) for o, t, _, c, ms in eager_ops]
+    graph_run = dataclasses.replace(make_mode("function", EAGER, ops=worker_ops), kind=SCRIPT)
+    assert "eager-dispatch-bound" not in rules(run_of(graph_run))
+
+
 def test_failed_and_empty_modes_never_fire():
     from traceinsight.model import ModeResult
     run = run_of(ModeResult(name="eager", status="failed", error="boom"),

@@ -266,6 +266,9 @@ def test_the_machines_load_is_recorded_per_phase_and_said(runs_dir):
     rc = main(["run", "--out", str(runs_dir), "--name", "busy", "--skip-steps", "5", "--steps",
                "8", "--", PY, str(SCRIPTS / "busy_after_window.py"), "25", "1.0"])
     assert rc == 0
+    # a script's mode: its kind is the script's, never read from its label
+    entry = runfolder.read_manifest(runs_dir / "busy")["modes"]["busy_after_window"]
+    assert entry["kind"]["base"] == "script"
     t = _timings(runs_dir / "busy", "busy_after_window")
     traced = t["traced"]["host"]["load"]
     untraced = t["load"]["timing_phase"]

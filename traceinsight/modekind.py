@@ -259,11 +259,22 @@ def input_of(base: str, tensor_inputs: bool) -> str:
     return "tensor" if tensor_inputs else "dataset" if base in DATASET_BASES else "numpy"
 
 
+# A mode the user's own script made (``run``, ``profile()``, the Keras callback): its name is the
+# user's label, never a capture base, so nothing about how its step compiles or is called can be
+# read from it ("function" may well name an eager loop). Its base has no row of the mode table (no
+# axes, no twins); what its step did is read from its trace. Its input is "numpy" in the sense of
+# "whatever the script passes": the input rules then decide on the conversions the trace holds.
+SCRIPT = ModeKind("script", "numpy", "keras3")
+
+
 def mode_kind(name: str, entry: dict | None = None) -> ModeKind:
-    """The kind run.json records for a mode (``entry["kind"]``), else derived from its name."""
+    """The kind run.json records for a mode (``entry["kind"]``); ``SCRIPT`` for a script's mode
+    recorded without one (its entry holds the script's ``command``); else derived from its name."""
     k = (entry or {}).get("kind") if isinstance(entry, dict) else None
     if isinstance(k, dict) and all(isinstance(k.get(f), str) for f in ("base", "input", "flavour")):
         backend = k.get("backend", "tensorflow")
         return ModeKind(k["base"], k["input"], k["flavour"],
                         backend if backend in BACKENDS else "tensorflow")
+    if isinstance(entry, dict) and "command" in entry:
+        return SCRIPT
     return from_name(name)

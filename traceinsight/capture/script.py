@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from traceinsight import modekind
 from traceinsight.capture import compat
 from traceinsight.errors import TraceinsightError
 
@@ -210,7 +211,8 @@ class RecordedMode:
                     from None
             manifest["modes"][mode] = {"dir": self.folder, "status": "running", "error": None,
                                        "stderr_tail": None, "summary": None, "profile_options": {},
-                                       "notes": [], "settings": dict(settings), **entry}
+                                       "notes": [], "settings": dict(settings),
+                                       "kind": modekind.SCRIPT.to_dict(), **entry}
             self.writer.save()
         except BaseException:
             self._undo(into is None)

@@ -47,6 +47,9 @@ def rule_eager_dispatch_bound(run: RunView) -> Iterable[Finding]:
         fix = ("step = tf.function(model)          # or decorate your train/predict step\n"
                "y = step(x)                        # x: a tensor of a fixed shape"
                if e.kind.call == CALL else
+               "@tf.function                       # your training / inference step: its ops\n"
+               "def train_step(x, y): ...          # run as one graph, no per-op Python dispatch"
+               if e.kind.call is None else
                "model.compile(optimizer, loss, run_eagerly=False)  # the default: "
                "train_on_batch runs a tf.function")
         fix = fr.at_user_line(e, fix)

@@ -219,6 +219,28 @@ def runs_keras_step(m: ModeResult) -> bool:
     return ax is not None and ax.call != CALL and ax.compile == EAGER
 
 
+def runs_eagerly(m: ModeResult) -> bool:
+    """What the trace shows of a step whose mode says nothing of it (a script's own mode, a
+    foreign trace): its ops dispatched one by one from Python, executed on the Python thread
+    itself (most of the op time on the main thread), with dispatch time in its steps, and no
+    tf.function called in them (no call op in the ops table, no call in the retraces table). A
+    step that calls a tf.function, or runs a TF1 session's graph (its ops on the runtime's
+    threads, no eager dispatch), is not."""
+    if not m.ok or not m.host_events_recorded:
+        return False
+    ops, r = m.table("ops"), m.table("retraces")
+    if ops.empty or "type" not in ops or "self_ms_per_step" not in ops:
+        return False
+    if any(str(t).startswith("tf.function") for t in ops["type"]):
+        return False
+    if not r.empty and "calls" in r and any(float(c) > 0 for c in r["calls"]):
+        return False
+    self_ms = np.asarray(ops["self_ms_per_step"], dtype=float)
+    on_main = float(self_ms[np.asarray(ops["thread"] == "main")].sum())
+    dispatch = float(m.category_means().get("dispatch", 0.0))
+    return dispatch > 0 and on_main > 0.5 * float(self_ms.sum())
+
+
 def graph_while_loop(m: ModeResult) -> bool:
     """The mode's many op calls come from a graph-mode While loop (tf.while_loop / AutoGraph's
     loop over a tensor): one graph op per iteration, no Python dispatch to remove by vectorizing

@@ -18,6 +18,7 @@ A new mode is paired by its row of the mode table: nothing here names a mode.
 from __future__ import annotations
 
 from traceinsight.compare import Comparison
+from traceinsight.findings import frames
 from traceinsight.modekind import CALL, CHEAPER_CALLS, EAGER, GRAPH, TF2_TWIN, XLA
 from traceinsight.model import ModeResult
 from traceinsight.runview import RunView
@@ -50,9 +51,13 @@ def twin(run: RunView, m: ModeResult, **changes: str) -> ModeResult | None:
 
 
 def compiled(m: ModeResult) -> str | None:
-    """The mode's compile axis (EAGER, GRAPH, XLA; None: unknown)."""
+    """The mode's compile axis (EAGER, GRAPH, XLA; None: unknown). A mode whose kind says nothing
+    of it (a script's own mode, a foreign trace's) is EAGER when its trace shows an eager step
+    (``frames.runs_eagerly``); its other axes stay unknown, so it has no twins."""
     ax = m.kind.axes()
-    return ax.compile if ax is not None else None
+    if ax is not None:
+        return ax.compile
+    return EAGER if frames.runs_eagerly(m) else None
 
 
 def modes_compiled(run: RunView, compile: str) -> list[ModeResult]:
