@@ -327,6 +327,10 @@ def test_traced_steps_faster_than_untraced_are_put_down_to_the_machine():
     quiet = dataclasses.replace(t, rounds=None, load={"timing_phase": {"other_cpu_busy": 0.04},
                                                       "traced_phase": {"other_cpu_busy": 0.02}})
     assert load_notes(quiet) == ()
+    # busy alike in both phases (69 % traced, 66 % untraced): busy, but the load did not change
+    busy = dataclasses.replace(t, rounds=None, load={"timing_phase": {"other_cpu_busy": 0.66},
+                                                     "traced_phase": {"other_cpu_busy": 0.69}})
+    assert [n.split(":")[0] for n in load_notes(busy)] == ["timed on a busy machine"]
 
 
 def test_a_scripts_mode_is_known_by_its_trace_never_by_its_label():

@@ -89,6 +89,13 @@ def load_explains(slower: float | None, faster: float | None) -> bool:
     return disturbed(slower) or slower - faster >= LOAD_EXPLAINS
 
 
+def changed(a: float | None, b: float | None) -> bool:
+    """Whether the machine's load changed between two phases of one mode (its traced and untraced
+    steps): other processes' shares differ by ``LOAD_EXPLAINS`` or more. Unlike ``load_explains``,
+    a machine busy in both alike has not changed. False when either is not recorded."""
+    return a is not None and b is not None and abs(a - b) >= LOAD_EXPLAINS
+
+
 def percent(share: float | None) -> str:
     """A share of the CPUs as words' figure: ``62 %`` (``?`` when not recorded)."""
     return "?" if share is None else f"{share * 100:.0f} %"

@@ -15,8 +15,8 @@ from traceinsight.machineload import (
     DISTURBED_OTHER_CPU,
     RoundAction,
     RoundLoad,
+    changed,
     disturbed,
-    load_explains,
     percent,
 )
 from traceinsight.model import Calibration, Timing
@@ -104,8 +104,7 @@ def load_notes(timing: Timing) -> tuple[str, ...]:
                      f"({percent(DISTURBED_OTHER_CPU)} or more is a busy machine); its step "
                      "times are slower than on a quiet machine")
     traced, untraced = timing.traced_other_cpu_busy, timing.other_cpu_busy
-    if traced is not None and untraced is not None and (
-            load_explains(traced, untraced) or load_explains(untraced, traced)):
+    if changed(traced, untraced):
         notes.append(f"the machine's load changed between the traced and the untraced steps: "
                      f"other processes took {percent(traced)} of the CPUs while the traced steps "
                      f"ran and {percent(untraced)} while the untraced ones did, so the traced "

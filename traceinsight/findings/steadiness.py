@@ -12,7 +12,7 @@ from traceinsight.compare import is_distorted
 from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import inputs, pairing
-from traceinsight.machineload import load_explains, percent
+from traceinsight.machineload import changed, percent
 from traceinsight.runview import RunView
 
 # a cost concentrated in a few steps (``stats.concentrated``) speaks from this share of the
@@ -119,9 +119,8 @@ def rule_distortion(run: RunView) -> Iterable[Finding]:
 
 def _load_text(traced: float | None, untraced: float | None) -> str:
     """``; other processes took 3 % of the CPUs while traced, 48 % untraced`` where the machine's
-    load differed enough between the two phases to explain a difference (``load_explains``)."""
-    if traced is None or untraced is None or not (load_explains(traced, untraced)
-                                                  or load_explains(untraced, traced)):
+    load changed between the two phases (``machineload.changed``)."""
+    if traced is None or untraced is None or not changed(traced, untraced):
         return ""
     return (f"; other processes took {percent(traced)} of the CPUs while traced, "
             f"{percent(untraced)} untraced")
