@@ -136,6 +136,24 @@ def test_an_interval_never_excludes_every_paired_round(seed):
     assert c.ratio_lo <= c.ratio <= c.ratio_hi
 
 
+def test_the_measured_saving_is_never_surer_than_the_rounds_it_was_timed_in():
+    """A busy machine: round by round, A − B was 2, 9 and 4 ms (round 0 is not paired), each
+    round's steps tight. The step bootstrap alone gave an interval around the medians'
+    difference far narrower than the ratio's beside it; the saving's interval now holds every
+    paired round's difference, as the ratio's holds every round's ratio, and its point stays the
+    medians' difference every page quotes."""
+    a = timed("a", [8.0, 4.0, 11.0, 6.0], n=40)
+    b = timed("b", [2.0, 2.0, 2.0, 2.0], n=40)
+    c = compare_modes(a, b)
+    assert c.delta_ms == pytest.approx(float(np.median(a.step_samples_ms) - np.median(b.step_samples_ms)))
+    assert c.delta_lo <= 2.0 and c.delta_hi >= 9.0
+    rr = np.asarray(c.round_ratios)
+    assert c.ratio_lo <= rr.min() and c.ratio_hi >= rr.max()
+    # modes timed apart (two captures): the steps' interval, as before
+    apart = compare_modes(a, b, same_run=False)
+    assert apart.delta_ms == c.delta_ms and apart.delta_hi - apart.delta_lo < c.delta_hi - c.delta_lo
+
+
 def test_too_few_paired_rounds_compare_all_steps_as_modes_timed_apart():
     """Two paired rounds give no interval of their own, so the two modes are compared by all
     their steps, as modes timed apart (a change under 50 % is noise), and the note says why: a

@@ -44,9 +44,9 @@ def compare_modes(a: ModeResult, b: ModeResult, same_run: bool = True) -> Compar
     two runs (``rundiff``), which were never timed in the same rounds."""
     sa, sb = a.step_samples_ms, b.step_samples_ms
     ra, rb = _rounds(a), _rounds(b)
+    paired = pair_rounds(a.timing, b.timing) if ra and rb and same_run else None
     est = mode_ratio(sa, sb, ra, rb, boot_a=a.boot_medians if len(sa) > 1 else None,
-                     boot_b=b.boot_medians if len(sb) > 1 else None,
-                     paired=pair_rounds(a.timing, b.timing) if ra and rb and same_run else None)
+                     boot_b=b.boot_medians if len(sb) > 1 else None, paired=paired)
     a_ms = float(np.median(sa)) if len(sa) else float("nan")
     b_ms = float(np.median(sb)) if len(sb) else float("nan")
     ops = op_diff(a.table("ops"), b.table("ops"))
@@ -55,7 +55,7 @@ def compare_modes(a: ModeResult, b: ModeResult, same_run: bool = True) -> Compar
                       a.traced_ms, b.traced_ms, _distortion(a), _distortion(b), est.note,
                       a.traced_mean_ms, b.traced_mean_ms,
                       *difference_ci(sa, sb, a.boot_medians if len(sa) > 1 else None,
-                                     b.boot_medians if len(sb) > 1 else None),
+                                     b.boot_medians if len(sb) > 1 else None, paired=paired),
                       a.breakdown_ms, b.breakdown_ms, _corrected(a) and _corrected(b),
                       est.orders, est.paired, est.round_ratios)
 
