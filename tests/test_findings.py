@@ -361,6 +361,24 @@ def test_a_scripts_mode_is_known_by_its_trace_never_by_its_label():
     assert "eager-dispatch-bound" not in rules(run_of(graph_run))
 
 
+def test_xla_compile_unrecorded_is_the_two_first_calls_difference():
+    """TF before 2.18 writes no compile events: the XLA mode's first step has no compile time.
+    What XLA's compilation costs once is then its first call beyond the graph mode's (both
+    timed by the capture): 3 + 300 vs 4 + 40 ms here, 259 ms, paid back after 259 / 1 steps."""
+    f = make_mode("function", {"op": 4.0}, first_extra={"tracing": 40.0})
+    x = make_mode("xla", {"op": 3.0}, first_extra={"op": 300.0}, untraced_ms=3.0)
+    found = only(run_of(f, x), "xla-faster")
+    expected = (x.timing.first_step_s - f.timing.first_step_s) * 1e3
+    assert expected == pytest.approx(259.0)
+    assert (f"Its first call, {expected:.0f} ms longer than function's" in found.evidence
+            and "the trace records no compile events" in found.evidence)
+    gain = found.saving_ms
+    assert f"is paid back after {math.ceil(expected / gain)} steps" in found.evidence
+    # with compile recorded in the first step, that figure is used as before
+    x2 = make_mode("xla", {"op": 3.0}, first_extra={"compile": 120.0}, untraced_ms=3.0)
+    assert "Its 120 ms compile is paid back" in only(run_of(f, x2), "xla-faster").evidence
+
+
 def test_failed_and_empty_modes_never_fire():
     from traceinsight.model import ModeResult
     run = run_of(ModeResult(name="eager", status="failed", error="boom"),
