@@ -90,8 +90,10 @@ def rule_distortion(run: RunView) -> Iterable[Finding]:
         evidence = "Traced vs untraced median step: " + "; ".join(
             f"{n} {ev.fmt_ms(t)} vs {ev.fmt_ms(u)} ms ({d * 100:+.0f} %{_load_text(lt, lu)})"
             for d, n, u, t, lt, lu in hits) + \
-            (". Category times come from the traced steps and are off by about as much; "
-             "the mode medians come from untraced steps.")
+            (". The category split comes from the traced steps, corrected to the untraced "
+             "median (the profiler's cost taken out, the rest scaled: the breakdown's notes say "
+             "how); its shares rest on that correction the more, the larger this difference. "
+             "The mode medians come from untraced steps.")
         if any(h[0] < 0 for h in hits):
             evidence += (" The profiler only adds time: traced steps faster than untraced ones "
                          "mean the untraced steps ran slower for another reason (a busier "
