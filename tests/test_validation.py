@@ -106,3 +106,25 @@ def test_refused_by_the_compiled_check_alone_is_still_one_line(tmp_path, monkeyp
     with pytest.raises(TraceinsightError) as e:
         runfolder.validate(copy.deepcopy(GOOD_RUN), "run.schema.json", tmp_path / "run.json")
     assert "\n" not in str(e.value) and str(e.value).startswith(f"{tmp_path / 'run.json'}: data")
+
+
+@pytest.mark.parametrize("schema", ["run.schema.json", "timings.schema.json"])
+def test_the_committed_validators_are_made_from_the_schemas(schema):
+    """A schema changed without running tools/make_schema_validators.py fails here (and loading
+    compiles the schema itself meanwhile: a stale validator never checks a document)."""
+    import hashlib
+    import importlib
+    module = importlib.import_module(f"traceinsight.schemas._{schema.split('.')[0]}_validator")
+    text = (Path(runfolder.__file__).parent / "schemas" / schema).read_bytes()
+    assert module.SCHEMA_SHA256 == hashlib.sha256(text).hexdigest(), \
+        "run tools/make_schema_validators.py and commit the modules it writes"
+    assert runfolder._compiled(schema) is module.validate
+
+
+def test_a_stale_validator_is_not_used(monkeypatch):
+    from traceinsight.schemas import _run_validator
+    monkeypatch.setattr(_run_validator, "SCHEMA_SHA256", "0" * 64)
+    monkeypatch.delitem(runfolder._COMPILED, "run.schema.json", raising=False)
+    compiled = runfolder._compiled("run.schema.json")
+    assert compiled is not _run_validator.validate
+    compiled(copy.deepcopy(GOOD_RUN))

@@ -232,13 +232,25 @@ def _validator(schema: str):
 
 
 def _compiled(schema: str):
-    """The schema compiled to a Python function (fastjsonschema), once per process. The schemas
-    use only keywords whose meaning is the same in draft 7, which fastjsonschema implements, and
-    in draft 2020-12 (tests/test_runfolder_fuzz.py checks that both validators agree on mutated
-    documents)."""
+    """The schema compiled to a Python function (fastjsonschema), once per process: the module
+    tools/make_schema_validators.py wrote from it (compiling a schema took more than the rest of
+    a small run's loading), or, where that module's digest is not the schema's (a schema changed
+    without writing it again), compiled here. The schemas use only keywords whose meaning is the
+    same in draft 7, which fastjsonschema implements, and in draft 2020-12
+    (tests/test_validation.py checks that both validators agree on mutated documents)."""
     if schema not in _COMPILED:
-        import fastjsonschema
-        _COMPILED[schema] = fastjsonschema.compile(_schema(schema))
+        import hashlib
+        import importlib
+        text = (Path(__file__).parent / "schemas" / schema).read_bytes()
+        try:
+            module = importlib.import_module(f"traceinsight.schemas._{schema.split('.')[0]}_validator")
+        except ImportError:
+            module = None
+        if module is not None and module.SCHEMA_SHA256 == hashlib.sha256(text).hexdigest():
+            _COMPILED[schema] = module.validate
+        else:
+            import fastjsonschema
+            _COMPILED[schema] = fastjsonschema.compile(json.loads(text))
     return _COMPILED[schema]
 
 
