@@ -139,3 +139,21 @@ def test_the_width_is_rich_s(monkeypatch):
     assert terminal.plain_width(io.StringIO()) == Console(file=io.StringIO()).width == 123
     monkeypatch.delenv("COLUMNS")
     assert terminal.plain_width(io.StringIO()) == Console(file=io.StringIO()).width
+
+
+def test_one_blas_thread_only_for_the_analysing_commands(monkeypatch):
+    """numpy's OpenBLAS thread pool (started at import) is kept to one thread by the commands that
+    only analyse, never by those that run the user's workload, and never against the user's
+    choice."""
+    import os
+    import sys
+
+    from traceinsight import cli
+    monkeypatch.delitem(sys.modules, "numpy")       # as in a fresh process, before the import
+    for command, env, want in (("analyze", {}, "1"), ("report", {}, "1"), ("capture", {}, None),
+                               ("run", {}, None), (None, {}, None),
+                               ("analyze", {"OMP_NUM_THREADS": "4"}, None),
+                               ("view", {"OPENBLAS_NUM_THREADS": "8"}, "8")):
+        monkeypatch.setattr(os, "environ", dict(env))
+        cli.one_blas_thread(command)
+        assert os.environ.get("OPENBLAS_NUM_THREADS") == want, (command, env)

@@ -19,8 +19,6 @@ import json
 import os
 import re
 import stat
-import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -139,6 +137,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     the user creates gets, 0666 minus the umask (mkstemp's temp file alone would be 0600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # here: loading a run writes nothing (start-up)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -461,6 +460,7 @@ def pass_traces(run_path: Path, mode_folder: str, pass_name: str,
 def _made_at(run: Path) -> tuple[float, str]:
     """When the run was made: its run.json's ``created_utc``, else the time run.json was last
     written (a run folder from elsewhere, a hand-made one); the name breaks ties."""
+    from datetime import datetime, timezone
     try:
         manifest = read_json(run / MANIFEST)
         created = manifest.get("created_utc") if isinstance(manifest, dict) else None
