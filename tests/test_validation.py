@@ -67,7 +67,6 @@ def mutations(doc: dict, rng: np.random.Generator, n: int):
 
 @pytest.mark.parametrize("schema", ["run.schema.json", "timings.schema.json"])
 def test_the_compiled_validator_agrees_with_jsonschema(schema):
-    from fastjsonschema import JsonSchemaException
     reference = Draft202012Validator(runfolder._schema(schema))
     compiled = runfolder._compiled(schema)
     rng = np.random.default_rng(11)
@@ -78,7 +77,7 @@ def test_the_compiled_validator_agrees_with_jsonschema(schema):
             try:
                 compiled(variant)
                 got = True
-            except JsonSchemaException:
+            except ValueError:       # what the committed validators and fastjsonschema raise
                 got = False
             assert got == want, json.dumps(variant)[:500]
             checked += 1
@@ -128,3 +127,17 @@ def test_a_stale_validator_is_not_used(monkeypatch):
     compiled = runfolder._compiled("run.schema.json")
     assert compiled is not _run_validator.validate
     compiled(copy.deepcopy(GOOD_RUN))
+
+
+def test_checking_a_run_folder_imports_no_schema_library():
+    """The committed validators raise traceinsight's own exceptions: a valid run folder is
+    checked without importing fastjsonschema or jsonschema (start-up)."""
+    import subprocess
+    import sys
+    run = Path(__file__).parent / "data" / "runs" / "conv1d"
+    code = ("import sys; from pathlib import Path; from traceinsight import runfolder; "
+            f"runfolder.read_manifest(Path({str(run)!r})); "
+            f"runfolder.read_timings(Path({str(run)!r}) / 'eager' / 'timings.json'); "
+            "print(sorted(m for m in sys.modules if 'jsonschema' in m))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,7 +1,7 @@
 """Write the run folder's schema validators as Python modules: ``fastjsonschema.compile_to_code``
 of traceinsight/schemas/run.schema.json and timings.schema.json into
 traceinsight/schemas/_run_validator.py and _timings_validator.py, each with the SHA-256 of the
-schema it was made from.
+schema it was made from; the exceptions the code raises are traceinsight/schemas/refused.py's.
 
     .venv/bin/python tools/make_schema_validators.py            (after changing a schema)
     .venv/bin/python tools/make_schema_validators.py --check    (exit 1 where one is stale)
@@ -33,6 +33,11 @@ after changing the schema."""
 '''
 
 
+FASTJSONSCHEMA_IMPORT = "from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException\n"
+OWN_IMPORT = ("from traceinsight.schemas.refused import JsonSchemaValueException, "
+              "JsonSchemaValuesException\n")
+
+
 def module_path(name: str) -> Path:
     return SCHEMAS / f"_{name.split('.')[0]}_validator.py"
 
@@ -48,6 +53,10 @@ def generate(name: str) -> str:
     entry = "validate_" + "".join(c if c.isalnum() else "_" for c in schema["$id"])
     if f"def {entry}(" not in code:
         sys.exit(f"{name}: no function {entry} in fastjsonschema's code")
+    if code.count(FASTJSONSCHEMA_IMPORT) != 1:
+        sys.exit(f"{name}: fastjsonschema's code does not import its exceptions as expected")
+    # its exceptions from traceinsight (loading a run then never imports fastjsonschema)
+    code = code.replace(FASTJSONSCHEMA_IMPORT, OWN_IMPORT)
     return (HEADER.format(name=name) + code.rstrip() + "\n\n\n"
             f"SCHEMA_SHA256 = {digest(name)!r}\nvalidate = {entry}\n")
 

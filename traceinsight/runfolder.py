@@ -261,11 +261,10 @@ def validate(data: dict[str, Any], schema: str, path: Path) -> None:
     errors say which field and why in the words every message uses. Every load checks again: a
     record of documents found valid would have to live in the run folder, which is someone
     else's data (a forged record would let any run.json through)."""
-    from fastjsonschema import JsonSchemaException
     try:
         _compiled(schema)(data)
         return
-    except JsonSchemaException as e:
+    except ValueError as e:     # fastjsonschema's exception, or schemas.refused's (a ValueError)
         refused = e
     from jsonschema.exceptions import best_match
     err = best_match(_validator(schema).iter_errors(data))

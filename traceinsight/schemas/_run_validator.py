@@ -7,7 +7,7 @@ after changing the schema."""
 VERSION = "2.22.3"
 from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from traceinsight.schemas.refused import JsonSchemaValueException, JsonSchemaValuesException
 
 
 REGEX_PATTERNS = {

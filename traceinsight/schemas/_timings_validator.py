@@ -6,7 +6,7 @@ after changing the schema."""
 # fmt: off
 VERSION = "2.22.3"
 from decimal import Decimal
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from traceinsight.schemas.refused import JsonSchemaValueException, JsonSchemaValuesException
 
 
 NoneType = type(None)
