@@ -59,7 +59,9 @@ def _command_in(argv: Sequence[str]) -> str | None:
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The full parser; given the command line ``argv``, only the named subcommand's options are
     set up (``traceinsight --help`` then imports no command's dependencies: capture's options need
-    the capture package, which imports numpy)."""
+    the capture package, which imports numpy), and where it names a command, only that command is
+    there (the others' modules are not imported; a name that is no command gets them all, for
+    argparse's list of choices)."""
     parser = argparse.ArgumentParser(
         prog="traceinsight",
         description="Why is my TensorFlow model slow in this mode, and what do I change?",
@@ -68,7 +70,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"traceinsight {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = None if argv is None else _command_in(argv)
-    for name in COMMANDS:
+    for name in [wanted] if wanted in COMMANDS else COMMANDS:
         cls = _load(name)
         doc = _cleandoc(cls.__doc__ or "")
         p = sub.add_parser(name, help=doc.splitlines()[0] if doc else name, description=doc,
