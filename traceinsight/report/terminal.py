@@ -229,10 +229,10 @@ _TRAILING_SPACE = re.compile(r"\s+$")
 _MARKUP_TAG = re.compile(r"\[[a-z#/@]")
 
 
-def plain_width(out: TextIO) -> int | None:
+def plain_width(out: TextIO | None) -> int | None:
     """The width rich's ``Console()`` would lay out ``out`` at, where it would print no escape
     code (not a terminal, colour not forced, UTF-8); None where rich must do the printing."""
-    if sys.platform == "win32" or hasattr(builtins, "get_ipython") \
+    if out is None or sys.platform == "win32" or hasattr(builtins, "get_ipython") \
             or getattr(sys.stdin, "__module__", "").startswith("idlelib"):
         return None
     env = os.environ
