@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import pickle
 import shutil
 import typing
@@ -219,3 +220,15 @@ def test_any_dataclass_of_hinted_fields_round_trips_and_its_schema_names_its_fie
         codec.to_json(1, int | str)       # a hint the codec cannot say is refused, not guessed
     with pytest.raises(codec.CodecError):
         codec.decode({"points": [{"x": 1.0}]}, Shape)      # a field missing: not what it wrote
+
+
+def test_an_array_of_numbers_reads_back_every_bit_and_nothing_else():
+    """``np.ndarray`` hints (the bootstrap medians): numbers read at once, the same bits as one by
+    one; a bool, a number as text or null is refused, the non-finite spellings read."""
+    values = [0.1, 1, -0.0, 2**53 + 1, 1e308, 5e-324, 3]
+    a = codec.from_json(values, np.ndarray)
+    assert a.tobytes() == np.array([float(v) for v in values]).tobytes()
+    assert codec.from_json(["nan", "inf", 1.5], np.ndarray)[1:].tolist() == [math.inf, 1.5]
+    for bad in ([1.0, True], [1.0, "1.5"], [None, 1.0], [[1.0]]):
+        with pytest.raises(codec.CodecError):
+            codec.from_json(bad, np.ndarray)

@@ -66,6 +66,9 @@ def test_a_command_is_set_up_only_when_named():
     parser = build_parser(["view", "x"])
     sub = next(a for a in parser._actions if a.dest == "command")
     assert any("--theme" in a.option_strings for a in sub.choices["view"]._actions)
+    assert set(sub.choices) == {"view"}          # the other commands are not even imported
+    sub = next(a for a in build_parser(["vew", "x"])._actions if a.dest == "command")
+    assert set(sub.choices) == set(COMMANDS)     # a typo: argparse lists the commands
     assert not any("--modes" in a.option_strings for a in sub.choices["capture"]._actions)
     full = build_parser()
     sub = next(a for a in full._actions if a.dest == "command")

@@ -67,7 +67,6 @@ def mutations(doc: dict, rng: np.random.Generator, n: int):
 
 @pytest.mark.parametrize("schema", ["run.schema.json", "timings.schema.json"])
 def test_the_compiled_validator_agrees_with_jsonschema(schema):
-    from fastjsonschema import JsonSchemaException
     reference = Draft202012Validator(runfolder._schema(schema))
     compiled = runfolder._compiled(schema)
     rng = np.random.default_rng(11)
@@ -78,7 +77,7 @@ def test_the_compiled_validator_agrees_with_jsonschema(schema):
             try:
                 compiled(variant)
                 got = True
-            except JsonSchemaException:
+            except ValueError:       # what the committed validators and fastjsonschema raise
                 got = False
             assert got == want, json.dumps(variant)[:500]
             checked += 1
@@ -106,3 +105,39 @@ def test_refused_by_the_compiled_check_alone_is_still_one_line(tmp_path, monkeyp
     with pytest.raises(TraceinsightError) as e:
         runfolder.validate(copy.deepcopy(GOOD_RUN), "run.schema.json", tmp_path / "run.json")
     assert "\n" not in str(e.value) and str(e.value).startswith(f"{tmp_path / 'run.json'}: data")
+
+
+@pytest.mark.parametrize("schema", ["run.schema.json", "timings.schema.json"])
+def test_the_committed_validators_are_made_from_the_schemas(schema):
+    """A schema changed without running tools/make_schema_validators.py fails here (and loading
+    compiles the schema itself meanwhile: a stale validator never checks a document)."""
+    import hashlib
+    import importlib
+    module = importlib.import_module(f"traceinsight.schemas._{schema.split('.')[0]}_validator")
+    text = (Path(runfolder.__file__).parent / "schemas" / schema).read_bytes()
+    assert module.SCHEMA_SHA256 == hashlib.sha256(text).hexdigest(), \
+        "run tools/make_schema_validators.py and commit the modules it writes"
+    assert runfolder._compiled(schema) is module.validate
+
+
+def test_a_stale_validator_is_not_used(monkeypatch):
+    from traceinsight.schemas import _run_validator
+    monkeypatch.setattr(_run_validator, "SCHEMA_SHA256", "0" * 64)
+    monkeypatch.delitem(runfolder._COMPILED, "run.schema.json", raising=False)
+    compiled = runfolder._compiled("run.schema.json")
+    assert compiled is not _run_validator.validate
+    compiled(copy.deepcopy(GOOD_RUN))
+
+
+def test_checking_a_run_folder_imports_no_schema_library():
+    """The committed validators raise traceinsight's own exceptions: a valid run folder is
+    checked without importing fastjsonschema or jsonschema (start-up)."""
+    import subprocess
+    import sys
+    run = Path(__file__).parent / "data" / "runs" / "conv1d"
+    code = ("import sys; from pathlib import Path; from traceinsight import runfolder; "
+            f"runfolder.read_manifest(Path({str(run)!r})); "
+            f"runfolder.read_timings(Path({str(run)!r}) / 'eager' / 'timings.json'); "
+            "print(sorted(m for m in sys.modules if 'jsonschema' in m))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

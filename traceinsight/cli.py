@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import Sequence
 
@@ -58,7 +59,9 @@ def _command_in(argv: Sequence[str]) -> str | None:
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The full parser; given the command line ``argv``, only the named subcommand's options are
     set up (``traceinsight --help`` then imports no command's dependencies: capture's options need
-    the capture package, which imports numpy)."""
+    the capture package, which imports numpy), and where it names a command, only that command is
+    there (the others' modules are not imported; a name that is no command gets them all, for
+    argparse's list of choices)."""
     parser = argparse.ArgumentParser(
         prog="traceinsight",
         description="Why is my TensorFlow model slow in this mode, and what do I change?",
@@ -67,7 +70,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"traceinsight {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = None if argv is None else _command_in(argv)
-    for name in COMMANDS:
+    for name in [wanted] if wanted in COMMANDS else COMMANDS:
         cls = _load(name)
         doc = _cleandoc(cls.__doc__ or "")
         p = sub.add_parser(name, help=doc.splitlines()[0] if doc else name, description=doc,
@@ -78,8 +81,26 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# commands that only read and analyse: nothing they run is the user's code
+ANALYSING = frozenset({"analyze", "view", "report", "diff", "export"})
+# the variables OpenBLAS reads its thread count from, in its order
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def one_blas_thread(command: str | None) -> None:
+    """Before numpy is imported by a command that only analyses: OpenBLAS with one thread, unless
+    the user chose a count. numpy's OpenBLAS starts a thread per core when it is imported, a
+    noticeable share of a small ``analyze``'s CPU time, and traceinsight computes nothing with
+    BLAS. Never for ``capture`` / ``run``, whose processes run the user's workload (the variable
+    would reach it), nor once numpy is imported (a caller's process, where it does nothing)."""
+    if command in ANALYSING and "numpy" not in sys.modules \
+            and not any(v in os.environ for v in BLAS_THREADS):
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    one_blas_thread(_command_in(argv))
     from traceinsight.analysis import malloc
     malloc.allow()       # the command's process is the tool's: it may tune its own allocator
     parser = build_parser(argv)

@@ -72,6 +72,11 @@ def safe(s: Any, limit: int | None = MAX_NAME, *, newlines: bool = False) -> str
     way."""
     s = "" if s is None else str(s)
     n = len(s)
+    # nothing to escape or cut (the common case, every cell of a report): as it is. A printable
+    # string holds none of _UNSAFE's characters (all are controls, format characters, separators
+    # or unassigned, none printable), and no line break
+    if (limit is None or n <= limit and n <= MAX_NAME) and s.isprintable():
+        return s
     if limit is not None and limit > MAX_NAME and n > MAX_NAME:
         # prose quoting a name (a finding's evidence, a note): each huge word cut on its own
         s = _LONG_WORD.sub(_cut_word, s)

@@ -19,8 +19,6 @@ import json
 import os
 import re
 import stat
-import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -139,6 +137,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     the user creates gets, 0666 minus the umask (mkstemp's temp file alone would be 0600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # here: loading a run writes nothing (start-up)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -232,13 +231,25 @@ def _validator(schema: str):
 
 
 def _compiled(schema: str):
-    """The schema compiled to a Python function (fastjsonschema), once per process. The schemas
-    use only keywords whose meaning is the same in draft 7, which fastjsonschema implements, and
-    in draft 2020-12 (tests/test_runfolder_fuzz.py checks that both validators agree on mutated
-    documents)."""
+    """The schema compiled to a Python function (fastjsonschema), once per process: the module
+    tools/make_schema_validators.py wrote from it (compiling a schema took more than the rest of
+    a small run's loading), or, where that module's digest is not the schema's (a schema changed
+    without writing it again), compiled here. The schemas use only keywords whose meaning is the
+    same in draft 7, which fastjsonschema implements, and in draft 2020-12
+    (tests/test_validation.py checks that both validators agree on mutated documents)."""
     if schema not in _COMPILED:
-        import fastjsonschema
-        _COMPILED[schema] = fastjsonschema.compile(_schema(schema))
+        import hashlib
+        import importlib
+        text = (Path(__file__).parent / "schemas" / schema).read_bytes()
+        try:
+            module = importlib.import_module(f"traceinsight.schemas._{schema.split('.')[0]}_validator")
+        except ImportError:
+            module = None
+        if module is not None and module.SCHEMA_SHA256 == hashlib.sha256(text).hexdigest():
+            _COMPILED[schema] = module.validate
+        else:
+            import fastjsonschema
+            _COMPILED[schema] = fastjsonschema.compile(json.loads(text))
     return _COMPILED[schema]
 
 
@@ -250,11 +261,10 @@ def validate(data: dict[str, Any], schema: str, path: Path) -> None:
     errors say which field and why in the words every message uses. Every load checks again: a
     record of documents found valid would have to live in the run folder, which is someone
     else's data (a forged record would let any run.json through)."""
-    from fastjsonschema import JsonSchemaException
     try:
         _compiled(schema)(data)
         return
-    except JsonSchemaException as e:
+    except ValueError as e:     # fastjsonschema's exception, or schemas.refused's (a ValueError)
         refused = e
     from jsonschema.exceptions import best_match
     err = best_match(_validator(schema).iter_errors(data))
@@ -449,6 +459,7 @@ def pass_traces(run_path: Path, mode_folder: str, pass_name: str,
 def _made_at(run: Path) -> tuple[float, str]:
     """When the run was made: its run.json's ``created_utc``, else the time run.json was last
     written (a run folder from elsewhere, a hand-made one); the name breaks ties."""
+    from datetime import datetime, timezone
     try:
         manifest = read_json(run / MANIFEST)
         created = manifest.get("created_utc") if isinstance(manifest, dict) else None

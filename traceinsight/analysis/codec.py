@@ -222,8 +222,14 @@ def _floats_out(a: np.ndarray) -> list:
     return [v if math.isfinite(v) else repr(v) for v in values]
 
 
+_NUMBERS = frozenset({float, int})
+
+
 def _floats_in(d: Any) -> np.ndarray:
-    return np.array([_float_in(v) for v in _list(d)], dtype=float)
+    d = _list(d)
+    if _NUMBERS.issuperset(map(type, d)):    # numbers only (never a bool): read at once
+        return np.array(d, dtype=float)
+    return np.array([_float_in(v) for v in d], dtype=float)
 
 
 def _list(d: Any) -> list:
@@ -290,8 +296,10 @@ def table_from_json(d: Any) -> Columns:
     cols: dict[str, np.ndarray] = {}
     for name, dtype, values in zip(names, _list(d["dtypes"]), _list(d["values"]), strict=True):
         if dtype == "float64":
-            cols[name] = np.array([math.nan if v is None else _NON_FINITE[v] if isinstance(v, str)
-                                   else v for v in _list(values)], dtype=float)
+            values = _list(values)
+            cols[name] = np.array(values if _NUMBERS.issuperset(map(type, values)) else
+                                  [math.nan if v is None else _NON_FINITE[v] if isinstance(v, str)
+                                   else v for v in values], dtype=float)
         elif dtype in ("int64", "bool"):
             cols[name] = np.array(values, dtype=dtype)
         elif dtype == "object":

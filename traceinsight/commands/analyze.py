@@ -33,8 +33,8 @@ class Command:
     def run(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from pathlib import Path
 
-        import traceinsight
         from traceinsight import runfolder
+        from traceinsight.analysis.load import load
         from traceinsight.analysis.urls import is_url
         from traceinsight.errors import TraceinsightError
         from traceinsight.report import terminal
@@ -44,8 +44,8 @@ class Command:
         if args.scheduler:
             from traceinsight.analysis.parallel import load_with_scheduler
             run = load_with_scheduler(path, args.scheduler)
-        else:
-            run = traceinsight.load(path)
+        else:       # (not traceinsight.load: a printed run needs no notebook display)
+            run = load(path)
         if args.mode:
             missing = [m for m in args.mode if m not in run.modes]
             if missing:

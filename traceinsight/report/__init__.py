@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +131,7 @@ def write_chunks(path: str | Path, chunks: Iterable[bytes]) -> int:
     path = Path(path)
     _make_dir(path.parent)
     try:
+        import tempfile  # here: analyze imports this package and writes nothing
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
         raise WriteError(f"cannot write {path}: {e.strerror or e}") from None

@@ -42,6 +42,7 @@ MAX_TEXT = 4000                      # characters of one paragraph (evidence quo
 ROW_CAPS = (20, 10, 5, 3, 1, 0)      # rows per detail table, tried in order until the report fits
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
+_TICKS = re.compile(r"`+")
 
 
 # ---------------------------------------------------------------------------------------- escaping
@@ -59,7 +60,7 @@ def code(s: Any, max_len: int = MAX_CELL, table: bool = True) -> str:
     s = present.safe(s, max_len)
     if table:
         s = s.replace("|", "\\|")
-    ticks = max((len(t) for t in re.findall(r"`+", s)), default=0) + 1
+    ticks = max((len(t) for t in _TICKS.findall(s)), default=0) + 1 if "`" in s else 1
     pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
     return "`" * ticks + pad + s + pad + "`" * ticks
 

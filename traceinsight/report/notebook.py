@@ -11,7 +11,6 @@ sure). No file is written and nothing is fetched.
 
 from __future__ import annotations
 
-import html as html_text
 import sys
 from typing import Any
 
@@ -19,6 +18,9 @@ HEIGHT_PX = 640       # the frame scrolls; a full report is far longer than a no
 
 
 def frame(page: str, title: str) -> str:
+    # imported here: every loaded run holds this module's display, and the html module's import
+    # (its entity table) is a noticeable share of a report's start-up
+    import html as html_text
     return (f'<iframe title="{html_text.escape(title, quote=True)}" sandbox="" '
             f'style="width:100%;height:{HEIGHT_PX}px;border:1px solid #d0d7de" '
             f'srcdoc="{html_text.escape(page, quote=True)}"></iframe>')
