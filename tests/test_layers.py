@@ -312,6 +312,18 @@ def test_the_per_step_rows_add_up_to_each_layers_table():
                                    atol=1e-12)
 
 
+@pytest.mark.parametrize("name, layer", [
+    ("jit(predict_step)/block1_dwconv/conv_general_dilated", "block1_dwconv"),
+    ("jit(predict_step)/block4_project/jit(relu)/max", "block4_project"),
+    ("jit(train_step)/transpose(jvp(functional))/block1_dwconv/conv_general_dilated",
+     "block1_dwconv"),                                                  # JAX's backward pass
+    ("jit(predict_step)/concatenate", None),
+    ("state[0][0]", None),
+])
+def test_a_jax_op_names_transformations_are_no_layers(name, layer):
+    assert layer_of(name) == layer
+
+
 def _matrix_mode(name: str, rows: list[tuple[str, str, list[float]]], eager: bool = False,
                  median_ms: float = 1.0):
     """A mode whose layers table has ``rows`` (label, class, ms in each steady step)."""
@@ -392,3 +404,32 @@ def test_too_few_steps_give_a_ratio_without_an_interval():
     # the API's view of the same rows
     df = run.layers()
     assert list(df.columns)[:3] == ["layer", "placed", "mode"] and len(df) == 2
+
+
+@pytest.mark.capture
+def test_a_jax_mode_places_its_layers_by_the_hlo_metadata(tmp_path):
+    """samples/slow_layers.py on Keras' JAX backend: JAX's HLO ops carry the layer in their
+    op_name metadata (``jit(predict_step)/block1_dwconv/conv_general_dilated``), so the mode's
+    layers are the model's own layers, each with its class from the capture's layer record."""
+    from traceinsight.capture import modes as modes_mod
+    from traceinsight.cli import main
+    if not modes_mod.jax_installed():
+        pytest.skip("JAX is not installed (pip install 'traceinsight-tf[jax]')")
+    sample = Path(__file__).resolve().parents[1] / "samples" / "slow_layers.py"
+    assert main(["capture", str(sample), "--modes", "jax:predict_on_batch", "--out", str(tmp_path),
+                 "--name", "r", "--min-steps", "5", "--min-time", "0", "--max-time", "3",
+                 "--warmup", "2", "--host-trace-ms", "1500", "--host-max-steps", "8",
+                 "--no-python-tracer", "--rounds", "1"]) == 0
+    m = traceinsight.load(tmp_path / "r", use_cache=False).modes["jax:predict_on_batch"]
+    assert m.ok, m.error
+    t = m.layers
+    placed = t[t["placed"]]
+    assert set(placed["source"]) == {"hlo metadata"}
+    # the model's layers by name (no JAX transformation in a row's name), with their classes
+    by_class = placed.groupby("layer_class")["layer"].apply(set).to_dict()
+    assert by_class["BaseDepthwiseConv.call"] == {f"block{i}_dwconv" for i in range(1, 9)}
+    assert by_class["Sliced.call"] == {"sliced"}
+    assert {"stem", "head", "pool"} <= set(placed["layer"])
+    assert not any("(" in lay for lay in placed["layer"])
+    # step by step: one row per layer and steady step
+    assert len(m.layer_steps) == len(t) * m.n_steady

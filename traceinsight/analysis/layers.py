@@ -73,7 +73,8 @@ FUNCTION_TYPE = "tf.function"
 
 def layer_of(op_name: str, op_names: frozenset[str] | set[str] = frozenset()) -> str | None:
     """The layer path of a TF op name (``model/layer/Op`` -> ``model/layer``), training's
-    gradient ops with their layer; None for a name with no scope.
+    gradient ops with their layer; None for a name with no scope. A JAX op name's
+    transformations are no layers (``jit(predict_step)/block1/conv`` -> ``block1``).
 
     An op's own name can be a scope too (``model/conv/convolution/ExpandDims_1`` was built inside
     op ``model/conv/convolution``; ``model/dense/BiasAdd/ReadVariableOp`` inside ``BiasAdd``):
@@ -81,7 +82,11 @@ def layer_of(op_name: str, op_names: frozenset[str] | set[str] = frozenset()) ->
     that is named like one (TF names ops after their CamelCase type; Keras names layers in
     snake_case)."""
     name = op_name[len(GRADIENT_PREFIX):] if op_name.startswith(GRADIENT_PREFIX) else op_name
-    parts = name.split("/")
+    # JAX's op_name metadata holds its transformations as scopes (``jit(predict_step)/block1/
+    # jit(relu)/max``; training's ``transpose(jvp(model))/...``): none is a layer, and the
+    # backward pass's ops go with their layer as in TF's ``gradient_tape/``. TF op names never
+    # hold a parenthesis.
+    parts = [p for p in name.split("/") if "(" not in p]
     keep = 0
     for i, part in enumerate(parts[:-1]):
         if not part or part[:1].isupper() or "/".join(parts[:i + 1]) in op_names:
