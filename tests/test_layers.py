@@ -132,6 +132,23 @@ def test_the_viewer_has_a_layers_tab_where_a_mode_has_layers():
             assert table.table.row_count == len(run.modes["eager"].table("layers"))
             labels = [str(c.label) for c in table.table.columns.values()]
             assert "python ms" in labels and "layer calls/step" in labels
+            await pilot.press("escape")
+            # the same layers in the mode each is compared with: the cross-mode view's rows
+            app.show_mode("xla")
+            await pilot.pause()
+            app.screen.query_one(TabbedContent).active = "tab-layer-ratios"
+            await pilot.pause()
+            table = app.screen.query_one("#layer-ratios", FrameTable)
+            rows = [r for r in run.layer_matrix.records() if r["mode"] == "xla" and r["versus"]]
+            assert table.table.row_count == len(rows) and rows[0]["versus"] == "function"
+            shown = {str(table.table.get_row_at(i)[-1]): str(table.table.get_row_at(i)[0])
+                     for i in range(table.table.row_count)}
+            assert shown == {r["layer"]: present.layer_ratio(r) for r in rows}
+            # the fastest mode is compared with none: no such tab
+            await pilot.press("escape")
+            app.show_mode("function")
+            await pilot.pause()
+            assert not app.screen.query("#tab-layer-ratios")
 
     asyncio.run(drive())
 
