@@ -29,7 +29,7 @@ import numpy as np
 
 from traceinsight.columns import Columns, text
 from traceinsight.ratio import RatioEstimate
-from traceinsight.resample import bootstrap_medians
+from traceinsight.resample import bootstrap_medians_rows
 from traceinsight.stats import MIN_STEPS_FOR_INTERVAL, mode_ratio
 
 if TYPE_CHECKING:
@@ -126,14 +126,21 @@ def layer_matrix(run: Run | RunView) -> Columns:
             was = keys.get(key, (placed, 0.0))
             keys[key] = (was[0] and placed, max(was[1], ms))
     order = sorted(keys, key=lambda k: (not keys[k][0], -keys[k][1], k))
-    boots: dict[tuple[str, str], np.ndarray | None] = {}
+    # each (mode, layer)'s resampled medians once (a mode compared with is read by many), and a
+    # mode's layers at once: the same resamples of the same steps as bootstrap_medians draws
+    boots: dict[tuple[str, str], np.ndarray] = {}
+    compared = {n for n, v in versus.items() if v} | {v for v in versus.values() if v}
+    for name in compared:
+        by_n: dict[int, list[str]] = {}
+        for key, (_, _, samples) in rows[name].items():
+            if len(samples) >= MIN_STEPS_FOR_INTERVAL:
+                by_n.setdefault(len(samples), []).append(key)
+        for keys_n in by_n.values():
+            meds = bootstrap_medians_rows(np.stack([rows[name][k][2] for k in keys_n]))
+            boots.update({(name, k): meds[i] for i, k in enumerate(keys_n)})
 
     def boot(mode: str, key: str, samples: np.ndarray) -> np.ndarray | None:
-        # each (mode, key)'s resampled medians once: a mode compared with is read by many
-        if (mode, key) not in boots:
-            boots[mode, key] = (bootstrap_medians(samples)
-                                if len(samples) >= MIN_STEPS_FOR_INTERVAL else None)
-        return boots[mode, key]
+        return boots.get((mode, key))
 
     out: dict[str, list] = {c: [] for c in COLUMNS}
     for key in order:

@@ -141,31 +141,33 @@ def owned_time(a: Attribution, ws: np.ndarray, we: np.ndarray, category: int) ->
 
 def owned_by_window(a: Attribution, ws: np.ndarray, we: np.ndarray,
                     category: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``owned_time`` split by window: (event, window index, ps), one entry per event and window
-    where the event owns time of the category (the main thread's timeline segments cut at the
-    windows' edges, so a segment across an edge is split between the windows). Summed over the
-    windows, each event's time is ``owned_time``'s."""
+    """``owned_time`` split by window: (event, window index, ps) per piece of the main thread's
+    timeline segments of the category that an event owns, cut at the windows' edges (a segment
+    across an edge is split between the windows; an event may own several pieces of one window).
+    Summed per event, the pieces give ``owned_time``'s times."""
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
     b = np.asarray(a.bounds, dtype=np.int64)
     if len(b) < 2 or not len(ws):
         return none
-    edges = np.concatenate([ws, we]).astype(np.int64)
-    cuts = np.union1d(b, edges[(edges > b[0]) & (edges < b[-1])])
-    start, end = cuts[:-1], cuts[1:]
-    seg = np.searchsorted(b, start, side="right") - 1
-    owner = np.asarray(a.seg_owner)[seg]
-    keep = (np.asarray(a.seg_cat)[seg] == category) & (owner >= 0) & (end > start)
-    win = in_windows(start, ws, we)
-    # a piece lies inside one window or none (the windows' edges are cuts)
-    keep &= win >= 0
-    if not keep.any():
+    keep = (np.asarray(a.seg_cat) == category) & (np.asarray(a.seg_owner) >= 0)
+    start, end = b[:-1][keep], b[1:][keep]
+    owner = np.asarray(a.seg_owner)[keep].astype(np.int64)
+    if not len(start):
         return none
-    owner, win, ps = owner[keep].astype(np.int64), win[keep], (end - start)[keep]
-    key = owner * len(ws) + win
-    uniq, inv = np.unique(key, return_inverse=True)
-    sums = np.zeros(len(uniq), dtype=np.int64)
-    np.add.at(sums, inv.reshape(-1), ps)
-    return uniq // len(ws), uniq % len(ws), sums
+    # the windows' edges that fall inside one of these segments cut it (the segments are sorted
+    # and disjoint, so each edge is inside one at most)
+    edges = np.unique(np.concatenate([ws, we]).astype(np.int64))
+    seg = np.searchsorted(start, edges, side="right") - 1
+    inside = (seg >= 0) & (edges > start[np.maximum(seg, 0)]) & (edges < end[np.maximum(seg, 0)])
+    if inside.any():
+        at, cut = seg[inside] + 1, edges[inside]
+        # each cut ends the piece before it and starts a new one of the same owner
+        start = np.insert(start, at, cut)
+        end = np.insert(end, at - 1, cut)
+        owner = np.insert(owner, at, owner[at - 1])
+    win = in_windows(start, ws, we)
+    ok = (win >= 0) & (end > start)
+    return owner[ok], win[ok], (end - start)[ok]
 
 
 def in_windows(t: np.ndarray, ws: np.ndarray, we: np.ndarray) -> np.ndarray:
