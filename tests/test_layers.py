@@ -471,3 +471,13 @@ def test_owned_time_split_by_window_adds_up_to_the_native_sums():
             got = np.bincount(ev, weights=ps, minlength=len(want)) if len(ev) else np.zeros(len(want))
             np.testing.assert_array_equal(got, want.astype(float))
             assert ((win >= 0) & (win < len(ws))).all()
+
+
+@pytest.mark.parametrize("n", [1, 6, 24, 1000, 1001])
+def test_a_modes_layers_are_resampled_at_once_with_the_same_draws(n):
+    """``bootstrap_medians_rows`` gives each row exactly ``bootstrap_medians(row)`` (the same
+    seed and draws), so the cross-mode view's intervals are the step ratios' bootstrap's."""
+    from traceinsight.resample import bootstrap_medians, bootstrap_medians_rows
+    rows = np.random.default_rng(n).standard_normal((4, n))
+    np.testing.assert_array_equal(bootstrap_medians_rows(rows),
+                                  np.stack([bootstrap_medians(r) for r in rows]))
