@@ -111,3 +111,36 @@ def test_graph_and_xla_without_the_capture_record_match_by_path():
     run = _run(_mode("function", 1.0, graph), _mode("xla", 9.6, xla))
     (f,) = _layer_findings(run)
     assert f.title == "xla is slower than function mostly in layer m/a: 9.0 vs 0.5 ms/step"
+
+
+def _with_steps(m, per_step: dict[str, list[float]]):
+    """``m`` with its layers' times step by step (``per_step``: layer -> ms in each step)."""
+    t = m.table("layers")
+    n = len(next(iter(per_step.values())))
+    labels = [str(x) for x in t["layer"]]
+    return m.replace(layer_steps=Columns({
+        "layer": text([lab for lab in labels for _ in range(n)]),
+        "step_num": np.tile(np.arange(1, n + 1), len(labels)),
+        "ms": np.concatenate([np.asarray(per_step[lab], dtype=float) for lab in labels])}))
+
+
+def test_a_layer_is_named_only_where_its_per_step_times_say_it_differs():
+    """The layer's ratio between the two modes (the cross-mode view's: medians of its per-step
+    times, with their interval) must say the slow mode is slower in it beyond noise; a gap the
+    means show but the steps do not (one slow step in eight) names no layer."""
+    graph = [("m/a", 0.5, "A.call"), ("m/b", 0.5, "B.call")]
+    xla = [("m/a", 9.0, "A.call"), ("m/b", 0.6, "B.call")]
+    quiet = [0.5, 0.52, 0.48, 0.5, 0.51, 0.49, 0.5, 0.5]
+    fast = _with_steps(_mode("function", 1.0, graph), {"m/a": quiet, "m/b": quiet})
+    # every step of m/a 18 times slower: named, with its ratio and interval
+    slow = _with_steps(_mode("xla", 9.6, xla), {"m/a": [9.0 * q / 0.5 for q in quiet],
+                                                  "m/b": [0.6] * 8})
+    (f,) = _layer_findings(_run(fast, slow))
+    assert "mostly in layer A.call" in f.title
+    ratio = np.median([9.0 * q / 0.5 for q in quiet]) / np.median(quiet)
+    assert f"Its median per traced step is {ratio:.2f}x in xla what it is in function (95 % " \
+        "interval" in f.evidence
+    # the same mean (9.0 ms/step) from one step of 65 ms and seven like function's: not named
+    spiky = [65.0] + quiet[1:]
+    slow = _with_steps(_mode("xla", 9.6, xla), {"m/a": spiky, "m/b": [0.6] * 8})
+    assert _layer_findings(_run(fast, slow)) == []

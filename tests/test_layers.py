@@ -132,6 +132,23 @@ def test_the_viewer_has_a_layers_tab_where_a_mode_has_layers():
             assert table.table.row_count == len(run.modes["eager"].table("layers"))
             labels = [str(c.label) for c in table.table.columns.values()]
             assert "python ms" in labels and "layer calls/step" in labels
+            await pilot.press("escape")
+            # the same layers in the mode each is compared with: the cross-mode view's rows
+            app.show_mode("xla")
+            await pilot.pause()
+            app.screen.query_one(TabbedContent).active = "tab-layer-ratios"
+            await pilot.pause()
+            table = app.screen.query_one("#layer-ratios", FrameTable)
+            rows = [r for r in run.layer_matrix.records() if r["mode"] == "xla" and r["versus"]]
+            assert table.table.row_count == len(rows) and rows[0]["versus"] == "function"
+            shown = {str(table.table.get_row_at(i)[-1]): str(table.table.get_row_at(i)[0])
+                     for i in range(table.table.row_count)}
+            assert shown == {r["layer"]: present.layer_ratio(r) for r in rows}
+            # the fastest mode is compared with none: no such tab
+            await pilot.press("escape")
+            app.show_mode("function")
+            await pilot.pause()
+            assert not app.screen.query("#tab-layer-ratios")
 
     asyncio.run(drive())
 
@@ -256,19 +273,211 @@ def test_a_real_eager_capture_places_each_layer_class_and_adds_up(tmp_path):
     assert t["ms_per_step"].sum() == pytest.approx(bd.loc["total", "mean"], rel=1e-6)
 
 
-def test_the_cross_mode_matrix_sums_graph_layers_by_class_beside_an_eager_mode():
-    eager = {"name": "eager", "layers": [
-        {"layer": "BaseConv.call [c1, c2]", "placed": True, "ms_per_step": 5.0, "python_ms": 2.0,
-         "layer_class": "BaseConv.call"},
-        {"layer": NOT_PLACED, "placed": False, "ms_per_step": 0.5, "python_ms": 0.5,
-         "layer_class": ""}]}
-    graph = {"name": "function", "layers": [
-        {"layer": "m/c1_1", "placed": True, "ms_per_step": 1.0, "layer_class": "BaseConv.call"},
-        {"layer": "m/c2_1", "placed": True, "ms_per_step": 1.5, "layer_class": "BaseConv.call"},
-        {"layer": NOT_PLACED, "placed": False, "ms_per_step": 0.1, "layer_class": ""}]}
-    names, rows = present.layer_matrix([eager, graph])
-    assert names == ["eager", "function"]
-    assert rows == [("BaseConv.call", [5.0, 2.5]), (NOT_PLACED, [0.5, 0.1])]
-    # graph modes alone keep their layers one by one
-    _, rows = present.layer_matrix([graph])
-    assert [r[0] for r in rows] == ["m/c2_1", "m/c1_1", NOT_PLACED]
+def _graph_space(conv_us: list[float], dense_us: list[float]):
+    """A graph mode's host trace by hand: one tf.function call per step, its ops on a worker
+    thread with the layer scopes of their names (conv: two ops; dense: one, and a gradient op of
+    the same layer), each step's op times given."""
+    from xspace_builder import Space
+    sp = Space()
+    sp.task_environment()
+    h = sp.host()
+    main, worker = h.line("python"), h.line("tf_Compute/1")
+    for k, (conv, dense) in enumerate(zip(conv_us, dense_us)):
+        t0 = k * 1000
+        main.event("train", t0, 500, step_num=k + 1, _r=1)
+        main.event("f", t0 + 10, 480, tf_function_call="notTraced-nonXla", tracing_count=1)
+        main.event("EagerExecute", t0 + 20, 460, eager_op="__inference_f_1", is_func=1)
+        worker.event("m/conv/Conv2D:Conv2D", t0 + 30, conv)
+        worker.event("m/conv/Relu:Relu", t0 + 30 + conv, 5)
+        worker.event("m/dense/MatMul:MatMul", t0 + 200, dense)
+        worker.event("gradient_tape/m/dense/MatMul:MatMul", t0 + 200 + dense, 1)
+        worker.event("ReadVariableOp:ReadVariableOp", t0 + 400, 2)
+    return sp
+
+
+def test_a_graph_modes_layers_step_by_step_by_hand(tmp_path):
+    """Each step's layer time is that step's ops' self time, placed as the table places it."""
+    from traceinsight.analysis.mode import analyze_mode
+    conv, dense = [10.0, 30.0, 20.0], [4.0, 4.0, 8.0]
+    m = analyze_mode("function", [_graph_space(conv, dense).write(tmp_path / "h.xplane.pb")])
+    s = m.table("layer_steps")
+    # no step holds a first call (step numbers from 1, no tracing): all three are steady
+    assert s["step_num"].tolist() == [1, 2, 3] * 3
+    got = {(r["layer"], r["step_num"]): r["ms"] for r in s.records()}
+    for k in range(3):
+        assert got["m/conv", k + 1] == pytest.approx((conv[k] + 5) * 1e-3)
+        assert got["m/dense", k + 1] == pytest.approx((dense[k] + 1) * 1e-3)   # the gradient op too
+        assert got[NOT_PLACED, k + 1] == pytest.approx(2e-3)
+    # the table's ms/step is the steps' mean
+    t = {r["layer"]: r["ms_per_step"] for r in m.table("layers").records()}
+    assert t["m/conv"] == pytest.approx((sum(conv) / 3 + 5) * 1e-3)
+
+
+def test_the_per_step_rows_add_up_to_each_layers_table():
+    """On the committed run, every mode's rows step by step average to its layers table: the graph
+    and XLA modes' from the ops cut by step (the ops table sums them without the cut), the eager
+    mode's from its python-tracer pass, scaled as its table."""
+    run = traceinsight.load(RUNS / "conv1d", use_cache=False)
+    for name in ("eager", "function", "xla", "predict"):
+        m = run.modes[name]
+        t, s = m.table("layers"), m.table("layer_steps")
+        n = len(s) // len(t)
+        assert n * len(t) == len(s) and n >= 3
+        per = np.asarray(s["ms"]).reshape(len(t), n)
+        assert s["layer"].tolist()[::n] == t["layer"].tolist()
+        np.testing.assert_allclose(per.mean(axis=1), np.asarray(t["ms_per_step"]), rtol=1e-9,
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("name, layer", [
+    ("jit(predict_step)/block1_dwconv/conv_general_dilated", "block1_dwconv"),
+    ("jit(predict_step)/block4_project/jit(relu)/max", "block4_project"),
+    ("jit(train_step)/transpose(jvp(functional))/block1_dwconv/conv_general_dilated",
+     "block1_dwconv"),                                                  # JAX's backward pass
+    ("jit(predict_step)/concatenate", None),
+    ("state[0][0]", None),
+])
+def test_a_jax_op_names_transformations_are_no_layers(name, layer):
+    assert layer_of(name) == layer
+
+
+def _matrix_mode(name: str, rows: list[tuple[str, str, list[float]]], eager: bool = False,
+                 median_ms: float = 1.0):
+    """A mode whose layers table has ``rows`` (label, class, ms in each steady step)."""
+    from traceinsight.analysis.layers import STEP_COLUMNS
+    from traceinsight.testing import make_mode
+    per = np.array([r[2] for r in rows], dtype=float)
+    cols = {"layer": text([r[0] for r in rows]),
+            "placed": np.array([r[0] != NOT_PLACED for r in rows]),
+            "ms_per_step": per.mean(axis=1), "calls_per_step": np.ones(len(rows)),
+            "ops": np.ones(len(rows), dtype=np.int64), "share": per.mean(axis=1) / per.mean(axis=1).sum(),
+            "source": text(["scope"] * len(rows)), "layer_class": text([r[1] for r in rows])}
+    if eager:
+        cols["python_ms"] = per.mean(axis=1)
+    n = per.shape[1]
+    steps = Columns({"layer": text([r[0] for r in rows for _ in range(n)]),
+                     "step_num": np.tile(np.arange(1, n + 1), len(rows)),
+                     "ms": per.reshape(-1)})
+    assert tuple(steps.columns) == STEP_COLUMNS
+    return make_mode(name, {"op": median_ms}, untraced_ms=median_ms).replace(
+        layers=Columns(cols), layer_steps=steps)
+
+
+def test_the_cross_mode_view_gives_each_layers_ratio_with_its_interval():
+    """An eager class row beside the graph instances of its class (summed step by step), each
+    ratio the median over the median of the compared mode's, with the interval where both sides
+    have 6 steps; what no layer holds gets none."""
+    from traceinsight.derive import complete
+    from traceinsight.model import Run
+    rng = np.random.default_rng(1)
+    base = 1.0 + 0.05 * rng.standard_normal(8)
+    eager = _matrix_mode("eager", [("BaseConv.call [c1, c2]", "BaseConv.call", list(12 * base)),
+                                   ("Sliced.call [s]", "Sliced.call", list(4 * base[::-1])),
+                                   (NOT_PLACED, "", list(3 * base))], eager=True, median_ms=20.0)
+    graph = _matrix_mode("function", [("m/c1_1", "BaseConv.call", list(1.0 * base[::-1])),
+                                      ("m/c2_1", "BaseConv.call", list(2.0 * base[::-1])),
+                                      ("m/s_1", "Sliced.call", list(0.5 * base)),
+                                      (NOT_PLACED, "", list(0.1 * base))], median_ms=4.0)
+    run = complete(Run(path=None, name="t", modes={"eager": eager, "function": graph}))
+    rows = {(r["layer"], r["mode"]): r for r in run.layer_matrix.records()}
+    conv = rows["BaseConv.call", "eager"]
+    assert conv["versus"] == "function"
+    # by hand: the graph's two instances summed step by step, then the medians divided
+    want = np.median(12 * base) / np.median(1.0 * base[::-1] + 2.0 * base[::-1])
+    assert conv["ratio"] == pytest.approx(want, rel=1e-12)
+    assert conv["ratio_lo"] < want < conv["ratio_hi"] and conv["significant"]
+    assert rows["BaseConv.call", "function"]["ms_per_step"] == pytest.approx(3.0 * base.mean())
+    assert rows["BaseConv.call", "function"]["versus"] == ""        # the mode compared with
+    sliced = rows["Sliced.call", "eager"]
+    assert sliced["ratio"] == pytest.approx(np.median(4 * base) / np.median(0.5 * base), rel=1e-12)
+    assert sliced["significant"] and sliced["steps"] == 8
+    # a mode without per-step times (a table made before them) has no ratio, and says so
+    bare = complete(Run(path=None, name="t", modes={
+        "eager": eager.replace(layer_steps=Columns()), "function": graph}))
+    (r,) = [r for r in bare.layer_matrix.records() if r["layer"] == "Sliced.call"
+            and r["mode"] == "eager"]
+    assert not np.isfinite(r["ratio"]) and r["note"] == "no per-step times"
+    # what no layer holds is not the same work in two modes: no ratio
+    assert rows[NOT_PLACED, "eager"]["versus"] == "" and not np.isfinite(rows[NOT_PLACED, "eager"]["ratio"])
+    # the report shows the ratio cell beside each mode's ms/step
+    md = render(run, "md")
+    assert "| layer | `eager` | `function` | `eager ÷ function` |" in md
+    assert present.LAYER_RATIO_NOTE in md
+
+
+def test_too_few_steps_give_a_ratio_without_an_interval():
+    from traceinsight.derive import complete
+    from traceinsight.model import Run
+    from traceinsight.stats import NO_INTERVAL_FEW
+    eager = _matrix_mode("eager", [("Sliced.call [s]", "Sliced.call", [4.0, 4.4, 3.6, 4.2])],
+                         eager=True, median_ms=20.0)
+    graph = _matrix_mode("function", [("m/s_1", "Sliced.call", [0.5, 0.4, 0.6, 0.5, 0.5, 0.45])],
+                         median_ms=4.0)
+    run = complete(Run(path=None, name="t", modes={"eager": eager, "function": graph}))
+    (r,) = [r for r in run.layer_matrix.records() if r["mode"] == "eager"]
+    assert r["ratio"] == pytest.approx(np.median([4.0, 4.4, 3.6, 4.2]) / 0.5)
+    assert not np.isfinite(r["ratio_lo"]) and r["note"] == NO_INTERVAL_FEW and not r["significant"]
+    assert present.layer_ratio(r) == f"8.20× ({NO_INTERVAL_FEW})"
+    # the API's view of the same rows
+    df = run.layers()
+    assert list(df.columns)[:3] == ["layer", "placed", "mode"] and len(df) == 2
+
+
+@pytest.mark.capture
+def test_a_jax_mode_places_its_layers_by_the_hlo_metadata(tmp_path):
+    """samples/slow_layers.py on Keras' JAX backend: JAX's HLO ops carry the layer in their
+    op_name metadata (``jit(predict_step)/block1_dwconv/conv_general_dilated``), so the mode's
+    layers are the model's own layers, each with its class from the capture's layer record."""
+    from traceinsight.capture import modes as modes_mod
+    from traceinsight.cli import main
+    if not modes_mod.jax_installed():
+        pytest.skip("JAX is not installed (pip install 'traceinsight-tf[jax]')")
+    sample = Path(__file__).resolve().parents[1] / "samples" / "slow_layers.py"
+    assert main(["capture", str(sample), "--modes", "jax:predict_on_batch", "--out", str(tmp_path),
+                 "--name", "r", "--min-steps", "5", "--min-time", "0", "--max-time", "3",
+                 "--warmup", "2", "--host-trace-ms", "1500", "--host-max-steps", "8",
+                 "--no-python-tracer", "--rounds", "1"]) == 0
+    m = traceinsight.load(tmp_path / "r", use_cache=False).modes["jax:predict_on_batch"]
+    assert m.ok, m.error
+    t = m.layers
+    placed = t[t["placed"]]
+    assert set(placed["source"]) == {"hlo metadata"}
+    # the model's layers by name (no JAX transformation in a row's name), with their classes
+    by_class = placed.groupby("layer_class")["layer"].apply(set).to_dict()
+    assert by_class["BaseDepthwiseConv.call"] == {f"block{i}_dwconv" for i in range(1, 9)}
+    assert by_class["Sliced.call"] == {"sliced"}
+    assert {"stem", "head", "pool"} <= set(placed["layer"])
+    assert not any("(" in lay for lay in placed["layer"])
+    # step by step: one row per layer and steady step
+    assert len(m.layer_steps) == len(t) * m.n_steady
+
+
+def test_owned_time_split_by_window_adds_up_to_the_native_sums():
+    """``results.owned_by_window`` (numpy: the timeline cut at the windows' edges) against
+    ``owned_time`` (the C kernel): per event and category the same picoseconds, on a committed
+    eager python-tracer pass (many segments) with windows that cut segments."""
+    from traceinsight.analysis.attribute import N_CAT
+    from traceinsight.analysis.mode import analyze_trace
+    from traceinsight.analysis.results import owned_by_window, owned_time
+    files = sorted((RUNS / "conv1d" / "eager" / "python").rglob("*.xplane.pb"))
+    a = analyze_trace(files).attribution
+    # the steps, and windows whose edges fall inside segments
+    span = (int(a.bounds[0]), int(a.bounds[-1]))
+    cuts = np.linspace(*span, 9).astype(np.int64) + 12345
+    for ws, we in ((a.step_start, a.step_end), (cuts[:-1:2], cuts[1::2])):
+        for c in range(N_CAT):
+            want = owned_time(a, ws, we, c)
+            ev, win, ps = owned_by_window(a, ws, we, c)
+            got = np.bincount(ev, weights=ps, minlength=len(want)) if len(ev) else np.zeros(len(want))
+            np.testing.assert_array_equal(got, want.astype(float))
+            assert ((win >= 0) & (win < len(ws))).all()
+
+
+@pytest.mark.parametrize("n", [1, 6, 24, 1000, 1001])
+def test_a_modes_layers_are_resampled_at_once_with_the_same_draws(n):
+    """``bootstrap_medians_rows`` gives each row exactly ``bootstrap_medians(row)`` (the same
+    seed and draws), so the cross-mode view's intervals are the step ratios' bootstrap's."""
+    from traceinsight.resample import bootstrap_medians, bootstrap_medians_rows
+    rows = np.random.default_rng(n).standard_normal((4, n))
+    np.testing.assert_array_equal(bootstrap_medians_rows(rows),
+                                  np.stack([bootstrap_medians(r) for r in rows]))

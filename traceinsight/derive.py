@@ -107,6 +107,9 @@ def figures_of(run: Run, hosts_compared: tuple | None) -> RunFigures:
                    concentrated=MappingProxyType({name: stats.concentrated_costs(m)
                                                   for name, m in run.modes.items()}),
                    compare=comparisons.get)
+    layers = _layer_matrix(view)
+    view = RunView(run, program_groups=view.program_groups, concentrated=view.concentrated,
+                   compare=comparisons.get, layer_matrix=layers)
     summary = stats.summarize(view)
     findings_error: str | None = None
     try:
@@ -136,7 +139,17 @@ def figures_of(run: Run, hosts_compared: tuple | None) -> RunFigures:
                       step_marks=MappingProxyType(_step_marks(run)),
                       step_series=MappingProxyType(_step_series(run)),
                       op_ms_per_call=MappingProxyType(_op_ms_per_call(run)),
-                      hotspots_listed=MappingProxyType(_hotspots_listed(run)))
+                      hotspots_listed=MappingProxyType(_hotspots_listed(run)),
+                      layer_matrix=layers)
+
+
+def _layer_matrix(view: RunView) -> Columns:
+    """The cross-mode layer view (``layer_matrix``); no import of it where no mode has layers."""
+    from traceinsight.columns import Columns as _Columns
+    if not any(m.ok and not m.table("layers").empty for m in view.modes.values()):
+        return _Columns()
+    from traceinsight.layer_matrix import layer_matrix
+    return layer_matrix(view)
 
 
 def _step_marks(run: Run) -> dict[str, StepMarks]:

@@ -325,7 +325,8 @@ def steady_mask(steps: Columns) -> np.ndarray:
 
 # A ModeResult's tables, in field order: what ``ModeResult.table(name)`` reads.
 TABLES: tuple[str, ...] = ("steps", "breakdown", "ops", "retraces", "hotspots", "other",
-                           "device_steps", "devices", "kernels", "stages", "memory", "layers")
+                           "device_steps", "devices", "kernels", "stages", "memory", "layers",
+                           "layer_steps")
 
 
 class FirstStep:
@@ -415,6 +416,11 @@ class ModeResult:
                   pass; ``layer_calls_per_step``), Keras' own frames a row of their own. Columns
                   layer, placed, ms_per_step, calls_per_step, ops, share, source; a last row "(not
                   in a layer)" holds what nothing places. Empty where nothing places any time.
+      layer_steps: the layers table's rows step by step: layer (the row's ``layer``), step_num
+                  (each steady step of the pass the table comes from: the host pass; an eager
+                  mode's python-tracer pass, each category scaled as the table's), ms (that row's
+                  time in that step, zeros included). The samples a layer's ratio between two
+                  modes and its interval are computed from (``RunFigures.layer_matrix``).
 
     ``host_events_recorded`` is False when the trace cannot split host time (host tracer level 0,
     or no TF Python-API events on the main thread): the steps' category columns are then NaN
@@ -475,6 +481,7 @@ class ModeResult:
     stages: Table = Table()
     memory: Table = Table()
     layers: Table = Table()
+    layer_steps: Table = Table()
     # what the mode is (base, input, flavour, backend; ``traceinsight.modekind``): the loader sets
     # it from run.json; left out (a foreign trace, an old run folder, a mode made by hand) it is
     # derived from the name, here, once
@@ -744,6 +751,9 @@ class RunFigures:
     # each mode's Python hotspots in the order the reports list them (the user's frames first:
     # ``analysis.results.hotspots_listed_order``)
     hotspots_listed: Mapping[str, Columns] = field(default_factory=lambda: MappingProxyType({}))
+    # the cross-mode layer view: each layer in every mode with a layers table, its ratio to the
+    # mode it is compared with and the ratio's interval (``layer_matrix.layer_matrix``)
+    layer_matrix: Columns = field(default_factory=Columns)
 
     def comparison(self, a: str, b: str) -> Comparison | None:
         return self.comparisons.get((a, b))
@@ -940,6 +950,19 @@ class Run:
 
     def ops(self) -> pd.DataFrame:
         return _concat_modes(self, "ops")
+
+    @property
+    def layer_matrix(self) -> Columns:
+        """The cross-mode layer view (``RunFigures.layer_matrix``), as the package reads it."""
+        return self._figures().layer_matrix
+
+    def layers(self) -> pd.DataFrame:
+        """The same layer in every mode that has a layers table: one row per (layer, mode) with
+        its ms per step, the mode it is compared with (``versus``: the fastest of its program
+        doing the same work), the ratio of the layer's per-step medians and its 95 % interval
+        (``traceinsight.layer_matrix``); a new DataFrame on every call. Each mode's own table is
+        ``run.modes[name].layers``."""
+        return self.layer_matrix.to_pandas()
 
     def retraces(self) -> pd.DataFrame:
         return _concat_modes(self, "retraces")

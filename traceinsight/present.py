@@ -323,33 +323,45 @@ LAYERS_TITLE = ("Where in the model: time per Keras layer, ms per steady traced 
                 "XLA: the ops' self time on every thread, placed by the layer scope of their names or "
                 "of an XLA op's HLO metadata; eager: the main thread's time under each layer class's "
                 "call in the python-tracer pass, each category scaled to the host pass)")
-def layer_matrix(modes: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[tuple[str, list[Any]]]]:
-    """The layers of the modes that have them side by side: (those modes' names, rows of (layer,
-    ms/step in each of them: None where a mode has no such layer)), the layers in the order of
-    their largest time in any mode, the rows of what no layer holds (``placed`` false) last.
-    Beside an eager mode (whose rows are layer classes) the rows are layer classes
-    (``layer_class``) where every mode's layers name theirs."""
-    shown = [m for m in modes if m.get("layers")]
-    names = [str(m["name"]) for m in shown]
-    by_layer: dict[str, list[Any]] = {}
-    unplaced: set[str] = set()
-    # an eager mode's rows are layer classes: where one is shown and every placed row of every
-    # shown mode names its class, the graph modes' layers are summed by class too, so a row is
-    # the same layers in every mode
-    by_class = any(any("python_ms" in r for r in m["layers"]) for m in shown) and all(
-        r.get("layer_class") for m in shown for r in m["layers"] if r.get("placed", True))
-    for k, m in enumerate(shown):
-        for r in m["layers"]:
-            placed = r.get("placed", True)
-            key = str(r["layer_class"]) if by_class and placed else str(r["layer"])
-            row = by_layer.setdefault(key, [None] * len(shown))
-            v = r.get("ms_per_step")
-            row[k] = v if row[k] is None or not is_num(v) else row[k] + v
-            if not placed:
-                unplaced.add(key)
-    most = {lay: max((v for v in vals if is_num(v)), default=0.0) for lay, vals in by_layer.items()}
-    order = sorted(by_layer, key=lambda lay: (lay in unplaced, -most[lay], lay))
-    return names, [(lay, by_layer[lay]) for lay in order]
+# the cross-mode layer view (report document's ``layer_matrix``: ``RunFigures.layer_matrix``)
+LAYER_RATIO_NOTE = ("Ratio (mode ÷ the mode it is compared with: the fastest of its program doing "
+                    "the same work): the layer's median time per traced step in one over its "
+                    "median in the other, with a 95 % bootstrap interval of the steps, as the "
+                    "modes' step ratios; “within noise” where the interval includes 1 or the "
+                    "change is under the run-to-run tolerance (the traces come from different "
+                    "processes); “too few steps” where a side has fewer than 6 (an eager mode's "
+                    "layers come from its python-tracer pass: capture --python-max-steps). The "
+                    "ms/step columns are means, which a few slow steps raise; the JSON report's "
+                    "layer_matrix has the medians.")
+
+
+def layer_ratio(r: Mapping[str, Any]) -> str:
+    """One layer's ratio cell: ``0.27× [0.26, 0.48]``, ``1.14× [1.06, 1.38], within noise``,
+    ``45.3× (too few steps for an interval)``, or why there is none."""
+    if not is_num(r.get("ratio")):
+        return str(r.get("note") or MISSING)
+    if not (is_num(r.get("ratio_lo")) and is_num(r.get("ratio_hi"))):
+        return ratio_ci(r["ratio"], None, None, r.get("note") or "no interval")
+    shown = ratio_ci(r["ratio"], r.get("ratio_lo"), r.get("ratio_hi"))
+    return shown if r.get("significant") else shown + ", within noise"
+
+
+def layer_matrix(rows: Sequence[Mapping[str, Any]]) -> tuple[
+        list[str], list[tuple[str, str]], list[tuple[str, list[Any], list[str | None]]]]:
+    """The cross-mode layer view's rows (``RunFigures.layer_matrix`` records) side by side: (the
+    modes' names, the (mode, compared with) pairs that have ratios, rows of (layer, ms/step in each
+    mode: None where a mode has no such layer, the ratio cell of each pair: None where none)), in
+    the view's order."""
+    names = list(dict.fromkeys(str(r["mode"]) for r in rows))
+    pairs = list(dict.fromkeys((str(r["mode"]), str(r["versus"])) for r in rows if r.get("versus")))
+    by_layer: dict[str, tuple[list[Any], list[str | None]]] = {}
+    for r in rows:
+        ms_row, ratio_row = by_layer.setdefault(str(r["layer"]), ([None] * len(names),
+                                                                  [None] * len(pairs)))
+        ms_row[names.index(str(r["mode"]))] = r.get("ms_per_step")
+        if r.get("versus"):
+            ratio_row[pairs.index((str(r["mode"]), str(r["versus"])))] = layer_ratio(r)
+    return names, pairs, [(lay, vals, ratios) for lay, (vals, ratios) in by_layer.items()]
 
 
 def memory_recorded(memory: Mapping[str, Any] | None) -> bool:

@@ -64,3 +64,23 @@ def bootstrap_medians(samples: np.ndarray, seed: int = SEED,
         hi = min(lo + block, BOOTSTRAP_SAMPLES)
         meds[lo:hi] = np.median(rng.choice(samples, size=(hi - lo, len(samples))), axis=1)
     return meds
+
+
+def bootstrap_medians_rows(rows: np.ndarray, seed: int = SEED) -> np.ndarray:
+    """``bootstrap_medians`` of each row of ``rows`` (rows x samples, no strata) at once: the
+    resamples draw the same steps for every row, as ``bootstrap_medians`` draws them for one
+    (the same seed, the same draws), so each row's medians are exactly ``bootstrap_medians(row,
+    seed)``. For many series of the same steps (a layer's per-step times, layer by layer): one
+    draw instead of one per row."""
+    rows = np.atleast_2d(np.asarray(rows, dtype=float))
+    k, n = rows.shape
+    if not n or n * BOOTSTRAP_SAMPLES > BOOTSTRAP_WORK_MAX or n > 2_000_000 // BOOTSTRAP_SAMPLES:
+        # several blocks or order statistics: row by row, as bootstrap_medians does it
+        return np.stack([bootstrap_medians(r, seed) for r in rows]) if k else \
+            np.zeros((0, BOOTSTRAP_SAMPLES))
+    idx = np.random.default_rng(seed).integers(0, n, size=(BOOTSTRAP_SAMPLES, n))
+    out = np.empty((k, BOOTSTRAP_SAMPLES))
+    per = max(1, 4_000_000 // (BOOTSTRAP_SAMPLES * n))     # rows per chunk: a bounded matrix
+    for lo in range(0, k, per):
+        out[lo:lo + per] = np.median(rows[lo:lo + per][:, idx], axis=2)
+    return out

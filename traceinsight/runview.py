@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from traceinsight.columns import Columns
 from traceinsight.comparison import Comparison
 from traceinsight.model import ModeResult, Run
 
@@ -32,8 +33,10 @@ class RunView:
     def __init__(self, run: Run, *, program_groups: tuple[tuple[str, ...], ...],
                  concentrated: Mapping[str, Mapping[str, dict]],
                  compare: Callable[[str, str], Comparison],
-                 disagreements: tuple[Comparison, ...] | None = None) -> None:
+                 disagreements: tuple[Comparison, ...] | None = None,
+                 layer_matrix: Columns | None = None) -> None:
         self._run = run
+        self._layer_matrix = layer_matrix
         self.program_groups = program_groups
         self.concentrated = concentrated
         self._compare = compare
@@ -45,12 +48,12 @@ class RunView:
         reader, when given)."""
         return RunView(self._run, program_groups=self.program_groups,
                        concentrated=self.concentrated, compare=compare or self._compare,
-                       disagreements=disagreements)
+                       disagreements=disagreements, layer_matrix=self._layer_matrix)
 
     def with_compare(self, compare: Callable[[str, str], Comparison]) -> RunView:
         return RunView(self._run, program_groups=self.program_groups,
                        concentrated=self.concentrated, compare=compare,
-                       disagreements=self._disagreements)
+                       disagreements=self._disagreements, layer_matrix=self._layer_matrix)
 
     # --- the run's own data
     @property
@@ -92,6 +95,14 @@ class RunView:
 
     def concentrated_costs(self, mode: str) -> Mapping[str, dict]:
         return self.concentrated[mode]
+
+    @property
+    def layer_matrix(self) -> Columns:
+        """The cross-mode layer view (``traceinsight.layer_matrix``), computed before the
+        findings."""
+        if self._layer_matrix is None:
+            raise KeyError("the cross-mode layer view was not computed for this view")
+        return self._layer_matrix
 
     def traced_disagreements(self) -> tuple[Comparison, ...]:
         if self._disagreements is None:

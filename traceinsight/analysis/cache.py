@@ -30,7 +30,8 @@ from traceinsight.runfolder import atomic_write_json
 # a digest of the analysis source (``source_digest``), so a change nobody bumped for still counts.
 # 5: tables as typed columns. 7: the tf.data stage table. 8: the profiler's events per step.
 # 9: older TF's kernel runs, one-call steps, compile not separable.
-ANALYSIS_VERSION = 9
+# 10: the layers table step by step (``ModeResult.layer_steps``).
+ANALYSIS_VERSION = 10
 
 
 def source_digest() -> str:

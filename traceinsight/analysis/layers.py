@@ -22,6 +22,12 @@ names a frame by file and first line only, so a row is a layer class's ``call`` 
 share it listed, from the capture's ``layer_calls``), not one instance. The python tracer
 inflates Python, so each category's time is scaled to the host pass's mean of that category:
 the pass gives how a category splits over the layers, the host pass how much of it there is.
+
+Each table also comes step by step (``layer_steps``, ``ModeResult.layer_steps``): each row's time
+in each steady step, cut at the steps' edges as the table sums them (graph and XLA: the ops' self
+time per step, ``results.op_step_totals``; eager: the python-tracer pass's steps, each category
+scaled as the table's). Those are the samples of a layer's ratio between two modes
+(``traceinsight.layer_matrix``).
 """
 
 from __future__ import annotations
@@ -35,15 +41,18 @@ import numpy as np
 from traceinsight.analysis import native, rules
 from traceinsight.analysis.attribute import Attribution
 from traceinsight.analysis.hotspots import frame_group, parse_frame
-from traceinsight.analysis.results import PS_PER_MS, in_windows, owned_time, steady_windows
+from traceinsight.analysis.names import STEP_NUM
+from traceinsight.analysis.results import PS_PER_MS, in_windows, owned_by_window, steady_windows
 from traceinsight.columns import Columns, text
-from traceinsight.model import CATEGORIES
+from traceinsight.model import CATEGORIES, steady_mask
 
 # every layer of the mode, then one row for what no layer holds; layer_class: the layer's class
 # ``call`` (``Class.call``, from the capture's ``layer_calls``; "" where not recorded), the key
 # that matches a graph mode's layers with an eager mode's rows
 LAYER_COLUMNS = ("layer", "placed", "ms_per_step", "calls_per_step", "ops", "share", "source",
                  "layer_class")
+# the layers table step by step (``ModeResult.layer_steps``): each row's time in each steady step
+STEP_COLUMNS = ("layer", STEP_NUM, "ms")
 NOT_PLACED = "(not in a layer)"
 GRADIENT_PREFIX = "gradient_tape/"
 SCOPE = "scope"                # the op's own name
@@ -64,7 +73,8 @@ FUNCTION_TYPE = "tf.function"
 
 def layer_of(op_name: str, op_names: frozenset[str] | set[str] = frozenset()) -> str | None:
     """The layer path of a TF op name (``model/layer/Op`` -> ``model/layer``), training's
-    gradient ops with their layer; None for a name with no scope.
+    gradient ops with their layer; None for a name with no scope. A JAX op name's
+    transformations are no layers (``jit(predict_step)/block1/conv`` -> ``block1``).
 
     An op's own name can be a scope too (``model/conv/convolution/ExpandDims_1`` was built inside
     op ``model/conv/convolution``; ``model/dense/BiasAdd/ReadVariableOp`` inside ``BiasAdd``):
@@ -72,7 +82,11 @@ def layer_of(op_name: str, op_names: frozenset[str] | set[str] = frozenset()) ->
     that is named like one (TF names ops after their CamelCase type; Keras names layers in
     snake_case)."""
     name = op_name[len(GRADIENT_PREFIX):] if op_name.startswith(GRADIENT_PREFIX) else op_name
-    parts = name.split("/")
+    # JAX's op_name metadata holds its transformations as scopes (``jit(predict_step)/block1/
+    # jit(relu)/max``; training's ``transpose(jvp(model))/...``): none is a layer, and the
+    # backward pass's ops go with their layer as in TF's ``gradient_tape/``. TF op names never
+    # hold a parenthesis.
+    parts = [p for p in name.split("/") if "(" not in p]
     keep = 0
     for i, part in enumerate(parts[:-1]):
         if not part or part[:1].isupper() or "/".join(parts[:i + 1]) in op_names:
@@ -124,16 +138,7 @@ def layers_table(ops: Columns, hlo: Mapping[str, str] | None = None,
     keep = np.asarray(ops["type"], dtype=object) != FUNCTION_TYPE
     self_ms = np.asarray(ops["self_ms_per_step"], dtype=float)
     calls = np.asarray(ops["calls_per_step"], dtype=float)
-    layer: list[str | None] = []
-    source: list[str] = []
-    known = frozenset(names) | frozenset((hlo or {}).values())
-    for n in names:
-        found = layer_of(n, known)
-        via = SCOPE
-        if found is None and hlo is not None and n in hlo:
-            found, via = layer_of(hlo[n], known), HLO
-        layer.append(found)
-        source.append(via)
+    layer, source = _placements(names, hlo)
     placed = np.array([x is not None for x in layer]) & keep
     if not placed.any():
         return Columns.no_rows(LAYER_COLUMNS)
@@ -161,6 +166,57 @@ def layers_table(ops: Columns, hlo: Mapping[str, str] | None = None,
         "source": text([" + ".join(sorted(rows[k]["source"])) for k in order]),
         "layer_class": text([class_of_layer(k, layer_calls) if k != NOT_PLACED else ""
                              for k in order])})
+
+
+def _placements(names: list[str], hlo: Mapping[str, str] | None
+                ) -> tuple[list[str | None], list[str]]:
+    """Per op name of an ops table: its layer path (None: no scope) and how it was found
+    (``SCOPE`` or ``HLO``)."""
+    layer: list[str | None] = []
+    source: list[str] = []
+    known = frozenset(names) | frozenset((hlo or {}).values())
+    for n in names:
+        found = layer_of(n, known)
+        via = SCOPE
+        if found is None and hlo is not None and n in hlo:
+            found, via = layer_of(hlo[n], known), HLO
+        layer.append(found)
+        source.append(via)
+    return layer, source
+
+
+def _steps_columns(labels: list[str], per_step: np.ndarray, step_nums: np.ndarray) -> Columns:
+    """The per-step rows of a layers table: (layer, step_num, ms) for every row (``labels``, in
+    the table's order) and every steady step, zeros included (``per_step``: rows x steps, ms)."""
+    n_rows, n_steps = per_step.shape
+    return Columns({"layer": text([lab for lab in labels for _ in range(n_steps)]),
+                    STEP_NUM: np.tile(np.asarray(step_nums, dtype=np.int64), n_rows),
+                    "ms": np.ascontiguousarray(per_step, dtype=float).reshape(-1)})
+
+
+def layer_steps(table: Columns, ops: Columns, op_steps: Columns, step_nums: np.ndarray,
+                hlo: Mapping[str, str] | None = None) -> Columns:
+    """A graph or XLA layers table (``layers_table(ops, hlo)``) step by step: each row's op self
+    time (ms) in each steady step (``op_steps``: ``results.op_step_totals``, whose ``window`` is
+    the index into ``step_nums``), placed as the table places it; its rows add up, step by step,
+    to the table's ``ms_per_step`` times the steps. Empty with the table."""
+    if table.empty or op_steps.empty or not len(step_nums):
+        return Columns.no_rows(STEP_COLUMNS)
+    names = [str(o) for o in ops["op"]]
+    layer, _ = _placements(names, hlo)
+    # the table's row of each op name (the tf.function calls' own rows in none)
+    row_of_name = {n: (lay if lay is not None else NOT_PLACED)
+                   for n, lay, typ in zip(names, layer, ops["type"].tolist()) if typ != FUNCTION_TYPE}
+    labels = [str(x) for x in table["layer"]]
+    index = {lab: i for i, lab in enumerate(labels)}
+    rows = np.array([index.get(row_of_name.get(str(n), ""), -1) if t != FUNCTION_TYPE else -1
+                     for n, t in zip(op_steps["op"].tolist(), op_steps["type"].tolist())],
+                    dtype=np.int64)
+    win = np.asarray(op_steps["window"], dtype=np.int64)
+    ok = rows >= 0
+    per_step = np.zeros((len(labels), len(step_nums)))
+    np.add.at(per_step, (rows[ok], win[ok]), np.asarray(op_steps["self_ps"], dtype=float)[ok])
+    return _steps_columns(labels, per_step / PS_PER_MS, step_nums)
 
 
 def coverage_note(table: Columns, ops: Columns, op_wall_ms: float) -> str:
@@ -202,7 +258,8 @@ def _row_label(frame: tuple[str, int, str], layer_calls: Mapping[str, Any] | Non
 def python_layers_table(a: Attribution, steps: Columns, *, host_means: Mapping[str, float] | None,
                         layer_calls: Mapping[str, Any] | None = None,
                         user_files: frozenset[str] = frozenset(),
-                        python_files: dict[str, list[str]] | None = None) -> Columns:
+                        python_files: dict[str, list[str]] | None = None
+                        ) -> tuple[Columns, Columns]:
     """An eager mode's layers from its python-tracer pass (``a``, ``steps``: that pass's
     attribution and steps; see the module docstring). A layer frame is one the capture recorded
     as a layer's ``call`` (``layer_calls``: ``file:line`` -> function and layers); without that
@@ -210,11 +267,14 @@ def python_layers_table(a: Attribution, steps: Columns, *, host_means: Mapping[s
     of ``layers_table``, plus ``<category>_ms`` and ``layer_calls_per_step``; ``calls_per_step``
     counts the main-thread op calls under the row's frames. Each category is scaled to
     ``host_means`` (category -> the host pass's mean ms per steady step; None: the pass's own
-    times). Empty where no layer frame owns time in a steady step."""
+    times). Empty where no layer frame owns time in a steady step. Returned with its rows step
+    by step (``layer_steps``' columns: each row's time in each steady step of the pass, every
+    category scaled as the table's)."""
     t = a.table
     ws, we, n = steady_windows(a, steps)
+    none = Columns.no_rows(LAYER_COLUMNS), Columns.no_rows(STEP_COLUMNS)
     if n == 0 or a.main_line < 0 or not len(t.names):
-        return Columns.no_rows(LAYER_COLUMNS)
+        return none
     frames: dict[int, tuple[str, int, str]] = {nid: parse_frame(nm) for nid, nm in enumerate(t.names)
                                                if nm.startswith("$")}
     is_layer = np.zeros(len(t.names), dtype=bool)
@@ -229,7 +289,7 @@ def python_layers_table(a: Attribution, steps: Columns, *, host_means: Mapping[s
             is_layer[nid] = func == "call" and group in ("user", "keras")
         is_keras[nid] = group == "keras"
     if not is_layer.any():
-        return Columns.no_rows(LAYER_COLUMNS)
+        return none
     main = (t.line == a.main_line) & ~a.outside
     # a layer's call is entered through Keras' wrappers (``Layer.__call__``, ``Operation.__call__``,
     # the traceback filter's ``error_handler``): their own time (name scope, casting, input
@@ -258,15 +318,19 @@ def python_layers_table(a: Attribution, steps: Columns, *, host_means: Mapping[s
 
     n_rows = len(t.names) + 2
     by_cat: dict[str, np.ndarray] = {}
+    per_step = np.zeros((n_rows, n))
     for c in CATEGORIES:
-        own = owned_time(a, ws, we, rules.CAT[c])
-        owners = np.nonzero(own)[0]
-        ms = np.bincount(row_of(owners), weights=own[owners].astype(float),
-                         minlength=n_rows) / PS_PER_MS / n
+        owners, win, ps = owned_by_window(a, ws, we, rules.CAT[c])
+        rows_of_owner = row_of(owners)
+        ms = np.bincount(rows_of_owner, weights=ps.astype(float), minlength=n_rows) / PS_PER_MS / n
+        cells = np.bincount(rows_of_owner * n + win, weights=ps.astype(float),
+                            minlength=n_rows * n).reshape(n_rows, n) / PS_PER_MS
         total = float(ms.sum())
         if host_means is not None and total > 0:
-            ms = ms * (float(host_means.get(c, 0.0)) / total)
+            factor = float(host_means.get(c, 0.0)) / total
+            ms, cells = ms * factor, cells * factor
         by_cat[c] = ms
+        per_step += cells
     # op calls (main-thread op events) and layer calls (the frames) in the steady windows
     ops = np.nonzero(main & np.array([rules.op_of_name(nm) is not None for nm in t.names],
                                      dtype=bool)[t.name])[0]
@@ -280,7 +344,7 @@ def python_layers_table(a: Attribution, steps: Columns, *, host_means: Mapping[s
     total_ms = np.sum([by_cat[c] for c in CATEGORIES], axis=0)
     rows = [r for r in np.nonzero(total_ms[:len(t.names)] > 0)[0].tolist() if is_layer[r]]
     if not rows:
-        return Columns.no_rows(LAYER_COLUMNS)
+        return none
     rows.sort(key=lambda r: (-total_ms[r], t.names[r]))
     labels = [_row_label(frames[r], layer_calls) for r in rows]
     for extra, label in ((keras_row, KERAS_OWN), (rest_row, NOT_PLACED)):
@@ -301,4 +365,6 @@ def python_layers_table(a: Attribution, steps: Columns, *, host_means: Mapping[s
         "layer_calls_per_step": layer_calls_n[rows]}
     for c in CATEGORIES:
         out[f"{c}_ms"] = by_cat[c][rows]
-    return Columns(out)
+    steady = steady_mask(steps)
+    return Columns(out), _steps_columns(labels, per_step[rows],
+                                        np.asarray(steps[STEP_NUM], dtype=np.int64)[steady])

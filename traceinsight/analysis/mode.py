@@ -40,6 +40,7 @@ from traceinsight.analysis.names import (
     HLO_OP,
     PROFILE_OPTIONS,
     PYTHON_FRAME,
+    STEP_NUM,
     TF_FUNCTION_CALL,
 )
 from traceinsight.analysis.steps import host_events_recorded
@@ -246,7 +247,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
     if python_traced:
         notes.append("this trace was recorded with the python tracer on: its times include the "
                      "tracer's inflation of Python")
-    python_layers: Columns | None = None
+    python_layers: tuple[Columns, Columns] | None = None
     if host_files and python_files:
         try:
             pt: TraceAnalysis | None = analyze_trace(python_files, framework=framework)
@@ -280,7 +281,8 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         if entry.get("ok") is False:
             notes.append(f"{pass_name} pass: profiler options asked {entry['requested']} but the "
                          f"trace recorded {entry['recorded']}")
-    ops = results.ops_table(a, steps)
+    op_steps = results.op_step_totals(a, steps)
+    ops = results.ops_table(a, steps, op_steps)
     if framework in ("jax", "device"):
         # the device's ops (framework ops, as XProf's framework_op_stats), beside the host's
         steady = results.steady_mask(steps) if len(steps) else np.zeros(0, dtype=bool)
@@ -291,14 +293,22 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
             notes.append(f"device ops: all device work of the trace over its {len(steps)} steps "
                          "(the device events are not assigned to the steps)")
         ops = jaxtrace.with_device_ops(ops, dops, host_recorded)
+        if len(dops):
+            # the device's ops are not split by step: no layer's time step by step
+            op_steps = op_steps.head(0)
     events = overhead.tracer_events(a, steps, timing) if host_recorded and host_files else None
     hlo = None
     if HLO_OP in table.stat_str and host_files:
         from traceinsight.analysis.hlo_protos import hlo_op_names
         hlo = layers.hlo_scopes(hlo_op_names(list(host_files)))
     layer_table = layers.layers_table(ops, hlo, layer_calls)
+    # each layer's time step by step, where the ops table is the steps' own (not a device's)
+    layer_steps = layers.layer_steps(layer_table, ops, op_steps,
+                                     np.asarray(steps[STEP_NUM])[results.steady_mask(steps)]
+                                     if len(steps) else np.zeros(0, np.int64), hlo)
     if layer_table.empty and python_layers is not None:
-        layer_table = python_layers    # how it was placed: the layers title and its source column
+        # how it was placed: the layers title and its source column
+        layer_table, layer_steps = python_layers
     elif not layer_table.empty and not breakdown.empty:
         notes.append(layers.coverage_note(layer_table, ops, float(breakdown.row("op")["mean"])))
     return ModeResult(
@@ -312,7 +322,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         devices=dev.devices if dev is not None else Columns(),
         kernels=dev.kernels if dev is not None else Columns(),
         stages=tfdata.stage_table_of(table, steps), memory=memory.memory_table(table, steps),
-        layers=layer_table,
+        layers=layer_table, layer_steps=layer_steps,
         trace_paths=tuple(str(p) for p in list(host_files) + list(python_files)),
         tracer_events=events)
 

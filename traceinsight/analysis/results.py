@@ -139,6 +139,37 @@ def owned_time(a: Attribution, ws: np.ndarray, we: np.ndarray, category: int) ->
     return native.owned_time(a.bounds, a.seg_owner, a.seg_cat, ws, we, category, len(a.table))
 
 
+def owned_by_window(a: Attribution, ws: np.ndarray, we: np.ndarray,
+                    category: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``owned_time`` split by window: (event, window index, ps) per piece of the main thread's
+    timeline segments of the category that an event owns, cut at the windows' edges (a segment
+    across an edge is split between the windows; an event may own several pieces of one window).
+    Summed per event, the pieces give ``owned_time``'s times."""
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    b = np.asarray(a.bounds, dtype=np.int64)
+    if len(b) < 2 or not len(ws):
+        return none
+    keep = (np.asarray(a.seg_cat) == category) & (np.asarray(a.seg_owner) >= 0)
+    start, end = b[:-1][keep], b[1:][keep]
+    owner = np.asarray(a.seg_owner)[keep].astype(np.int64)
+    if not len(start):
+        return none
+    # the windows' edges that fall inside one of these segments cut it (the segments are sorted
+    # and disjoint, so each edge is inside one at most)
+    edges = np.unique(np.concatenate([ws, we]).astype(np.int64))
+    seg = np.searchsorted(start, edges, side="right") - 1
+    inside = (seg >= 0) & (edges > start[np.maximum(seg, 0)]) & (edges < end[np.maximum(seg, 0)])
+    if inside.any():
+        at, cut = seg[inside] + 1, edges[inside]
+        # each cut ends the piece before it and starts a new one of the same owner
+        start = np.insert(start, at, cut)
+        end = np.insert(end, at - 1, cut)
+        owner = np.insert(owner, at, owner[at - 1])
+    win = in_windows(start, ws, we)
+    ok = (win >= 0) & (end > start)
+    return owner[ok], win[ok], (end - start)[ok]
+
+
 def in_windows(t: np.ndarray, ws: np.ndarray, we: np.ndarray) -> np.ndarray:
     """Index of the window holding each time, -1 when none (windows sorted, disjoint)."""
     if not len(ws):
@@ -156,13 +187,23 @@ def in_windows(t: np.ndarray, ws: np.ndarray, we: np.ndarray) -> np.ndarray:
     return np.where(ok, k, -1)
 
 
-def ops_table(a: Attribution, steps: Columns) -> Columns:
+def op_step_totals(a: Attribution, steps: Columns) -> Columns:
+    """``op_totals`` over the steady steps, per step (a ``window`` column: the steady step's index
+    among them): what the ops table sums, and the layers' per-step times group."""
+    ws, we, n = steady_windows(a, steps)
+    if n == 0 or not len(a.table):
+        return Columns.no_rows(["op", "type", "thread", "window", "calls", "self_ps"])
+    return op_totals(a, ws, we, by_window=True)
+
+
+def ops_table(a: Attribution, steps: Columns, step_totals: Columns | None = None) -> Columns:
     """Ops on the main thread (op time owned inside each op's dispatch) and on worker threads
-    (self time of graph / HLO op events), per steady step."""
+    (self time of graph / HLO op events), per steady step. ``step_totals``: the same steps'
+    ``op_step_totals`` where already computed (summed here over the steps)."""
     ws, we, n = steady_windows(a, steps)
     if n == 0 or not len(a.table):
         return Columns.no_rows(OPS_COLUMNS)
-    totals = op_totals(a, ws, we)
+    totals = op_totals(a, ws, we) if step_totals is None else _over_windows(step_totals)
     if totals.empty:
         return Columns.no_rows(OPS_COLUMNS)
     calls_per_step = totals["calls"] / n
@@ -193,8 +234,27 @@ def ms_per_call(calls_per_step: np.ndarray, self_ms_per_step: np.ndarray) -> np.
         return np.where(calls > 0, self_ms / np.where(calls > 0, calls, 1.0), np.nan)
 
 
-def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
-    """op, type, thread, calls, self_ps summed over the windows [ws, we)."""
+def _over_windows(per_window: Columns) -> Columns:
+    """``op_totals(by_window=True)``'s rows summed over the windows, in the order ``op_totals``
+    gives them: each (op, type, thread) once, at its first row (sums of whole picoseconds: exact
+    in any order)."""
+    if per_window.empty:
+        return Columns.no_rows(["op", "type", "thread", "calls", "self_ps"])
+    keys = list(zip(per_window["op"].tolist(), per_window["type"].tolist(),
+                    per_window["thread"].tolist()))
+    index: dict[tuple[str, str, str], int] = {}
+    code = np.array([index.setdefault(k, len(index)) for k in keys], dtype=np.int64)
+    first = list(index)
+    calls = np.bincount(code, weights=per_window["calls"].astype(float), minlength=len(first))
+    self_ps = np.bincount(code, weights=per_window["self_ps"].astype(float), minlength=len(first))
+    return Columns({"op": text([k[0] for k in first]), "type": text([k[1] for k in first]),
+                    "thread": text([k[2] for k in first]), "calls": calls.astype(np.int64),
+                    "self_ps": self_ps})
+
+
+def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = False) -> Columns:
+    """op, type, thread, calls, self_ps summed over the windows [ws, we); ``by_window``: one row
+    per window an op has calls or time in, its index in a ``window`` column."""
     t = a.table
     names = t.names
     op_of_name = [rules.op_of_name(nm) for nm in names]
@@ -235,35 +295,48 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
         name = names[code]
         return name, ("memcpy" if name.startswith(MEMCPY) else "device kernel")
 
-    def totals(codes: np.ndarray, weights: np.ndarray) -> dict[tuple[str, str], list]:
-        """key -> [events, summed weight]; several codes may share a key"""
-        uniq, inv = np.unique(codes, return_inverse=True)
+    n_win = len(ws) if by_window else 1
+
+    def totals(codes: np.ndarray, weights: np.ndarray,
+               window: np.ndarray | None = None) -> dict[tuple[str, str, int], list]:
+        """(key, window) -> [events, summed weight]; several codes may share a key. Window 0
+        for all without ``by_window``."""
+        win = np.zeros(len(codes), dtype=np.int64) if window is None or not by_window else window
+        # codes run from -1 - len(names) (runtime owners) up: shifted to be >= 0
+        uniq, inv = np.unique((codes.astype(np.int64) + len(names) + 1) * n_win + win,
+                              return_inverse=True)
+        inv = inv.reshape(-1)
         sums = np.bincount(inv, weights=weights.astype(float), minlength=len(uniq))
         counts = np.bincount(inv, minlength=len(uniq))
-        out: dict[tuple[str, str], list] = {}
-        for code, n, w in zip(uniq.tolist(), counts.tolist(), sums.tolist()):
-            acc = out.setdefault(key_of(code), [0, 0.0])
+        out: dict[tuple[str, str, int], list] = {}
+        for u, n, w in zip(uniq.tolist(), counts.tolist(), sums.tolist()):
+            acc = out.setdefault((*key_of(u // n_win - len(names) - 1), u % n_win), [0, 0.0])
             acc[0] += n
             acc[1] += w
         return out
 
-    rows: list[tuple[str, str, str, int, float]] = []
+    rows: list[tuple[str, str, str, int, float, int]] = []
     anchor = None   # the nearest op event at or above each event
     # main thread: op-category timeline segments, owned by the nearest op event above the owner
     if a.main_line >= 0 and len(a.seg_owner):
         anchor = native.nearest_marked(is_op_event, a.parent)
-        owned = owned_time(a, ws, we, rules.OP)
-        owners = np.nonzero(owned)[0]
+        if by_window:
+            owners, owner_win, owned_ps = owned_by_window(a, ws, we, rules.OP)
+        else:
+            owned = owned_time(a, ws, we, rules.OP)
+            owners = np.nonzero(owned)[0]
+            owner_win, owned_ps = np.zeros(len(owners), dtype=np.int64), owned[owners]
         anc = anchor[owners]
         # op time with no op event above it: named after the owning event
         anc_key = np.where(anc >= 0, anc, owners)
         codes = np.where(is_op_event[anc_key], codes_of(anc_key), -1 - t.name[anc_key])
-        keyed = totals(codes, owned[owners])
+        keyed = totals(codes, owned_ps, owner_win)
         main_ops = np.nonzero(is_op_event & (t.line == a.main_line) & ~a.outside)[0]
-        main_ops = main_ops[in_windows(t.start[main_ops], ws, we) >= 0]
-        calls = totals(codes_of(main_ops), np.zeros(len(main_ops)))
+        main_win = in_windows(t.start[main_ops], ws, we)
+        main_ops, main_win = main_ops[main_win >= 0], main_win[main_win >= 0]
+        calls = totals(codes_of(main_ops), np.zeros(len(main_ops)), main_win)
         for k in sorted(set(keyed) | set(calls)):
-            rows.append((k[0], k[1], "main", calls.get(k, [0])[0], keyed.get(k, [0, 0.0])[1]))
+            rows.append((k[0], k[1], "main", calls.get(k, [0])[0], keyed.get(k, [0, 0.0])[1], k[2]))
     # worker threads: self time of op events: duration minus the durations of the op events
     # nested in it (the nearest ones, at any depth). Other nested events (ParallelFor, Eigen
     # pool work, executor bookkeeping) are the op's own execution and stay in its self time, as
@@ -272,7 +345,8 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
                               for ln in t.lines] or [True])
     worker = (t.line != a.main_line) & is_op_event & ~a.outside & on_data_plane[t.line]
     ev = np.nonzero(worker)[0]
-    ev = ev[in_windows(t.start[ev], ws, we) >= 0]
+    ev_win = in_windows(t.start[ev], ws, we)
+    ev, ev_win = ev[ev_win >= 0], ev_win[ev_win >= 0]
     if len(ev):
         if anchor is None:
             anchor = native.nearest_marked(is_op_event, a.parent)
@@ -286,14 +360,18 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray) -> Columns:
         child_sum = np.bincount(pos[hit], minlength=len(ev),
                                 weights=(t.end[nested_op[hit]] - t.start[nested_op[hit]]).astype(float))
         self_ps = np.maximum((t.end[ev] - t.start[ev]).astype(float) - child_sum, 0.0)
-        for k, (n, ps) in totals(codes_of(ev), self_ps).items():
-            rows.append((k[0], k[1], "worker", n, ps))
+        for k, (n, ps) in totals(codes_of(ev), self_ps, ev_win).items():
+            rows.append((k[0], k[1], "worker", n, ps, k[2]))
+    window_col = ["window"] if by_window else []
     if not rows:
-        return Columns.no_rows(["op", "type", "thread", "calls", "self_ps"])
-    return Columns({"op": text([r[0] for r in rows]), "type": text([r[1] for r in rows]),
-                    "thread": text([r[2] for r in rows]),
-                    "calls": np.array([r[3] for r in rows], dtype=np.int64),
-                    "self_ps": np.array([r[4] for r in rows], dtype=float)})
+        return Columns.no_rows(["op", "type", "thread", *window_col, "calls", "self_ps"])
+    out = {"op": text([r[0] for r in rows]), "type": text([r[1] for r in rows]),
+           "thread": text([r[2] for r in rows])}
+    if by_window:
+        out["window"] = np.array([r[5] for r in rows], dtype=np.int64)
+    out["calls"] = np.array([r[3] for r in rows], dtype=np.int64)
+    out["self_ps"] = np.array([r[4] for r in rows], dtype=float)
+    return Columns(out)
 
 
 def other_table(a: Attribution, steps: Columns) -> Columns:

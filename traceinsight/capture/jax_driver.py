@@ -32,7 +32,7 @@ from traceinsight.analysis.names import STEP_MARKER_TRAIN
 from traceinsight.capture import machine
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.drivers import FitDriver
-from traceinsight.capture.keras_driver import default_loss
+from traceinsight.capture.keras_driver import default_loss, layer_calls
 from traceinsight.capture.loading import WorkloadError, call_user, keras_batch, load_workload
 from traceinsight.capture.phases import RoundServer, progress
 from traceinsight.capture.steps import Recorder
@@ -111,6 +111,9 @@ def jax_keras_driver(mode: modes_mod.Mode, module):
         details["compile_kwargs"] = {k: (v if isinstance(v, (str, int, float, bool, type(None)))
                                          else f"{type(v).__module__}.{type(v).__name__}")
                                      for k, v in ck.items()}
+    # the model's layers by class, as for the TensorFlow modes: the layers table names each HLO
+    # op's layer by its metadata and matches it to the other modes' layers by class
+    details["layer_calls"] = layer_calls(model)
     if mode.row.call == PREDICT_ON_BATCH:
         return JaxCallDriver(lambda: model.predict_on_batch(x), details)
     if mode.row.call == TRAIN_ON_BATCH:
@@ -246,6 +249,9 @@ def run_jax_mode(spec: dict, mode: modes_mod.Mode) -> tuple[dict, RoundServer | 
         next_step = prec.next_step
     timings["traced"] = traced
     timings["details"] = dict(driver.details)
+    if timings["details"].get("layer_calls"):
+        timings["layer_calls"] = timings["details"].pop("layer_calls")
+    timings["details"].pop("layer_calls", None)
     timings["python_files"] = loaded_python_files(spec.get("workload"))
     timings["load"] = {**machine.cpu_count(), "loadavg_start": load_start,
                        "loadavg_end": machine.loadavg(), "timing_phase": load}

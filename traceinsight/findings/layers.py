@@ -7,8 +7,12 @@ thread), eager per layer class (the main thread's time under its ``call`` frames
 Layers are matched across modes by their class's ``call`` (``layer_class``, recorded by the
 capture); a graph mode's instances of one class are summed, so the eager row and the graph rows
 speak of the same layers. Without that record only modes whose rows carry the same layer paths
-(graph beside XLA) are matched, instance by instance. The finding explains where a difference
-lies; it is not a fix of its own, so it carries no saving (the mode rules say what to change).
+(graph beside XLA) are matched, instance by instance. The layer named must differ in its
+per-step times too: the ratio of its per-step medians in the two modes (``layer_matrix.pair_ratio``,
+the cross-mode view's figure) must exceed 1 beyond run-to-run noise wherever both modes have
+enough steps for an interval; the evidence quotes it, or says why there is no interval. The
+finding explains where a difference lies; it is not a fix of its own, so it carries no saving (the
+mode rules say what to change).
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from typing import Any
 import numpy as np
 
 from traceinsight.finding import Change, Finding, advice
+from traceinsight.layer_matrix import pair_ratio
 from traceinsight.model import ModeResult
+from traceinsight.ratio import RatioEstimate
 from traceinsight.runview import RunView
 
 # the group must hold this share of the difference between the two layers tables' totals, and
@@ -90,6 +96,17 @@ def _describe(key: str, fast: _Group, slow: _Group, by_class: bool) -> str:
     return f"layer {leaves[0]} ({key})" if leaves and leaves[0] not in key else f"layer {key}"
 
 
+def _ratio_words(est: RatioEstimate | None, slow: ModeResult, fast: ModeResult) -> str:
+    """The layer's ratio between the two modes, in words (the cross-mode view's figure)."""
+    if est is None or not np.isfinite(est.ratio):
+        return ""
+    if np.isfinite(est.lo) and np.isfinite(est.hi):
+        return (f"Its median per traced step is {est.ratio:.2f}x in {slow.name} what it is in "
+                f"{fast.name} (95 % interval {est.lo:.2f}-{est.hi:.2f}). ")
+    return (f"Its median per traced step is {est.ratio:.2f}x in {slow.name} what it is in "
+            f"{fast.name}, with no interval: {est.note}. ")
+
+
 def _fix(slow: ModeResult, fast: ModeResult, what: str) -> tuple[str, tuple[tuple[Change, str], ...]]:
     """The fix's lines, and which of them recommend a change (``Finding.advice``)."""
     a, b = slow.kind.axes(), fast.kind.axes()
@@ -121,6 +138,12 @@ def _pair(run: RunView, slow: ModeResult, fast: ModeResult) -> dict[str, Any] | 
     if deltas[key] < EXPLAINS * gap:
         return None
     s, f = gs.get(key, _Group()), gf.get(key, _Group())
+    # the layer's per-step times in the two modes (the cross-mode view's ratio): where they give
+    # an interval, the layer is named only if it says the slow mode is slower in it beyond noise
+    est = pair_ratio(slow, fast, key, by_class)
+    has_interval = est is not None and np.isfinite(est.lo) and np.isfinite(est.hi)
+    if est is not None and has_interval and not (est.significant and est.ratio > 1):
+        return None
     what = _describe(key, f, s, by_class)
     others = sorted((k for k in deltas if k != key), key=lambda k: -deltas[k])[:2]
     rest = "; ".join(f"{k}: {gs.get(k, _Group()).ms:.1f} vs {gf.get(k, _Group()).ms:.1f}"
@@ -129,6 +152,7 @@ def _pair(run: RunView, slow: ModeResult, fast: ModeResult) -> dict[str, Any] | 
                 f"{f.ms:.1f} in {fast.name}, {deltas[key]:.1f} of the {gap:.1f} ms/step between "
                 f"the two layers tables ({deltas[key] / gap:.0%})"
                 + (f"; next: {rest}" if rest else "") + ". "
+                + _ratio_words(est, slow, fast) +
                 f"Untraced medians: {slow.name} {slow.median_ms:.1f}, {fast.name} "
                 f"{fast.median_ms:.1f} ms/step. How each table placed its time is in its source "
                 "column; what no layer holds is its last row.")

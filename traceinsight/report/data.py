@@ -259,6 +259,9 @@ def report_data(run: Run, findings: tuple[Finding, ...] | None = None) -> Report
         "categories": [{"name": c, "help": CATEGORY_HELP[c]} for c in CATEGORIES],
         "modes": modes,
         "findings": fdicts,
+        # the same layer in every mode with a layers table, its ratio and interval
+        # (traceinsight.layer_matrix)
+        "layer_matrix": records(run.figures.layer_matrix) if run.figures is not None else [],
         # the hosts of each multi-host profile session compared (traceinsight.analysis.hosts)
         "host_sessions": [clean(g.to_dict() | {"sentences": hosts_prose.sentences(g)})
                           for g in run.host_groups()],

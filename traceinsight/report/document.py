@@ -145,6 +145,7 @@ class _ReportRequired(TypedDict):
 class ReportJSON(_ReportRequired, total=False):
     """The report document (``report.schema.json``'s ``report``), as the JSON writer writes it."""
     host_sessions: list[HostSession]
+    layer_matrix: list[Row]
     factors: Row | None
     verify: Row
 

@@ -211,7 +211,8 @@ def report_page(document: ReportDocument) -> Page:
     sections += host_sections(doc.get("host_sessions") or [], document.host_categories)
     sections.append(findings_section(doc["findings"]))
     sections += verify_section(doc.get("verify")) + factor_section(doc.get("factors"))
-    sections.append(Section((Words("Details"),), detail_blocks(modes), collapsed=True, droppable=True))
+    sections.append(Section((Words("Details"),), detail_blocks(modes, doc.get("layer_matrix") or []),
+                            collapsed=True, droppable=True))
     env = doc.get("environment") or {}
     if prose.env_items(env):
         sections.append(Section((Words("Environment"),), [Table(
@@ -350,9 +351,11 @@ def _all_modes(title: str, ok: Sequence[ModeEntry], rows: list[tuple[Any, Mappin
     return [Details((Words(title),), [modes_column_table(cols, rows, what)])] if rows else []
 
 
-def detail_blocks(modes: Sequence[ModeEntry]) -> list[Details]:
+def detail_blocks(modes: Sequence[ModeEntry],
+                  layer_rows: Sequence[Mapping[str, Any]] = ()) -> list[Details]:
     """The collapsible tables after the findings: device side, ops, tf.data stages, retraces,
-    Python hotspots, events no rule places, layers, memory, notes."""
+    Python hotspots, events no rule places, layers (``layer_rows``: the document's cross-mode
+    layer view), memory, notes."""
     ok = _ok(modes)
     out = device_details(ok)
     out += _per_mode("Top ops per mode", [(m["name"], m["ops"]) for m in ok], present.OP_COLUMNS,
@@ -367,12 +370,7 @@ def detail_blocks(modes: Sequence[ModeEntry]) -> list[Details]:
     out += _all_modes("Events no rule places (category “other”)", ok,
                       [(m["name"], o) for m in ok for o in m["other"]],
                       present.OTHER_COLUMNS, "events")
-    names, layers = present.layer_matrix(ok)
-    if layers:
-        out.append(Details((Words(present.LAYERS_TITLE),), [Table(
-            [Words("layer")] + [Code(n) for n in names],
-            [[Code(lay)] + [Words(present.ms(v)) for v in vals] for lay, vals in layers],
-            "l" + "r" * len(names), "layers")]))
+    out += layer_details(layer_rows)
     out += _all_modes(present.MEMORY_TITLE, ok, [(m["name"], m["memory"]) for m in ok
                                                  if present.memory_recorded(m.get("memory"))],
                       present.MEMORY_COLUMNS, "modes")
@@ -381,6 +379,21 @@ def detail_blocks(modes: Sequence[ModeEntry]) -> list[Details]:
     if notes:
         out.append(Details((Words("Notes and how steps were found"),), [Items(notes)]))
     return out
+
+
+def layer_details(rows: Sequence[Mapping[str, Any]]) -> list[Details]:
+    """The cross-mode layer view: each layer's ms/step in every mode with a layers table, then
+    its ratio in each mode to the mode it is compared with, with the ratio's interval."""
+    names, pairs, layers = present.layer_matrix(rows)
+    if not layers:
+        return []
+    head = [Words("layer")] + [Code(n) for n in names] + [Code(f"{a} ÷ {b}") for a, b in pairs]
+    body = [[Code(lay)] + [Words(present.ms(v)) for v in vals] + [Words(r or "") for r in ratios]
+            for lay, vals, ratios in layers]
+    blocks: list[Any] = [Table(head, body, "l" + "r" * (len(names) + len(pairs)), "layers")]
+    if pairs:
+        blocks.append(Para((Words(present.LAYER_RATIO_NOTE),), "note"))
+    return [Details((Words(present.LAYERS_TITLE),), blocks)]
 
 
 def device_details(ok: Sequence[ModeEntry]) -> list[Details]:

@@ -138,7 +138,8 @@ class TraceinsightApp(App):
         figures = self.loaded_run.figures
         self.push_screen(ModeScreen(self.loaded_run.modes[name], row,
                                     figures.op_ms_per_call.get(name) if figures is not None else None,
-                                    figures.step_series.get(name) if figures is not None else None))
+                                    figures.step_series.get(name) if figures is not None else None,
+                                    figures.layer_matrix if figures is not None else None))
 
     def action_compare(self) -> None:
         from traceinsight.tui.compare import CompareScreen, default_pair

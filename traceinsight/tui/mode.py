@@ -10,11 +10,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from traceinsight import present as fmt
 from traceinsight.analysis.step_marks import StepSeries
+from traceinsight.columns import Columns
 from traceinsight.model import ModeResult
 from traceinsight.tui.category_table import CategoryTable
 from traceinsight.tui.frame_table import Column, FrameTable
@@ -64,6 +66,28 @@ EAGER_LAYER_COLUMNS = [
     *(Column(f"{c}_ms", f"{c} ms", fmt.ms, numeric=True)
       for c in ("op", "dispatch", "input", "python", "other")),
 ]
+
+# this mode's rows of the cross-mode layer view (``RunFigures.layer_matrix``) against the mode
+# each is compared with
+LAYER_RATIO_COLUMNS = [
+    Column("ratio_text", "ratio [95% CI]"),
+    Column("ms_per_step", "ms/step here", fmt.ms, numeric=True),
+    Column("versus_ms", "ms/step there", fmt.ms, numeric=True),
+    Column("median_ms", "median ms here", fmt.ms, numeric=True),
+    Column("steps", "steps", fmt.count, numeric=True),
+    Column("layer", "layer"),
+]
+
+
+def layer_ratio_frame(matrix: Columns, mode: str) -> pd.DataFrame:
+    """``mode``'s rows of the cross-mode layer view that are compared with another mode, with that
+    mode's ms/step beside them and the ratio cell as every page writes it."""
+    rows = [r for r in matrix.records() if r["mode"] == mode and r["versus"]] if not matrix.empty \
+        else []
+    there = {(r["layer"], r["mode"]): r["ms_per_step"] for r in matrix.records()} if rows else {}
+    return pd.DataFrame([{**r, "versus_ms": there.get((r["layer"], r["versus"])),
+                          "ratio_text": fmt.layer_ratio(r)} for r in rows])
+
 
 KERNEL_COLUMNS = [
     Column("ms_per_step", "device ms/step", fmt.ms, numeric=True),
@@ -183,9 +207,14 @@ class ModeScreen(Screen):
 
     def __init__(self, mode: ModeResult, summary_row: pd.Series | None,
                  op_ms_per_call: Sequence[float] | None = None,
-                 step_series: Sequence[StepSeries] | None = None) -> None:
+                 step_series: Sequence[StepSeries] | None = None,
+                 layer_matrix: Columns | None = None) -> None:
         super().__init__()
         self.mode = mode
+        # the run's cross-mode layer view (``RunFigures.layer_matrix``); none for a mode shown
+        # without its run's figures
+        self.layer_ratios = layer_ratio_frame(layer_matrix if layer_matrix is not None
+                                              else Columns(), mode.name)
         self.summary_row = summary_row
         self.op_ms_per_call = op_ms_per_call
         # the run's ``RunFigures.step_series``; none for a mode shown without its run's figures
@@ -212,6 +241,10 @@ class ModeScreen(Screen):
             yield TabPane(f"Retraces ({len(m.table('retraces'))})", id="tab-retraces")
             if not m.table("layers").empty:  # graph / XLA op scopes, or eager python-tracer frames
                 yield TabPane(f"Layers ({int(m.table('layers')['placed'].sum())})", id="tab-layers")
+            if not self.layer_ratios.empty:   # the same layers in the mode it is compared with
+                # Content, not markup: a mode's name is data
+                yield TabPane(Content(f"Layers vs {fmt.safe(self.layer_ratios['versus'].iloc[0])}"),
+                              id="tab-layer-ratios")
             yield TabPane("Steps", id="tab-steps")
             if not m.table("stages").empty:  # tf.data traces only: the others keep their tabs
                 yield TabPane(f"tf.data ({len(m.table('stages'))})", id="tab-tfdata")
@@ -259,6 +292,13 @@ class ModeScreen(Screen):
             return [Static(Text(fmt.LAYERS_TITLE, style="dim")),
                     FrameTable(table, cols, filter_columns=["layer"],
                                noun="layers", placeholder="/ filter layers", id="layers")]
+        if pane_id == "tab-layer-ratios":
+            versus = self.layer_ratios["versus"].iloc[0]
+            return [Static(Text(f"This mode's layers against {fmt.safe(versus)} (the fastest mode of its "
+                                f"program doing the same work). {fmt.LAYER_RATIO_NOTE}",
+                                style="dim")),
+                    FrameTable(self.layer_ratios, LAYER_RATIO_COLUMNS, filter_columns=["layer"],
+                               noun="layers", placeholder="/ filter layers", id="layer-ratios")]
         if pane_id == "tab-steps":
             return [VerticalScroll(StepChart(self.step_series, m.table("steps").to_pandas(), id="steps"))]
         if pane_id == "tab-tfdata":
