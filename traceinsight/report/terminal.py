@@ -109,11 +109,14 @@ def _blocks(run: Run, options: TerminalOptions) -> list[Any]:
     rows = []
     for m in wanted:
         if m.ok:
-            cats = m.category_medians()
-            rows.append([safe(m.name), *[ms(cats[k]) for k in CATEGORIES]])
-    out.append(_TableBlock("where a steady step's time goes (ms, median per category, the "
-                           "profiler's cost taken out)",
-                           [("mode", False)] + [(c, True) for c in CATEGORIES], rows))
+            # the split every page draws: means that add up to the step (the report's and the
+            # viewer's first table), not per-category medians, which add up to nothing
+            cats = m.category_means()
+            rows.append([safe(m.name), *[ms(cats[k]) for k in CATEGORIES], ms(m.breakdown_ms)])
+    out.append(_TableBlock("where a steady step's time goes (mean ms per step, adding up to the "
+                           "step; each mode's 'breakdown:' line says how its split was made)",
+                           [("mode", False)] + [(c, True) for c in CATEGORIES] + [("step", True)],
+                           rows))
 
     names = {m.name for m in wanted}
     for group in run.host_groups():     # multi-host profile sessions: the hosts side by side
@@ -142,7 +145,7 @@ def _blocks(run: Run, options: TerminalOptions) -> list[Any]:
                                    + f"; {c.method}", None)))
         for note in m.notes:
             out.append(_LineBlock(("note:", "yellow"), (" ", None), (safe(note, None), None)))
-        for title, name, cols in (("top ops (ms per steady step)", "ops", present.OP_COLUMNS),
+        for title, name, cols in (("top ops (traced ms per steady step)", "ops", present.OP_COLUMNS),
                                   (present.STAGE_TITLE, "stages", present.STAGE_COLUMNS),
                                   ("tf.function calls and retraces", "retraces",
                                    present.RETRACE_COLUMNS),

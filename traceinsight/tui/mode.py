@@ -24,7 +24,7 @@ from traceinsight.tui.hotspots import HotspotTree
 from traceinsight.tui.step_chart import StepChart
 
 OP_COLUMNS = [
-    Column("self_ms_per_step", "self ms/step", fmt.ms, numeric=True),
+    Column("self_ms_per_step", "traced self ms/step", fmt.ms, numeric=True),
     Column("share", "share of thread", fmt.percent, numeric=True),
     Column("calls_per_step", "calls/step", fmt.count, numeric=True),
     Column("ms_per_call", "ms/call", fmt.ms, numeric=True),
@@ -41,7 +41,7 @@ RETRACE_COLUMNS = [
     Column("changes", "what changed", lambda v: v or "unknown"),
 ]
 STAGE_COLUMNS = [
-    Column("ms_per_step", "self ms/step", fmt.ms, numeric=True),
+    Column("ms_per_step", "traced self ms/step", fmt.ms, numeric=True),
     Column("calls_per_step", "calls/step", fmt.count, numeric=True),
     Column("self_ms", "self ms (trace)", fmt.ms, numeric=True),
     Column("total_ms", "total ms (trace)", fmt.ms, numeric=True),
