@@ -35,7 +35,7 @@ class Options:
     host_max_steps: int = 100
     python_tracer: bool = True
     python_trace_ms: int = 1500
-    python_max_steps: int = 5
+    python_max_steps: int = 8   # 6 or more give its per-step figures (eager layers) an interval
     rounds: int = 4             # untraced timing rounds per mode, interleaved across modes
     round_time: float = 1.0     # rounds after the first: at least this many seconds ...
     round_min_steps: int = 3    # ... and this many steps each
