@@ -143,3 +143,37 @@ def test_lines_written_out_of_order_are_sorted_and_keep_their_stats(tmp_path):
     assert native.is_sorted(t.start, t.end)
     idx, val = t.stat_int["step_num"]
     assert {t.names[t.name[i]]: int(v) for i, v in zip(idx, val)} == {"early": 1, "late": 2}
+
+
+def test_plane_headers_match_open_planes(tmp_path):
+    """``plane_headers`` (planes without their lines, read with seeks: what trace_env needs) gives
+    the planes ``open_planes`` parses, and refuses what it refuses, with the same message."""
+    from pathlib import Path
+
+    from traceinsight.analysis.events import open_planes, plane_headers
+    from traceinsight.errors import TraceinsightError
+
+    def both(path):
+        out = []
+        for fn in (lambda p: [pl for pl, _ in open_planes(p)], plane_headers):
+            try:
+                out.append([pl.SerializeToString() for pl in fn(path)])
+            except TraceinsightError as e:
+                out.append(str(e))
+        return out
+
+    committed = sorted((Path(__file__).parent / "data").rglob("*.xplane.pb"))
+    assert committed
+    for path in committed[:12]:
+        a, b = both(path)
+        assert a == b and isinstance(a, list)
+    # the lines before the metadata, unknown fields, an empty and a truncated file
+    plane = XPlane(name="/host:CPU")
+    plane.event_metadata[1].name = "a"
+    data = (_len_field(1, _len_field(3, _len_field(2, b"l")) + plane.SerializeToString())
+            + b"\x48\x05" + b"\x51" + bytes(8) + _len_field(4, b"host"))
+    for i, body in enumerate((data, data[:-3], data[:7], data[:1], b"", b"\x4f")):
+        path = tmp_path / f"h{i}.xplane.pb"
+        path.write_bytes(body)
+        a, b = both(path)
+        assert a == b, (i, a, b)

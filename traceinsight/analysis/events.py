@@ -400,6 +400,89 @@ def open_planes(path: Path) -> list[tuple[object, list[memoryview]]]:
     return space
 
 
+def plane_headers(path: Path) -> list[object]:
+    """The file's planes without their lines (what ``open_planes`` parses of each, no more): the
+    file is walked field by field and every line's bytes are skipped (a seek), so what only the
+    planes' names and stats need (``trace_env``) does not read a large trace again. The framing
+    is checked as ``native.split_space`` checks it; TraceinsightError where it is malformed."""
+    from traceinsight.runfolder import open_regular
+    from traceinsight.xplane import XPlane
+    check_trace_size(path)
+    try:
+        with open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            metas = _walk_planes(f, size)
+    except OSError as e:
+        raise TraceinsightError(f"{path}: cannot read ({e.strerror or e})") from None
+    except ValueError as e:
+        raise TraceinsightError(f"{path}: not a readable XSpace trace ({e})") from None
+    if not size:
+        raise TraceinsightError(f"{path}: empty file, not an XSpace trace")
+    try:
+        planes = [XPlane.FromString(meta) for meta in metas]
+    except (DecodeError, RuntimeError, ValueError) as e:
+        raise TraceinsightError(f"{path}: not a readable XSpace trace ({e})") from None
+    if not planes:
+        raise TraceinsightError(f"{path}: not an XSpace trace (no planes)")
+    return planes
+
+
+def _walk_planes(f, size: int) -> list[bytes]:
+    """Each XSpace plane (field 1) of the open file ``f`` re-serialized without its lines (XPlane
+    field 3), as ``native.split_space`` does in memory; ValueError where the framing is bad."""
+    def varint(limit: int) -> int:
+        v = 0
+        for i in range(10):
+            if f.tell() >= limit:
+                raise ValueError("a varint runs past the end of its message")
+            b = f.read(1)
+            if not b:
+                raise ValueError("a varint runs past the end of its message")
+            v |= (b[0] & 0x7F) << (7 * i)
+            if not b[0] & 0x80:
+                return v
+        raise ValueError("a varint longer than 10 bytes")
+
+    def field(limit: int) -> tuple[int, int, int]:
+        """(field number, wire type, length of a length-delimited body: 0 else), the position
+        after the tag (and length)."""
+        tag = varint(limit)
+        wt = tag & 7
+        if wt == 0:
+            varint(limit)
+            return tag >> 3, wt, 0
+        width = {1: 8, 5: 4}.get(wt)
+        if width is None and wt != 2:
+            raise ValueError("an unsupported protobuf wire type")
+        n = varint(limit) if wt == 2 else width
+        assert n is not None
+        if n > limit - f.tell():
+            raise ValueError("a field runs past the end of its message")
+        if wt != 2:
+            f.seek(n, os.SEEK_CUR)
+        return tag >> 3, wt, n if wt == 2 else 0
+
+    planes = []
+    while f.tell() < size:
+        fnum, wt, n = field(size)
+        if wt != 2 or fnum != 1:
+            f.seek(n, os.SEEK_CUR)
+            continue
+        plane_end = f.tell() + n
+        meta = bytearray()
+        while f.tell() < plane_end:
+            at = f.tell()
+            fnum, wt, n = field(plane_end)
+            if wt == 2 and fnum == 3:
+                f.seek(n, os.SEEK_CUR)
+                continue
+            body = f.tell() + n
+            f.seek(at)
+            meta += f.read(body - at)     # the whole field, tag and all
+        planes.append(bytes(meta))
+    return planes
+
+
 def _read(path: Path) -> memoryview:
     """The file's bytes, read into a numpy buffer: numpy asks for transparent huge pages for
     large arrays, so a large trace costs a page fault per huge page instead of one per page (a

@@ -148,7 +148,9 @@ def hotspots_table(a: Attribution, steps: Columns, *, user_files: frozenset[str]
     # python time owned by each event (segments of steady steps, clipped to them); per function:
     # calls, self time, and inclusive time of outermost (non-recursive) calls
     own_py = owned_time(a, ws, we, rules.PYTHON)
-    lo, hi = np.searchsorted(t.line, [a.main_line, a.main_line + 1])
+    # the keys in the column's own dtype: other keys would make numpy convert the whole
+    # table-long column (a copy of it at the analysis's peak, and its time)
+    lo, hi = np.searchsorted(t.line, np.array([a.main_line, a.main_line + 1], dtype=t.line.dtype))
     calls_by_name, self_by_name, incl_by_name = native.frame_sums(
         a.parent, t.name, t.start, ~a.outside & (t.end > t.start), frame_name, lo, hi, ws, we,
         own_py)
