@@ -177,3 +177,25 @@ def test_plane_headers_match_open_planes(tmp_path):
         path.write_bytes(body)
         a, b = both(path)
         assert a == b, (i, a, b)
+
+
+def test_stat_int_at_and_flag_agree_with_the_full_column():
+    """The narrow look-ups give what the table-long column gives, an event holding the stat twice
+    included (its last value)."""
+    from traceinsight.analysis.events import EventTable
+
+    rng = np.random.default_rng(3)
+    n = 50
+    z64, z32 = np.zeros(n, np.int64), np.zeros(n, np.int32)
+    t = EventTable(line=z32, name=z32, start=z64, end=z64, names=["a"], lines=[], planes=[])
+    idx = rng.integers(0, n, 40)              # repeats: an event with the stat twice
+    val = rng.integers(-5, 5, 40)
+    t.stat_int["s"] = (idx, val)
+    full = t.stat_int_column("s", -7)
+    rows = rng.permutation(n)[:30]
+    np.testing.assert_array_equal(t.stat_int_at("s", rows, -7), full[rows])
+    np.testing.assert_array_equal(t.stat_int_at("absent", rows), np.full(30, -1))
+    np.testing.assert_array_equal(t.stat_int_flag("s", lambda v: v >= 0), full >= 0)
+    assert not t.stat_int_flag("absent", lambda v: v >= 0).any()
+    t.stat_int["e"] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    np.testing.assert_array_equal(t.stat_int_at("e", rows), np.full(30, -1))

@@ -149,6 +149,10 @@ def test_window_sums_and_owned_time_clip_every_segment(ev, windows):
         for j in np.nonzero((seg_cat == c) & (owner >= 0))[0]:
             want[owner[j]] += clip[j]
         np.testing.assert_array_equal(got, want)
+        # by group: each event's owned time summed into its group's (-1: into none)
+        group = (np.arange(len(start)) % 4 - 1).astype(np.int32)
+        by = native.owned_time(bounds, owner, seg_cat, ws, we, c, 3, group=group)
+        np.testing.assert_array_equal(by, [want[group == g].sum() for g in range(3)])
 
 
 @settings(max_examples=200, deadline=None)

@@ -458,36 +458,42 @@ static Py_ssize_t first_segment(const int64_t *b, Py_ssize_t nseg, int64_t t)
     return lo;
 }
 
-/* owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out): out[e] += the time of the
- * segments of one category owned by event e (seg_owner int32, -1 for none) inside the windows
- * [t0, t1), clipped to them. */
+/* owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out[, group]): out[e] += the time of
+ * the segments of one category owned by event e (seg_owner int32, -1 for none) inside the windows
+ * [t0, t1), clipped to them. With group (int32 per event, -1: none), summed by the owner's group
+ * instead, out[group[e]] (out as long as the groups), so no per-event column is made. */
 static PyObject *owned_time(PyObject *self, PyObject *args)
 {
-    Py_buffer bb = {0}, bown = {0}, bc = {0}, b0 = {0}, b1 = {0}, bo = {0};
+    Py_buffer bb = {0}, bown = {0}, bc = {0}, b0 = {0}, b1 = {0}, bo = {0}, bg = {0};
     int category, ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*iw*", &bb, &bown, &bc, &b0, &b1, &category, &bo))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*iw*|y*", &bb, &bown, &bc, &b0, &b1, &category, &bo,
+                          &bg))
         goto done;
     Py_ssize_t nb = bb.len / 8, w = b0.len / 8, n = bo.len / 8;
     Py_ssize_t nseg = nb > 0 ? nb - 1 : 0;
     if (check(&bown, 4, nseg, "seg_owner") || check(&bc, 1, nseg, "seg_cat") ||
-        check(&b1, 8, w, "t1") || check(&bo, 8, n, "out"))
+        check(&b1, 8, w, "t1") || check(&bo, 8, n, "out") || (bg.obj && check(&bg, 4, -1, "group")))
         goto done;
     const int64_t *b = bb.buf, *t0 = b0.buf, *t1 = b1.buf;
-    const int32_t *owner = bown.buf;
+    const int32_t *owner = bown.buf, *group = bg.obj ? bg.buf : NULL;
+    Py_ssize_t n_owners = group ? bg.len / 4 : n;
     const int8_t *cat = bc.buf;
     int64_t *out = bo.buf;
     for (Py_ssize_t k = 0; k < w; k++)
         for (Py_ssize_t j = first_segment(b, nseg, t0[k]); j < nseg && b[j] < t1[k]; j++) {
-            if (cat[j] != category || owner[j] < 0 || owner[j] >= n)
+            if (cat[j] != category || owner[j] < 0 || owner[j] >= n_owners)
+                continue;
+            int64_t to = group ? group[owner[j]] : owner[j];
+            if (to < 0 || to >= n)
                 continue;
             int64_t a = b[j] > t0[k] ? b[j] : t0[k];
             int64_t z = b[j + 1] < t1[k] ? b[j + 1] : t1[k];
             if (z > a)
-                out[owner[j]] += z - a;
+                out[to] += z - a;
         }
     ok = 1;
 done:
-    RELEASE(&bb, &bown, &bc, &b0, &b1, &bo);
+    RELEASE(&bb, &bown, &bc, &b0, &b1, &bo, &bg);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
@@ -516,7 +522,7 @@ static PyMethodDef methods[] = {
      "frame_sums(parent, name, start, nested, is_frame_name, lo, hi, t0, t1, own, calls, self, "
      "inclusive)"},
     {"owned_time", owned_time, METH_VARARGS,
-     "owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out)"},
+     "owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out[, group])"},
     {"window_sums", window_sums, METH_VARARGS, "window_sums(bounds, seg_cat, t0, t1, out)"},
     {NULL, NULL, 0, NULL},
 };

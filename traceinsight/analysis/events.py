@@ -160,6 +160,30 @@ class EventTable:
             col[idx] = val
         return col
 
+    def stat_int_at(self, stat: str, rows: np.ndarray, default: int = -1) -> np.ndarray:
+        """``stat_int_column(stat, default)[rows]`` without the table-long column: an event with
+        the stat twice has its last value, as there."""
+        out = np.full(len(rows), default, dtype=np.int64)
+        if stat in self.stat_int and len(rows):
+            idx, val = self.stat_int[stat]
+            order = np.argsort(idx, kind="stable")
+            idx, val = idx[order], val[order]
+            last = np.r_[idx[1:] != idx[:-1], True] if len(idx) else np.zeros(0, dtype=bool)
+            idx, val = idx[last], val[last]
+            pos = np.minimum(np.searchsorted(idx, rows), max(len(idx) - 1, 0))
+            hit = (idx[pos] == rows) if len(idx) else np.zeros(len(rows), dtype=bool)
+            out[hit] = val[pos[hit]]
+        return out
+
+    def stat_int_flag(self, stat: str, test) -> np.ndarray:
+        """A full-length bool column: ``test(value)`` of the stat where an event has it (its last
+        value, as ``stat_int_column``), False elsewhere; one byte an event, not eight."""
+        col = np.zeros(len(self), dtype=bool)
+        if stat in self.stat_int:
+            idx, val = self.stat_int[stat]
+            col[idx] = test(val)
+        return col
+
     def stat_str_column(self, stat: str) -> np.ndarray:
         """A full-length object column of one string stat (None where an event lacks it)."""
         col = np.full(len(self), None, dtype=object)

@@ -207,17 +207,29 @@ def _issued_by_frame(a: Attribution, ws: np.ndarray, we: np.ndarray, nids: np.nd
     up_row = np.where(up >= 0, row_of_name[t.name[np.maximum(up, 0)]], -1)
     callers = np.array([g in ("user", "traceinsight") for g in groups] + [True], dtype=bool)
     out["entry"][row_of_name[t.name[calls[callers[up_row]]]]] = True
+    # each event's issuer's row, -1 for none: the owned time is summed by it in the C kernel,
+    # with no table-long column per category (a large trace's peak is here); made in place
+    group = np.maximum(issuer, 0)
+    np.take(t.name, group, out=group)
+    np.take(row_of_name.astype(np.int32), group, out=group)
+    group[issuer < 0] = -1
     for col, cat in (("input_ms", rules.INPUT), ("dispatch_ms", rules.DISPATCH)):
-        owned = owned_time(a, ws, we, cat)
+        by_row = native.owned_time(a.bounds, a.seg_owner, a.seg_cat, ws, we, cat, len(nids),
+                                   group=group)
+        if by_row.max(initial=0) < 1 << 53:
+            # integers below 2**53: the float sum the per-event path made is exact, so this is it
+            out[col] = by_row.astype(float) / PS_PER_MS
+            continue
+        owned = owned_time(a, ws, we, cat)    # past 2**53 ps: the per-event float sum, as before
         owners = np.nonzero(owned)[0]
         by = issuer[owners]
         ok = by >= 0
-        # the table-long columns freed as soon as read: a large trace's peak is here
         weights = owned[owners[ok]].astype(float)
         del owned, owners
         rows = row_of_name[t.name[by[ok]]]
         del by, ok
         out[col] = np.bincount(rows, weights=weights, minlength=len(nids)) / PS_PER_MS
+    del group
     op_types = [rules.op_of_name(nm) for nm in t.names]
     is_op_name = np.array([o is not None for o in op_types] or [False], dtype=bool)
     ops = np.nonzero(is_op_name[t.name] & (t.line == a.main_line) & ~a.outside)[0]

@@ -125,13 +125,16 @@ def timeline(start, end, events, cat, python: int) -> tuple[np.ndarray, np.ndarr
     return t[:k], owner[:k], seg_cat[:k]
 
 
-def owned_time(bounds, seg_owner, seg_cat, t0, t1, category: int, n_events: int) -> np.ndarray:
+def owned_time(bounds, seg_owner, seg_cat, t0, t1, category: int, n_events: int,
+               group: np.ndarray | None = None) -> np.ndarray:
     """Per event (n_events), the time (ps) of the timeline segments of ``category`` it owns inside
-    the windows [t0, t1), clipped to them."""
+    the windows [t0, t1), clipped to them. With ``group`` (per event, -1: in none), per group
+    instead (``n_events`` groups): the summed time of the events of each."""
     out = np.zeros(n_events, dtype=_I64)
+    extra = () if group is None else (_i32(group),)
     _native.owned_time(_i64(bounds), np.ascontiguousarray(seg_owner, dtype=np.int32),
                        np.ascontiguousarray(seg_cat, dtype=np.int8), _i64(t0), _i64(t1),
-                       int(category), out)
+                       int(category), out, *extra)
     return out
 
 
