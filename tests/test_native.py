@@ -190,6 +190,11 @@ def test_frame_sums_count_self_and_outermost_inclusive_time(ev, windows):
         if not any(counted[a] and name[a] == name[i] for a in ancestors[i]):
             want[2, name[i]] += own[i] + sum(own[j] for j in range(n) if i in ancestors[j])
     np.testing.assert_array_equal(np.stack([calls, self_t, incl]), want)
+    # consumed in place (the analysis's call: no copy of the column), the same sums
+    spent = own.astype(np.int64)
+    got = native.frame_sums(parent, name, start, np.ones(n, bool), is_frame_name, 0, n, ws, we,
+                            spent, consume_own=True)
+    np.testing.assert_array_equal(np.stack(got), want)
 
 
 @st.composite

@@ -334,10 +334,9 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
               bown = {0}, bcalls = {0}, bself = {0}, bincl = {0};
     Py_ssize_t lo, hi;
     stack stk = {0};
-    int64_t *sub = NULL;
     int32_t *count = NULL;
     int ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nny*y*y*w*w*w*", &bp, &bn, &bs, &bnest, &bfn, &lo, &hi,
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nny*y*w*w*w*w*", &bp, &bn, &bs, &bnest, &bfn, &lo, &hi,
                           &b0, &b1, &bown, &bcalls, &bself, &bincl))
         goto done;
     Py_ssize_t n = bp.len / 4, n_names = bfn.len, w = b0.len / 8;
@@ -350,7 +349,10 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
         goto done;
     }
     const int32_t *par = bp.buf;
-    const int64_t *st = bs.buf, *t0 = b0.buf, *t1 = b1.buf, *own = bown.buf;
+    const int64_t *st = bs.buf, *t0 = b0.buf, *t1 = b1.buf;
+    /* own time per event, turned in place into each event's subtree sum (rows [lo, hi)): the
+     * caller's column is consumed, no copy of it is made */
+    int64_t *own = bown.buf, *sub = own;
     const int32_t *nm = bn.buf;
     const uint8_t *nested = bnest.buf, *is_frame = bfn.buf;
     int64_t *calls = bcalls.buf, *selft = bself.buf, *incl = bincl.buf;
@@ -359,17 +361,28 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_IndexError, "frame_sums: name id out of range");
             goto done;
         }
-    sub = malloc(((hi - lo) ? (hi - lo) : 1) * sizeof(int64_t));
     count = calloc(n_names ? n_names : 1, sizeof(int32_t));
-    if (!sub || !count) {
+    if (!count) {
         PyErr_NoMemory();
         goto done;
     }
-    memcpy(sub, own + lo, (hi - lo) * sizeof(int64_t));
+    /* counted: a frame of the nesting that starts in a window. Calls and own time first, while
+     * own still holds each event's own time */
+    Py_ssize_t k = 0; /* the window a start may fall in */
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        if (!nested[i])
+            continue;
+        while (k < w && t1[k] <= st[i])
+            k++;
+        if (is_frame[nm[i]] && k < w && t0[k] <= st[i]) {
+            calls[nm[i]]++;
+            selft[nm[i]] += own[i];
+        }
+    }
     for (Py_ssize_t i = hi - 1; i >= lo; i--)
         if (par[i] >= lo && par[i] < i)
-            sub[par[i] - lo] += sub[i - lo];
-    Py_ssize_t k = 0; /* the window a start may fall in */
+            sub[par[i]] += sub[i];
+    k = 0;
     for (Py_ssize_t i = lo; i < hi; i++) {
         if (!nested[i])
             continue;
@@ -383,10 +396,8 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
         int64_t entry = i;
         if (is_frame[nm[i]] && k < w && t0[k] <= st[i]) {
             int32_t f = nm[i];
-            calls[f]++;
-            selft[f] += own[i];
             if (count[f] == 0)
-                incl[f] += sub[i - lo];
+                incl[f] += sub[i];
             count[f]++;
             entry = -(int64_t)f - 2;
         }
@@ -400,7 +411,6 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
     ok = 1;
 done:
     free(stk.v);
-    free(sub);
     free(count);
     RELEASE(&bp, &bn, &bs, &bnest, &bfn, &b0, &b1, &bown, &bcalls, &bself, &bincl);
     if (!ok)

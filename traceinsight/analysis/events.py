@@ -152,6 +152,11 @@ class EventTable:
         except ValueError:
             return -1
 
+    def line_rows(self, line: int) -> slice:
+        """The rows of one line (the table is sorted by line: they are one run)."""
+        lo, hi = np.searchsorted(self.line, np.array([line, line + 1], dtype=self.line.dtype))
+        return slice(int(lo), int(hi))
+
     def stat_int_column(self, stat: str, default: int = -1) -> np.ndarray:
         """A full-length int64 column of one stat (``default`` where an event lacks it)."""
         col = np.full(len(self), default, dtype=np.int64)

@@ -153,8 +153,8 @@ def hotspots_table(a: Attribution, steps: Columns, *, user_files: frozenset[str]
     lo, hi = np.searchsorted(t.line, np.array([a.main_line, a.main_line + 1], dtype=t.line.dtype))
     calls_by_name, self_by_name, incl_by_name = native.frame_sums(
         a.parent, t.name, t.start, ~a.outside & (t.end > t.start), frame_name, lo, hi, ws, we,
-        own_py)
-    del own_py     # 8 bytes an event: not held while _issued_by_frame makes its own columns
+        own_py, consume_own=True)
+    del own_py     # 8 bytes an event (made subtree sums in place: no copy of it was made)
     if not calls_by_name.any():
         return Columns.no_rows(HOTSPOT_COLUMNS)
     nids = np.nonzero(calls_by_name)[0]
@@ -208,10 +208,11 @@ def _issued_by_frame(a: Attribution, ws: np.ndarray, we: np.ndarray, nids: np.nd
     callers = np.array([g in ("user", "traceinsight") for g in groups] + [True], dtype=bool)
     out["entry"][row_of_name[t.name[calls[callers[up_row]]]]] = True
     # each event's issuer's row, -1 for none: the owned time is summed by it in the C kernel,
-    # with no table-long column per category (a large trace's peak is here); made in place
+    # with no table-long column per category (a large trace's peak is here). Indexing, not
+    # np.take: take copies int32 indices to int64 first
     group = np.maximum(issuer, 0)
-    np.take(t.name, group, out=group)
-    np.take(row_of_name.astype(np.int32), group, out=group)
+    group = t.name[group]
+    group = row_of_name.astype(np.int32)[group]
     group[issuer < 0] = -1
     for col, cat in (("input_ms", rules.INPUT), ("dispatch_ms", rules.DISPATCH)):
         by_row = native.owned_time(a.bounds, a.seg_owner, a.seg_cat, ws, we, cat, len(nids),

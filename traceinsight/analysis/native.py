@@ -138,14 +138,19 @@ def owned_time(bounds, seg_owner, seg_cat, t0, t1, category: int, n_events: int,
     return out
 
 
-def frame_sums(parent, name, start, nested, is_frame_name, lo: int, hi: int, t0, t1, own
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def frame_sums(parent, name, start, nested, is_frame_name, lo: int, hi: int, t0, t1, own, *,
+               consume_own: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per name id: (calls, own time, inclusive time of outermost calls) of the python-tracer frames
-    among rows [lo, hi) (one thread) that start in the windows; see frame_sums() in _native_kernels.c."""
+    among rows [lo, hi) (one thread) that start in the windows; see frame_sums() in _native_kernels.c.
+    ``consume_own``: ``own`` (int64) is overwritten (with subtree sums) instead of copied, for a
+    caller that drops it after: a table-long copy less."""
     n_names = len(is_frame_name)
     calls, self_t, incl = (np.zeros(n_names, dtype=_I64) for _ in range(3))
+    own = _i64(own)
+    if not consume_own or not own.flags.writeable:
+        own = own.copy()
     _native.frame_sums(_i32(parent), np.ascontiguousarray(name, dtype=np.int32), _i64(start),
-                       _u8(nested), _u8(is_frame_name), lo, hi, _i64(t0), _i64(t1), _i64(own),
+                       _u8(nested), _u8(is_frame_name), lo, hi, _i64(t0), _i64(t1), own,
                        calls, self_t, incl)
     return calls, self_t, incl
 

@@ -422,7 +422,12 @@ def host_events_recorded(table: EventTable, main: int, recorded: dict | None) ->
         return False, "recorded with host_tracer_level 0 (no host TraceMe events)"
     if main < 0:
         return False, "the trace holds no host thread events"
-    on_main = np.unique(table.name[(table.line == main) & (table.end > table.start)])
+    # the names present on the main thread's rows (one run of the table): marked, not sorted out
+    # of a table-long copy
+    rows = table.line_rows(main)
+    present = np.zeros(len(table.names) or 1, dtype=bool)
+    present[table.name[rows][table.end[rows] > table.start[rows]]] = True
+    on_main = np.flatnonzero(present)
     api = [n for n in on_main.tolist()
            if table.names[n].startswith((TFE, PYTHON_FRAME, EAGER_EXECUTE, EAGER_LOCAL_EXECUTE,
                                          PJIT_FUNCTION))
