@@ -509,6 +509,69 @@ done:
     Py_RETURN_NONE;
 }
 
+/* First index in [lo, hi) whose value is above x (hi when none): b sorted. */
+static Py_ssize_t upper_bound(const int64_t *b, Py_ssize_t lo, Py_ssize_t hi, int64_t x)
+{
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (b[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* locate(sorted, keys, out): out[i] = the index of the last value of ``sorted`` at or below
+ * keys[i], -1 when none (numpy's searchsorted(sorted, keys, side="right") - 1). Each search
+ * gallops from the previous key's place: keys in runs of increasing times (a thread's event
+ * starts against the timeline's bounds) cost about a step each instead of a binary search over
+ * the whole array. */
+static PyObject *locate(PyObject *self, PyObject *args)
+{
+    Py_buffer bb = {0}, bk = {0}, bo = {0};
+    int ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*w*", &bb, &bk, &bo))
+        goto done;
+    Py_ssize_t n = bb.len / 8, m = bk.len / 8;
+    if (check(&bb, 8, -1, "sorted") || check(&bk, 8, m, "keys") || check(&bo, 8, m, "out"))
+        goto done;
+    const int64_t *b = bb.buf, *key = bk.buf;
+    int64_t *out = bo.buf;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t p = 0; /* the previous key's place: values below it are at or below that key */
+    for (Py_ssize_t i = 0; i < m; i++) {
+        int64_t x = key[i];
+        Py_ssize_t pos = p;
+        if (p < n && b[p] <= x) { /* forward: b[last] <= x */
+            Py_ssize_t last = p, probe = p + 1, step = 1;
+            while (probe < n && b[probe] <= x) {
+                last = probe;
+                step *= 2;
+                probe = last + step;
+            }
+            pos = upper_bound(b, last + 1, probe < n ? probe : n, x);
+        } else if (p > 0 && b[p - 1] > x) { /* backward: b[first] > x */
+            Py_ssize_t first = p - 1, probe = p - 2, step = 1;
+            while (probe >= 0 && b[probe] > x) {
+                first = probe;
+                step *= 2;
+                probe = first - step;
+            }
+            pos = upper_bound(b, probe < 0 ? 0 : probe + 1, first, x);
+        }
+        out[i] = pos - 1;
+        p = pos;
+    }
+    Py_END_ALLOW_THREADS
+    ok = 1;
+done:
+    RELEASE(&bb, &bk, &bo);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"split_space", native_split_space, METH_VARARGS,
      "split_space(xspace) -> [(plane_without_lines, [(line_offset, line_length), ...]), ...]"},
@@ -534,6 +597,7 @@ static PyMethodDef methods[] = {
     {"owned_time", owned_time, METH_VARARGS,
      "owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out[, group])"},
     {"window_sums", window_sums, METH_VARARGS, "window_sums(bounds, seg_cat, t0, t1, out)"},
+    {"locate", locate, METH_VARARGS, "locate(sorted, keys, out)"},
     {NULL, NULL, 0, NULL},
 };
 

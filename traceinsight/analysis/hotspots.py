@@ -201,6 +201,7 @@ def _issued_by_frame(a: Attribution, ws: np.ndarray, we: np.ndarray, nids: np.nd
     # entry points: issuer calls in the windows whose nearest issuer above is the user's or the
     # tool's frame, or none
     calls = np.nonzero(main_issuer & ~a.outside)[0]
+    del main_issuer
     calls = calls[in_windows(t.start[calls], ws, we) >= 0]
     par = a.parent[calls]
     up = np.where(par >= 0, issuer[np.maximum(par, 0)], -1)
@@ -210,10 +211,11 @@ def _issued_by_frame(a: Attribution, ws: np.ndarray, we: np.ndarray, nids: np.nd
     # each event's issuer's row, -1 for none: the owned time is summed by it in the C kernel,
     # with no table-long column per category (a large trace's peak is here). Indexing, not
     # np.take: take copies int32 indices to int64 first
-    group = np.maximum(issuer, 0)
-    group = t.name[group]
-    group = row_of_name.astype(np.int32)[group]
-    group[issuer < 0] = -1
+    group = np.empty(len(issuer), dtype=np.int32)
+    row32 = row_of_name.astype(np.int32)
+    for lo in range(0, len(issuer), 1 << 20):       # in chunks: no table-long temporaries
+        by = issuer[lo:lo + (1 << 20)]
+        group[lo:lo + len(by)] = np.where(by >= 0, row32[t.name[np.maximum(by, 0)]], -1)
     for col, cat in (("input_ms", rules.INPUT), ("dispatch_ms", rules.DISPATCH)):
         by_row = native.owned_time(a.bounds, a.seg_owner, a.seg_cat, ws, we, cat, len(nids),
                                    group=group)

@@ -162,3 +162,12 @@ def window_sums(bounds: np.ndarray, seg_cat: np.ndarray, t0: np.ndarray, t1: np.
     _native.window_sums(_i64(bounds), np.ascontiguousarray(seg_cat, dtype=np.int8), _i64(t0),
                         _i64(t1), out)
     return out
+
+
+def locate(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(values, keys, side="right") - 1`` (int64; ``values`` sorted): the last
+    value at or below each key, -1 for none. Fast where the keys come in increasing runs (each
+    search starts from the previous key's place); see locate() in _native_kernels.c."""
+    out = np.empty(len(keys), dtype=_I64)
+    _native.locate(_i64(values), _i64(keys), out)
+    return out

@@ -70,10 +70,11 @@ def _instant_categories(a: Attribution) -> np.ndarray:
     int8."""
     if not len(a.seg_cat):
         return np.full(len(a.table), rules.PYTHON, dtype=np.int8)
+    from traceinsight.analysis import native  # here: the correction alone needs no C code
     cat = np.empty(len(a.table), dtype=np.int8)
     for rows in _chunks(len(a.table)):
-        seg = np.searchsorted(a.bounds, a.table.start[rows], side="right")
-        seg -= 1
+        # each thread's starts increase: a galloping search from the previous start's segment
+        seg = native.locate(a.bounds, a.table.start[rows])
         off = (seg < 0) | (seg >= len(a.seg_cat))
         np.clip(seg, 0, len(a.seg_cat) - 1, out=seg)
         cat[rows] = a.seg_cat[seg]
