@@ -518,9 +518,17 @@ def _read(path: Path) -> memoryview:
     process's first trace pays a fault for every page it touches). The bytes there now: a file
     that shrinks while it is read gives its shorter content (then found corrupt), one that grows
     is cut."""
+    from traceinsight.analysis.malloc import numpy_hugepages
     from traceinsight.runfolder import open_regular
     with open_regular(path) as f:     # a FIFO or a device is refused, never waited on
-        buf = np.empty(os.fstat(f.fileno()).st_size, dtype=np.uint8)
+        # huge pages for this buffer even where the analysis's arrays go without them
+        # (malloc.kept_memory): read once from end to end, it gains the most by them
+        before = numpy_hugepages(True)
+        try:
+            buf = np.empty(os.fstat(f.fileno()).st_size, dtype=np.uint8)
+        finally:
+            if before is not None:
+                numpy_hugepages(before)
         view, got = memoryview(buf.data), 0
         while got < len(buf):
             n = f.readinto(view[got:])
