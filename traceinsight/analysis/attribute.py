@@ -56,7 +56,6 @@ class Attribution:
     parent: np.ndarray             # int32 per event, -1 for roots and zero-length events
     crosser: np.ndarray            # bool per event: crosses another event, kept out of the nesting
     outside: np.ndarray            # bool per event: kept out of the nesting (crossers, step markers)
-    own: np.ndarray                # own category code per event (rules codes), int8
     cat: np.ndarray                # effective category per event (0..N_CAT-1), int8
     # main-thread timeline: segments [bounds[i], bounds[i+1]) tile it
     seg_owner: np.ndarray          # event index or -1 (no event: Python), int32
@@ -414,7 +413,7 @@ def attribute(table: EventTable) -> Attribution:
     bounds, seg_owner, seg_cat, estimate = xla_compile.estimate(
         table, main, own, crosser | marker_ev, bounds, seg_owner, seg_cat, found.start, found.num)
     return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent,
-                       crosser=crosser, outside=crosser | marker_ev, own=own, cat=cat,
+                       crosser=crosser, outside=crosser | marker_ev, cat=cat,
                        seg_owner=seg_owner, seg_cat=seg_cat, bounds=bounds,
                        step_start=found.start, step_end=found.end, step_num=found.num,
                        step_rule=found.rule, step_source=found.source,
