@@ -199,3 +199,14 @@ def test_stat_int_at_and_flag_agree_with_the_full_column():
     assert not t.stat_int_flag("absent", lambda v: v >= 0).any()
     t.stat_int["e"] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     np.testing.assert_array_equal(t.stat_int_at("e", rows), np.full(30, -1))
+
+
+def test_the_line_column_is_int16_while_the_lines_fit(tmp_path):
+    from traceinsight.analysis.events import _line_dtype
+    assert _line_dtype(3) is np.int16 and _line_dtype(32766) is np.int16
+    assert _line_dtype(32767) is np.int32 and _line_dtype(1 << 20) is np.int32
+    path = tmp_path / "r.xplane.pb"
+    path.write_bytes(random_space(0).bytes())
+    t = load_files([path])
+    assert t.line.dtype == np.int16
+    assert np.concatenate([t.line, np.zeros(1, np.int32)]).dtype == np.int32

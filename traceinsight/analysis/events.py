@@ -129,7 +129,7 @@ class EventTable:
     Times are picoseconds on the trace's clock (line timestamp + event offset).
     """
 
-    line: np.ndarray            # int32, index into lines
+    line: np.ndarray            # int16 (int32 past 32767 lines), index into lines
     name: np.ndarray            # int32, index into names
     start: np.ndarray           # int64 ps
     end: np.ndarray             # int64 ps
@@ -235,7 +235,8 @@ def load_files(paths: list[Path]) -> EventTable:
             _check_span([h[1] for plane in heads for h in plane if h[4]], path)
             n = sum(h[4] for plane in heads for h in plane)
             cols: dict[str, np.ndarray] = {
-                "line": np.empty(n, dtype=np.int32), "name": np.empty(n, dtype=np.int32),
+                "line": np.empty(n, dtype=_line_dtype(len(lines) + sum(map(len, heads)))),
+                "name": np.empty(n, dtype=np.int32),
                 "start": np.empty(n, dtype=np.int64), "end": np.empty(n, dtype=np.int64)}
             pos = 0
             threads = _decode_threads()
@@ -277,6 +278,13 @@ def load_files(paths: list[Path]) -> EventTable:
         for k, chunks in src.items():
             dst[k] = (np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks]))
     return table
+
+
+def _line_dtype(n_lines: int) -> type:
+    """The line column's dtype for a table of ``n_lines`` lines: int16 where they fit (a trace has
+    hundreds; two bytes an event less, held through the whole analysis), else int32. Files of
+    both kinds concatenate to int32."""
+    return np.int16 if n_lines < np.iinfo(np.int16).max else np.int32
 
 
 # Line timestamps (ns) of one table within this span: times in ps relative to the earliest then
