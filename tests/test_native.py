@@ -4,6 +4,7 @@ nesting, the timeline, window sums, owned time, subtree sums and outermost recur
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -233,6 +234,12 @@ def test_split_line_cuts_whole_events_evenly(line, parts):
         # each run's bytes parse as exactly its events (the line's other fields aside)
         assert list(XLine.FromString(raw[b:e]).events) == whole[i:i + k]
     assert [r[1] for r in runs[:-1]] == [r[0] for r in runs[1:]]
+    # given the count (scan_line's), the same runs without counting again; a count too high is
+    # refused (the walk to the last cut runs out of events)
+    assert native.split_line(raw, parts, n) == runs
+    if n and parts > 1:
+        with pytest.raises(ValueError):
+            native.split_line(raw, parts, 2 * n + parts)
 
 
 @settings(max_examples=60, deadline=None)

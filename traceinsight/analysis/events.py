@@ -646,7 +646,7 @@ def _decode(raw, base_ps, lut, wanted_lut, start, end, gid, mid, pool: Executor 
     line's again: the result of one ``decode_line`` of the whole line."""
     if pool is None or len(start) < SPLIT_MIN_EVENTS:
         return native.decode_line(raw, base_ps, lut, wanted_lut, start, end, gid, mid)
-    runs = native.split_line(raw, threads)
+    runs = native.split_line(raw, threads, len(start))
     lut = np.ascontiguousarray(lut, dtype=np.int32)
     wanted_lut = np.ascontiguousarray(wanted_lut, dtype=np.uint8)
     jobs = [pool.submit(native.decode_line, raw[b:e], base_ps, lut, wanted_lut, start[i:i + n],

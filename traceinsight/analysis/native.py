@@ -49,11 +49,15 @@ def scan_line(data) -> tuple[int, int, str, str, int]:
     return lid, ts, name, display, n_ev
 
 
-def split_line(data, parts: int) -> list[tuple[int, int, int, int]]:
+def split_line(data, parts: int, n_events: int | None = None) -> list[tuple[int, int, int, int]]:
     """A serialized XLine cut into at most ``parts`` runs of whole events, as even in event count
     as may be: (byte begin, byte end, first event, number of events) each, none empty; each run's
-    bytes decode on their own with ``decode_line``. ValueError when it is malformed."""
-    return _native.split_line(data, parts)
+    bytes decode on their own with ``decode_line``. ``n_events``: the line's count where the
+    caller has it (``scan_line``'s), saving a walk over the line. ValueError when it is
+    malformed."""
+    if n_events is None:
+        return _native.split_line(data, parts)
+    return _native.split_line(data, parts, n_events)
 
 
 def decode_line(data, base_ps: int, name_lut: np.ndarray, wanted: np.ndarray,
