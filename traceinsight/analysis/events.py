@@ -227,6 +227,7 @@ def load_files(paths: list[Path]) -> EventTable:
             seen.add(name)
             kept.append((plane, raws))
         space = kept
+        first_line = len(lines)      # this file's lines, and its rows from 0, follow
         try:
             heads = [[native.scan_line(raw) for raw in raws] for _, raws in space]
             # Times are kept relative to the earliest line timestamp, in ps: absolute nanosecond
@@ -248,12 +249,13 @@ def load_files(paths: list[Path]) -> EventTable:
                                       planes, stat_int, stat_str, cols, pos, offset, base_ns or 0,
                                       pool, threads)
             # an event before its line's timestamp (a negative offset): refused, as a negative
-            # duration is (no trace TF or JAX writes has one)
-            if n:
-                line_ps = np.array([(li.timestamp_ns - (base_ns or 0)) * 1000 for li in lines],
-                                   dtype=np.int64)
-                if (cols["start"] < line_ps[cols["line"]]).any():
+            # duration is (no trace TF or JAX writes has one). Each line's rows are sorted by
+            # start: its first row holds its earliest event
+            row = 0
+            for li in lines[first_line:]:
+                if li.n_events and cols["start"][row] < (li.timestamp_ns - (base_ns or 0)) * 1000:
                     raise ValueError("negative event offset")
+                row += li.n_events
         except ValueError as e:
             raise CorruptTrace(f"{path}: corrupt trace ({e})") from None
         del space
