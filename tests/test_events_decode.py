@@ -143,3 +143,70 @@ def test_lines_written_out_of_order_are_sorted_and_keep_their_stats(tmp_path):
     assert native.is_sorted(t.start, t.end)
     idx, val = t.stat_int["step_num"]
     assert {t.names[t.name[i]]: int(v) for i, v in zip(idx, val)} == {"early": 1, "late": 2}
+
+
+def test_plane_headers_match_open_planes(tmp_path):
+    """``plane_headers`` (planes without their lines, read with seeks: what trace_env needs) gives
+    the planes ``open_planes`` parses, and refuses what it refuses, with the same message."""
+    from pathlib import Path
+
+    from traceinsight.analysis.events import open_planes, plane_headers
+    from traceinsight.errors import TraceinsightError
+
+    def both(path):
+        out = []
+        for fn in (lambda p: [pl for pl, _ in open_planes(p)], plane_headers):
+            try:
+                out.append([pl.SerializeToString() for pl in fn(path)])
+            except TraceinsightError as e:
+                out.append(str(e))
+        return out
+
+    committed = sorted((Path(__file__).parent / "data").rglob("*.xplane.pb"))
+    assert committed
+    for path in committed[:12]:
+        a, b = both(path)
+        assert a == b and isinstance(a, list)
+    # the lines before the metadata, unknown fields, an empty and a truncated file
+    plane = XPlane(name="/host:CPU")
+    plane.event_metadata[1].name = "a"
+    data = (_len_field(1, _len_field(3, _len_field(2, b"l")) + plane.SerializeToString())
+            + b"\x48\x05" + b"\x51" + bytes(8) + _len_field(4, b"host"))
+    for i, body in enumerate((data, data[:-3], data[:7], data[:1], b"", b"\x4f")):
+        path = tmp_path / f"h{i}.xplane.pb"
+        path.write_bytes(body)
+        a, b = both(path)
+        assert a == b, (i, a, b)
+
+
+def test_stat_int_at_and_flag_agree_with_the_full_column():
+    """The narrow look-ups give what the table-long column gives, an event holding the stat twice
+    included (its last value)."""
+    from traceinsight.analysis.events import EventTable
+
+    rng = np.random.default_rng(3)
+    n = 50
+    z64, z32 = np.zeros(n, np.int64), np.zeros(n, np.int32)
+    t = EventTable(line=z32, name=z32, start=z64, end=z64, names=["a"], lines=[], planes=[])
+    idx = rng.integers(0, n, 40)              # repeats: an event with the stat twice
+    val = rng.integers(-5, 5, 40)
+    t.stat_int["s"] = (idx, val)
+    full = t.stat_int_column("s", -7)
+    rows = rng.permutation(n)[:30]
+    np.testing.assert_array_equal(t.stat_int_at("s", rows, -7), full[rows])
+    np.testing.assert_array_equal(t.stat_int_at("absent", rows), np.full(30, -1))
+    np.testing.assert_array_equal(t.stat_int_flag("s", lambda v: v >= 0), full >= 0)
+    assert not t.stat_int_flag("absent", lambda v: v >= 0).any()
+    t.stat_int["e"] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    np.testing.assert_array_equal(t.stat_int_at("e", rows), np.full(30, -1))
+
+
+def test_the_line_column_is_int16_while_the_lines_fit(tmp_path):
+    from traceinsight.analysis.events import _line_dtype
+    assert _line_dtype(3) is np.int16 and _line_dtype(32766) is np.int16
+    assert _line_dtype(32767) is np.int32 and _line_dtype(1 << 20) is np.int32
+    path = tmp_path / "r.xplane.pb"
+    path.write_bytes(random_space(0).bytes())
+    t = load_files([path])
+    assert t.line.dtype == np.int16
+    assert np.concatenate([t.line, np.zeros(1, np.int32)]).dtype == np.int32

@@ -4,6 +4,7 @@ nesting, the timeline, window sums, owned time, subtree sums and outermost recur
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,6 +150,10 @@ def test_window_sums_and_owned_time_clip_every_segment(ev, windows):
         for j in np.nonzero((seg_cat == c) & (owner >= 0))[0]:
             want[owner[j]] += clip[j]
         np.testing.assert_array_equal(got, want)
+        # by group: each event's owned time summed into its group's (-1: into none)
+        group = (np.arange(len(start)) % 4 - 1).astype(np.int32)
+        by = native.owned_time(bounds, owner, seg_cat, ws, we, c, 3, group=group)
+        np.testing.assert_array_equal(by, [want[group == g].sum() for g in range(3)])
 
 
 @settings(max_examples=200, deadline=None)
@@ -186,6 +191,11 @@ def test_frame_sums_count_self_and_outermost_inclusive_time(ev, windows):
         if not any(counted[a] and name[a] == name[i] for a in ancestors[i]):
             want[2, name[i]] += own[i] + sum(own[j] for j in range(n) if i in ancestors[j])
     np.testing.assert_array_equal(np.stack([calls, self_t, incl]), want)
+    # consumed in place (the analysis's call: no copy of the column), the same sums
+    spent = own.astype(np.int64)
+    got = native.frame_sums(parent, name, start, np.ones(n, bool), is_frame_name, 0, n, ws, we,
+                            spent, consume_own=True)
+    np.testing.assert_array_equal(np.stack(got), want)
 
 
 @st.composite
@@ -224,6 +234,12 @@ def test_split_line_cuts_whole_events_evenly(line, parts):
         # each run's bytes parse as exactly its events (the line's other fields aside)
         assert list(XLine.FromString(raw[b:e]).events) == whole[i:i + k]
     assert [r[1] for r in runs[:-1]] == [r[0] for r in runs[1:]]
+    # given the count (scan_line's), the same runs without counting again; a count too high is
+    # refused (the walk to the last cut runs out of events)
+    assert native.split_line(raw, parts, n) == runs
+    if n and parts > 1:
+        with pytest.raises(ValueError):
+            native.split_line(raw, parts, 2 * n + parts)
 
 
 @settings(max_examples=60, deadline=None)
@@ -311,3 +327,15 @@ def test_a_damaged_trace_fails_alike_on_threads(tmp_path, monkeypatch):
         assert results[0] == results[1], k
         outcomes.add(results[0][0])
     assert outcomes == {"ok", "error"}      # the damage hits both ways
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-20, 20), max_size=30),
+       st.lists(st.lists(st.integers(-25, 25), max_size=12), max_size=4))
+def test_locate_is_searchsorted_right_minus_one(values, runs):
+    """The galloping search agrees with numpy's binary one, keys in increasing runs or not."""
+    values = np.sort(np.array(values, dtype=np.int64))
+    keys = np.array([k for run in runs for k in sorted(run)] + [k for run in runs for k in run],
+                    dtype=np.int64)
+    np.testing.assert_array_equal(native.locate(values, keys),
+                                  np.searchsorted(values, keys, side="right") - 1)

@@ -401,6 +401,28 @@ def test_kept_memory_keeps_large_arrays_in_the_heap():
         malloc.allow(allowed)
 
 
+def test_kept_memory_turns_numpys_huge_pages_off_and_back():
+    """Inside kept_memory() numpy asks for no huge pages (the trace's buffer asks for its own);
+    the previous setting comes back after; a process the tool does not own keeps its own."""
+    from traceinsight.analysis import malloc
+    if malloc._glibc() is None or malloc.numpy_hugepages(True) is None:
+        pytest.skip("glibc and numpy's huge-page switch only")
+    allowed = malloc._allowed
+    try:
+        malloc.allow(False)
+        with malloc.kept_memory():
+            assert malloc.numpy_hugepages(True) is True     # left alone
+        malloc.allow()
+        with malloc.kept_memory():
+            with malloc.kept_memory():
+                assert malloc.numpy_hugepages(False) is False
+            assert malloc.numpy_hugepages(False) is False
+        assert malloc.numpy_hugepages(True) is True         # given back
+    finally:
+        malloc.allow(allowed)
+        malloc.numpy_hugepages(True)
+
+
 def test_the_library_leaves_the_callers_malloc_alone(monkeypatch, tmp_path):
     """``traceinsight.load`` in a process the tool does not own (a notebook, a script) never
     calls mallopt / malloc_trim: glibc cannot read the previous settings back to restore them.

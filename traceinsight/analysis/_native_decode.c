@@ -208,18 +208,20 @@ PyObject *native_scan_line(PyObject *self, PyObject *args)
     return Py_BuildValue("(LLnnnnn)", (long long)id, (long long)ts, nb, ne, db, de, n);
 }
 
-/* split_line(xline, parts) -> [(byte_begin, byte_end, first_event, n_events), ...]
+/* split_line(xline, parts[, n_events]) -> [(byte_begin, byte_end, first_event, n_events), ...]
  *
  * A serialized XLine cut into at most `parts` runs of whole events, as even in event count as
  * the count allows, for decode_line to decode each run on its own (one thread each): a run
  * starts at an event's tag and ends where the next run starts, the last at the line's end (the
  * line's other fields inside a run are skipped by decode_line as in the whole line). No run is
- * empty; a line without events gives none. */
+ * empty; a line without events gives none. n_events: the line's event count where the caller
+ * has it (scan_line's), so the line is not walked once more to count them; the walk to the last
+ * cut then checks it (ValueError where the line holds fewer). */
 PyObject *native_split_line(PyObject *self, PyObject *args)
 {
     Py_buffer b = {0};
-    Py_ssize_t parts;
-    if (!PyArg_ParseTuple(args, "y*n", &b, &parts))
+    Py_ssize_t parts, known = -1;
+    if (!PyArg_ParseTuple(args, "y*n|n", &b, &parts, &known))
         return NULL;
     if (parts < 1)
         parts = 1;
@@ -235,6 +237,10 @@ PyObject *native_split_line(PyObject *self, PyObject *args)
     Py_ssize_t n = 0, m = 0;
     Py_BEGIN_ALLOW_THREADS
     const uint8_t *buf = b.buf, *p = buf, *end = buf + b.len;
+    if (known >= 0) {
+        n = known;
+        p = end;
+    }
     while (p < end) { /* count the events */
         uint32_t fnum, wt;
         uint64_t v;
@@ -267,6 +273,10 @@ PyObject *native_split_line(PyObject *self, PyObject *args)
                 }
                 p += v;
             }
+        }
+        if (rc == 0 && k < m) {
+            err_msg = "fewer events than scan_line counted";
+            rc = -1;
         }
     }
     Py_END_ALLOW_THREADS

@@ -334,10 +334,9 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
               bown = {0}, bcalls = {0}, bself = {0}, bincl = {0};
     Py_ssize_t lo, hi;
     stack stk = {0};
-    int64_t *sub = NULL;
     int32_t *count = NULL;
     int ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nny*y*y*w*w*w*", &bp, &bn, &bs, &bnest, &bfn, &lo, &hi,
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nny*y*w*w*w*w*", &bp, &bn, &bs, &bnest, &bfn, &lo, &hi,
                           &b0, &b1, &bown, &bcalls, &bself, &bincl))
         goto done;
     Py_ssize_t n = bp.len / 4, n_names = bfn.len, w = b0.len / 8;
@@ -350,7 +349,10 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
         goto done;
     }
     const int32_t *par = bp.buf;
-    const int64_t *st = bs.buf, *t0 = b0.buf, *t1 = b1.buf, *own = bown.buf;
+    const int64_t *st = bs.buf, *t0 = b0.buf, *t1 = b1.buf;
+    /* own time per event, turned in place into each event's subtree sum (rows [lo, hi)): the
+     * caller's column is consumed, no copy of it is made */
+    int64_t *own = bown.buf, *sub = own;
     const int32_t *nm = bn.buf;
     const uint8_t *nested = bnest.buf, *is_frame = bfn.buf;
     int64_t *calls = bcalls.buf, *selft = bself.buf, *incl = bincl.buf;
@@ -359,17 +361,28 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_IndexError, "frame_sums: name id out of range");
             goto done;
         }
-    sub = malloc(((hi - lo) ? (hi - lo) : 1) * sizeof(int64_t));
     count = calloc(n_names ? n_names : 1, sizeof(int32_t));
-    if (!sub || !count) {
+    if (!count) {
         PyErr_NoMemory();
         goto done;
     }
-    memcpy(sub, own + lo, (hi - lo) * sizeof(int64_t));
+    /* counted: a frame of the nesting that starts in a window. Calls and own time first, while
+     * own still holds each event's own time */
+    Py_ssize_t k = 0; /* the window a start may fall in */
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        if (!nested[i])
+            continue;
+        while (k < w && t1[k] <= st[i])
+            k++;
+        if (is_frame[nm[i]] && k < w && t0[k] <= st[i]) {
+            calls[nm[i]]++;
+            selft[nm[i]] += own[i];
+        }
+    }
     for (Py_ssize_t i = hi - 1; i >= lo; i--)
         if (par[i] >= lo && par[i] < i)
-            sub[par[i] - lo] += sub[i - lo];
-    Py_ssize_t k = 0; /* the window a start may fall in */
+            sub[par[i]] += sub[i];
+    k = 0;
     for (Py_ssize_t i = lo; i < hi; i++) {
         if (!nested[i])
             continue;
@@ -383,10 +396,8 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
         int64_t entry = i;
         if (is_frame[nm[i]] && k < w && t0[k] <= st[i]) {
             int32_t f = nm[i];
-            calls[f]++;
-            selft[f] += own[i];
             if (count[f] == 0)
-                incl[f] += sub[i - lo];
+                incl[f] += sub[i];
             count[f]++;
             entry = -(int64_t)f - 2;
         }
@@ -400,7 +411,6 @@ static PyObject *frame_sums(PyObject *self, PyObject *args)
     ok = 1;
 done:
     free(stk.v);
-    free(sub);
     free(count);
     RELEASE(&bp, &bn, &bs, &bnest, &bfn, &b0, &b1, &bown, &bcalls, &bself, &bincl);
     if (!ok)
@@ -458,36 +468,105 @@ static Py_ssize_t first_segment(const int64_t *b, Py_ssize_t nseg, int64_t t)
     return lo;
 }
 
-/* owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out): out[e] += the time of the
- * segments of one category owned by event e (seg_owner int32, -1 for none) inside the windows
- * [t0, t1), clipped to them. */
+/* owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out[, group]): out[e] += the time of
+ * the segments of one category owned by event e (seg_owner int32, -1 for none) inside the windows
+ * [t0, t1), clipped to them. With group (int32 per event, -1: none), summed by the owner's group
+ * instead, out[group[e]] (out as long as the groups), so no per-event column is made. */
 static PyObject *owned_time(PyObject *self, PyObject *args)
 {
-    Py_buffer bb = {0}, bown = {0}, bc = {0}, b0 = {0}, b1 = {0}, bo = {0};
+    Py_buffer bb = {0}, bown = {0}, bc = {0}, b0 = {0}, b1 = {0}, bo = {0}, bg = {0};
     int category, ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*iw*", &bb, &bown, &bc, &b0, &b1, &category, &bo))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*iw*|y*", &bb, &bown, &bc, &b0, &b1, &category, &bo,
+                          &bg))
         goto done;
     Py_ssize_t nb = bb.len / 8, w = b0.len / 8, n = bo.len / 8;
     Py_ssize_t nseg = nb > 0 ? nb - 1 : 0;
     if (check(&bown, 4, nseg, "seg_owner") || check(&bc, 1, nseg, "seg_cat") ||
-        check(&b1, 8, w, "t1") || check(&bo, 8, n, "out"))
+        check(&b1, 8, w, "t1") || check(&bo, 8, n, "out") || (bg.obj && check(&bg, 4, -1, "group")))
         goto done;
     const int64_t *b = bb.buf, *t0 = b0.buf, *t1 = b1.buf;
-    const int32_t *owner = bown.buf;
+    const int32_t *owner = bown.buf, *group = bg.obj ? bg.buf : NULL;
+    Py_ssize_t n_owners = group ? bg.len / 4 : n;
     const int8_t *cat = bc.buf;
     int64_t *out = bo.buf;
     for (Py_ssize_t k = 0; k < w; k++)
         for (Py_ssize_t j = first_segment(b, nseg, t0[k]); j < nseg && b[j] < t1[k]; j++) {
-            if (cat[j] != category || owner[j] < 0 || owner[j] >= n)
+            if (cat[j] != category || owner[j] < 0 || owner[j] >= n_owners)
+                continue;
+            int64_t to = group ? group[owner[j]] : owner[j];
+            if (to < 0 || to >= n)
                 continue;
             int64_t a = b[j] > t0[k] ? b[j] : t0[k];
             int64_t z = b[j + 1] < t1[k] ? b[j + 1] : t1[k];
             if (z > a)
-                out[owner[j]] += z - a;
+                out[to] += z - a;
         }
     ok = 1;
 done:
-    RELEASE(&bb, &bown, &bc, &b0, &b1, &bo);
+    RELEASE(&bb, &bown, &bc, &b0, &b1, &bo, &bg);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* First index in [lo, hi) whose value is above x (hi when none): b sorted. */
+static Py_ssize_t upper_bound(const int64_t *b, Py_ssize_t lo, Py_ssize_t hi, int64_t x)
+{
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (b[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* locate(sorted, keys, out): out[i] = the index of the last value of ``sorted`` at or below
+ * keys[i], -1 when none (numpy's searchsorted(sorted, keys, side="right") - 1). Each search
+ * gallops from the previous key's place: keys in runs of increasing times (a thread's event
+ * starts against the timeline's bounds) cost about a step each instead of a binary search over
+ * the whole array. */
+static PyObject *locate(PyObject *self, PyObject *args)
+{
+    Py_buffer bb = {0}, bk = {0}, bo = {0};
+    int ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*w*", &bb, &bk, &bo))
+        goto done;
+    Py_ssize_t n = bb.len / 8, m = bk.len / 8;
+    if (check(&bb, 8, -1, "sorted") || check(&bk, 8, m, "keys") || check(&bo, 8, m, "out"))
+        goto done;
+    const int64_t *b = bb.buf, *key = bk.buf;
+    int64_t *out = bo.buf;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t p = 0; /* the previous key's place: values below it are at or below that key */
+    for (Py_ssize_t i = 0; i < m; i++) {
+        int64_t x = key[i];
+        Py_ssize_t pos = p;
+        if (p < n && b[p] <= x) { /* forward: b[last] <= x */
+            Py_ssize_t last = p, probe = p + 1, step = 1;
+            while (probe < n && b[probe] <= x) {
+                last = probe;
+                step *= 2;
+                probe = last + step;
+            }
+            pos = upper_bound(b, last + 1, probe < n ? probe : n, x);
+        } else if (p > 0 && b[p - 1] > x) { /* backward: b[first] > x */
+            Py_ssize_t first = p - 1, probe = p - 2, step = 1;
+            while (probe >= 0 && b[probe] > x) {
+                first = probe;
+                step *= 2;
+                probe = first - step;
+            }
+            pos = upper_bound(b, probe < 0 ? 0 : probe + 1, first, x);
+        }
+        out[i] = pos - 1;
+        p = pos;
+    }
+    Py_END_ALLOW_THREADS
+    ok = 1;
+done:
+    RELEASE(&bb, &bk, &bo);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
@@ -516,8 +595,9 @@ static PyMethodDef methods[] = {
      "frame_sums(parent, name, start, nested, is_frame_name, lo, hi, t0, t1, own, calls, self, "
      "inclusive)"},
     {"owned_time", owned_time, METH_VARARGS,
-     "owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out)"},
+     "owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out[, group])"},
     {"window_sums", window_sums, METH_VARARGS, "window_sums(bounds, seg_cat, t0, t1, out)"},
+    {"locate", locate, METH_VARARGS, "locate(sorted, keys, out)"},
     {NULL, NULL, 0, NULL},
 };
 

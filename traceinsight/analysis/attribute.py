@@ -40,7 +40,7 @@ from traceinsight.analysis.names import (
     TFE_PY,
     traced_call,
 )
-from traceinsight.analysis.steps import find_steps, step_markers  # noqa: F401 (re-exported)
+from traceinsight.analysis.steps import depth_of, find_steps, step_markers  # noqa: F401 (re-exported)
 from traceinsight.model import CATEGORIES, CompileEstimate
 from traceinsight.stepsource import StepSource
 
@@ -54,10 +54,8 @@ class Attribution:
     main_line: int                 # index into table.lines, -1 when the trace has no host events
     main_rule: str                 # how the main thread was chosen
     parent: np.ndarray             # int32 per event, -1 for roots and zero-length events
-    depth: np.ndarray              # int32
     crosser: np.ndarray            # bool per event: crosses another event, kept out of the nesting
     outside: np.ndarray            # bool per event: kept out of the nesting (crossers, step markers)
-    own: np.ndarray                # own category code per event (rules codes), int8
     cat: np.ndarray                # effective category per event (0..N_CAT-1), int8
     # main-thread timeline: segments [bounds[i], bounds[i+1]) tile it
     seg_owner: np.ndarray          # event index or -1 (no event: Python), int32
@@ -73,6 +71,11 @@ class Attribution:
     step_partial: np.ndarray | None = None  # bool per step: cut by the end of the trace
     step_notes: tuple[str, ...] = ()
     compile_estimate: CompileEstimate | None = None   # compile derived where no event records it
+
+    def depth(self, rows: np.ndarray) -> np.ndarray:
+        """The nesting depth of the events ``rows`` (int32; 0 at top level and out of the
+        nesting): made from ``parent`` for the rows asked, the table-long column is not kept."""
+        return depth_of(self.parent, rows)
 
     @property
     def seg_start(self) -> np.ndarray:
@@ -351,6 +354,7 @@ def attribute(table: EventTable) -> Attribution:
     marker = step_markers(table)
     own[marker] = rules.PYTHON  # a marker's own time (outside any event) is python
     parent, depth, crosser, marker_ev = nest(table, marker)
+    del depth     # 4 bytes an event, made again for the rows that need it (steps.depth_of)
     end = table.end
     _conversions_without_work(table, own, parent)
     _kernel_runs_without_event(table, own, parent)
@@ -404,12 +408,12 @@ def attribute(table: EventTable) -> Attribution:
             bounds = np.append(seg_start, seg_end[-1])
 
     # steps (traceinsight.analysis.steps: markers, tf.function calls, device grouping, fallback)
-    found = find_steps(table, main, marker, depth, parent, on_main)
+    found = find_steps(table, main, marker, parent, on_main)
     # XLA compilation that no event records (TF 2.15, 2.16): out of op (analysis.xla_compile)
     bounds, seg_owner, seg_cat, estimate = xla_compile.estimate(
         table, main, own, crosser | marker_ev, bounds, seg_owner, seg_cat, found.start, found.num)
-    return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent, depth=depth,
-                       crosser=crosser, outside=crosser | marker_ev, own=own, cat=cat,
+    return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent,
+                       crosser=crosser, outside=crosser | marker_ev, cat=cat,
                        seg_owner=seg_owner, seg_cat=seg_cat, bounds=bounds,
                        step_start=found.start, step_end=found.end, step_num=found.num,
                        step_rule=found.rule, step_source=found.source,

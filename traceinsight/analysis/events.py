@@ -129,7 +129,7 @@ class EventTable:
     Times are picoseconds on the trace's clock (line timestamp + event offset).
     """
 
-    line: np.ndarray            # int32, index into lines
+    line: np.ndarray            # int16 (int32 past 32767 lines), index into lines
     name: np.ndarray            # int32, index into names
     start: np.ndarray           # int64 ps
     end: np.ndarray             # int64 ps
@@ -152,12 +152,41 @@ class EventTable:
         except ValueError:
             return -1
 
+    def line_rows(self, line: int) -> slice:
+        """The rows of one line (the table is sorted by line: they are one run)."""
+        lo, hi = np.searchsorted(self.line, np.array([line, line + 1], dtype=self.line.dtype))
+        return slice(int(lo), int(hi))
+
     def stat_int_column(self, stat: str, default: int = -1) -> np.ndarray:
         """A full-length int64 column of one stat (``default`` where an event lacks it)."""
         col = np.full(len(self), default, dtype=np.int64)
         if stat in self.stat_int:
             idx, val = self.stat_int[stat]
             col[idx] = val
+        return col
+
+    def stat_int_at(self, stat: str, rows: np.ndarray, default: int = -1) -> np.ndarray:
+        """``stat_int_column(stat, default)[rows]`` without the table-long column: an event with
+        the stat twice has its last value, as there."""
+        out = np.full(len(rows), default, dtype=np.int64)
+        if stat in self.stat_int and len(rows):
+            idx, val = self.stat_int[stat]
+            order = np.argsort(idx, kind="stable")
+            idx, val = idx[order], val[order]
+            last = np.r_[idx[1:] != idx[:-1], True] if len(idx) else np.zeros(0, dtype=bool)
+            idx, val = idx[last], val[last]
+            pos = np.minimum(np.searchsorted(idx, rows), max(len(idx) - 1, 0))
+            hit = (idx[pos] == rows) if len(idx) else np.zeros(len(rows), dtype=bool)
+            out[hit] = val[pos[hit]]
+        return out
+
+    def stat_int_flag(self, stat: str, test) -> np.ndarray:
+        """A full-length bool column: ``test(value)`` of the stat where an event has it (its last
+        value, as ``stat_int_column``), False elsewhere; one byte an event, not eight."""
+        col = np.zeros(len(self), dtype=bool)
+        if stat in self.stat_int:
+            idx, val = self.stat_int[stat]
+            col[idx] = test(val)
         return col
 
     def stat_str_column(self, stat: str) -> np.ndarray:
@@ -198,6 +227,7 @@ def load_files(paths: list[Path]) -> EventTable:
             seen.add(name)
             kept.append((plane, raws))
         space = kept
+        first_line = len(lines)      # this file's lines, and its rows from 0, follow
         try:
             heads = [[native.scan_line(raw) for raw in raws] for _, raws in space]
             # Times are kept relative to the earliest line timestamp, in ps: absolute nanosecond
@@ -206,7 +236,8 @@ def load_files(paths: list[Path]) -> EventTable:
             _check_span([h[1] for plane in heads for h in plane if h[4]], path)
             n = sum(h[4] for plane in heads for h in plane)
             cols: dict[str, np.ndarray] = {
-                "line": np.empty(n, dtype=np.int32), "name": np.empty(n, dtype=np.int32),
+                "line": np.empty(n, dtype=_line_dtype(len(lines) + sum(map(len, heads)))),
+                "name": np.empty(n, dtype=np.int32),
                 "start": np.empty(n, dtype=np.int64), "end": np.empty(n, dtype=np.int64)}
             pos = 0
             threads = _decode_threads()
@@ -218,12 +249,13 @@ def load_files(paths: list[Path]) -> EventTable:
                                       planes, stat_int, stat_str, cols, pos, offset, base_ns or 0,
                                       pool, threads)
             # an event before its line's timestamp (a negative offset): refused, as a negative
-            # duration is (no trace TF or JAX writes has one)
-            if n:
-                line_ps = np.array([(li.timestamp_ns - (base_ns or 0)) * 1000 for li in lines],
-                                   dtype=np.int64)
-                if (cols["start"] < line_ps[cols["line"]]).any():
+            # duration is (no trace TF or JAX writes has one). Each line's rows are sorted by
+            # start: its first row holds its earliest event
+            row = 0
+            for li in lines[first_line:]:
+                if li.n_events and cols["start"][row] < (li.timestamp_ns - (base_ns or 0)) * 1000:
                     raise ValueError("negative event offset")
+                row += li.n_events
         except ValueError as e:
             raise CorruptTrace(f"{path}: corrupt trace ({e})") from None
         del space
@@ -248,6 +280,13 @@ def load_files(paths: list[Path]) -> EventTable:
         for k, chunks in src.items():
             dst[k] = (np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks]))
     return table
+
+
+def _line_dtype(n_lines: int) -> type:
+    """The line column's dtype for a table of ``n_lines`` lines: int16 where they fit (a trace has
+    hundreds; two bytes an event less, held through the whole analysis), else int32. Files of
+    both kinds concatenate to int32."""
+    return np.int16 if n_lines < np.iinfo(np.int16).max else np.int32
 
 
 # Line timestamps (ns) of one table within this span: times in ps relative to the earliest then
@@ -400,15 +439,106 @@ def open_planes(path: Path) -> list[tuple[object, list[memoryview]]]:
     return space
 
 
+def plane_headers(path: Path) -> list[object]:
+    """The file's planes without their lines (what ``open_planes`` parses of each, no more): the
+    file is walked field by field and every line's bytes are skipped (a seek), so what only the
+    planes' names and stats need (``trace_env``) does not read a large trace again. The framing
+    is checked as ``native.split_space`` checks it; TraceinsightError where it is malformed."""
+    from traceinsight.runfolder import open_regular
+    from traceinsight.xplane import XPlane
+    check_trace_size(path)
+    try:
+        with open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            metas = _walk_planes(f, size)
+    except OSError as e:
+        raise TraceinsightError(f"{path}: cannot read ({e.strerror or e})") from None
+    except ValueError as e:
+        raise TraceinsightError(f"{path}: not a readable XSpace trace ({e})") from None
+    if not size:
+        raise TraceinsightError(f"{path}: empty file, not an XSpace trace")
+    try:
+        planes = [XPlane.FromString(meta) for meta in metas]
+    except (DecodeError, RuntimeError, ValueError) as e:
+        raise TraceinsightError(f"{path}: not a readable XSpace trace ({e})") from None
+    if not planes:
+        raise TraceinsightError(f"{path}: not an XSpace trace (no planes)")
+    return planes
+
+
+def _walk_planes(f, size: int) -> list[bytes]:
+    """Each XSpace plane (field 1) of the open file ``f`` re-serialized without its lines (XPlane
+    field 3), as ``native.split_space`` does in memory; ValueError where the framing is bad."""
+    def varint(limit: int) -> int:
+        v = 0
+        for i in range(10):
+            if f.tell() >= limit:
+                raise ValueError("a varint runs past the end of its message")
+            b = f.read(1)
+            if not b:
+                raise ValueError("a varint runs past the end of its message")
+            v |= (b[0] & 0x7F) << (7 * i)
+            if not b[0] & 0x80:
+                return v
+        raise ValueError("a varint longer than 10 bytes")
+
+    def field(limit: int) -> tuple[int, int, int]:
+        """(field number, wire type, length of a length-delimited body: 0 else), the position
+        after the tag (and length)."""
+        tag = varint(limit)
+        wt = tag & 7
+        if wt == 0:
+            varint(limit)
+            return tag >> 3, wt, 0
+        width = {1: 8, 5: 4}.get(wt)
+        if width is None and wt != 2:
+            raise ValueError("an unsupported protobuf wire type")
+        n = varint(limit) if wt == 2 else width
+        assert n is not None
+        if n > limit - f.tell():
+            raise ValueError("a field runs past the end of its message")
+        if wt != 2:
+            f.seek(n, os.SEEK_CUR)
+        return tag >> 3, wt, n if wt == 2 else 0
+
+    planes = []
+    while f.tell() < size:
+        fnum, wt, n = field(size)
+        if wt != 2 or fnum != 1:
+            f.seek(n, os.SEEK_CUR)
+            continue
+        plane_end = f.tell() + n
+        meta = bytearray()
+        while f.tell() < plane_end:
+            at = f.tell()
+            fnum, wt, n = field(plane_end)
+            if wt == 2 and fnum == 3:
+                f.seek(n, os.SEEK_CUR)
+                continue
+            body = f.tell() + n
+            f.seek(at)
+            meta += f.read(body - at)     # the whole field, tag and all
+        planes.append(bytes(meta))
+    return planes
+
+
 def _read(path: Path) -> memoryview:
     """The file's bytes, read into a numpy buffer: numpy asks for transparent huge pages for
     large arrays, so a large trace costs a page fault per huge page instead of one per page (a
     process's first trace pays a fault for every page it touches). The bytes there now: a file
     that shrinks while it is read gives its shorter content (then found corrupt), one that grows
     is cut."""
+    from traceinsight.analysis.malloc import numpy_hugepages
     from traceinsight.runfolder import open_regular
     with open_regular(path) as f:     # a FIFO or a device is refused, never waited on
-        buf = np.empty(os.fstat(f.fileno()).st_size, dtype=np.uint8)
+        # huge pages for this buffer even where the analysis's arrays go without them
+        # (malloc.kept_memory): read once from end to end, it gains the most by them
+        before = numpy_hugepages(True)
+        try:
+            buf = np.empty(os.fstat(f.fileno()).st_size, dtype=np.uint8)
+        finally:
+            if before is not None:
+                numpy_hugepages(before)
         view, got = memoryview(buf.data), 0
         while got < len(buf):
             n = f.readinto(view[got:])
@@ -518,7 +648,7 @@ def _decode(raw, base_ps, lut, wanted_lut, start, end, gid, mid, pool: Executor 
     line's again: the result of one ``decode_line`` of the whole line."""
     if pool is None or len(start) < SPLIT_MIN_EVENTS:
         return native.decode_line(raw, base_ps, lut, wanted_lut, start, end, gid, mid)
-    runs = native.split_line(raw, threads)
+    runs = native.split_line(raw, threads, len(start))
     lut = np.ascontiguousarray(lut, dtype=np.int32)
     wanted_lut = np.ascontiguousarray(wanted_lut, dtype=np.uint8)
     jobs = [pool.submit(native.decode_line, raw[b:e], base_ps, lut, wanted_lut, start[i:i + n],

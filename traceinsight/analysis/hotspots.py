@@ -148,11 +148,13 @@ def hotspots_table(a: Attribution, steps: Columns, *, user_files: frozenset[str]
     # python time owned by each event (segments of steady steps, clipped to them); per function:
     # calls, self time, and inclusive time of outermost (non-recursive) calls
     own_py = owned_time(a, ws, we, rules.PYTHON)
-    lo, hi = np.searchsorted(t.line, [a.main_line, a.main_line + 1])
+    # the keys in the column's own dtype: other keys would make numpy convert the whole
+    # table-long column (a copy of it at the analysis's peak, and its time)
+    lo, hi = np.searchsorted(t.line, np.array([a.main_line, a.main_line + 1], dtype=t.line.dtype))
     calls_by_name, self_by_name, incl_by_name = native.frame_sums(
         a.parent, t.name, t.start, ~a.outside & (t.end > t.start), frame_name, lo, hi, ws, we,
-        own_py)
-    del own_py     # 8 bytes an event: not held while _issued_by_frame makes its own columns
+        own_py, consume_own=True)
+    del own_py     # 8 bytes an event (made subtree sums in place: no copy of it was made)
     if not calls_by_name.any():
         return Columns.no_rows(HOTSPOT_COLUMNS)
     nids = np.nonzero(calls_by_name)[0]
@@ -199,23 +201,38 @@ def _issued_by_frame(a: Attribution, ws: np.ndarray, we: np.ndarray, nids: np.nd
     # entry points: issuer calls in the windows whose nearest issuer above is the user's or the
     # tool's frame, or none
     calls = np.nonzero(main_issuer & ~a.outside)[0]
+    del main_issuer
     calls = calls[in_windows(t.start[calls], ws, we) >= 0]
     par = a.parent[calls]
     up = np.where(par >= 0, issuer[np.maximum(par, 0)], -1)
     up_row = np.where(up >= 0, row_of_name[t.name[np.maximum(up, 0)]], -1)
     callers = np.array([g in ("user", "traceinsight") for g in groups] + [True], dtype=bool)
     out["entry"][row_of_name[t.name[calls[callers[up_row]]]]] = True
+    # each event's issuer's row, -1 for none: the owned time is summed by it in the C kernel,
+    # with no table-long column per category (a large trace's peak is here). Indexing, not
+    # np.take: take copies int32 indices to int64 first
+    group = np.empty(len(issuer), dtype=np.int32)
+    row32 = row_of_name.astype(np.int32)
+    for lo in range(0, len(issuer), 1 << 20):       # in chunks: no table-long temporaries
+        by = issuer[lo:lo + (1 << 20)]
+        group[lo:lo + len(by)] = np.where(by >= 0, row32[t.name[np.maximum(by, 0)]], -1)
     for col, cat in (("input_ms", rules.INPUT), ("dispatch_ms", rules.DISPATCH)):
-        owned = owned_time(a, ws, we, cat)
+        by_row = native.owned_time(a.bounds, a.seg_owner, a.seg_cat, ws, we, cat, len(nids),
+                                   group=group)
+        if by_row.max(initial=0) < 1 << 53:
+            # integers below 2**53: the float sum the per-event path made is exact, so this is it
+            out[col] = by_row.astype(float) / PS_PER_MS
+            continue
+        owned = owned_time(a, ws, we, cat)    # past 2**53 ps: the per-event float sum, as before
         owners = np.nonzero(owned)[0]
         by = issuer[owners]
         ok = by >= 0
-        # the table-long columns freed as soon as read: a large trace's peak is here
         weights = owned[owners[ok]].astype(float)
         del owned, owners
         rows = row_of_name[t.name[by[ok]]]
         del by, ok
         out[col] = np.bincount(rows, weights=weights, minlength=len(nids)) / PS_PER_MS
+    del group
     op_types = [rules.op_of_name(nm) for nm in t.names]
     is_op_name = np.array([o is not None for o in op_types] or [False], dtype=bool)
     ops = np.nonzero(is_op_name[t.name] & (t.line == a.main_line) & ~a.outside)[0]

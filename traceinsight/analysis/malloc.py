@@ -76,25 +76,52 @@ def _set(libc, params: dict[int, int]) -> None:
         libc.mallopt(ctypes.c_int(param), ctypes.c_int(value))
 
 
+def numpy_hugepages(enabled: bool) -> bool | None:
+    """Whether numpy asks the kernel for transparent huge pages for its large arrays
+    (``madvise(MADV_HUGEPAGE)``), set; returns the previous setting, None where this numpy has
+    no such switch (a private function of numpy's, present since 1.20)."""
+    import importlib
+    for module in ("numpy._core.multiarray", "numpy.core.multiarray"):   # numpy 2, numpy 1
+        try:
+            switch = importlib.import_module(module)._set_madvise_hugepage
+        except (ImportError, AttributeError):
+            continue
+        return bool(switch(enabled))
+    return None
+
+
+_hugepages_before: bool | None = None
+
+
 @contextlib.contextmanager
 def kept_memory() -> Iterator[None]:
-    """Within: freed memory stays in the process for the next allocation (nests; threads share
-    the setting, the last one out gives the memory back). Only where ``allow()`` was called."""
+    """Within: freed memory stays in the process for the next allocation, and numpy's arrays
+    go without transparent huge pages (nests; threads share the setting, the last one out gives
+    the memory back and numpy's setting). Only where ``allow()`` was called."""
     global _depth
     libc = _glibc() if _allowed else None
     if libc is None:
         yield
         return
+    global _hugepages_before
     with _lock:
         _depth += 1
         if _depth == 1:
             _set(libc, _KEEP)
+            # no huge pages for the analysis's arrays (the trace's buffer asks for them itself,
+            # events._read): on a VM that backs its memory lazily (Firecracker, with DAMON
+            # reclaim), a huge page is fresh memory whose first touch costs several times its
+            # 512 small pages recycled from the process's and the machine's free lists
+            # (tools/bench_vs_xprof_rs.py's 150 MB trace: 0.6 s more system time)
+            _hugepages_before = numpy_hugepages(False)
     try:
         yield
     finally:
         with _lock:
             _depth -= 1
             if _depth == 0:
+                if _hugepages_before is not None:
+                    numpy_hugepages(_hugepages_before)
                 _set(libc, _AFTER)
                 import ctypes
                 libc.malloc_trim(ctypes.c_size_t(0))

@@ -49,11 +49,15 @@ def scan_line(data) -> tuple[int, int, str, str, int]:
     return lid, ts, name, display, n_ev
 
 
-def split_line(data, parts: int) -> list[tuple[int, int, int, int]]:
+def split_line(data, parts: int, n_events: int | None = None) -> list[tuple[int, int, int, int]]:
     """A serialized XLine cut into at most ``parts`` runs of whole events, as even in event count
     as may be: (byte begin, byte end, first event, number of events) each, none empty; each run's
-    bytes decode on their own with ``decode_line``. ValueError when it is malformed."""
-    return _native.split_line(data, parts)
+    bytes decode on their own with ``decode_line``. ``n_events``: the line's count where the
+    caller has it (``scan_line``'s), saving a walk over the line. ValueError when it is
+    malformed."""
+    if n_events is None:
+        return _native.split_line(data, parts)
+    return _native.split_line(data, parts, n_events)
 
 
 def decode_line(data, base_ps: int, name_lut: np.ndarray, wanted: np.ndarray,
@@ -125,24 +129,32 @@ def timeline(start, end, events, cat, python: int) -> tuple[np.ndarray, np.ndarr
     return t[:k], owner[:k], seg_cat[:k]
 
 
-def owned_time(bounds, seg_owner, seg_cat, t0, t1, category: int, n_events: int) -> np.ndarray:
+def owned_time(bounds, seg_owner, seg_cat, t0, t1, category: int, n_events: int,
+               group: np.ndarray | None = None) -> np.ndarray:
     """Per event (n_events), the time (ps) of the timeline segments of ``category`` it owns inside
-    the windows [t0, t1), clipped to them."""
+    the windows [t0, t1), clipped to them. With ``group`` (per event, -1: in none), per group
+    instead (``n_events`` groups): the summed time of the events of each."""
     out = np.zeros(n_events, dtype=_I64)
+    extra = () if group is None else (_i32(group),)
     _native.owned_time(_i64(bounds), np.ascontiguousarray(seg_owner, dtype=np.int32),
                        np.ascontiguousarray(seg_cat, dtype=np.int8), _i64(t0), _i64(t1),
-                       int(category), out)
+                       int(category), out, *extra)
     return out
 
 
-def frame_sums(parent, name, start, nested, is_frame_name, lo: int, hi: int, t0, t1, own
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def frame_sums(parent, name, start, nested, is_frame_name, lo: int, hi: int, t0, t1, own, *,
+               consume_own: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per name id: (calls, own time, inclusive time of outermost calls) of the python-tracer frames
-    among rows [lo, hi) (one thread) that start in the windows; see frame_sums() in _native_kernels.c."""
+    among rows [lo, hi) (one thread) that start in the windows; see frame_sums() in _native_kernels.c.
+    ``consume_own``: ``own`` (int64) is overwritten (with subtree sums) instead of copied, for a
+    caller that drops it after: a table-long copy less."""
     n_names = len(is_frame_name)
     calls, self_t, incl = (np.zeros(n_names, dtype=_I64) for _ in range(3))
+    own = _i64(own)
+    if not consume_own or not own.flags.writeable:
+        own = own.copy()
     _native.frame_sums(_i32(parent), np.ascontiguousarray(name, dtype=np.int32), _i64(start),
-                       _u8(nested), _u8(is_frame_name), lo, hi, _i64(t0), _i64(t1), _i64(own),
+                       _u8(nested), _u8(is_frame_name), lo, hi, _i64(t0), _i64(t1), own,
                        calls, self_t, incl)
     return calls, self_t, incl
 
@@ -153,4 +165,13 @@ def window_sums(bounds: np.ndarray, seg_cat: np.ndarray, t0: np.ndarray, t1: np.
     out = np.zeros((len(t0), n_cat), dtype=_I64)
     _native.window_sums(_i64(bounds), np.ascontiguousarray(seg_cat, dtype=np.int8), _i64(t0),
                         _i64(t1), out)
+    return out
+
+
+def locate(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(values, keys, side="right") - 1`` (int64; ``values`` sorted): the last
+    value at or below each key, -1 for none. Fast where the keys come in increasing runs (each
+    search starts from the previous key's place); see locate() in _native_kernels.c."""
+    out = np.empty(len(keys), dtype=_I64)
+    _native.locate(_i64(values), _i64(keys), out)
     return out

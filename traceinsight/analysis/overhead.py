@@ -70,13 +70,24 @@ def _instant_categories(a: Attribution) -> np.ndarray:
     int8."""
     if not len(a.seg_cat):
         return np.full(len(a.table), rules.PYTHON, dtype=np.int8)
-    seg = np.searchsorted(a.bounds, a.table.start, side="right") - 1
-    off = (seg < 0) | (seg >= len(a.seg_cat))
-    np.clip(seg, 0, len(a.seg_cat) - 1, out=seg)
-    cat = a.seg_cat[seg].astype(np.int8, copy=False)
-    del seg
-    cat[off] = rules.PYTHON
+    from traceinsight.analysis import native  # here: the correction alone needs no C code
+    cat = np.empty(len(a.table), dtype=np.int8)
+    for rows in _chunks(len(a.table)):
+        # each thread's starts increase: a galloping search from the previous start's segment
+        seg = native.locate(a.bounds, a.table.start[rows])
+        off = (seg < 0) | (seg >= len(a.seg_cat))
+        np.clip(seg, 0, len(a.seg_cat) - 1, out=seg)
+        cat[rows] = a.seg_cat[seg]
+        cat[rows][off] = rules.PYTHON
     return cat
+
+
+# rows per chunk of the table-long searches below: their int64 temporaries stay this size
+_CHUNK = 1 << 20
+
+
+def _chunks(n: int) -> list[slice]:
+    return [slice(i, min(i + _CHUNK, n)) for i in range(0, n, _CHUNK)]
 
 
 def _main_events(a: Attribution) -> np.ndarray:
@@ -111,14 +122,14 @@ def tracer_events(a: Attribution, steps: Columns, timing: Timing | None) -> Trac
     main = _main_events(a)
     order = np.argsort(ws, kind="stable")
     ws, we = ws[order], we[order]
-    if len(ws):
-        k = np.searchsorted(ws, t.start, side="right") - 1
-        inside = k >= 0
+    inside = np.zeros(len(t), bool)
+    for rows in _chunks(len(t)) if len(ws) else ():
+        start = t.start[rows]
+        k = np.searchsorted(ws, start, side="right")
+        k -= 1
+        inside[rows] = k >= 0
         np.maximum(k, 0, out=k)
-        inside &= t.start < we[k]
-        del k
-    else:
-        inside = np.zeros(len(t), bool)
+        inside[rows] &= start < we[k]
     instant = _instant_categories(a)
     # another thread's event lands where the main thread is at its instant
     others = _thread_lines(a)[t.line] & inside

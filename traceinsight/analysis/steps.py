@@ -109,7 +109,8 @@ def step_markers(table: EventTable) -> np.ndarray:
     if not len(table):
         return np.zeros(0, dtype=bool)
     named = np.array([bool(STEP_MARKER.match(n)) for n in table.names], dtype=bool)
-    return named[table.name] & (table.stat_int_column(STEP_NUM) >= 0)
+    # (the default -1 is not >= 0: an event without the stat is no marker)
+    return named[table.name] & table.stat_int_flag(STEP_NUM, lambda v: v >= 0)
 
 
 def stop_time_ps(table: EventTable) -> int | None:
@@ -128,8 +129,21 @@ def stop_time_ps(table: EventTable) -> int | None:
     return None
 
 
-def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarray,
-               parent: np.ndarray, on_main: np.ndarray) -> StepWindows:
+def depth_of(parent: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The nesting depth (``native.nest``'s: the number of ancestors) of the events ``rows``,
+    walked up ``parent``; the table-long depth column is not kept."""
+    depth = np.zeros(len(rows), dtype=np.int32)
+    up = parent[rows]
+    while True:
+        inside = np.flatnonzero(up >= 0)
+        if not len(inside):
+            return depth
+        depth[inside] += 1
+        up[inside] = parent[up[inside]]
+
+
+def find_steps(table: EventTable, main: int, marker: np.ndarray, parent: np.ndarray,
+               on_main: np.ndarray) -> StepWindows:
     """The step windows of a trace (see the module docstring for the rules)."""
     names = table.names
     main_marker = np.nonzero(marker & (table.line == main))[0] if main >= 0 else \
@@ -137,8 +151,9 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, depth: np.ndarr
     notes: list[str] = []
     if len(main_marker):
         ss, se = table.start[main_marker], table.end[main_marker]
-        sn = table.stat_int_column(STEP_NUM)[main_marker]
-        top = depth[main_marker] == depth[main_marker].min()  # markers nested in markers: outer
+        sn = table.stat_int_at(STEP_NUM, main_marker)
+        depth = depth_of(parent, main_marker)
+        top = depth == depth.min()  # markers nested in markers: outer
         ss, se, sn = ss[top], se[top], sn[top]
         marker_names = sorted({names[i] for i in table.name[main_marker]})
         rule = f"step markers {', '.join(repr(n) for n in marker_names)} {STEP_NUM_RULE}"
@@ -407,7 +422,12 @@ def host_events_recorded(table: EventTable, main: int, recorded: dict | None) ->
         return False, "recorded with host_tracer_level 0 (no host TraceMe events)"
     if main < 0:
         return False, "the trace holds no host thread events"
-    on_main = np.unique(table.name[(table.line == main) & (table.end > table.start)])
+    # the names present on the main thread's rows (one run of the table): marked, not sorted out
+    # of a table-long copy
+    rows = table.line_rows(main)
+    present = np.zeros(len(table.names) or 1, dtype=bool)
+    present[table.name[rows][table.end[rows] > table.start[rows]]] = True
+    on_main = np.flatnonzero(present)
     api = [n for n in on_main.tolist()
            if table.names[n].startswith((TFE, PYTHON_FRAME, EAGER_EXECUTE, EAGER_LOCAL_EXECUTE,
                                          PJIT_FUNCTION))

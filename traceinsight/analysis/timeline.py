@@ -215,7 +215,7 @@ def step_timeline(tr: TraceAnalysis, which: str | int = "median", *, max_depth: 
             label = f"{plane.name} · {label}"
         nested = ev[~a.outside[ev]]
         crossing = ev[a.outside[ev]]
-        depth = a.depth[nested]
+        depth = a.depth(nested)
         groups = [("events", d, nested[depth == d]) for d in range(max_depth)]
         not_drawn += int(np.unique(depth[depth >= max_depth]).size)
         if len(crossing):

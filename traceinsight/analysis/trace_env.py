@@ -3,7 +3,7 @@ there is no run.json: the hosts (XProf names each file ``<host>.xplane.pb``), th
 per device, with what the GPU tracer records about it), the tracer levels the profiler really
 used and when the profile started (the ``Task Environment`` plane).
 
-Only the planes' own stats are read (``events.open_planes`` keeps the event lines as raw bytes), never
+Only the planes' own stats are read (``events.plane_headers`` skips the event lines' bytes), never
 the events. The keys are labels as the report shows them; versions of TensorFlow, Python and the
 rest are not in a trace, and the section says so.
 """
@@ -67,13 +67,13 @@ def trace_environment(files: Sequence[Path]) -> dict[str, Any]:
     starts: list[int] = []
     for f in files:
         try:
-            from traceinsight.analysis.events import open_planes
-            space = open_planes(Path(f))
+            from traceinsight.analysis.events import plane_headers
+            space = plane_headers(Path(f))
         except (TraceinsightError, OSError):
             continue
         name = Path(f).name
         hosts.append(name[: -len(".xplane.pb")] if name.endswith(".xplane.pb") else name)
-        for plane, _lines in space:
+        for plane in space:
             plane_name: str = getattr(plane, "name", "")
             if plane_name == TASK_ENVIRONMENT:
                 stats = _stats(plane)
