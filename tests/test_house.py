@@ -147,6 +147,40 @@ def test_package_index_is_not_written_to_home_unless_asked(tmp_path, monkeypatch
         hotspots._package_files.cache_clear()
 
 
+def test_package_index_from_install_records_is_the_walks(tmp_path):
+    """The index is read from pip's RECORD files beside the packages (one file each) instead of
+    walking TensorFlow's tree: on this environment both give the same index, and a package folder
+    no RECORD lists (a source checkout) is walked."""
+    import os
+
+    from traceinsight.analysis import hotspots
+    hotspots._package_files.cache_clear()
+    try:
+        index = hotspots._package_files()
+    finally:
+        hotspots._package_files.cache_clear()
+    walked: dict[str, str] = {}
+    import importlib.util
+    for pkg, group in hotspots._PACKAGES:
+        spec = importlib.util.find_spec(pkg)
+        for root in (spec.submodule_search_locations or []) if spec else []:
+            for _, _, names in os.walk(root):
+                for f in names:
+                    if f.endswith(".py") and walked.get(f) != "keras":
+                        walked[f] = group
+    assert index == walked and "math_ops.py" in index
+    # a package folder beside a dist-info without RECORD, and one with a RECORD
+    (tmp_path / "keras" / "sub").mkdir(parents=True)
+    (tmp_path / "keras" / "sub" / "only_on_disk.py").write_text("")
+    (tmp_path / "keras-9.0.dist-info").mkdir()
+    roots = [str(tmp_path / "keras")]
+    assert hotspots._recorded_py_files(roots, hotspots._install_records(roots)) == {}
+    (tmp_path / "keras-9.0.dist-info" / "RECORD").write_text(
+        "keras/sub/listed.py,sha256=x,1\nkeras-9.0.dist-info/RECORD,,\n\"keras/a,b.py\",,\n")
+    assert hotspots._recorded_py_files(roots, hotspots._install_records(roots)) == {
+        roots[0]: ["listed.py", "a,b.py"]}
+
+
 SOURCES = [p for d in ("traceinsight", "tests", "tools", "samples") for p in (ROOT / d).rglob("*.py")]
 
 

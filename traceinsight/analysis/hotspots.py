@@ -64,7 +64,6 @@ def _package_files() -> dict[str, str]:
     location and version only where the user asks for it (``TRACEINSIGHT_CACHE=DIR``): the tool
     writes nothing outside a run folder unless asked."""
     import hashlib
-    import importlib.metadata
     import importlib.util
     import json
 
@@ -76,13 +75,9 @@ def _package_files() -> dict[str, str]:
             spec = None
         if spec is not None and spec.submodule_search_locations:
             roots += [(r, group) for r in spec.submodule_search_locations]
-    versions = []
-    for dist in ("tensorflow", "tensorflow-cpu", "keras", "tf-keras"):
-        try:
-            versions.append(f"{dist}={importlib.metadata.version(dist)}")
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    key = hashlib.sha256(json.dumps([roots, versions]).encode()).hexdigest()[:16]
+    records = _install_records([r for r, _ in roots])
+    # the dist-info folders' names carry the distributions' versions (and their places)
+    key = hashlib.sha256(json.dumps([roots, sorted(records)]).encode()).hexdigest()[:16]
     cache_dir = os.environ.get("TRACEINSIGHT_CACHE")
     cache = Path(cache_dir) / f"pyfiles-{key}.json" if cache_dir else None
     try:
@@ -91,20 +86,73 @@ def _package_files() -> dict[str, str]:
             return data
     except (OSError, ValueError, RecursionError):
         pass
+    listed = _recorded_py_files([r for r, _ in roots], records)
     out: dict[str, str] = {}
     for root, group in roots:
-        for _, _, files in os.walk(root):
-            for f in files:
-                # keras wins over tensorflow on a shared base name: keras frames dominate a Keras
-                # step, and ambiguous names are few
-                if f.endswith(".py") and out.get(f) != "keras":
-                    out[f] = group
+        files = listed.get(root)
+        if files is None:   # no install record lists this folder: walk it
+            files = [f for _, _, names in os.walk(root) for f in names if f.endswith(".py")]
+        for f in files:
+            # keras wins over tensorflow on a shared base name: keras frames dominate a Keras
+            # step, and ambiguous names are few
+            if out.get(f) != "keras":
+                out[f] = group
     if cache is not None:
         try:
             from traceinsight.runfolder import atomic_write_json
             atomic_write_json(cache, out)
         except OSError:
             pass  # a read-only folder: walk again next time
+    return out
+
+
+# the distributions that install the packages of ``_PACKAGES`` (dist-info names, normalised)
+_DISTRIBUTIONS = frozenset({"tensorflow", "tensorflow-cpu", "tensorflow-intel", "tensorflow-macos",
+                            "keras", "tf-keras"})
+
+
+def _install_records(roots: list[str]) -> dict[str, str]:
+    """dist-info folder (``.../site-packages/tensorflow_cpu-2.21.0.dist-info``) -> its RECORD's
+    text, for the distributions of ``_DISTRIBUTIONS`` installed beside the package folders
+    ``roots`` (what pip installed there). Read from the folders themselves: ``importlib.metadata`` costs more to
+    import than the reading."""
+    out: dict[str, str] = {}
+    for parent in dict.fromkeys(os.path.dirname(os.path.realpath(r)) for r in roots):
+        try:
+            entries = [e.name for e in os.scandir(parent) if e.name.endswith(".dist-info")]
+        except OSError:
+            continue
+        for name in entries:
+            dist = name[: -len(".dist-info")].rpartition("-")[0].lower().replace("_", "-")
+            if dist in _DISTRIBUTIONS:
+                try:
+                    out[os.path.join(parent, name)] = (Path(parent) / name / "RECORD").read_text(
+                        encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+    return out
+
+
+def _recorded_py_files(roots: list[str], records: dict[str, str]) -> dict[str, list[str]]:
+    """The .py base names under each package folder of ``roots`` that the install records list
+    (a RECORD line: ``tensorflow/python/ops/math_ops.py,sha256=...,1234``), instead of walking
+    TensorFlow's tree (thousands of folders: 0.05 - 0.1 s, more on a cold disk). A folder no
+    RECORD lists (a source checkout, an install without one) is left out: the caller walks it."""
+    folders = {os.path.realpath(r): r for r in roots}
+    out: dict[str, list[str]] = {}
+    for info, text in records.items():
+        parent = os.path.dirname(info)     # RECORD's paths are relative to it
+        for line in text.splitlines():
+            path = line.split(",", 1)[0]
+            if line.startswith('"'):    # a quoted path (a comma in it): CSV, rarely
+                import csv
+                path = next(csv.reader([line]))[0]
+            if not path.endswith(".py"):
+                continue
+            top, _, rest = path.partition("/")
+            root = folders.get(os.path.join(parent, top))
+            if root is not None and rest:
+                out.setdefault(root, []).append(rest.rpartition("/")[2])
     return out
 
 
