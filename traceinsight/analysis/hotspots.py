@@ -140,9 +140,9 @@ def _recorded_py_files(roots: list[str], records: dict[str, str]) -> dict[str, l
     RECORD lists (a source checkout, an install without one) is left out: the caller walks it."""
     folders = {os.path.realpath(r): r for r in roots}
     out: dict[str, list[str]] = {}
-    for info, text in records.items():
+    for info, record in records.items():
         parent = os.path.dirname(info)     # RECORD's paths are relative to it
-        for line in text.splitlines():
+        for line in record.splitlines():
             path = line.split(",", 1)[0]
             if line.startswith('"'):    # a quoted path (a comma in it): CSV, rarely
                 import csv
