@@ -12,6 +12,9 @@ import numpy as np
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_WORK_MAX = 200_000_000  # resamples x samples drawn one by one; beyond: order statistics
 SEED = 20240521  # fixed: the same run always shows the same interval
+# up to this many draws a resample, counting the draws (``medians_of_draws``) is faster than
+# partitioning each resample; beyond it, slower
+_COUNTED_DRAWS_MAX = 1000
 
 
 def samples_digest(samples: np.ndarray, strata: tuple[int, ...] | None) -> str:
@@ -44,9 +47,10 @@ def bootstrap_medians(samples: np.ndarray, seed: int = SEED,
         block = max(1, 2_000_000 // max(len(samples), 1))
         for lo in range(0, BOOTSTRAP_SAMPLES, block):
             hi = min(lo + block, BOOTSTRAP_SAMPLES)
-            parts = [rng.choice(samples[a:b], size=(hi - lo, b - a))
+            # each group's draws as rng.choice(samples[a:b], size=(hi - lo, b - a)) draws them
+            parts = [rng.integers(0, b - a, size=(hi - lo, b - a)) + a
                      for a, b in zip(bounds[:-1], bounds[1:])]
-            meds[lo:hi] = np.median(np.concatenate(parts, axis=1), axis=1)
+            meds[lo:hi] = medians_of_draws(samples[None, :], np.concatenate(parts, axis=1))[0]
         return meds
     if len(samples) * BOOTSTRAP_SAMPLES > BOOTSTRAP_WORK_MAX:
         # Too many samples to resample element by element (10 million steps would take hours):
@@ -62,7 +66,9 @@ def bootstrap_medians(samples: np.ndarray, seed: int = SEED,
     block = max(1, 2_000_000 // max(len(samples), 1))
     for lo in range(0, BOOTSTRAP_SAMPLES, block):
         hi = min(lo + block, BOOTSTRAP_SAMPLES)
-        meds[lo:hi] = np.median(rng.choice(samples, size=(hi - lo, len(samples))), axis=1)
+        # the indices rng.choice(samples, size=(hi - lo, n)) draws
+        meds[lo:hi] = medians_of_draws(samples[None, :],
+                                       rng.integers(0, len(samples), size=(hi - lo, len(samples))))[0]
     return meds
 
 
@@ -79,8 +85,49 @@ def bootstrap_medians_rows(rows: np.ndarray, seed: int = SEED) -> np.ndarray:
         return np.stack([bootstrap_medians(r, seed) for r in rows]) if k else \
             np.zeros((0, BOOTSTRAP_SAMPLES))
     idx = np.random.default_rng(seed).integers(0, n, size=(BOOTSTRAP_SAMPLES, n))
+    counts = _draw_counts(idx)
     out = np.empty((k, BOOTSTRAP_SAMPLES))
     per = max(1, 4_000_000 // (BOOTSTRAP_SAMPLES * n))     # rows per chunk: a bounded matrix
     for lo in range(0, k, per):
-        out[lo:lo + per] = np.median(rows[lo:lo + per][:, idx], axis=2)
+        out[lo:lo + per] = medians_of_draws(rows[lo:lo + per], idx, counts)
     return out
+
+
+def _draw_counts(idx: np.ndarray) -> np.ndarray:
+    """How many times each resample (a row of ``idx``) draws each sample: resamples x samples."""
+    b, n = idx.shape
+    return np.bincount((idx + (np.arange(b) * n)[:, None]).ravel(),
+                       minlength=b * n).reshape(b, n)
+
+
+def medians_of_draws(rows: np.ndarray, idx: np.ndarray,
+                     counts: np.ndarray | None = None) -> np.ndarray:
+    """``np.median(rows[:, idx], axis=2)``, bit for bit, without building the resamples: each
+    resample's median is the sample at the rank where its draws' counts, taken in the row's
+    sorted order, reach the middle (the two middle ranks' values averaged, ``(a + b) / 2`` as
+    ``np.median`` averages them, for an even count). A row holding a NaN or a negative zero
+    (whose order against zero ``np.median`` leaves to its partition) is left to ``np.median``.
+    ``rows``: series x samples; ``idx``: resamples x draws (indices into a row); ``counts``:
+    ``_draw_counts(idx)`` where the caller has it. Returns series x resamples. Beyond
+    ``_COUNTED_DRAWS_MAX`` draws a resample, ``np.median``'s partition is the faster."""
+    rows = np.asarray(rows, dtype=float)
+    k, n = rows.shape
+    b, draws = idx.shape
+    if not (k and b and draws) or draws > _COUNTED_DRAWS_MAX or np.isnan(rows).any() \
+            or (np.signbit(rows) & (rows == 0)).any():
+        return np.median(rows[:, idx], axis=2)
+    counts = _draw_counts(idx) if counts is None else counts
+    order = np.argsort(rows, axis=1, kind="stable")
+    ranked = np.take_along_axis(rows, order, axis=1)
+    # each resample's draws counted up the row's ranks: series x samples x resamples, summed
+    # in place rank by rank (each step one add over all resamples, far faster than a cumsum
+    # along the short axis)
+    reached = counts.T[order]
+    for j in range(1, n):
+        reached[:, j] += reached[:, j - 1]
+    r = np.arange(k)[:, None]
+    if draws % 2:
+        return ranked[r, (reached < (draws + 1) // 2).sum(axis=1)]
+    lo = ranked[r, (reached < draws // 2).sum(axis=1)]
+    hi = ranked[r, (reached < draws // 2 + 1).sum(axis=1)]
+    return (lo + hi) / 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -83,6 +84,15 @@ def _interval_around(est: float, lo: float, hi: float) -> tuple[float, float]:
     return float("nan"), float("nan")
 
 
+@cache
+def _shift() -> np.ndarray:
+    """The permutation that pairs one side's resampled medians with the other's independently
+    (drawn once: the same for every pair)."""
+    perm = np.random.default_rng(SEED + 1).permutation(BOOTSTRAP_SAMPLES)
+    perm.flags.writeable = False
+    return perm
+
+
 def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95, boot_a: np.ndarray | None = None,
              boot_b: np.ndarray | None = None) -> tuple[float, float, float]:
     """median(a) / median(b) with a bootstrap percentile interval (both sides resampled
@@ -98,8 +108,7 @@ def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95, boot_a: np.ndarr
         return ratio, float("nan"), float("nan")
     ma = bootstrap_medians(a) if boot_a is None else boot_a
     # the two sides must be paired with independent draws: shift b's resamples by a permutation
-    mb = (bootstrap_medians(b) if boot_b is None else boot_b)[
-        np.random.default_rng(SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
+    mb = (bootstrap_medians(b) if boot_b is None else boot_b)[_shift()]
     lo, hi = _interval(ma / mb, level)
     return ratio, lo, hi
 
@@ -119,7 +128,7 @@ def difference_ci(a: np.ndarray, b: np.ndarray, boot_a: np.ndarray | None,
     d = float(np.median(a) - np.median(b)) if len(a) and len(b) else float("nan")
     lo, hi = nan
     if min(len(a), len(b)) >= MIN_STEPS_FOR_INTERVAL and boot_a is not None and boot_b is not None:
-        mb = boot_b[np.random.default_rng(SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
+        mb = boot_b[_shift()]
         lo, hi = _interval_around(d, *_interval(boot_a - mb, level))
     if paired is not None and len(paired.rounds) >= MIN_PAIRED_ROUNDS and np.isfinite(d):
         plo, phi = paired_difference_bounds(paired, level)
