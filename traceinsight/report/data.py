@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -58,11 +58,28 @@ def clean(obj: Any) -> Any:
     return str(obj)
 
 
+def _clean_float(v: float) -> float | None:
+    return float(f"{v:.{FLOAT_DIGITS}g}") if math.isfinite(v) else None
+
+
 def records(table: Columns) -> list[dict]:
-    """JSON-ready rows of a table (a mode's or a comparison's ``Columns``)."""
+    """JSON-ready rows of a table (a mode's or a comparison's ``Columns``): ``clean`` of each of
+    its rows, made column by column (a column of numbers is cleaned by its type at once)."""
     if table is None or table.empty:
         return []
-    return [clean(r) for r in table.records()]
+    names = table.columns
+    cols = []
+    for k in names:
+        a = table[k]
+        kind = a.dtype.kind
+        if kind == "f":
+            cols.append([_clean_float(v) for v in a.tolist()])
+        elif kind in "iub":
+            cols.append(a.tolist())         # Python ints and bools, as clean returns them
+        else:
+            cols.append([clean(v) for v in a.tolist()])
+    keys = [str(k) for k in names]
+    return [dict(zip(keys, vals)) for vals in zip(*cols)]
 
 
 def generator_name() -> str:
@@ -137,15 +154,18 @@ def mode_entry(run: Run, m: ModeResult, summary_row: dict[str, Any] | None) -> M
     e["notes"] = list(m.notes)
     e["profile_options"] = m.profile_options
     e["trace_paths"] = list(m.trace_paths)
+    # the tables' rows are clean as made (``records``): set aside while the rest is cleaned
+    tables: dict[str, list[dict]] = {}
     for name in ("steps", "ops", "retraces"):
-        e[name] = records(m.table(name))
-    e["hotspots"] = records(run.figures.hotspots_listed[m.name] if run.figures is not None
-                            and m.name in run.figures.hotspots_listed else m.table("hotspots"))
-    e["other"] = records(m.table("other"))
+        e[name] = tables[name] = records(m.table(name))
+    e["hotspots"] = tables["hotspots"] = records(
+        run.figures.hotspots_listed[m.name] if run.figures is not None
+        and m.name in run.figures.hotspots_listed else m.table("hotspots"))
+    e["other"] = tables["other"] = records(m.table("other"))
     # the device side (GPU traces) and whether the host trace can split host time at all
     e["host_events_recorded"] = bool(m.host_events_recorded)
     for name in ("devices", "device_steps", "kernels"):
-        e[name] = records(m.table(name))
+        e[name] = tables[name] = records(m.table(name))
     mem = m.memory_figures()
     # whole bytes (a median of two sizes rounded), not 6 significant digits
     whole = lambda v: int(round(v)) if math.isfinite(v) else None   # noqa: E731
@@ -153,10 +173,11 @@ def mode_entry(run: Run, m: ModeResult, summary_row: dict[str, Any] | None) -> M
                    "allocations_per_step": mem.allocations,
                    "requested_bytes_per_step": whole(mem.requested_bytes),
                    "peak_in_use_bytes": whole(mem.peak_in_use_bytes)}
-    e["layers"] = records(m.table("layers"))
+    e["layers"] = tables["layers"] = records(m.table("layers"))
     if not m.table("stages").empty:     # only traces with a tf.data pipeline have the section
-        e["tfdata_stages"] = records(m.table("stages"))
-    return clean(e)
+        e["tfdata_stages"] = tables["tfdata_stages"] = records(m.table("stages"))
+    rest = clean({k: v for k, v in e.items() if k not in tables})
+    return cast("ModeEntry", {k: tables[k] if k in tables else rest[k] for k in e})
 
 
 def correction_entry(m: ModeResult) -> dict | None:
