@@ -1,11 +1,20 @@
-"""The bootstrap of a median (numpy only, deterministic).
+"""The bootstrap of a median (numpy only, deterministic), and the medians and quantiles the
+analysis takes.
 
 It sits at the bottom of the package, beside the model: a ``ModeResult`` resamples its own step
 samples once (``ModeResult.boot_medians``) and every interval and ratio the analysis computes
 (``traceinsight.stats``) reuses them.
+
+``median`` and ``quantiles`` are ``np.median`` and ``np.quantile`` (linear) of a 1-D array, bit
+for bit: the same partition, the same arithmetic. numpy's own functions import numpy's
+masked-array module on their first call (a check for masked input), a few milliseconds of every
+command's start-up, and cost several times more per call.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -15,6 +24,64 @@ SEED = 20240521  # fixed: the same run always shows the same interval
 # up to this many draws a resample, counting the draws (``medians_of_draws``) is faster than
 # partitioning each resample; beyond it, slower
 _COUNTED_DRAWS_MAX = 1000
+
+
+_F8, _I8 = np.dtype(np.float64), np.dtype(np.int64)
+
+
+def median(a: Any) -> Any:
+    """``np.median(a)``, bit for bit (a numpy float64 scalar; NaN where ``a`` holds one), for a
+    1-D array or sequence of float64 or int64 values; anything else is handed to ``np.median``."""
+    a = np.asarray(a)
+    n = a.size
+    if a.ndim != 1 or not n or (a.dtype != _F8 and a.dtype != _I8):
+        return np.median(a)
+    floats = a.dtype == _F8
+    # np.median's partition: the middle rank(s), and the last (a NaN sorts there)
+    kth = [(n - 1) // 2] if n % 2 else [n // 2 - 1, n // 2]
+    if floats:
+        kth.append(-1)
+    part = np.partition(a, kth)
+    if floats and np.isnan(part[-1]):
+        return part[-1]
+    # np.mean of the middle one or two: their sum in float64, from 0.0 as numpy's sum starts
+    # (a negative zero comes out positive), divided by their count
+    if n % 2:
+        return 0.0 + np.float64(part[n // 2])
+    return (0.0 + np.float64(part[n // 2 - 1]) + np.float64(part[n // 2])) / 2
+
+
+def quantiles(a: Any, q: Sequence[float]) -> np.ndarray:
+    """``np.quantile(a, q)`` (method "linear"), bit for bit, for a 1-D array of float64 values
+    and quantiles in [0, 1]; anything else is handed to ``np.quantile``."""
+    a = np.asarray(a)
+    qs = np.asarray(q)
+    n = a.size
+    if a.ndim != 1 or not n or a.dtype != _F8 or qs.ndim != 1 or qs.dtype != _F8 \
+            or not ((qs >= 0) & (qs <= 1)).all():
+        return np.quantile(a, qs)
+    virtual = (n - 1) * qs
+    prev = np.floor(virtual)
+    nxt = prev + 1
+    above = virtual >= n - 1          # the largest value
+    prev[above] = -1
+    nxt[above] = -1
+    below = virtual < 0
+    prev[below] = 0
+    nxt[below] = 0
+    prev_i, next_i = prev.astype(np.intp), nxt.astype(np.intp)
+    part = a.copy()
+    part.partition(sorted({0, -1, *prev_i.tolist(), *next_i.tolist()}))
+    lo, hi = part[prev_i], part[next_i]
+    gamma = virtual - prev_i
+    # numpy's lerp: from below under one half, from above at or over it
+    diff = hi - lo
+    out = lo + diff * gamma
+    upper = gamma >= 0.5
+    out[upper] = (hi - diff * (1 - gamma))[upper]
+    if np.isnan(part[-1]):
+        out[:] = part[-1]
+    return out
 
 
 def samples_digest(samples: np.ndarray, strata: tuple[int, ...] | None) -> str:
