@@ -115,7 +115,9 @@ def records(table: Columns) -> list[dict]:
         elif kind in "iub":
             cols.append(a.tolist())         # Python ints and bools, as clean returns them
         else:
-            cols.append([clean(v) for v in a.tolist()])
+            vals = a.tolist()
+            # a column of names: clean returns each as it is
+            cols.append(vals if all(type(v) is str for v in vals) else [clean(v) for v in vals])
     keys = [str(k) for k in names]
     return [dict(zip(keys, vals)) for vals in zip(*cols)]
 
