@@ -481,4 +481,3 @@ def test_a_modes_layers_are_resampled_at_once_with_the_same_draws(n):
     rows = np.random.default_rng(n).standard_normal((4, n))
     np.testing.assert_array_equal(bootstrap_medians_rows(rows),
                                   np.stack([bootstrap_medians(r) for r in rows]))
-
