@@ -106,3 +106,29 @@ def test_report_command_writes_the_csv_by_extension(tmp_path, monkeypatch):
     assert cli.main(["report", "anything", "-o", str(out)]) == 0
     rows = _read(out.read_text())
     assert {r["mode"] for r in rows} == set(sample_run().modes)
+
+
+def test_a_float_column_is_cleaned_as_each_value_is():
+    """``data._clean_floats`` (a float column's values to 6 significant digits, at once) gives
+    what ``float(f"{v:.6g}")`` gives for every value, to the bit (None where not finite):
+    magnitudes from 1e-30 to 1e30, decimals that end in a half (ties), integers of 7 digits,
+    values next to powers of ten, zeros of both signs, the smallest and largest doubles."""
+    import numpy as np
+
+    from traceinsight.report.data import _clean_float, _clean_floats
+    rng = np.random.default_rng(5)
+    n = 20_000
+    v = np.concatenate([
+        rng.lognormal(0, 6, n), -rng.lognormal(0, 6, n),
+        rng.random(n) * 10.0 ** rng.integers(-30, 30, n),
+        np.round(rng.random(n) * 1e6) / 10.0 ** rng.integers(0, 12, n),
+        (np.round(rng.random(n) * 1e6) + 0.5) / 10.0 ** rng.integers(0, 12, n),
+        rng.integers(1, 10**7, n).astype(float),
+        10.0 ** rng.integers(-25, 25, n) * (1 + rng.integers(-3, 4, n) * 2.0 ** -52),
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 1.7976931348623157e308, 123456.5,
+         1234565.0, 999999.5, 99999.95, 0.1, 1 / 3]])
+    got = _clean_floats(v)
+    want = [_clean_float(x) for x in v.tolist()]
+    assert [None if g is None else np.float64(g).tobytes() for g in got] == \
+        [None if w is None else np.float64(w).tobytes() for w in want]
+    assert all(type(g) is float for g in got if g is not None)

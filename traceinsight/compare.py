@@ -26,6 +26,7 @@ from traceinsight.comparison import (
     is_distorted,
 )
 from traceinsight.model import CATEGORIES, CorrectionKind, ModeResult
+from traceinsight.resample import median
 from traceinsight.stats import difference_ci, mode_ratio, pair_rounds
 
 # the comparison's types live below the model (``traceinsight.comparison``); read from here too
@@ -47,8 +48,8 @@ def compare_modes(a: ModeResult, b: ModeResult, same_run: bool = True) -> Compar
     paired = pair_rounds(a.timing, b.timing) if ra and rb and same_run else None
     est = mode_ratio(sa, sb, ra, rb, boot_a=a.boot_medians if len(sa) > 1 else None,
                      boot_b=b.boot_medians if len(sb) > 1 else None, paired=paired)
-    a_ms = float(np.median(sa)) if len(sa) else float("nan")
-    b_ms = float(np.median(sb)) if len(sb) else float("nan")
+    a_ms = float(median(sa)) if len(sa) else float("nan")
+    b_ms = float(median(sb)) if len(sb) else float("nan")
     ops = op_diff(a.table("ops"), b.table("ops"))
     return Comparison(a.name, b.name, a_ms, b_ms, a_ms - b_ms, est.ratio, est.lo, est.hi,
                       est.significant, category_diff(a, b), ops, family_diff(ops), est.basis,

@@ -41,7 +41,7 @@ from traceinsight.factortable import (
     level_label,
 )
 from traceinsight.modekind import AXES, TF2_TWIN, Axes, ModeKind, all_kinds, name_of
-from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED
+from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED, median
 from traceinsight.runview import RunView
 
 # the table's types live below the model (``traceinsight.factortable``); read from here too
@@ -136,7 +136,7 @@ def _interaction_interval(run: RunView, x: str, f: str, g: str, fg: str) -> tupl
     mode's bootstrap medians drawn independently of the others' (``ModeResult.boot_medians``:
     every mode resamples with the same seed, so each side is shuffled by its own permutation)."""
     modes = [run.modes[n] for n in (fg, x, f, g)]
-    meds = [float(np.median(m.step_samples_ms)) for m in modes]
+    meds = [float(median(m.step_samples_ms)) for m in modes]
     r = meds[0] * meds[1] / (meds[2] * meds[3])
     if any(len(m.step_samples_ms) < 2 for m in modes):
         return r, float("nan"), float("nan")

@@ -29,7 +29,7 @@ import numpy as np
 
 from traceinsight.columns import Columns, text
 from traceinsight.ratio import RatioEstimate
-from traceinsight.resample import bootstrap_medians_rows
+from traceinsight.resample import bootstrap_medians_rows, median
 from traceinsight.stats import MIN_STEPS_FOR_INTERVAL, mode_ratio
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def _ratio(a: np.ndarray, b: np.ndarray, versus: str, boot_a: np.ndarray | None 
     nan = float("nan")
     if not len(a) or not len(b):
         return RatioEstimate(nan, nan, nan, False, "steps", "no per-step times")
-    if not np.median(b) > 0:
+    if not median(b) > 0:
         return RatioEstimate(nan, nan, nan, False, "steps", NO_TIME.format(versus=versus))
     return mode_ratio(a, b, boot_a=boot_a, boot_b=boot_b)
 
@@ -164,7 +164,7 @@ def layer_matrix(run: Run | RunView) -> Columns:
             out["mode"].append(m.name)
             out["ms_per_step"].append(ms)
             out["steps"].append(len(samples))
-            out["median_ms"].append(float(np.median(samples)) if len(samples) else float("nan"))
+            out["median_ms"].append(float(median(samples)) if len(samples) else float("nan"))
             out["versus"].append(vs if other is not None else "")
             out["ratio"].append(ratio)
             out["ratio_lo"].append(lo)

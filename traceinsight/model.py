@@ -34,7 +34,7 @@ from traceinsight.finding import Finding
 from traceinsight.hostgroup import HostGroup
 from traceinsight.machineload import RoundAction, RoundLoad
 from traceinsight.modekind import ModeKind, mode_kind
-from traceinsight.resample import bootstrap_medians, samples_digest
+from traceinsight.resample import bootstrap_medians, median, samples_digest
 from traceinsight.stepsource import StepSource
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class Timing:
         loads = self.round_loads
         vals = [r.other_cpu_busy for r in loads or () if r.other_cpu_busy is not None]
         if vals:
-            return float(np.median(vals))
+            return float(median(vals))
         phase = (self.load or {}).get("timing_phase")
         v = phase.get("other_cpu_busy") if isinstance(phase, dict) else None
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
@@ -135,19 +135,19 @@ class Timing:
         """Median ms/step of each round with steps (None without rounds)."""
         if not self.rounds:
             return None
-        meds = [float(np.median(r)) * 1e3 for r in self.rounds if len(r)]
+        meds = [float(median(r)) * 1e3 for r in self.rounds if len(r)]
         return np.asarray(meds, dtype=float) if meds else None
 
     @property
     def median_ms(self) -> float:
-        return float(np.median(self.steps_s) * 1e3) if len(self.steps_s) else float("nan")
+        return float(median(self.steps_s) * 1e3) if len(self.steps_s) else float("nan")
 
     @property
     def distortion(self) -> float | None:
         """Traced median / untraced median - 1 (0.10 = the profiler made steps 10 % slower)."""
         if self.traced_steps_s is None or not len(self.traced_steps_s) or not len(self.steps_s):
             return None
-        return float(np.median(self.traced_steps_s) / np.median(self.steps_s) - 1.0)
+        return float(median(self.traced_steps_s) / median(self.steps_s) - 1.0)
 
 
 @dataclass(frozen=True)
@@ -559,8 +559,8 @@ class ModeResult:
                                                     "peak_in_use_bytes"))
         return MemoryFigures(
             peak_rss_bytes=float(rss) if rss is not None else nan, rss_basis=basis,
-            allocations=float(np.median(allocs)) if len(allocs) else nan,
-            requested_bytes=float(np.median(req)) if len(req) else nan,
+            allocations=float(median(allocs)) if len(allocs) else nan,
+            requested_bytes=float(median(req)) if len(req) else nan,
             peak_in_use_bytes=float(peak.max()) if len(peak) else nan)
 
     def _steady_wall_ms(self) -> np.ndarray:
@@ -575,7 +575,7 @@ class ModeResult:
         if self.timing is not None and len(self.timing.steps_s):
             return self.timing.median_ms
         wall = self._steady_wall_ms()
-        return float(np.median(wall)) if len(wall) else float("nan")
+        return float(median(wall)) if len(wall) else float("nan")
 
     @property
     def step_samples_ms(self) -> np.ndarray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -11,7 +12,7 @@ import numpy as np
 from traceinsight.columns import Columns
 from traceinsight.machineload import load_explains
 from traceinsight.ratio import RatioEstimate
-from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED, bootstrap_medians
+from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED, bootstrap_medians, median, quantiles
 
 if TYPE_CHECKING:
     from traceinsight.runview import RunView
@@ -30,7 +31,7 @@ MIN_RELATIVE_EFFECT = 0.05
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
-    lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
+    lo, hi = quantiles(values, [(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)
 
 
@@ -83,6 +84,15 @@ def _interval_around(est: float, lo: float, hi: float) -> tuple[float, float]:
     return float("nan"), float("nan")
 
 
+@cache
+def _shift() -> np.ndarray:
+    """The permutation that pairs one side's resampled medians with the other's independently
+    (drawn once: the same for every pair)."""
+    perm = np.random.default_rng(SEED + 1).permutation(BOOTSTRAP_SAMPLES)
+    perm.flags.writeable = False
+    return perm
+
+
 def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95, boot_a: np.ndarray | None = None,
              boot_b: np.ndarray | None = None) -> tuple[float, float, float]:
     """median(a) / median(b) with a bootstrap percentile interval (both sides resampled
@@ -93,13 +103,12 @@ def ratio_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95, boot_a: np.ndarr
     b = np.asarray(b, dtype=float)
     if not len(a) or not len(b):
         return float("nan"), float("nan"), float("nan")
-    ratio = float(np.median(a) / np.median(b))
+    ratio = float(median(a) / median(b))
     if len(a) < 2 or len(b) < 2:   # one step says nothing about the spread: no interval
         return ratio, float("nan"), float("nan")
     ma = bootstrap_medians(a) if boot_a is None else boot_a
     # the two sides must be paired with independent draws: shift b's resamples by a permutation
-    mb = (bootstrap_medians(b) if boot_b is None else boot_b)[
-        np.random.default_rng(SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
+    mb = (bootstrap_medians(b) if boot_b is None else boot_b)[_shift()]
     lo, hi = _interval(ma / mb, level)
     return ratio, lo, hi
 
@@ -116,10 +125,10 @@ def difference_ci(a: np.ndarray, b: np.ndarray, boot_a: np.ndarray | None,
     rounds allow (``paired_difference_bounds``)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     nan = (float("nan"), float("nan"))
-    d = float(np.median(a) - np.median(b)) if len(a) and len(b) else float("nan")
+    d = float(median(a) - median(b)) if len(a) and len(b) else float("nan")
     lo, hi = nan
     if min(len(a), len(b)) >= MIN_STEPS_FOR_INTERVAL and boot_a is not None and boot_b is not None:
-        mb = boot_b[np.random.default_rng(SEED + 1).permutation(BOOTSTRAP_SAMPLES)]
+        mb = boot_b[_shift()]
         lo, hi = _interval_around(d, *_interval(boot_a - mb, level))
     if paired is not None and len(paired.rounds) >= MIN_PAIRED_ROUNDS and np.isfinite(d):
         plo, phi = paired_difference_bounds(paired, level)
@@ -136,7 +145,7 @@ def paired_difference_bounds(p: PairedRounds, level: float = 0.95) -> tuple[floa
     never narrower than the rounds' own differences with fewer than ``_ROUNDS_FOR_PERCENTILES``
     rounds."""
     k = len(p.rounds)
-    dd = np.asarray([float(np.median(x)) - float(np.median(y)) for x, y in zip(p.a, p.b)]) * 1e3
+    dd = np.asarray([float(median(x)) - float(median(y)) for x, y in zip(p.a, p.b)]) * 1e3
     da = np.stack([_round_boot(x, SEED + 2 * i) for i, x in enumerate(p.a)])
     db = np.stack([_round_boot(y, SEED + 2 * i + 1) for i, y in enumerate(p.b)])
     diff = (da - db) * 1e3                                  # rounds x resamples, ms
@@ -159,7 +168,7 @@ class PairedRounds:
 
     def ratios(self) -> np.ndarray:
         """median(a_i) / median(b_i) per paired round."""
-        return np.asarray([float(np.median(x)) / float(np.median(y)) for x, y in zip(self.a, self.b)],
+        return np.asarray([float(median(x)) / float(median(y)) for x, y in zip(self.a, self.b)],
                           dtype=float)
 
 
@@ -213,7 +222,7 @@ def pair_rounds(ta, tb) -> PairedRounds | None:
     ib = [r.round for r in lb] if lb is not None else list(range(len(tb.rounds)))
     a_by, b_by = dict(zip(ia, ta.rounds)), dict(zip(ib, tb.rounds))
     common = [i for i in ia if i >= 1 and i in b_by and len(a_by[i]) and len(b_by[i])
-              and float(np.median(b_by[i])) > 0]
+              and float(median(b_by[i])) > 0]
     return PairedRounds(tuple(common), tuple(np.asarray(a_by[i], dtype=float) for i in common),
                         tuple(np.asarray(b_by[i], dtype=float) for i in common))
 
@@ -360,7 +369,7 @@ def _drift(samples: np.ndarray) -> float:
     if len(s) < 6:
         return 0.0
     h = len(s) // 2
-    m1, m2 = float(np.median(s[:h])), float(np.median(s[h:]))
+    m1, m2 = float(median(s[:h])), float(median(s[h:]))
     return abs(max(m1, m2) / min(m1, m2) - 1.0) if min(m1, m2) > 0 else 0.0
 
 
@@ -408,13 +417,13 @@ def between_runs(est: RatioEstimate, a_samples: np.ndarray, b_samples: np.ndarra
     """
     a = np.asarray(a_samples, dtype=float)
     b = np.asarray(b_samples, dtype=float)
-    ra = [float(np.median(x)) for x in (a_rounds or ()) if len(x)]
-    rb = [float(np.median(x)) for x in (b_rounds or ()) if len(x)]
+    ra = [float(median(x)) for x in (a_rounds or ()) if len(x)]
+    rb = [float(median(x)) for x in (b_rounds or ()) if len(x)]
     ratio, lo, hi = est.ratio, est.lo, est.hi
     if len(ra) >= 2 and len(rb) >= 2:
         ra_, rb_ = np.asarray(ra), np.asarray(rb)
-        spread_a = (ra_.max() - ra_.min()) / float(np.median(ra_))
-        spread_b = (rb_.max() - rb_.min()) / float(np.median(rb_))
+        spread_a = (ra_.max() - ra_.min()) / float(median(ra_))
+        spread_b = (rb_.max() - rb_.min()) / float(median(rb_))
         tolerance, basis = max(MIN_RELATIVE_EFFECT, float(spread_a), float(spread_b)), "rounds"
     else:
         # a capture whose own halves differ shows at least that much drift over time
@@ -437,7 +446,7 @@ def spread(samples: np.ndarray) -> dict[str, float]:
     if not len(s):
         nan = float("nan")
         return {"median": nan, "p25": nan, "p75": nan, "min": nan, "max": nan, "cv": nan, "n": 0}
-    p25, med, p75 = np.percentile(s, [25, 50, 75])
+    p25, med, p75 = quantiles(s, [0.25, 0.5, 0.75])     # as np.percentile(s, [25, 50, 75])
     mean = float(np.mean(s))
     return {"median": float(med), "p25": float(p25), "p75": float(p75), "min": float(s.min()),
             "max": float(s.max()), "cv": float(np.std(s) / mean) if mean else float("nan"),
@@ -529,8 +538,8 @@ def concentrated(values_ms: np.ndarray, step_nums: np.ndarray, total_ms: float) 
     v, nums = v[ok], np.asarray(step_nums)[ok]
     if len(v) < 8 or not np.isfinite(total_ms) or total_ms <= 0:
         return None
-    med = float(np.median(v))
-    sigma = 1.4826 * float(np.median(np.abs(v - med)))
+    med = float(median(v))
+    sigma = 1.4826 * float(median(np.abs(v - med)))
     hit = v > med + max(STALL_SIGMAS * sigma, STALL_MIN_MS)
     if not hit.any() or hit.sum() > STALL_MAX_STEP_SHARE * len(v):
         return None

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from traceinsight import resample
 from traceinsight.analysis.names import STEP_NUM
 
 STALL_FACTOR = 1.5
@@ -113,14 +114,14 @@ def step_series(title: str, values: Iterable[Any], first: Iterable[Any],
     p = np.asarray(list(partial), dtype=bool) if partial is not None else np.zeros(len(v), dtype=bool)
     steady = v[~f & ~p]
     scale = steady if len(steady) else v
-    median = float(np.median(steady)) if len(steady) else math.nan
+    median = float(resample.median(steady)) if len(steady) else math.nan
     outlier = ~f & ~p & (v > STALL_FACTOR * median) if len(steady) else np.zeros(len(v), dtype=bool)
     return StepSeries(
         title=title, values=tuple(v.tolist()), first=tuple(f.tolist()), outlier=tuple(outlier.tolist()),
         n_steady=len(steady),
         steady_min_ms=float(steady.min()) if len(steady) else math.nan, steady_median_ms=median,
         steady_max_ms=float(steady.max()) if len(steady) else math.nan,
-        scale_median_ms=float(np.median(scale)) if len(scale) else math.nan,
+        scale_median_ms=float(resample.median(scale)) if len(scale) else math.nan,
         scale_max_ms=float(scale.max()) if len(scale) else math.nan)
 
 

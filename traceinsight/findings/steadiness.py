@@ -13,6 +13,7 @@ from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import inputs, pairing
 from traceinsight.machineload import changed, percent
+from traceinsight.resample import median
 from traceinsight.runview import RunView
 
 # a cost concentrated in a few steps (``stats.concentrated``) speaks from this share of the
@@ -78,7 +79,7 @@ def rule_distortion(run: RunView) -> Iterable[Finding]:
         t = m.timing
         d = t.distortion if t is not None else None
         if t is not None and t.traced_steps_s is not None and is_distorted(d):
-            traced = float(np.median(t.traced_steps_s) * 1e3)
+            traced = float(median(t.traced_steps_s) * 1e3)
             hits.append((d, m.name, t.median_ms, traced, t.traced_other_cpu_busy,
                          t.other_cpu_busy))
     disagree = run.traced_disagreements()

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -58,11 +58,68 @@ def clean(obj: Any) -> Any:
     return str(obj)
 
 
+def _clean_float(v: float) -> float | None:
+    return float(f"{v:.{FLOAT_DIGITS}g}") if math.isfinite(v) else None
+
+
+# 10**0 .. 10**22: every one exactly a double
+_POW10 = np.array([float(10 ** i) for i in range(23)])
+
+
+def _clean_floats(a: np.ndarray) -> list[float | None]:
+    """``_clean_float`` of each value of a float column, bit for bit, most of them at once: a
+    value's 6 significant digits are the integer m nearest to |v| * 10**k (k = 5 - its decimal
+    exponent), and the double nearest to m * 10**-k (what ``float(f"{v:.6g}")`` reads back) is
+    m / 10**k or m * 10**-k, one correctly rounded operation on two exact doubles; a zero stays
+    itself, NaN and infinities become None. A value this cannot settle for sure (m within a
+    millionth of a half, the exponent in doubt, beyond 10**±22) is formatted as
+    ``_clean_float`` formats it."""
+    v = np.asarray(a, dtype=np.float64)
+    if len(v) < 32:     # a short column: one by one is as fast
+        return [_clean_float(x) for x in v.tolist()]
+    mag = np.abs(v)
+    with np.errstate(all="ignore"):
+        k = 5 - np.floor(np.log10(mag))
+        sure = np.isfinite(k) & (k >= -22) & (k <= 22)
+        ki = np.where(sure, k, 0).astype(np.int64)
+        p = _POW10[np.abs(ki)]
+        up = ki >= 0
+        scaled = np.where(up, mag * p, mag / p)
+        m = np.floor(scaled + 0.5)
+        sure &= (scaled >= 1e5 * (1 + 1e-9)) & (scaled < 1e6 * (1 - 1e-9)) \
+            & (np.abs(scaled - np.floor(scaled) - 0.5) > 1e-6)
+        zero = mag == 0
+        sure |= zero
+        out: list[float | None] = np.copysign(np.where(zero, 0.0, np.where(up, m / p, m * p)),
+                                             v).tolist()
+    finite = np.isfinite(v)
+    for i in np.flatnonzero(~sure & finite).tolist():
+        out[i] = _clean_float(float(v[i]))
+    for i in np.flatnonzero(~finite).tolist():
+        out[i] = None
+    return out
+
+
 def records(table: Columns) -> list[dict]:
-    """JSON-ready rows of a table (a mode's or a comparison's ``Columns``)."""
+    """JSON-ready rows of a table (a mode's or a comparison's ``Columns``): ``clean`` of each of
+    its rows, made column by column (a column of numbers is cleaned by its type at once)."""
     if table is None or table.empty:
         return []
-    return [clean(r) for r in table.records()]
+    names = table.columns
+    cols = []
+    for k in names:
+        a = table[k]
+        kind = a.dtype.kind
+        if kind == "f":
+            cols.append(_clean_floats(a))
+        elif kind in "iub":
+            cols.append(a.tolist())         # Python ints and bools, as clean returns them
+        else:
+            vals = a.tolist()
+            # a column of names: clean returns each as it is
+            cols.append(vals if all(type(v) is str for v in vals) else [clean(v) for v in vals])
+    keys = [str(k) for k in names]
+    return [dict(zip(keys, vals)) for vals in zip(*cols)]
 
 
 def generator_name() -> str:
@@ -137,15 +194,18 @@ def mode_entry(run: Run, m: ModeResult, summary_row: dict[str, Any] | None) -> M
     e["notes"] = list(m.notes)
     e["profile_options"] = m.profile_options
     e["trace_paths"] = list(m.trace_paths)
+    # the tables' rows are clean as made (``records``): set aside while the rest is cleaned
+    tables: dict[str, list[dict]] = {}
     for name in ("steps", "ops", "retraces"):
-        e[name] = records(m.table(name))
-    e["hotspots"] = records(run.figures.hotspots_listed[m.name] if run.figures is not None
-                            and m.name in run.figures.hotspots_listed else m.table("hotspots"))
-    e["other"] = records(m.table("other"))
+        e[name] = tables[name] = records(m.table(name))
+    e["hotspots"] = tables["hotspots"] = records(
+        run.figures.hotspots_listed[m.name] if run.figures is not None
+        and m.name in run.figures.hotspots_listed else m.table("hotspots"))
+    e["other"] = tables["other"] = records(m.table("other"))
     # the device side (GPU traces) and whether the host trace can split host time at all
     e["host_events_recorded"] = bool(m.host_events_recorded)
     for name in ("devices", "device_steps", "kernels"):
-        e[name] = records(m.table(name))
+        e[name] = tables[name] = records(m.table(name))
     mem = m.memory_figures()
     # whole bytes (a median of two sizes rounded), not 6 significant digits
     whole = lambda v: int(round(v)) if math.isfinite(v) else None   # noqa: E731
@@ -153,10 +213,11 @@ def mode_entry(run: Run, m: ModeResult, summary_row: dict[str, Any] | None) -> M
                    "allocations_per_step": mem.allocations,
                    "requested_bytes_per_step": whole(mem.requested_bytes),
                    "peak_in_use_bytes": whole(mem.peak_in_use_bytes)}
-    e["layers"] = records(m.table("layers"))
+    e["layers"] = tables["layers"] = records(m.table("layers"))
     if not m.table("stages").empty:     # only traces with a tf.data pipeline have the section
-        e["tfdata_stages"] = records(m.table("stages"))
-    return clean(e)
+        e["tfdata_stages"] = tables["tfdata_stages"] = records(m.table("stages"))
+    rest = clean({k: v for k, v in e.items() if k not in tables})
+    return cast("ModeEntry", {k: tables[k] if k in tables else rest[k] for k in e})
 
 
 def correction_entry(m: ModeResult) -> dict | None:

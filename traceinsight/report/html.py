@@ -63,17 +63,19 @@ def esc(s: Any, limit: int | None = MAX_TEXT, newlines: bool = False) -> str:
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: str = "",
-          cap: int | None = None, what: str = "rows") -> str:
-    """Cells are already-escaped HTML; ``numeric`` marks right-aligned columns with 'r'."""
+          cap: int | None = None, what: str = "rows", total: int | None = None) -> str:
+    """Cells are already-escaped HTML; ``numeric`` marks right-aligned columns with 'r'
+    (``total``: how many rows the table has, where ``rows`` holds only the first ones)."""
     shown = rows if cap is None else rows[:cap]
+    total = len(rows) if total is None else total
     out = ["<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr></thead><tbody>"]
     for r in shown:
         out.append("<tr>" + "".join(
             f"<td class=\"n\">{c}</td>" if i < len(numeric) and numeric[i] == "r" else f"<td>{c}</td>"
             for i, c in enumerate(r)) + "</tr>")
     out.append("</tbody></table>")
-    if len(shown) < len(rows):
-        out.append(f"<p class=\"muted\">{len(rows) - len(shown)} more {esc(what)} not shown "
+    if len(shown) < total:
+        out.append(f"<p class=\"muted\">{total - len(shown)} more {esc(what)} not shown "
                    f"(the JSON report has all).</p>")
     return "\n".join(out)
 
@@ -129,10 +131,14 @@ def elements(b: Any) -> list[str]:
                  else [inline(i) for i in b.items])
         return ["<ul>" + "".join(f"<li>{x}</li>" for x in items) + "</ul>"]
     if isinstance(b, Table):
-        rows = (b.rows.write(code, esc) if isinstance(b.rows, ProseList)
-                else [[inline((c,)) for c in r] for r in b.rows])
-        return [table([inline((h,)) for h in b.header], rows, b.align,
-                      TOP_ROWS if b.what else None, b.what or "rows")]
+        cap = TOP_ROWS if b.what else None
+        if isinstance(b.rows, ProseList):
+            return [table([inline((h,)) for h in b.header], b.rows.write(code, esc), b.align, cap,
+                          b.what or "rows")]
+        # only the rows shown are written (a long table's rows are made when read)
+        shown = b.rows if cap is None else b.rows[:cap]
+        return [table([inline((h,)) for h in b.header], [[inline((c,)) for c in r] for r in shown],
+                      b.align, cap, b.what or "rows", len(b.rows))]
     if isinstance(b, CodeBlock):
         return [pre(b.text)]
     if isinstance(b, Picture):

@@ -73,15 +73,17 @@ def fence(body: str, lang: str = "") -> str:
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "",
-          cap: int | None = None, what: str = "rows") -> list[str]:
-    """A GFM table; with ``cap``, only the first rows and a note on how many were left out."""
+          cap: int | None = None, what: str = "rows", total: int | None = None) -> list[str]:
+    """A GFM table; with ``cap``, only the first rows and a note on how many were left out
+    (``total``: how many rows the table has, where ``rows`` holds only the first ones)."""
     align = align or "l" * len(header)
     sep = ["---:" if a == "r" else "---" for a in align]
     shown = rows if cap is None else rows[:cap]
+    total = len(rows) if total is None else total
     out = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
     out += ["| " + " | ".join(r) + " |" for r in shown]
-    if len(shown) < len(rows):
-        out += ["", f"_{len(rows) - len(shown)} more {what} not shown (the JSON report has all)._"]
+    if len(shown) < total:
+        out += ["", f"_{total - len(shown)} more {what} not shown (the JSON report has all)._"]
     return out
 
 
@@ -104,6 +106,16 @@ def inline(parts: Text, table: bool = False) -> str:
         else:
             out.append(text(p))
     return "".join(out)
+
+
+def _cell(c: Any) -> str:
+    """``inline((c,), table=True)``: a table cell, its two commonest kinds first."""
+    t = type(c)
+    if t is Words:
+        return c.value
+    if t is Code:
+        return code(c.value, table=True)
+    return inline((c,), table=True)
 
 
 def _name(n: Any) -> str:
@@ -136,10 +148,15 @@ class _Writer:
                      else [inline(i) for i in b.items])
             return [f"{b.marker} {i}" for i in items]
         if isinstance(b, Table):
-            rows = (b.rows.write(code, text) if isinstance(b.rows, ProseList)
-                    else [[inline((c,), table=True) for c in r] for r in b.rows])
-            return table([inline((h,)) for h in b.header], rows, b.align,
-                         self.cap if b.what else None, b.what or "rows")
+            cap = self.cap if b.what else None
+            if isinstance(b.rows, ProseList):
+                return table([inline((h,)) for h in b.header], b.rows.write(code, text), b.align,
+                             cap, b.what or "rows")
+            # only the rows shown are written (a long table's rows are made when read)
+            shown = b.rows if cap is None else b.rows[:cap]
+            return table([inline((h,)) for h in b.header],
+                         [[_cell(c) for c in r] for r in shown], b.align, cap, b.what or "rows",
+                         len(b.rows))
         if isinstance(b, CodeBlock):
             return [fence(b.text, b.lang)]
         if isinstance(b, Picture):

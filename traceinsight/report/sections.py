@@ -11,9 +11,9 @@ which block it goes. ``markdown.py`` and ``html.py`` write these blocks (``ARCHI
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from traceinsight import present
 from traceinsight.report import factor_text as ft
@@ -174,17 +174,58 @@ def cell(c: present.ColumnSpec, row: Mapping[str, Any]) -> Any:
     return v if c.text else Code(v)
 
 
+class CellRows(Sequence[list[Any]]):
+    """A column table's rows, each made from its record (``cell`` by column) when it is read: a
+    writer that shows only a table's first rows formats only those. ``modes``: each record is
+    (mode, row), the mode's name its first cell. Equal to any sequence of the same rows."""
+
+    __slots__ = ("_cols", "_records", "_modes")
+
+    def __init__(self, cols: Sequence[present.ColumnSpec], records: Sequence[Any],
+                 modes: bool = False) -> None:
+        self._cols, self._records, self._modes = cols, records, modes
+
+    def _row(self, rec: Any) -> list[Any]:
+        if self._modes:
+            mode, r = rec
+            return [Code(mode)] + [cell(c, r) for c in self._cols]
+        return [cell(c, rec) for c in self._cols]
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @overload
+    def __getitem__(self, i: int) -> list[Any]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[list[Any]]: ...
+
+    def __getitem__(self, i: int | slice) -> list[Any] | list[list[Any]]:
+        if isinstance(i, slice):
+            return [self._row(r) for r in self._records[i]]
+        return self._row(self._records[i])
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        return (self._row(r) for r in self._records)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]   # as a list: rows are not hashed
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
 def column_table(cols: Sequence[present.ColumnSpec], records: Sequence[Mapping[str, Any]],
                  what: str | None = None) -> Table:
-    return Table([Words(c.label) for c in cols], [[cell(c, r) for c in cols] for r in records],
-                 align(cols), what)
+    return Table([Words(c.label) for c in cols], CellRows(cols, records), align(cols), what)
 
 
 def modes_column_table(cols: Sequence[present.ColumnSpec],
                        records: Sequence[tuple[Any, Mapping[str, Any]]], what: str) -> Table:
     """Rows of several modes in one table, the mode's name first: ``records`` (mode, row)."""
-    return Table([Words("mode")] + [Words(c.label) for c in cols],
-                 [[Code(mode)] + [cell(c, r) for c in cols] for mode, r in records],
+    return Table([Words("mode")] + [Words(c.label) for c in cols], CellRows(cols, records, True),
                  "l" + align(cols), what)
 
 
