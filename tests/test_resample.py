@@ -64,3 +64,19 @@ def test_median_and_quantiles_are_numpys_bit_for_bit():
         # what they hand to numpy: nothing, two dimensions, other types
         for a in (np.zeros(0), np.ones((3, 4)), np.arange(5, dtype=np.float32)):
             assert _same(median(a), np.median(a))
+
+
+def test_unique_is_numpys_for_integer_arrays():
+    """``resample.unique`` is ``np.unique`` (values, dtype, shape) of the integer arrays the
+    analysis takes it of, without importing numpy.ma; other dtypes are numpy's own call."""
+    from traceinsight.resample import unique
+    rng = np.random.default_rng(3)
+    cases = [np.zeros(0, dtype=np.int64), np.array([7]), np.array([[3, 1], [3, 2]]),
+             np.array([5, 5, 5], dtype=np.uint8), np.array([-(2**62), 2**62, 0], dtype=np.int64)]
+    cases += [rng.integers(-50, 50, size=int(rng.integers(0, 300))).astype(dt)
+              for dt in (np.int8, np.int16, np.int32, np.int64, np.uint32) for _ in range(40)]
+    for a in cases:
+        got, want = unique(a), np.unique(a)
+        assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
+    f = np.array([1.0, np.nan, 1.0, np.nan])
+    assert np.array_equal(unique(f), np.unique(f), equal_nan=True)

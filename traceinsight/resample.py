@@ -6,7 +6,8 @@ samples once (``ModeResult.boot_medians``) and every interval and ratio the anal
 (``traceinsight.stats``) reuses them.
 
 ``median`` and ``quantiles`` are ``np.median`` and ``np.quantile`` (linear) of a 1-D array, bit
-for bit: the same partition, the same arithmetic. numpy's own functions import numpy's
+for bit: the same partition, the same arithmetic; ``unique`` is ``np.unique`` of a 1-D integer
+array (what the analysis takes it of: ids, timestamps). numpy's own functions import numpy's
 masked-array module on their first call (a check for masked input), a few milliseconds of every
 command's start-up, and cost several times more per call.
 """
@@ -49,6 +50,22 @@ def median(a: Any) -> Any:
     if n % 2:
         return 0.0 + np.float64(part[n // 2])
     return (0.0 + np.float64(part[n // 2 - 1]) + np.float64(part[n // 2])) / 2
+
+
+def unique(a: Any) -> np.ndarray:
+    """``np.unique(a)`` of an integer array: its distinct values, sorted, flattened (a sort and
+    the places where the value changes; ``np.unique`` without its ``return_*`` options imports
+    numpy.ma on its first call). Other dtypes (floats: NaN's place) are left to ``np.unique``."""
+    a = np.asarray(a)
+    if a.dtype.kind not in "iu":
+        return np.unique(a)
+    s = np.sort(a, axis=None)
+    if len(s) < 2:
+        return s
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
 
 
 def quantiles(a: Any, q: Sequence[float]) -> np.ndarray:

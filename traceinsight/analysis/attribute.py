@@ -42,6 +42,7 @@ from traceinsight.analysis.names import (
 )
 from traceinsight.analysis.steps import depth_of, find_steps, step_markers  # noqa: F401 (re-exported)
 from traceinsight.model import CATEGORIES, CompileEstimate
+from traceinsight.resample import unique
 from traceinsight.stepsource import StepSource
 
 N_CAT = len(CATEGORIES)
@@ -145,7 +146,7 @@ def _subtract(a_s, a_e, b_s, b_e) -> tuple[np.ndarray, np.ndarray]:
     """Sorted disjoint intervals A minus sorted disjoint intervals B."""
     if not len(a_s) or not len(b_s):
         return a_s, a_e
-    pts = np.unique(np.concatenate([a_s, a_e, b_s, b_e]))
+    pts = unique(np.concatenate([a_s, a_e, b_s, b_e]))
     lo, hi = pts[:-1], pts[1:]
 
     def covered(s, e):
@@ -198,7 +199,7 @@ def _relabel_waits(seg_start, seg_end, seg_owner, seg_cat, w_start, w_end):
     """Main-thread op time spent while input work runs elsewhere is input: the main thread is
     blocked in the function / kernel waiting on tf.data or a copy. Segments are split at the
     intervals' edges, and the op parts inside an interval become input."""
-    cuts = np.unique(np.concatenate([w_start, w_end]))
+    cuts = unique(np.concatenate([w_start, w_end]))
     cuts = cuts[(cuts > seg_start[0]) & (cuts < seg_end[-1])]
     bounds = np.union1d(np.concatenate([seg_start, seg_end[-1:]]), cuts)
     new_start, new_end = bounds[:-1], bounds[1:]
@@ -288,7 +289,7 @@ def _fast_path_conversions(table: EventTable, parent: np.ndarray, bounds: np.nda
     ee = ee[table.name[parent[ee]] == fp]
     if not len(ee):
         return seg_cat
-    owners = np.unique(parent[ee])
+    owners = unique(parent[ee])
     # every child of those fast paths, in time order per fast path: the gap before each
     # _EagerConst run starts where the previous child ended (or at the fast path's start)
     kids = np.nonzero(np.isin(parent, owners))[0]

@@ -45,6 +45,7 @@ from traceinsight.analysis.names import (
     TRACING_COUNT,
 )
 from traceinsight.errors import TraceinsightError
+from traceinsight.resample import unique
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -680,7 +681,7 @@ def _lookup_table(mapping: dict[int, int], dtype, missing) -> np.ndarray:
 def _name_rest(gid, mid, meta_gid, names, name_ids) -> None:
     """Name ids of the events the lookup table did not cover: large metadata ids, and ids with no
     metadata (named so, not dropped)."""
-    for m in np.unique(mid[gid < 0]).tolist():
+    for m in unique(mid[gid < 0]).tolist():
         g = meta_gid.get(m)
         if g is None:
             g = _intern(f"<unknown event metadata {m}>", names, name_ids)
@@ -693,7 +694,7 @@ def _collect_stats(raw, d, wanted, stat_names, inverse, offset, stat_int, stat_s
     ev = d["stat_event"]
     ev = (inverse[ev] if inverse is not None else ev) + offset
     val, b, e = d["stat_value"], d["stat_begin"], d["stat_end"]
-    for sid in np.unique(smid).tolist():
+    for sid in unique(smid).tolist():
         sname = wanted[sid]
         this = smid == sid
         k = kind[this]

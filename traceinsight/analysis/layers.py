@@ -45,6 +45,7 @@ from traceinsight.analysis.names import STEP_NUM
 from traceinsight.analysis.results import PS_PER_MS, in_windows, owned_by_window, steady_windows
 from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES, steady_mask
+from traceinsight.resample import unique
 
 # every layer of the mode, then one row for what no layer holds; layer_class: the layer's class
 # ``call`` (``Class.call``, from the capture's ``layer_calls``; "" where not recorded), the key
@@ -337,7 +338,7 @@ def python_layers_table(a: Attribution, steps: Columns, *, host_means: Mapping[s
     ops = ops[in_windows(t.start[ops], ws, we) >= 0]
     op_rows = row_of(ops)
     op_calls = np.bincount(op_rows, minlength=n_rows) / n
-    distinct = np.unique(op_rows * (len(t.names) + 1) + t.name[ops]) // (len(t.names) + 1)
+    distinct = unique(op_rows * (len(t.names) + 1) + t.name[ops]) // (len(t.names) + 1)
     op_names = np.bincount(distinct, minlength=n_rows)
     calls = calls[in_windows(t.start[calls], ws, we) >= 0]
     layer_calls_n = np.bincount(t.name[calls], minlength=n_rows) / n

@@ -20,6 +20,7 @@ from traceinsight.analysis import native, rules
 from traceinsight.analysis.names import DEVICE_PLANE, HLO_OP, MEMCPY, STEP_NUM, TASK_ENVIRONMENT
 from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES, steady_mask
+from traceinsight.resample import median, quantiles, unique
 
 if TYPE_CHECKING:   # (the comparisons import sort_order: no trace decoding, no protobuf)
     from traceinsight.analysis.attribute import Attribution
@@ -115,8 +116,8 @@ def breakdown_table(steps: Columns) -> Columns:
             for k in BREAKDOWN_COLUMNS:
                 out[k].append(float("nan"))
             continue
-        p25, p75 = np.percentile(v, [25.0, 75.0])
-        out["median"].append(float(np.median(v)))
+        p25, p75 = quantiles(v, [0.25, 0.75])   # np.percentile's, bit for bit
+        out["median"].append(float(median(v)))
         out["p25"].append(float(p25))
         out["p75"].append(float(p75))
         # the sum with NaN as 0 (pandas' nanmean: the same additions, in the same order)
@@ -156,7 +157,7 @@ def owned_by_window(a: Attribution, ws: np.ndarray, we: np.ndarray,
         return none
     # the windows' edges that fall inside one of these segments cut it (the segments are sorted
     # and disjoint, so each edge is inside one at most)
-    edges = np.unique(np.concatenate([ws, we]).astype(np.int64))
+    edges = unique(np.concatenate([ws, we]).astype(np.int64))
     seg = np.searchsorted(start, edges, side="right") - 1
     inside = (seg >= 0) & (edges > start[np.maximum(seg, 0)]) & (edges < end[np.maximum(seg, 0)])
     if inside.any():
