@@ -169,7 +169,10 @@ def test_cli_diff(fake_runs, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "function: B − A = +" in out and "only in A" in out
     assert cli.main(["diff", str(a), "--modes", "eager,function"]) == 0
-    assert "== eager → function" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # two modes of one run: the run named once, not as A and B alike
+    assert "== eager → function" in out and out.startswith("A and B: modes of one run, ")
+    assert "\nB: " not in out
     assert cli.main(["diff", str(a), str(b), "-o", str(tmp_path / "d.html")]) == 0
     assert (tmp_path / "d.html").read_text().startswith("<!DOCTYPE html>")
 

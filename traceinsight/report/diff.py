@@ -163,6 +163,7 @@ def document(d: RunDiff) -> dict:
                                       for c in d.environment_changes]),
         "summary": _summary(d, entries) + ".", "pairs": entries,
         "only_in_a": list(d.only_in_a), "only_in_b": list(d.only_in_b),
+        "same_run": d.same_run,
     }
 
 

@@ -481,8 +481,10 @@ def diff_page(diff: dict) -> Page:
             modes.append(Para((Words(f"Only in {label}: "),) + names))
     sections.append(Section((Words("Modes"),), modes))
     sections += [pair_section(p) for p in diff["pairs"]]
-    return Page((Words("traceinsight diff: "), a, Words(" → "), b), [Para((diff["summary"],), "summary")],
-                sections)
+    title: Text = (Words("traceinsight diff: "), a, Words(" → "), b)
+    if diff.get("same_run"):   # two modes of one run
+        title = (Words("traceinsight diff: "), a, Words(", two of its modes"))
+    return Page(title, [Para((diff["summary"],), "summary")], sections)
 
 
 def pair_section(p: dict) -> Section:

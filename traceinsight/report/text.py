@@ -34,16 +34,19 @@ def _clip(s: Any, n: int = 60) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def _side(diff: dict, key: str) -> str:
+def _side(diff: dict, key: str, label: str | None = None) -> str:
     """``A: run-name (other processes took 62 % of the CPUs)``: the machine's load while the
-    side's compared modes were timed, when recorded."""
+    side's compared modes were timed, when recorded; ``label`` in place of ``A:``."""
     load = diff[key].get("other_cpu_busy")
-    return f"{key.upper()}: {safe(diff[key]['name'])}" + (
+    return f"{label or key.upper() + ':'} {safe(diff[key]['name'])}" + (
         f" (other processes took {percent(load)} of the CPUs)" if load is not None else "")
 
 
 def render_diff(diff: dict, options: RenderOptions = DEFAULTS) -> str:
-    out = [_side(diff, "a"), _side(diff, "b"), "", safe(diff["summary"], None), ""]
+    # two modes of one run (``diff RUN --modes a,b``): the run once, its modes in the table
+    sides = [_side(diff, "a", "A and B: modes of one run,")] if diff.get("same_run") else \
+        [_side(diff, "a"), _side(diff, "b")]
+    out = [*sides, "", safe(diff["summary"], None), ""]
     for c in diff["environment_changes"]:
         out.append(f"environment {safe(c['key'])}: {safe(c['a'])} → {safe(c['b'])}")
     if diff["environment_changes"]:
