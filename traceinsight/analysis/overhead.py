@@ -136,8 +136,12 @@ def tracer_events(a: Attribution, steps: Columns, timing: Timing | None) -> Trac
     land = landing_categories(a, instant.copy())
     np.copyto(land, instant, where=others)
     del instant
-    counts = np.bincount(land[(main | others) & inside],
-                         minlength=len(CATEGORIES))[:len(CATEGORIES)]
+    # counted in chunks: bincount takes its values as int64, a copy of 8 bytes an event of the
+    # selection (most of a large trace) that was the analysis's peak
+    counts = np.zeros(len(CATEGORIES), dtype=np.int64)
+    for rows in _chunks(len(t)):
+        sel = (main[rows] | others[rows]) & inside[rows]
+        counts += np.bincount(land[rows][sel], minlength=len(CATEGORIES))[:len(CATEGORIES)]
     per_step = {c: float(counts[i]) / n for i, c in enumerate(CATEGORIES)}
     return TracerEvents(per_step=per_step, calibration_events=calibration_events(a, timing))
 
