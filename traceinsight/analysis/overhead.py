@@ -59,9 +59,12 @@ def landing_categories(a: Attribution, instant: np.ndarray | None = None) -> np.
     land = _instant_categories(a) if instant is None else instant
     # one int8 array per event, filled in place (a trace's millions of events: each int64
     # temporary would cost 8 bytes an event at the analysis's peak)
-    land[t.end > t.start] = rules.PYTHON
-    nested = parent >= 0
-    land[nested] = a.cat[parent[nested]]
+    for rows in _chunks(len(t)):      # in chunks: the parents of the nested events are int32
+        part = land[rows]             # (a view: written in place)
+        part[t.end[rows] > t.start[rows]] = rules.PYTHON
+        up = parent[rows]
+        nested = up >= 0
+        part[nested] = a.cat[up[nested]]
     return land
 
 
