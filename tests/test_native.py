@@ -1,5 +1,6 @@
 """The C kernels (traceinsight.analysis.native) against brute-force definitions, on random events:
-nesting, the timeline, window sums, owned time, subtree sums and outermost recursive calls."""
+nesting, the timeline, window sums, owned time, subtree sums, outermost recursive calls and
+the nearest marked event above."""
 
 from __future__ import annotations
 
@@ -339,3 +340,38 @@ def test_locate_is_searchsorted_right_minus_one(values, runs):
                     dtype=np.int64)
     np.testing.assert_array_equal(native.locate(values, keys),
                                   np.searchsorted(values, keys, side="right") - 1)
+
+
+def brute_nearest_marked(mask, parent, e):
+    """The event itself if marked, else its parent's answer; -1 past the root (or a parent at or
+    after its child, as the kernels read one)."""
+    while e >= 0 and not mask[e]:
+        e = parent[e] if 0 <= parent[e] < e else -1
+    return e
+
+
+@settings(max_examples=300, deadline=None)
+@given(nested_lines(), st.data())
+def test_nearest_marked_and_at_walk_up_the_parents(ev, data):
+    """Both kernels agree with a walk up the parents: the table-long pass, the one for some
+    events, and the latter's fallback to the former once the walks exceed their step budget."""
+    line, start, end, _ = ev
+    parent, _, _ = nest_all(line, start, end)
+    n = len(start)
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    want = np.array([brute_nearest_marked(mask, parent, e) for e in range(n)], dtype=np.int32)
+    np.testing.assert_array_equal(native.nearest_marked(mask, parent), want)
+    events = np.array(data.draw(st.lists(st.integers(0, max(n - 1, 0)), max_size=20)) if n else [],
+                      dtype=np.int64)
+    np.testing.assert_array_equal(native.nearest_marked_at(mask, parent, events), want[events])
+    # a step budget of 0: done only where every event is marked itself
+    out = np.empty(len(events), dtype=np.int32)
+    within = native._native.nearest_marked_at(parent.astype(np.int32), mask.view(np.uint8),
+                                              events.astype(np.int32), out, 0)
+    assert within == all(mask[e] for e in events.tolist())
+    # an unmarked event asked for more times than the table has rows: past the budget, the
+    # table-long pass answers
+    unmarked = np.flatnonzero(~mask)
+    if len(unmarked):
+        many = np.full(2 * n + 1100, unmarked[-1], dtype=np.int64)
+        np.testing.assert_array_equal(native.nearest_marked_at(mask, parent, many), want[many])

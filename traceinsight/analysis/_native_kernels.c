@@ -253,6 +253,42 @@ static PyObject *nearest_marked(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* nearest_marked_at(parent, mask, events, out, budget) -> bool: nearest_marked's answer for the
+ * given events only (int32 each), found by walking up their parents: no table-long column. False,
+ * with out unfinished, once the walks have taken more than budget steps in all (a caller asking
+ * for many events far below their marked ancestors is better served by nearest_marked). */
+static PyObject *nearest_marked_at(PyObject *self, PyObject *args)
+{
+    Py_buffer bp = {0}, bm = {0}, bev = {0}, bo = {0};
+    long long budget;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*L", &bp, &bm, &bev, &bo, &budget))
+        return NULL;
+    Py_ssize_t n = bp.len / 4, q = bev.len / 4;
+    if (check(&bm, 1, n, "mask") || check(&bev, 4, q, "events") || check(&bo, 4, q, "out")) {
+        RELEASE(&bp, &bm, &bev, &bo);
+        return NULL;
+    }
+    const int32_t *par = bp.buf, *ev = bev.buf;
+    const uint8_t *m = bm.buf;
+    int32_t *out = bo.buf;
+    long long steps = 0;
+    int done = 1;
+    for (Py_ssize_t i = 0; i < q && done; i++) {
+        int32_t e = ev[i];
+        /* as nearest_marked: a parent at or after its child is none */
+        while (e >= 0 && e < n && !m[e]) {
+            if (++steps > budget) {
+                done = 0;
+                break;
+            }
+            e = par[e] >= 0 && par[e] < e ? par[e] : -1;
+        }
+        out[i] = e >= 0 && e < n ? e : -1;
+    }
+    RELEASE(&bp, &bm, &bev, &bo);
+    return PyBool_FromLong(done);
+}
+
 /* timeline(start, end, events, cat, python, t, owner, seg_cat) -> k
  *
  * The timeline of properly nested events (indices in table order): every instant where the
@@ -589,6 +625,8 @@ static PyMethodDef methods[] = {
      "inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other)"},
     {"mark_ancestors", mark_ancestors, METH_VARARGS, "mark_ancestors(parent, flag)"},
     {"nearest_marked", nearest_marked, METH_VARARGS, "nearest_marked(parent, mask, out)"},
+    {"nearest_marked_at", nearest_marked_at, METH_VARARGS,
+     "nearest_marked_at(parent, mask, events, out, budget) -> bool"},
     {"timeline", timeline, METH_VARARGS,
      "timeline(start, end, events, cat, python, t, owner, seg_cat) -> k"},
     {"frame_sums", frame_sums, METH_VARARGS,

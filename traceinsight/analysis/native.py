@@ -23,6 +23,9 @@ def _i64(a: np.ndarray) -> np.ndarray:
 
 
 def _u8(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    if a.dtype == np.bool_ and a.flags.c_contiguous:
+        return a.view(np.uint8)   # the same bytes: no copy of a table-long mask
     return np.ascontiguousarray(a, dtype=np.uint8)
 
 
@@ -115,6 +118,20 @@ def nearest_marked(mask: np.ndarray, parent: np.ndarray) -> np.ndarray:
     (int32)."""
     out = np.empty(len(parent), dtype=np.int32)
     _native.nearest_marked(_i32(parent), _u8(mask), out)
+    return out
+
+
+def nearest_marked_at(mask: np.ndarray, parent: np.ndarray, events: np.ndarray) -> np.ndarray:
+    """``nearest_marked(mask, parent)[events]`` (int32), without its table-long column: each event's
+    parents are walked up. Where the walks would take more steps than a pass over the whole table
+    (events far below their marked ancestors), the table-long pass is made instead."""
+    events = _i32(events)
+    out = np.empty(len(events), dtype=np.int32)
+    if not len(events):
+        return out
+    parent, mask = _i32(parent), _u8(mask)
+    if not _native.nearest_marked_at(parent, mask, events, out, 2 * len(parent) + 1024):
+        return nearest_marked(mask, parent)[events]
     return out
 
 

@@ -59,9 +59,12 @@ def landing_categories(a: Attribution, instant: np.ndarray | None = None) -> np.
     land = _instant_categories(a) if instant is None else instant
     # one int8 array per event, filled in place (a trace's millions of events: each int64
     # temporary would cost 8 bytes an event at the analysis's peak)
-    land[t.end > t.start] = rules.PYTHON
-    nested = parent >= 0
-    land[nested] = a.cat[parent[nested]]
+    for rows in _chunks(len(t)):      # in chunks: the parents of the nested events are int32
+        part = land[rows]             # (a view: written in place)
+        part[t.end[rows] > t.start[rows]] = rules.PYTHON
+        up = parent[rows]
+        nested = up >= 0
+        part[nested] = a.cat[up[nested]]
     return land
 
 
@@ -136,8 +139,12 @@ def tracer_events(a: Attribution, steps: Columns, timing: Timing | None) -> Trac
     land = landing_categories(a, instant.copy())
     np.copyto(land, instant, where=others)
     del instant
-    counts = np.bincount(land[(main | others) & inside],
-                         minlength=len(CATEGORIES))[:len(CATEGORIES)]
+    # counted in chunks: bincount takes its values as int64, a copy of 8 bytes an event of the
+    # selection (most of a large trace) that was the analysis's peak
+    counts = np.zeros(len(CATEGORIES), dtype=np.int64)
+    for rows in _chunks(len(t)):
+        sel = (main[rows] | others[rows]) & inside[rows]
+        counts += np.bincount(land[rows][sel], minlength=len(CATEGORIES))[:len(CATEGORIES)]
     per_step = {c: float(counts[i]) / n for i, c in enumerate(CATEGORIES)}
     return TracerEvents(per_step=per_step, calibration_events=calibration_events(a, timing))
 

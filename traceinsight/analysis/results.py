@@ -150,8 +150,10 @@ def owned_by_window(a: Attribution, ws: np.ndarray, we: np.ndarray,
     b = np.asarray(a.bounds, dtype=np.int64)
     if len(b) < 2 or not len(ws):
         return none
-    keep = (np.asarray(a.seg_cat) == category) & (np.asarray(a.seg_owner) >= 0)
-    start, end = b[:-1][keep], b[1:][keep]
+    # the category's segments as indices (one segment-long mask at a time)
+    keep = np.flatnonzero(np.asarray(a.seg_cat) == category)
+    keep = keep[np.asarray(a.seg_owner)[keep] >= 0]
+    start, end = b[keep], b[keep + 1]
     owner = np.asarray(a.seg_owner)[keep].astype(np.int64)
     if not len(start):
         return none
@@ -256,33 +258,47 @@ def _over_windows(per_window: Columns) -> Columns:
 def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = False) -> Columns:
     """op, type, thread, calls, self_ps summed over the windows [ws, we); ``by_window``: one row
     per window an op has calls or time in, its index in a ``window`` column."""
+    # No table-long column but the op-event mask (1 byte an event): the op events and the owners
+    # of op time are few next to a large trace's events, so they are worked on as index lists
+    # (each table-long int column would hold 4-8 bytes an event at the analysis's peak).
     t = a.table
     names = t.names
     op_of_name = [rules.op_of_name(nm) for nm in names]
-    named_op = np.array([o is not None for o in op_of_name], dtype=bool)[t.name]
+    # accelerator planes (/device:GPU:0, ...) are not ops here: their kernels and copies are in
+    # the device analysis (traceinsight.analysis.device: by whole kernel name and TF op, and not
+    # from XProf's derived lines, which repeat the kernels' times)
+    device_line = np.array([t.planes[ln.plane].name.startswith(DEVICE_PLANE) for ln in t.lines]
+                           or [False], dtype=bool)
+    is_op_event = np.array([o is not None for o in op_of_name] or [False], dtype=bool)[t.name]
+    if len(t) and device_line.any():
+        is_op_event &= (~device_line)[t.line]
     # events are grouped by an integer key code: the name id, or for events carrying an hlo_op
-    # stat, len(names) + the id of that HLO op's name; runtime (non-op) owners: -1 - name id
-    hlo_code = None
+    # stat, len(names) + the id of that HLO op's name; runtime (non-op) owners: -1 - name id.
+    # The HLO codes are kept for the events that carry one (sorted), not per event
+    hlo_ev = np.zeros(0, dtype=np.int64)
+    hlo_val = np.zeros(0, dtype=np.int64)
     hlo_names: list[str] = []
     if HLO_OP in t.stat_str:
         idx, val = t.stat_str[HLO_OP]
         codes, uniq = factorize(np.asarray(val, dtype=object))
-        hlo_code = np.full(len(t), -1, dtype=np.int64)
-        hlo_code[idx] = len(names) + codes
+        idx = np.asarray(idx, dtype=np.int64)
+        # an event given the stat twice keeps the last (as a table-long assignment would)
+        order = np.argsort(idx, kind="stable")
+        idx, codes = idx[order], codes[order]
+        last = np.ones(len(idx), dtype=bool)
+        last[:-1] = idx[1:] != idx[:-1]
+        hlo_ev, hlo_val = idx[last], len(names) + codes[last]
         hlo_names = [str(u) for u in uniq]
-    # accelerator planes (/device:GPU:0, ...) are not ops here: their kernels and copies are in
-    # the device analysis (traceinsight.analysis.device and copies are in the device analysis, traceinsight.analysis.device: by whole kernel
-    # name and TF op, and not from XProf's derived lines, which repeat the kernels' times)
-    device_line = np.array([t.planes[ln.plane].name.startswith(DEVICE_PLANE) for ln in t.lines]
-                           or [False], dtype=bool)
-    device = device_line[t.line] if len(t) else np.zeros(0, dtype=bool)
-    is_op_event = named_op & ~device
-    if hlo_code is not None:
-        is_op_event |= hlo_code >= 0
+        is_op_event[hlo_ev] = True
+    op_ev = np.flatnonzero(is_op_event)
 
     def codes_of(ev: np.ndarray) -> np.ndarray:
         code = t.name[ev].astype(np.int64)
-        return code if hlo_code is None else np.where(hlo_code[ev] >= 0, hlo_code[ev], code)
+        if len(hlo_ev) and len(ev):
+            pos = np.minimum(np.searchsorted(hlo_ev, ev), len(hlo_ev) - 1)
+            hit = hlo_ev[pos] == ev
+            code[hit] = hlo_val[pos[hit]]
+        return code
 
     def key_of(code: int) -> tuple[str, str]:
         if code < 0:
@@ -317,22 +333,21 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
         return out
 
     rows: list[tuple[str, str, str, int, float, int]] = []
-    anchor = None   # the nearest op event at or above each event
     # main thread: op-category timeline segments, owned by the nearest op event above the owner
     if a.main_line >= 0 and len(a.seg_owner):
-        anchor = native.nearest_marked(is_op_event, a.parent)
         if by_window:
             owners, owner_win, owned_ps = owned_by_window(a, ws, we, rules.OP)
         else:
-            owned = owned_time(a, ws, we, rules.OP)
-            owners = np.nonzero(owned)[0]
-            owner_win, owned_ps = np.zeros(len(owners), dtype=np.int64), owned[owners]
-        anc = anchor[owners]
+            owners, owned_ps = _owned_by_owner(a, ws, we, rules.OP)
+            owner_win = np.zeros(len(owners), dtype=np.int64)
+        # the nearest op event at or above each owner, walked up once per distinct owner
+        distinct, back = unique_inverse(owners)
+        anc = native.nearest_marked_at(is_op_event, a.parent, distinct)[back]
         # op time with no op event above it: named after the owning event
         anc_key = np.where(anc >= 0, anc, owners)
         codes = np.where(is_op_event[anc_key], codes_of(anc_key), -1 - t.name[anc_key])
         keyed = totals(codes, owned_ps, owner_win)
-        main_ops = np.nonzero(is_op_event & (t.line == a.main_line) & ~a.outside)[0]
+        main_ops = op_ev[(t.line[op_ev] == a.main_line) & ~a.outside[op_ev]]
         main_win = in_windows(t.start[main_ops], ws, we)
         main_ops, main_win = main_ops[main_win >= 0], main_win[main_win >= 0]
         calls = totals(codes_of(main_ops), np.zeros(len(main_ops)), main_win)
@@ -344,15 +359,14 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
     # in XProf's framework_op_stats.
     on_data_plane = np.array([not t.planes[ln.plane].name.startswith(TASK_ENVIRONMENT)
                               for ln in t.lines] or [True])
-    worker = (t.line != a.main_line) & is_op_event & ~a.outside & on_data_plane[t.line]
-    ev = np.nonzero(worker)[0]
+    op_line = t.line[op_ev]
+    ev = op_ev[(op_line != a.main_line) & ~a.outside[op_ev] & on_data_plane[op_line]]
     ev_win = in_windows(t.start[ev], ws, we)
     ev, ev_win = ev[ev_win >= 0], ev_win[ev_win >= 0]
     if len(ev):
-        if anchor is None:
-            anchor = native.nearest_marked(is_op_event, a.parent)
-        nested_op = np.nonzero(is_op_event & (a.parent >= 0))[0]
-        above = anchor[a.parent[nested_op]]  # the nearest op event strictly above
+        nested_op = op_ev[a.parent[op_ev] >= 0]
+        # the nearest op event strictly above
+        above = native.nearest_marked_at(is_op_event, a.parent, a.parent[nested_op])
         nested_op, above = nested_op[above >= 0], above[above >= 0]
         # the nested op events' durations summed per event of ev (sorted): positions, not a
         # table-long array
@@ -375,18 +389,41 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
     return Columns(out)
 
 
+def unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, index of each value among them): ``np.unique``'s with
+    ``return_inverse``, as a flat int64 index."""
+    if not len(values):
+        return values[:0], np.zeros(0, dtype=np.int64)
+    distinct, back = np.unique(values, return_inverse=True)
+    return distinct, back.reshape(-1).astype(np.int64, copy=False)
+
+
+def _owned_by_owner(a: Attribution, ws: np.ndarray, we: np.ndarray,
+                    category: int) -> tuple[np.ndarray, np.ndarray]:
+    """(owners, ps): ``owned_time``'s events with time and their times, without its table-long
+    column: ``owned_by_window``'s pieces summed per event (whole picoseconds: exact). Its pieces
+    need sorted, disjoint windows (steps are); other windows take ``owned_time``."""
+    ws, we = np.asarray(ws, dtype=np.int64), np.asarray(we, dtype=np.int64)
+    if not ((we >= ws).all() and (ws[1:] >= we[:-1]).all()):
+        owned = owned_time(a, ws, we, category)
+        owners = np.nonzero(owned)[0]
+        return owners, owned[owners]
+    owners, _, ps = owned_by_window(a, ws, we, category)
+    distinct, back = unique_inverse(owners)
+    return distinct, group_sum_int(back, ps, len(distinct))
+
+
 def other_table(a: Attribution, steps: Columns) -> Columns:
     """Main-thread time of events no rule places, by name."""
     ws, we, n = steady_windows(a, steps)
     if n == 0 or not (a.seg_cat == rules.OTHER).any():
         return Columns.no_rows(OTHER_COLUMNS)
-    owned = owned_time(a, ws, we, rules.OTHER)
-    owners = np.nonzero(owned)[0]
+    owners, owned = _owned_by_owner(a, ws, we, rules.OTHER)
     if not len(owners):
         return Columns.no_rows(OTHER_COLUMNS)
     # names are interned: one name id per name
     ids, inv = np.unique(a.table.name[owners], return_inverse=True)
-    ps = group_sum_int(inv.reshape(-1), owned[owners], len(ids))   # int64: exact
+    ps = group_sum_int(inv.reshape(-1), owned, len(ids))   # int64: exact
     count = np.bincount(inv.reshape(-1), minlength=len(ids)).astype(np.int64)
     g = Columns({"name": text([a.table.names[i] for i in ids.tolist()]),
                  "ms_per_step": ps / PS_PER_MS / n, "count": count})
