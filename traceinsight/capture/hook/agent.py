@@ -32,6 +32,12 @@ the agent rewrites it as steps come (at most every ``SAVE_S`` seconds, and never
 is traced, so the traced steps share the process with no file write), after the trace and at
 exit: a script that dies (``os._exit``, a signal) leaves the steps it made and what was traced.
 
+The profiler's cost is calibrated as ``capture`` does it (``capture/calibrate.py``, loaded by
+path): its untraced blocks on the script's thread right before the session's start is asked for
+(between two steps), its traced blocks at the beginning of the window's first step, before that
+step's time is taken; on the script's thread, because the analysis counts the events of the
+thread that holds the step markers. Only where TensorFlow executes eagerly.
+
 Everything is guarded: a failure of the agent prints one line and lets the script run untraced.
 This file and ``compat`` use only the standard library (TensorFlow once the script imports it):
 they are loaded by path into any interpreter, which needs nothing of traceinsight's dependencies.
