@@ -368,12 +368,20 @@ class Agent:
     def _calibrate_traced(self) -> None:
         """The traced blocks (``calibrate.traced``: each in a calibration marker), once, on the
         script's thread at the beginning of the window's first step, before its time is taken:
-        the analysis counts the events of the thread that holds the step markers. Kept only when
-        the session recorded all of them (a ``trace_ms`` bound may end it meanwhile)."""
+        the analysis counts the events of the thread that holds the step markers. The window's
+        time bound (``trace_ms``) is held meanwhile: it bounds the window's steps, not this. Kept
+        only when the session still records after them."""
         self._cal_state = 2
         if not self.cal_untraced:
             return
-        blocks = self._calibration("traced")
+        bound = self._bound
+        if bound is not None:     # the window's time bound counts from its first step on
+            bound.cancel()
+        try:
+            blocks = self._calibration("traced")
+        finally:
+            if bound is not None and not self.stop_asked:
+                self._start_bound(bound.interval)
         if blocks and self._recording():
             self.cal_traced = blocks
 
@@ -448,6 +456,12 @@ class Agent:
             self.save()     # the last write before the window (none while it is traced)
             with _quiet_stderr(self.spec.get("quiet")):
                 session.start()
+            # the bound before the session is seen (``_calibrate_traced`` holds it), and both
+            # before ``started``: a step waiting for it is then a window step
+            self._start_bound(bound / 1e3)
+            self.session = session
+            self.trace["started_s"] = time.time()
+            self._traced_usage = self._usage()
         except Exception as e:
             with self.lock:
                 self.trace["problem"] = f"the profiler did not start: {_one_line(e)}"
@@ -456,10 +470,10 @@ class Agent:
             return
         finally:
             self.started.set()
-        self.session = session
-        self.trace["started_s"] = time.time()
-        self._traced_usage = self._usage()
-        self._bound = threading.Timer(bound / 1e3, self._ask, kwargs={"stop": True})
+
+    def _start_bound(self, seconds: float) -> None:
+        """The traced window's time bound: a stop asked for after ``seconds``."""
+        self._bound = threading.Timer(seconds, self._ask, kwargs={"stop": True})
         self._bound.daemon = True
         self._bound.start()
 
