@@ -317,6 +317,24 @@ def test_an_eager_loop_is_calibrated(runs_dir, capfd):
     _check_calibrated(run, "eager_dense_loop")
 
 
+def test_a_calibration_that_fails_is_noted_and_the_script_runs_on(runs_dir, capfd):
+    from traceinsight.model import CorrectionKind
+    rc, out, _ = _run(capfd, "--out", str(runs_dir), "--name", "no_add", "--skip-steps", "3",
+                      "--steps", "4", "--step-function", "train_step", "--", PY,
+                      str(SCRIPTS / "eager_dense_loop.py"), "40", "no-math-add")
+    assert rc == 0 and out.startswith("done 40 steps")
+    run = runs_dir / "no_add"
+    entry = runfolder.read_manifest(run)["modes"]["eager_dense_loop"]
+    assert entry["status"] == "ok", entry["error"]
+    assert any(n.startswith("the profiler's cost was not calibrated (untraced blocks: "
+                            "RuntimeError: tf.math.add is not for this script")
+               for n in entry["notes"])
+    t = _timings(run, "eager_dense_loop")
+    assert "calibration" not in t and t["traced"]["host"]["step_nums"] == [3, 4, 5, 6]
+    mode = traceinsight.load(run, use_cache=False).modes["eager_dense_loop"]
+    assert mode.correction.kind is CorrectionKind.PROPORTIONAL
+
+
 def test_the_machines_load_is_recorded_per_phase_and_said(runs_dir):
     """The script's machine gets busy after the traced window (busy loops started by the script
     itself at step 25, one per CPU: other processes, not the script's own time). ``run`` records
