@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_run import _check_calibrated
 
 import traceinsight
 from traceinsight import runfolder
@@ -79,6 +80,8 @@ def test_keras_callback_writes_a_run(runs, tmp_path, capfd):
     assert plain.stdout.splitlines()[-2:] == profiled.stdout.splitlines()[-2:]
     assert "traced steps of mode keras_callback" in profiled.stderr
     _check(out / "cb", "keras_callback", "fit batch", 60)       # 30 batches x 2 epochs
+    # the profiler's cost measured in this process, as run does (test_run checks the correction)
+    _check_calibrated(out / "cb", "keras_callback", corrected=False)
     assert main(["report", str(out / "cb"), "-o", str(tmp_path / "r.html")]) == 0
     assert "keras_callback" in (tmp_path / "r.html").read_text()
 
@@ -90,6 +93,7 @@ def test_profile_block_writes_a_run(runs):
     assert profiled.returncode == 0, profiled.stderr[-2000:]
     assert plain.stdout.splitlines()[-1:] == profiled.stdout.splitlines()[-1:]
     _check(out / "loop", "profile_loop", "tf.function", 30)
+    _check_calibrated(out / "loop", "profile_loop", corrected=False)
 
 
 def _own_against_trace(mode, own_s: list, offset: int = 0) -> None:
@@ -125,3 +129,4 @@ def test_eager_loop_marks_its_steps_by_hand(tmp_path, form):
     own = json.loads(times.read_text())
     assert len(own) == 15
     _own_against_trace(mode, own)
+    _check_calibrated(run, "eager_marked_loop", corrected=False)

@@ -69,6 +69,44 @@ def _check_steps_sum(mode, timings: dict) -> None:
                                atol=0.5)
 
 
+def _check_calibrated(run: Path, mode_name: str, corrected: bool = True) -> None:
+    """The profiler's cost was calibrated in the script's process as ``capture`` does it: the
+    untraced and traced blocks in timings.json; the trace holds exactly one calibration marker
+    per traced block, on the thread that holds the step markers (the one whose events the
+    analysis counts) and before the window's first step; the mode's split is the calibrated
+    correction (the measured cost per event taken out where it lands), adding up to the
+    untraced median (``corrected``: the mode has untraced steps after its window)."""
+    from traceinsight.analysis.attribute import attribute
+    from traceinsight.analysis.events import load_files
+    from traceinsight.capture import calibrate
+    from traceinsight.model import CorrectionKind
+    t = _timings(run, mode_name)
+    cal = t["calibration"]
+    assert cal["calls"] == calibrate.CALLS
+    assert len(cal["untraced_s"]) == len(cal["traced_s"]) == calibrate.BLOCKS
+    # the script's time it took holds every block (and a warm-up block, and the marker calls)
+    assert t["details"]["calibration_s"] > sum(cal["untraced_s"]) + sum(cal["traced_s"])
+    mode = traceinsight.load(run, use_cache=False).modes[mode_name]
+    a = attribute(load_files(list(mode.trace_paths)))
+    tab = a.table
+    markers = np.flatnonzero(tab.name == tab.name_id(runfolder.CALIBRATION_MARKER))
+    assert len(markers) == calibrate.BLOCKS
+    assert (tab.line[markers] == a.main_line).all()
+    assert tab.end[markers].max() <= a.step_start.min()
+    assert mode.tracer_events.calibration_events >= 2   # the C fast path and EagerExecute, at least
+    if not corrected:
+        return
+    c = mode.correction
+    assert c.kind is CorrectionKind.CALIBRATED and c.per_event_us > 0
+    assert sum(mode.category_means().values()) == pytest.approx(mode.median_ms)
+
+
+def test_the_calibration_marker_is_the_analysis_one():
+    # calibrate.py keeps its own copy (it is loaded by path into interpreters without traceinsight)
+    from traceinsight.capture import calibrate
+    assert calibrate.MARKER == runfolder.CALIBRATION_MARKER
+
+
 def test_keras_fit_script(fit_run):
     run, rc = fit_run
     assert rc == 3
@@ -95,6 +133,7 @@ def test_keras_fit_script(fit_run):
     mode = traceinsight.load(run, use_cache=False).modes["keras_fit"]
     assert mode.ok and not mode.other.size
     _check_steps_sum(mode, t)
+    _check_calibrated(run, "keras_fit")
     assert manifest["workload"]["kind"] == "script"
     assert manifest["environment"]["tensorflow"] == t["details"]["versions"]["tensorflow"]
 
@@ -132,6 +171,8 @@ def test_custom_loop_and_crash(loop_run):
         assert loaded.modes[name].ok
         _check_steps_sum(loaded.modes[name], t)
     assert loaded.modes["crash"].steps["step_num"].tolist() == list(range(5, 12))
+    # a loop of 0.5 ms steps may end while its trace is saved: no untraced step to correct to
+    _check_calibrated(run, "plain", corrected=False)
 
 
 def test_view_report_diff_read_it(loop_run, tmp_path, capfd):
@@ -248,12 +289,50 @@ def test_step_function_names_a_python_function(runs_dir, tmp_path, where):
     assert t["traced"]["host"]["step_nums"] == [2, 3, 4, 5, 6]
     mode = traceinsight.load(run, use_cache=False).modes["eager_step_function"]
     _check_steps_sum(mode, t)
+    # its 12 calls may all be made while the trace is saved: no untraced step to correct to
+    _check_calibrated(run, "eager_step_function", corrected=False)
     # against the loop's own perf_counter time of each call (the first call of a script's own
     # function is how it is found: step n is call n + 1); the window's edges hold the
     # profiler's start and stop in the loop's time
     own = np.asarray(json.loads(times.read_text()))[[n + 12 - calls for n in range(2, 7)]] * 1e3
     np.testing.assert_allclose(mode.steps["wall_ms"].to_numpy()[1:-1], own[1:-1], rtol=0.1,
                                atol=0.5)
+
+
+def test_an_eager_loop_is_calibrated(runs_dir, capfd):
+    """An eager custom loop (Dense layers and Adam, a plain Python step function): the profiler's
+    cost is measured in the script's process, and its split is the calibrated correction instead
+    of every category scaled alike."""
+    rc, _, err = _run(capfd, "--out", str(runs_dir), "--name", "eager_dense", "--skip-steps", "3",
+                      "--steps", "4", "--step-function", "train_step", "--", PY,
+                      str(SCRIPTS / "eager_dense_loop.py"), "40")
+    assert rc == 0
+    assert "calibrat" not in err          # nothing said to the script's user
+    run = runs_dir / "eager_dense"
+    assert runfolder.read_manifest(run)["modes"]["eager_dense_loop"]["status"] == "ok"
+    t = _timings(run, "eager_dense_loop")
+    assert t["traced"]["host"]["step_nums"] == [3, 4, 5, 6]
+    mode = traceinsight.load(run, use_cache=False).modes["eager_dense_loop"]
+    _check_steps_sum(mode, t)
+    _check_calibrated(run, "eager_dense_loop")
+
+
+def test_a_calibration_that_fails_is_noted_and_the_script_runs_on(runs_dir, capfd):
+    from traceinsight.model import CorrectionKind
+    rc, out, _ = _run(capfd, "--out", str(runs_dir), "--name", "no_add", "--skip-steps", "3",
+                      "--steps", "4", "--step-function", "train_step", "--", PY,
+                      str(SCRIPTS / "eager_dense_loop.py"), "40", "no-math-add")
+    assert rc == 0 and out.startswith("done 40 steps")
+    run = runs_dir / "no_add"
+    entry = runfolder.read_manifest(run)["modes"]["eager_dense_loop"]
+    assert entry["status"] == "ok", entry["error"]
+    assert any(n.startswith("the profiler's cost was not calibrated (untraced blocks: "
+                            "RuntimeError: tf.math.add is not for this script")
+               for n in entry["notes"])
+    t = _timings(run, "eager_dense_loop")
+    assert "calibration" not in t and t["traced"]["host"]["step_nums"] == [3, 4, 5, 6]
+    mode = traceinsight.load(run, use_cache=False).modes["eager_dense_loop"]
+    assert mode.correction.kind is CorrectionKind.PROPORTIONAL
 
 
 def test_the_machines_load_is_recorded_per_phase_and_said(runs_dir):

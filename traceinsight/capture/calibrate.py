@@ -1,12 +1,16 @@
-"""The profiler's cost, measured in the workload process (standard library until TF is given).
+"""The profiler's cost, measured in the workload process (standard library only until TF is given:
+``traceinsight run``'s agent loads this file by path into the user's interpreter, which may have
+none of traceinsight's dependencies).
 
 One small eager op (an add of two scalars, kernels that run inline on the calling thread) is
 called ``CALLS`` times per block, each block timed with perf_counter: ``BLOCKS`` blocks untraced
-just before the host pass and again just after it, and ``BLOCKS`` blocks inside it, before its
-first step, each inside a ``runfolder.CALIBRATION_MARKER`` TraceMe. The analysis counts the events one call records
-(``analysis/overhead.py``); what tracing added to a call over those events is the cost of one
-recorded event on this machine, in this process. The fastest block of each kind is used: it is
-the one other processes disturbed least.
+just before the traced pass (``capture`` takes them again just after it), and ``BLOCKS`` blocks
+inside it, before its first step, each inside a ``MARKER`` TraceMe (``runfolder.CALIBRATION_MARKER``,
+the name the analysis looks for). The analysis counts the events one call records
+(``analysis/overhead.py``: the events of the thread holding the step markers, so the blocks run
+on the thread that makes the steps); what tracing added to a call over those events is the cost
+of one recorded event on this machine, in this process. The fastest block of each kind is used:
+it is the one other processes disturbed least.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from traceinsight import runfolder
-
 CALLS = 50
 BLOCKS = 20
+# ``runfolder.CALIBRATION_MARKER`` (a test holds them equal): not imported from there, so that this
+# file needs nothing but the standard library
+MARKER = "traceinsight calibration"
 
 
 def _block(tf: Any, x: Any, calls: int) -> float:
@@ -44,6 +49,6 @@ def traced(tf: Any) -> list[float]:
     trace = tf.profiler.experimental.Trace
     out = []
     for _ in range(BLOCKS):
-        with trace(runfolder.CALIBRATION_MARKER):
+        with trace(MARKER):
             out.append(_block(tf, x, CALLS))
     return out

@@ -419,6 +419,13 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         timings["traced"] = {"host": host}
     if isinstance(res.get("load"), dict):   # ... and while the untraced steps after it ran
         timings["load"] = res["load"]
+    cal = res.get("calibration")
+    if isinstance(cal, dict) and isinstance(cal.get("calls"), int) and cal.get("untraced_s") \
+            and cal.get("traced_s") and path:
+        # the profiler's cost, measured in the script's process as ``capture`` measures it (the
+        # traced blocks are in this trace): the analysis takes it out where it lands
+        timings["calibration"] = {k: cal[k] for k in ("calls", "untraced_s", "traced_s")}
+        timings["details"]["calibration_s"] = cal.get("cost_s")   # the script's time it took
     env = writer.manifest.get("environment") or {}
     for k, v in (res.get("versions") or {}).items():
         env.setdefault(k, v)

@@ -32,6 +32,12 @@ the agent rewrites it as steps come (at most every ``SAVE_S`` seconds, and never
 is traced, so the traced steps share the process with no file write), after the trace and at
 exit: a script that dies (``os._exit``, a signal) leaves the steps it made and what was traced.
 
+The profiler's cost is calibrated as ``capture`` does it (``capture/calibrate.py``, loaded by
+path): its untraced blocks on the script's thread right before the session's start is asked for
+(between two steps), its traced blocks at the beginning of the window's first step, before that
+step's time is taken; on the script's thread, because the analysis counts the events of the
+thread that holds the step markers. Only where TensorFlow executes eagerly.
+
 Everything is guarded: a failure of the agent prints one line and lets the script run untraced.
 This file and ``compat`` use only the standard library (TensorFlow once the script imports it):
 they are loaded by path into any interpreter, which needs nothing of traceinsight's dependencies.
@@ -80,6 +86,12 @@ def _load_compat():
 def _load_machine():
     """``traceinsight/capture/machine.py`` (the machine's load; standard library only), by path."""
     return _load_capture_module("machine")
+
+
+def _load_calibrate():
+    """``traceinsight/capture/calibrate.py`` (the profiler's cost; standard library until given
+    TensorFlow), by path."""
+    return _load_capture_module("calibrate")
 
 
 def _load_capture_module(stem: str):
@@ -198,6 +210,13 @@ class Agent:
         self._worker: threading.Thread | None = None
         self._worker_pid = -1
         self.on_saved: Any = None      # called on the agent's thread once the trace is saved
+        # the profiler's cost in this process (``capture/calibrate.py``, as ``capture`` measures
+        # it): 0 not yet, 1 untraced blocks taken (or tried), 2 traced blocks taken (or tried)
+        self._cal_state = 0
+        self.cal_untraced: list[float] | None = None
+        self.cal_traced: list[float] | None = None
+        self.cal_calls = 0
+        self.cal_cost_s = 0.0           # the script's time the calibration took
         # the machine's load (``capture.machine.Usage``) over the traced window, and over the
         # untraced steps after it (those the mode's median is taken from), so that a page can
         # tell a busy machine from a code change, and a traced window that ran on a quieter or
@@ -239,9 +258,17 @@ class Agent:
         try:
             if self.next_step >= self.skip and not self.started.is_set():
                 # skip_steps 0, or steps back to back: the session starts before this step
+                if not self.start_asked:
+                    self._calibrate_untraced()
                 self._ask(start=True)
                 self.started.wait(60.0)
             recording = self.next_step >= self.skip and self._recording()
+            if recording and self._cal_state == 1:
+                # the window's first step: the traced blocks first, outside it (this step's
+                # time starts after them), and it is a window step only if the session still
+                # records then
+                self._calibrate_traced()
+                recording = self._recording()
             marker = None
             if recording:
                 self.trace.setdefault("started_before_step", self.next_step)
@@ -278,6 +305,7 @@ class Agent:
             if self.traced_n >= self.window:
                 self._ask(stop=True)     # the agent's thread saves it: the next step does not wait
         elif not self.start_asked and self.next_step >= self.skip - 1:
+            self._calibrate_untraced()   # between this step and the next, before the session
             self._ask(start=True)        # a step ahead (see _start_trace)
         if self._idle:
             self._idle = False
@@ -325,6 +353,66 @@ class Agent:
             self._idle = False
             self._wake.set()
 
+    # ------------------------------------------------------------------ calibration
+
+    def _calibrate_untraced(self) -> None:
+        """The calibration's untraced blocks (``calibrate.untraced``), once, on the script's
+        thread just before the profiler's start is asked for: after one step's time is taken and
+        before the next one's, with the session not yet started. Only where TensorFlow executes
+        eagerly (a graph being built would get the blocks' ops)."""
+        if self._cal_state != 0:
+            return
+        self._cal_state = 1
+        self.cal_untraced = self._calibration("untraced")
+
+    def _calibrate_traced(self) -> None:
+        """The traced blocks (``calibrate.traced``: each in a calibration marker), once, on the
+        script's thread at the beginning of the window's first step, before its time is taken:
+        the analysis counts the events of the thread that holds the step markers. The window's
+        time bound (``trace_ms``) is held meanwhile: it bounds the window's steps, not this. Kept
+        only when the session still records after them."""
+        self._cal_state = 2
+        if not self.cal_untraced:
+            return
+        bound = self._bound
+        if bound is not None:     # the window's time bound counts from its first step on
+            bound.cancel()
+        try:
+            blocks = self._calibration("traced")
+        finally:
+            if bound is not None and not self.stop_asked:
+                self._start_bound(bound.interval)
+        if blocks and self._recording():
+            self.cal_traced = blocks
+
+    def _calibration(self, kind: str) -> list[float] | None:
+        """One kind of calibration block (seconds each); None where TensorFlow does not execute
+        eagerly here, or when it failed (noted: the mode's split is then scaled as it is)."""
+        tf = self.tf
+        t0 = time.perf_counter()
+        self.guard += 1       # the blocks' op calls are never steps
+        try:
+            if not tf.executing_eagerly():
+                return None
+            cal = _load_calibrate()
+            self.cal_calls = cal.CALLS
+            return cal.untraced(tf) if kind == "untraced" else cal.traced(tf)
+        except Exception as e:
+            self.notes.append(f"the profiler's cost was not calibrated ({kind} blocks: "
+                              f"{_one_line(e)})")
+            return None
+        finally:
+            self.guard -= 1
+            self.cal_cost_s += time.perf_counter() - t0
+
+    def calibration(self) -> dict[str, Any] | None:
+        """timings.json's ``calibration`` (as ``capture`` writes it); None without both kinds of
+        block."""
+        if not self.cal_untraced or not self.cal_traced:
+            return None
+        return {"calls": self.cal_calls, "untraced_s": list(self.cal_untraced),
+                "traced_s": list(self.cal_traced), "cost_s": self.cal_cost_s}
+
     # ------------------------------------------------------------------ profiler
 
     def _bound_ms(self) -> int:
@@ -368,6 +456,12 @@ class Agent:
             self.save()     # the last write before the window (none while it is traced)
             with _quiet_stderr(self.spec.get("quiet")):
                 session.start()
+            # the bound before the session is seen (``_calibrate_traced`` holds it), and both
+            # before ``started``: a step waiting for it is then a window step
+            self._start_bound(bound / 1e3)
+            self.session = session
+            self.trace["started_s"] = time.time()
+            self._traced_usage = self._usage()
         except Exception as e:
             with self.lock:
                 self.trace["problem"] = f"the profiler did not start: {_one_line(e)}"
@@ -376,10 +470,10 @@ class Agent:
             return
         finally:
             self.started.set()
-        self.session = session
-        self.trace["started_s"] = time.time()
-        self._traced_usage = self._usage()
-        self._bound = threading.Timer(bound / 1e3, self._ask, kwargs={"stop": True})
+
+    def _start_bound(self, seconds: float) -> None:
+        """The traced window's time bound: a stop asked for after ``seconds``."""
+        self._bound = threading.Timer(seconds, self._ask, kwargs={"stop": True})
         self._bound.daemon = True
         self._bound.start()
 
@@ -507,6 +601,7 @@ class Agent:
                 "notes": list(self.notes), "exited": exiting, "broken": self.broken,
                 "unmarked_steps": self.unmarked, "skip_steps": self.skip, "steps": self.window,
                 "step_function": self.step_function, "load": self._load(),
+                "calibration": self.calibration(),
                 "in_window": self.session is not None and "path" not in self.trace}
         with self._write_lock:
             try:
