@@ -300,8 +300,9 @@ class Correction:
             return ("drawn as traced: no untraced timing (not captured by traceinsight), so the "
                     "profiler's cost cannot be taken out")
         if self.kind is CorrectionKind.CALIBRATED:
-            return (f"the profiler's cost measured in the capture ({self.per_event_us:.2f} µs per "
-                    f"event, {self.events_per_step or 0:.0f} events per step: "
+            return (f"the profiler's cost measured in the mode's own process "
+                    f"({self.per_event_us:.2f} µs per event, {self.events_per_step or 0:.0f} "
+                    "events per step: "
                     f"{self.event_cost_ms:.3g} ms) taken out where it lands, the rest scaled "
                     f"×{self.scale:.2f} to the untraced median")
         why = ("the capture's calibration is not usable (it measured no cost, or more than the "
