@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -146,8 +146,7 @@ def paired_difference_bounds(p: PairedRounds, level: float = 0.95) -> tuple[floa
     rounds."""
     k = len(p.rounds)
     dd = np.asarray([float(median(x)) - float(median(y)) for x, y in zip(p.a, p.b)]) * 1e3
-    da = np.stack([_round_boot(x, SEED + 2 * i) for i, x in enumerate(p.a)])
-    db = np.stack([_round_boot(y, SEED + 2 * i + 1) for i, y in enumerate(p.b)])
+    da, db = p.boots
     diff = (da - db) * 1e3                                  # rounds x resamples, ms
     pick = np.random.default_rng(SEED + 3).integers(0, k, size=(BOOTSTRAP_SAMPLES, k))
     stat = diff[pick, np.arange(BOOTSTRAP_SAMPLES)[:, None]].mean(axis=1)
@@ -170,6 +169,14 @@ class PairedRounds:
         """median(a_i) / median(b_i) per paired round."""
         return np.asarray([float(median(x)) / float(median(y)) for x, y in zip(self.a, self.b)],
                           dtype=float)
+
+    @cached_property
+    def boots(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each round's bootstrap medians (rounds x resamples, seconds), a's and b's: drawn once
+        for both the ratio's interval (``paired_ratio``) and the saving's
+        (``paired_difference_bounds``)."""
+        return (np.stack([_round_boot(x, SEED + 2 * i) for i, x in enumerate(self.a)]),
+                np.stack([_round_boot(y, SEED + 2 * i + 1) for i, y in enumerate(self.b)]))
 
 
 # timestamps are written to the millisecond: windows this close count as touching
@@ -262,8 +269,8 @@ def paired_ratio(p: PairedRounds, level: float = 0.95) -> RatioEstimate:
     if k < MIN_PAIRED_ROUNDS:
         return RatioEstimate(ratio, float("nan"), float("nan"), False, basis,
                              NO_INTERVAL_ROUNDS, rtuple, paired=k)
-    la = np.stack([np.log(_round_boot(x, SEED + 2 * i)) for i, x in enumerate(p.a)])
-    lb = np.stack([np.log(_round_boot(y, SEED + 2 * i + 1)) for i, y in enumerate(p.b)])
+    da, db = p.boots
+    la, lb = np.log(da), np.log(db)
     logr = la - lb                                          # rounds x resamples
     rng = np.random.default_rng(SEED + 3)
     pick = rng.integers(0, k, size=(BOOTSTRAP_SAMPLES, k))  # the rounds each resample draws
