@@ -362,6 +362,7 @@ def scaling(args, env: dict[str, str]) -> None:
     counts = (sorted({1, *(int(n) for n in args.threads.split(","))}) if args.threads
               else list(range(1, cores + 1)))
     times: dict[int, list[float]] = {n: [] for n in counts}
+    before: dict[int, list[float]] = {n: [] for n in counts}
     control: dict[int, list[float]] = {n: [] for n in counts}
     load = Load()
     events = "0"
@@ -370,6 +371,12 @@ def scaling(args, env: dict[str, str]) -> None:
             out = subprocess.run([sys.executable, "-c", SCALING, str(trace), str(n)], env=env,
                                  cwd=NEUTRAL, capture_output=True, text=True, check=True)
             dt, events = out.stdout.split()
+            if args.before:
+                old = subprocess.run([sys.executable, "-c", SCALING, str(trace), str(n)],
+                                     env=child_env(args.before), cwd=NEUTRAL,
+                                     capture_output=True, text=True, check=True)
+                if rnd:
+                    before[n].append(float(old.stdout.split()[0]))
             ctl = subprocess.run([sys.executable, "-c", CONTROL, str(n)], env=env, cwd=NEUTRAL,
                                  capture_output=True, text=True, check=True)
             if rnd:
@@ -384,8 +391,13 @@ def scaling(args, env: dict[str, str]) -> None:
         t = statistics.median(times[n])
         # the control does n times the work with n threads: its speed-up is n * t1 / tn
         ctl = n * ctl1 / statistics.median(control[n])
+        was = ""
+        if args.before:
+            b = statistics.median(before[n])
+            was = (f"   before: {b:.3f} s, speed-up {statistics.median(before[1]) / b:.2f}×, "
+                   f"before / now {b / t:.2f}×")
         print(f"    {n} thread{'s' if n > 1 else ' '}: {t:.3f} s   speed-up {one / t:.2f}×   "
-              f"(control, hashing on {n} thread{'s' if n > 1 else ''}: {ctl:.2f}×)")
+              f"(control, hashing on {n} thread{'s' if n > 1 else ''}: {ctl:.2f}×){was}")
     print(f"    the control shows how many cores the machine gave this process meanwhile ({cores} "
           f"usable here); scaling beyond them (the goal: near-linear to 8) is not measured here")
     print(load.line())
@@ -508,7 +520,7 @@ def main() -> None:
     ap.add_argument("--before", type=Path, default=None,
                     help="another source tree of traceinsight (an older commit, its C extension "
                          "built in place): its analyze joins the interleaved rounds, in two more "
-                         "columns")
+                         "columns, and its decoder joins the scaling rounds")
     ap.add_argument("--startup-only", action="store_true")
     ap.add_argument("--no-startup", action="store_true")
     ap.add_argument("--no-scaling", action="store_true",
