@@ -84,6 +84,8 @@ def xprof_rs_binary(env_dir: Path) -> Path:
 
 
 def xprof_rs_version(env_dir: Path) -> str:
+    if not (env_dir / "bin" / "python").exists():     # a binary unpacked from its wheel
+        return "(binary given)"
     out = subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "show", "xprof-rs"],
                          capture_output=True, text=True)
     return next((ln.split(":", 1)[1].strip() for ln in out.stdout.splitlines()
@@ -529,6 +531,7 @@ def main() -> None:
                     help="the decoder's thread counts to time (default 1, 2, ... every usable "
                          "core); 1 is always timed: the speed-ups are against it")
     args = ap.parse_args()
+    args.before = args.before.resolve() if args.before else None   # children run elsewhere
     env = child_env()
     if not args.startup_only:
         versus(args, env)
