@@ -141,6 +141,17 @@ def test_a_committed_mode_draws_and_zooms():
     assert len(whole[1]) == 120 and whole[1].startswith("python · categories")
     zoomed = draw(t, 8.0, 0.5, 120).plain
     assert "one column" in zoomed and zoomed != "\n".join(whole)
+    # each bar begins with its category's letter: the categories stay apart without colour
+    from traceinsight.present import CATEGORY_GLYPHS
+    from traceinsight.tui.timeline import LABEL_WIDTH
+    assert len(set(CATEGORY_GLYPHS.values())) == len(CATEGORIES) == len(CATEGORY_GLYPHS)
+    v0, v1 = tl.view_window(t, 1.0, 0.5)
+    shown = tl.cells(cats, v0, v1, 120 - LABEL_WIDTH - 1)
+    starts = [c for c, k in enumerate(shown) if k is not None and (c == 0 or shown[c - 1] != k)]
+    assert starts
+    for c in starts:
+        category = CATEGORIES[int(cats.category[shown[c]])]
+        assert whole[1][LABEL_WIDTH + 1 + c] == CATEGORY_GLYPHS[category]
     with pytest.raises(TraceinsightError, match="no python pass|passes present"):
         tl.pass_files(mode, "device")
 

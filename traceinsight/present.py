@@ -32,6 +32,17 @@ CATEGORY_COLORS: dict[str, str] = {
     "python": "#edc948",
     "other": "#9c9c9c",
 }
+# each category's letter, drawn in its bars beside the colour: a monochrome terminal (NO_COLOR,
+# a screen reader, a pasted screen) still tells the categories apart
+CATEGORY_GLYPHS: dict[str, str] = {
+    "op": "o",
+    "dispatch": "d",
+    "tracing": "t",
+    "compile": "c",
+    "input": "i",
+    "python": "p",
+    "other": "x",
+}
 
 MISSING = "–"          # a figure that does not exist (failed mode, no steps)
 MAX_NAME = 200         # characters of a trace string shown in a table cell or a line

@@ -24,7 +24,8 @@ KEYS = [
           "straggler, the spread"),
     ("r", "write a markdown report and show its path"),
     ("l", "a mode's timeline (from its detail): one step, a row per thread, each event a bar "
-          "in its category's colour; + / - zoom, ← → pan, 0 whole step, m median, w slowest, "
+          "in its category's colour and letter (o op, d dispatch, t tracing, c compile, i input, "
+          "p python, x other); + / - zoom, ← → pan, 0 whole step, m median, w slowest, "
           "1 first step, n / p next / previous step"),
     ("/", "filter the table as you type (enter or escape: back to the table)"),
     ("s, S / click header", "sort a table by the next column, reverse the sort / by that column"),

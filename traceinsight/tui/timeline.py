@@ -1,5 +1,6 @@
 """One step of a mode drawn as a timeline in the terminal: a row per thread (and nesting depth,
-and device stream), each event a bar in its category's colour, zoomable with keys. Works over
+and device stream), each event a bar in its category's colour and letter (o op, d dispatch, t
+tracing, c compile, i input, p python, x other), zoomable with keys. Works over
 SSH with no browser; the Chrome-trace export (``traceinsight export``) stays for deep dives.
 
 The rows are ``analysis.timeline.step_timeline``'s: the mode's own analysis of its host-traced
@@ -67,12 +68,13 @@ def draw(t: tl.StepTimeline, zoom: float, centre: float, width: int) -> Text:
             if k is None:
                 out.append(GAP * n, style="dim")
             else:
-                colour = fmt.CATEGORY_COLORS[CATEGORIES[int(row.category[k])]]
+                category = CATEGORIES[int(row.category[k])]
+                glyph = fmt.CATEGORY_GLYPHS[category]
                 name = fmt.safe(row.names[k])
-                # the event's name inside its bar where it fits, else a solid bar
-                text = (name[:n - 1] + " ") if n >= 6 else " " * n
-                text = text.ljust(n)
-                out.append(text, style=f"black on {colour}")
+                # the category's letter, then the event's name where it fits, else the letter
+                # throughout: the colour is never the only thing that tells categories apart
+                text = (glyph + name[:n - 2] + " ").ljust(n) if n >= 6 else glyph * n
+                out.append(text, style=f"black on {fmt.CATEGORY_COLORS[category]}")
             c = end + 1
         out.append("\n")
     if not t.rows:
@@ -96,8 +98,8 @@ def header(mode: ModeResult, t: tl.StepTimeline, zoom: float) -> Text:
         for c in CATEGORIES:
             v = t.categories.get(c, float("nan"))
             if fmt.is_num(v) and v > 0:
-                text.append("■ ", style=fmt.CATEGORY_COLORS[c])
-                text.append(f"{c} {fmt.ms(v)}  ")
+                text.append(f" {fmt.CATEGORY_GLYPHS[c]} ", style=f"black on {fmt.CATEGORY_COLORS[c]}")
+                text.append(f" {c} {fmt.ms(v)}  ")
     else:
         text.append("\nHost categories not recorded in this trace: events drawn without a split.",
                     style="italic")
