@@ -29,7 +29,7 @@ What is counted, and why:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -89,6 +89,10 @@ class DeviceAnalysis:
     kernels: Columns           # KERNEL_COLUMNS: steady steps, all devices
     notes: tuple[str, ...]
     attribution: str = "window"  # "device steps", "group_id", "correlation_id" or "window"
+    # every event's step index (-1: none) where the device events were tied to the steps event
+    # by event (group_id, launch correlation, module executions); None by time window or by the
+    # device's own Steps line
+    event_step: np.ndarray | None = field(default=None, compare=False)
 
 
 def _kind(name: str) -> int:
@@ -326,7 +330,8 @@ def analyze_devices(table: EventTable, step_start: np.ndarray, step_end: np.ndar
                      f"sets the step ({slow['wall_ms']:.2f} ms median)")
     kernels = _kernel_table(kernel_rows, n_steady)
     return DeviceAnalysis(steps=_step_columns(rows), devices=devices,
-                          kernels=kernels, notes=tuple(notes), attribution=attribution)
+                          kernels=kernels, notes=tuple(notes), attribution=attribution,
+                          event_step=attr)
 
 
 _COPY_CALLS = (("HtoD", KIND_H2D), ("DtoH", KIND_D2H), ("DtoD", KIND_D2D), ("PeerToPeer", KIND_D2D),

@@ -286,10 +286,14 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
     if framework in ("jax", "device"):
         # the device's ops (framework ops, as XProf's framework_op_stats), beside the host's
         steady = results.steady_mask(steps) if len(steps) else np.zeros(0, dtype=bool)
-        # device events not assigned to steps (no module runs): all of them, over all steps
-        dops = jaxtrace.device_ops(table, event_step, steady,
-                                   int(steady.sum()) if event_step is not None else len(steps))
-        if event_step is None and len(dops):
+        # the device events' steps: module runs, else the device analysis's event-by-event
+        # tie to the host steps (group_id, launch correlation); without either, all device
+        # events over all steps
+        step_of = event_step if event_step is not None else \
+            dev.event_step if dev is not None else None
+        dops = jaxtrace.device_ops(table, step_of, steady,
+                                   int(steady.sum()) if step_of is not None else len(steps))
+        if step_of is None and len(dops):
             notes.append(f"device ops: all device work of the trace over its {len(steps)} steps "
                          "(the device events are not assigned to the steps)")
         ops = jaxtrace.with_device_ops(ops, dops, host_recorded)
