@@ -118,6 +118,53 @@ def test_amd_gpu_trace_devices_and_host_categories():
     assert d["d2h_ms"].sum() == 0
 
 
+# kernel_stats of the NVIDIA trace (XProf 2.24.2): (kernel, total_duration_us), every kernel of
+# the train steps (op name "XlaModule": XLA ran them in one command buffer). XProf also lists
+# wrapped_add (jit(add)/add, 50 occurrences, 41.761 µs): the 50 small adds after the steps
+XPROF_CUDA_STEP_KERNELS = [
+    ("gemm_fusion_dot", 121.922), ("gemm_fusion_dot_1", 92.543), ("gemm_fusion_dot_4", 72.513),
+    ("gemm_fusion_dot_3", 68.48), ("gemm_fusion_dot_6", 55.808), ("loop_reduce_fusion", 45.632),
+    ("gemm_fusion_dot_2", 25.151), ("loop_select_fusion_1", 24.958),
+    ("loop_select_fusion", 17.44), ("gemm_fusion_dot_5", 14.817),
+    ("gemm_fusion_dot_general_12", 14.016), ("input_reduce_fusion", 9.952),
+    ("loop_subtract_fusion", 9.121), ("loop_multiply_fusion", 6.753)]
+
+
+def test_nvidia_gpu_trace_steps_kernels_and_device_ops():
+    """A JAX training loop on an H200: 8 annotated steps, their kernels tied to them by launch
+    correlation, and the 50 adds that ran after the steps counted in none."""
+    import json
+    m = only_mode(DATA / "jax_cuda_mlp.xplane.pb")
+    timed = json.loads((DATA / "jax_cuda_mlp.json").read_text())
+    assert m.step_rule.startswith("step markers 'train'")
+    assert m.steps["step_num"].tolist() == list(range(timed["steps"]))
+    # each step's traced wall is the annotation's: inside perf_counter's timing of the same call,
+    # short of it by the annotation's own enter and exit (a few µs)
+    gap = np.array(timed["traced_step_ms"]) - np.array(m.steps["wall_ms"], dtype=float)
+    assert (gap > 0).all() and (gap < 0.05).all()
+    assert ("devices: 1 × Nvidia GPU (compute capability 9.0, 132 compute units), 1 with "
+            "activity (/device:GPU:0)") in m.notes
+    assert any("by launch correlation" in n and f"{timed['small_adds']} device events belong "
+               "to no step" in n for n in m.notes)
+    d = m.device_steps
+    assert d["kernels"].tolist() == [15] * timed["steps"]
+    # a foreign trace: no step is known to be the process's first, all 8 are steady, and the
+    # kernel table (the steady steps') covers what XProf's does, less the adds outside the steps
+    assert len(m.steady_steps) == timed["steps"]
+    ours: dict[str, float] = {}
+    for r in m.kernels.itertuples():
+        ours[r.kernel] = ours.get(r.kernel, 0.0) + r.device_ms * 1000
+    assert {k: round(v, 3) for k, v in ours.items()} == dict(XPROF_CUDA_STEP_KERNELS)
+    # the device's ops: the command buffer holding each step's 15 kernels, steps only (the
+    # adds after the steps are in none)
+    dev = m.ops[m.ops["thread"] == "device"]
+    assert dev["op"].tolist() == ["command_buffer_1"]
+    row = next(dev.itertuples())
+    assert row.calls_per_step == 15
+    assert round(row.self_ms_per_step * 8 * 1000, 3) == round(sum(us for _, us in
+                                                                  XPROF_CUDA_STEP_KERNELS), 3)
+
+
 def test_op_families_of_jax_primitives():
     from traceinsight.analysis import opfamily
     assert opfamily.family("jit(dot)/dot_general", "dot_general") == opfamily.MATMUL
