@@ -151,3 +151,27 @@ def test_markdown_has_the_category_bars_as_a_mermaid_chart_github_draws():
     assert first == [float(f"{sum(v for v in c.values() if v):.6g}") for c in cats]
     assert last == [float(f"{c['op']:.6g}") for c in cats]
     assert "| mode | op |" in md                       # the table stays
+
+
+def test_the_bars_say_traced_where_no_untraced_timing_exists():
+    """A trace captured without traceinsight has no untraced timing: its bars are its traced
+    steps, the profiler's cost inside, and every title says so; a captured run's say untraced,
+    and a run holding both says which is which. The traced bar adds up to the mean traced step."""
+    from pathlib import Path
+
+    import traceinsight
+    from traceinsight.report.svg import BARS_ALT, MERMAID_TITLE
+    data = Path(__file__).parent / "data"
+    foreign = traceinsight.load(data / "jax" / "jax_cuda_mlp.xplane.pb", use_cache=False)
+    captured = traceinsight.load(data / "runs" / "conv1d")
+    both = complete(Run(None, "both", {**captured.modes,
+                                       "jax": replace(next(iter(foreign.modes.values())), name="jax")}))
+    for run, basis in ((foreign, "traced"), (captured, "untraced"), (both, "mixed")):
+        md = render(run, "md")
+        assert f'title "{MERMAID_TITLE[basis]}"' in md
+        alts = [alt for _, alt, _ in figures(build(run))]
+        assert alts[0] == BARS_ALT[basis]
+        assert ("The traced step: mean ms/step" in md) == (basis == "traced")
+    m = next(iter(foreign.modes.values()))
+    steady = m.steady_steps
+    assert abs(sum(m.category_means().values()) - float(steady["wall_ms"].mean())) < 1e-9

@@ -44,6 +44,16 @@ CATEGORY_GLYPHS: dict[str, str] = {
     "other": "x",
 }
 
+def drawn_basis(traced: Sequence[bool]) -> str:
+    """How the category figures of some modes were drawn, given for each whether it is drawn as
+    traced (``CorrectionKind.TRACED``: no untraced timing, a trace captured without
+    traceinsight): "untraced" (each mode's split of its untraced median), "traced" (every one as
+    recorded, the profiler's cost inside) or "mixed"."""
+    if not any(traced):
+        return "untraced"
+    return "traced" if all(traced) else "mixed"
+
+
 MISSING = "–"          # a figure that does not exist (failed mode, no steps)
 MAX_NAME = 200         # characters of a trace string shown in a table cell or a line
 

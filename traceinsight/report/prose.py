@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from traceinsight import present
-from traceinsight.model import CATEGORIES
+from traceinsight.model import CATEGORIES, CorrectionKind
 from traceinsight.present import ColumnSpec
 from traceinsight.report.document import ModeEntry
 
@@ -21,6 +21,21 @@ CATEGORY_MEANS_NOTE = ("The user's step: mean ms/step per category with its shar
                        "cost taken out of the host-traced steps' split, so the categories add up to "
                        "the untraced median above, stalls in a few steps included (a trace captured "
                        "without traceinsight has no untraced timing: its traced split, as said below)")
+TRACED_MEANS_NOTE = ("The traced step: mean ms/step per category of the host-traced steps with its "
+                     "share, stalls in a few steps included. No untraced timing exists for a trace "
+                     "captured without traceinsight: the profiler's own cost is inside these "
+                     "figures, and they add up to the mean traced step, not to the median above")
+
+
+def drawn_basis(modes: Sequence[ModeEntry]) -> str:
+    """``present.drawn_basis`` of the ok modes' entries."""
+    return present.drawn_basis([(m.get("correction") or {}).get("kind") == CorrectionKind.TRACED.value
+                                for m in modes if m["status"] == "ok"])
+
+
+def category_means_note(modes: Sequence[ModeEntry]) -> str:
+    """What the category means add up to, for these modes."""
+    return TRACED_MEANS_NOTE if drawn_basis(modes) == "traced" else CATEGORY_MEANS_NOTE
 CATEGORY_MEDIANS_NOTE = ("The typical step: median ms/step per category, corrected as the means are "
                          "(medians do not add up to a step).")
 STEP_COLUMN = "step ms"

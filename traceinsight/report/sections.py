@@ -281,7 +281,7 @@ def time_section(modes: Sequence[ModeEntry]) -> list[Section]:
              for f in (prose.distortion_note, prose.correction_note, prose.concentrated_note)
              if f(modes, str)]
     return [Section((Words("Where the time goes"),), [
-        Para((Words(prose.CATEGORY_MEANS_NOTE + "."),), "note"), Picture("bars", modes),
+        Para((Words(prose.category_means_note(modes) + "."),), "note"), Picture("bars", modes),
         column_table(prose.CATEGORY_COLUMNS, ok), *notes,
         Para((Words(prose.CATEGORY_MEDIANS_NOTE),), "note"), column_table(prose.MEDIAN_COLUMNS, ok),
         Picture("mermaid", modes), Picture("files")])]

@@ -20,6 +20,7 @@ from typing import Any, TypeGuard
 from traceinsight import present
 from traceinsight.analysis.step_marks import STALL_FACTOR, StepMark, StepMarks
 from traceinsight.model import CATEGORIES
+from traceinsight.report import prose
 from traceinsight.report.document import ModeEntry, ReportDocument
 
 COLORS = present.CATEGORY_COLORS
@@ -74,6 +75,25 @@ def _legend(items: list[tuple[str, str]], x: float, y: float, max_x: float) -> t
     return parts, y + 16
 
 
+# the category bars' words by how the modes were drawn (``prose.drawn_basis``): the user's
+# untraced step, or for traces captured without traceinsight the traced step as recorded
+BARS_TITLE = {"untraced": "ms per untraced step by category and mode",
+              "traced": "ms per traced step by category and mode",
+              "mixed": "ms per step by category and mode"}
+BARS_ALT = {
+    "untraced": "ms per untraced step by category and mode (each category's mean ms/step; a bar "
+                "adds up to the mode's untraced median)",
+    "traced": "ms per traced step by category and mode (each category's mean ms/step of the "
+              "traced steps, the profiler's cost inside: no untraced timing was captured; a bar "
+              "adds up to the mode's mean traced step)",
+    "mixed": "ms per step by category and mode (each category's mean ms/step; a bar adds up to "
+             "the mode's untraced median, or for a mode with no untraced timing to its mean "
+             "traced step)"}
+MERMAID_TITLE = {"untraced": "ms per untraced step, by category (profiler cost taken out)",
+                 "traced": "ms per traced step, by category (profiler cost inside)",
+                 "mixed": "ms per step, by category (profiler cost taken out where timed untraced)"}
+
+
 def category_bars(modes: Sequence[ModeEntry]) -> str:
     """Stacked bars: the user's step of each ok mode split into categories (``category_means``:
     the host-traced split with the profiler's cost taken out), so a bar's length and its label
@@ -107,7 +127,7 @@ def category_bars(modes: Sequence[ModeEntry]) -> str:
         parts.append(f'<text x="{x + 5:.1f}" y="{y + 16}">{_num(total)} ms</text>')
     legend, bottom = _legend([(COLORS[c], c) for c in CATEGORIES], float(label_w),
                              top + row_h * len(ok) + 8, WIDTH)
-    return "\n".join([_open(WIDTH, int(bottom) + 6, "ms per untraced step by category and mode"),
+    return "\n".join([_open(WIDTH, int(bottom) + 6, BARS_TITLE[prose.drawn_basis(modes)]),
                       *parts, *legend, "</svg>"])
 
 
@@ -302,8 +322,7 @@ def figures(document: ReportDocument) -> list[tuple[str, str, str]]:
     out = []
     bars = category_bars(doc["modes"])
     if bars:
-        out.append(("categories", "ms per untraced step by category and mode (each category's "
-                    "mean ms/step; a bar adds up to the mode's untraced median)", bars))
+        out.append(("categories", BARS_ALT[prose.drawn_basis(doc["modes"])], bars))
     for i, m in enumerate([m for m in doc["modes"] if m["status"] == "ok"][:MAX_STEP_CHARTS]):
         marks = document.step_marks.get(m["name"])
         chart = step_chart(m, marks) if marks is not None else ""
@@ -345,7 +364,7 @@ def mermaid_bars(modes: Sequence[ModeEntry]) -> list[str]:
     palette = ", ".join(COLORS[c] for c, _ in sums)
     out = ["```mermaid", "---", "config:", "  themeVariables:", "    xyChart:",
            f'      plotColorPalette: "{palette}"', "---", "xychart-beta",
-           '  title "ms per untraced step, by category (profiler cost taken out)"',
+           f'  title "{MERMAID_TITLE[prose.drawn_basis(modes)]}"',
            "  x-axis [" + ", ".join(_mermaid_label(m["name"]) for m in ok) + "]",
            '  y-axis "ms"']
     out += ["  bar [" + ", ".join(f"{v:.6g}" for v in values) + "]" for _, values in sums]

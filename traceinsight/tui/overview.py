@@ -16,7 +16,7 @@ from textual.widgets import Footer, Static
 
 from traceinsight import present as fmt
 from traceinsight.finding import Finding
-from traceinsight.model import Run
+from traceinsight.model import CorrectionKind, Run
 from traceinsight.stats import VsFastest
 from traceinsight.tui.bars import BarRow, CategoryBars, legend
 from traceinsight.tui.mode_table import ModeTable
@@ -50,6 +50,16 @@ def run_title(run: Run) -> Text:
     if run.source != "run":
         bits.append("foreign traces: one mode per trace")
     return Text(" · ".join(bits), style="bold", no_wrap=True, overflow="ellipsis")
+
+
+# the bars' heading by how the modes were drawn (``present.drawn_basis``)
+BARS_HEADING = {
+    "untraced": "Where the time goes (ms per untraced step by category, the profiler's cost "
+                "taken out; one scale)",
+    "traced": "Where the time goes (ms per traced step by category, the profiler's cost inside: "
+              "no untraced timing was captured; one scale)",
+    "mixed": "Where the time goes (ms per step by category: untraced, the profiler's cost taken "
+             "out, where the mode was timed untraced, else traced; one scale)"}
 
 
 def bar_rows(run: Run) -> list[BarRow]:
@@ -149,9 +159,9 @@ class OverviewScreen(Screen):
         # One scroll for the page (many modes, a short terminal); tab reaches it, the mouse too.
         with VerticalScroll(id="overview-body"):
             yield ModeTable(self.run, id="modes")
-            yield Static(Text("Where the time goes (ms per untraced step by category, the "
-                              "profiler's cost taken out; one scale)", style="bold"),
-                         classes="heading")
+            yield Static(Text(BARS_HEADING[fmt.drawn_basis(
+                [m.correction is not None and m.correction.kind is CorrectionKind.TRACED
+                 for m in self.run.ok_modes()])], style="bold"), classes="heading")
             yield CategoryBars(bar_rows(self.run), id="bars")
             yield Static(legend(), id="legend")
             yield Static(id="insights")
