@@ -98,3 +98,16 @@ def test_real_chrome_trace_is_trace_event_format(run):
             assert isinstance(e["ts"], (int, float)) and e["dur"] >= 0 and "tid" in e
     names = {e["name"] for e in events if e["ph"] == "X"}
     assert {"EagerExecute", "train"} & names or any(n.startswith("train") for n in names)
+
+
+def test_markdown_cells_of_an_empty_string_are_empty():
+    """A kernel with no framework op (XLA's own kernels of a JAX trace) has an empty op cell: an
+    empty cell, not a code span of spaces (an empty box on GitHub); other strings stay code."""
+    from traceinsight.report.markdown import code
+    assert code("") == ""
+    assert code("a|b") == "`a\\|b`" and code("`x`") == "`` `x` ``"
+    import traceinsight
+    from traceinsight.report import render
+    data = Path(__file__).parent / "data" / "jax" / "jax_cuda_mlp.xplane.pb"
+    md = render(traceinsight.load(data, use_cache=False), "md")
+    assert "`  `" not in md and "|  |  | `gemm_fusion_dot` |" in md

@@ -58,10 +58,12 @@ def text(s: Any, limit: int | None = MAX_TEXT) -> str:
 def code(s: Any, max_len: int = MAX_CELL, table: bool = True) -> str:
     """An inline code span holding any string (backticks, pipes and newlines included)."""
     s = present.safe(s, max_len)
+    if not s:
+        return ""       # an empty cell: a code span of spaces shows as an empty box
     if table:
         s = s.replace("|", "\\|")
     ticks = max((len(t) for t in _TICKS.findall(s)), default=0) + 1 if "`" in s else 1
-    pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
     return "`" * ticks + pad + s + pad + "`" * ticks
 
 
