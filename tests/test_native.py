@@ -375,3 +375,53 @@ def test_nearest_marked_and_at_walk_up_the_parents(ev, data):
     if len(unmarked):
         many = np.full(2 * n + 1100, unmarked[-1], dtype=np.int64)
         np.testing.assert_array_equal(native.nearest_marked_at(mask, parent, many), want[many])
+
+
+def brute_landing(start, end, line, parent, outside, cat, bounds, seg_cat, ws, we, kind, python):
+    """Per the definition (traceinsight.analysis.overhead): each counted event's landing
+    category, one event at a time."""
+    counts = np.zeros(7, dtype=np.int64)
+    for i in range(len(start)):
+        k = kind[line[i]]
+        if not k or (k == 1 and outside[i]):
+            continue
+        w = [j for j in range(len(ws)) if ws[j] <= start[i]]     # the last window to start
+        if not w or start[i] >= we[w[-1]]:
+            continue
+        if k == 1 and parent[i] >= 0:
+            land = cat[parent[i]]
+        elif k == 1 and end[i] > start[i]:
+            land = python
+        else:
+            seg = [j for j in range(len(bounds)) if bounds[j] <= start[i]]
+            land = seg_cat[seg[-1]] if seg and seg[-1] < len(seg_cat) else python
+        counts[land] += 1
+    return counts
+
+
+@settings(max_examples=200, deadline=None)
+@given(nested_lines(), st.lists(st.tuples(st.integers(-50, 1050), st.integers(0, 400)),
+                                max_size=5), st.data())
+def test_landing_counts_count_each_event_where_its_cost_lands(ev, windows, data):
+    """The main thread's events (line 0) land in their parent's category (python for a root of
+    positive length, the instant's for one of zero length), another thread's (line 1) in the main
+    thread's category at its start; line 2 counts nowhere, nor events outside the windows or,
+    on the main thread, kept out of the nesting. The line column read in its own width."""
+    line, start, end, _ = ev
+    n = len(start)
+    # zero-length events too (no parent), and some events kept out
+    end = np.where(np.arange(n) % 5 == 4, start, end)
+    parent, _, _ = native.nest(start, end, line, end > start, np.zeros(n, bool))
+    outside = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    cat = (np.arange(n) % 6).astype(np.int8)
+    main = np.flatnonzero((line == 0) & (end > start))
+    bounds, _, seg_cat = native.timeline(start, end, main, cat, 5)
+    seg_cat = seg_cat[:-1]
+    ws = np.sort(np.array([w[0] for w in windows], dtype=np.int64))
+    we = ws + np.array([w[1] for w in windows], dtype=np.int64)
+    kind = np.array([1, 2, 0], dtype=np.uint8)
+    want = brute_landing(start, end, line, parent, outside, cat, bounds, seg_cat, ws, we, kind, 5)
+    for dtype in (np.int16, np.int32, np.int64):
+        got = native.landing_counts(start, end, line.astype(dtype), parent, outside, cat, bounds,
+                                    seg_cat, ws, we, kind, 5, 7)
+        np.testing.assert_array_equal(got, want)

@@ -558,11 +558,36 @@ static Py_ssize_t upper_bound(const int64_t *b, Py_ssize_t lo, Py_ssize_t hi, in
     return lo;
 }
 
+/* The place of x in b (sorted, n values): the first index whose value is above x, found by
+ * galloping from p, the previous such place (keys in runs of increasing values cost about a step
+ * each instead of a binary search over the whole array). */
+static Py_ssize_t gallop(const int64_t *b, Py_ssize_t n, Py_ssize_t p, int64_t x)
+{
+    if (p < n && b[p] <= x) { /* forward: b[last] <= x */
+        Py_ssize_t last = p, probe = p + 1, step = 1;
+        while (probe < n && b[probe] <= x) {
+            last = probe;
+            step *= 2;
+            probe = last + step;
+        }
+        return upper_bound(b, last + 1, probe < n ? probe : n, x);
+    }
+    if (p > 0 && b[p - 1] > x) { /* backward: b[first] > x */
+        Py_ssize_t first = p - 1, probe = p - 2, step = 1;
+        while (probe >= 0 && b[probe] > x) {
+            first = probe;
+            step *= 2;
+            probe = first - step;
+        }
+        return upper_bound(b, probe < 0 ? 0 : probe + 1, first, x);
+    }
+    return p;
+}
+
 /* locate(sorted, keys, out): out[i] = the index of the last value of ``sorted`` at or below
  * keys[i], -1 when none (numpy's searchsorted(sorted, keys, side="right") - 1). Each search
  * gallops from the previous key's place: keys in runs of increasing times (a thread's event
- * starts against the timeline's bounds) cost about a step each instead of a binary search over
- * the whole array. */
+ * starts against the timeline's bounds) cost about a step each. */
 static PyObject *locate(PyObject *self, PyObject *args)
 {
     Py_buffer bb = {0}, bk = {0}, bo = {0};
@@ -575,34 +600,101 @@ static PyObject *locate(PyObject *self, PyObject *args)
     const int64_t *b = bb.buf, *key = bk.buf;
     int64_t *out = bo.buf;
     Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t p = 0; /* the previous key's place: values below it are at or below that key */
+    Py_ssize_t p = 0;
     for (Py_ssize_t i = 0; i < m; i++) {
-        int64_t x = key[i];
-        Py_ssize_t pos = p;
-        if (p < n && b[p] <= x) { /* forward: b[last] <= x */
-            Py_ssize_t last = p, probe = p + 1, step = 1;
-            while (probe < n && b[probe] <= x) {
-                last = probe;
-                step *= 2;
-                probe = last + step;
-            }
-            pos = upper_bound(b, last + 1, probe < n ? probe : n, x);
-        } else if (p > 0 && b[p - 1] > x) { /* backward: b[first] > x */
-            Py_ssize_t first = p - 1, probe = p - 2, step = 1;
-            while (probe >= 0 && b[probe] > x) {
-                first = probe;
-                step *= 2;
-                probe = first - step;
-            }
-            pos = upper_bound(b, probe < 0 ? 0 : probe + 1, first, x);
-        }
-        out[i] = pos - 1;
-        p = pos;
+        p = gallop(b, n, p, key[i]);
+        out[i] = p - 1;
     }
     Py_END_ALLOW_THREADS
     ok = 1;
 done:
     RELEASE(&bb, &bk, &bo);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* An integer column of any width (1, 2, 4 or 8 bytes, signed): the caller's own dtype, so that a
+ * narrow column (thread lines, ids) is read as it is instead of copied to a wider one. */
+static inline int64_t int_at(const void *p, int size, Py_ssize_t i)
+{
+    switch (size) {
+    case 1:
+        return ((const int8_t *)p)[i];
+    case 2:
+        return ((const int16_t *)p)[i];
+    case 4:
+        return ((const int32_t *)p)[i];
+    default:
+        return ((const int64_t *)p)[i];
+    }
+}
+
+static int int_size_ok(int size)
+{
+    if (size == 1 || size == 2 || size == 4 || size == 8)
+        return 1;
+    PyErr_SetString(PyExc_ValueError, "integer column of 1, 2, 4 or 8 bytes expected");
+    return 0;
+}
+
+/* landing_counts(start, end, line, line_size, parent, outside, cat, bounds, seg_cat, t0, t1,
+ *                line_kind, python, counts)
+ *
+ * The host's events by the category their recording cost lands in (traceinsight.analysis.overhead),
+ * counted: an event counts when its line's kind (line_kind[line], uint8) is 1 (the main thread;
+ * events kept out of the nesting, ``outside``, skipped) or 2 (another thread of the host), and its
+ * start falls in the window that is the last to start at or before it ([t0, t1) sorted by t0).
+ * A main-thread event lands in its parent's category (cat, int8), python for a root event of
+ * positive length; any other event in the main thread's category at its start instant: the
+ * segment of the timeline holding it (segment j is [bounds[j], bounds[j + 1]), seg_cat int8 as
+ * long as the segments), python off the timeline. counts (int64, one per category) is added to. */
+static PyObject *landing_counts(PyObject *self, PyObject *args)
+{
+    Py_buffer bs = {0}, be = {0}, bl = {0}, bp = {0}, bout = {0}, bc = {0}, bb = {0}, bsc = {0},
+              b0 = {0}, b1 = {0}, bk = {0}, bcount = {0};
+    int line_size, python, ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*iy*y*y*y*y*y*y*y*iw*", &bs, &be, &bl, &line_size, &bp,
+                          &bout, &bc, &bb, &bsc, &b0, &b1, &bk, &python, &bcount))
+        goto done;
+    if (!int_size_ok(line_size))
+        goto done;
+    Py_ssize_t n = bs.len / 8, nb = bb.len / 8, nseg = bsc.len, w = b0.len / 8,
+               n_lines = bk.len, n_cat = bcount.len / 8;
+    if (check(&be, 8, n, "end") || check(&bl, line_size, n, "line") || check(&bp, 4, n, "parent") ||
+        check(&bout, 1, n, "outside") || check(&bc, 1, n, "cat") || check(&bb, 8, -1, "bounds") ||
+        check(&b1, 8, w, "t1") || check(&bcount, 8, -1, "counts"))
+        goto done;
+    const int64_t *st = bs.buf, *en = be.buf, *b = bb.buf, *t0 = b0.buf, *t1 = b1.buf;
+    const int32_t *par = bp.buf;
+    const uint8_t *out = bout.buf, *kind = bk.buf;
+    const int8_t *cat = bc.buf, *sc = bsc.buf;
+    const void *ln = bl.buf;
+    int64_t *counts = bcount.buf;
+    Py_ssize_t pw = 0, pb = 0; /* the previous start's places among the windows, the bounds */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t l = int_at(ln, line_size, i);
+        if (l < 0 || l >= n_lines || !kind[l] || (kind[l] == 1 && out[i]))
+            continue;
+        pw = gallop(t0, w, pw, st[i]);
+        if (pw == 0 || st[i] >= t1[pw - 1])
+            continue;
+        int64_t land;
+        int32_t p = par[i];
+        if (kind[l] == 1 && p >= 0 && p < n)
+            land = cat[p];
+        else if (kind[l] == 1 && en[i] > st[i])
+            land = python;
+        else {
+            pb = gallop(b, nb, pb, st[i]);
+            land = pb >= 1 && pb - 1 < nseg ? sc[pb - 1] : python;
+        }
+        if (land >= 0 && land < n_cat)
+            counts[land]++;
+    }
+    ok = 1;
+done:
+    RELEASE(&bs, &be, &bl, &bp, &bout, &bc, &bb, &bsc, &b0, &b1, &bk, &bcount);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
@@ -636,6 +728,9 @@ static PyMethodDef methods[] = {
      "owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out[, group])"},
     {"window_sums", window_sums, METH_VARARGS, "window_sums(bounds, seg_cat, t0, t1, out)"},
     {"locate", locate, METH_VARARGS, "locate(sorted, keys, out)"},
+    {"landing_counts", landing_counts, METH_VARARGS,
+     "landing_counts(start, end, line, line_size, parent, outside, cat, bounds, seg_cat, t0, t1, "
+     "line_kind, python, counts)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -192,3 +192,24 @@ def locate(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
     out = np.empty(len(keys), dtype=_I64)
     _native.locate(_i64(values), _i64(keys), out)
     return out
+
+
+def _int_column(a: np.ndarray) -> np.ndarray:
+    """An integer column in its own width (1, 2, 4 or 8 bytes): no copy of a narrow one."""
+    a = np.asarray(a)
+    if a.dtype.kind == "i" and a.dtype.itemsize in (1, 2, 4, 8):
+        return np.ascontiguousarray(a)
+    return _i64(a)
+
+
+def landing_counts(start, end, line, parent, outside, cat, bounds, seg_cat, t0, t1,
+                   line_kind: np.ndarray, python: int, n_cat: int) -> np.ndarray:
+    """The host's events counted by the category their recording cost lands in (int64, one per
+    category): the main thread's (``line_kind`` 1 by line) and another host thread's (2) events
+    that start in the windows; see landing_counts() in _native_kernels.c."""
+    counts = np.zeros(n_cat, dtype=_I64)
+    line = _int_column(line)
+    _native.landing_counts(_i64(start), _i64(end), line, line.dtype.itemsize, _i32(parent),
+                           _u8(outside), _i8(cat), _i64(bounds), _i8(seg_cat), _i64(t0),
+                           _i64(t1), _u8(line_kind), int(python), counts)
+    return counts
