@@ -375,3 +375,131 @@ def test_nearest_marked_and_at_walk_up_the_parents(ev, data):
     if len(unmarked):
         many = np.full(2 * n + 1100, unmarked[-1], dtype=np.int64)
         np.testing.assert_array_equal(native.nearest_marked_at(mask, parent, many), want[many])
+
+
+def brute_landing(start, end, line, parent, outside, cat, bounds, seg_cat, ws, we, kind, python):
+    """Per the definition (traceinsight.analysis.overhead): each counted event's landing
+    category, one event at a time."""
+    counts = np.zeros(7, dtype=np.int64)
+    for i in range(len(start)):
+        k = kind[line[i]]
+        if not k or (k == 1 and outside[i]):
+            continue
+        w = [j for j in range(len(ws)) if ws[j] <= start[i]]     # the last window to start
+        if not w or start[i] >= we[w[-1]]:
+            continue
+        if k == 1 and parent[i] >= 0:
+            land = cat[parent[i]]
+        elif k == 1 and end[i] > start[i]:
+            land = python
+        else:
+            seg = [j for j in range(len(bounds)) if bounds[j] <= start[i]]
+            land = seg_cat[seg[-1]] if seg and seg[-1] < len(seg_cat) else python
+        counts[land] += 1
+    return counts
+
+
+@settings(max_examples=200, deadline=None)
+@given(nested_lines(), st.lists(st.tuples(st.integers(-50, 1050), st.integers(0, 400)),
+                                max_size=5), st.data())
+def test_landing_counts_count_each_event_where_its_cost_lands(ev, windows, data):
+    """The main thread's events (line 0) land in their parent's category (python for a root of
+    positive length, the instant's for one of zero length), another thread's (line 1) in the main
+    thread's category at its start; line 2 counts nowhere, nor events outside the windows or,
+    on the main thread, kept out of the nesting. The line column read in its own width."""
+    line, start, end, _ = ev
+    n = len(start)
+    # zero-length events too (no parent), and some events kept out
+    end = np.where(np.arange(n) % 5 == 4, start, end)
+    parent, _, _ = native.nest(start, end, line, end > start, np.zeros(n, bool))
+    outside = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    cat = (np.arange(n) % 6).astype(np.int8)
+    main = np.flatnonzero((line == 0) & (end > start))
+    bounds, _, seg_cat = native.timeline(start, end, main, cat, 5)
+    seg_cat = seg_cat[:-1]
+    ws = np.sort(np.array([w[0] for w in windows], dtype=np.int64))
+    we = ws + np.array([w[1] for w in windows], dtype=np.int64)
+    kind = np.array([1, 2, 0], dtype=np.uint8)
+    want = brute_landing(start, end, line, parent, outside, cat, bounds, seg_cat, ws, we, kind, 5)
+    for dtype in (np.int16, np.int32, np.int64):
+        got = native.landing_counts(start, end, line.astype(dtype), parent, outside, cat, bounds,
+                                    seg_cat, ws, we, kind, 5, 7)
+        np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=300, deadline=None)
+@given(nested_lines(max_lines=1), st.lists(st.tuples(st.integers(-50, 1050), st.integers(0, 400)),
+                                           max_size=4), st.data())
+def test_frame_sweep_is_frame_sums_over_owned_time_and_the_issuers_sums(ev, windows, data):
+    """The sweep's sums against its twins: ``frame_sums`` over ``owned_time``'s python time, and
+    per issuer (a marked name with calls; each event's nearest issuer at or above it, walked up
+    the parents) the owned time of two categories under it, the op calls below it by kind, and
+    whether an issuer event in a window has no issuer above or a caller's. Some events of zero
+    length, some kept out of the nesting."""
+    line, start, end, name = ev
+    n = len(start)
+    end = np.where(np.arange(n) % 7 == 6, start, end)
+    draw = data.draw
+    outside = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    include = (end > start) & ~outside
+    parent, _, _ = native.nest(start, end, line, include, np.zeros(n, bool))
+    cat = np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=np.int8)
+    bounds, owner, seg_cat = native.timeline(start, end, np.flatnonzero(include), cat, 3)
+    owner, seg_cat = owner[:-1], seg_cat[:-1]
+    steps: list[tuple[int, int]] = []
+    for a, b in sorted((a, a + d) for a, d in windows):
+        if not steps or a >= steps[-1][1]:
+            steps.append((a, b))
+    ws = np.array([a for a, _ in steps], dtype=np.int64)
+    we = np.array([b for _, b in steps], dtype=np.int64)
+    is_frame = np.array([True, True, False, True])
+    marked = np.array(draw(st.lists(st.booleans(), min_size=4, max_size=4)))
+    caller = np.array(draw(st.lists(st.booleans(), min_size=4, max_size=4)))
+    op_kind = np.array(draw(st.lists(st.integers(-1, 2), min_size=4, max_size=4)), dtype=np.int8)
+    got = native.frame_sweep(parent, name, start, end, outside, 0, n, bounds, owner, seg_cat, ws,
+                             we, is_frame, 3, marked, caller, op_kind, 1, 2)
+    assert got is not None
+    own = native.owned_time(bounds, owner, seg_cat, ws, we, 3, n)
+    want = native.frame_sums(parent, name, start, include, is_frame, 0, n, ws, we, own)
+    for k, w in zip(("calls", "self", "inclusive"), want):
+        np.testing.assert_array_equal(got[k], w)
+    issuer_name = marked & (want[0] > 0)
+    issuer = np.array([brute_nearest_marked(issuer_name[name], parent, e) for e in range(n)])
+    in_win = np.array([any(a <= s < b for a, b in steps) for s in start.tolist()], dtype=bool)
+    for k, c in (("time_a", 1), ("time_b", 2)):
+        by_event = native.owned_time(bounds, owner, seg_cat, ws, we, c, n)
+        by_name = np.zeros(4, dtype=np.int64)
+        for e in np.flatnonzero(issuer >= 0):
+            by_name[name[issuer[e]]] += by_event[e]
+        np.testing.assert_array_equal(got[k], by_name)
+    ops = np.zeros((4, 3), dtype=np.int64)
+    entry = np.zeros(4, dtype=bool)
+    for e in range(n):
+        if outside[e] or not in_win[e]:
+            continue
+        up = issuer[parent[e]] if parent[e] >= 0 else -1
+        if op_kind[name[e]] >= 0 and up >= 0:
+            ops[name[up], 0] += 1
+            if op_kind[name[e]] > 0:
+                ops[name[up], op_kind[name[e]]] += 1
+        if issuer_name[name[e]] and (up < 0 or caller[name[up]]):
+            entry[name[e]] = True
+    np.testing.assert_array_equal(got["ops"], ops)
+    np.testing.assert_array_equal(got["entry"], entry)
+
+
+def test_frame_sweep_refuses_a_timeline_that_is_not_the_nestings():
+    """A segment owned by an event that is not the innermost open one: None (the caller then
+    sums from the per-event columns)."""
+    start, end = np.array([0, 2], dtype=np.int64), np.array([10, 5], dtype=np.int64)
+    parent = np.array([-1, 0], dtype=np.int32)
+    names = np.zeros(2, dtype=np.int32)
+    bounds = np.array([0, 3, 10], dtype=np.int64)
+    owner = np.array([0, 0], dtype=np.int32)      # event 1 is open over 2-5: it owns that time
+    args = (np.array([True]), 3, np.array([True]), np.array([False]), np.array([-1], np.int8), 1, 2)
+    assert native.frame_sweep(parent, names, start, end, np.zeros(2, bool), 0, 2, bounds, owner,
+                              np.full(2, 3, np.int8), np.array([0]), np.array([10]), *args) is None
+    good = native.frame_sweep(parent, names, start, end, np.zeros(2, bool), 0, 2,
+                              np.array([0, 2, 5, 10]), np.array([0, 1, 0], np.int32),
+                              np.full(3, 3, np.int8), np.array([0]), np.array([10]), *args)
+    assert good is not None and good["inclusive"].tolist() == [10]

@@ -220,3 +220,51 @@ def test_a_copy_with_a_new_timing_gets_its_own_correction(tmp_path):
     copy = dataclasses.replace(run, modes={"m": m.replace(timing=slower)})
     assert copy.modes["m"].breakdown_ms == pytest.approx(2 * m.breakdown_ms)
     assert run.modes["m"].breakdown_ms == pytest.approx(m.median_ms)
+
+
+class _Rows:
+    """The parts of an event table that ``calibration_events`` reads: events sorted by (line,
+    start), names by id."""
+
+    def __init__(self, line, start, end, name, names):
+        self.line, self.start, self.end, self.name, self.names = line, start, end, name, names
+
+    def name_id(self, name):
+        return self.names.index(name) if name in self.names else -1
+
+    def line_rows(self, line):
+        lo, hi = np.searchsorted(self.line, [line, line + 1])
+        return slice(int(lo), int(hi))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_calibration_events_count_the_main_threads_events_in_the_windows(seed):
+    """Against the definition, event by event: the main thread's events other than the markers
+    that start before the end of the last marker starting at or before them (markers may
+    overlap, touch, be of zero length); other lines' events never count."""
+    from types import SimpleNamespace
+
+    from traceinsight.analysis.overhead import calibration_events
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    line = np.sort(rng.integers(0, 3, n)).astype(np.int16)
+    start = rng.integers(0, 100, n)
+    end = start + rng.integers(0, 20, n)
+    name = rng.integers(0, 3, n).astype(np.int32)      # 0: the marker
+    order = np.lexsort((-end, start, line))
+    line, start, end, name = line[order], start[order], end[order], name[order]
+    t = _Rows(line, start, end, name, [runfolder.CALIBRATION_MARKER, "a", "b"])
+    a = SimpleNamespace(table=t, main_line=1)
+    cal = Timing(steps_s=np.ones(3), calibration=Calibration(calls=2, untraced_s=(1.0,),
+                                                             traced_s=(2.0,)))
+    marks = [i for i in range(n) if line[i] == 1 and name[i] == 0]
+    # in table order, by start (stable): of markers starting together, the last in the table
+    ws = sorted(((start[i], end[i]) for i in marks), key=lambda w: w[0])
+    inside = 0
+    for i in range(n):
+        if line[i] != 1 or name[i] == 0:
+            continue
+        last = [w for w in ws if w[0] <= start[i]]
+        inside += bool(last) and start[i] < last[-1][1]
+    want = inside / (len(marks) * 2) if marks and inside else None
+    assert calibration_events(a, cal) == want

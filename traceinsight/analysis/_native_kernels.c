@@ -454,6 +454,238 @@ done:
     Py_RETURN_NONE;
 }
 
+/* ---- the python-tracer frames of the main thread, in one sweep ------------------------------ */
+
+typedef struct {
+    int32_t ev, issuer;      /* the event; the nearest issuer at or above it (-1: none) */
+    uint8_t counted, outer;  /* a frame counted in a window; the outermost of its name */
+    int64_t self, sub;       /* python time it owns; of its subtree, its own added at its pop */
+} open_event;
+
+typedef struct {
+    open_event *v;
+    Py_ssize_t n, cap;
+    /* per name, the counted frames of that name open now */
+    int32_t *count;
+    const int32_t *nm;
+    int64_t *selft, *incl;
+} open_stack;
+
+static int open_push(open_stack *s, open_event e)
+{
+    if (s->n == s->cap) {
+        Py_ssize_t cap = s->cap ? 2 * s->cap : 256;
+        open_event *v = realloc(s->v, cap * sizeof(open_event));
+        if (!v)
+            return -1;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = e;
+    return 0;
+}
+
+/* the top event ends: its sums are final, its subtree's time goes to its parent's */
+static void open_pop(open_stack *s)
+{
+    open_event *e = &s->v[--s->n];
+    int64_t total = e->self + e->sub;
+    if (e->counted) {
+        int32_t f = s->nm[e->ev];
+        s->selft[f] += e->self;
+        if (e->outer)
+            s->incl[f] += total;
+        s->count[f]--;
+    }
+    if (s->n)
+        s->v[s->n - 1].sub += total;
+}
+
+/* frame_sweep(parent, name, start, end, outside, lo, hi, bounds, seg_owner, seg_cat, t0, t1,
+ *             is_frame_name, python, calls, self, inclusive,
+ *             issuer_name, caller_name, op_kind, cat_a, cat_b, time_a, time_b, ops, entry) -> bool
+ *
+ * One pass over one thread's events (rows [lo, hi), sorted by start; those kept out of the nesting,
+ * ``outside``, skipped; the others of positive length are the nesting) together with that thread's
+ * timeline (segment j is [bounds[j], bounds[j + 1]), owned by seg_owner[j], of category
+ * seg_cat[j]), inside the sorted, disjoint windows [t0, t1). The open events are kept on a stack,
+ * each summing the time it owns and, once it ends, its subtree's. It gives frame_sums() over
+ * owned_time()'s python time (per name: calls, self and outermost inclusive time of the frames
+ * that start in a window), with no per-event column, and at once, per issuer name (a name that
+ * issuer_name marks and that has calls; each event's issuer is the nearest issuer event at or
+ * above it): the time of categories cat_a and cat_b owned by events under it (time_a, time_b);
+ * the op events in the windows (op_kind per name, -1: no op) whose parent's issuer it is, by kind
+ * (ops[3 * name + 0]: all, + 1: kind 1, + 2: kind 2); and entry[name] = 1 for an issuer event in
+ * a window whose issuer above is none or one whose name caller_name marks. Per name: all outputs
+ * as long as the names (ops three times).
+ *
+ * False where the timeline is not the nesting's (a segment's owner is not the innermost open
+ * event, an event ends after the time that must have closed it): the caller then computes the
+ * same sums from the per-event columns. */
+static PyObject *frame_sweep(PyObject *self, PyObject *args)
+{
+    Py_buffer bp = {0}, bn = {0}, bs = {0}, be = {0}, bout = {0}, bb = {0}, bown = {0}, bc = {0},
+              b0 = {0}, b1 = {0}, bfn = {0}, bcalls = {0}, bself = {0}, bincl = {0}, bir = {0},
+              bcr = {0}, bok = {0}, bta = {0}, btb = {0}, bops = {0}, bentry = {0};
+    Py_ssize_t lo, hi;
+    int python, cat_a, cat_b, ok = 0, consistent = 1;
+    open_stack stk = {0};
+    uint8_t *isr = NULL; /* the issuers' names */
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nny*y*y*y*y*y*iw*w*w*y*y*y*iiw*w*w*w*", &bp, &bn, &bs,
+                          &be, &bout, &lo, &hi, &bb, &bown, &bc, &b0, &b1, &bfn, &python, &bcalls,
+                          &bself, &bincl, &bir, &bcr, &bok, &cat_a, &cat_b, &bta, &btb, &bops,
+                          &bentry))
+        goto done;
+    Py_ssize_t n = bp.len / 4, n_names = bfn.len, w = b0.len / 8, nb = bb.len / 8,
+               nseg = nb > 0 ? nb - 1 : 0;
+    if (check(&bn, 4, n, "name") || check(&bs, 8, n, "start") || check(&be, 8, n, "end") ||
+        check(&bout, 1, n, "outside") || check(&bown, 4, nseg, "seg_owner") ||
+        check(&bc, 1, nseg, "seg_cat") || check(&b1, 8, w, "t1") ||
+        check(&bcalls, 8, n_names, "calls") || check(&bself, 8, n_names, "self") ||
+        check(&bincl, 8, n_names, "inclusive") || check(&bir, 1, n_names, "issuer_name") ||
+        check(&bcr, 1, n_names, "caller_name") || check(&bok, 1, n_names, "op_kind") ||
+        check(&bta, 8, n_names, "time_a") || check(&btb, 8, n_names, "time_b") ||
+        check(&bops, 8, 3 * n_names, "ops") || check(&bentry, 1, n_names, "entry"))
+        goto done;
+    if (lo < 0 || hi > n || lo > hi) {
+        PyErr_SetString(PyExc_IndexError, "frame_sweep: rows out of range");
+        goto done;
+    }
+    const int32_t *par = bp.buf, *nm = bn.buf, *owner = bown.buf;
+    const int64_t *st = bs.buf, *en = be.buf, *b = bb.buf, *t0 = b0.buf, *t1 = b1.buf;
+    const uint8_t *out = bout.buf, *is_frame = bfn.buf, *caller = bcr.buf, *issuer_name = bir.buf;
+    const int8_t *cat = bc.buf, *opk = bok.buf;
+    int64_t *calls = bcalls.buf, *time_a = bta.buf, *time_b = btb.buf, *ops = bops.buf;
+    uint8_t *entry = bentry.buf;
+    for (Py_ssize_t i = lo; i < hi; i++)
+        if (nm[i] < 0 || nm[i] >= n_names) {
+            PyErr_SetString(PyExc_IndexError, "frame_sweep: name id out of range");
+            goto done;
+        }
+    stk.count = calloc(n_names ? n_names : 1, sizeof(int32_t));
+    isr = calloc(n_names ? n_names : 1, 1);
+    if (!stk.count || !isr) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* the calls first: an issuer is a marked name with calls in the windows */
+    for (Py_ssize_t i = lo, k = 0; i < hi; i++) {
+        if (out[i] || en[i] <= st[i] || !is_frame[nm[i]])
+            continue;
+        while (k < w && t1[k] <= st[i])
+            k++;
+        if (k < w && t0[k] <= st[i])
+            calls[nm[i]]++;
+    }
+    for (Py_ssize_t f = 0; f < n_names; f++)
+        isr[f] = issuer_name[f] && calls[f] > 0;
+    stk.nm = nm;
+    stk.selft = bself.buf;
+    stk.incl = bincl.buf;
+    Py_ssize_t j = 0, wseg = 0, wev = 0; /* the next segment; the windows' places */
+#define NESTED(e) ((e) >= lo && (e) < hi && !out[e] && en[e] > st[e])
+    /* the segments that start before x, each owned by the innermost open event: the events above
+     * it on the stack ended by the segment's start */
+#define CONSUME(x)                                                                             \
+    for (; j < nseg && b[j] < (x); j++) {                                                      \
+        int32_t o = owner[j];                                                                  \
+        if (o >= 0 && !NESTED(o)) {                                                            \
+            consistent = 0;                                                                    \
+            break;                                                                             \
+        }                                                                                      \
+        while (stk.n && stk.v[stk.n - 1].ev != o) {                                            \
+            if (en[stk.v[stk.n - 1].ev] > b[j])                                                \
+                break;                                                                         \
+            open_pop(&stk);                                                                    \
+        }                                                                                      \
+        if (o < 0 ? stk.n != 0 : !stk.n || stk.v[stk.n - 1].ev != o) {                         \
+            consistent = 0;                                                                    \
+            break;                                                                             \
+        }                                                                                      \
+        int8_t c = cat[j];                                                                     \
+        if (o < 0 || (c != python && c != cat_a && c != cat_b))                                \
+            continue;                                                                          \
+        int64_t s0 = b[j], s1 = b[j + 1], d = 0;                                               \
+        while (wseg < w && t1[wseg] <= s0)                                                     \
+            wseg++;                                                                            \
+        for (Py_ssize_t k = wseg; k < w && t0[k] < s1; k++) {                                  \
+            int64_t a0 = s0 > t0[k] ? s0 : t0[k], a1 = s1 < t1[k] ? s1 : t1[k];                 \
+            if (a1 > a0)                                                                       \
+                d += a1 - a0;                                                                  \
+        }                                                                                      \
+        open_event *top = &stk.v[stk.n - 1];                                                   \
+        if (c == python)                                                                       \
+            top->self += d;                                                                    \
+        if (top->issuer >= 0 && (c == cat_a || c == cat_b)) {                                  \
+            int32_t r = nm[top->issuer];                                                       \
+            (c == cat_a ? time_a : time_b)[r] += d;                                            \
+        }                                                                                      \
+    }
+    for (Py_ssize_t i = lo; i < hi && consistent; i++) {
+        if (out[i])
+            continue;
+        int32_t f = nm[i];
+        while (wev < w && t1[wev] <= st[i])
+            wev++;
+        int in_win = wev < w && t0[wev] <= st[i];
+        if (en[i] <= st[i]) { /* of zero length: no parent, owns nothing */
+            if (in_win && isr[f])
+                entry[f] = 1;
+            continue;
+        }
+        CONSUME(st[i])
+        if (!consistent)
+            break;
+        int32_t p = par[i];
+        while (stk.n && stk.v[stk.n - 1].ev != p) {
+            if (en[stk.v[stk.n - 1].ev] > st[i]) {
+                consistent = 0;
+                break;
+            }
+            open_pop(&stk);
+        }
+        if (!consistent || (p >= 0 && !stk.n))
+            break;
+        int32_t up = stk.n ? stk.v[stk.n - 1].issuer : -1;
+        open_event e = {(int32_t)i, isr[f] ? (int32_t)i : up, 0, 0, 0, 0};
+        if (in_win) {
+            if (is_frame[f]) {
+                e.counted = 1;
+                e.outer = stk.count[f]++ == 0;
+            }
+            if (isr[f] && (up < 0 || caller[nm[up]]))
+                entry[f] = 1;
+            if (opk[f] >= 0 && up >= 0) {
+                int64_t *r = ops + 3 * (int64_t)nm[up];
+                r[0]++;
+                if (opk[f] == 1 || opk[f] == 2)
+                    r[opk[f]]++;
+            }
+        }
+        if (open_push(&stk, e) < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    if (consistent) {
+        CONSUME(INT64_MAX)
+    }
+#undef CONSUME
+#undef NESTED
+    while (stk.n)
+        open_pop(&stk);
+    ok = 1;
+done:
+    free(stk.v);
+    free(stk.count);
+    free(isr);
+    RELEASE(&bp, &bn, &bs, &be, &bout, &bb, &bown, &bc, &b0, &b1, &bfn, &bcalls, &bself, &bincl,
+            &bir, &bcr, &bok, &bta, &btb, &bops, &bentry);
+    if (!ok)
+        return NULL;
+    return PyBool_FromLong(consistent);
+}
+
 /* window_sums(bounds, seg_cat, t0, t1, out): out[w * n_cat + c] = time of the segments of category
  * c (segment j is [bounds[j], bounds[j+1]), seg_cat int8) inside window [t0[w], t1[w]). Each window
  * finds its first segment by binary search and walks its segments: linear in the segments the
@@ -558,11 +790,36 @@ static Py_ssize_t upper_bound(const int64_t *b, Py_ssize_t lo, Py_ssize_t hi, in
     return lo;
 }
 
+/* The place of x in b (sorted, n values): the first index whose value is above x, found by
+ * galloping from p, the previous such place (keys in runs of increasing values cost about a step
+ * each instead of a binary search over the whole array). */
+static Py_ssize_t gallop(const int64_t *b, Py_ssize_t n, Py_ssize_t p, int64_t x)
+{
+    if (p < n && b[p] <= x) { /* forward: b[last] <= x */
+        Py_ssize_t last = p, probe = p + 1, step = 1;
+        while (probe < n && b[probe] <= x) {
+            last = probe;
+            step *= 2;
+            probe = last + step;
+        }
+        return upper_bound(b, last + 1, probe < n ? probe : n, x);
+    }
+    if (p > 0 && b[p - 1] > x) { /* backward: b[first] > x */
+        Py_ssize_t first = p - 1, probe = p - 2, step = 1;
+        while (probe >= 0 && b[probe] > x) {
+            first = probe;
+            step *= 2;
+            probe = first - step;
+        }
+        return upper_bound(b, probe < 0 ? 0 : probe + 1, first, x);
+    }
+    return p;
+}
+
 /* locate(sorted, keys, out): out[i] = the index of the last value of ``sorted`` at or below
  * keys[i], -1 when none (numpy's searchsorted(sorted, keys, side="right") - 1). Each search
  * gallops from the previous key's place: keys in runs of increasing times (a thread's event
- * starts against the timeline's bounds) cost about a step each instead of a binary search over
- * the whole array. */
+ * starts against the timeline's bounds) cost about a step each. */
 static PyObject *locate(PyObject *self, PyObject *args)
 {
     Py_buffer bb = {0}, bk = {0}, bo = {0};
@@ -575,34 +832,101 @@ static PyObject *locate(PyObject *self, PyObject *args)
     const int64_t *b = bb.buf, *key = bk.buf;
     int64_t *out = bo.buf;
     Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t p = 0; /* the previous key's place: values below it are at or below that key */
+    Py_ssize_t p = 0;
     for (Py_ssize_t i = 0; i < m; i++) {
-        int64_t x = key[i];
-        Py_ssize_t pos = p;
-        if (p < n && b[p] <= x) { /* forward: b[last] <= x */
-            Py_ssize_t last = p, probe = p + 1, step = 1;
-            while (probe < n && b[probe] <= x) {
-                last = probe;
-                step *= 2;
-                probe = last + step;
-            }
-            pos = upper_bound(b, last + 1, probe < n ? probe : n, x);
-        } else if (p > 0 && b[p - 1] > x) { /* backward: b[first] > x */
-            Py_ssize_t first = p - 1, probe = p - 2, step = 1;
-            while (probe >= 0 && b[probe] > x) {
-                first = probe;
-                step *= 2;
-                probe = first - step;
-            }
-            pos = upper_bound(b, probe < 0 ? 0 : probe + 1, first, x);
-        }
-        out[i] = pos - 1;
-        p = pos;
+        p = gallop(b, n, p, key[i]);
+        out[i] = p - 1;
     }
     Py_END_ALLOW_THREADS
     ok = 1;
 done:
     RELEASE(&bb, &bk, &bo);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* An integer column of any width (1, 2, 4 or 8 bytes, signed): the caller's own dtype, so that a
+ * narrow column (thread lines, ids) is read as it is instead of copied to a wider one. */
+static inline int64_t int_at(const void *p, int size, Py_ssize_t i)
+{
+    switch (size) {
+    case 1:
+        return ((const int8_t *)p)[i];
+    case 2:
+        return ((const int16_t *)p)[i];
+    case 4:
+        return ((const int32_t *)p)[i];
+    default:
+        return ((const int64_t *)p)[i];
+    }
+}
+
+static int int_size_ok(int size)
+{
+    if (size == 1 || size == 2 || size == 4 || size == 8)
+        return 1;
+    PyErr_SetString(PyExc_ValueError, "integer column of 1, 2, 4 or 8 bytes expected");
+    return 0;
+}
+
+/* landing_counts(start, end, line, line_size, parent, outside, cat, bounds, seg_cat, t0, t1,
+ *                line_kind, python, counts)
+ *
+ * The host's events by the category their recording cost lands in (traceinsight.analysis.overhead),
+ * counted: an event counts when its line's kind (line_kind[line], uint8) is 1 (the main thread;
+ * events kept out of the nesting, ``outside``, skipped) or 2 (another thread of the host), and its
+ * start falls in the window that is the last to start at or before it ([t0, t1) sorted by t0).
+ * A main-thread event lands in its parent's category (cat, int8), python for a root event of
+ * positive length; any other event in the main thread's category at its start instant: the
+ * segment of the timeline holding it (segment j is [bounds[j], bounds[j + 1]), seg_cat int8 as
+ * long as the segments), python off the timeline. counts (int64, one per category) is added to. */
+static PyObject *landing_counts(PyObject *self, PyObject *args)
+{
+    Py_buffer bs = {0}, be = {0}, bl = {0}, bp = {0}, bout = {0}, bc = {0}, bb = {0}, bsc = {0},
+              b0 = {0}, b1 = {0}, bk = {0}, bcount = {0};
+    int line_size, python, ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*iy*y*y*y*y*y*y*y*iw*", &bs, &be, &bl, &line_size, &bp,
+                          &bout, &bc, &bb, &bsc, &b0, &b1, &bk, &python, &bcount))
+        goto done;
+    if (!int_size_ok(line_size))
+        goto done;
+    Py_ssize_t n = bs.len / 8, nb = bb.len / 8, nseg = bsc.len, w = b0.len / 8,
+               n_lines = bk.len, n_cat = bcount.len / 8;
+    if (check(&be, 8, n, "end") || check(&bl, line_size, n, "line") || check(&bp, 4, n, "parent") ||
+        check(&bout, 1, n, "outside") || check(&bc, 1, n, "cat") || check(&bb, 8, -1, "bounds") ||
+        check(&b1, 8, w, "t1") || check(&bcount, 8, -1, "counts"))
+        goto done;
+    const int64_t *st = bs.buf, *en = be.buf, *b = bb.buf, *t0 = b0.buf, *t1 = b1.buf;
+    const int32_t *par = bp.buf;
+    const uint8_t *out = bout.buf, *kind = bk.buf;
+    const int8_t *cat = bc.buf, *sc = bsc.buf;
+    const void *ln = bl.buf;
+    int64_t *counts = bcount.buf;
+    Py_ssize_t pw = 0, pb = 0; /* the previous start's places among the windows, the bounds */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t l = int_at(ln, line_size, i);
+        if (l < 0 || l >= n_lines || !kind[l] || (kind[l] == 1 && out[i]))
+            continue;
+        pw = gallop(t0, w, pw, st[i]);
+        if (pw == 0 || st[i] >= t1[pw - 1])
+            continue;
+        int64_t land;
+        int32_t p = par[i];
+        if (kind[l] == 1 && p >= 0 && p < n)
+            land = cat[p];
+        else if (kind[l] == 1 && en[i] > st[i])
+            land = python;
+        else {
+            pb = gallop(b, nb, pb, st[i]);
+            land = pb >= 1 && pb - 1 < nseg ? sc[pb - 1] : python;
+        }
+        if (land >= 0 && land < n_cat)
+            counts[land]++;
+    }
+    ok = 1;
+done:
+    RELEASE(&bs, &be, &bl, &bp, &bout, &bc, &bb, &bsc, &b0, &b1, &bk, &bcount);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
@@ -634,8 +958,15 @@ static PyMethodDef methods[] = {
      "inclusive)"},
     {"owned_time", owned_time, METH_VARARGS,
      "owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out[, group])"},
+    {"frame_sweep", frame_sweep, METH_VARARGS,
+     "frame_sweep(parent, name, start, end, outside, lo, hi, bounds, seg_owner, seg_cat, t0, t1, "
+     "is_frame_name, python, calls, self, inclusive, issuer_name, caller_name, op_kind, cat_a, "
+     "cat_b, time_a, time_b, ops, entry) -> bool"},
     {"window_sums", window_sums, METH_VARARGS, "window_sums(bounds, seg_cat, t0, t1, out)"},
     {"locate", locate, METH_VARARGS, "locate(sorted, keys, out)"},
+    {"landing_counts", landing_counts, METH_VARARGS,
+     "landing_counts(start, end, line, line_size, parent, outside, cat, bounds, seg_cat, t0, t1, "
+     "line_kind, python, counts)"},
     {NULL, NULL, 0, NULL},
 };
 

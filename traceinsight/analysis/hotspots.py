@@ -193,26 +193,37 @@ def hotspots_table(a: Attribution, steps: Columns, *, user_files: frozenset[str]
     if n == 0 or a.main_line < 0:
         return Columns.no_rows(HOTSPOT_COLUMNS)
     frame_name = np.array([nm.startswith(PYTHON_FRAME) for nm in t.names] or [False], dtype=bool)
-    # python time owned by each event (segments of steady steps, clipped to them); per function:
-    # calls, self time, and inclusive time of outermost (non-recursive) calls
-    own_py = owned_time(a, ws, we, rules.PYTHON)
     # the keys in the column's own dtype: other keys would make numpy convert the whole
     # table-long column (a copy of it at the analysis's peak, and its time)
     lo, hi = np.searchsorted(t.line, np.array([a.main_line, a.main_line + 1], dtype=t.line.dtype))
-    calls_by_name, self_by_name, incl_by_name = native.frame_sums(
-        a.parent, t.name, t.start, ~a.outside & (t.end > t.start), frame_name, lo, hi, ws, we,
-        own_py, consume_own=True)
-    del own_py     # 8 bytes an event (made subtree sums in place: no copy of it was made)
+    # every frame name's file, group, and whether it issues ops (TensorFlow's own frames and
+    # other packages' are walked through to the code that called them). A base name TensorFlow
+    # shares with Keras (traceback_utils.py: both wrap their API calls in an ``error_handler``)
+    # is walked through too: the frame may be TensorFlow's own
+    parsed = {nid: parse_frame(t.names[nid]) for nid in np.flatnonzero(frame_name).tolist()
+              if nid < len(t.names)}
+    group_of = {nid: frame_group(f[0], user_files, python_files) for nid, f in parsed.items()}
+    issuer_of = {nid: g in ISSUER_GROUPS and "tensorflow" not in str((python_files or {}).get(
+        parsed[nid][0], "")) for nid, g in group_of.items()}
+    swept = _swept(a, ws, we, int(lo), int(hi), frame_name, issuer_of, group_of)
+    if swept is not None:
+        calls_by_name, self_by_name, incl_by_name = swept["calls"], swept["self"], swept["inclusive"]
+    else:
+        # python time owned by each event (segments of steady steps, clipped to them); per
+        # function: calls, self time, and inclusive time of outermost (non-recursive) calls
+        own_py = owned_time(a, ws, we, rules.PYTHON)
+        calls_by_name, self_by_name, incl_by_name = native.frame_sums(
+            a.parent, t.name, t.start, ~a.outside & (t.end > t.start), frame_name, lo, hi, ws, we,
+            own_py, consume_own=True)
+        del own_py     # 8 bytes an event (made subtree sums in place: no copy of it was made)
     if not calls_by_name.any():
         return Columns.no_rows(HOTSPOT_COLUMNS)
     nids = np.nonzero(calls_by_name)[0]
-    frames = [parse_frame(t.names[nid]) for nid in nids.tolist()]
-    groups = [frame_group(f[0], user_files, python_files) for f in frames]
-    # a base name TensorFlow shares with Keras (traceback_utils.py: both wrap their API calls in
-    # an ``error_handler``) is walked through too: the frame may be TensorFlow's own
-    issuers = [g in ISSUER_GROUPS and "tensorflow" not in str((python_files or {}).get(f[0], ""))
-               for f, g in zip(frames, groups)]
-    issued = _issued_by_frame(a, ws, we, nids, issuers, groups)
+    frames = [parsed[nid] for nid in nids.tolist()]
+    groups = [group_of[nid] for nid in nids.tolist()]
+    issuers = [issuer_of[nid] for nid in nids.tolist()]
+    issued = _issued_by_frame(a, ws, we, nids, issuers, groups) if swept is None else \
+        _issued_swept(swept, nids)
     df = Columns({"function": text([func or t.names[nid] for nid, (_, _, func) in zip(nids.tolist(), frames)]),
                   "file": text([f[0] for f in frames]),
                   "line": np.array([f[1] for f in frames], dtype=np.int64),
@@ -224,6 +235,47 @@ def hotspots_table(a: Attribution, steps: Columns, *, user_files: frozenset[str]
     # ties (many frames own no python time) in a fixed order, so reports do not reshuffle
     return df.take(sort_order([(df["self_ms"], False), (df["inclusive_ms"], False),
                                (df["function"], True), (df["file"], True), (df["line"], True)]))
+
+
+def _swept(a: Attribution, ws: np.ndarray, we: np.ndarray, lo: int, hi: int,
+           frame_name: np.ndarray, issuer_of: dict[int, bool], group_of: dict[int, str]
+           ) -> dict[str, np.ndarray] | None:
+    """The main thread's frame sums and the issuers' sums (``native.frame_sweep``) in one pass,
+    with no per-event column; None where the sweep cannot give ``frame_sums`` and
+    ``_issued_by_frame``'s figures exactly (windows that overlap, owned times past 2**53 ps, a
+    timeline that is not the nesting's): the per-event path gives them."""
+    if not ((we >= ws).all() and (ws[1:] >= we[:-1]).all()):
+        return None
+    t = a.table
+    n_names = len(frame_name)
+    issuer_name = np.zeros(n_names, dtype=bool)
+    caller_name = np.zeros(n_names, dtype=bool)
+    for nid, is_issuer in issuer_of.items():
+        issuer_name[nid] = is_issuer
+        caller_name[nid] = group_of[nid] in ("user", "traceinsight")
+    op_kind = np.full(n_names, -1, dtype=np.int8)
+    for i, nm in enumerate(t.names):
+        op = rules.op_of_name(nm)
+        if op is not None:
+            op_kind[i] = 1 if op[1] == EAGER_CONST else 2 if op[1] == "StridedSlice" else 0
+    out = native.frame_sweep(a.parent, t.name, t.start, t.end, a.outside, lo, hi, a.bounds,
+                             a.seg_owner, a.seg_cat, ws, we, frame_name, rules.PYTHON,
+                             issuer_name, caller_name, op_kind, rules.INPUT, rules.DISPATCH)
+    if out is None or max(out["time_a"].max(initial=0), out["time_b"].max(initial=0)) >= 1 << 53:
+        return None
+    return out
+
+
+def _issued_swept(swept: dict[str, np.ndarray], nids: np.ndarray) -> dict[str, np.ndarray]:
+    """``_issued_by_frame``'s columns from the sweep's per-name sums (integers below 2**53: the
+    float sums the per-event path makes are exact, so these are they)."""
+    ops = swept["ops"][nids]
+    return {"op_calls_per_step": ops[:, 0].astype(float),
+            "conversions_per_step": ops[:, 1].astype(float),
+            "slices_per_step": ops[:, 2].astype(float),
+            "input_ms": swept["time_a"][nids].astype(float) / PS_PER_MS,
+            "dispatch_ms": swept["time_b"][nids].astype(float) / PS_PER_MS,
+            "entry": swept["entry"][nids].copy()}
 
 
 def _issued_by_frame(a: Attribution, ws: np.ndarray, we: np.ndarray, nids: np.ndarray,

@@ -192,3 +192,53 @@ def locate(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
     out = np.empty(len(keys), dtype=_I64)
     _native.locate(_i64(values), _i64(keys), out)
     return out
+
+
+def _int_column(a: np.ndarray) -> np.ndarray:
+    """An integer column in its own width (1, 2, 4 or 8 bytes): no copy of a narrow one."""
+    a = np.asarray(a)
+    if a.dtype.kind == "i" and a.dtype.itemsize in (1, 2, 4, 8):
+        return np.ascontiguousarray(a)
+    return _i64(a)
+
+
+def landing_counts(start, end, line, parent, outside, cat, bounds, seg_cat, t0, t1,
+                   line_kind: np.ndarray, python: int, n_cat: int) -> np.ndarray:
+    """The host's events counted by the category their recording cost lands in (int64, one per
+    category): the main thread's (``line_kind`` 1 by line) and another host thread's (2) events
+    that start in the windows; see landing_counts() in _native_kernels.c."""
+    counts = np.zeros(n_cat, dtype=_I64)
+    line = _int_column(line)
+    _native.landing_counts(_i64(start), _i64(end), line, line.dtype.itemsize, _i32(parent),
+                           _u8(outside), _i8(cat), _i64(bounds), _i8(seg_cat), _i64(t0),
+                           _i64(t1), _u8(line_kind), int(python), counts)
+    return counts
+
+
+def frame_sweep(parent, name, start, end, outside, lo: int, hi: int, bounds, seg_owner, seg_cat,
+                t0, t1, is_frame_name, python: int, issuer_name, caller_name, op_kind,
+                cat_a: int, cat_b: int) -> dict[str, np.ndarray] | None:
+    """``frame_sums`` of one thread's python-tracer frames over the python time the events own
+    (``owned_time``), in one sweep of its rows [lo, hi) and its timeline (windows [t0, t1) sorted
+    and disjoint), with no per-event column; and per issuer name (``issuer_name`` marks the
+    candidates; an issuer has calls): the time of categories ``cat_a`` / ``cat_b`` owned under
+    it, the op calls whose parent's issuer it is by ``op_kind`` (-1: no op, 1 and 2 counted
+    apart), and whether it is an entry (the issuer above it is none or a ``caller_name``). See
+    frame_sweep() in _native_kernels.c. None where the timeline is not the nesting's: the per-event
+    columns then give the same sums."""
+    n_names = len(is_frame_name)
+    out = {k: np.zeros(n_names, dtype=_I64) for k in ("calls", "self", "inclusive", "time_a",
+                                                     "time_b")}
+    ops = np.zeros((n_names, 3), dtype=_I64)
+    entry = np.zeros(n_names, dtype=np.uint8)
+    if not _native.frame_sweep(
+            _i32(parent), np.ascontiguousarray(name, dtype=np.int32), _i64(start), _i64(end),
+            _u8(outside), lo, hi, _i64(bounds), np.ascontiguousarray(seg_owner, dtype=np.int32),
+            np.ascontiguousarray(seg_cat, dtype=np.int8), _i64(t0), _i64(t1), _u8(is_frame_name),
+            int(python), out["calls"], out["self"], out["inclusive"], _u8(issuer_name),
+            _u8(caller_name), _i8(op_kind), int(cat_a), int(cat_b), out["time_a"],
+            out["time_b"], ops, entry):
+        return None
+    out["ops"] = ops
+    out["entry"] = entry.view(bool)
+    return out

@@ -50,56 +50,6 @@ if TYPE_CHECKING:      # the correction itself needs none (the analyzer imports 
     from traceinsight.analysis.attribute import Attribution
 
 
-def landing_categories(a: Attribution, instant: np.ndarray | None = None) -> np.ndarray:
-    """Per main-thread event: the category its recording cost lands in (see the module's
-    docstring), int8. ``instant``: ``_instant_categories(a)``, when the caller has it already
-    (it is consumed: the result is written into it)."""
-    t = a.table
-    parent = a.parent
-    land = _instant_categories(a) if instant is None else instant
-    # one int8 array per event, filled in place (a trace's millions of events: each int64
-    # temporary would cost 8 bytes an event at the analysis's peak)
-    for rows in _chunks(len(t)):      # in chunks: the parents of the nested events are int32
-        part = land[rows]             # (a view: written in place)
-        part[t.end[rows] > t.start[rows]] = rules.PYTHON
-        up = parent[rows]
-        nested = up >= 0
-        part[nested] = a.cat[up[nested]]
-    return land
-
-
-def _instant_categories(a: Attribution) -> np.ndarray:
-    """Per event: the main thread's category at its start instant (python off the timeline),
-    int8."""
-    if not len(a.seg_cat):
-        return np.full(len(a.table), rules.PYTHON, dtype=np.int8)
-    from traceinsight.analysis import native  # here: the correction alone needs no C code
-    cat = np.empty(len(a.table), dtype=np.int8)
-    for rows in _chunks(len(a.table)):
-        # each thread's starts increase: a galloping search from the previous start's segment
-        seg = native.locate(a.bounds, a.table.start[rows])
-        off = (seg < 0) | (seg >= len(a.seg_cat))
-        np.clip(seg, 0, len(a.seg_cat) - 1, out=seg)
-        cat[rows] = a.seg_cat[seg]
-        cat[rows][off] = rules.PYTHON
-    return cat
-
-
-# rows per chunk of the table-long searches below: their int64 temporaries stay this size
-_CHUNK = 1 << 20
-
-
-def _chunks(n: int) -> list[slice]:
-    return [slice(i, min(i + _CHUNK, n)) for i in range(0, n, _CHUNK)]
-
-
-def _main_events(a: Attribution) -> np.ndarray:
-    """The main thread's events that the tracer recorded for the program (not the windows the
-    capture or a foreign tool opened: step markers, events kept out of the nesting)."""
-    t = a.table
-    return (t.line == a.main_line) & ~a.outside
-
-
 def _thread_lines(a: Attribution) -> np.ndarray:
     """Per line of the table: another thread of the main thread's host (its plane's lines, not
     the lines XProf derives from the others: steps, ops, modules)."""
@@ -122,29 +72,16 @@ def tracer_events(a: Attribution, steps: Columns, timing: Timing | None) -> Trac
         return None
     ws, we = a.step_start[steady], a.step_end[steady]
     t = a.table
-    main = _main_events(a)
     order = np.argsort(ws, kind="stable")
     ws, we = ws[order], we[order]
-    inside = np.zeros(len(t), bool)
-    for rows in _chunks(len(t)) if len(ws) else ():
-        start = t.start[rows]
-        k = np.searchsorted(ws, start, side="right")
-        k -= 1
-        inside[rows] = k >= 0
-        np.maximum(k, 0, out=k)
-        inside[rows] &= start < we[k]
-    instant = _instant_categories(a)
-    # another thread's event lands where the main thread is at its instant
-    others = _thread_lines(a)[t.line] & inside
-    land = landing_categories(a, instant.copy())
-    np.copyto(land, instant, where=others)
-    del instant
-    # counted in chunks: bincount takes its values as int64, a copy of 8 bytes an event of the
-    # selection (most of a large trace) that was the analysis's peak
-    counts = np.zeros(len(CATEGORIES), dtype=np.int64)
-    for rows in _chunks(len(t)):
-        sel = (main[rows] | others[rows]) & inside[rows]
-        counts += np.bincount(land[rows][sel], minlength=len(CATEGORIES))[:len(CATEGORIES)]
+    # per line: 1 the main thread, 2 another thread of its host (its cost lands where the main
+    # thread is at its instant), 0 neither; every event visited once in the C kernel, with no
+    # table-long column (a large trace's millions of events: each would cost bytes an event)
+    kind = _thread_lines(a).astype(np.uint8) * 2
+    kind[a.main_line] = 1
+    from traceinsight.analysis import native  # here: the correction alone needs no C code
+    counts = native.landing_counts(t.start, t.end, t.line, a.parent, a.outside, a.cat, a.bounds,
+                                   a.seg_cat, ws, we, kind, rules.PYTHON, len(CATEGORIES))
     per_step = {c: float(counts[i]) / n for i, c in enumerate(CATEGORIES)}
     return TracerEvents(per_step=per_step, calibration_events=calibration_events(a, timing))
 
@@ -157,17 +94,24 @@ def calibration_events(a: Attribution, timing: Timing | None) -> float | None:
     mid = t.name_id(runfolder.CALIBRATION_MARKER)
     if cal is None or mid < 0 or a.main_line < 0:
         return None
-    main_line = t.line == a.main_line
-    win = np.flatnonzero(main_line & (t.name == mid))
+    rows = t.line_rows(a.main_line)
+    win = rows.start + np.flatnonzero(t.name[rows] == mid)
     if not len(win) or cal.calls < 1:
         return None
     ws, we = t.start[win], t.end[win]
     order = np.argsort(ws, kind="stable")
     ws, we = ws[order], we[order]
-    others = main_line & (t.name != mid)
-    k = np.searchsorted(ws, t.start, side="right") - 1
-    inside = others & (k >= 0) & (t.start < we[np.clip(k, 0, None)])
-    events = int(inside.sum())
+    # an event is inside when it starts before the end of the last window that starts at or
+    # before it. The line's starts are sorted: the events whose last window is k are one run of
+    # rows, [first[k], first[k + 1]), and those inside it the run's rows before ends[k]: counted
+    # by searches per window, with no table-long column
+    starts = t.start[rows]
+    first = np.append(np.searchsorted(starts, ws, side="left"), len(starts))
+    ends = np.searchsorted(starts, we, side="left")
+    inside = np.maximum(np.minimum(ends, first[1:]) - first[:-1], 0).sum()
+    # less the windows themselves (the calibration markers)
+    k = np.searchsorted(ws, t.start[win], side="right") - 1
+    events = int(inside) - int(((k >= 0) & (t.start[win] < we[np.clip(k, 0, None)])).sum())
     return events / (len(win) * cal.calls) if events else None
 
 
