@@ -297,7 +297,9 @@ def test_no_process_to_spare_this_one_does_it_all(logdir, monkeypatch):
 
 def test_an_unreadable_result_is_one_line(logdir, monkeypatch):
     monkeypatch.setenv(parallel.START_ENV, "fork")
-    monkeypatch.setattr(parallel.cache, "to_dict", lambda mode, key: {"not": "a mode"})
+    # (parallel imports the cache where a job needs it)
+    from traceinsight.analysis import cache
+    monkeypatch.setattr(cache, "to_dict", lambda mode, key: {"not": "a mode"})
     with pytest.raises(TraceinsightError, match=r"^analysing \S+ failed: the analysis process sent "
                                                 r"an unreadable result$"):
         parallel.analyze_modes(host_groups(logdir), jobs=2)

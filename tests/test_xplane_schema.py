@@ -25,6 +25,11 @@ def test_importing_the_schema_does_not_import_tensorflow():
     assert out.stdout.strip() == "False"
 
 
+def test_the_serialized_schema_is_the_schema_written():
+    """The classes are built from ``_SERIALIZED``: it must be the schema as written, exactly."""
+    assert xplane._SERIALIZED == xplane._build_file().SerializeToString()
+
+
 def test_schema_matches_tensorflow_xplane_pb2():
     pb2 = pytest.importorskip("tensorflow.tsl.profiler.protobuf.xplane_pb2")
     for name in ("XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata"):

@@ -28,17 +28,20 @@ import numpy as np
 from traceinsight import present as fmt
 from traceinsight.categories import CATEGORIES
 from traceinsight.columns import Columns, Table, fields_equal
-from traceinsight.comparison import Comparison
-from traceinsight.factortable import FactorTable
-from traceinsight.finding import Finding
-from traceinsight.hostgroup import HostGroup
-from traceinsight.machineload import RoundAction, RoundLoad
 from traceinsight.modekind import ModeKind, mode_kind
 from traceinsight.resample import bootstrap_medians, median, samples_digest
 from traceinsight.stepsource import StepSource
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    # (types only: what a run's figures hold is computed from above; a trace's analysis, which
+    # makes none of them, then defines none of their classes: start-up time)
+    from traceinsight.comparison import Comparison
+    from traceinsight.factortable import FactorTable
+    from traceinsight.finding import Finding
+    from traceinsight.hostgroup import HostGroup
+    from traceinsight.machineload import RoundLoad
 
 
 CATEGORY_HELP: dict[str, str] = {
@@ -85,6 +88,7 @@ class Timing:
     def round_loads(self) -> tuple[RoundLoad, ...] | None:
         """Per round of ``rounds`` (same order): its index, window, load and steps, as data; None
         without rounds or without a load record per round."""
+        from traceinsight.machineload import RoundLoad
         recs = (self.load or {}).get("rounds")
         if not self.rounds or not isinstance(recs, list) or len(recs) != len(self.rounds):
             return None
@@ -95,6 +99,7 @@ class Timing:
     def set_aside(self) -> tuple[RoundLoad, ...]:
         """The disturbed attempts the capture did not use (re-run, or set aside), in the order
         they ran; () in run folders written before the capture kept such a record."""
+        from traceinsight.machineload import RoundAction, RoundLoad
         recs = (self.load or {}).get("set_aside")
         if not isinstance(recs, list):
             return ()

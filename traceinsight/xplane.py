@@ -5,26 +5,25 @@ and xprof ships none. The schema is small and public (tsl/profiler/protobuf/xpla
 describe its messages here with protobuf's own descriptor API and let protobuf (upb backend) build
 the classes. Field numbers must match the public schema; ``tests/test_xplane_schema.py`` checks
 them against TensorFlow's generated module when TensorFlow is installed.
+
+The classes are built at import from the schema already serialized (``_SERIALIZED``), as protoc's
+generated modules are: building it message by message needs ``descriptor_pb2``, a large module,
+on every start (start-up time). ``_build_file`` is the schema as written; the test checks that
+``_SERIALIZED`` is exactly it serialized (``python -m traceinsight.xplane`` prints it again).
 """
 
 from __future__ import annotations
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from typing import TYPE_CHECKING
+
+from google.protobuf import descriptor_pool, message_factory
+
+if TYPE_CHECKING:
+    from google.protobuf import descriptor_pb2
 
 _PACKAGE = "traceinsight.xplane"  # our own package name: never collides with TF's in one process
 
-_F = descriptor_pb2.FieldDescriptorProto
-
 # (message, [(field name, number, type, label, message type or None, oneof index or None)], oneofs)
-_SCALARS = {
-    "int64": _F.TYPE_INT64,
-    "uint64": _F.TYPE_UINT64,
-    "double": _F.TYPE_DOUBLE,
-    "string": _F.TYPE_STRING,
-    "bytes": _F.TYPE_BYTES,
-    "bool": _F.TYPE_BOOL,
-    "uint32": _F.TYPE_UINT32,
-}
 
 _MESSAGES: list[tuple[str, list[tuple], list[str]]] = [
     ("XSpace", [
@@ -93,6 +92,12 @@ _MESSAGES: list[tuple[str, list[tuple], list[str]]] = [
 
 
 def _build_file() -> descriptor_pb2.FileDescriptorProto:
+    """The schema above as a FileDescriptorProto (``_SERIALIZED`` is it, serialized)."""
+    from google.protobuf import descriptor_pb2
+    fld = descriptor_pb2.FieldDescriptorProto
+    scalars = {"int64": fld.TYPE_INT64, "uint64": fld.TYPE_UINT64, "double": fld.TYPE_DOUBLE,
+               "string": fld.TYPE_STRING, "bytes": fld.TYPE_BYTES, "bool": fld.TYPE_BOOL,
+               "uint32": fld.TYPE_UINT32}
     fdp = descriptor_pb2.FileDescriptorProto(name="traceinsight/xplane.proto", package=_PACKAGE,
                                              syntax="proto3")
     for msg_name, fields, oneofs in _MESSAGES:
@@ -101,40 +106,85 @@ def _build_file() -> descriptor_pb2.FileDescriptorProto:
             msg.oneof_decl.add(name=oneof)
         for name, number, ftype, label, oneof_index in fields:
             field = msg.field.add(name=name, number=number, json_name=name)
-            field.label = _F.LABEL_REPEATED if label == "repeated" else _F.LABEL_OPTIONAL
+            field.label = fld.LABEL_REPEATED if label == "repeated" else fld.LABEL_OPTIONAL
             if ftype.startswith("map:"):
                 _, key_type, value_type = ftype.split(":")
                 entry_name = "".join(part.capitalize() for part in name.split("_")) + "Entry"
                 entry = msg.nested_type.add(name=entry_name)
                 entry.options.map_entry = True
-                entry.field.add(name="key", number=1, type=_SCALARS[key_type],
-                                label=_F.LABEL_OPTIONAL, json_name="key")
-                entry.field.add(name="value", number=2, type=_F.TYPE_MESSAGE,
-                                type_name=f".{_PACKAGE}.{value_type}", label=_F.LABEL_OPTIONAL,
+                entry.field.add(name="key", number=1, type=scalars[key_type],
+                                label=fld.LABEL_OPTIONAL, json_name="key")
+                entry.field.add(name="value", number=2, type=fld.TYPE_MESSAGE,
+                                type_name=f".{_PACKAGE}.{value_type}", label=fld.LABEL_OPTIONAL,
                                 json_name="value")
-                field.type = _F.TYPE_MESSAGE
+                field.type = fld.TYPE_MESSAGE
                 field.type_name = f".{_PACKAGE}.{msg_name}.{entry_name}"
-            elif ftype in _SCALARS:
-                field.type = _SCALARS[ftype]
+            elif ftype in scalars:
+                field.type = scalars[ftype]
             else:
-                field.type = _F.TYPE_MESSAGE
+                field.type = fld.TYPE_MESSAGE
                 field.type_name = f".{_PACKAGE}.{ftype}"
             if oneof_index is not None:
                 field.oneof_index = oneof_index
     return fdp
 
 
-_pool = descriptor_pool.DescriptorPool()
-_classes = message_factory.GetMessages([_build_file()], pool=_pool)
+# ``_build_file().SerializeToString()``
+_SERIALIZED = (
+    b'\n\x19traceinsight/xplane.proto\x12\x13traceinsight.xplane"\x8f\x01\n\x06XSpace\x123\n\x06pl'
+    b"anes\x18\x01 \x03(\x0b2\x1b.traceinsight.xplane.XPlaneR\x06planes\x12\x16\n\x06errors\x18"
+    b"\x02 \x03(\tR\x06errors\x12\x1a\n\x08warnings\x18\x03 \x03(\tR\x08warnings\x12\x1c\n\thostna"
+    b'mes\x18\x04 \x03(\tR\thostnames"\x89\x04\n\x06XPlane\x12\x0e\n\x02id\x18\x01 \x01(\x03R\x02i'
+    b"d\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x120\n\x05lines\x18\x03 \x03(\x0b2\x1a.traceins"
+    b"ight.xplane.XLineR\x05lines\x12V\n\x0eevent_metadata\x18\x04 \x03(\x0b2..traceinsight.xplane"
+    b".XPlane.EventMetadataEntryR\x0eevent_metadata\x12S\n\rstat_metadata\x18\x05 \x03(\x0b2-.trac"
+    b"einsight.xplane.XPlane.StatMetadataEntryR\rstat_metadata\x120\n\x05stats\x18\x06 \x03(\x0b2"
+    b"\x1a.traceinsight.xplane.XStatR\x05stats\x1ae\n\x12EventMetadataEntry\x12\x10\n\x03key\x18"
+    b"\x01 \x01(\x03R\x03key\x129\n\x05value\x18\x02 \x01(\x0b2#.traceinsight.xplane.XEventMetadat"
+    b"aR\x05value:\x028\x01\x1ac\n\x11StatMetadataEntry\x12\x10\n\x03key\x18\x01 \x01(\x03R\x03key"
+    b'\x128\n\x05value\x18\x02 \x01(\x0b2".traceinsight.xplane.XStatMetadataR\x05value:\x028\x01"'
+    b"\xea\x01\n\x05XLine\x12\x0e\n\x02id\x18\x01 \x01(\x03R\x02id\x12\x1e\n\ndisplay_id\x18\n "
+    b'\x01(\x03R\ndisplay_id\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12"\n\x0cdisplay_name\x18'
+    b'\x0b \x01(\tR\x0cdisplay_name\x12"\n\x0ctimestamp_ns\x18\x03 \x01(\x03R\x0ctimestamp_ns\x12 '
+    b"\n\x0bduration_ps\x18\t \x01(\x03R\x0bduration_ps\x123\n\x06events\x18\x04 \x03(\x0b2\x1b.tr"
+    b'aceinsight.xplane.XEventR\x06events"\xd2\x01\n\x06XEvent\x12 \n\x0bmetadata_id\x18\x01 \x01('
+    b"\x03R\x0bmetadata_id\x12\x1e\n\toffset_ps\x18\x02 \x01(\x03H\x00R\toffset_ps\x12*\n\x0fnum_o"
+    b"ccurrences\x18\x05 \x01(\x03H\x00R\x0fnum_occurrences\x12 \n\x0bduration_ps\x18\x03 \x01("
+    b"\x03R\x0bduration_ps\x120\n\x05stats\x18\x04 \x03(\x0b2\x1a.traceinsight.xplane.XStatR\x05st"
+    b'atsB\x06\n\x04data"\x86\x02\n\x05XStat\x12 \n\x0bmetadata_id\x18\x01 \x01(\x03R\x0bmetadata_'
+    b"id\x12$\n\x0cdouble_value\x18\x02 \x01(\x01H\x00R\x0cdouble_value\x12$\n\x0cuint64_value\x18"
+    b'\x03 \x01(\x04H\x00R\x0cuint64_value\x12"\n\x0bint64_value\x18\x04 \x01(\x03H\x00R\x0bint64_'
+    b'value\x12\x1e\n\tstr_value\x18\x05 \x01(\tH\x00R\tstr_value\x12"\n\x0bbytes_value\x18\x06 '
+    b"\x01(\x0cH\x00R\x0bbytes_value\x12\x1e\n\tref_value\x18\x07 \x01(\x04H\x00R\tref_valueB\x07"
+    b'\n\x05value"\xc2\x01\n\x0eXEventMetadata\x12\x0e\n\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n'
+    b'\x04name\x18\x02 \x01(\tR\x04name\x12"\n\x0cdisplay_name\x18\x04 \x01(\tR\x0cdisplay_name'
+    b"\x12\x1a\n\x08metadata\x18\x03 \x01(\x0cR\x08metadata\x120\n\x05stats\x18\x05 \x03(\x0b2\x1a"
+    b'.traceinsight.xplane.XStatR\x05stats\x12\x1a\n\x08child_id\x18\x06 \x03(\x03R\x08child_id"'
+    b"\x90\x02\n\x0eProfileOptions\x120\n\x13include_dataset_ops\x18\x01 \x01(\x08R\x13include_dat"
+    b"aset_ops\x12,\n\x11host_tracer_level\x18\x02 \x01(\rR\x11host_tracer_level\x120\n\x13device_"
+    b"tracer_level\x18\x03 \x01(\rR\x13device_tracer_level\x120\n\x13python_tracer_level\x18\x04 "
+    b"\x01(\rR\x13python_tracer_level\x12\x18\n\x07version\x18\x05 \x01(\rR\x07version\x12 \n\x0bd"
+    b'uration_ms\x18\t \x01(\x04R\x0bduration_ms"U\n\rXStatMetadata\x12\x0e\n\x02id\x18\x01 \x01('
+    b"\x03R\x02id\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12 \n\x0bdescription\x18\x03 \x01(\t"
+    b"R\x0bdescriptionb\x06proto3"
+)
 
-XSpace = _classes[f"{_PACKAGE}.XSpace"]
-XPlane = _classes[f"{_PACKAGE}.XPlane"]
-XLine = _classes[f"{_PACKAGE}.XLine"]
-XEvent = _classes[f"{_PACKAGE}.XEvent"]
-XStat = _classes[f"{_PACKAGE}.XStat"]
-XEventMetadata = _classes[f"{_PACKAGE}.XEventMetadata"]
-XStatMetadata = _classes[f"{_PACKAGE}.XStatMetadata"]
-ProfileOptions = _classes[f"{_PACKAGE}.ProfileOptions"]
+_pool = descriptor_pool.DescriptorPool()
+_pool.AddSerializedFile(_SERIALIZED)
+
+
+def _message(name: str):
+    return message_factory.GetMessageClass(_pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
+
+
+XSpace = _message("XSpace")
+XPlane = _message("XPlane")
+XLine = _message("XLine")
+XEvent = _message("XEvent")
+XStat = _message("XStat")
+XEventMetadata = _message("XEventMetadata")
+XStatMetadata = _message("XStatMetadata")
+ProfileOptions = _message("ProfileOptions")
 
 TRACER_LEVELS = ("host_tracer_level", "device_tracer_level", "python_tracer_level")
 
@@ -147,3 +197,7 @@ def decode_profile_options(data: bytes) -> dict[str, int]:
 
 __all__ = ["XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata",
            "ProfileOptions", "decode_profile_options"]
+
+
+if __name__ == "__main__":      # the schema serialized again, for ``_SERIALIZED`` after a change
+    print(repr(_build_file().SerializeToString()))

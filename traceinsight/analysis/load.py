@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from traceinsight import modekind, runfolder
-from traceinsight.analysis import cache
 from traceinsight.analysis.sessions import foreign_modes, straggler_notes
 from traceinsight.analysis.timings import read_timing
 from traceinsight.derive import complete
@@ -40,6 +38,10 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
     to ``analysis.parallel.analyze_modes`` (processes at once where the traces are large enough,
     or ``$TRACEINSIGHT_JOBS``; else one after another, here); the cache is read and written here.
     In the manifest's order."""
+    # (a run folder's only: the analysis of a trace reads no cache)
+    import hashlib
+
+    from traceinsight.analysis import cache
     modes: dict[str, ModeResult | None] = {}
     todo: dict[str, tuple[list[Path], dict[str, Any], Path, list]] = {}  # analysed, not cached
     later_notes: dict[str, list[str]] = {}   # files skipped, cache refused: this load only

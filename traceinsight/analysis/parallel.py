@@ -54,8 +54,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -64,7 +62,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from traceinsight.analysis import cache, malloc
+from traceinsight.analysis import malloc
 from traceinsight.errors import TraceinsightError
 
 if TYPE_CHECKING:
@@ -249,6 +247,7 @@ class _Worker:
                 return
             if status == "ok":
                 # this process's own timing (the message holds none, as the cache does not)
+                from traceinsight.analysis import cache
                 mode = cache.from_dict(value.get("mode"), [], mode_args.get("timing")) \
                     if isinstance(value, dict) else None
                 if mode is None:
@@ -269,6 +268,7 @@ class _Worker:
         if code is None:
             return ""
         if code < 0:
+            import signal
             try:
                 sig = signal.Signals(-code).name
             except ValueError:
@@ -302,6 +302,7 @@ class _Spawned(_Worker):
     caller's ``__main__`` script in every worker."""
 
     def __init__(self):
+        import subprocess
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])   # this very traceinsight
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -312,6 +313,7 @@ class _Spawned(_Worker):
         self.jobs, self.results = self.proc.stdin, self.proc.stdout
 
     def wait(self, timeout: float) -> int | None:
+        import subprocess
         try:
             return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -386,6 +388,7 @@ class _Forked(_Worker):
 
     def kill(self) -> None:
         if self.wait(0) is None:
+            import signal
             try:
                 os.kill(self.pid, signal.SIGKILL)      # our own forked worker
             except ProcessLookupError:
@@ -420,6 +423,7 @@ def _serve(inp, out) -> None:
             name, files = job[0], job[1]
             args = _args_from_json(job[2]) if len(job) > 2 else {}
             mode = _analyze(name, [Path(f) for f in files], **args)
+            from traceinsight.analysis import cache
             # the cache's JSON carries the bootstrap medians, with the digest of their samples
             result: tuple[str, Any] = ("ok", {"mode": cache.to_dict(mode, [])})
         except BaseException as e:  # reported by the parent as one line
@@ -428,12 +432,19 @@ def _serve(inp, out) -> None:
         _send(out, result)
 
 
+def _cache():
+    """``analysis.cache``, imported where a job needs its codec (the analysis of one small trace
+    here needs none: start-up time)."""
+    from traceinsight.analysis import cache
+    return cache
+
+
 # analyze_mode's keyword arguments that a job carries: (to JSON data, back); requested,
 # file_groups and signatures are JSON already (read from timings.json)
 _ARGS: dict[str, tuple[Any, Any]] = {
     "python_files": (lambda v: [str(f) for f in v], lambda v: [Path(f) for f in v]),
-    "timing": (lambda v: None if v is None else cache.timing_to_dict(v),      # exact
-               lambda v: None if v is None else cache.timing_from_dict(v)),
+    "timing": (lambda v: None if v is None else _cache().timing_to_dict(v),      # exact
+               lambda v: None if v is None else _cache().timing_from_dict(v)),
     "user_files": (sorted, frozenset),
     "extra_notes": (list, tuple),
     **{k: (lambda v: v, lambda v: v) for k in ("requested", "file_groups", "signatures",
