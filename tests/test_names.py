@@ -37,6 +37,9 @@ OUR_WORDS = {
 ONE_OFFS = {
     ("traceinsight/testing.py", "convert_to_tensor"): "a Python function's name in a made-up hotspot",
     ("traceinsight/tui/mode.py", "Steps"): "a tab's label",
+    ("traceinsight/capture/hook/agent.py", "train traceinsight"):
+        "the run agent's copy of SCRIPT_STEP_MARKER (it runs in the user's interpreter on the "
+        "standard library alone; test_realworld holds the two equal)",
 }
 # Stats whose value the analysis keeps as a table column of the same name: outside analysis/ a
 # literal is that column (model, present, stats and the renderers read it), inside it is checked.

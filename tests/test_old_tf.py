@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -67,7 +68,10 @@ def runs_oldest(tf_oldest, tmp_path_factory):
                "--modes", "function,v1-session", "--out", str(out), "--name", "fn", *with_python])
     script = main(["run", "--out", str(out), "--name", "script", "--skip-steps", "3", "--steps", "5",
                    "--", tf_oldest, str(ROOT / "tests" / "scripts" / "custom_loop.py"), "20"])
-    return out, (keras, fn, script)
+    # Keras 2's fit marks every batch "train" itself, around run's own markers
+    fit = main(["run", "--out", str(out), "--name", "fit", "--skip-steps", "5", "--steps", "6",
+                "--", tf_oldest, str(ROOT / "tests" / "scripts" / "keras_fit.py"), "0", "6"])
+    return out, (keras, fn, script, fit)
 
 
 def _check_steps(mode, timings: dict) -> None:
@@ -88,7 +92,7 @@ def _check_steps(mode, timings: dict) -> None:
 
 def test_every_mode_captures_on_the_oldest_tensorflow(runs_oldest, tf_oldest):
     out, statuses = runs_oldest
-    assert statuses == (0, 0, 0)
+    assert statuses == (0, 0, 0, 0)
     for name, modes in (("keras", ["fit", "xla", "tf1:fit"]), ("fn", ["function", "v1-session"])):
         manifest = runfolder.read_manifest(out / name)
         env = manifest["environment"]
@@ -125,6 +129,26 @@ def test_run_marks_a_custom_loop_on_the_oldest_tensorflow(runs_oldest):
     assert timings["details"]["step_kinds"] == {"tf.function": 20}
     loaded = traceinsight.load(out / "script", use_cache=False)
     _check_steps(loaded.modes["custom_loop"], timings)
+
+
+def test_run_of_a_keras_2_fit_takes_its_own_markers_as_the_steps(runs_oldest):
+    """Keras 2's fit wraps each batch in its own ``train`` marker (numbered per epoch) around
+    run's, and goes on marking batches while the profiler stops: the steps are run's 6, their
+    walls the script's own perf_counter times of the same steps."""
+    out, _ = runs_oldest
+    entry = runfolder.read_manifest(out / "fit")["modes"]["keras_fit"]
+    assert entry["status"] == "ok", entry["error"]
+    timings = runfolder.read_json(out / "fit" / entry["dir"] / runfolder.TIMINGS)
+    assert timings["details"]["step_kinds"] == {"fit batch": 240}
+    m = traceinsight.load(out / "fit", use_cache=False).modes["keras_fit"]
+    assert m.steps["step_num"].tolist() == timings["traced"]["host"]["step_nums"] == list(range(5, 11))
+    _check_steps(m, timings)
+    assert any(re.match(r"\d+ other step markers \(Keras 2's fit", n) for n in m.notes)
+    # untraced steps after the window, or, where the script ended while the trace was saved,
+    # a note that says there were none
+    untraced = timings["details"]["untraced_steps"]
+    assert untraced == len(timings["steps_s"])
+    assert untraced > 0 or any(n.startswith("no untraced step was timed") for n in entry["notes"])
 
 
 def test_trace_decoder_works_with_the_old_protobuf(tf_oldest):

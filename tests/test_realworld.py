@@ -265,6 +265,27 @@ def test_nested_markers_outer_ones_are_steps(tmp_path):
     assert any("inside other markers' windows" in n for n in m.notes)
 
 
+def test_run_markers_inside_keras_2_markers_are_the_steps(tmp_path):
+    """Keras 2's fit marks each batch ``train`` (step_num per epoch), around the markers of
+    ``traceinsight run``, and goes on marking batches while the profiler stops, past the traced
+    window: traceinsight's markers alone are the steps, their walls theirs."""
+    from traceinsight.analysis.names import SCRIPT_STEP_MARKER
+    from traceinsight.capture.hook import agent
+    assert agent.STEP_MARKER == SCRIPT_STEP_MARKER   # the agent keeps its own copy
+    sp = Space()
+    line = sp.host().line("python")
+    for i in range(6):
+        line.event("train", i * 100, 95, step_num=i % 3)      # Keras 2's, per epoch
+        if i < 4:                                             # the traced window: 4 steps
+            line.event(SCRIPT_STEP_MARKER, i * 100 + 5, 80, step_num=10 + i)
+        line.event("TFE_Py_Execute", i * 100 + 10, 50)
+    m = analyze_mode("k", [sp.write(tmp_path / "k.xplane.pb")])
+    assert m.steps["step_num"].tolist() == [10, 11, 12, 13]
+    assert m.steps["wall_ms"].tolist() == pytest.approx([80 * MS] * 4)
+    assert any(n.startswith("6 other step markers (Keras 2's fit") for n in m.notes)
+    assert not any("inside other markers' windows" in n for n in m.notes)
+
+
 # ---- real foreign traces (tools/make_foreign_traces.py) -----------------------------------------
 
 def test_real_keras_tensorboard_callback_trace():

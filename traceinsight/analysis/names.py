@@ -285,6 +285,13 @@ STEP_NUM = _add("step_num", Kind.STAT,
                 ALL_TF + (Source.JAX_0_10_CPU,))
 R_STAT = _add("_r", Kind.STAT, "a root TraceMe of a step (``Trace(..., _r=1)``)",
               ALL_TF + (Source.JAX_0_10_CPU,))
+SCRIPT_STEP_MARKER = _add(
+    "train traceinsight", Kind.EVENT,
+    "the step marker of ``traceinsight run`` / ``profile()`` / the Keras callback (a ``train…`` "
+    "marker with step_num, as XProf expects): where a trace holds it, it alone marks the steps, "
+    "not the ``train`` markers Keras 2's fit puts around each batch, around it and past the "
+    "traced window (TensorFlow keeps no stat of its own choosing on a marker to tell them apart)",
+    (), "written by this version's run / profile() / callback; no committed trace was made by them")
 EAGER_OP = _add("eager_op", Kind.STAT, "the op an ``EagerExecute`` dispatches", ALL_TF)
 IS_FUNC = _add("is_func", Kind.STAT, "1 when an ``EagerExecute`` runs a graph function", ALL_TF)
 TF_OP = _add("tf_op", Kind.STAT, "the TF op a device kernel ran for (``XlaModule:`` for JAX kernels)",

@@ -51,6 +51,7 @@ from traceinsight.analysis.names import (
     PROFILE_STOP_TIME,
     PROFILED_BATCH,
     PYTHON_FRAME,
+    SCRIPT_STEP_MARKER,
     STEP_MARKER_TEST,
     STEP_MARKER_TRAIN,
     STEP_NUM,
@@ -149,6 +150,15 @@ def find_steps(table: EventTable, main: int, marker: np.ndarray, parent: np.ndar
     main_marker = np.nonzero(marker & (table.line == main))[0] if main >= 0 else \
         np.zeros(0, np.int64)
     notes: list[str] = []
+    own = table.name_id(SCRIPT_STEP_MARKER)
+    if own >= 0 and len(main_marker) and (table.name[main_marker] == own).any():
+        # ``run`` / profile() / the callback marked the steps: their markers alone are the steps
+        # (Keras 2's fit marks each batch ``train`` too, around them and past the traced window)
+        others = int((table.name[main_marker] != own).sum())
+        main_marker = main_marker[table.name[main_marker] == own]
+        if others:
+            notes.append(f"{others} other step markers (Keras 2's fit marks each batch, around "
+                         "traceinsight's own marker) are not the steps: traceinsight's are")
     if len(main_marker):
         ss, se = table.start[main_marker], table.end[main_marker]
         sn = table.stat_int_at(STEP_NUM, main_marker)

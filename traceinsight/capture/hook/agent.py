@@ -19,7 +19,8 @@ script imports ``tensorflow`` / ``keras`` itself, then wraps
 * ``traceinsight.profile``'s hand-marked steps (``p.step()``, ``capture.inprocess``): once the
   script marks a step by hand, only its marks are steps (``manual``).
 
-Every step gets TF's step marker ``tf.profiler.experimental.Trace("train", step_num=i, _r=1)``
+Every step gets TF's step marker ``tf.profiler.experimental.Trace("train traceinsight",
+step_num=i, _r=1)`` (a name apart from the ``train`` markers Keras 2's fit puts around each batch)
 and a ``perf_counter`` time. At step ``skip_steps`` a profiler session starts in this process
 (``compat.LocalTrace``: explicit tracer levels, and no profiler server: nothing listens on any
 address); it records the next ``steps`` steps, however long the script takes between them, and
@@ -64,6 +65,11 @@ PATH_ENV = "TRACEINSIGHT_RUN_PYTHONPATH"
 BETWEEN_S = 0.002    # how long after a step's call returns the agent's threads start their work
 SAVE_S = 0.05     # the result file is rewritten at most this often while steps come
 MAX_RECORDED_STEPS = 1_000_000
+# this agent's step marker: a ``train…`` name apart from the ``train`` markers Keras 2's fit puts
+# around each batch, so that the analysis takes these as the steps (``analysis.names.
+# SCRIPT_STEP_MARKER``, a test holds them equal: not imported, this file runs in the user's
+# interpreter on the standard library alone)
+STEP_MARKER = "train traceinsight"
 
 _agent: "Agent | None" = None
 
@@ -272,7 +278,8 @@ class Agent:
             marker = None
             if recording:
                 self.trace.setdefault("started_before_step", self.next_step)
-                marker = self.tf.profiler.experimental.Trace("train", step_num=self.next_step, _r=1)
+                marker = self.tf.profiler.experimental.Trace(STEP_MARKER, step_num=self.next_step,
+                                                             _r=1)
                 marker.__enter__()
         except Exception as e:
             self.disable(f"could not open step {self.next_step}", e)
