@@ -13,7 +13,7 @@ import pytest
 import traceinsight
 from traceinsight import runfolder
 from traceinsight.cli import main
-from traceinsight.model import CATEGORIES
+from traceinsight.model import CATEGORIES, CorrectionKind
 
 pytestmark = pytest.mark.capture
 
@@ -193,6 +193,22 @@ def test_step_function_filter(runs_dir):
     entry = runfolder.read_manifest(runs_dir / "filtered")["modes"]["custom_loop"]
     assert entry["status"] == "failed"
     assert entry["error"].startswith("no steps: the script called neither")
+
+
+def test_a_script_that_ends_with_its_window_says_it_timed_no_untraced_step(runs_dir, capfd):
+    """8 steps: 2 skipped, the last 6 traced, none after: the mode is ok, its figures are the
+    traced steps', and the run says so where the user sees it and in the mode's notes."""
+    rc, _, err = _run(capfd, "--out", str(runs_dir), "--name", "short", "--skip-steps", "2",
+                      "--steps", "6", "--", PY, str(SCRIPTS / "custom_loop.py"), "8")
+    assert rc == 0
+    entry = runfolder.read_manifest(runs_dir / "short")["modes"]["custom_loop"]
+    assert entry["status"] == "ok" and entry["details"]["untraced_steps"] == 0
+    note = next(n for n in entry["notes"] if n.startswith("no untraced step was timed after the trace"))
+    assert "the script ended 0 steps after the traced window" in note
+    assert "no untraced step was timed after the trace" in err
+    m = traceinsight.load(runs_dir / "short", use_cache=False).modes["custom_loop"]
+    assert m.correction is not None and m.correction.kind is CorrectionKind.TRACED
+    assert "a script that timed no untraced step" in m.correction.method
 
 
 def test_no_tensorflow_and_not_python(runs_dir, capfd):

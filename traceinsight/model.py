@@ -302,8 +302,9 @@ class Correction:
     def method(self) -> str:
         """How the drawn split was obtained, in words (shown, never parsed)."""
         if self.kind is CorrectionKind.TRACED:
-            return ("drawn as traced: no untraced timing (not captured by traceinsight), so the "
-                    "profiler's cost cannot be taken out")
+            return ("drawn as traced: no untraced timing (a trace not captured by traceinsight, "
+                    "or a script that timed no untraced step: see the notes), so the profiler's "
+                    "cost cannot be taken out")
         if self.kind is CorrectionKind.CALIBRATED:
             return (f"the profiler's cost measured in the mode's own process "
                     f"({self.per_event_us:.2f} µs per event, {self.events_per_step or 0:.0f} "

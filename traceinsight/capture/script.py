@@ -282,8 +282,16 @@ class RecordedMode:
             print(f"traceinsight: {done['summary']['traced_n']} traced steps of mode {self.mode} "
                   f"in {self.run_path}; open it with: traceinsight view {self.run_path}",
                   file=sys.stderr, flush=True)
+            if (done.get("details") or {}).get("untraced_steps") == 0:
+                print(f"traceinsight: mode {self.mode}: {NO_UNTRACED_NOTE}: its figures are the "
+                      "traced steps', the profiler's cost inside (its notes say why); run the "
+                      "script longer for an untraced median", file=sys.stderr, flush=True)
         else:
             print(f"traceinsight: mode {self.mode}: {done['error']}", file=sys.stderr, flush=True)
+
+
+# the mode's note, and ``say``'s line, when its script timed no untraced step
+NO_UNTRACED_NOTE = "no untraced step was timed after the trace"
 
 
 def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path, name: str | None,
@@ -394,7 +402,7 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         "all_steps": {"steps_s": steps, "step_nums": nums, "traced": traced},
         "details": {"command": entry.get("command"), "step_kinds": res.get("step_kinds") or {},
                     "skip_steps": skip, "steps": window, "versions": res.get("versions") or {},
-                    "exit_status": rc},
+                    "exit_status": rc, "untraced_steps": len(after)},
     }
     duration = None
     if trace.get("started_s") and trace.get("saved_s"):
@@ -438,6 +446,15 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
     if trace and path and traced_steps and len(traced_steps) < window:
         notes.append(f"the trace holds {len(traced_steps)} of the {window} steps asked for "
                      "(the script ended first, or the trace's time bound passed)")
+    if trace and path and traced_steps and not after:
+        later = sum(1 for n in nums if n > traced_steps[-1][1])
+        notes.append(
+            NO_UNTRACED_NOTE + f": the script ended {later} step{'s' if later != 1 else ''} after "
+            "the traced window"
+            + (", every one of them while the profiler was still saving the trace (a step then "
+               "runs beside its work and is not timed)" if later else "")
+            + ". The figures are the traced steps', the profiler's cost inside; run the script "
+            "longer (more steps or epochs after the window) for an untraced median")
     po = host.get("profile_options") or {}
     if trace and path and po and po.get("unverified"):
         notes.append(f"host pass: {po['unverified']}")
