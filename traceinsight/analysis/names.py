@@ -16,7 +16,8 @@ write it.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from traceinsight.frozen import frozen
 
 
 class Kind(enum.Enum):
@@ -44,7 +45,7 @@ class Source(enum.Enum):
     JAX_TPU = "JAX on TPU v6e (XProf's test trace, version not recorded)"
 
 
-@dataclass(frozen=True)
+@frozen
 class TraceName:
     name: str
     kind: Kind

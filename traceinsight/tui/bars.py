@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.widget import Widget
 
 from traceinsight import present as fmt
+from traceinsight.frozen import frozen
 from traceinsight.model import CATEGORIES
 
 BLOCK = "█"
@@ -15,7 +14,7 @@ WIDE = 110          # from this width on, each bar is followed by its largest ca
 DETAIL_WIDTH = 54
 
 
-@dataclass(frozen=True)
+@frozen
 class BarRow:
     mode: str
     categories: dict[str, float] | None   # category -> ms/step; None when the mode has no breakdown
