@@ -42,6 +42,7 @@ class Words:
 
 @frozen
 class Strong:
+    """Inline parts shown strong where the format can."""
     parts: tuple[Any, ...]
 
 
@@ -100,6 +101,7 @@ class Table:
 
 @frozen
 class CodeBlock:
+    """A block of code (a fix), in ``lang`` where the format marks one."""
     text: str
     lang: str = ""
 
