@@ -211,27 +211,3 @@ def test_what_dataclasses_refuses_is_refused():
         _pair("    a: int\n    def __setattr__(self, name, value):\n        pass\n")
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'x'"):
         del _Point(1).x
-
-
-def test_init_is_compiled_when_the_first_instance_is_made():
-    # (documented: a class without a docstring compiles it at once, for dataclasses' docstring)
-    ours, theirs = _pair('    """A."""\n    a: int\n    b: list = field(default_factory=list)\n')
-    stand_in = ours.__dict__["__init__"]
-    assert stand_in.__code__.co_filename != "<string>"        # not compiled yet
-    assert str(inspect.signature(ours)) == str(inspect.signature(theirs))   # before any instance
-    obj = ours(1)
-    assert ours.__dict__["__init__"].__code__.co_filename == "<string>"
-    assert "__signature__" not in ours.__dict__
-    assert str(inspect.signature(ours)) == str(inspect.signature(theirs))
-    assert ours.__init__.__code__.co_varnames[:3] == theirs.__init__.__code__.co_varnames[:3]
-    assert vars(obj) == vars(theirs(1)) and vars(ours(2, [3])) == {"a": 2, "b": [3]}
-
-
-def test_the_first_instance_compiles_init_and_later_ones_use_it():
-    ours, _ = _pair('    """A."""\n    a: int\n')
-    stand_in = ours.__dict__["__init__"]
-    assert ours(1).a == 1
-    compiled = ours.__dict__["__init__"]
-    assert compiled is not stand_in and compiled.__code__.co_filename == "<string>"
-    assert ours(2).a == 2 and ours.__dict__["__init__"] is compiled
-    assert "__signature__" not in ours.__dict__

@@ -6,23 +6,21 @@ which made defining them a noticeable share of a small ``analyze``'s start-up. `
 ``dataclasses.dataclass`` record the fields (``fields``, ``replace``, ``asdict`` see a dataclass)
 and generate no method; it compiles ``__init__`` alone, from the text dataclasses writes for a
 frozen class (the same parameters, defaults, factories, InitVars and ``__post_init__`` call, the
-fields set with ``object.__setattr__``), and that only when the class's first instance is made: a
-class a command never instantiates costs it nothing (until then ``cls.__init__`` is a stand-in
-that compiles it, and ``inspect.signature(cls)`` is already the compiled one's). The rest is given
-without compiling anything: the frozen ``__setattr__`` / ``__delattr__`` as closures over the
-class and its field names (dataclasses' test: ``FrozenInstanceError`` for any name on the class
-itself, for a field's name on a subclass), and ``__repr__``, ``__eq__`` and ``__hash__`` as three
-functions shared by every such class, which read the fields each uses from a tuple the decorator
-stores on the class. They give what dataclasses' own give: the repr ``Name(field=value!r, ...)``
-over the fields with ``repr=True`` (``...`` where an object's repr reaches itself again),
-equality only with an instance of the very same class over the fields with ``compare=True``
-(``NotImplemented`` otherwise), and the hash of the tuple of the fields that hash (``hash=True``,
-or ``compare=True`` where ``hash`` is unset); with ``eq=False`` the class keeps identity's
-``__eq__`` / ``__hash__``. A method the class body defines itself is kept, as dataclasses keeps
-it (a ``__setattr__`` / ``__delattr__`` is refused, as dataclasses refuses it). What differs is
-only the record: ``__dataclass_params__`` says the methods were not dataclasses' (``init``,
-``repr``, ``eq`` and ``frozen`` False), so a plain ``@dataclass(frozen=True)`` cannot subclass a
-``@frozen`` class: subclass it with ``@frozen``.
+fields set with ``object.__setattr__``), and gives the rest without compiling anything: the frozen
+``__setattr__`` / ``__delattr__`` as closures over the class and its field names (dataclasses'
+test: raise ``FrozenInstanceError`` for any name on the class itself, for a field's name on a
+subclass), and ``__repr__``, ``__eq__`` and ``__hash__`` as three functions shared by every such
+class, which read the fields each uses from a tuple the decorator stores on the class. They give
+what dataclasses' own give: the repr
+``Name(field=value!r, ...)`` over the fields with ``repr=True`` (``...`` where an object's repr
+reaches itself again), equality only with an instance of the very same class over the fields with
+``compare=True`` (``NotImplemented`` otherwise), and the hash of the tuple of the fields that hash
+(``hash=True``, or ``compare=True`` where ``hash`` is unset); with ``eq=False`` the class keeps
+identity's ``__eq__`` / ``__hash__``. A method the class body defines itself is kept, as
+dataclasses keeps it (a ``__setattr__`` / ``__delattr__`` is refused, as dataclasses refuses it).
+What differs is only the record: ``__dataclass_params__`` says the methods were not dataclasses'
+(``init``, ``repr``, ``eq`` and ``frozen`` False), so a plain ``@dataclass(frozen=True)`` cannot
+subclass a ``@frozen`` class: subclass it with ``@frozen``.
 """
 
 from __future__ import annotations
@@ -147,43 +145,6 @@ def _init(cls: Any, fields: tuple[dataclasses.Field, ...]) -> Callable:
     return init
 
 
-class _Signature:
-    """``inspect.signature(cls)`` of a class whose ``__init__`` is not compiled yet: the one of the
-    ``__init__`` it will have (compiled now), as a class's signature is (without ``self``)."""
-
-    def __get__(self, obj: Any, owner: Any) -> Any:
-        import inspect
-        init = owner.__dict__["__init__"]
-        if getattr(init, "__frozen_pending__", False):
-            init = init.compile()
-        sig = inspect.signature(init)
-        return sig.replace(parameters=tuple(sig.parameters.values())[1:])
-
-
-def _lazy_init(cls: Any, fields: tuple[dataclasses.Field, ...]) -> None:
-    """``cls.__init__``, compiled (``_init``) when the first instance is made: a class that a
-    command never instantiates costs no compiling. Until then ``inspect.signature(cls)`` is the
-    compiled one's (``_Signature``)."""
-
-    def compile_now() -> Callable:
-        if cls.__dict__.get("__init__") is __init__:
-            cls.__init__ = _init(cls, fields)
-            try:
-                del cls.__signature__
-            except AttributeError:      # (another thread's first instance came first)
-                pass
-        return cls.__dict__["__init__"]
-
-    def __init__(self, *args, **kwargs) -> None:
-        compile_now()(self, *args, **kwargs)
-
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
-    __init__.__frozen_pending__ = True      # type: ignore[attr-defined]
-    __init__.compile = compile_now          # type: ignore[attr-defined]
-    cls.__init__ = __init__
-    cls.__signature__ = _Signature()
-
-
 def _frozen_methods(cls: Any, names: tuple[str, ...]) -> tuple[Callable, Callable]:
     """The frozen ``__setattr__`` and ``__delattr__`` dataclasses gives ``cls``."""
     frozen_error = dataclasses.FrozenInstanceError
@@ -220,7 +181,7 @@ def _apply(cls: Any, eq: bool) -> Any:
     cls = dataclasses.dataclass(init=False, repr=False, eq=False)(cls)
     fields = dataclasses.fields(cls)       # (InitVars and ClassVars are no fields)
     if define_init:
-        _lazy_init(cls, fields)
+        cls.__init__ = _init(cls, fields)
     if not documented:      # dataclasses' docstring: the signature, which needs the __init__
         import inspect
         cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
