@@ -46,6 +46,9 @@ def heavy(imported: set[str]) -> list[str]:
 def test_analyze_a_trace_without_pandas():
     out, imported = analyze(TRACE)
     assert heavy(imported) == []
+    # start-up: a trace's analysis reads no analysis cache, its protobuf classes come from
+    # serialized schemas, the help formatter is sized without shutil
+    assert not imported & {"traceinsight.analysis.cache", "google.protobuf.descriptor_pb2", "shutil"}
     check_golden("analyze_trace.txt", out)
 
 
@@ -59,5 +62,7 @@ def test_analyze_a_run_folder_and_its_cache_without_pandas(tmp_path):
     assert heavy(imported) == []
     # nothing to decode: neither the trace analysis nor protobuf; valid JSON needs no jsonschema
     assert not imported & {"traceinsight.analysis.mode", "google.protobuf", "jsonschema"}
+    # start-up: nor decimal (the compiled validators), shutil, or the host groups' classes
+    assert not imported & {"decimal", "shutil", "traceinsight.hostgroup"}
     assert again == first
     check_golden("analyze_run.txt", first)

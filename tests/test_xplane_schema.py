@@ -30,6 +30,16 @@ def test_the_serialized_schema_is_the_schema_written():
     assert xplane._SERIALIZED == xplane._build_file().SerializeToString()
 
 
+def test_the_serialized_hlo_schema_is_the_schema_written():
+    from traceinsight.analysis import hlo_protos
+    assert hlo_protos._HLO_SERIALIZED == hlo_protos._hlo_file().SerializeToString()
+    hlo = hlo_protos._hlo_classes()
+    module = hlo().hlo_module
+    module.computations.add().instructions.add(name="i").metadata.op_name = "model/dense"
+    read = hlo.FromString(hlo(hlo_module=module).SerializeToString())
+    assert read.hlo_module.computations[0].instructions[0].metadata.op_name == "model/dense"
+
+
 def test_schema_matches_tensorflow_xplane_pb2():
     pb2 = pytest.importorskip("tensorflow.tsl.profiler.protobuf.xplane_pb2")
     for name in ("XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata"):

@@ -36,6 +36,11 @@ after changing the schema."""
 FASTJSONSCHEMA_IMPORT = "from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException\n"
 OWN_IMPORT = ("from traceinsight.schemas.refused import JsonSchemaValueException, "
               "JsonSchemaValuesException\n")
+# fastjsonschema's code counts a decimal.Decimal as a number (``isinstance(x, (int, float,
+# Decimal))``); a document json.loads read holds none, so nothing is one here, and the module
+# imports no decimal (start-up time)
+DECIMAL_IMPORT = "from decimal import Decimal\n"
+NO_DECIMAL = "Decimal = ()   # (json.loads makes no Decimal: see tools/make_schema_validators.py)\n"
 
 
 def module_path(name: str) -> Path:
@@ -57,6 +62,9 @@ def generate(name: str) -> str:
         sys.exit(f"{name}: fastjsonschema's code does not import its exceptions as expected")
     # its exceptions from traceinsight (loading a run then never imports fastjsonschema)
     code = code.replace(FASTJSONSCHEMA_IMPORT, OWN_IMPORT)
+    if code.count(DECIMAL_IMPORT) != 1 or "Decimal(" in code or "Decimal." in code:
+        sys.exit(f"{name}: fastjsonschema's code uses Decimal otherwise than expected")
+    code = code.replace(DECIMAL_IMPORT, NO_DECIMAL)
     return (HEADER.format(name=name) + code.rstrip() + "\n\n\n"
             f"SCHEMA_SHA256 = {digest(name)!r}\nvalidate = {entry}\n")
 

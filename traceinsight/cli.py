@@ -46,6 +46,40 @@ def _cleandoc(doc: str) -> str:
     return "\n".join(out)
 
 
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``, what argparse's help formatter sizes its text to,
+    without importing shutil (and with it bz2, lzma): argparse makes a formatter for every
+    option it adds, and so imported shutil on every start (start-up time)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        out = sys.__stdout__       # (None, closed, detached or no terminal: 80, as shutil says)
+        try:
+            columns = (os.get_terminal_size(out.fileno()).columns if out is not None else 0) or 80
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return columns
+
+
+class _Width:
+    """A help formatter whose default width is ``_terminal_columns() - 2``, as argparse's is."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        if len(args) < 4 and kwargs.get("width") is None:
+            kwargs["width"] = _terminal_columns() - 2
+        super().__init__(*args, **kwargs)
+
+
+class _HelpFormatter(_Width, argparse.HelpFormatter):
+    pass
+
+
+class _RawDescriptionHelpFormatter(_Width, argparse.RawDescriptionHelpFormatter):
+    pass
+
+
 def _command_in(argv: Sequence[str]) -> str | None:
     """The subcommand named on a command line (top-level options take no value)."""
     for arg in argv:
@@ -65,6 +99,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="traceinsight",
         description="Why is my TensorFlow model slow in this mode, and what do I change?",
+        formatter_class=_HelpFormatter,
     )
     from traceinsight import __version__
     parser.add_argument("--version", action="version", version=f"traceinsight {__version__}")
@@ -74,7 +109,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         cls = _load(name)
         doc = _cleandoc(cls.__doc__ or "")
         p = sub.add_parser(name, help=doc.splitlines()[0] if doc else name, description=doc,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+                           formatter_class=_RawDescriptionHelpFormatter)
         if argv is None or name == wanted:
             cls().prepare_parser(p)
         p.set_defaults(_command=cls)

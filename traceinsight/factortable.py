@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from traceinsight.comparison import Comparison
+from traceinsight.frozen import frozen
 
 # The factors, in the order a gap is split in (and the table is shown): each an axis of
 # ``modekind.Axes`` but "task" (training and inference are different work, not a factor).
@@ -72,7 +73,7 @@ class _Between:
         return self.comparison.a
 
 
-@dataclass(frozen=True)
+@frozen
 class Step(_Between):
     """One factor changed alone: ``comparison`` is the mode at ``to_level`` against the mode at
     ``from_level`` (``Comparison.a`` / ``.b``), as the run compares them: its ratio (to / from)
@@ -98,7 +99,7 @@ class Step(_Between):
                 "delta_lo": c.delta_lo, "delta_hi": c.delta_hi}
 
 
-@dataclass(frozen=True)
+@frozen
 class Interaction:
     """Two factors changed alone and together, from one corner mode: ``single`` the two
     single-factor steps from ``corner``, ``both`` the step to the mode that changes both. ``ratio``
@@ -130,7 +131,7 @@ class Interaction:
                 "interaction_hi": self.hi, "significant": self.significant}
 
 
-@dataclass(frozen=True)
+@frozen
 class Gap(_Between):
     """One mode (``to_mode``) against another (``from_mode``) that differ in several factors.
 
@@ -168,7 +169,7 @@ class Gap(_Between):
                 "beside": [s.to_dict() for s in self.beside]}
 
 
-@dataclass(frozen=True)
+@frozen
 class FactorTable:
     """The run's factor table (see the module): ``effects`` every single-factor pair of modes, by
     factor; ``gaps`` the multi-factor gaps split; ``interactions``; ``absent`` the factors with

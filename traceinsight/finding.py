@@ -4,8 +4,10 @@ typed and every renderer reads the same fields (the rules that make findings are
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from enum import Enum
+
+from traceinsight.frozen import frozen
 
 SEVERITIES = ("high", "medium", "low", "info")
 
@@ -34,8 +36,9 @@ def advice(change: Change, *lines: str) -> tuple[tuple[Change, str], ...]:
     return tuple((change, line) for line in lines)
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
+    """What to change: a rule's title, the figures it read, the fix, and the saving where known."""
     rule: str                       # stable id, e.g. "eager-dispatch-bound"
     title: str                      # one line, in the user's words
     evidence: str                   # the figures and mode names the rule read

@@ -7,18 +7,19 @@ model (``RunFigures.host_groups`` holds them), so that the model imports them;
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from traceinsight import present
 from traceinsight.categories import CATEGORIES
+from traceinsight.frozen import frozen
 
 DEVICE_CATEGORIES: tuple[str, ...] = ("device compute", "device copies", "device idle")
 TIE_REL = 1e-9          # medians this close (relative) are equal: identical traces, float noise
 NAN = float("nan")
 
 
-@dataclass(frozen=True)
+@frozen
 class HostFigures:
     """One host of a session (ms per steady step)."""
 
@@ -44,7 +45,7 @@ class HostFigures:
                 "wait_median_ms": self.wait_median_ms, "wait_total_ms": self.wait_total_ms}
 
 
-@dataclass(frozen=True)
+@frozen
 class StepRow:
     """One step number present on every host of the session."""
 
@@ -59,7 +60,7 @@ class StepRow:
                 "wait_ms": dict(zip(hosts, self.wait_ms))}
 
 
-@dataclass(frozen=True)
+@frozen
 class HostGroup:
     """The hosts of one profile session, compared (see the module docstring)."""
 

@@ -14,7 +14,9 @@ that, or a foreign trace, gets it derived from its name, once, at load (``mode_k
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+
+from traceinsight.frozen import frozen
 
 FLAVOURS = ("keras3", "tf_keras", "tf1")
 INPUTS = ("numpy", "tensor", "dataset")
@@ -49,7 +51,7 @@ CHEAPER_CALLS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Base:
     """One row of the mode table: a base (a mode without its prefix or suffix), what it compiles
     and how it calls a step, and where it also runs. The capture builds its modes from these rows
@@ -113,7 +115,7 @@ BASES: dict[str, Base] = {b.name: b for b in FUNCTION_BASES + KERAS_BASES}
 DATASET_BASES = frozenset(b.name for b in BASES.values() if b.dataset)
 
 
-@dataclass(frozen=True)
+@frozen
 class Axes:
     """A mode on each axis that can make two modes' steps differ, as data: what the factor table
     (``traceinsight.factors``) pairs modes by. Two modes that differ on exactly one axis measure
@@ -162,8 +164,9 @@ AXES = ("tf", "execution", "jit", "keras", "backend", "input", "task", "call")
 TF2_TWIN = {"tf": "tf2", "keras": "3", "backend": "tensorflow"}
 
 
-@dataclass(frozen=True)
+@frozen
 class ModeKind:
+    """A mode's kind as data: its base, its input, its Keras flavour and its backend."""
     base: str           # eager, function, xla, predict, predict_on_batch, fit, train_on_batch ...
     input: str          # numpy | tensor | dataset
     flavour: str        # keras3 | tf_keras | tf1

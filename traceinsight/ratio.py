@@ -4,10 +4,10 @@ shows, computed by ``stats.mode_ratio``. It sits below the model beside ``Compar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from traceinsight.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class RatioEstimate:
     """The one estimate of how two modes' step times compare; every page shows this one.
 

@@ -29,7 +29,7 @@ What is counted, and why:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -68,6 +68,7 @@ from traceinsight.analysis.names import (
 )
 from traceinsight.analysis.steps import STEPS_LINE_ID, is_derived_line
 from traceinsight.columns import Columns, text
+from traceinsight.frozen import frozen
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,8 +83,10 @@ DEVICE_COLUMNS = ["host", "device", "steps", "wall_ms", "compute_ms", "h2d_ms", 
 KIND_COMPUTE, KIND_H2D, KIND_D2H, KIND_D2D, KIND_MEMSET = range(5)
 
 
-@dataclass(frozen=True)
+@frozen
 class DeviceAnalysis:
+    """A trace's device side: per-step and per-device figures and the kernels, with how device
+    time was matched to the host's steps (``attribution``)."""
     steps: Columns             # STEP_COLUMNS: one row per (host, device, step)
     devices: Columns           # DEVICE_COLUMNS: medians over steady steps per device
     kernels: Columns           # KERNEL_COLUMNS: steady steps, all devices

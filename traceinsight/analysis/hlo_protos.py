@@ -10,12 +10,12 @@ from pathlib import Path
 from traceinsight.analysis.names import HLO_MODULE, HLO_PROTO, HOST_METADATA
 
 
-def _hlo_classes():
+def _hlo_file():
     """Just enough of XLA's public HloProto schema (xla/service/hlo.proto, xla_data.proto) to read
     each instruction's framework op name: HloProto.hlo_module (1) -> HloModuleProto.computations
     (3) -> HloComputationProto.instructions (2) -> HloInstructionProto.name (1), .metadata (7) ->
-    OpMetadata.op_name (2)."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    OpMetadata.op_name (2). ``_HLO_SERIALIZED`` is it, serialized."""
+    from google.protobuf import descriptor_pb2
     F = descriptor_pb2.FieldDescriptorProto
     fd = descriptor_pb2.FileDescriptorProto(name="traceinsight_hlo.proto", package="traceinsight.hlo",
                                             syntax="proto3")
@@ -38,8 +38,26 @@ def _hlo_classes():
     msg("Module", [("name", 1, F.TYPE_STRING, False, None),
                    ("computations", 3, F.TYPE_MESSAGE, True, "Computation")])
     msg("Hlo", [(HLO_MODULE, 1, F.TYPE_MESSAGE, False, "Module")])
+    return fd
+
+
+# ``_hlo_file().SerializeToString()``: the classes are built from it, as protoc's generated
+# modules are, without importing descriptor_pb2 and building the schema message by message
+# (start-up time); tests/test_xplane_schema.py checks it is exactly the schema ``_hlo_file`` writes
+_HLO_SERIALIZED = (
+    b'\n\x16traceinsight_hlo.proto\x12\x10traceinsight.hlo".\n\nOpMetadata\x12\x0f\n\x07op_type'
+    b'\x18\x01 \x01(\t\x12\x0f\n\x07op_name\x18\x02 \x01(\t"U\n\x05Instr\x12\x0c\n\x04name\x18\x01'
+    b" \x01(\t\x12\x0e\n\x06opcode\x18\x02 \x01(\t\x12.\n\x08metadata\x18\x07 \x01(\x0b2\x1c.trace"
+    b'insight.hlo.OpMetadata"J\n\x0bComputation\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x0cinstru'
+    b'ctions\x18\x02 \x03(\x0b2\x17.traceinsight.hlo.Instr"K\n\x06Module\x12\x0c\n\x04name\x18\x01'
+    b' \x01(\t\x123\n\x0ccomputations\x18\x03 \x03(\x0b2\x1d.traceinsight.hlo.Computation"3\n\x03H'
+    b"lo\x12,\n\nhlo_module\x18\x01 \x01(\x0b2\x18.traceinsight.hlo.Moduleb\x06proto3")
+
+
+def _hlo_classes():
+    from google.protobuf import descriptor_pool, message_factory
     pool = descriptor_pool.DescriptorPool()
-    pool.Add(fd)
+    pool.AddSerializedFile(_HLO_SERIALIZED)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("traceinsight.hlo.Hlo"))
 
 

@@ -16,7 +16,8 @@ write it.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from traceinsight.frozen import frozen
 
 
 class Kind(enum.Enum):
@@ -44,8 +45,10 @@ class Source(enum.Enum):
     JAX_TPU = "JAX on TPU v6e (XProf's test trace, version not recorded)"
 
 
-@dataclass(frozen=True)
+@frozen
 class TraceName:
+    """One event or stat name the analysis reads in traces: what it means, which committed traces
+    hold it."""
     name: str
     kind: Kind
     means: str                       # what it is, and what the analysis makes of it

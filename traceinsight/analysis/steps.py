@@ -26,7 +26,6 @@ Two things a trace can hold that are not steady steps:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -60,6 +59,7 @@ from traceinsight.analysis.names import (
     TFE,
     TRACE_CONTEXT,
 )
+from traceinsight.frozen import frozen
 from traceinsight.stepsource import StepSource
 
 STEP_MARKER = re.compile(f"^({re.escape(STEP_MARKER_TRAIN)}|{re.escape(STEP_MARKER_TEST)})[^/]*$"
@@ -87,8 +87,9 @@ def is_derived_line(line) -> bool:
     return DERIVED_LINE_MIN <= line.id < DERIVED_LINE_MAX or line.name in DERIVED_LINE_NAMES
 
 
-@dataclass(frozen=True)
+@frozen
 class StepWindows:
+    """The steps found in a trace: their windows (ps), numbers, and the rule that found them."""
     start: np.ndarray          # int64 ps, sorted
     end: np.ndarray
     num: np.ndarray            # step_num (renumbered in time order when markers repeat one)

@@ -9,7 +9,6 @@ schema, these rows and every ``rule=`` of the package agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from traceinsight.finding import Finding
@@ -26,11 +25,13 @@ from traceinsight.findings import (
     tf1,
     xla,
 )
+from traceinsight.frozen import frozen
 from traceinsight.runview import RunView
 
 
-@dataclass(frozen=True)
+@frozen
 class Rule:
+    """A finding rule: its function and every ``Finding.rule`` id it can give."""
     function: Callable[[RunView], Iterable[Finding]]
     ids: tuple[str, ...]      # every ``Finding.rule`` the function can give
 

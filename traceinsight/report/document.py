@@ -11,9 +11,11 @@ was made (``RunFigures``), so that a writer only formats: the JSON writer writes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
+
+from traceinsight.frozen import frozen
 
 if TYPE_CHECKING:
     from traceinsight.analysis.step_marks import StepMarks
@@ -150,7 +152,7 @@ class ReportJSON(_ReportRequired, total=False):
     verify: Row
 
 
-@dataclass(frozen=True)
+@frozen
 class ReportDocument:
     """The report of one run, built once (``report.data.build``) and read by every writer.
 

@@ -6,9 +6,12 @@ straggler; this module only says them."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from traceinsight import present
-from traceinsight.analysis.hosts import HostGroup
+
+if TYPE_CHECKING:      # (a report of a run without host groups imports no host analysis)
+    from traceinsight.analysis.hosts import HostGroup
 
 
 def spread_sentence(g: HostGroup) -> str:

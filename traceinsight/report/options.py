@@ -15,8 +15,9 @@ against the protocol. What it returns is its output, made without writing anythi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from traceinsight.frozen import frozen
 
 if TYPE_CHECKING:
     from traceinsight.findings import Finding
@@ -42,25 +43,25 @@ class DiffRenderer(Protocol[Out]):
 TABLE_FORMATS = ("csv", "parquet")
 
 
-@dataclass(frozen=True)
+@frozen
 class RenderOptions:
     """The base of every renderer's options (a diff renderer needs none beyond it)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class ReportOptions(RenderOptions):
     """The report document's formats (markdown, HTML, JSON)."""
     findings: tuple[Finding, ...] | None = None   # the findings shown (None: the run's)
 
 
-@dataclass(frozen=True)
+@frozen
 class TerminalOptions(RenderOptions):
     """``traceinsight analyze``'s tables."""
     top: int = 10                            # rows of each table
     modes: tuple[str, ...] | None = None     # only these modes (None: every mode)
 
 
-@dataclass(frozen=True)
+@frozen
 class TraceOptions(RenderOptions):
     """One mode's Chrome trace (trace-event JSON), drawn from that pass's analysis made again
     from its files (``analysis.timeline.pass_analysis``)."""
@@ -70,7 +71,7 @@ class TraceOptions(RenderOptions):
     gzip_level: int | None = 1               # None: uncompressed JSON
 
 
-@dataclass(frozen=True)
+@frozen
 class TableOptions(RenderOptions):
     """A mode's tables, or (``mode`` None) every mode's and host's tables stacked with the run's
     metadata as columns (tables of many runs query together)."""

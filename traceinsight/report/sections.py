@@ -12,10 +12,11 @@ which block it goes. ``markdown.py`` and ``html.py`` write these blocks (``ARCHI
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, overload
 
 from traceinsight import present
+from traceinsight.frozen import frozen
 from traceinsight.report import factor_text as ft
 from traceinsight.report import prose
 from traceinsight.report import verify_text as vt
@@ -27,30 +28,31 @@ Format = Callable[[Any], str]
 
 # ------------------------------------------------------------------------------------------ inline
 
-@dataclass(frozen=True)
+@frozen
 class Code:
     """A name from a trace or a run shown as code."""
     value: Any
 
 
-@dataclass(frozen=True)
+@frozen
 class Words:
     """Our own words or a figure already formatted (``present``): nothing in it is markup."""
     value: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Strong:
+    """Inline parts shown strong where the format can."""
     parts: tuple[Any, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class Flag:
     """A word in a table cell that stands out where the format can mark it (a significant change)."""
     value: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Prose:
     """A sentence written by a prose module with the writer's own ``name`` and ``text``
     (``write(name, text) -> str``). ``names``: how the sentence shows a mode's name where the
@@ -63,7 +65,7 @@ class Prose:
 Text = tuple[Any, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class ProseList:
     """Lines or table rows a prose module writes with the writer's ``name`` and ``text``:
     ``write(name, text)`` -> a list of strings (a list's items) or of rows of strings."""
@@ -72,21 +74,21 @@ class ProseList:
 
 # ------------------------------------------------------------------------------------------ blocks
 
-@dataclass(frozen=True)
+@frozen
 class Para:
     """A paragraph; ``role``: "" (body text), "note" (a muted aside), "summary" (the lead)."""
     text: Text
     role: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class Items:
     """A bulleted list (``marker``: the markdown bullet)."""
     items: Sequence[Text] | ProseList
     marker: str = "-"
 
 
-@dataclass(frozen=True)
+@frozen
 class Table:
     """A table: header cells and rows of cells (each a part: a value, Code, Words), ``align`` 'l'
     or 'r' per column; ``what`` names its rows when a writer may show only the first ones (None:
@@ -97,13 +99,14 @@ class Table:
     what: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class CodeBlock:
+    """A block of code (a fix), in ``lang`` where the format marks one."""
     text: str
     lang: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class Picture:
     """A chart a writer draws where its format can: "bars" (the category bars as SVG),
     "mermaid" (the same as a Mermaid chart), "files" (links to SVG files written beside the
@@ -113,7 +116,7 @@ class Picture:
     data: Any = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Group:
     """Blocks under a small heading, ``name`` (stressed) then ``title``: one mode's tables
     (``mode``: its name, as code) or a titled part of a section."""
@@ -123,14 +126,14 @@ class Group:
     name: Text = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class Details:
     """Collapsible blocks under a one-line summary."""
     summary: Text
     blocks: Sequence[Any]
 
 
-@dataclass(frozen=True)
+@frozen
 class Card:
     """One finding: its title, its blocks, its severity (``style``)."""
     title: Text
@@ -138,7 +141,7 @@ class Card:
     style: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Section:
     """A titled part of the report (``level`` 2, or 3 inside another). ``collapsed``: a section of
     ``Details`` blocks only, whose title a plain-text format may leave out; ``svg``: a section that
@@ -152,7 +155,7 @@ class Section:
     droppable: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class Page:
     """A whole report or diff: its title, the lead paragraphs, the sections in order."""
     title: Text

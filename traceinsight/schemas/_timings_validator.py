@@ -5,7 +5,7 @@ after changing the schema."""
 # mypy: ignore-errors
 # fmt: off
 VERSION = "2.22.3"
-from decimal import Decimal
+Decimal = ()   # (json.loads makes no Decimal: see tools/make_schema_validators.py)
 from traceinsight.schemas.refused import JsonSchemaValueException, JsonSchemaValuesException
 
 

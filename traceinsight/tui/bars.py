@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.widget import Widget
 
 from traceinsight import present as fmt
+from traceinsight.frozen import frozen
 from traceinsight.model import CATEGORIES
 
 BLOCK = "█"
@@ -15,8 +14,9 @@ WIDE = 110          # from this width on, each bar is followed by its largest ca
 DETAIL_WIDTH = 54
 
 
-@dataclass(frozen=True)
+@frozen
 class BarRow:
+    """One mode's row of the category bars (``categories`` None: no bar, ``reason`` says why)."""
     mode: str
     categories: dict[str, float] | None   # category -> ms/step; None when the mode has no breakdown
     reason: str = ""                      # why there is no bar (failed, no steps, ...)

@@ -6,7 +6,6 @@ scrolled to, while filtering and sorting happen on the DataFrame.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -19,10 +18,12 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
 from traceinsight import present
+from traceinsight.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Column:
+    """A column of a frame table: its key, label, cell format and whether it sorts as a number."""
     key: str                                   # DataFrame column
     label: str
     format: Callable[[Any], Any] = str
