@@ -1,13 +1,10 @@
 """``@frozen`` gives the classes ``@dataclass(frozen=True)`` gives: checked against dataclasses' own
-generated methods: the repr, equality and hash on every frozen object of an analysed run (a twin
-of its class made by ``dataclasses.make_dataclass``), the ``__init__`` (signature, docstring,
-defaults, factories, InitVars, ``__post_init__``, keyword-only fields) on the same class body
-decorated both ways, and each rule the decorator follows on small classes."""
+generated methods (a twin of each class made by ``dataclasses.make_dataclass``) on every frozen
+object of an analysed run, and on small classes for each rule the decorator follows."""
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -149,65 +146,3 @@ def test_a_repr_that_reaches_itself_again_is_cut_short():
     box = _Box([])
     box.items.append(box)
     assert repr(box) == "_Box(items=[...])"
-
-
-def _pair(body: str) -> tuple[type, type]:
-    """The same class body under ``@frozen`` and under ``@dataclass(frozen=True)``, each in a
-    module of its own (string annotations are read in their module)."""
-    import sys
-    import types
-    made = []
-    for decorator in ("frozen", "dataclass(frozen=True)"):
-        module = types.ModuleType("frozen_twin")
-        sys.modules["frozen_twin"] = module
-        try:
-            exec("from __future__ import annotations\n"
-                 "from dataclasses import InitVar, dataclass, field\n"
-                 "from traceinsight.frozen import frozen\n"
-                 f"@{decorator}\nclass A:\n{body}", module.__dict__)
-        finally:
-            del sys.modules["frozen_twin"]
-        made.append(module.__dict__["A"])
-    return made[0], made[1]
-
-
-# class bodies, and the arguments an instance is made with
-BODIES = {
-    "plain": ("    a: int\n    b: str = 'x'\n", (1,), {}),
-    "factories": ("    a: int\n    items: list = field(default_factory=list)\n"
-                  "    hidden: dict = field(default_factory=dict, init=False)\n"
-                  "    fixed: int = field(default=3, init=False)\n", (1,), {}),
-    "post_init": ("    a: int\n    scale: InitVar[int] = 2\n    b: int = field(init=False, default=0)\n"
-                  "    def __post_init__(self, scale):\n"
-                  "        object.__setattr__(self, 'b', self.a * scale)\n", (3,), {"scale": 5}),
-    "keywords": ("    a: int\n    b: int = field(default=1, kw_only=True)\n    c: int = 2\n",
-                 (1,), {"b": 4}),
-    "self_field": ("    self: int\n    other: int = 0\n", (1,), {"other": 2}),
-    "documented": ('    """Said here."""\n    a: int = 0\n', (), {}),
-    "empty": ("    pass\n", (), {}),
-}
-
-
-@pytest.mark.parametrize("name", sorted(BODIES))
-def test_the_init_its_signature_and_the_docstring_are_dataclasses(name):
-    body, args, kwargs = BODIES[name]
-    ours, theirs = _pair(body)
-    assert str(inspect.signature(ours)) == str(inspect.signature(theirs))
-    assert ours.__doc__ == theirs.__doc__
-    assert ours.__match_args__ == theirs.__match_args__
-    assert ours.__init__.__qualname__ == theirs.__init__.__qualname__ == "A.__init__"
-    a, b = ours(*args, **kwargs), theirs(*args, **kwargs)
-    assert repr(a) == repr(b) and vars(a) == vars(b)
-    with pytest.raises(TypeError):
-        ours(*args, **kwargs, unknown=1)
-    if name == "factories":        # a new object from the factory for each instance
-        assert a.items is not ours(1).items and ours(1, [5]).items == [5]
-
-
-def test_what_dataclasses_refuses_is_refused():
-    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
-        _pair("    a: int = 0\n    b: int\n")
-    with pytest.raises(TypeError, match="Cannot overwrite attribute __setattr__"):
-        _pair("    a: int\n    def __setattr__(self, name, value):\n        pass\n")
-    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'x'"):
-        del _Point(1).x

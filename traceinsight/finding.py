@@ -38,7 +38,6 @@ def advice(change: Change, *lines: str) -> tuple[tuple[Change, str], ...]:
 
 @frozen
 class Finding:
-    """What to change: a rule's title, the figures it read, the fix, and the saving where known."""
     rule: str                       # stable id, e.g. "eager-dispatch-bound"
     title: str                      # one line, in the user's words
     evidence: str                   # the figures and mode names the rule read

@@ -166,7 +166,6 @@ TF2_TWIN = {"tf": "tf2", "keras": "3", "backend": "tensorflow"}
 
 @frozen
 class ModeKind:
-    """A mode's kind as data: its base, its input, its Keras flavour and its backend."""
     base: str           # eager, function, xla, predict, predict_on_batch, fit, train_on_batch ...
     input: str          # numpy | tensor | dataset
     flavour: str        # keras3 | tf_keras | tf1

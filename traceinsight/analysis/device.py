@@ -85,8 +85,6 @@ KIND_COMPUTE, KIND_H2D, KIND_D2H, KIND_D2D, KIND_MEMSET = range(5)
 
 @frozen
 class DeviceAnalysis:
-    """A trace's device side: per-step and per-device figures and the kernels, with how device
-    time was matched to the host's steps (``attribution``)."""
     steps: Columns             # STEP_COLUMNS: one row per (host, device, step)
     devices: Columns           # DEVICE_COLUMNS: medians over steady steps per device
     kernels: Columns           # KERNEL_COLUMNS: steady steps, all devices

@@ -47,8 +47,6 @@ class Source(enum.Enum):
 
 @frozen
 class TraceName:
-    """One event or stat name the analysis reads in traces: what it means, which committed traces
-    hold it."""
     name: str
     kind: Kind
     means: str                       # what it is, and what the analysis makes of it

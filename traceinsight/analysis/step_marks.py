@@ -20,8 +20,6 @@ STALL_FACTOR = 1.5
 
 @frozen
 class StepMark:
-    """One step as the pictures mark it: its wall time, and whether it is the first, cut by the
-    trace's end, a stall, or retraced."""
     step_num: int
     wall_ms: float
     first: bool

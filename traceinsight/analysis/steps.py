@@ -89,7 +89,6 @@ def is_derived_line(line) -> bool:
 
 @frozen
 class StepWindows:
-    """The steps found in a trace: their windows (ps), numbers, and the rule that found them."""
     start: np.ndarray          # int64 ps, sorted
     end: np.ndarray
     num: np.ndarray            # step_num (renumbered in time order when markers repeat one)

@@ -31,7 +31,6 @@ from traceinsight.runview import RunView
 
 @frozen
 class Rule:
-    """A finding rule: its function and every ``Finding.rule`` id it can give."""
     function: Callable[[RunView], Iterable[Finding]]
     ids: tuple[str, ...]      # every ``Finding.rule`` the function can give
 

@@ -42,7 +42,6 @@ class Words:
 
 @frozen
 class Strong:
-    """Inline parts shown strong where the format can."""
     parts: tuple[Any, ...]
 
 
@@ -101,7 +100,6 @@ class Table:
 
 @frozen
 class CodeBlock:
-    """A block of code (a fix), in ``lang`` where the format marks one."""
     text: str
     lang: str = ""
 

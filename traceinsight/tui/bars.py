@@ -16,7 +16,6 @@ DETAIL_WIDTH = 54
 
 @frozen
 class BarRow:
-    """One mode's row of the category bars (``categories`` None: no bar, ``reason`` says why)."""
     mode: str
     categories: dict[str, float] | None   # category -> ms/step; None when the mode has no breakdown
     reason: str = ""                      # why there is no bar (failed, no steps, ...)

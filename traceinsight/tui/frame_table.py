@@ -23,7 +23,6 @@ from traceinsight.frozen import frozen
 
 @frozen
 class Column:
-    """A column of a frame table: its key, label, cell format and whether it sorts as a number."""
     key: str                                   # DataFrame column
     label: str
     format: Callable[[Any], Any] = str
