@@ -6,13 +6,13 @@ computes them (``compare_modes``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 import numpy as np
 
 from traceinsight import present
 from traceinsight.columns import Columns, Table, fields_equal, fields_repr, text
-from traceinsight.frozen import frozen
 from traceinsight.ratio import RatioEstimate
 
 OP_KEY = ["op", "type", "thread"]
@@ -35,7 +35,7 @@ def is_distorted(d: float | None) -> TypeGuard[float]:
     return d is not None and bool(np.isfinite(d)) and abs(d) >= DISTORTION_LARGE
 
 
-@frozen
+@dataclass(frozen=True)
 class FamilyDelta:
     """One row of a comparison's op-family table (``Comparison.top_family``)."""
 
@@ -45,7 +45,7 @@ class FamilyDelta:
     delta_ms: float
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, eq=False)
 class Comparison:
     """Two modes compared: the difference of their medians with its interval, and the tables
     that explain it.

@@ -7,12 +7,11 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from traceinsight.comparison import Comparison
-from traceinsight.frozen import frozen
 
 # The factors, in the order a gap is split in (and the table is shown): each an axis of
 # ``modekind.Axes`` but "task" (training and inference are different work, not a factor).
@@ -73,7 +72,7 @@ class _Between:
         return self.comparison.a
 
 
-@frozen
+@dataclass(frozen=True)
 class Step(_Between):
     """One factor changed alone: ``comparison`` is the mode at ``to_level`` against the mode at
     ``from_level`` (``Comparison.a`` / ``.b``), as the run compares them: its ratio (to / from)
@@ -99,7 +98,7 @@ class Step(_Between):
                 "delta_lo": c.delta_lo, "delta_hi": c.delta_hi}
 
 
-@frozen
+@dataclass(frozen=True)
 class Interaction:
     """Two factors changed alone and together, from one corner mode: ``single`` the two
     single-factor steps from ``corner``, ``both`` the step to the mode that changes both. ``ratio``
@@ -131,7 +130,7 @@ class Interaction:
                 "interaction_hi": self.hi, "significant": self.significant}
 
 
-@frozen
+@dataclass(frozen=True)
 class Gap(_Between):
     """One mode (``to_mode``) against another (``from_mode``) that differ in several factors.
 
@@ -169,7 +168,7 @@ class Gap(_Between):
                 "beside": [s.to_dict() for s in self.beside]}
 
 
-@frozen
+@dataclass(frozen=True)
 class FactorTable:
     """The run's factor table (see the module): ``effects`` every single-factor pair of modes, by
     factor; ``gaps`` the multi-factor gaps split; ``interactions``; ``absent`` the factors with

@@ -4,10 +4,8 @@ typed and every renderer reads the same fields (the rules that make findings are
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from enum import Enum
-
-from traceinsight.frozen import frozen
 
 SEVERITIES = ("high", "medium", "low", "info")
 
@@ -36,7 +34,7 @@ def advice(change: Change, *lines: str) -> tuple[tuple[Change, str], ...]:
     return tuple((change, line) for line in lines)
 
 
-@frozen
+@dataclass(frozen=True)
 class Finding:
     rule: str                       # stable id, e.g. "eager-dispatch-bound"
     title: str                      # one line, in the user's words

@@ -7,19 +7,18 @@ model (``RunFigures.host_groups`` holds them), so that the model imports them;
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from traceinsight import present
 from traceinsight.categories import CATEGORIES
-from traceinsight.frozen import frozen
 
 DEVICE_CATEGORIES: tuple[str, ...] = ("device compute", "device copies", "device idle")
 TIE_REL = 1e-9          # medians this close (relative) are equal: identical traces, float noise
 NAN = float("nan")
 
 
-@frozen
+@dataclass(frozen=True)
 class HostFigures:
     """One host of a session (ms per steady step)."""
 
@@ -45,7 +44,7 @@ class HostFigures:
                 "wait_median_ms": self.wait_median_ms, "wait_total_ms": self.wait_total_ms}
 
 
-@frozen
+@dataclass(frozen=True)
 class StepRow:
     """One step number present on every host of the session."""
 
@@ -60,7 +59,7 @@ class StepRow:
                 "wait_ms": dict(zip(hosts, self.wait_ms))}
 
 
-@frozen
+@dataclass(frozen=True)
 class HostGroup:
     """The hosts of one profile session, compared (see the module docstring)."""
 

@@ -11,10 +11,9 @@ machine from a code change. Standard library only: the capture's workload side i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
-
-from traceinsight.frozen import frozen
 
 # A round is disturbed when other processes (steal included) took at least this share of all the
 # CPUs' time while it ran. At half the machine, others hold n/2 of n CPUs' worth: TensorFlow sizes
@@ -41,7 +40,7 @@ class RoundAction(str, Enum):
     SET_ASIDE = "set aside"   # still disturbed after its re-runs: its steps are not used
 
 
-@frozen
+@dataclass(frozen=True)
 class RoundLoad:
     """One untraced timing round's load: its index (round 0 is the mode's own timing phase), its
     wall-clock window, the share of all CPUs other processes took (steal included) and the share

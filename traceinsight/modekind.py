@@ -14,9 +14,7 @@ that, or a foreign trace, gets it derived from its name, once, at load (``mode_k
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from traceinsight.frozen import frozen
+from dataclasses import dataclass, replace
 
 FLAVOURS = ("keras3", "tf_keras", "tf1")
 INPUTS = ("numpy", "tensor", "dataset")
@@ -51,7 +49,7 @@ CHEAPER_CALLS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-@frozen
+@dataclass(frozen=True)
 class Base:
     """One row of the mode table: a base (a mode without its prefix or suffix), what it compiles
     and how it calls a step, and where it also runs. The capture builds its modes from these rows
@@ -115,7 +113,7 @@ BASES: dict[str, Base] = {b.name: b for b in FUNCTION_BASES + KERAS_BASES}
 DATASET_BASES = frozenset(b.name for b in BASES.values() if b.dataset)
 
 
-@frozen
+@dataclass(frozen=True)
 class Axes:
     """A mode on each axis that can make two modes' steps differ, as data: what the factor table
     (``traceinsight.factors``) pairs modes by. Two modes that differ on exactly one axis measure
@@ -164,7 +162,7 @@ AXES = ("tf", "execution", "jit", "keras", "backend", "input", "task", "call")
 TF2_TWIN = {"tf": "tf2", "keras": "3", "backend": "tensorflow"}
 
 
-@frozen
+@dataclass(frozen=True)
 class ModeKind:
     base: str           # eager, function, xla, predict, predict_on_batch, fit, train_on_batch ...
     input: str          # numpy | tensor | dataset

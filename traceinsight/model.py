@@ -16,7 +16,7 @@ stored once, as Columns; there are no twin methods.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import InitVar, field, fields
+from dataclasses import InitVar, dataclass, field, fields
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
@@ -28,7 +28,6 @@ import numpy as np
 from traceinsight import present as fmt
 from traceinsight.categories import CATEGORIES
 from traceinsight.columns import Columns, Table, fields_equal
-from traceinsight.frozen import frozen
 from traceinsight.modekind import ModeKind, mode_kind
 from traceinsight.resample import bootstrap_medians, median, samples_digest
 from traceinsight.stepsource import StepSource
@@ -56,7 +55,7 @@ CATEGORY_HELP: dict[str, str] = {
 }
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, eq=False)
 class Timing:
     """Per-step wall times measured with time.perf_counter in the workload process (seconds)."""
 
@@ -156,7 +155,7 @@ class Timing:
         return float(median(self.traced_steps_s) / median(self.steps_s) - 1.0)
 
 
-@frozen
+@dataclass(frozen=True)
 class Calibration:
     """The capture's calibration of the profiler (``capture/calibrate.py``): ``calls`` calls of one
     small eager op per block, each block timed with perf_counter, untraced and then inside the
@@ -176,7 +175,7 @@ class Calibration:
         return max(0.0, (min(self.traced_s) - min(self.untraced_s)) / self.calls)
 
 
-@frozen
+@dataclass(frozen=True)
 class CompileCall:
     """One XLA-compiled function call whose compilation the trace holds no event for."""
 
@@ -198,7 +197,7 @@ class CompileKind(str, Enum):
     NOT_SEPARABLE = "not separable"
 
 
-@frozen
+@dataclass(frozen=True)
 class CompileEstimate:
     """``ModeResult.compile_estimate``: set when the trace holds XLA-compiled function calls that
     compile (their first call, or a retrace) but no XLA compile events (TF 2.15 and 2.16 write
@@ -231,7 +230,7 @@ class CompileEstimate:
         return "compile not recorded (the trace holds no XLA compile events)"
 
 
-@frozen
+@dataclass(frozen=True)
 class TracerEvents:
     """``ModeResult.tracer_events``: what the host trace says about the profiler's own cost.
 
@@ -261,7 +260,7 @@ class CorrectionKind(str, Enum):
     TRACED = "traced"                # no untraced timing (foreign traces): the traced steps drawn
 
 
-@frozen
+@dataclass(frozen=True)
 class Correction:
     """``ModeResult.correction`` (``analysis/overhead.py`` computes it): the user's untraced step,
     split into categories, from the host-traced steps' split.
@@ -354,7 +353,7 @@ class FirstStep:
                                       {str(k): float(x) for k, x in value.items()})
 
 
-@frozen
+@dataclass(frozen=True)
 class MemoryFigures:
     """A mode's memory, as the capture and the trace record it (``ModeResult.memory_figures``).
     NaN: not recorded (a foreign trace has no untraced phase; a trace below host tracer level 3,
@@ -379,7 +378,7 @@ class MemoryFigures:
                                             self.peak_in_use_bytes))
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, eq=False)
 class ModeResult:
     """One execution mode of a run (or one foreign trace, shown as a mode).
 
@@ -712,7 +711,7 @@ class ModeResult:
                 for c, v in self.category_means().items()}
 
 
-@frozen
+@dataclass(frozen=True)
 class RunFigures:
     """The figures of a whole run, computed once when the run is made and never changed: what
     needs more than one mode. Every renderer reads them from here (``Run.table("summary")``,
@@ -795,7 +794,7 @@ class Display(Protocol):
     def show(self, run: Run, file: Any) -> None: ...
 
 
-@frozen
+@dataclass(frozen=True)
 class Run:
     """A captured run (a run folder) or a set of foreign traces, analysed.
 

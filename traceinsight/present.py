@@ -19,9 +19,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
-
-from traceinsight.frozen import frozen
 
 # Category order and colours. Mid-tone colours (Tableau 10) read on dark and light backgrounds.
 CATEGORY_COLORS: dict[str, str] = {
@@ -227,7 +226,7 @@ def integer(v: Any) -> str:
 
 # ------------------------------------------------------------------------------------ column specs
 
-@frozen
+@dataclass(frozen=True)
 class ColumnSpec:
     """One column of a per-mode table, the same in every renderer: its label, and how a cell is
     shown: a figure (``format``, right-aligned), a name from the trace (a code span in markdown and

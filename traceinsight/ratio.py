@@ -4,10 +4,10 @@ shows, computed by ``stats.mode_ratio``. It sits below the model beside ``Compar
 
 from __future__ import annotations
 
-from traceinsight.frozen import frozen
+from dataclasses import dataclass
 
 
-@frozen
+@dataclass(frozen=True)
 class RatioEstimate:
     """The one estimate of how two modes' step times compare; every page shows this one.
 

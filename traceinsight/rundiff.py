@@ -14,13 +14,13 @@ category means of the host-traced steady steps (``stats.delta_ci``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from traceinsight.columns import Columns, text
 from traceinsight.compare import Comparison, compare_modes, op_type_diff
-from traceinsight.frozen import frozen
 from traceinsight.machineload import load_explains
 from traceinsight.model import CATEGORIES, ModeResult, Run
 from traceinsight.stats import BetweenRuns, between_runs, delta_ci
@@ -38,7 +38,7 @@ _CHANGE = {"only in b": "added", "only in a": "removed", "faster": "slower", "sl
            "same": "same"}
 
 
-@frozen
+@dataclass(frozen=True)
 class CategoryDelta:
     """One category of a pair: both means (ms/step of the traced steady steps: they add up to the
     pair's traced delta; None where a side has no such category), B − A, and its 95 % bootstrap
@@ -53,7 +53,7 @@ class CategoryDelta:
     significant: bool | None = None
 
 
-@frozen
+@dataclass(frozen=True)
 class RetraceDelta:
     """One traced function of a pair: its traces and tracing / compile time on either side, summed
     over its retrace rows (NaN where a side never traced it)."""
@@ -67,7 +67,7 @@ class RetraceDelta:
     b_compile_ms: float
 
 
-@frozen
+@dataclass(frozen=True)
 class EnvChange:
     """An environment entry (``env NAME`` for an environment variable) that differs between A and B."""
 
@@ -76,7 +76,7 @@ class EnvChange:
     b: Any
 
 
-@frozen
+@dataclass(frozen=True)
 class PairDiff:
     """Mode ``a`` (of A) against mode ``b`` (of B).
 
@@ -105,7 +105,7 @@ class PairDiff:
     retraces: tuple[RetraceDelta, ...]
 
 
-@frozen
+@dataclass(frozen=True)
 class RunDiff:
     """The diff of run ``a`` (before) and run ``b`` (after), or of two modes of one run
     (``same_run``: ``a`` is ``b``).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from functools import cache, cached_property
 from typing import TYPE_CHECKING
@@ -9,7 +10,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from traceinsight.columns import Columns
-from traceinsight.frozen import frozen
 from traceinsight.machineload import load_explains
 from traceinsight.ratio import RatioEstimate
 from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED, bootstrap_medians, median, quantiles
@@ -156,7 +156,7 @@ def paired_difference_bounds(p: PairedRounds, level: float = 0.95) -> tuple[floa
     return float(lo), float(hi)
 
 
-@frozen
+@dataclass(frozen=True)
 class PairedRounds:
     """Two modes' steps in the rounds they were timed in together: round ``rounds[i]`` of a
     (``a[i]``) ran right beside the same round of b (``b[i]``)."""
@@ -380,7 +380,7 @@ def _drift(samples: np.ndarray) -> float:
     return abs(max(m1, m2) / min(m1, m2) - 1.0) if min(m1, m2) > 0 else 0.0
 
 
-@frozen
+@dataclass(frozen=True)
 class BetweenRuns:
     """``between_runs``' verdict on the same mode captured twice: the ratio B / A with its
     interval, whether the change beats run-to-run variation (``significant``), the share it had to

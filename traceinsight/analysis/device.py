@@ -29,7 +29,7 @@ What is counted, and why:
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -68,7 +68,6 @@ from traceinsight.analysis.names import (
 )
 from traceinsight.analysis.steps import STEPS_LINE_ID, is_derived_line
 from traceinsight.columns import Columns, text
-from traceinsight.frozen import frozen
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,7 +82,7 @@ DEVICE_COLUMNS = ["host", "device", "steps", "wall_ms", "compute_ms", "h2d_ms", 
 KIND_COMPUTE, KIND_H2D, KIND_D2H, KIND_D2D, KIND_MEMSET = range(5)
 
 
-@frozen
+@dataclass(frozen=True)
 class DeviceAnalysis:
     steps: Columns             # STEP_COLUMNS: one row per (host, device, step)
     devices: Columns           # DEVICE_COLUMNS: medians over steady steps per device

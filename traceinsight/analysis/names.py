@@ -16,8 +16,7 @@ write it.
 from __future__ import annotations
 
 import enum
-
-from traceinsight.frozen import frozen
+from dataclasses import dataclass
 
 
 class Kind(enum.Enum):
@@ -45,7 +44,7 @@ class Source(enum.Enum):
     JAX_TPU = "JAX on TPU v6e (XProf's test trace, version not recorded)"
 
 
-@frozen
+@dataclass(frozen=True)
 class TraceName:
     name: str
     kind: Kind

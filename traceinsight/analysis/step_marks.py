@@ -9,16 +9,16 @@ the ``tracing`` category: tf.function built a graph again inside it.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from traceinsight import resample
 from traceinsight.analysis.names import STEP_NUM
-from traceinsight.frozen import frozen
 
 STALL_FACTOR = 1.5
 
 
-@frozen
+@dataclass(frozen=True)
 class StepMark:
     step_num: int
     wall_ms: float
@@ -63,7 +63,7 @@ def step_marks(records: list[dict]) -> list[StepMark]:
     return out
 
 
-@frozen
+@dataclass(frozen=True)
 class StepMarks:
     """A mode's host-traced steps marked for its pictures (``RunFigures.step_marks``): one
     ``StepMark`` per step, in step order, and the median of the steady steps the stalls are
@@ -85,7 +85,7 @@ def mode_step_marks(records: list[dict], digits: int = 6) -> StepMarks:
     return StepMarks(tuple(step_marks(rows)), steady_median(rows))
 
 
-@frozen
+@dataclass(frozen=True)
 class StepSeries:
     """One series of a mode's step times for the viewer's step chart (``RunFigures.step_series``):
     the times in step order (ms), which step is the first, which is cut by the trace's end, which

@@ -26,6 +26,7 @@ Two things a trace can hold that are not steady steps:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -59,7 +60,6 @@ from traceinsight.analysis.names import (
     TFE,
     TRACE_CONTEXT,
 )
-from traceinsight.frozen import frozen
 from traceinsight.stepsource import StepSource
 
 STEP_MARKER = re.compile(f"^({re.escape(STEP_MARKER_TRAIN)}|{re.escape(STEP_MARKER_TEST)})[^/]*$"
@@ -87,7 +87,7 @@ def is_derived_line(line) -> bool:
     return DERIVED_LINE_MIN <= line.id < DERIVED_LINE_MAX or line.name in DERIVED_LINE_NAMES
 
 
-@frozen
+@dataclass(frozen=True)
 class StepWindows:
     start: np.ndarray          # int64 ps, sorted
     end: np.ndarray

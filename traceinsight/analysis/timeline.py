@@ -14,6 +14,7 @@ the step the user's program takes without it), which the screen says.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,6 @@ import numpy as np
 from traceinsight.analysis.names import STEP_NUM
 from traceinsight.analysis.results import PS_PER_MS
 from traceinsight.errors import TraceinsightError
-from traceinsight.frozen import frozen
 from traceinsight.model import CATEGORIES
 from traceinsight.runfolder import PASSES
 from traceinsight.runfolder import Pass as TracePass
@@ -39,7 +39,7 @@ MAX_DEPTH = 4          # nesting levels drawn per thread (deeper events are coun
 MAX_ROWS = 60          # rows drawn in all; the rest are counted
 
 
-@frozen
+@dataclass(frozen=True)
 class TimelineRow:
     """One drawn row: the main thread's category timeline, or one nesting depth of a thread.
     ``label`` and ``names`` are trace strings (data: a renderer escapes them)."""
@@ -62,7 +62,7 @@ class TimelineRow:
         return self.thread + self.suffix
 
 
-@frozen
+@dataclass(frozen=True)
 class StepTimeline:
     """One step as rows of bars. ``categories``: the step's ms per category from the mode's steps
     table (what its breakdown is made of); ``steps``: every step number of the pass, in order,

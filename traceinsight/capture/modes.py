@@ -8,9 +8,9 @@ folder names via ``runfolder.mode_dir``): never rename one.
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import dataclass
 
 from traceinsight.capture import compat
-from traceinsight.frozen import frozen
 from traceinsight.modekind import (
     BASES,
     FIT,
@@ -42,7 +42,7 @@ def tf_keras_install(tf_version: str | None = None) -> str:
     return f'pip install --no-deps "tf-keras=={v[0]}.{v[1]}.*"' if v else TF_KERAS_INSTALL
 
 
-@frozen
+@dataclass(frozen=True)
 class Mode:
     name: str
     kind: str                 # "keras" | "function": the workload kind it applies to

@@ -21,10 +21,10 @@ measured.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from traceinsight.finding import SavingKind
-from traceinsight.frozen import frozen
 from traceinsight.modekind import BASES, CHEAPER_CALLS, GRAPH, PREDICT, XLA, ModeKind, all_kinds, name_of
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ _NOT_A_MODE = {
 }
 
 
-@frozen
+@dataclass(frozen=True)
 class Check:
     """One finding to verify: the mode its evidence comes from, the mode with the fix applied
     (``fix_mode``, as ``capture --modes`` names it) and the saving claimed before."""

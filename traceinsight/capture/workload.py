@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from traceinsight.capture.modes import FUNCTION, KERAS
 from traceinsight.errors import TraceinsightError
-from traceinsight.frozen import frozen
 
 
-@frozen
+@dataclass(frozen=True)
 class WorkloadFile:
     path: Path
     name: str                  # the file's stem: run folder suffix

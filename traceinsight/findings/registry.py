@@ -9,6 +9,7 @@ schema, these rows and every ``rule=`` of the package agree.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from traceinsight.finding import Finding
@@ -25,11 +26,10 @@ from traceinsight.findings import (
     tf1,
     xla,
 )
-from traceinsight.frozen import frozen
 from traceinsight.runview import RunView
 
 
-@frozen
+@dataclass(frozen=True)
 class Rule:
     function: Callable[[RunView], Iterable[Finding]]
     ids: tuple[str, ...]      # every ``Finding.rule`` the function can give

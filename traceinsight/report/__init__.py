@@ -18,11 +18,11 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from traceinsight.errors import TraceinsightError, WriteError
-from traceinsight.frozen import frozen
 from traceinsight.report.options import DEFAULTS, REPORT_DEFAULTS, RenderOptions, ReportOptions
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     _TABLES: Renderer[TableOptions, Iterator[tuple[str, bytes]]] = tables
 
 
-@frozen
+@dataclass(frozen=True)
 class Writer:
     """One output format of ``report`` (and of ``diff`` when ``diffs``): its ``--format`` name,
     the extensions ``-o`` picks it by, its media type, and the module of ``traceinsight.report``

@@ -11,11 +11,9 @@ was made (``RunFigures``), so that a writer only formats: the JSON writer writes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
-
-from traceinsight.frozen import frozen
 
 if TYPE_CHECKING:
     from traceinsight.analysis.step_marks import StepMarks
@@ -152,7 +150,7 @@ class ReportJSON(_ReportRequired, total=False):
     verify: Row
 
 
-@frozen
+@dataclass(frozen=True)
 class ReportDocument:
     """The report of one run, built once (``report.data.build``) and read by every writer.
 

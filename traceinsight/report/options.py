@@ -15,9 +15,8 @@ against the protocol. What it returns is its output, made without writing anythi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
-
-from traceinsight.frozen import frozen
 
 if TYPE_CHECKING:
     from traceinsight.findings import Finding
@@ -43,25 +42,25 @@ class DiffRenderer(Protocol[Out]):
 TABLE_FORMATS = ("csv", "parquet")
 
 
-@frozen
+@dataclass(frozen=True)
 class RenderOptions:
     """The base of every renderer's options (a diff renderer needs none beyond it)."""
 
 
-@frozen
+@dataclass(frozen=True)
 class ReportOptions(RenderOptions):
     """The report document's formats (markdown, HTML, JSON)."""
     findings: tuple[Finding, ...] | None = None   # the findings shown (None: the run's)
 
 
-@frozen
+@dataclass(frozen=True)
 class TerminalOptions(RenderOptions):
     """``traceinsight analyze``'s tables."""
     top: int = 10                            # rows of each table
     modes: tuple[str, ...] | None = None     # only these modes (None: every mode)
 
 
-@frozen
+@dataclass(frozen=True)
 class TraceOptions(RenderOptions):
     """One mode's Chrome trace (trace-event JSON), drawn from that pass's analysis made again
     from its files (``analysis.timeline.pass_analysis``)."""
@@ -71,7 +70,7 @@ class TraceOptions(RenderOptions):
     gzip_level: int | None = 1               # None: uncompressed JSON
 
 
-@frozen
+@dataclass(frozen=True)
 class TableOptions(RenderOptions):
     """A mode's tables, or (``mode`` None) every mode's and host's tables stacked with the run's
     metadata as columns (tables of many runs query together)."""

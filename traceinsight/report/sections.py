@@ -12,11 +12,10 @@ which block it goes. ``markdown.py`` and ``html.py`` write these blocks (``ARCHI
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, overload
 
 from traceinsight import present
-from traceinsight.frozen import frozen
 from traceinsight.report import factor_text as ft
 from traceinsight.report import prose
 from traceinsight.report import verify_text as vt
@@ -28,30 +27,30 @@ Format = Callable[[Any], str]
 
 # ------------------------------------------------------------------------------------------ inline
 
-@frozen
+@dataclass(frozen=True)
 class Code:
     """A name from a trace or a run shown as code."""
     value: Any
 
 
-@frozen
+@dataclass(frozen=True)
 class Words:
     """Our own words or a figure already formatted (``present``): nothing in it is markup."""
     value: str
 
 
-@frozen
+@dataclass(frozen=True)
 class Strong:
     parts: tuple[Any, ...]
 
 
-@frozen
+@dataclass(frozen=True)
 class Flag:
     """A word in a table cell that stands out where the format can mark it (a significant change)."""
     value: str
 
 
-@frozen
+@dataclass(frozen=True)
 class Prose:
     """A sentence written by a prose module with the writer's own ``name`` and ``text``
     (``write(name, text) -> str``). ``names``: how the sentence shows a mode's name where the
@@ -64,7 +63,7 @@ class Prose:
 Text = tuple[Any, ...]
 
 
-@frozen
+@dataclass(frozen=True)
 class ProseList:
     """Lines or table rows a prose module writes with the writer's ``name`` and ``text``:
     ``write(name, text)`` -> a list of strings (a list's items) or of rows of strings."""
@@ -73,21 +72,21 @@ class ProseList:
 
 # ------------------------------------------------------------------------------------------ blocks
 
-@frozen
+@dataclass(frozen=True)
 class Para:
     """A paragraph; ``role``: "" (body text), "note" (a muted aside), "summary" (the lead)."""
     text: Text
     role: str = ""
 
 
-@frozen
+@dataclass(frozen=True)
 class Items:
     """A bulleted list (``marker``: the markdown bullet)."""
     items: Sequence[Text] | ProseList
     marker: str = "-"
 
 
-@frozen
+@dataclass(frozen=True)
 class Table:
     """A table: header cells and rows of cells (each a part: a value, Code, Words), ``align`` 'l'
     or 'r' per column; ``what`` names its rows when a writer may show only the first ones (None:
@@ -98,13 +97,13 @@ class Table:
     what: str | None = None
 
 
-@frozen
+@dataclass(frozen=True)
 class CodeBlock:
     text: str
     lang: str = ""
 
 
-@frozen
+@dataclass(frozen=True)
 class Picture:
     """A chart a writer draws where its format can: "bars" (the category bars as SVG),
     "mermaid" (the same as a Mermaid chart), "files" (links to SVG files written beside the
@@ -114,7 +113,7 @@ class Picture:
     data: Any = None
 
 
-@frozen
+@dataclass(frozen=True)
 class Group:
     """Blocks under a small heading, ``name`` (stressed) then ``title``: one mode's tables
     (``mode``: its name, as code) or a titled part of a section."""
@@ -124,14 +123,14 @@ class Group:
     name: Text = ()
 
 
-@frozen
+@dataclass(frozen=True)
 class Details:
     """Collapsible blocks under a one-line summary."""
     summary: Text
     blocks: Sequence[Any]
 
 
-@frozen
+@dataclass(frozen=True)
 class Card:
     """One finding: its title, its blocks, its severity (``style``)."""
     title: Text
@@ -139,7 +138,7 @@ class Card:
     style: str
 
 
-@frozen
+@dataclass(frozen=True)
 class Section:
     """A titled part of the report (``level`` 2, or 3 inside another). ``collapsed``: a section of
     ``Details`` blocks only, whose title a plain-text format may leave out; ``svg``: a section that
@@ -153,7 +152,7 @@ class Section:
     droppable: bool = False
 
 
-@frozen
+@dataclass(frozen=True)
 class Page:
     """A whole report or diff: its title, the lead paragraphs, the sections in order."""
     title: Text

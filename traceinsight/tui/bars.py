@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual.widget import Widget
 
 from traceinsight import present as fmt
-from traceinsight.frozen import frozen
 from traceinsight.model import CATEGORIES
 
 BLOCK = "█"
@@ -14,7 +15,7 @@ WIDE = 110          # from this width on, each bar is followed by its largest ca
 DETAIL_WIDTH = 54
 
 
-@frozen
+@dataclass(frozen=True)
 class BarRow:
     mode: str
     categories: dict[str, float] | None   # category -> ms/step; None when the mode has no breakdown

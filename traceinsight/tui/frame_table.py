@@ -6,6 +6,7 @@ scrolled to, while filtering and sorting happen on the DataFrame.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -18,10 +19,9 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
 from traceinsight import present
-from traceinsight.frozen import frozen
 
 
-@frozen
+@dataclass(frozen=True)
 class Column:
     key: str                                   # DataFrame column
     label: str
