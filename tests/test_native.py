@@ -61,6 +61,8 @@ def test_nest_finds_the_innermost_container(ev):
     parent, depth, crosser = nest_all(line, start, end)
     assert not crosser.any()
     np.testing.assert_array_equal(parent, brute_parent(line, start, end))
+    for narrow in (np.int8, np.int16):     # the line column read in its own width
+        np.testing.assert_array_equal(nest_all(line.astype(narrow), start, end)[0], parent)
     want_depth = [0 if p < 0 else None for p in parent]
     for i, p in enumerate(parent):
         want_depth[i] = 0 if p < 0 else want_depth[p] + 1
@@ -87,6 +89,11 @@ def test_nest_keeps_crossing_events_out_and_the_rest_nested(spans):
     bp = brute_parent(line[kept], start[kept], end[kept])
     np.testing.assert_array_equal(parent[kept], np.where(bp >= 0, kept[np.maximum(bp, 0)], -1))
     assert (parent[crosser] == -1).all()
+    # the frames told by name (name i is event i's), the lines in a narrower column: the same
+    by_name = native.nest(start, end, line.astype(np.int16), np.ones(len(rows), bool), frame,
+                          np.arange(len(rows)))
+    for got, want in zip(by_name, nest_all(line, start, end, frame)):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_a_frame_crossing_a_traceme_is_kept_out_not_the_traceme():
@@ -503,3 +510,22 @@ def test_frame_sweep_refuses_a_timeline_that_is_not_the_nestings():
                               np.array([0, 2, 5, 10]), np.array([0, 1, 0], np.int32),
                               np.full(3, 3, np.int8), np.array([0]), np.array([10]), *args)
     assert good is not None and good["inclusive"].tolist() == [10]
+
+
+@settings(max_examples=200, deadline=None)
+@given(nested_lines(), st.lists(st.booleans(), min_size=4, max_size=4))
+def test_has_child_marks_the_parents_of_marked_names(ev, child_name):
+    """Against counting each event's children: of a marked name, of positive length too where
+    the times are given."""
+    line, start, end, name = ev
+    n = len(start)
+    end = np.where(np.arange(n) % 4 == 3, start, end)
+    parent, _, _ = native.nest(start, end, line, np.ones(n, bool), np.zeros(n, bool))
+    child_name = np.array(child_name)
+    for timed in (False, True):
+        want = np.zeros(n, dtype=bool)
+        for i in range(n):
+            if parent[i] >= 0 and child_name[name[i]] and (not timed or end[i] > start[i]):
+                want[parent[i]] = True
+        got = native.has_child(parent, name, child_name, *((start, end) if timed else ()))
+        np.testing.assert_array_equal(got, want)

@@ -10,6 +10,31 @@
 
 static Py_ssize_t first_segment(const int64_t *b, Py_ssize_t nseg, int64_t t);
 
+/* An integer column of any width (1, 2, 4 or 8 bytes, signed): the caller's own dtype, so that a
+ * narrow column (thread lines, ids) is read as it is instead of copied to a wider one. */
+static inline int64_t int_at(const void *p, int size, Py_ssize_t i)
+{
+    switch (size) {
+    case 1:
+        return ((const int8_t *)p)[i];
+    case 2:
+        return ((const int16_t *)p)[i];
+    case 4:
+        return ((const int32_t *)p)[i];
+    default:
+        return ((const int64_t *)p)[i];
+    }
+}
+
+static int int_size_ok(int size)
+{
+    if (size == 1 || size == 2 || size == 4 || size == 8)
+        return 1;
+    PyErr_SetString(PyExc_ValueError, "integer column of 1, 2, 4 or 8 bytes expected");
+    return 0;
+}
+
+
 /* ---- nesting -------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -50,7 +75,9 @@ static PyObject *is_sorted(PyObject *self, PyObject *args)
     return PyBool_FromLong(ok);
 }
 
-/* nest(start, end, line, include, is_frame, parent, depth, crosser)  (parent, depth: int32)
+/* nest(start, end, line, line_size, include, is_frame, name, parent, depth, crosser)
+ * (parent, depth: int32; line of line_size bytes; is_frame per event, or per name id where name,
+ * int32 per event, is given: not empty)
  *
  * Events in table order, sorted by (line, start, -end). For included events (positive length, not
  * a step marker), per thread line: parent (the innermost enclosing event, -1 at top level), depth,
@@ -61,39 +88,53 @@ static PyObject *is_sorted(PyObject *self, PyObject *args)
  * category); otherwise the new event is. Children of a removed frame belong to its parent. */
 static PyObject *nest(PyObject *self, PyObject *args)
 {
-    Py_buffer bs = {0}, be = {0}, bl = {0}, binc = {0}, bfr = {0}, bp = {0}, bd = {0}, bc = {0};
+    Py_buffer bs = {0}, be = {0}, bl = {0}, binc = {0}, bfr = {0}, bn = {0}, bp = {0}, bd = {0},
+              bc = {0};
     stack stk = {0};
-    int ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*w*", &bs, &be, &bl, &binc, &bfr, &bp, &bd, &bc))
+    int ok = 0, line_size;
+    if (!PyArg_ParseTuple(args, "y*y*y*iy*y*y*w*w*w*", &bs, &be, &bl, &line_size, &binc, &bfr,
+                          &bn, &bp, &bd, &bc))
         goto done;
-    Py_ssize_t n = bs.len / 8;
-    if (check(&be, 8, n, "end") || check(&bl, 4, n, "line") || check(&binc, 1, n, "include") ||
-        check(&bfr, 1, n, "is_frame") || check(&bp, 4, n, "parent") || check(&bd, 4, n, "depth") ||
-        check(&bc, 1, n, "crosser"))
+    if (!int_size_ok(line_size))
+        goto done;
+    Py_ssize_t n = bs.len / 8, by_name = bn.len > 0;
+    if (check(&be, 8, n, "end") || check(&bl, line_size, n, "line") ||
+        check(&binc, 1, n, "include") || check(&bfr, 1, by_name ? -1 : n, "is_frame") ||
+        (by_name && check(&bn, 4, n, "name")) || check(&bp, 4, n, "parent") ||
+        check(&bd, 4, n, "depth") || check(&bc, 1, n, "crosser"))
         goto done;
     if (n < 0 || n > INT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "nest: more than 2^31 events");
         goto done;
     }
     const int64_t *st = bs.buf, *en = be.buf;
-    const int32_t *ln = bl.buf;
-    const uint8_t *inc = binc.buf, *fr = bfr.buf;
+    const void *ln = bl.buf;
+    const uint8_t *inc = binc.buf, *is_frame = bfr.buf;
+    const int32_t *nm = bn.buf;
+    if (by_name)
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (nm[i] < 0 || nm[i] >= bfr.len) {
+                PyErr_SetString(PyExc_IndexError, "nest: name id out of range");
+                goto done;
+            }
+#define FRAME(i) (by_name ? is_frame[nm[i]] : is_frame[i])
     int32_t *par = bp.buf, *dep = bd.buf;
     uint8_t *cr = bc.buf;
     int nomem = 0;
     Py_BEGIN_ALLOW_THREADS
     /* pass 1: crossers */
     memset(cr, 0, n);
-    int32_t cur = 0;
+    int64_t cur = 0;
     stk.n = 0;
     for (Py_ssize_t i = 0; i < n && !nomem; i++) {
         par[i] = -1;
         dep[i] = 0;
         if (!inc[i])
             continue;
-        if (stk.n && ln[i] != cur)
+        int64_t li = int_at(ln, line_size, i);
+        if (stk.n && li != cur)
             stk.n = 0;
-        cur = ln[i];
+        cur = li;
         while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
             stk.n--;
         int crosses = 0;
@@ -101,7 +142,7 @@ static PyObject *nest(PyObject *self, PyObject *args)
             int64_t top = stk.v[stk.n - 1];
             if (en[i] <= en[top])
                 break; /* nested */
-            if (fr[top] && !fr[i]) {
+            if (FRAME(top) && !FRAME(i)) {
                 cr[top] = 1;
                 stk.n--;
                 continue;
@@ -119,9 +160,10 @@ static PyObject *nest(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < n && !nomem; i++) {
         if (!inc[i] || cr[i])
             continue;
-        if (stk.n && ln[i] != cur)
+        int64_t li = int_at(ln, line_size, i);
+        if (stk.n && li != cur)
             stk.n = 0;
-        cur = ln[i];
+        cur = li;
         while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
             stk.n--;
         if (stk.n && en[i] > en[stk.v[stk.n - 1]]) {
@@ -141,7 +183,8 @@ static PyObject *nest(PyObject *self, PyObject *args)
     ok = 1;
 done:
     free(stk.v);
-    RELEASE(&bs, &be, &bl, &binc, &bfr, &bp, &bd, &bc);
+#undef FRAME
+    RELEASE(&bs, &be, &bl, &binc, &bfr, &bn, &bp, &bd, &bc);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
@@ -229,6 +272,39 @@ static PyObject *mark_ancestors(PyObject *self, PyObject *args)
         if (fl[i] && par[i] >= 0 && par[i] < i)
             fl[par[i]] = 1;
     RELEASE(&bp, &bf);
+    Py_RETURN_NONE;
+}
+
+/* has_child(parent, name, child_name, start, end, out): out[p] = 1 (uint8 per event) for every
+ * event p that is the parent (int32) of an event whose name child_name marks (per name id; name
+ * int32 per event) and, where start and end are given (not empty), of positive length. */
+static PyObject *has_child(PyObject *self, PyObject *args)
+{
+    Py_buffer bp = {0}, bn = {0}, bcn = {0}, bs = {0}, be = {0}, bo = {0};
+    int ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*", &bp, &bn, &bcn, &bs, &be, &bo))
+        goto done;
+    Py_ssize_t n = bp.len / 4, n_names = bcn.len, timed = bs.len > 0;
+    if (check(&bp, 4, n, "parent") || check(&bn, 4, n, "name") || check(&bo, 1, n, "out") ||
+        (timed && (check(&bs, 8, n, "start") || check(&be, 8, n, "end"))))
+        goto done;
+    const int32_t *par = bp.buf, *nm = bn.buf;
+    const int64_t *st = bs.buf, *en = be.buf;
+    const uint8_t *child_name = bcn.buf;
+    uint8_t *out = bo.buf;
+    memset(out, 0, n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t p = par[i];
+        if (p < 0 || p >= n || nm[i] < 0 || nm[i] >= n_names || !child_name[nm[i]] ||
+            (timed && en[i] <= st[i]))
+            continue;
+        out[p] = 1;
+    }
+    ok = 1;
+done:
+    RELEASE(&bp, &bn, &bcn, &bs, &be, &bo);
+    if (!ok)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -589,20 +665,23 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
 #define CONSUME(x)                                                                             \
     for (; j < nseg && b[j] < (x); j++) {                                                      \
         int32_t o = owner[j];                                                                  \
-        if (o >= 0 && !NESTED(o)) {                                                            \
-            consistent = 0;                                                                    \
-            break;                                                                             \
-        }                                                                                      \
-        while (stk.n && stk.v[stk.n - 1].ev != o) {                                            \
-            if (en[stk.v[stk.n - 1].ev] > b[j])                                                \
-                break;                                                                         \
-            open_pop(&stk);                                                                    \
-        }                                                                                      \
-        if (o < 0 ? stk.n != 0 : !stk.n || stk.v[stk.n - 1].ev != o) {                         \
-            consistent = 0;                                                                    \
-            break;                                                                             \
-        }                                                                                      \
         int8_t c = cat[j];                                                                     \
+        /* most segments: owned by the top of the stack, pushed as a nested event */           \
+        if (!(o >= 0 ? stk.n && stk.v[stk.n - 1].ev == o : !stk.n)) {                          \
+            if (o >= 0 && !NESTED(o)) {                                                        \
+                consistent = 0;                                                                \
+                break;                                                                         \
+            }                                                                                  \
+            while (stk.n && stk.v[stk.n - 1].ev != o) {                                        \
+                if (en[stk.v[stk.n - 1].ev] > b[j])                                            \
+                    break;                                                                     \
+                open_pop(&stk);                                                                \
+            }                                                                                  \
+            if (o < 0 ? stk.n != 0 : !stk.n || stk.v[stk.n - 1].ev != o) {                     \
+                consistent = 0;                                                                \
+                break;                                                                         \
+            }                                                                                  \
+        }                                                                                      \
         if (o < 0 || (c != python && c != cat_a && c != cat_b))                                \
             continue;                                                                          \
         int64_t s0 = b[j], s1 = b[j + 1], d = 0;                                               \
@@ -846,30 +925,6 @@ done:
     Py_RETURN_NONE;
 }
 
-/* An integer column of any width (1, 2, 4 or 8 bytes, signed): the caller's own dtype, so that a
- * narrow column (thread lines, ids) is read as it is instead of copied to a wider one. */
-static inline int64_t int_at(const void *p, int size, Py_ssize_t i)
-{
-    switch (size) {
-    case 1:
-        return ((const int8_t *)p)[i];
-    case 2:
-        return ((const int16_t *)p)[i];
-    case 4:
-        return ((const int32_t *)p)[i];
-    default:
-        return ((const int64_t *)p)[i];
-    }
-}
-
-static int int_size_ok(int size)
-{
-    if (size == 1 || size == 2 || size == 4 || size == 8)
-        return 1;
-    PyErr_SetString(PyExc_ValueError, "integer column of 1, 2, 4 or 8 bytes expected");
-    return 0;
-}
-
 /* landing_counts(start, end, line, line_size, parent, outside, cat, bounds, seg_cat, t0, t1,
  *                line_kind, python, counts)
  *
@@ -944,10 +999,11 @@ static PyMethodDef methods[] = {
      "decode_line(xline, base_ps, lut, wanted, start, end, metadata_id, name_id) -> stat columns"},
     {"is_sorted", is_sorted, METH_VARARGS, "is_sorted(start, end) -> bool"},
     {"nest", nest, METH_VARARGS,
-     "nest(start, end, line, include, is_frame, parent, depth, crosser)"},
+     "nest(start, end, line, line_size, include, is_frame, name, parent, depth, crosser)"},
     {"inherit", inherit, METH_VARARGS,
      "inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other)"},
     {"mark_ancestors", mark_ancestors, METH_VARARGS, "mark_ancestors(parent, flag)"},
+    {"has_child", has_child, METH_VARARGS, "has_child(parent, name, child_name, start, end, out)"},
     {"nearest_marked", nearest_marked, METH_VARARGS, "nearest_marked(parent, mask, out)"},
     {"nearest_marked_at", nearest_marked_at, METH_VARARGS,
      "nearest_marked_at(parent, mask, events, out, budget) -> bool"},

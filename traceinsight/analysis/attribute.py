@@ -114,8 +114,8 @@ def nest(table: EventTable, marker: np.ndarray | None = None):
         marker = step_markers(table)
     is_frame = np.array([n.startswith(PYTHON_FRAME) for n in table.names] or [False], dtype=bool)
     include = (table.end > table.start) & ~marker
-    parent, depth, crosser = native.nest(table.start, table.end, table.line, include,
-                                         is_frame[table.name])
+    parent, depth, crosser = native.nest(table.start, table.end, table.line, include, is_frame,
+                                         table.name)
     return parent, depth, crosser, marker
 
 
@@ -172,6 +172,11 @@ def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray, cat
     the wait is not on the step's critical path; the part no compute overlaps is."""
     names = table.names
     is_input = np.array([bool(_INPUT_WORK.search(n)) for n in names] or [False])
+    rows = table.line_rows(main)
+    if not is_input.any() or rows.stop - rows.start == len(table):
+        # no input work by name, or no thread but the main one (a python-traced trace):
+        # nothing to look for in the table
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     ok = (table.line != main) & ~outside & (table.end > table.start)
     ev = np.nonzero(is_input[table.name] & ok)[0]
     if not len(ev):
@@ -219,13 +224,13 @@ def _conversions_without_work(table: EventTable, own: np.ndarray, parent: np.nda
     ids = [i for i in (table.name_id(CONVERT_TO_TENSOR), table.name_id(TF_CONSTANT)) if i >= 0]
     if not ids or not len(table):
         return
-    conv = np.isin(table.name, ids) & (own == rules.INPUT)
-    if not conv.any():
+    # the few candidates as rows (no table-long search of the names)
+    conv = np.flatnonzero(own == rules.INPUT)
+    conv = conv[np.isin(table.name[conv], ids)]
+    if not len(conv):
         return
-    is_frame = np.array([n.startswith(PYTHON_FRAME) for n in table.names], dtype=bool)[table.name]
-    child = (parent >= 0) & ~is_frame
-    has_child = np.bincount(parent[child], minlength=len(table)) > 0
-    own[conv & ~has_child] = rules.DISPATCH
+    not_frame = np.array([not n.startswith(PYTHON_FRAME) for n in table.names], dtype=bool)
+    own[conv[~native.has_child(parent, table.name, not_frame)[conv]]] = rules.DISPATCH
 
 
 def _kernel_runs_without_event(table: EventTable, own: np.ndarray, parent: np.ndarray) -> None:
@@ -241,8 +246,8 @@ def _kernel_runs_without_event(table: EventTable, own: np.ndarray, parent: np.nd
     if ke < 0:
         return
     ev = table.name == ke
-    inner = (parent >= 0) & (table.end > table.start)
-    has_child = np.bincount(parent[inner], minlength=len(table)) > 0
+    has_child = native.has_child(parent, table.name, np.ones(len(table.names), dtype=bool),
+                                 table.start, table.end)
     own[ev & ~has_child & (own == rules.DISPATCH)] = rules.OP
 
 
@@ -364,17 +369,17 @@ def attribute(table: EventTable) -> Attribution:
     for c, pr in rules.INHERIT_PRIORITY.items():
         prio[c] = 2 * pr
     # strength by own code, looked up (codes without a category, all negative, hold nothing)
-    low = min(int(own.min(initial=0)), 0)
-    strength_of = np.zeros(N_CAT - low, dtype=np.int8)
-    strength_of[-low:] = prio
-    own_strength = strength_of[own.astype(np.intp) - low]
+    # through the codes' bytes: an index of one byte an event, not a table-long intp copy
+    strength_of = np.zeros(256, dtype=np.int8)
+    strength_of[:N_CAT] = prio
+    own_strength = strength_of[own.view(np.uint8)]
     gb = table.name_id(rules.GRAPH_BUILDING)
     if gb >= 0:
         sel = np.nonzero(table.name == gb)[0]
         own_strength[sel] = 2 * rules.GRAPH_BUILDING_PRIORITY
     pass_strength = own_strength.copy()
     launch_names = np.array([bool(rules.XLA_LAUNCH.match(n)) for n in names] or [False])
-    launch = launch_names[table.name] if len(table) else np.zeros(0, bool)
+    launch = launch_names[table.name] if len(table) and launch_names.any() else np.zeros(0, bool)
     if launch.any():
         compiling = launch & native.mark_ancestors(own == rules.COMPILE, parent)
         own[compiling] = rules.COMPILE
@@ -388,12 +393,16 @@ def attribute(table: EventTable) -> Attribution:
                            if ln.plane in host_planes and ln.n_events], dtype=np.int64)
     main, main_rule = _choose_main_line(table, marker, host_lines)
 
-    # main-thread timeline
+    outside = crosser | marker_ev
+    # main-thread timeline: its events (int32, held through the timeline), from the main line's
+    # rows
+    on_main = np.zeros(0, dtype=np.int32)
     if main >= 0:
-        on_main = np.nonzero((table.line == main) & (end > table.start) & ~crosser
-                             & ~marker_ev)[0].astype(np.int32)    # held through the timeline
-    else:
-        on_main = np.zeros(0, dtype=np.int32)
+        rows = table.line_rows(main)
+        idx = np.flatnonzero((end[rows] > table.start[rows]) & ~outside[rows])
+        idx += rows.start
+        on_main = idx.astype(np.int32)
+        del idx
     # every instant the innermost open event changes (strictly increasing): the segments between
     # them tile [first start, last end]
     # (owner -1 is a gap between top-level events: python)
@@ -402,7 +411,7 @@ def attribute(table: EventTable) -> Attribution:
     seg_owner, seg_cat = seg_owner[:-1], seg_cat[:-1]
     if main >= 0 and len(seg_owner):
         seg_cat = _fast_path_conversions(table, parent, bounds, seg_owner, seg_cat)
-        waits = _input_work_intervals(table, main, crosser | marker_ev, cat)
+        waits = _input_work_intervals(table, main, outside, cat)
         if len(waits[0]):
             seg_start, seg_end, seg_owner, seg_cat = _relabel_waits(
                 bounds[:-1], bounds[1:], seg_owner, seg_cat, *waits)
@@ -412,9 +421,9 @@ def attribute(table: EventTable) -> Attribution:
     found = find_steps(table, main, marker, parent, on_main)
     # XLA compilation that no event records (TF 2.15, 2.16): out of op (analysis.xla_compile)
     bounds, seg_owner, seg_cat, estimate = xla_compile.estimate(
-        table, main, own, crosser | marker_ev, bounds, seg_owner, seg_cat, found.start, found.num)
+        table, main, own, outside, bounds, seg_owner, seg_cat, found.start, found.num)
     return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent,
-                       crosser=crosser, outside=crosser | marker_ev, cat=cat,
+                       crosser=crosser, outside=outside, cat=cat,
                        seg_owner=seg_owner, seg_cat=seg_cat, bounds=bounds,
                        step_start=found.start, step_end=found.end, step_num=found.num,
                        step_rule=found.rule, step_source=found.source,

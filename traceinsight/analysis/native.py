@@ -37,6 +37,14 @@ def _i8(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int8)
 
 
+def _int_column(a: np.ndarray) -> np.ndarray:
+    """An integer column in its own width (1, 2, 4 or 8 bytes): no copy of a narrow one."""
+    a = np.asarray(a)
+    if a.dtype.kind == "i" and a.dtype.itemsize in (1, 2, 4, 8):
+        return np.ascontiguousarray(a)
+    return _i64(a)
+
+
 def split_space(data) -> list[tuple[bytes, list[tuple[int, int]]]]:
     """An XSpace's planes: each as (the plane serialized without its lines, [(offset, length) of
     each serialized XLine in ``data``]). ValueError when malformed."""
@@ -85,14 +93,18 @@ def is_sorted(start: np.ndarray, end: np.ndarray) -> bool:
     return _native.is_sorted(_i64(start), _i64(end))
 
 
-def nest(start, end, line, include, is_frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def nest(start, end, line, include, is_frame, name=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(parent, depth, crosser) of the included events; see nest() in _native_kernels.c. Parent and depth
-    are int32 (an XSpace holds far fewer than 2^31 events: protobuf's 2 GiB limit)."""
+    are int32 (an XSpace holds far fewer than 2^31 events: protobuf's 2 GiB limit). ``is_frame``:
+    per event, or per name id where ``name`` (each event's) is given: no table-long column of it.
+    ``line`` is read in its own width."""
     n = len(start)
     parent, depth = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
     crosser = np.empty(n, dtype=np.uint8)
-    _native.nest(_i64(start), _i64(end), np.ascontiguousarray(line, dtype=np.int32),
-                 _u8(include), _u8(is_frame), parent, depth, crosser)
+    line = _int_column(line)
+    names = np.zeros(0, dtype=np.int32) if name is None else _i32(name)
+    _native.nest(_i64(start), _i64(end), line, line.dtype.itemsize, _u8(include), _u8(is_frame),
+                 names, parent, depth, crosser)
     return parent, depth, crosser.view(bool)
 
 
@@ -110,6 +122,19 @@ def mark_ancestors(flag: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """``flag`` with every ancestor of a flagged event flagged too."""
     out = _u8(flag).copy()
     _native.mark_ancestors(_i32(parent), out)
+    return out.view(bool)
+
+
+def has_child(parent: np.ndarray, name: np.ndarray, child_name: np.ndarray,
+              start: np.ndarray | None = None, end: np.ndarray | None = None) -> np.ndarray:
+    """Per event (bool): it is the parent of an event whose name ``child_name`` marks (per name
+    id), of positive length where ``start`` and ``end`` are given; see has_child() in
+    _native_kernels.c (no per-event count of children: one byte an event)."""
+    out = np.empty(len(parent), dtype=np.uint8)
+    none = np.zeros(0, dtype=_I64)
+    _native.has_child(_i32(parent), _i32(name), _u8(child_name),
+                      none if start is None else _i64(start), none if end is None else _i64(end),
+                      out)
     return out.view(bool)
 
 
@@ -192,14 +217,6 @@ def locate(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
     out = np.empty(len(keys), dtype=_I64)
     _native.locate(_i64(values), _i64(keys), out)
     return out
-
-
-def _int_column(a: np.ndarray) -> np.ndarray:
-    """An integer column in its own width (1, 2, 4 or 8 bytes): no copy of a narrow one."""
-    a = np.asarray(a)
-    if a.dtype.kind == "i" and a.dtype.itemsize in (1, 2, 4, 8):
-        return np.ascontiguousarray(a)
-    return _i64(a)
 
 
 def landing_counts(start, end, line, parent, outside, cat, bounds, seg_cat, t0, t1,
