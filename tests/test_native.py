@@ -63,11 +63,6 @@ def test_nest_finds_the_innermost_container(ev):
     np.testing.assert_array_equal(parent, brute_parent(line, start, end))
     for narrow in (np.int8, np.int16):     # the line column read in its own width
         np.testing.assert_array_equal(nest_all(line.astype(narrow), start, end)[0], parent)
-    # without the depths: the same parents and crossers
-    p, d, c = native.nest(start, end, line, np.ones(len(start), bool), np.zeros(len(start), bool),
-                          with_depth=False)
-    assert d is None and not c.any()
-    np.testing.assert_array_equal(p, parent)
     want_depth = [0 if p < 0 else None for p in parent]
     for i, p in enumerate(parent):
         want_depth[i] = 0 if p < 0 else want_depth[p] + 1

@@ -76,8 +76,8 @@ static PyObject *is_sorted(PyObject *self, PyObject *args)
 }
 
 /* nest(start, end, line, line_size, include, is_frame, name, parent, depth, crosser)
- * (parent, depth: int32, depth not written where it is empty; line of line_size bytes; is_frame
- * per event, or per name id where name, int32 per event, is given: not empty)
+ * (parent, depth: int32; line of line_size bytes; is_frame per event, or per name id where name,
+ * int32 per event, is given: not empty)
  *
  * Events in table order, sorted by (line, start, -end). For included events (positive length, not
  * a step marker), per thread line: parent (the innermost enclosing event, -1 at top level), depth,
@@ -97,11 +97,11 @@ static PyObject *nest(PyObject *self, PyObject *args)
         goto done;
     if (!int_size_ok(line_size))
         goto done;
-    Py_ssize_t n = bs.len / 8, by_name = bn.len > 0, with_depth = bd.len > 0;
+    Py_ssize_t n = bs.len / 8, by_name = bn.len > 0;
     if (check(&be, 8, n, "end") || check(&bl, line_size, n, "line") ||
         check(&binc, 1, n, "include") || check(&bfr, 1, by_name ? -1 : n, "is_frame") ||
         (by_name && check(&bn, 4, n, "name")) || check(&bp, 4, n, "parent") ||
-        (with_depth && check(&bd, 4, n, "depth")) || check(&bc, 1, n, "crosser"))
+        check(&bd, 4, n, "depth") || check(&bc, 1, n, "crosser"))
         goto done;
     if (n < 0 || n > INT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "nest: more than 2^31 events");
@@ -128,8 +128,7 @@ static PyObject *nest(PyObject *self, PyObject *args)
     stk.n = 0;
     for (Py_ssize_t i = 0; i < n && !nomem; i++) {
         par[i] = -1;
-        if (with_depth)
-            dep[i] = 0;
+        dep[i] = 0;
         if (!inc[i])
             continue;
         int64_t li = int_at(ln, line_size, i);
@@ -172,8 +171,7 @@ static PyObject *nest(PyObject *self, PyObject *args)
             continue;
         }
         par[i] = stk.n ? (int32_t)stk.v[stk.n - 1] : -1;
-        if (with_depth)
-            dep[i] = (int32_t)stk.n;
+        dep[i] = (int32_t)stk.n;
         if (push(&stk, i) < 0)
             nomem = 1;
     }

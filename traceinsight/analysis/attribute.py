@@ -99,7 +99,7 @@ class Attribution:
 
 
 def nest(table: EventTable, marker: np.ndarray | None = None):
-    """Parent of every positive-length event, and which events cross others.
+    """Parent and depth of every positive-length event, and which events cross others.
 
     TraceMe events nest among themselves, and python-tracer frames among themselves, but a TraceMe
     started inside one Python frame and ended in another (a step marker opened in
@@ -114,11 +114,9 @@ def nest(table: EventTable, marker: np.ndarray | None = None):
         marker = step_markers(table)
     is_frame = np.array([n.startswith(PYTHON_FRAME) for n in table.names] or [False], dtype=bool)
     include = (table.end > table.start) & ~marker
-    # the depth is not kept (4 bytes an event): made again for the rows that need it
-    # (steps.depth_of)
-    parent, _, crosser = native.nest(table.start, table.end, table.line, include, is_frame,
-                                     table.name, with_depth=False)
-    return parent, crosser, marker
+    parent, depth, crosser = native.nest(table.start, table.end, table.line, include, is_frame,
+                                         table.name)
+    return parent, depth, crosser, marker
 
 
 def effective_categories(own: np.ndarray, parent: np.ndarray, own_strength: np.ndarray,
@@ -361,7 +359,8 @@ def attribute(table: EventTable) -> Attribution:
 
     marker = step_markers(table)
     own[marker] = rules.PYTHON  # a marker's own time (outside any event) is python
-    parent, crosser, marker_ev = nest(table, marker)
+    parent, depth, crosser, marker_ev = nest(table, marker)
+    del depth     # 4 bytes an event, made again for the rows that need it (steps.depth_of)
     end = table.end
     _conversions_without_work(table, own, parent)
     _kernel_runs_without_event(table, own, parent)

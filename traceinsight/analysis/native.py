@@ -93,21 +93,19 @@ def is_sorted(start: np.ndarray, end: np.ndarray) -> bool:
     return _native.is_sorted(_i64(start), _i64(end))
 
 
-def nest(start, end, line, include, is_frame, name=None, *, with_depth: bool = True
-         ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+def nest(start, end, line, include, is_frame, name=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(parent, depth, crosser) of the included events; see nest() in _native_kernels.c. Parent and depth
-    are int32 (an XSpace holds far fewer than 2^31 events: protobuf's 2 GiB limit); depth None
-    without ``with_depth``. ``is_frame``: per event, or per name id where ``name`` (each event's)
-    is given: no table-long column of it. ``line`` is read in its own width."""
+    are int32 (an XSpace holds far fewer than 2^31 events: protobuf's 2 GiB limit). ``is_frame``:
+    per event, or per name id where ``name`` (each event's) is given: no table-long column of it.
+    ``line`` is read in its own width."""
     n = len(start)
-    parent = np.empty(n, dtype=np.int32)
-    depth = np.empty(n if with_depth else 0, dtype=np.int32)
+    parent, depth = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
     crosser = np.empty(n, dtype=np.uint8)
     line = _int_column(line)
     names = np.zeros(0, dtype=np.int32) if name is None else _i32(name)
     _native.nest(_i64(start), _i64(end), line, line.dtype.itemsize, _u8(include), _u8(is_frame),
                  names, parent, depth, crosser)
-    return parent, depth if with_depth else None, crosser.view(bool)
+    return parent, depth, crosser.view(bool)
 
 
 def inherit(parent, own, own_strength, pass_strength, *, n_cat: int, pyframe: int, python: int,
