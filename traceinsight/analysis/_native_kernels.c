@@ -577,6 +577,73 @@ static void open_pop(open_stack *s)
         s->v[s->n - 1].sub += total;
 }
 
+/* The timeline's side of frame_sweep: its segments, the windows, and where the sweep is in them. */
+typedef struct {
+    const int32_t *owner, *nm;
+    const int8_t *cat;
+    const int64_t *b, *t0, *t1, *st, *en;
+    const uint8_t *out;
+    uint8_t kind[256]; /* per category (its byte): 1 python, 2 cat_a, 3 cat_b, 0 none */
+    Py_ssize_t lo, hi, nseg, w, j, wseg; /* j: the next segment; wseg: its first window */
+    int64_t *time_a, *time_b;
+} timeline_sweep;
+
+/* Segment j's owner o is the innermost open event: the events above it on the stack ended by
+ * the segment's start (every one, for a gap, o = -1). 0 where that is not so. */
+static int settle(timeline_sweep *S, open_stack *stk, int32_t o, int64_t at)
+{
+    if (o >= 0 && !(o >= S->lo && o < S->hi && !S->out[o] && S->en[o] > S->st[o]))
+        return 0; /* owned by an event out of the nesting */
+    while (stk->n && stk->v[stk->n - 1].ev != o) {
+        if (S->en[stk->v[stk->n - 1].ev] > at)
+            return 0;
+        open_pop(stk);
+    }
+    return o < 0 ? stk->n == 0 : stk->n && stk->v[stk->n - 1].ev == o;
+}
+
+/* The segments that start before x: each one's time inside the windows goes to its owner (python:
+ * its own time) or to its owner's issuer (cat_a, cat_b). 0 where the timeline is not the
+ * nesting's. */
+static int consume(timeline_sweep *S, open_stack *stk, int64_t x)
+{
+    const int32_t *owner = S->owner, *nm = S->nm;
+    const int8_t *cat = S->cat;
+    const int64_t *b = S->b, *t0 = S->t0, *t1 = S->t1;
+    const uint8_t *kind = S->kind;
+    Py_ssize_t j = S->j, wseg = S->wseg, nseg = S->nseg, w = S->w;
+    int ok = 1;
+    for (; j < nseg && b[j] < x; j++) {
+        int32_t o = owner[j];
+        /* most segments: owned by the top of the stack */
+        if (o >= 0 ? !stk->n || stk->v[stk->n - 1].ev != o : stk->n != 0) {
+            if (!settle(S, stk, o, b[j])) {
+                ok = 0;
+                break;
+            }
+        }
+        uint8_t k = kind[(uint8_t)cat[j]];
+        if (o < 0 || !k)
+            continue;
+        int64_t s0 = b[j], s1 = b[j + 1], d = 0;
+        while (wseg < w && t1[wseg] <= s0)
+            wseg++;
+        for (Py_ssize_t q = wseg; q < w && t0[q] < s1; q++) {
+            int64_t a0 = s0 > t0[q] ? s0 : t0[q], a1 = s1 < t1[q] ? s1 : t1[q];
+            if (a1 > a0)
+                d += a1 - a0;
+        }
+        open_event *top = &stk->v[stk->n - 1];
+        if (k == 1)
+            top->self += d;
+        else if (top->issuer >= 0)
+            (k == 2 ? S->time_a : S->time_b)[nm[top->issuer]] += d;
+    }
+    S->j = j;
+    S->wseg = wseg;
+    return ok;
+}
+
 /* frame_sweep(parent, name, start, end, outside, lo, hi, bounds, seg_owner, seg_cat, t0, t1,
  *             is_frame_name, python, calls, self, inclusive,
  *             issuer_name, caller_name, op_kind, cat_a, cat_b, time_a, time_b, ops, entry) -> bool
@@ -633,11 +700,10 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
     const int8_t *cat = bc.buf, *opk = bok.buf;
     int64_t *calls = bcalls.buf, *time_a = bta.buf, *time_b = btb.buf, *ops = bops.buf;
     uint8_t *entry = bentry.buf;
-    for (Py_ssize_t i = lo; i < hi; i++)
-        if (nm[i] < 0 || nm[i] >= n_names) {
-            PyErr_SetString(PyExc_IndexError, "frame_sweep: name id out of range");
-            goto done;
-        }
+    if (python == cat_a || python == cat_b || cat_a == cat_b) {
+        PyErr_SetString(PyExc_ValueError, "frame_sweep: three different categories expected");
+        goto done;
+    }
     stk.count = calloc(n_names ? n_names : 1, sizeof(int32_t));
     isr = calloc(n_names ? n_names : 1, 1);
     if (!stk.count || !isr) {
@@ -646,6 +712,10 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
     }
     /* the calls first: an issuer is a marked name with calls in the windows */
     for (Py_ssize_t i = lo, k = 0; i < hi; i++) {
+        if (nm[i] < 0 || nm[i] >= n_names) {
+            PyErr_SetString(PyExc_IndexError, "frame_sweep: name id out of range");
+            goto done;
+        }
         if (out[i] || en[i] <= st[i] || !is_frame[nm[i]])
             continue;
         while (k < w && t1[k] <= st[i])
@@ -658,48 +728,12 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
     stk.nm = nm;
     stk.selft = bself.buf;
     stk.incl = bincl.buf;
-    Py_ssize_t j = 0, wseg = 0, wev = 0; /* the next segment; the windows' places */
-#define NESTED(e) ((e) >= lo && (e) < hi && !out[e] && en[e] > st[e])
-    /* the segments that start before x, each owned by the innermost open event: the events above
-     * it on the stack ended by the segment's start */
-#define CONSUME(x)                                                                             \
-    for (; j < nseg && b[j] < (x); j++) {                                                      \
-        int32_t o = owner[j];                                                                  \
-        int8_t c = cat[j];                                                                     \
-        /* most segments: owned by the top of the stack, pushed as a nested event */           \
-        if (!(o >= 0 ? stk.n && stk.v[stk.n - 1].ev == o : !stk.n)) {                          \
-            if (o >= 0 && !NESTED(o)) {                                                        \
-                consistent = 0;                                                                \
-                break;                                                                         \
-            }                                                                                  \
-            while (stk.n && stk.v[stk.n - 1].ev != o) {                                        \
-                if (en[stk.v[stk.n - 1].ev] > b[j])                                            \
-                    break;                                                                     \
-                open_pop(&stk);                                                                \
-            }                                                                                  \
-            if (o < 0 ? stk.n != 0 : !stk.n || stk.v[stk.n - 1].ev != o) {                     \
-                consistent = 0;                                                                \
-                break;                                                                         \
-            }                                                                                  \
-        }                                                                                      \
-        if (o < 0 || (c != python && c != cat_a && c != cat_b))                                \
-            continue;                                                                          \
-        int64_t s0 = b[j], s1 = b[j + 1], d = 0;                                               \
-        while (wseg < w && t1[wseg] <= s0)                                                     \
-            wseg++;                                                                            \
-        for (Py_ssize_t k = wseg; k < w && t0[k] < s1; k++) {                                  \
-            int64_t a0 = s0 > t0[k] ? s0 : t0[k], a1 = s1 < t1[k] ? s1 : t1[k];                 \
-            if (a1 > a0)                                                                       \
-                d += a1 - a0;                                                                  \
-        }                                                                                      \
-        open_event *top = &stk.v[stk.n - 1];                                                   \
-        if (c == python)                                                                       \
-            top->self += d;                                                                    \
-        if (top->issuer >= 0 && (c == cat_a || c == cat_b)) {                                  \
-            int32_t r = nm[top->issuer];                                                       \
-            (c == cat_a ? time_a : time_b)[r] += d;                                            \
-        }                                                                                      \
-    }
+    timeline_sweep S = {owner, nm, cat, b, t0, t1, st, en, out, {0}, lo, hi, nseg, w, 0, 0,
+                        time_a, time_b};
+    S.kind[(uint8_t)python] = 1;
+    S.kind[(uint8_t)cat_a] = 2;
+    S.kind[(uint8_t)cat_b] = 3;
+    Py_ssize_t wev = 0; /* the windows' place of the events' starts */
     for (Py_ssize_t i = lo; i < hi && consistent; i++) {
         if (out[i])
             continue;
@@ -712,8 +746,7 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
                 entry[f] = 1;
             continue;
         }
-        CONSUME(st[i])
-        if (!consistent)
+        if (!(consistent = consume(&S, &stk, st[i])))
             break;
         int32_t p = par[i];
         while (stk.n && stk.v[stk.n - 1].ev != p) {
@@ -746,11 +779,8 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
             goto done;
         }
     }
-    if (consistent) {
-        CONSUME(INT64_MAX)
-    }
-#undef CONSUME
-#undef NESTED
+    if (consistent)
+        consistent = consume(&S, &stk, INT64_MAX);
     while (stk.n)
         open_pop(&stk);
     ok = 1;
