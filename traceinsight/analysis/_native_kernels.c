@@ -35,6 +35,51 @@ static int int_size_ok(int size)
 }
 
 
+/* The runs of equal values of a line column (the table is sorted by line: a run is a thread's
+ * rows): their starts, then n (count + 1 values, malloc'd; NULL when out of memory). Read in one
+ * tight loop per width, so the loops over the events read no line at all. */
+static Py_ssize_t *line_runs(const void *ln, int size, Py_ssize_t n, Py_ssize_t *count)
+{
+    Py_ssize_t cap = 64, k = 0;
+    Py_ssize_t *runs = malloc(cap * sizeof(Py_ssize_t));
+    if (!runs)
+        return NULL;
+    if (n > 0)
+        runs[k++] = 0;
+#define RUNS(T)                                                                                \
+    {                                                                                          \
+        const T *l = ln;                                                                       \
+        for (Py_ssize_t i = 1; i < n; i++) {                                                   \
+            if (l[i] == l[i - 1])                                                              \
+                continue;                                                                      \
+            if (k + 1 >= cap) {                                                                \
+                Py_ssize_t *more = realloc(runs, 2 * cap * sizeof(Py_ssize_t));                \
+                if (!more) {                                                                   \
+                    free(runs);                                                                \
+                    return NULL;                                                               \
+                }                                                                              \
+                runs = more;                                                                   \
+                cap *= 2;                                                                      \
+            }                                                                                  \
+            runs[k++] = i;                                                                     \
+        }                                                                                      \
+    }
+    switch (size) {
+    case 1:
+        RUNS(int8_t) break;
+    case 2:
+        RUNS(int16_t) break;
+    case 4:
+        RUNS(int32_t) break;
+    default:
+        RUNS(int64_t) break;
+    }
+#undef RUNS
+    runs[k] = n;
+    *count = k;
+    return runs;
+}
+
 /* ---- nesting -------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -91,6 +136,7 @@ static PyObject *nest(PyObject *self, PyObject *args)
     Py_buffer bs = {0}, be = {0}, bl = {0}, binc = {0}, bfr = {0}, bn = {0}, bp = {0}, bd = {0},
               bc = {0};
     stack stk = {0};
+    Py_ssize_t *runs = NULL;
     int ok = 0, line_size;
     if (!PyArg_ParseTuple(args, "y*y*y*iy*y*y*w*w*w*", &bs, &be, &bl, &line_size, &binc, &bfr,
                           &bn, &bp, &bd, &bc))
@@ -121,59 +167,60 @@ static PyObject *nest(PyObject *self, PyObject *args)
     int32_t *par = bp.buf, *dep = bd.buf;
     uint8_t *cr = bc.buf;
     int nomem = 0;
+    Py_ssize_t n_runs = 0;
+    runs = line_runs(ln, line_size, n, &n_runs);
+    if (!runs) {
+        PyErr_NoMemory();
+        goto done;
+    }
     Py_BEGIN_ALLOW_THREADS
-    /* pass 1: crossers */
+    /* pass 1: crossers, one thread line (run of rows) at a time */
     memset(cr, 0, n);
-    int64_t cur = 0;
-    stk.n = 0;
-    for (Py_ssize_t i = 0; i < n && !nomem; i++) {
-        par[i] = -1;
-        dep[i] = 0;
-        if (!inc[i])
-            continue;
-        int64_t li = int_at(ln, line_size, i);
-        if (stk.n && li != cur)
-            stk.n = 0;
-        cur = li;
-        while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
-            stk.n--;
-        int crosses = 0;
-        while (stk.n) {
-            int64_t top = stk.v[stk.n - 1];
-            if (en[i] <= en[top])
-                break; /* nested */
-            if (FRAME(top) && !FRAME(i)) {
-                cr[top] = 1;
-                stk.n--;
+    for (Py_ssize_t r = 0; r < n_runs && !nomem; r++) {
+        stk.n = 0;
+        for (Py_ssize_t i = runs[r]; i < runs[r + 1] && !nomem; i++) {
+            par[i] = -1;
+            dep[i] = 0;
+            if (!inc[i])
                 continue;
+            while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
+                stk.n--;
+            int crosses = 0;
+            while (stk.n) {
+                int64_t top = stk.v[stk.n - 1];
+                if (en[i] <= en[top])
+                    break; /* nested */
+                if (FRAME(top) && !FRAME(i)) {
+                    cr[top] = 1;
+                    stk.n--;
+                    continue;
+                }
+                crosses = 1;
+                break;
             }
-            crosses = 1;
-            break;
+            if (crosses)
+                cr[i] = 1;
+            else if (push(&stk, i) < 0)
+                nomem = 1;
         }
-        if (crosses)
-            cr[i] = 1;
-        else if (push(&stk, i) < 0)
-            nomem = 1;
     }
     /* pass 2: parents and depths of the rest */
-    stk.n = 0;
-    for (Py_ssize_t i = 0; i < n && !nomem; i++) {
-        if (!inc[i] || cr[i])
-            continue;
-        int64_t li = int_at(ln, line_size, i);
-        if (stk.n && li != cur)
-            stk.n = 0;
-        cur = li;
-        while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
-            stk.n--;
-        if (stk.n && en[i] > en[stk.v[stk.n - 1]]) {
-            cr[i] = 1; /* cannot happen after pass 1; kept out if it does */
-            continue;
+    for (Py_ssize_t r = 0; r < n_runs && !nomem; r++) {
+        stk.n = 0;
+        for (Py_ssize_t i = runs[r]; i < runs[r + 1] && !nomem; i++) {
+            if (!inc[i] || cr[i])
+                continue;
+            while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
+                stk.n--;
+            if (stk.n && en[i] > en[stk.v[stk.n - 1]]) {
+                cr[i] = 1; /* cannot happen after pass 1; kept out if it does */
+                continue;
+            }
+            par[i] = stk.n ? (int32_t)stk.v[stk.n - 1] : -1;
+            dep[i] = (int32_t)stk.n;
+            if (push(&stk, i) < 0)
+                nomem = 1;
         }
-        par[i] = stk.n ? (int32_t)stk.v[stk.n - 1] : -1;
-        dep[i] = (int32_t)stk.n;
-        if (push(&stk, i) < 0)
-            nomem = 1;
     }
     Py_END_ALLOW_THREADS
     if (nomem) {
@@ -183,6 +230,7 @@ static PyObject *nest(PyObject *self, PyObject *args)
     ok = 1;
 done:
     free(stk.v);
+    free(runs);
 #undef FRAME
     RELEASE(&bs, &be, &bl, &binc, &bfr, &bn, &bp, &bd, &bc);
     if (!ok)
@@ -970,6 +1018,7 @@ static PyObject *landing_counts(PyObject *self, PyObject *args)
 {
     Py_buffer bs = {0}, be = {0}, bl = {0}, bp = {0}, bout = {0}, bc = {0}, bb = {0}, bsc = {0},
               b0 = {0}, b1 = {0}, bk = {0}, bcount = {0};
+    Py_ssize_t *runs = NULL;
     int line_size, python, ok = 0;
     if (!PyArg_ParseTuple(args, "y*y*y*iy*y*y*y*y*y*y*y*iw*", &bs, &be, &bl, &line_size, &bp,
                           &bout, &bc, &bb, &bsc, &b0, &b1, &bk, &python, &bcount))
@@ -989,28 +1038,40 @@ static PyObject *landing_counts(PyObject *self, PyObject *args)
     const void *ln = bl.buf;
     int64_t *counts = bcount.buf;
     Py_ssize_t pw = 0, pb = 0; /* the previous start's places among the windows, the bounds */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t l = int_at(ln, line_size, i);
-        if (l < 0 || l >= n_lines || !kind[l] || (kind[l] == 1 && out[i]))
+    Py_ssize_t n_runs = 0;
+    runs = line_runs(ln, line_size, n, &n_runs);
+    if (!runs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t r = 0; r < n_runs; r++) {
+        int64_t l = int_at(ln, line_size, runs[r]);
+        int k = l >= 0 && l < n_lines ? kind[l] : 0;
+        if (!k)
             continue;
-        pw = gallop(t0, w, pw, st[i]);
-        if (pw == 0 || st[i] >= t1[pw - 1])
-            continue;
-        int64_t land;
-        int32_t p = par[i];
-        if (kind[l] == 1 && p >= 0 && p < n)
-            land = cat[p];
-        else if (kind[l] == 1 && en[i] > st[i])
-            land = python;
-        else {
-            pb = gallop(b, nb, pb, st[i]);
-            land = pb >= 1 && pb - 1 < nseg ? sc[pb - 1] : python;
+        for (Py_ssize_t i = runs[r]; i < runs[r + 1]; i++) {
+            if (k == 1 && out[i])
+                continue;
+            pw = gallop(t0, w, pw, st[i]);
+            if (pw == 0 || st[i] >= t1[pw - 1])
+                continue;
+            int64_t land;
+            int32_t p = par[i];
+            if (k == 1 && p >= 0 && p < n)
+                land = cat[p];
+            else if (k == 1 && en[i] > st[i])
+                land = python;
+            else {
+                pb = gallop(b, nb, pb, st[i]);
+                land = pb >= 1 && pb - 1 < nseg ? sc[pb - 1] : python;
+            }
+            if (land >= 0 && land < n_cat)
+                counts[land]++;
         }
-        if (land >= 0 && land < n_cat)
-            counts[land]++;
     }
     ok = 1;
 done:
+    free(runs);
     RELEASE(&bs, &be, &bl, &bp, &bout, &bc, &bb, &bsc, &b0, &b1, &bk, &bcount);
     if (!ok)
         return NULL;
