@@ -529,3 +529,39 @@ def test_has_child_marks_the_parents_of_marked_names(ev, child_name):
                 want[parent[i]] = True
         got = native.has_child(parent, name, child_name, *((start, end) if timed else ()))
         np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-128, 127), min_size=1, max_size=40), st.data())
+def test_lookup_is_numpys_indexing(table, data):
+    """``table[index]`` for every index width; a one-byte index read by its byte (int8 codes
+    through a 256-entry table); an index outside the table refused."""
+    table = np.array(table, dtype=np.int8)
+    index = np.array(data.draw(st.lists(st.integers(0, len(table) - 1), max_size=30)),
+                     dtype=np.int64)
+    for dtype in (np.int16, np.int32, np.int64, np.uint8):
+        np.testing.assert_array_equal(native.lookup(table, index.astype(dtype)), table[index])
+    bools = table > 0
+    assert native.lookup(bools, index.astype(np.int32)).dtype == bool
+    np.testing.assert_array_equal(native.lookup(bools, index.astype(np.int32)), bools[index])
+    codes = index.astype(np.int8) - 3           # negative codes: their bytes index 253..255
+    full = np.arange(256, dtype=np.uint8)
+    np.testing.assert_array_equal(native.lookup(full, codes), codes.view(np.uint8))
+    with pytest.raises(IndexError):
+        native.lookup(table, np.array([len(table)], dtype=np.int32))
+    with pytest.raises(IndexError):
+        native.lookup(table, np.array([-1], dtype=np.int32))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(-1, 3), st.booleans()), max_size=40),
+       st.data())
+def test_spans_in_are_the_rows_of_positive_length_not_outside(rows, data):
+    start = np.array([r[0] for r in rows], dtype=np.int64)
+    end = start + np.array([r[1] for r in rows], dtype=np.int64)
+    outside = np.array([r[2] for r in rows], dtype=bool)
+    lo = data.draw(st.integers(0, len(rows)))
+    hi = data.draw(st.integers(lo, len(rows)))
+    got = native.spans_in(start, end, outside, slice(lo, hi))
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, lo + np.flatnonzero(((end > start) & ~outside)[lo:hi]))

@@ -356,6 +356,93 @@ done:
     Py_RETURN_NONE;
 }
 
+/* lookup(lut, index, index_size, out): out[i] = lut[index[i]] (bytes; an index of one byte is read
+ * unsigned, a wider one signed: int16, int32, int64). numpy's lut[index] with an index that is
+ * not intp casts the index first, a pass and a copy more. IndexError outside the table. */
+static PyObject *lookup(PyObject *self, PyObject *args)
+{
+    Py_buffer bl = {0}, bi = {0}, bo = {0};
+    int size, ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*iw*", &bl, &bi, &size, &bo))
+        goto done;
+    if (!int_size_ok(size))
+        goto done;
+    Py_ssize_t n = bo.len, n_lut = bl.len, bad = -1;
+    if (check(&bi, size, n, "index"))
+        goto done;
+    const uint8_t *lut = bl.buf;
+    uint8_t *out = bo.buf;
+#define LOOKUP(T)                                                                              \
+    {                                                                                          \
+        const T *ix = bi.buf;                                                                  \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                   \
+            int64_t v = ix[i];                                                                 \
+            if (v < 0 || v >= n_lut) {                                                         \
+                bad = i;                                                                       \
+                break;                                                                         \
+            }                                                                                  \
+            out[i] = lut[v];                                                                   \
+        }                                                                                      \
+    }
+    Py_BEGIN_ALLOW_THREADS
+    switch (size) {
+    case 1:
+        LOOKUP(uint8_t) break;
+    case 2:
+        LOOKUP(int16_t) break;
+    case 4:
+        LOOKUP(int32_t) break;
+    default:
+        LOOKUP(int64_t) break;
+    }
+    Py_END_ALLOW_THREADS
+#undef LOOKUP
+    if (bad >= 0) {
+        PyErr_Format(PyExc_IndexError, "lookup: index %zd out of the table's %zd entries", bad,
+                     n_lut);
+        goto done;
+    }
+    ok = 1;
+done:
+    RELEASE(&bl, &bi, &bo);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* spans_in(start, end, outside, lo, hi, out) -> k: the rows i of [lo, hi) of positive length
+ * (end > start) and not outside, in order, written to out (int32, room for hi - lo). */
+static PyObject *spans_in(PyObject *self, PyObject *args)
+{
+    Py_buffer bs = {0}, be = {0}, bout = {0}, bo = {0};
+    Py_ssize_t lo, hi, k = 0;
+    int ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*nnw*", &bs, &be, &bout, &lo, &hi, &bo))
+        goto done;
+    Py_ssize_t n = bs.len / 8;
+    if (check(&be, 8, n, "end") || check(&bout, 1, n, "outside"))
+        goto done;
+    if (lo < 0 || hi > n || lo > hi || hi > INT32_MAX || bo.len / 4 < hi - lo) {
+        PyErr_SetString(PyExc_IndexError, "spans_in: rows out of range");
+        goto done;
+    }
+    const int64_t *st = bs.buf, *en = be.buf;
+    const uint8_t *out = bout.buf;
+    int32_t *rows = bo.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        rows[k] = (int32_t)i;
+        k += en[i] > st[i] && !out[i];
+    }
+    Py_END_ALLOW_THREADS
+    ok = 1;
+done:
+    RELEASE(&bs, &be, &bout, &bo);
+    if (!ok)
+        return NULL;
+    return PyLong_FromSsize_t(k);
+}
+
 /* nearest_marked(parent, mask, out): the nearest event at or above each event (along parents)
  * with mask set, -1 for none. parent and out int32. */
 static PyObject *nearest_marked(PyObject *self, PyObject *args)
@@ -1095,6 +1182,8 @@ static PyMethodDef methods[] = {
      "inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other)"},
     {"mark_ancestors", mark_ancestors, METH_VARARGS, "mark_ancestors(parent, flag)"},
     {"has_child", has_child, METH_VARARGS, "has_child(parent, name, child_name, start, end, out)"},
+    {"lookup", lookup, METH_VARARGS, "lookup(lut, index, index_size, out)"},
+    {"spans_in", spans_in, METH_VARARGS, "spans_in(start, end, outside, lo, hi, out) -> k"},
     {"nearest_marked", nearest_marked, METH_VARARGS, "nearest_marked(parent, mask, out)"},
     {"nearest_marked_at", nearest_marked_at, METH_VARARGS,
      "nearest_marked_at(parent, mask, events, out, budget) -> bool"},

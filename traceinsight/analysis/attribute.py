@@ -348,7 +348,7 @@ def attribute(table: EventTable) -> Attribution:
     # pays a page fault for every page it touches)
     name_code = np.array([rules.own_category(n, has_device) for n in names] or [rules.UNKNOWN],
                          dtype=np.int8)
-    own = name_code[table.name] if len(table) else np.zeros(0, dtype=np.int8)
+    own = native.lookup(name_code, table.name)
     if HLO_OP in table.stat_str:
         idx, _ = table.stat_str[HLO_OP]
         own[idx] = rules.OP
@@ -369,10 +369,10 @@ def attribute(table: EventTable) -> Attribution:
     for c, pr in rules.INHERIT_PRIORITY.items():
         prio[c] = 2 * pr
     # strength by own code, looked up (codes without a category, all negative, hold nothing)
-    # through the codes' bytes: an index of one byte an event, not a table-long intp copy
+    # through the codes' bytes
     strength_of = np.zeros(256, dtype=np.int8)
     strength_of[:N_CAT] = prio
-    own_strength = strength_of[own.view(np.uint8)]
+    own_strength = native.lookup(strength_of, own)
     gb = table.name_id(rules.GRAPH_BUILDING)
     if gb >= 0:
         sel = np.nonzero(table.name == gb)[0]
@@ -396,13 +396,8 @@ def attribute(table: EventTable) -> Attribution:
     outside = crosser | marker_ev
     # main-thread timeline: its events (int32, held through the timeline), from the main line's
     # rows
-    on_main = np.zeros(0, dtype=np.int32)
-    if main >= 0:
-        rows = table.line_rows(main)
-        idx = np.flatnonzero((end[rows] > table.start[rows]) & ~outside[rows])
-        idx += rows.start
-        on_main = idx.astype(np.int32)
-        del idx
+    on_main = native.spans_in(table.start, end, outside, table.line_rows(main)) if main >= 0 \
+        else np.zeros(0, dtype=np.int32)
     # every instant the innermost open event changes (strictly increasing): the segments between
     # them tile [first start, last end]
     # (owner -1 is a gap between top-level events: python)

@@ -138,6 +138,32 @@ def has_child(parent: np.ndarray, name: np.ndarray, child_name: np.ndarray,
     return out.view(bool)
 
 
+def lookup(table: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``table[index]`` for a table of one-byte values (int8, uint8, bool: the result has its
+    dtype) and an integer index of any width (a one-byte index read unsigned: ``int8`` codes look
+    up a 256-entry table by their bytes): no intp copy of the index, as numpy makes of one of
+    another width. IndexError outside the table."""
+    table = np.ascontiguousarray(table)
+    if table.dtype.itemsize != 1:
+        raise TypeError("lookup: a table of one-byte values")
+    index = np.asarray(index)
+    index = index.view(np.uint8) if index.dtype.itemsize == 1 else _int_column(index)
+    out = np.empty(len(index), dtype=table.dtype)
+    _native.lookup(table.view(np.uint8), np.ascontiguousarray(index), index.dtype.itemsize,
+                   out.view(np.uint8))
+    return out
+
+
+def spans_in(start: np.ndarray, end: np.ndarray, outside: np.ndarray, rows: slice) -> np.ndarray:
+    """The rows of ``rows`` (a run of the table) of positive length and not ``outside``, int32,
+    in order; see spans_in() in _native_kernels.c (no table-long mask, nor an int64 index)."""
+    lo, hi = rows.start, rows.stop
+    out = np.empty(hi - lo, dtype=np.int32)
+    k = _native.spans_in(_i64(start), _i64(end), _u8(outside), lo, hi, out)
+    # a copy where most rows were left out: not the whole run's room held for a few
+    return out[:k] if 2 * k >= len(out) else out[:k].copy()
+
+
 def nearest_marked(mask: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """For each event, the nearest event at or above it (along parents) in ``mask``; -1 for none
     (int32)."""
