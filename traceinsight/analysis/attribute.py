@@ -178,7 +178,7 @@ def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray, cat
         # nothing to look for in the table
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     ok = (table.line != main) & ~outside & (table.end > table.start)
-    ev = np.nonzero(is_input[table.name] & ok)[0]
+    ev = np.nonzero(native.lookup(is_input, table.name) & ok)[0]
     if not len(ev):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     w_s, w_e = _merge(table.start[ev], table.end[ev])
@@ -187,15 +187,17 @@ def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray, cat
     # their events are not compute
     named_op = np.array([(o := rules.op_of_name(n)) is not None and o[1] not in _CONTAINER_OPS
                          for n in names] or [False])
-    compute = named_op[table.name]
+    compute = native.lookup(named_op, table.name)
     if HLO_OP in table.stat_str:
         compute[table.stat_str[HLO_OP][0]] = True
     device_line = np.array([table.planes[ln.plane].name.startswith(DEVICE_PLANE)
                             for ln in table.lines] or [False])
-    compute |= device_line[table.line]
+    compute |= native.lookup(device_line, table.line)
     pipeline_line = np.array([ln.name.startswith(TF_DATA_LINE) for ln in table.lines] or [False])
-    compute &= ok & ~is_input[table.name] & ~pipeline_line[table.line] & (cat != rules.INPUT)
-    compute &= ~np.array([n.startswith(MEMCPY) for n in names] or [False])[table.name]
+    # (names that are input work or copies, and the pipeline's lines, are not compute)
+    not_compute = is_input | np.array([n.startswith(MEMCPY) for n in names] or [False])
+    compute &= ok & ~native.lookup(not_compute, table.name) & \
+        ~native.lookup(pipeline_line, table.line) & (cat != rules.INPUT)
     c = np.nonzero(compute)[0]
     return _subtract(w_s, w_e, *_merge(table.start[c], table.end[c]))
 
@@ -260,10 +262,11 @@ def _compile_without_parent(table: EventTable, own: np.ndarray, parent: np.ndarr
     if not len(table) or not (own == rules.COMPILE).any():
         return
     shaped = np.array([bool(rules.PASS_SHAPE.match(n)) for n in table.names], dtype=bool)
-    cand = shaped[table.name] & (own == rules.UNKNOWN) & (parent < 0)
+    cand = native.lookup(shaped, table.name) & (own == rules.UNKNOWN) & (parent < 0)
     if not cand.any():
         return
-    run = np.array([bool(rules.XLA_RUN.match(n)) for n in table.names], dtype=bool)[table.name]
+    run = native.lookup(np.array([bool(rules.XLA_RUN.match(n)) for n in table.names],
+                                 dtype=bool), table.name)
     if HLO_OP in table.stat_str:
         run[table.stat_str[HLO_OP][0]] = True
     first_run = np.full(len(table.lines), np.iinfo(np.int64).max, dtype=np.int64)
@@ -328,7 +331,7 @@ def _choose_main_line(table: EventTable, marker: np.ndarray, host_lines: np.ndar
         if table.lines[i].name in MAIN_THREAD_LINES:
             return int(i), f"the Python main thread ({table.lines[i].name})"
     tfe = np.array([n.startswith(TFE_PY) for n in table.names], dtype=bool)
-    ev_tfe = tfe[table.name] if len(table) else np.zeros(0, bool)
+    ev_tfe = native.lookup(tfe, table.name)
     c = np.bincount(table.line[ev_tfe], minlength=len(table.lines))
     if c[host_lines].max() > 0:
         best = host_lines[np.argmax(c[host_lines])]
@@ -379,7 +382,7 @@ def attribute(table: EventTable) -> Attribution:
         own_strength[sel] = 2 * rules.GRAPH_BUILDING_PRIORITY
     pass_strength = own_strength.copy()
     launch_names = np.array([bool(rules.XLA_LAUNCH.match(n)) for n in names] or [False])
-    launch = launch_names[table.name] if len(table) and launch_names.any() else np.zeros(0, bool)
+    launch = native.lookup(launch_names, table.name) if launch_names.any() else np.zeros(0, bool)
     if launch.any():
         compiling = launch & native.mark_ancestors(own == rules.COMPILE, parent)
         own[compiling] = rules.COMPILE
