@@ -337,18 +337,6 @@ def test_a_damaged_trace_fails_alike_on_threads(tmp_path, monkeypatch):
     assert outcomes == {"ok", "error"}      # the damage hits both ways
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(-20, 20), max_size=30),
-       st.lists(st.lists(st.integers(-25, 25), max_size=12), max_size=4))
-def test_locate_is_searchsorted_right_minus_one(values, runs):
-    """The galloping search agrees with numpy's binary one, keys in increasing runs or not."""
-    values = np.sort(np.array(values, dtype=np.int64))
-    keys = np.array([k for run in runs for k in sorted(run)] + [k for run in runs for k in run],
-                    dtype=np.int64)
-    np.testing.assert_array_equal(native.locate(values, keys),
-                                  np.searchsorted(values, keys, side="right") - 1)
-
-
 def brute_nearest_marked(mask, parent, e):
     """The event itself if marked, else its parent's answer; -1 past the root (or a parent at or
     after its child, as the kernels read one)."""

@@ -1034,9 +1034,10 @@ static Py_ssize_t upper_bound(const int64_t *b, Py_ssize_t lo, Py_ssize_t hi, in
     return lo;
 }
 
-/* The place of x in b (sorted, n values): the first index whose value is above x, found by
- * galloping from p, the previous such place (keys in runs of increasing values cost about a step
- * each instead of a binary search over the whole array). */
+/* The place of x in b (sorted, n values): the first index whose value is above x (numpy's
+ * searchsorted(b, x, side="right")), found by galloping from p, the previous such place (keys in
+ * runs of increasing values, a thread's event starts, cost about a step each instead of a binary
+ * search over the whole array). */
 static Py_ssize_t gallop(const int64_t *b, Py_ssize_t n, Py_ssize_t p, int64_t x)
 {
     if (p < n && b[p] <= x) { /* forward: b[last] <= x */
@@ -1058,36 +1059,6 @@ static Py_ssize_t gallop(const int64_t *b, Py_ssize_t n, Py_ssize_t p, int64_t x
         return upper_bound(b, probe < 0 ? 0 : probe + 1, first, x);
     }
     return p;
-}
-
-/* locate(sorted, keys, out): out[i] = the index of the last value of ``sorted`` at or below
- * keys[i], -1 when none (numpy's searchsorted(sorted, keys, side="right") - 1). Each search
- * gallops from the previous key's place: keys in runs of increasing times (a thread's event
- * starts against the timeline's bounds) cost about a step each. */
-static PyObject *locate(PyObject *self, PyObject *args)
-{
-    Py_buffer bb = {0}, bk = {0}, bo = {0};
-    int ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*w*", &bb, &bk, &bo))
-        goto done;
-    Py_ssize_t n = bb.len / 8, m = bk.len / 8;
-    if (check(&bb, 8, -1, "sorted") || check(&bk, 8, m, "keys") || check(&bo, 8, m, "out"))
-        goto done;
-    const int64_t *b = bb.buf, *key = bk.buf;
-    int64_t *out = bo.buf;
-    Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t p = 0;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        p = gallop(b, n, p, key[i]);
-        out[i] = p - 1;
-    }
-    Py_END_ALLOW_THREADS
-    ok = 1;
-done:
-    RELEASE(&bb, &bk, &bo);
-    if (!ok)
-        return NULL;
-    Py_RETURN_NONE;
 }
 
 /* landing_counts(start, end, line, line_size, parent, outside, cat, bounds, seg_cat, t0, t1,
@@ -1199,7 +1170,6 @@ static PyMethodDef methods[] = {
      "is_frame_name, python, calls, self, inclusive, issuer_name, caller_name, op_kind, cat_a, "
      "cat_b, time_a, time_b, ops, entry) -> bool"},
     {"window_sums", window_sums, METH_VARARGS, "window_sums(bounds, seg_cat, t0, t1, out)"},
-    {"locate", locate, METH_VARARGS, "locate(sorted, keys, out)"},
     {"landing_counts", landing_counts, METH_VARARGS,
      "landing_counts(start, end, line, line_size, parent, outside, cat, bounds, seg_cat, t0, t1, "
      "line_kind, python, counts)"},

@@ -236,15 +236,6 @@ def window_sums(bounds: np.ndarray, seg_cat: np.ndarray, t0: np.ndarray, t1: np.
     return out
 
 
-def locate(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(values, keys, side="right") - 1`` (int64; ``values`` sorted): the last
-    value at or below each key, -1 for none. Fast where the keys come in increasing runs (each
-    search starts from the previous key's place); see locate() in _native_kernels.c."""
-    out = np.empty(len(keys), dtype=_I64)
-    _native.locate(_i64(values), _i64(keys), out)
-    return out
-
-
 def landing_counts(start, end, line, parent, outside, cat, bounds, seg_cat, t0, t1,
                    line_kind: np.ndarray, python: int, n_cat: int) -> np.ndarray:
     """The host's events counted by the category their recording cost lands in (int64, one per
