@@ -114,6 +114,11 @@ def test_timeline_owner_is_the_innermost_open_event(ev, probes):
     cat = np.arange(len(start)) % 5
     t, owner, seg_cat = native.timeline(start, end, np.arange(len(start)), cat, 9)
     assert (np.diff(t) > 0).all()
+    # the same events given as the rows of positive length not outside: the same timeline
+    outside = np.zeros(len(start), dtype=bool)
+    for got, want in zip(native.timeline(start, end, None, cat, 9, outside=outside,
+                                         n_events=len(start)), (t, owner, seg_cat)):
+        np.testing.assert_array_equal(got, want)
     for x in probes:
         open_ = [i for i in range(len(start)) if start[i] <= x < end[i]]
         want = max(open_, key=lambda i: depth[i]) if open_ else -1
@@ -440,6 +445,14 @@ def test_frame_sweep_is_frame_sums_over_owned_time_and_the_issuers_sums(ev, wind
     parent, _, _ = native.nest(start, end, line, include, np.zeros(n, bool))
     cat = np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=np.int8)
     bounds, owner, seg_cat = native.timeline(start, end, np.flatnonzero(include), cat, 3)
+    # by rows (those of positive length not outside: the included ones), the same timeline
+    for got, want in zip(native.timeline(start, end, None, cat, 3, outside=outside,
+                                         rows=slice(0, n), n_events=int(include.sum())),
+                         (bounds, owner, seg_cat)):
+        np.testing.assert_array_equal(got, want)
+    if include.any():      # no room for the rows' times: refused, nothing written past it
+        with pytest.raises(IndexError):
+            native.timeline(start, end, None, cat, 3, outside=outside, n_events=0)
     owner, seg_cat = owner[:-1], seg_cat[:-1]
     steps: list[tuple[int, int]] = []
     for a, b in sorted((a, a + d) for a, d in windows):

@@ -85,6 +85,9 @@ print(json.dumps(out))
 
 def run(tree: Path, logdir: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree))
+    # bytecode caches written and read, as in a normal install: compiling at import leaves its
+    # garbage in the heap, which moves the analysis's arrays and so its peak
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     done = subprocess.run([sys.executable, "-c", CHILD, str(logdir), json.dumps(STEPS)],
                           capture_output=True, text=True, env=env, cwd=tree, timeout=600)
     if done.returncode:

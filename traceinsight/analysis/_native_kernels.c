@@ -500,47 +500,68 @@ static PyObject *nearest_marked_at(PyObject *self, PyObject *args)
     return PyBool_FromLong(done);
 }
 
-/* timeline(start, end, events, cat, python, t, owner, seg_cat) -> k
+/* timeline(start, end, events, cat, python, t, owner, seg_cat[, outside, lo, hi]) -> k
  *
  * The timeline of properly nested events (indices in table order): every instant where the
  * innermost open event changes, the event that owns the time after it (int32, -1: none) and that
  * time's category (int8: cat[owner], python where no event is open). At one instant only the
  * last change is kept, so t[:k] is strictly increasing and segment j is [t[j], t[j+1]) owned by
- * owner[j]. events is int32, cat int8. t, owner and seg_cat need room for 2 * len(events). */
+ * owner[j]. events is int32, cat int8. t, owner and seg_cat need room for 2 * len(events) (an
+ * IndexError past their room). With outside (uint8 per event), the events are instead the rows
+ * [lo, hi) of positive length and not outside (events empty): no list of them is made. */
 static PyObject *timeline(PyObject *self, PyObject *args)
 {
-    Py_buffer bs = {0}, be = {0}, bev = {0}, bcat = {0}, bt = {0}, bo = {0}, bsc = {0};
+    Py_buffer bs = {0}, be = {0}, bev = {0}, bcat = {0}, bt = {0}, bo = {0}, bsc = {0},
+              bout = {0};
     long long python;
+    Py_ssize_t lo = 0, hi = 0;
     stack stk = {0};
     Py_ssize_t k = 0;
     int ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*Lw*w*w*", &bs, &be, &bev, &bcat, &python, &bt, &bo,
-                          &bsc))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*Lw*w*w*|y*nn", &bs, &be, &bev, &bcat, &python, &bt, &bo,
+                          &bsc, &bout, &lo, &hi))
         goto done;
-    Py_ssize_t n = bs.len / 8, m = bev.len / 4;
+    Py_ssize_t n = bs.len / 8, m = bev.len / 4, cap = bt.len / 8, by_rows = bout.obj != NULL;
     if (check(&be, 8, n, "end") || check(&bev, 4, m, "events") || check(&bcat, 1, n, "cat") ||
-        check(&bt, 8, 2 * m, "t") || check(&bo, 4, 2 * m, "owner") ||
-        check(&bsc, 1, 2 * m, "seg_cat"))
+        check(&bo, 4, cap, "owner") || check(&bsc, 1, cap, "seg_cat") ||
+        (by_rows && check(&bout, 1, n, "outside")) || (!by_rows && cap < 2 * m))
         goto done;
+    if (by_rows && (m || lo < 0 || hi > n || lo > hi || hi > INT32_MAX)) {
+        PyErr_SetString(PyExc_IndexError, "timeline: rows out of range");
+        goto done;
+    }
     const int64_t *st = bs.buf, *en = be.buf;
     const int32_t *ev = bev.buf;
     const int8_t *cat = bcat.buf;
+    const uint8_t *out = bout.buf;
     int64_t *t = bt.buf;
     int32_t *ow = bo.buf;
     int8_t *sc = bsc.buf;
 #define EMIT(time, who)                                                                        \
     do {                                                                                       \
         int64_t _w = (who);                                                                    \
-        if (!(k && t[k - 1] == (time)))                                                        \
+        if (!(k && t[k - 1] == (time))) {                                                      \
+            if (k == cap) {                                                                    \
+                PyErr_SetString(PyExc_IndexError, "timeline: more segments than room");        \
+                goto done;                                                                     \
+            }                                                                                  \
             t[k++] = (time);                                                                   \
+        }                                                                                      \
         ow[k - 1] = (int32_t)_w;                                                               \
         sc[k - 1] = (int8_t)(_w >= 0 ? cat[_w] : python);                                      \
     } while (0)
-    for (Py_ssize_t j = 0; j < m; j++) {
-        int64_t e = ev[j];
-        if (e < 0 || e >= n || e > INT32_MAX) {
-            PyErr_SetString(PyExc_IndexError, "timeline: event index out of range");
-            goto done;
+    /* the events: the list given, or the rows [lo, hi) of positive length not outside */
+    for (Py_ssize_t j = by_rows ? lo : 0; j < (by_rows ? hi : m); j++) {
+        int64_t e = j;
+        if (by_rows) {
+            if (en[j] <= st[j] || out[j])
+                continue;
+        } else {
+            e = ev[j];
+            if (e < 0 || e >= n || e > INT32_MAX) {
+                PyErr_SetString(PyExc_IndexError, "timeline: event index out of range");
+                goto done;
+            }
         }
         while (stk.n && en[stk.v[stk.n - 1]] <= st[e]) {
             int64_t top = stk.v[--stk.n];
@@ -560,7 +581,7 @@ static PyObject *timeline(PyObject *self, PyObject *args)
     ok = 1;
 done:
     free(stk.v);
-    RELEASE(&bs, &be, &bev, &bcat, &bt, &bo, &bsc);
+    RELEASE(&bs, &be, &bev, &bcat, &bt, &bo, &bsc, &bout);
     if (!ok)
         return NULL;
     return PyLong_FromSsize_t(k);
@@ -1159,7 +1180,7 @@ static PyMethodDef methods[] = {
     {"nearest_marked_at", nearest_marked_at, METH_VARARGS,
      "nearest_marked_at(parent, mask, events, out, budget) -> bool"},
     {"timeline", timeline, METH_VARARGS,
-     "timeline(start, end, events, cat, python, t, owner, seg_cat) -> k"},
+     "timeline(start, end, events, cat, python, t, owner, seg_cat[, outside, lo, hi]) -> k"},
     {"frame_sums", frame_sums, METH_VARARGS,
      "frame_sums(parent, name, start, nested, is_frame_name, lo, hi, t0, t1, own, calls, self, "
      "inclusive)"},

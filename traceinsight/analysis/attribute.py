@@ -342,7 +342,17 @@ def _choose_main_line(table: EventTable, marker: np.ndarray, host_lines: np.ndar
     return int(best), f"the busiest host thread ({table.lines[best].name})"
 
 
-def attribute(table: EventTable) -> Attribution:
+def main_thread(table: EventTable, marker: np.ndarray) -> tuple[int, str]:
+    """The main thread's line (-1: the trace holds no host thread events) and how it was chosen,
+    ``marker`` the step markers (``steps.step_markers``): as ``attribute`` chooses it."""
+    host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith(HOST_PLANE)}
+    host_lines = np.array([i for i, ln in enumerate(table.lines)
+                           if ln.plane in host_planes and ln.n_events], dtype=np.int64)
+    return _choose_main_line(table, marker, host_lines)
+
+
+def attribute(table: EventTable, marker: np.ndarray | None = None) -> Attribution:
+    """``marker``: the step markers (``steps.step_markers(table)``) where the caller has them."""
     names = table.names
     has_device = any(p.name.startswith(DEVICE_PLANE) and any(
         ln.plane == i and ln.n_events for ln in table.lines) for i, p in enumerate(table.planes))
@@ -360,7 +370,8 @@ def attribute(table: EventTable) -> Attribution:
         traced = np.array([traced_call(v) for v in val], dtype=bool)
         own[idx] = np.where(traced, rules.TRACING, rules.DISPATCH)
 
-    marker = step_markers(table)
+    if marker is None:
+        marker = step_markers(table)
     own[marker] = rules.PYTHON  # a marker's own time (outside any event) is python
     parent, depth, crosser, marker_ev = nest(table, marker)
     del depth     # 4 bytes an event, made again for the rows that need it (steps.depth_of)
@@ -391,21 +402,23 @@ def attribute(table: EventTable) -> Attribution:
     cat = effective_categories(own, parent, own_strength, pass_strength)
     del own_strength, pass_strength
 
-    host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith(HOST_PLANE)}
-    host_lines = np.array([i for i, ln in enumerate(table.lines)
-                           if ln.plane in host_planes and ln.n_events], dtype=np.int64)
-    main, main_rule = _choose_main_line(table, marker, host_lines)
+    main, main_rule = main_thread(table, marker)
 
     outside = crosser | marker_ev
-    # main-thread timeline: its events (int32, held through the timeline), from the main line's
-    # rows
-    on_main = native.spans_in(table.start, end, outside, table.line_rows(main)) if main >= 0 \
-        else np.zeros(0, dtype=np.int32)
+    # the main thread's events (int32), for the steps (traceinsight.analysis.steps: markers,
+    # tf.function calls, device grouping, fallback), found before the timeline and dropped: the
+    # timeline takes the same rows from the main line's run, so that the list is not held at the
+    # peak, beside the timeline's arrays
+    rows = table.line_rows(main) if main >= 0 else slice(0, 0)
+    on_main = native.spans_in(table.start, end, outside, rows)
+    found = find_steps(table, main, marker, parent, on_main)
+    n_main = len(on_main)
+    del on_main, marker, marker_ev
     # every instant the innermost open event changes (strictly increasing): the segments between
     # them tile [first start, last end]
     # (owner -1 is a gap between top-level events: python)
-    bounds, seg_owner, seg_cat = native.timeline(table.start, table.end, on_main, cat,
-                                                 rules.PYTHON)
+    bounds, seg_owner, seg_cat = native.timeline(table.start, table.end, None, cat, rules.PYTHON,
+                                                 outside=outside, rows=rows, n_events=n_main)
     seg_owner, seg_cat = seg_owner[:-1], seg_cat[:-1]
     if main >= 0 and len(seg_owner):
         seg_cat = _fast_path_conversions(table, parent, bounds, seg_owner, seg_cat)
@@ -415,8 +428,6 @@ def attribute(table: EventTable) -> Attribution:
                 bounds[:-1], bounds[1:], seg_owner, seg_cat, *waits)
             bounds = np.append(seg_start, seg_end[-1])
 
-    # steps (traceinsight.analysis.steps: markers, tf.function calls, device grouping, fallback)
-    found = find_steps(table, main, marker, parent, on_main)
     # XLA compilation that no event records (TF 2.15, 2.16): out of op (analysis.xla_compile)
     bounds, seg_owner, seg_cat, estimate = xla_compile.estimate(
         table, main, own, outside, bounds, seg_owner, seg_cat, found.start, found.num)

@@ -186,14 +186,25 @@ def nearest_marked_at(mask: np.ndarray, parent: np.ndarray, events: np.ndarray) 
     return out
 
 
-def timeline(start, end, events, cat, python: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def timeline(start, end, events, cat, python: int, *, outside: np.ndarray | None = None,
+             rows: slice | None = None, n_events: int = 0
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(times, owner after each time (int32), its category (int8)) of properly nested ``events``
-    (table order, int32), ``cat`` the events' categories; see timeline() in _native_kernels.c."""
-    events = _i32(events)
-    t = np.empty(2 * len(events), dtype=_I64)
-    owner = np.empty(2 * len(events), dtype=np.int32)
-    seg_cat = np.empty(2 * len(events), dtype=np.int8)
-    k = _native.timeline(_i64(start), _i64(end), events, _i8(cat), python, t, owner, seg_cat)
+    (table order, int32), ``cat`` the events' categories; see timeline() in _native_kernels.c.
+    With ``outside`` (per event) and ``rows`` (a run of the table) instead of ``events`` (None):
+    the rows of positive length not outside, ``n_events`` of them, with no list of them made."""
+    if outside is None:
+        events = _i32(events)
+        n_events = len(events)
+    t = np.empty(2 * n_events, dtype=_I64)
+    owner = np.empty(2 * n_events, dtype=np.int32)
+    seg_cat = np.empty(2 * n_events, dtype=np.int8)
+    if outside is None:
+        k = _native.timeline(_i64(start), _i64(end), events, _i8(cat), python, t, owner, seg_cat)
+    else:
+        rows = rows if rows is not None else slice(0, len(start))
+        k = _native.timeline(_i64(start), _i64(end), np.zeros(0, dtype=np.int32), _i8(cat),
+                             python, t, owner, seg_cat, _u8(outside), rows.start, rows.stop)
     return t[:k], owner[:k], seg_cat[:k]
 
 
