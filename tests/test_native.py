@@ -566,3 +566,20 @@ def test_spans_in_are_the_rows_of_positive_length_not_outside(rows, data):
     got = native.spans_in(start, end, outside, slice(lo, hi))
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, lo + np.flatnonzero(((end > start) & ~outside)[lo:hi]))
+
+
+def test_the_kernels_take_an_empty_table():
+    """No events at all (a trace whose lines are empty): empty answers, no error."""
+    z, zi, zb, z8 = (np.zeros(0, dtype) for dtype in (np.int64, np.int32, bool, np.int8))
+    parent, depth, crosser = native.nest(z, z, np.zeros(0, np.int16), zb, np.zeros(1, bool), zi)
+    assert len(parent) == len(depth) == len(crosser) == 0
+    assert not len(native.has_child(zi, zi, np.zeros(1, bool)))
+    assert not len(native.lookup(np.zeros(1, np.int8), zi))
+    assert not len(native.spans_in(z, z, zb, slice(0, 0)))
+    assert all(not len(a) for a in native.timeline(z, z, None, z8, 5, outside=zb, n_events=0))
+    assert not native.landing_counts(z, z, np.zeros(0, np.int16), zi, zb, z8, z, z8, z, z,
+                                     np.zeros(1, np.uint8), 5, 7).any()
+    swept = native.frame_sweep(zi, zi, z, z, zb, 0, 0, z, zi, z8, z, z, np.zeros(1, bool), 5,
+                               np.zeros(1, bool), np.zeros(1, bool), np.full(1, -1, np.int8), 1,
+                               2)
+    assert swept is not None and not swept["calls"].any()

@@ -340,7 +340,8 @@ static PyObject *has_child(PyObject *self, PyObject *args)
     const int64_t *st = bs.buf, *en = be.buf;
     const uint8_t *child_name = bcn.buf;
     uint8_t *out = bo.buf;
-    memset(out, 0, n);
+    if (n > 0)
+        memset(out, 0, (size_t)n);
     for (Py_ssize_t i = 0; i < n; i++) {
         int32_t p = par[i];
         if (p < 0 || p >= n || nm[i] < 0 || nm[i] >= n_names || !child_name[nm[i]] ||

@@ -103,6 +103,8 @@ def nest(start, end, line, include, is_frame, name=None) -> tuple[np.ndarray, np
     crosser = np.empty(n, dtype=np.uint8)
     line = _int_column(line)
     names = np.zeros(0, dtype=np.int32) if name is None else _i32(name)
+    if not n:      # (the kernel tells the frames by name from a name column that is not empty)
+        is_frame, names = np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int32)
     _native.nest(_i64(start), _i64(end), line, line.dtype.itemsize, _u8(include), _u8(is_frame),
                  names, parent, depth, crosser)
     return parent, depth, crosser.view(bool)
