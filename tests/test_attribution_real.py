@@ -158,3 +158,26 @@ def test_hotspot_groups_come_from_the_capture_record_not_this_machine(real_runs,
         assert list(again.modes[name].hotspots["group"]) == list(mode.hotspots["group"])
     groups = set(real_runs["conv1d"].modes["eager"].hotspots["group"])
     assert {"keras", "tensorflow"} <= groups
+
+
+def test_hotspots_swept_are_the_per_event_paths(monkeypatch):
+    """The hotspots table from the C sweep of the main thread (``native.frame_sweep``) equals the
+    per-event path it falls back to (owned-time column, ``frame_sums``, the issuers' columns), on
+    every committed python-tracer pass, value for value."""
+    from traceinsight.analysis import hotspots, native
+    from traceinsight.analysis.results import steps_table
+    files = sorted(Path(__file__).parent.glob("data/runs/*/*/python/plugins/profile/*/*.xplane.pb"))
+    assert len(files) >= 5
+    compared = 0
+    for f in files:
+        a = attribute(load_files([f]))
+        steps = steps_table(a)
+        swept = hotspots.hotspots_table(a, steps)
+        with monkeypatch.context() as m:
+            m.setattr(native, "frame_sweep", lambda *args, **kwargs: None)
+            per_event = hotspots.hotspots_table(a, steps)
+        assert swept.columns == per_event.columns
+        for c in swept.columns:
+            np.testing.assert_array_equal(np.asarray(swept[c]), np.asarray(per_event[c]), err_msg=c)
+        compared += len(swept)
+    assert compared > 100

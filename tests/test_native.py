@@ -61,6 +61,8 @@ def test_nest_finds_the_innermost_container(ev):
     parent, depth, crosser = nest_all(line, start, end)
     assert not crosser.any()
     np.testing.assert_array_equal(parent, brute_parent(line, start, end))
+    for narrow in (np.int8, np.int16):     # the line column read in its own width
+        np.testing.assert_array_equal(nest_all(line.astype(narrow), start, end)[0], parent)
     want_depth = [0 if p < 0 else None for p in parent]
     for i, p in enumerate(parent):
         want_depth[i] = 0 if p < 0 else want_depth[p] + 1
@@ -87,6 +89,11 @@ def test_nest_keeps_crossing_events_out_and_the_rest_nested(spans):
     bp = brute_parent(line[kept], start[kept], end[kept])
     np.testing.assert_array_equal(parent[kept], np.where(bp >= 0, kept[np.maximum(bp, 0)], -1))
     assert (parent[crosser] == -1).all()
+    # the frames told by name (name i is event i's), the lines in a narrower column: the same
+    by_name = native.nest(start, end, line.astype(np.int16), np.ones(len(rows), bool), frame,
+                          np.arange(len(rows)))
+    for got, want in zip(by_name, nest_all(line, start, end, frame)):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_a_frame_crossing_a_traceme_is_kept_out_not_the_traceme():
@@ -107,6 +114,11 @@ def test_timeline_owner_is_the_innermost_open_event(ev, probes):
     cat = np.arange(len(start)) % 5
     t, owner, seg_cat = native.timeline(start, end, np.arange(len(start)), cat, 9)
     assert (np.diff(t) > 0).all()
+    # the same events given as the rows of positive length not outside: the same timeline
+    outside = np.zeros(len(start), dtype=bool)
+    for got, want in zip(native.timeline(start, end, None, cat, 9, outside=outside,
+                                         n_events=len(start)), (t, owner, seg_cat)):
+        np.testing.assert_array_equal(got, want)
     for x in probes:
         open_ = [i for i in range(len(start)) if start[i] <= x < end[i]]
         want = max(open_, key=lambda i: depth[i]) if open_ else -1
@@ -330,18 +342,6 @@ def test_a_damaged_trace_fails_alike_on_threads(tmp_path, monkeypatch):
     assert outcomes == {"ok", "error"}      # the damage hits both ways
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(-20, 20), max_size=30),
-       st.lists(st.lists(st.integers(-25, 25), max_size=12), max_size=4))
-def test_locate_is_searchsorted_right_minus_one(values, runs):
-    """The galloping search agrees with numpy's binary one, keys in increasing runs or not."""
-    values = np.sort(np.array(values, dtype=np.int64))
-    keys = np.array([k for run in runs for k in sorted(run)] + [k for run in runs for k in run],
-                    dtype=np.int64)
-    np.testing.assert_array_equal(native.locate(values, keys),
-                                  np.searchsorted(values, keys, side="right") - 1)
-
-
 def brute_nearest_marked(mask, parent, e):
     """The event itself if marked, else its parent's answer; -1 past the root (or a parent at or
     after its child, as the kernels read one)."""
@@ -445,6 +445,14 @@ def test_frame_sweep_is_frame_sums_over_owned_time_and_the_issuers_sums(ev, wind
     parent, _, _ = native.nest(start, end, line, include, np.zeros(n, bool))
     cat = np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=np.int8)
     bounds, owner, seg_cat = native.timeline(start, end, np.flatnonzero(include), cat, 3)
+    # by rows (those of positive length not outside: the included ones), the same timeline
+    for got, want in zip(native.timeline(start, end, None, cat, 3, outside=outside,
+                                         rows=slice(0, n), n_events=int(include.sum())),
+                         (bounds, owner, seg_cat)):
+        np.testing.assert_array_equal(got, want)
+    if include.any():      # no room for the rows' times: refused, nothing written past it
+        with pytest.raises(IndexError):
+            native.timeline(start, end, None, cat, 3, outside=outside, n_events=0)
     owner, seg_cat = owner[:-1], seg_cat[:-1]
     steps: list[tuple[int, int]] = []
     for a, b in sorted((a, a + d) for a, d in windows):
@@ -503,3 +511,75 @@ def test_frame_sweep_refuses_a_timeline_that_is_not_the_nestings():
                               np.array([0, 2, 5, 10]), np.array([0, 1, 0], np.int32),
                               np.full(3, 3, np.int8), np.array([0]), np.array([10]), *args)
     assert good is not None and good["inclusive"].tolist() == [10]
+
+
+@settings(max_examples=200, deadline=None)
+@given(nested_lines(), st.lists(st.booleans(), min_size=4, max_size=4))
+def test_has_child_marks_the_parents_of_marked_names(ev, child_name):
+    """Against counting each event's children: of a marked name, of positive length too where
+    the times are given."""
+    line, start, end, name = ev
+    n = len(start)
+    end = np.where(np.arange(n) % 4 == 3, start, end)
+    parent, _, _ = native.nest(start, end, line, np.ones(n, bool), np.zeros(n, bool))
+    child_name = np.array(child_name)
+    for timed in (False, True):
+        want = np.zeros(n, dtype=bool)
+        for i in range(n):
+            if parent[i] >= 0 and child_name[name[i]] and (not timed or end[i] > start[i]):
+                want[parent[i]] = True
+        got = native.has_child(parent, name, child_name, *((start, end) if timed else ()))
+        np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-128, 127), min_size=1, max_size=40), st.data())
+def test_lookup_is_numpys_indexing(table, data):
+    """``table[index]`` for every index width; a one-byte index read by its byte (int8 codes
+    through a 256-entry table); an index outside the table refused."""
+    table = np.array(table, dtype=np.int8)
+    index = np.array(data.draw(st.lists(st.integers(0, len(table) - 1), max_size=30)),
+                     dtype=np.int64)
+    for dtype in (np.int16, np.int32, np.int64, np.uint8):
+        np.testing.assert_array_equal(native.lookup(table, index.astype(dtype)), table[index])
+    bools = table > 0
+    assert native.lookup(bools, index.astype(np.int32)).dtype == bool
+    np.testing.assert_array_equal(native.lookup(bools, index.astype(np.int32)), bools[index])
+    codes = index.astype(np.int8) - 3           # negative codes: their bytes index 253..255
+    full = np.arange(256, dtype=np.uint8)
+    np.testing.assert_array_equal(native.lookup(full, codes), codes.view(np.uint8))
+    with pytest.raises(IndexError):
+        native.lookup(table, np.array([len(table)], dtype=np.int32))
+    with pytest.raises(IndexError):
+        native.lookup(table, np.array([-1], dtype=np.int32))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(-1, 3), st.booleans()), max_size=40),
+       st.data())
+def test_spans_in_are_the_rows_of_positive_length_not_outside(rows, data):
+    start = np.array([r[0] for r in rows], dtype=np.int64)
+    end = start + np.array([r[1] for r in rows], dtype=np.int64)
+    outside = np.array([r[2] for r in rows], dtype=bool)
+    lo = data.draw(st.integers(0, len(rows)))
+    hi = data.draw(st.integers(lo, len(rows)))
+    got = native.spans_in(start, end, outside, slice(lo, hi))
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, lo + np.flatnonzero(((end > start) & ~outside)[lo:hi]))
+
+
+def test_the_kernels_take_an_empty_table():
+    """No events at all (a trace whose lines are empty): empty answers, no error."""
+    z, zi, zb, z8 = (np.zeros(0, dtype) for dtype in (np.int64, np.int32, bool, np.int8))
+    parent, depth, crosser = native.nest(z, z, np.zeros(0, np.int16), zb, np.zeros(1, bool), zi)
+    assert len(parent) == len(depth) == len(crosser) == 0
+    assert not len(native.has_child(zi, zi, np.zeros(1, bool)))
+    assert not len(native.lookup(np.zeros(1, np.int8), zi))
+    assert not len(native.spans_in(z, z, zb, slice(0, 0)))
+    assert all(not len(a) for a in native.timeline(z, z, None, z8, 5, outside=zb, n_events=0))
+    assert not native.landing_counts(z, z, np.zeros(0, np.int16), zi, zb, z8, z, z8, z, z,
+                                     np.zeros(1, np.uint8), 5, 7).any()
+    swept = native.frame_sweep(zi, zi, z, z, zb, 0, 0, z, zi, z8, z, z, np.zeros(1, bool), 5,
+                               np.zeros(1, bool), np.zeros(1, bool), np.full(1, -1, np.int8), 1,
+                               2)
+    assert swept is not None and not swept["calls"].any()

@@ -10,6 +10,76 @@
 
 static Py_ssize_t first_segment(const int64_t *b, Py_ssize_t nseg, int64_t t);
 
+/* An integer column of any width (1, 2, 4 or 8 bytes, signed): the caller's own dtype, so that a
+ * narrow column (thread lines, ids) is read as it is instead of copied to a wider one. */
+static inline int64_t int_at(const void *p, int size, Py_ssize_t i)
+{
+    switch (size) {
+    case 1:
+        return ((const int8_t *)p)[i];
+    case 2:
+        return ((const int16_t *)p)[i];
+    case 4:
+        return ((const int32_t *)p)[i];
+    default:
+        return ((const int64_t *)p)[i];
+    }
+}
+
+static int int_size_ok(int size)
+{
+    if (size == 1 || size == 2 || size == 4 || size == 8)
+        return 1;
+    PyErr_SetString(PyExc_ValueError, "integer column of 1, 2, 4 or 8 bytes expected");
+    return 0;
+}
+
+
+/* The runs of equal values of a line column (the table is sorted by line: a run is a thread's
+ * rows): their starts, then n (count + 1 values, malloc'd; NULL when out of memory). Read in one
+ * tight loop per width, so the loops over the events read no line at all. */
+static Py_ssize_t *line_runs(const void *ln, int size, Py_ssize_t n, Py_ssize_t *count)
+{
+    Py_ssize_t cap = 64, k = 0;
+    Py_ssize_t *runs = malloc(cap * sizeof(Py_ssize_t));
+    if (!runs)
+        return NULL;
+    if (n > 0)
+        runs[k++] = 0;
+#define RUNS(T)                                                                                \
+    {                                                                                          \
+        const T *l = ln;                                                                       \
+        for (Py_ssize_t i = 1; i < n; i++) {                                                   \
+            if (l[i] == l[i - 1])                                                              \
+                continue;                                                                      \
+            if (k + 1 >= cap) {                                                                \
+                Py_ssize_t *more = realloc(runs, 2 * cap * sizeof(Py_ssize_t));                \
+                if (!more) {                                                                   \
+                    free(runs);                                                                \
+                    return NULL;                                                               \
+                }                                                                              \
+                runs = more;                                                                   \
+                cap *= 2;                                                                      \
+            }                                                                                  \
+            runs[k++] = i;                                                                     \
+        }                                                                                      \
+    }
+    switch (size) {
+    case 1:
+        RUNS(int8_t) break;
+    case 2:
+        RUNS(int16_t) break;
+    case 4:
+        RUNS(int32_t) break;
+    default:
+        RUNS(int64_t) break;
+    }
+#undef RUNS
+    runs[k] = n;
+    *count = k;
+    return runs;
+}
+
 /* ---- nesting -------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -50,7 +120,9 @@ static PyObject *is_sorted(PyObject *self, PyObject *args)
     return PyBool_FromLong(ok);
 }
 
-/* nest(start, end, line, include, is_frame, parent, depth, crosser)  (parent, depth: int32)
+/* nest(start, end, line, line_size, include, is_frame, name, parent, depth, crosser)
+ * (parent, depth: int32; line of line_size bytes; is_frame per event, or per name id where name,
+ * int32 per event, is given: not empty)
  *
  * Events in table order, sorted by (line, start, -end). For included events (positive length, not
  * a step marker), per thread line: parent (the innermost enclosing event, -1 at top level), depth,
@@ -61,77 +133,94 @@ static PyObject *is_sorted(PyObject *self, PyObject *args)
  * category); otherwise the new event is. Children of a removed frame belong to its parent. */
 static PyObject *nest(PyObject *self, PyObject *args)
 {
-    Py_buffer bs = {0}, be = {0}, bl = {0}, binc = {0}, bfr = {0}, bp = {0}, bd = {0}, bc = {0};
+    Py_buffer bs = {0}, be = {0}, bl = {0}, binc = {0}, bfr = {0}, bn = {0}, bp = {0}, bd = {0},
+              bc = {0};
     stack stk = {0};
-    int ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*w*", &bs, &be, &bl, &binc, &bfr, &bp, &bd, &bc))
+    Py_ssize_t *runs = NULL;
+    int ok = 0, line_size;
+    if (!PyArg_ParseTuple(args, "y*y*y*iy*y*y*w*w*w*", &bs, &be, &bl, &line_size, &binc, &bfr,
+                          &bn, &bp, &bd, &bc))
         goto done;
-    Py_ssize_t n = bs.len / 8;
-    if (check(&be, 8, n, "end") || check(&bl, 4, n, "line") || check(&binc, 1, n, "include") ||
-        check(&bfr, 1, n, "is_frame") || check(&bp, 4, n, "parent") || check(&bd, 4, n, "depth") ||
-        check(&bc, 1, n, "crosser"))
+    if (!int_size_ok(line_size))
+        goto done;
+    Py_ssize_t n = bs.len / 8, by_name = bn.len > 0;
+    if (check(&be, 8, n, "end") || check(&bl, line_size, n, "line") ||
+        check(&binc, 1, n, "include") || check(&bfr, 1, by_name ? -1 : n, "is_frame") ||
+        (by_name && check(&bn, 4, n, "name")) || check(&bp, 4, n, "parent") ||
+        check(&bd, 4, n, "depth") || check(&bc, 1, n, "crosser"))
         goto done;
     if (n < 0 || n > INT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "nest: more than 2^31 events");
         goto done;
     }
     const int64_t *st = bs.buf, *en = be.buf;
-    const int32_t *ln = bl.buf;
-    const uint8_t *inc = binc.buf, *fr = bfr.buf;
+    const void *ln = bl.buf;
+    const uint8_t *inc = binc.buf, *is_frame = bfr.buf;
+    const int32_t *nm = bn.buf;
+    if (by_name)
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (nm[i] < 0 || nm[i] >= bfr.len) {
+                PyErr_SetString(PyExc_IndexError, "nest: name id out of range");
+                goto done;
+            }
+#define FRAME(i) (by_name ? is_frame[nm[i]] : is_frame[i])
     int32_t *par = bp.buf, *dep = bd.buf;
     uint8_t *cr = bc.buf;
     int nomem = 0;
+    Py_ssize_t n_runs = 0;
+    runs = line_runs(ln, line_size, n, &n_runs);
+    if (!runs) {
+        PyErr_NoMemory();
+        goto done;
+    }
     Py_BEGIN_ALLOW_THREADS
-    /* pass 1: crossers */
+    /* pass 1: crossers, one thread line (run of rows) at a time */
     memset(cr, 0, n);
-    int32_t cur = 0;
-    stk.n = 0;
-    for (Py_ssize_t i = 0; i < n && !nomem; i++) {
-        par[i] = -1;
-        dep[i] = 0;
-        if (!inc[i])
-            continue;
-        if (stk.n && ln[i] != cur)
-            stk.n = 0;
-        cur = ln[i];
-        while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
-            stk.n--;
-        int crosses = 0;
-        while (stk.n) {
-            int64_t top = stk.v[stk.n - 1];
-            if (en[i] <= en[top])
-                break; /* nested */
-            if (fr[top] && !fr[i]) {
-                cr[top] = 1;
-                stk.n--;
+    for (Py_ssize_t r = 0; r < n_runs && !nomem; r++) {
+        stk.n = 0;
+        for (Py_ssize_t i = runs[r]; i < runs[r + 1] && !nomem; i++) {
+            par[i] = -1;
+            dep[i] = 0;
+            if (!inc[i])
                 continue;
+            while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
+                stk.n--;
+            int crosses = 0;
+            while (stk.n) {
+                int64_t top = stk.v[stk.n - 1];
+                if (en[i] <= en[top])
+                    break; /* nested */
+                if (FRAME(top) && !FRAME(i)) {
+                    cr[top] = 1;
+                    stk.n--;
+                    continue;
+                }
+                crosses = 1;
+                break;
             }
-            crosses = 1;
-            break;
+            if (crosses)
+                cr[i] = 1;
+            else if (push(&stk, i) < 0)
+                nomem = 1;
         }
-        if (crosses)
-            cr[i] = 1;
-        else if (push(&stk, i) < 0)
-            nomem = 1;
     }
     /* pass 2: parents and depths of the rest */
-    stk.n = 0;
-    for (Py_ssize_t i = 0; i < n && !nomem; i++) {
-        if (!inc[i] || cr[i])
-            continue;
-        if (stk.n && ln[i] != cur)
-            stk.n = 0;
-        cur = ln[i];
-        while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
-            stk.n--;
-        if (stk.n && en[i] > en[stk.v[stk.n - 1]]) {
-            cr[i] = 1; /* cannot happen after pass 1; kept out if it does */
-            continue;
+    for (Py_ssize_t r = 0; r < n_runs && !nomem; r++) {
+        stk.n = 0;
+        for (Py_ssize_t i = runs[r]; i < runs[r + 1] && !nomem; i++) {
+            if (!inc[i] || cr[i])
+                continue;
+            while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
+                stk.n--;
+            if (stk.n && en[i] > en[stk.v[stk.n - 1]]) {
+                cr[i] = 1; /* cannot happen after pass 1; kept out if it does */
+                continue;
+            }
+            par[i] = stk.n ? (int32_t)stk.v[stk.n - 1] : -1;
+            dep[i] = (int32_t)stk.n;
+            if (push(&stk, i) < 0)
+                nomem = 1;
         }
-        par[i] = stk.n ? (int32_t)stk.v[stk.n - 1] : -1;
-        dep[i] = (int32_t)stk.n;
-        if (push(&stk, i) < 0)
-            nomem = 1;
     }
     Py_END_ALLOW_THREADS
     if (nomem) {
@@ -141,7 +230,9 @@ static PyObject *nest(PyObject *self, PyObject *args)
     ok = 1;
 done:
     free(stk.v);
-    RELEASE(&bs, &be, &bl, &binc, &bfr, &bp, &bd, &bc);
+    free(runs);
+#undef FRAME
+    RELEASE(&bs, &be, &bl, &binc, &bfr, &bn, &bp, &bd, &bc);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
@@ -232,6 +323,127 @@ static PyObject *mark_ancestors(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* has_child(parent, name, child_name, start, end, out): out[p] = 1 (uint8 per event) for every
+ * event p that is the parent (int32) of an event whose name child_name marks (per name id; name
+ * int32 per event) and, where start and end are given (not empty), of positive length. */
+static PyObject *has_child(PyObject *self, PyObject *args)
+{
+    Py_buffer bp = {0}, bn = {0}, bcn = {0}, bs = {0}, be = {0}, bo = {0};
+    int ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*", &bp, &bn, &bcn, &bs, &be, &bo))
+        goto done;
+    Py_ssize_t n = bp.len / 4, n_names = bcn.len, timed = bs.len > 0;
+    if (check(&bp, 4, n, "parent") || check(&bn, 4, n, "name") || check(&bo, 1, n, "out") ||
+        (timed && (check(&bs, 8, n, "start") || check(&be, 8, n, "end"))))
+        goto done;
+    const int32_t *par = bp.buf, *nm = bn.buf;
+    const int64_t *st = bs.buf, *en = be.buf;
+    const uint8_t *child_name = bcn.buf;
+    uint8_t *out = bo.buf;
+    if (n > 0)
+        memset(out, 0, (size_t)n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t p = par[i];
+        if (p < 0 || p >= n || nm[i] < 0 || nm[i] >= n_names || !child_name[nm[i]] ||
+            (timed && en[i] <= st[i]))
+            continue;
+        out[p] = 1;
+    }
+    ok = 1;
+done:
+    RELEASE(&bp, &bn, &bcn, &bs, &be, &bo);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* lookup(lut, index, index_size, out): out[i] = lut[index[i]] (bytes; an index of one byte is read
+ * unsigned, a wider one signed: int16, int32, int64). numpy's lut[index] with an index that is
+ * not intp casts the index first, a pass and a copy more. IndexError outside the table. */
+static PyObject *lookup(PyObject *self, PyObject *args)
+{
+    Py_buffer bl = {0}, bi = {0}, bo = {0};
+    int size, ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*iw*", &bl, &bi, &size, &bo))
+        goto done;
+    if (!int_size_ok(size))
+        goto done;
+    Py_ssize_t n = bo.len, n_lut = bl.len, bad = -1;
+    if (check(&bi, size, n, "index"))
+        goto done;
+    const uint8_t *lut = bl.buf;
+    uint8_t *out = bo.buf;
+#define LOOKUP(T)                                                                              \
+    {                                                                                          \
+        const T *ix = bi.buf;                                                                  \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                   \
+            int64_t v = ix[i];                                                                 \
+            if (v < 0 || v >= n_lut) {                                                         \
+                bad = i;                                                                       \
+                break;                                                                         \
+            }                                                                                  \
+            out[i] = lut[v];                                                                   \
+        }                                                                                      \
+    }
+    Py_BEGIN_ALLOW_THREADS
+    switch (size) {
+    case 1:
+        LOOKUP(uint8_t) break;
+    case 2:
+        LOOKUP(int16_t) break;
+    case 4:
+        LOOKUP(int32_t) break;
+    default:
+        LOOKUP(int64_t) break;
+    }
+    Py_END_ALLOW_THREADS
+#undef LOOKUP
+    if (bad >= 0) {
+        PyErr_Format(PyExc_IndexError, "lookup: index %zd out of the table's %zd entries", bad,
+                     n_lut);
+        goto done;
+    }
+    ok = 1;
+done:
+    RELEASE(&bl, &bi, &bo);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* spans_in(start, end, outside, lo, hi, out) -> k: the rows i of [lo, hi) of positive length
+ * (end > start) and not outside, in order, written to out (int32, room for hi - lo). */
+static PyObject *spans_in(PyObject *self, PyObject *args)
+{
+    Py_buffer bs = {0}, be = {0}, bout = {0}, bo = {0};
+    Py_ssize_t lo, hi, k = 0;
+    int ok = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*nnw*", &bs, &be, &bout, &lo, &hi, &bo))
+        goto done;
+    Py_ssize_t n = bs.len / 8;
+    if (check(&be, 8, n, "end") || check(&bout, 1, n, "outside"))
+        goto done;
+    if (lo < 0 || hi > n || lo > hi || hi > INT32_MAX || bo.len / 4 < hi - lo) {
+        PyErr_SetString(PyExc_IndexError, "spans_in: rows out of range");
+        goto done;
+    }
+    const int64_t *st = bs.buf, *en = be.buf;
+    const uint8_t *out = bout.buf;
+    int32_t *rows = bo.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        rows[k] = (int32_t)i;
+        k += en[i] > st[i] && !out[i];
+    }
+    Py_END_ALLOW_THREADS
+    ok = 1;
+done:
+    RELEASE(&bs, &be, &bout, &bo);
+    if (!ok)
+        return NULL;
+    return PyLong_FromSsize_t(k);
+}
+
 /* nearest_marked(parent, mask, out): the nearest event at or above each event (along parents)
  * with mask set, -1 for none. parent and out int32. */
 static PyObject *nearest_marked(PyObject *self, PyObject *args)
@@ -289,47 +501,68 @@ static PyObject *nearest_marked_at(PyObject *self, PyObject *args)
     return PyBool_FromLong(done);
 }
 
-/* timeline(start, end, events, cat, python, t, owner, seg_cat) -> k
+/* timeline(start, end, events, cat, python, t, owner, seg_cat[, outside, lo, hi]) -> k
  *
  * The timeline of properly nested events (indices in table order): every instant where the
  * innermost open event changes, the event that owns the time after it (int32, -1: none) and that
  * time's category (int8: cat[owner], python where no event is open). At one instant only the
  * last change is kept, so t[:k] is strictly increasing and segment j is [t[j], t[j+1]) owned by
- * owner[j]. events is int32, cat int8. t, owner and seg_cat need room for 2 * len(events). */
+ * owner[j]. events is int32, cat int8. t, owner and seg_cat need room for 2 * len(events) (an
+ * IndexError past their room). With outside (uint8 per event), the events are instead the rows
+ * [lo, hi) of positive length and not outside (events empty): no list of them is made. */
 static PyObject *timeline(PyObject *self, PyObject *args)
 {
-    Py_buffer bs = {0}, be = {0}, bev = {0}, bcat = {0}, bt = {0}, bo = {0}, bsc = {0};
+    Py_buffer bs = {0}, be = {0}, bev = {0}, bcat = {0}, bt = {0}, bo = {0}, bsc = {0},
+              bout = {0};
     long long python;
+    Py_ssize_t lo = 0, hi = 0;
     stack stk = {0};
     Py_ssize_t k = 0;
     int ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*Lw*w*w*", &bs, &be, &bev, &bcat, &python, &bt, &bo,
-                          &bsc))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*Lw*w*w*|y*nn", &bs, &be, &bev, &bcat, &python, &bt, &bo,
+                          &bsc, &bout, &lo, &hi))
         goto done;
-    Py_ssize_t n = bs.len / 8, m = bev.len / 4;
+    Py_ssize_t n = bs.len / 8, m = bev.len / 4, cap = bt.len / 8, by_rows = bout.obj != NULL;
     if (check(&be, 8, n, "end") || check(&bev, 4, m, "events") || check(&bcat, 1, n, "cat") ||
-        check(&bt, 8, 2 * m, "t") || check(&bo, 4, 2 * m, "owner") ||
-        check(&bsc, 1, 2 * m, "seg_cat"))
+        check(&bo, 4, cap, "owner") || check(&bsc, 1, cap, "seg_cat") ||
+        (by_rows && check(&bout, 1, n, "outside")) || (!by_rows && cap < 2 * m))
         goto done;
+    if (by_rows && (m || lo < 0 || hi > n || lo > hi || hi > INT32_MAX)) {
+        PyErr_SetString(PyExc_IndexError, "timeline: rows out of range");
+        goto done;
+    }
     const int64_t *st = bs.buf, *en = be.buf;
     const int32_t *ev = bev.buf;
     const int8_t *cat = bcat.buf;
+    const uint8_t *out = bout.buf;
     int64_t *t = bt.buf;
     int32_t *ow = bo.buf;
     int8_t *sc = bsc.buf;
 #define EMIT(time, who)                                                                        \
     do {                                                                                       \
         int64_t _w = (who);                                                                    \
-        if (!(k && t[k - 1] == (time)))                                                        \
+        if (!(k && t[k - 1] == (time))) {                                                      \
+            if (k == cap) {                                                                    \
+                PyErr_SetString(PyExc_IndexError, "timeline: more segments than room");        \
+                goto done;                                                                     \
+            }                                                                                  \
             t[k++] = (time);                                                                   \
+        }                                                                                      \
         ow[k - 1] = (int32_t)_w;                                                               \
         sc[k - 1] = (int8_t)(_w >= 0 ? cat[_w] : python);                                      \
     } while (0)
-    for (Py_ssize_t j = 0; j < m; j++) {
-        int64_t e = ev[j];
-        if (e < 0 || e >= n || e > INT32_MAX) {
-            PyErr_SetString(PyExc_IndexError, "timeline: event index out of range");
-            goto done;
+    /* the events: the list given, or the rows [lo, hi) of positive length not outside */
+    for (Py_ssize_t j = by_rows ? lo : 0; j < (by_rows ? hi : m); j++) {
+        int64_t e = j;
+        if (by_rows) {
+            if (en[j] <= st[j] || out[j])
+                continue;
+        } else {
+            e = ev[j];
+            if (e < 0 || e >= n || e > INT32_MAX) {
+                PyErr_SetString(PyExc_IndexError, "timeline: event index out of range");
+                goto done;
+            }
         }
         while (stk.n && en[stk.v[stk.n - 1]] <= st[e]) {
             int64_t top = stk.v[--stk.n];
@@ -349,7 +582,7 @@ static PyObject *timeline(PyObject *self, PyObject *args)
     ok = 1;
 done:
     free(stk.v);
-    RELEASE(&bs, &be, &bev, &bcat, &bt, &bo, &bsc);
+    RELEASE(&bs, &be, &bev, &bcat, &bt, &bo, &bsc, &bout);
     if (!ok)
         return NULL;
     return PyLong_FromSsize_t(k);
@@ -501,6 +734,73 @@ static void open_pop(open_stack *s)
         s->v[s->n - 1].sub += total;
 }
 
+/* The timeline's side of frame_sweep: its segments, the windows, and where the sweep is in them. */
+typedef struct {
+    const int32_t *owner, *nm;
+    const int8_t *cat;
+    const int64_t *b, *t0, *t1, *st, *en;
+    const uint8_t *out;
+    uint8_t kind[256]; /* per category (its byte): 1 python, 2 cat_a, 3 cat_b, 0 none */
+    Py_ssize_t lo, hi, nseg, w, j, wseg; /* j: the next segment; wseg: its first window */
+    int64_t *time_a, *time_b;
+} timeline_sweep;
+
+/* Segment j's owner o is the innermost open event: the events above it on the stack ended by
+ * the segment's start (every one, for a gap, o = -1). 0 where that is not so. */
+static int settle(timeline_sweep *S, open_stack *stk, int32_t o, int64_t at)
+{
+    if (o >= 0 && !(o >= S->lo && o < S->hi && !S->out[o] && S->en[o] > S->st[o]))
+        return 0; /* owned by an event out of the nesting */
+    while (stk->n && stk->v[stk->n - 1].ev != o) {
+        if (S->en[stk->v[stk->n - 1].ev] > at)
+            return 0;
+        open_pop(stk);
+    }
+    return o < 0 ? stk->n == 0 : stk->n && stk->v[stk->n - 1].ev == o;
+}
+
+/* The segments that start before x: each one's time inside the windows goes to its owner (python:
+ * its own time) or to its owner's issuer (cat_a, cat_b). 0 where the timeline is not the
+ * nesting's. */
+static int consume(timeline_sweep *S, open_stack *stk, int64_t x)
+{
+    const int32_t *owner = S->owner, *nm = S->nm;
+    const int8_t *cat = S->cat;
+    const int64_t *b = S->b, *t0 = S->t0, *t1 = S->t1;
+    const uint8_t *kind = S->kind;
+    Py_ssize_t j = S->j, wseg = S->wseg, nseg = S->nseg, w = S->w;
+    int ok = 1;
+    for (; j < nseg && b[j] < x; j++) {
+        int32_t o = owner[j];
+        /* most segments: owned by the top of the stack */
+        if (o >= 0 ? !stk->n || stk->v[stk->n - 1].ev != o : stk->n != 0) {
+            if (!settle(S, stk, o, b[j])) {
+                ok = 0;
+                break;
+            }
+        }
+        uint8_t k = kind[(uint8_t)cat[j]];
+        if (o < 0 || !k)
+            continue;
+        int64_t s0 = b[j], s1 = b[j + 1], d = 0;
+        while (wseg < w && t1[wseg] <= s0)
+            wseg++;
+        for (Py_ssize_t q = wseg; q < w && t0[q] < s1; q++) {
+            int64_t a0 = s0 > t0[q] ? s0 : t0[q], a1 = s1 < t1[q] ? s1 : t1[q];
+            if (a1 > a0)
+                d += a1 - a0;
+        }
+        open_event *top = &stk->v[stk->n - 1];
+        if (k == 1)
+            top->self += d;
+        else if (top->issuer >= 0)
+            (k == 2 ? S->time_a : S->time_b)[nm[top->issuer]] += d;
+    }
+    S->j = j;
+    S->wseg = wseg;
+    return ok;
+}
+
 /* frame_sweep(parent, name, start, end, outside, lo, hi, bounds, seg_owner, seg_cat, t0, t1,
  *             is_frame_name, python, calls, self, inclusive,
  *             issuer_name, caller_name, op_kind, cat_a, cat_b, time_a, time_b, ops, entry) -> bool
@@ -557,11 +857,10 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
     const int8_t *cat = bc.buf, *opk = bok.buf;
     int64_t *calls = bcalls.buf, *time_a = bta.buf, *time_b = btb.buf, *ops = bops.buf;
     uint8_t *entry = bentry.buf;
-    for (Py_ssize_t i = lo; i < hi; i++)
-        if (nm[i] < 0 || nm[i] >= n_names) {
-            PyErr_SetString(PyExc_IndexError, "frame_sweep: name id out of range");
-            goto done;
-        }
+    if (python == cat_a || python == cat_b || cat_a == cat_b) {
+        PyErr_SetString(PyExc_ValueError, "frame_sweep: three different categories expected");
+        goto done;
+    }
     stk.count = calloc(n_names ? n_names : 1, sizeof(int32_t));
     isr = calloc(n_names ? n_names : 1, 1);
     if (!stk.count || !isr) {
@@ -570,6 +869,10 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
     }
     /* the calls first: an issuer is a marked name with calls in the windows */
     for (Py_ssize_t i = lo, k = 0; i < hi; i++) {
+        if (nm[i] < 0 || nm[i] >= n_names) {
+            PyErr_SetString(PyExc_IndexError, "frame_sweep: name id out of range");
+            goto done;
+        }
         if (out[i] || en[i] <= st[i] || !is_frame[nm[i]])
             continue;
         while (k < w && t1[k] <= st[i])
@@ -582,45 +885,12 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
     stk.nm = nm;
     stk.selft = bself.buf;
     stk.incl = bincl.buf;
-    Py_ssize_t j = 0, wseg = 0, wev = 0; /* the next segment; the windows' places */
-#define NESTED(e) ((e) >= lo && (e) < hi && !out[e] && en[e] > st[e])
-    /* the segments that start before x, each owned by the innermost open event: the events above
-     * it on the stack ended by the segment's start */
-#define CONSUME(x)                                                                             \
-    for (; j < nseg && b[j] < (x); j++) {                                                      \
-        int32_t o = owner[j];                                                                  \
-        if (o >= 0 && !NESTED(o)) {                                                            \
-            consistent = 0;                                                                    \
-            break;                                                                             \
-        }                                                                                      \
-        while (stk.n && stk.v[stk.n - 1].ev != o) {                                            \
-            if (en[stk.v[stk.n - 1].ev] > b[j])                                                \
-                break;                                                                         \
-            open_pop(&stk);                                                                    \
-        }                                                                                      \
-        if (o < 0 ? stk.n != 0 : !stk.n || stk.v[stk.n - 1].ev != o) {                         \
-            consistent = 0;                                                                    \
-            break;                                                                             \
-        }                                                                                      \
-        int8_t c = cat[j];                                                                     \
-        if (o < 0 || (c != python && c != cat_a && c != cat_b))                                \
-            continue;                                                                          \
-        int64_t s0 = b[j], s1 = b[j + 1], d = 0;                                               \
-        while (wseg < w && t1[wseg] <= s0)                                                     \
-            wseg++;                                                                            \
-        for (Py_ssize_t k = wseg; k < w && t0[k] < s1; k++) {                                  \
-            int64_t a0 = s0 > t0[k] ? s0 : t0[k], a1 = s1 < t1[k] ? s1 : t1[k];                 \
-            if (a1 > a0)                                                                       \
-                d += a1 - a0;                                                                  \
-        }                                                                                      \
-        open_event *top = &stk.v[stk.n - 1];                                                   \
-        if (c == python)                                                                       \
-            top->self += d;                                                                    \
-        if (top->issuer >= 0 && (c == cat_a || c == cat_b)) {                                  \
-            int32_t r = nm[top->issuer];                                                       \
-            (c == cat_a ? time_a : time_b)[r] += d;                                            \
-        }                                                                                      \
-    }
+    timeline_sweep S = {owner, nm, cat, b, t0, t1, st, en, out, {0}, lo, hi, nseg, w, 0, 0,
+                        time_a, time_b};
+    S.kind[(uint8_t)python] = 1;
+    S.kind[(uint8_t)cat_a] = 2;
+    S.kind[(uint8_t)cat_b] = 3;
+    Py_ssize_t wev = 0; /* the windows' place of the events' starts */
     for (Py_ssize_t i = lo; i < hi && consistent; i++) {
         if (out[i])
             continue;
@@ -633,8 +903,7 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
                 entry[f] = 1;
             continue;
         }
-        CONSUME(st[i])
-        if (!consistent)
+        if (!(consistent = consume(&S, &stk, st[i])))
             break;
         int32_t p = par[i];
         while (stk.n && stk.v[stk.n - 1].ev != p) {
@@ -667,11 +936,8 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
             goto done;
         }
     }
-    if (consistent) {
-        CONSUME(INT64_MAX)
-    }
-#undef CONSUME
-#undef NESTED
+    if (consistent)
+        consistent = consume(&S, &stk, INT64_MAX);
     while (stk.n)
         open_pop(&stk);
     ok = 1;
@@ -790,9 +1056,10 @@ static Py_ssize_t upper_bound(const int64_t *b, Py_ssize_t lo, Py_ssize_t hi, in
     return lo;
 }
 
-/* The place of x in b (sorted, n values): the first index whose value is above x, found by
- * galloping from p, the previous such place (keys in runs of increasing values cost about a step
- * each instead of a binary search over the whole array). */
+/* The place of x in b (sorted, n values): the first index whose value is above x (numpy's
+ * searchsorted(b, x, side="right")), found by galloping from p, the previous such place (keys in
+ * runs of increasing values, a thread's event starts, cost about a step each instead of a binary
+ * search over the whole array). */
 static Py_ssize_t gallop(const int64_t *b, Py_ssize_t n, Py_ssize_t p, int64_t x)
 {
     if (p < n && b[p] <= x) { /* forward: b[last] <= x */
@@ -816,60 +1083,6 @@ static Py_ssize_t gallop(const int64_t *b, Py_ssize_t n, Py_ssize_t p, int64_t x
     return p;
 }
 
-/* locate(sorted, keys, out): out[i] = the index of the last value of ``sorted`` at or below
- * keys[i], -1 when none (numpy's searchsorted(sorted, keys, side="right") - 1). Each search
- * gallops from the previous key's place: keys in runs of increasing times (a thread's event
- * starts against the timeline's bounds) cost about a step each. */
-static PyObject *locate(PyObject *self, PyObject *args)
-{
-    Py_buffer bb = {0}, bk = {0}, bo = {0};
-    int ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*w*", &bb, &bk, &bo))
-        goto done;
-    Py_ssize_t n = bb.len / 8, m = bk.len / 8;
-    if (check(&bb, 8, -1, "sorted") || check(&bk, 8, m, "keys") || check(&bo, 8, m, "out"))
-        goto done;
-    const int64_t *b = bb.buf, *key = bk.buf;
-    int64_t *out = bo.buf;
-    Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t p = 0;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        p = gallop(b, n, p, key[i]);
-        out[i] = p - 1;
-    }
-    Py_END_ALLOW_THREADS
-    ok = 1;
-done:
-    RELEASE(&bb, &bk, &bo);
-    if (!ok)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
-/* An integer column of any width (1, 2, 4 or 8 bytes, signed): the caller's own dtype, so that a
- * narrow column (thread lines, ids) is read as it is instead of copied to a wider one. */
-static inline int64_t int_at(const void *p, int size, Py_ssize_t i)
-{
-    switch (size) {
-    case 1:
-        return ((const int8_t *)p)[i];
-    case 2:
-        return ((const int16_t *)p)[i];
-    case 4:
-        return ((const int32_t *)p)[i];
-    default:
-        return ((const int64_t *)p)[i];
-    }
-}
-
-static int int_size_ok(int size)
-{
-    if (size == 1 || size == 2 || size == 4 || size == 8)
-        return 1;
-    PyErr_SetString(PyExc_ValueError, "integer column of 1, 2, 4 or 8 bytes expected");
-    return 0;
-}
-
 /* landing_counts(start, end, line, line_size, parent, outside, cat, bounds, seg_cat, t0, t1,
  *                line_kind, python, counts)
  *
@@ -885,6 +1098,7 @@ static PyObject *landing_counts(PyObject *self, PyObject *args)
 {
     Py_buffer bs = {0}, be = {0}, bl = {0}, bp = {0}, bout = {0}, bc = {0}, bb = {0}, bsc = {0},
               b0 = {0}, b1 = {0}, bk = {0}, bcount = {0};
+    Py_ssize_t *runs = NULL;
     int line_size, python, ok = 0;
     if (!PyArg_ParseTuple(args, "y*y*y*iy*y*y*y*y*y*y*y*iw*", &bs, &be, &bl, &line_size, &bp,
                           &bout, &bc, &bb, &bsc, &b0, &b1, &bk, &python, &bcount))
@@ -904,28 +1118,40 @@ static PyObject *landing_counts(PyObject *self, PyObject *args)
     const void *ln = bl.buf;
     int64_t *counts = bcount.buf;
     Py_ssize_t pw = 0, pb = 0; /* the previous start's places among the windows, the bounds */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t l = int_at(ln, line_size, i);
-        if (l < 0 || l >= n_lines || !kind[l] || (kind[l] == 1 && out[i]))
+    Py_ssize_t n_runs = 0;
+    runs = line_runs(ln, line_size, n, &n_runs);
+    if (!runs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t r = 0; r < n_runs; r++) {
+        int64_t l = int_at(ln, line_size, runs[r]);
+        int k = l >= 0 && l < n_lines ? kind[l] : 0;
+        if (!k)
             continue;
-        pw = gallop(t0, w, pw, st[i]);
-        if (pw == 0 || st[i] >= t1[pw - 1])
-            continue;
-        int64_t land;
-        int32_t p = par[i];
-        if (kind[l] == 1 && p >= 0 && p < n)
-            land = cat[p];
-        else if (kind[l] == 1 && en[i] > st[i])
-            land = python;
-        else {
-            pb = gallop(b, nb, pb, st[i]);
-            land = pb >= 1 && pb - 1 < nseg ? sc[pb - 1] : python;
+        for (Py_ssize_t i = runs[r]; i < runs[r + 1]; i++) {
+            if (k == 1 && out[i])
+                continue;
+            pw = gallop(t0, w, pw, st[i]);
+            if (pw == 0 || st[i] >= t1[pw - 1])
+                continue;
+            int64_t land;
+            int32_t p = par[i];
+            if (k == 1 && p >= 0 && p < n)
+                land = cat[p];
+            else if (k == 1 && en[i] > st[i])
+                land = python;
+            else {
+                pb = gallop(b, nb, pb, st[i]);
+                land = pb >= 1 && pb - 1 < nseg ? sc[pb - 1] : python;
+            }
+            if (land >= 0 && land < n_cat)
+                counts[land]++;
         }
-        if (land >= 0 && land < n_cat)
-            counts[land]++;
     }
     ok = 1;
 done:
+    free(runs);
     RELEASE(&bs, &be, &bl, &bp, &bout, &bc, &bb, &bsc, &b0, &b1, &bk, &bcount);
     if (!ok)
         return NULL;
@@ -944,15 +1170,18 @@ static PyMethodDef methods[] = {
      "decode_line(xline, base_ps, lut, wanted, start, end, metadata_id, name_id) -> stat columns"},
     {"is_sorted", is_sorted, METH_VARARGS, "is_sorted(start, end) -> bool"},
     {"nest", nest, METH_VARARGS,
-     "nest(start, end, line, include, is_frame, parent, depth, crosser)"},
+     "nest(start, end, line, line_size, include, is_frame, name, parent, depth, crosser)"},
     {"inherit", inherit, METH_VARARGS,
      "inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other)"},
     {"mark_ancestors", mark_ancestors, METH_VARARGS, "mark_ancestors(parent, flag)"},
+    {"has_child", has_child, METH_VARARGS, "has_child(parent, name, child_name, start, end, out)"},
+    {"lookup", lookup, METH_VARARGS, "lookup(lut, index, index_size, out)"},
+    {"spans_in", spans_in, METH_VARARGS, "spans_in(start, end, outside, lo, hi, out) -> k"},
     {"nearest_marked", nearest_marked, METH_VARARGS, "nearest_marked(parent, mask, out)"},
     {"nearest_marked_at", nearest_marked_at, METH_VARARGS,
      "nearest_marked_at(parent, mask, events, out, budget) -> bool"},
     {"timeline", timeline, METH_VARARGS,
-     "timeline(start, end, events, cat, python, t, owner, seg_cat) -> k"},
+     "timeline(start, end, events, cat, python, t, owner, seg_cat[, outside, lo, hi]) -> k"},
     {"frame_sums", frame_sums, METH_VARARGS,
      "frame_sums(parent, name, start, nested, is_frame_name, lo, hi, t0, t1, own, calls, self, "
      "inclusive)"},
@@ -963,7 +1192,6 @@ static PyMethodDef methods[] = {
      "is_frame_name, python, calls, self, inclusive, issuer_name, caller_name, op_kind, cat_a, "
      "cat_b, time_a, time_b, ops, entry) -> bool"},
     {"window_sums", window_sums, METH_VARARGS, "window_sums(bounds, seg_cat, t0, t1, out)"},
-    {"locate", locate, METH_VARARGS, "locate(sorted, keys, out)"},
     {"landing_counts", landing_counts, METH_VARARGS,
      "landing_counts(start, end, line, line_size, parent, outside, cat, bounds, seg_cat, t0, t1, "
      "line_kind, python, counts)"},

@@ -114,8 +114,8 @@ def nest(table: EventTable, marker: np.ndarray | None = None):
         marker = step_markers(table)
     is_frame = np.array([n.startswith(PYTHON_FRAME) for n in table.names] or [False], dtype=bool)
     include = (table.end > table.start) & ~marker
-    parent, depth, crosser = native.nest(table.start, table.end, table.line, include,
-                                         is_frame[table.name])
+    parent, depth, crosser = native.nest(table.start, table.end, table.line, include, is_frame,
+                                         table.name)
     return parent, depth, crosser, marker
 
 
@@ -172,8 +172,13 @@ def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray, cat
     the wait is not on the step's critical path; the part no compute overlaps is."""
     names = table.names
     is_input = np.array([bool(_INPUT_WORK.search(n)) for n in names] or [False])
+    rows = table.line_rows(main)
+    if not is_input.any() or rows.stop - rows.start == len(table):
+        # no input work by name, or no thread but the main one (a python-traced trace):
+        # nothing to look for in the table
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     ok = (table.line != main) & ~outside & (table.end > table.start)
-    ev = np.nonzero(is_input[table.name] & ok)[0]
+    ev = np.nonzero(native.lookup(is_input, table.name) & ok)[0]
     if not len(ev):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     w_s, w_e = _merge(table.start[ev], table.end[ev])
@@ -182,15 +187,17 @@ def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray, cat
     # their events are not compute
     named_op = np.array([(o := rules.op_of_name(n)) is not None and o[1] not in _CONTAINER_OPS
                          for n in names] or [False])
-    compute = named_op[table.name]
+    compute = native.lookup(named_op, table.name)
     if HLO_OP in table.stat_str:
         compute[table.stat_str[HLO_OP][0]] = True
     device_line = np.array([table.planes[ln.plane].name.startswith(DEVICE_PLANE)
                             for ln in table.lines] or [False])
-    compute |= device_line[table.line]
+    compute |= native.lookup(device_line, table.line)
     pipeline_line = np.array([ln.name.startswith(TF_DATA_LINE) for ln in table.lines] or [False])
-    compute &= ok & ~is_input[table.name] & ~pipeline_line[table.line] & (cat != rules.INPUT)
-    compute &= ~np.array([n.startswith(MEMCPY) for n in names] or [False])[table.name]
+    # (names that are input work or copies, and the pipeline's lines, are not compute)
+    not_compute = is_input | np.array([n.startswith(MEMCPY) for n in names] or [False])
+    compute &= ok & ~native.lookup(not_compute, table.name) & \
+        ~native.lookup(pipeline_line, table.line) & (cat != rules.INPUT)
     c = np.nonzero(compute)[0]
     return _subtract(w_s, w_e, *_merge(table.start[c], table.end[c]))
 
@@ -219,13 +226,13 @@ def _conversions_without_work(table: EventTable, own: np.ndarray, parent: np.nda
     ids = [i for i in (table.name_id(CONVERT_TO_TENSOR), table.name_id(TF_CONSTANT)) if i >= 0]
     if not ids or not len(table):
         return
-    conv = np.isin(table.name, ids) & (own == rules.INPUT)
-    if not conv.any():
+    # the few candidates as rows (no table-long search of the names)
+    conv = np.flatnonzero(own == rules.INPUT)
+    conv = conv[np.isin(table.name[conv], ids)]
+    if not len(conv):
         return
-    is_frame = np.array([n.startswith(PYTHON_FRAME) for n in table.names], dtype=bool)[table.name]
-    child = (parent >= 0) & ~is_frame
-    has_child = np.bincount(parent[child], minlength=len(table)) > 0
-    own[conv & ~has_child] = rules.DISPATCH
+    not_frame = np.array([not n.startswith(PYTHON_FRAME) for n in table.names], dtype=bool)
+    own[conv[~native.has_child(parent, table.name, not_frame)[conv]]] = rules.DISPATCH
 
 
 def _kernel_runs_without_event(table: EventTable, own: np.ndarray, parent: np.ndarray) -> None:
@@ -241,8 +248,8 @@ def _kernel_runs_without_event(table: EventTable, own: np.ndarray, parent: np.nd
     if ke < 0:
         return
     ev = table.name == ke
-    inner = (parent >= 0) & (table.end > table.start)
-    has_child = np.bincount(parent[inner], minlength=len(table)) > 0
+    has_child = native.has_child(parent, table.name, np.ones(len(table.names), dtype=bool),
+                                 table.start, table.end)
     own[ev & ~has_child & (own == rules.DISPATCH)] = rules.OP
 
 
@@ -255,10 +262,11 @@ def _compile_without_parent(table: EventTable, own: np.ndarray, parent: np.ndarr
     if not len(table) or not (own == rules.COMPILE).any():
         return
     shaped = np.array([bool(rules.PASS_SHAPE.match(n)) for n in table.names], dtype=bool)
-    cand = shaped[table.name] & (own == rules.UNKNOWN) & (parent < 0)
+    cand = native.lookup(shaped, table.name) & (own == rules.UNKNOWN) & (parent < 0)
     if not cand.any():
         return
-    run = np.array([bool(rules.XLA_RUN.match(n)) for n in table.names], dtype=bool)[table.name]
+    run = native.lookup(np.array([bool(rules.XLA_RUN.match(n)) for n in table.names],
+                                 dtype=bool), table.name)
     if HLO_OP in table.stat_str:
         run[table.stat_str[HLO_OP][0]] = True
     first_run = np.full(len(table.lines), np.iinfo(np.int64).max, dtype=np.int64)
@@ -323,7 +331,7 @@ def _choose_main_line(table: EventTable, marker: np.ndarray, host_lines: np.ndar
         if table.lines[i].name in MAIN_THREAD_LINES:
             return int(i), f"the Python main thread ({table.lines[i].name})"
     tfe = np.array([n.startswith(TFE_PY) for n in table.names], dtype=bool)
-    ev_tfe = tfe[table.name] if len(table) else np.zeros(0, bool)
+    ev_tfe = native.lookup(tfe, table.name)
     c = np.bincount(table.line[ev_tfe], minlength=len(table.lines))
     if c[host_lines].max() > 0:
         best = host_lines[np.argmax(c[host_lines])]
@@ -334,7 +342,17 @@ def _choose_main_line(table: EventTable, marker: np.ndarray, host_lines: np.ndar
     return int(best), f"the busiest host thread ({table.lines[best].name})"
 
 
-def attribute(table: EventTable) -> Attribution:
+def main_thread(table: EventTable, marker: np.ndarray) -> tuple[int, str]:
+    """The main thread's line (-1: the trace holds no host thread events) and how it was chosen,
+    ``marker`` the step markers (``steps.step_markers``): as ``attribute`` chooses it."""
+    host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith(HOST_PLANE)}
+    host_lines = np.array([i for i, ln in enumerate(table.lines)
+                           if ln.plane in host_planes and ln.n_events], dtype=np.int64)
+    return _choose_main_line(table, marker, host_lines)
+
+
+def attribute(table: EventTable, marker: np.ndarray | None = None) -> Attribution:
+    """``marker``: the step markers (``steps.step_markers(table)``) where the caller has them."""
     names = table.names
     has_device = any(p.name.startswith(DEVICE_PLANE) and any(
         ln.plane == i and ln.n_events for ln in table.lines) for i, p in enumerate(table.planes))
@@ -343,7 +361,7 @@ def attribute(table: EventTable) -> Attribution:
     # pays a page fault for every page it touches)
     name_code = np.array([rules.own_category(n, has_device) for n in names] or [rules.UNKNOWN],
                          dtype=np.int8)
-    own = name_code[table.name] if len(table) else np.zeros(0, dtype=np.int8)
+    own = native.lookup(name_code, table.name)
     if HLO_OP in table.stat_str:
         idx, _ = table.stat_str[HLO_OP]
         own[idx] = rules.OP
@@ -352,7 +370,8 @@ def attribute(table: EventTable) -> Attribution:
         traced = np.array([traced_call(v) for v in val], dtype=bool)
         own[idx] = np.where(traced, rules.TRACING, rules.DISPATCH)
 
-    marker = step_markers(table)
+    if marker is None:
+        marker = step_markers(table)
     own[marker] = rules.PYTHON  # a marker's own time (outside any event) is python
     parent, depth, crosser, marker_ev = nest(table, marker)
     del depth     # 4 bytes an event, made again for the rows that need it (steps.depth_of)
@@ -364,17 +383,17 @@ def attribute(table: EventTable) -> Attribution:
     for c, pr in rules.INHERIT_PRIORITY.items():
         prio[c] = 2 * pr
     # strength by own code, looked up (codes without a category, all negative, hold nothing)
-    low = min(int(own.min(initial=0)), 0)
-    strength_of = np.zeros(N_CAT - low, dtype=np.int8)
-    strength_of[-low:] = prio
-    own_strength = strength_of[own.astype(np.intp) - low]
+    # through the codes' bytes
+    strength_of = np.zeros(256, dtype=np.int8)
+    strength_of[:N_CAT] = prio
+    own_strength = native.lookup(strength_of, own)
     gb = table.name_id(rules.GRAPH_BUILDING)
     if gb >= 0:
         sel = np.nonzero(table.name == gb)[0]
         own_strength[sel] = 2 * rules.GRAPH_BUILDING_PRIORITY
     pass_strength = own_strength.copy()
     launch_names = np.array([bool(rules.XLA_LAUNCH.match(n)) for n in names] or [False])
-    launch = launch_names[table.name] if len(table) else np.zeros(0, bool)
+    launch = native.lookup(launch_names, table.name) if launch_names.any() else np.zeros(0, bool)
     if launch.any():
         compiling = launch & native.mark_ancestors(own == rules.COMPILE, parent)
         own[compiling] = rules.COMPILE
@@ -383,38 +402,37 @@ def attribute(table: EventTable) -> Attribution:
     cat = effective_categories(own, parent, own_strength, pass_strength)
     del own_strength, pass_strength
 
-    host_planes = {i for i, p in enumerate(table.planes) if p.name.startswith(HOST_PLANE)}
-    host_lines = np.array([i for i, ln in enumerate(table.lines)
-                           if ln.plane in host_planes and ln.n_events], dtype=np.int64)
-    main, main_rule = _choose_main_line(table, marker, host_lines)
+    main, main_rule = main_thread(table, marker)
 
-    # main-thread timeline
-    if main >= 0:
-        on_main = np.nonzero((table.line == main) & (end > table.start) & ~crosser
-                             & ~marker_ev)[0].astype(np.int32)    # held through the timeline
-    else:
-        on_main = np.zeros(0, dtype=np.int32)
+    outside = crosser | marker_ev
+    # the main thread's events (int32), for the steps (traceinsight.analysis.steps: markers,
+    # tf.function calls, device grouping, fallback), found before the timeline and dropped: the
+    # timeline takes the same rows from the main line's run, so that the list is not held at the
+    # peak, beside the timeline's arrays
+    rows = table.line_rows(main) if main >= 0 else slice(0, 0)
+    on_main = native.spans_in(table.start, end, outside, rows)
+    found = find_steps(table, main, marker, parent, on_main)
+    n_main = len(on_main)
+    del on_main, marker, marker_ev
     # every instant the innermost open event changes (strictly increasing): the segments between
     # them tile [first start, last end]
     # (owner -1 is a gap between top-level events: python)
-    bounds, seg_owner, seg_cat = native.timeline(table.start, table.end, on_main, cat,
-                                                 rules.PYTHON)
+    bounds, seg_owner, seg_cat = native.timeline(table.start, table.end, None, cat, rules.PYTHON,
+                                                 outside=outside, rows=rows, n_events=n_main)
     seg_owner, seg_cat = seg_owner[:-1], seg_cat[:-1]
     if main >= 0 and len(seg_owner):
         seg_cat = _fast_path_conversions(table, parent, bounds, seg_owner, seg_cat)
-        waits = _input_work_intervals(table, main, crosser | marker_ev, cat)
+        waits = _input_work_intervals(table, main, outside, cat)
         if len(waits[0]):
             seg_start, seg_end, seg_owner, seg_cat = _relabel_waits(
                 bounds[:-1], bounds[1:], seg_owner, seg_cat, *waits)
             bounds = np.append(seg_start, seg_end[-1])
 
-    # steps (traceinsight.analysis.steps: markers, tf.function calls, device grouping, fallback)
-    found = find_steps(table, main, marker, parent, on_main)
     # XLA compilation that no event records (TF 2.15, 2.16): out of op (analysis.xla_compile)
     bounds, seg_owner, seg_cat, estimate = xla_compile.estimate(
-        table, main, own, crosser | marker_ev, bounds, seg_owner, seg_cat, found.start, found.num)
+        table, main, own, outside, bounds, seg_owner, seg_cat, found.start, found.num)
     return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent,
-                       crosser=crosser, outside=crosser | marker_ev, cat=cat,
+                       crosser=crosser, outside=outside, cat=cat,
                        seg_owner=seg_owner, seg_cat=seg_cat, bounds=bounds,
                        step_start=found.start, step_end=found.end, step_num=found.num,
                        step_rule=found.rule, step_source=found.source,

@@ -33,7 +33,7 @@ from traceinsight.analysis import (
     retraces,
     tfdata,
 )
-from traceinsight.analysis.attribute import Attribution, attribute
+from traceinsight.analysis.attribute import Attribution, attribute, main_thread
 from traceinsight.analysis.events import EventTable, load_files
 from traceinsight.analysis.names import (
     DEVICE_PLANE,
@@ -43,7 +43,7 @@ from traceinsight.analysis.names import (
     STEP_NUM,
     TF_FUNCTION_CALL,
 )
-from traceinsight.analysis.steps import host_events_recorded
+from traceinsight.analysis.steps import host_events_recorded, step_markers
 from traceinsight.columns import Columns
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import CompileEstimate, ModeResult, Timing
@@ -115,17 +115,21 @@ def analyze_trace(files: Sequence[Path], *, timing: Timing | None = None,
                            "that ran neither?)", files)
     if framework in ("jax", "device"):
         notes.extend(jaxtrace.trace_notes(table))
-    a = attribute(table)
+    recorded = recorded_options(table)
+    # whether the main thread's events can split host time, asked before the attribution: its
+    # temporaries are gone before the attribution's arrays are made (at the analysis's peak)
+    marker = step_markers(table)
+    host_recorded, why_not = host_events_recorded(table, main_thread(table, marker)[0], recorded)
+    a = attribute(table, marker)
+    del marker
     if framework == "jax":
         if jaxtrace.relabel_executable_waits(a):
             notes.append("main-thread time with no event while the process's compiled ops ran on "
                          "XLA's threads (JAX's asynchronous dispatch: the wait for results) is "
                          "counted as op, not Python")
-    recorded = recorded_options(table)
     if a.main_line < 0 and not len(a.step_start):
         raise TraceFailure("the trace holds no host thread events and no device steps (not a "
                            "TensorFlow trace?)", files, notes)
-    host_recorded, why_not = host_events_recorded(table, a.main_line, recorded)
     event_step = None
     if framework in ("jax", "device"):
         event_step = jaxtrace.event_steps(table, a.step_source, a.step_num)

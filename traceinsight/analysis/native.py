@@ -37,6 +37,14 @@ def _i8(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int8)
 
 
+def _int_column(a: np.ndarray) -> np.ndarray:
+    """An integer column in its own width (1, 2, 4 or 8 bytes): no copy of a narrow one."""
+    a = np.asarray(a)
+    if a.dtype.kind == "i" and a.dtype.itemsize in (1, 2, 4, 8):
+        return np.ascontiguousarray(a)
+    return _i64(a)
+
+
 def split_space(data) -> list[tuple[bytes, list[tuple[int, int]]]]:
     """An XSpace's planes: each as (the plane serialized without its lines, [(offset, length) of
     each serialized XLine in ``data``]). ValueError when malformed."""
@@ -85,14 +93,20 @@ def is_sorted(start: np.ndarray, end: np.ndarray) -> bool:
     return _native.is_sorted(_i64(start), _i64(end))
 
 
-def nest(start, end, line, include, is_frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def nest(start, end, line, include, is_frame, name=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(parent, depth, crosser) of the included events; see nest() in _native_kernels.c. Parent and depth
-    are int32 (an XSpace holds far fewer than 2^31 events: protobuf's 2 GiB limit)."""
+    are int32 (an XSpace holds far fewer than 2^31 events: protobuf's 2 GiB limit). ``is_frame``:
+    per event, or per name id where ``name`` (each event's) is given: no table-long column of it.
+    ``line`` is read in its own width."""
     n = len(start)
     parent, depth = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
     crosser = np.empty(n, dtype=np.uint8)
-    _native.nest(_i64(start), _i64(end), np.ascontiguousarray(line, dtype=np.int32),
-                 _u8(include), _u8(is_frame), parent, depth, crosser)
+    line = _int_column(line)
+    names = np.zeros(0, dtype=np.int32) if name is None else _i32(name)
+    if not n:      # (the kernel tells the frames by name from a name column that is not empty)
+        is_frame, names = np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int32)
+    _native.nest(_i64(start), _i64(end), line, line.dtype.itemsize, _u8(include), _u8(is_frame),
+                 names, parent, depth, crosser)
     return parent, depth, crosser.view(bool)
 
 
@@ -111,6 +125,45 @@ def mark_ancestors(flag: np.ndarray, parent: np.ndarray) -> np.ndarray:
     out = _u8(flag).copy()
     _native.mark_ancestors(_i32(parent), out)
     return out.view(bool)
+
+
+def has_child(parent: np.ndarray, name: np.ndarray, child_name: np.ndarray,
+              start: np.ndarray | None = None, end: np.ndarray | None = None) -> np.ndarray:
+    """Per event (bool): it is the parent of an event whose name ``child_name`` marks (per name
+    id), of positive length where ``start`` and ``end`` are given; see has_child() in
+    _native_kernels.c (no per-event count of children: one byte an event)."""
+    out = np.empty(len(parent), dtype=np.uint8)
+    none = np.zeros(0, dtype=_I64)
+    _native.has_child(_i32(parent), _i32(name), _u8(child_name),
+                      none if start is None else _i64(start), none if end is None else _i64(end),
+                      out)
+    return out.view(bool)
+
+
+def lookup(table: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``table[index]`` for a table of one-byte values (int8, uint8, bool: the result has its
+    dtype) and an integer index of any width (a one-byte index read unsigned: ``int8`` codes look
+    up a 256-entry table by their bytes): no intp copy of the index, as numpy makes of one of
+    another width. IndexError outside the table."""
+    table = np.ascontiguousarray(table)
+    if table.dtype.itemsize != 1:
+        raise TypeError("lookup: a table of one-byte values")
+    index = np.asarray(index)
+    index = index.view(np.uint8) if index.dtype.itemsize == 1 else _int_column(index)
+    out = np.empty(len(index), dtype=table.dtype)
+    _native.lookup(table.view(np.uint8), np.ascontiguousarray(index), index.dtype.itemsize,
+                   out.view(np.uint8))
+    return out
+
+
+def spans_in(start: np.ndarray, end: np.ndarray, outside: np.ndarray, rows: slice) -> np.ndarray:
+    """The rows of ``rows`` (a run of the table) of positive length and not ``outside``, int32,
+    in order; see spans_in() in _native_kernels.c (no table-long mask, nor an int64 index)."""
+    lo, hi = rows.start, rows.stop
+    out = np.empty(hi - lo, dtype=np.int32)
+    k = _native.spans_in(_i64(start), _i64(end), _u8(outside), lo, hi, out)
+    # a copy where most rows were left out: not the whole run's room held for a few
+    return out[:k] if 2 * k >= len(out) else out[:k].copy()
 
 
 def nearest_marked(mask: np.ndarray, parent: np.ndarray) -> np.ndarray:
@@ -135,14 +188,25 @@ def nearest_marked_at(mask: np.ndarray, parent: np.ndarray, events: np.ndarray) 
     return out
 
 
-def timeline(start, end, events, cat, python: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def timeline(start, end, events, cat, python: int, *, outside: np.ndarray | None = None,
+             rows: slice | None = None, n_events: int = 0
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(times, owner after each time (int32), its category (int8)) of properly nested ``events``
-    (table order, int32), ``cat`` the events' categories; see timeline() in _native_kernels.c."""
-    events = _i32(events)
-    t = np.empty(2 * len(events), dtype=_I64)
-    owner = np.empty(2 * len(events), dtype=np.int32)
-    seg_cat = np.empty(2 * len(events), dtype=np.int8)
-    k = _native.timeline(_i64(start), _i64(end), events, _i8(cat), python, t, owner, seg_cat)
+    (table order, int32), ``cat`` the events' categories; see timeline() in _native_kernels.c.
+    With ``outside`` (per event) and ``rows`` (a run of the table) instead of ``events`` (None):
+    the rows of positive length not outside, ``n_events`` of them, with no list of them made."""
+    if outside is None:
+        events = _i32(events)
+        n_events = len(events)
+    t = np.empty(2 * n_events, dtype=_I64)
+    owner = np.empty(2 * n_events, dtype=np.int32)
+    seg_cat = np.empty(2 * n_events, dtype=np.int8)
+    if outside is None:
+        k = _native.timeline(_i64(start), _i64(end), events, _i8(cat), python, t, owner, seg_cat)
+    else:
+        rows = rows if rows is not None else slice(0, len(start))
+        k = _native.timeline(_i64(start), _i64(end), np.zeros(0, dtype=np.int32), _i8(cat),
+                             python, t, owner, seg_cat, _u8(outside), rows.start, rows.stop)
     return t[:k], owner[:k], seg_cat[:k]
 
 
@@ -185,23 +249,6 @@ def window_sums(bounds: np.ndarray, seg_cat: np.ndarray, t0: np.ndarray, t1: np.
     return out
 
 
-def locate(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(values, keys, side="right") - 1`` (int64; ``values`` sorted): the last
-    value at or below each key, -1 for none. Fast where the keys come in increasing runs (each
-    search starts from the previous key's place); see locate() in _native_kernels.c."""
-    out = np.empty(len(keys), dtype=_I64)
-    _native.locate(_i64(values), _i64(keys), out)
-    return out
-
-
-def _int_column(a: np.ndarray) -> np.ndarray:
-    """An integer column in its own width (1, 2, 4 or 8 bytes): no copy of a narrow one."""
-    a = np.asarray(a)
-    if a.dtype.kind == "i" and a.dtype.itemsize in (1, 2, 4, 8):
-        return np.ascontiguousarray(a)
-    return _i64(a)
-
-
 def landing_counts(start, end, line, parent, outside, cat, bounds, seg_cat, t0, t1,
                    line_kind: np.ndarray, python: int, n_cat: int) -> np.ndarray:
     """The host's events counted by the category their recording cost lands in (int64, one per
@@ -227,8 +274,8 @@ def frame_sweep(parent, name, start, end, outside, lo: int, hi: int, bounds, seg
     frame_sweep() in _native_kernels.c. None where the timeline is not the nesting's: the per-event
     columns then give the same sums."""
     n_names = len(is_frame_name)
-    out = {k: np.zeros(n_names, dtype=_I64) for k in ("calls", "self", "inclusive", "time_a",
-                                                     "time_b")}
+    out: dict[str, np.ndarray] = {k: np.zeros(n_names, dtype=_I64) for k in (
+        "calls", "self", "inclusive", "time_a", "time_b")}
     ops = np.zeros((n_names, 3), dtype=_I64)
     entry = np.zeros(n_names, dtype=np.uint8)
     if not _native.frame_sweep(

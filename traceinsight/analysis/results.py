@@ -269,7 +269,8 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
     # from XProf's derived lines, which repeat the kernels' times)
     device_line = np.array([t.planes[ln.plane].name.startswith(DEVICE_PLANE) for ln in t.lines]
                            or [False], dtype=bool)
-    is_op_event = np.array([o is not None for o in op_of_name] or [False], dtype=bool)[t.name]
+    is_op_event = native.lookup(np.array([o is not None for o in op_of_name] or [False],
+                                         dtype=bool), t.name)
     if len(t) and device_line.any():
         is_op_event &= (~device_line)[t.line]
     # events are grouped by an integer key code: the name id, or for events carrying an hlo_op
