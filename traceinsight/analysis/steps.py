@@ -423,6 +423,9 @@ _BOOKKEEPING = (MEMORY_ALLOCATION, MEMORY_DEALLOCATION, EXECUTOR_PROPAGATE,
                 EXECUTOR_PROCESS, MEMCPY_H2D, MEMCPY_D2H, FUNCTION_RUN)
 
 
+_SCAN_BLOCK = 1 << 20      # rows a block of host_events_recorded's scan
+
+
 def host_events_recorded(table: EventTable, main: int, recorded: dict | None) -> tuple[bool, str]:
     """Whether the host trace can tell Python, dispatch and input apart on the main thread:
     the recorded host tracer level when the trace has it (0: no TraceMe events), else whether the
@@ -432,11 +435,15 @@ def host_events_recorded(table: EventTable, main: int, recorded: dict | None) ->
         return False, "recorded with host_tracer_level 0 (no host TraceMe events)"
     if main < 0:
         return False, "the trace holds no host thread events"
-    # the names present on the main thread's rows (one run of the table): marked, not sorted out
-    # of a table-long copy
+    if recorded and recorded.get("host_tracer_level", 0) >= 1:
+        return True, ""     # what the scan below would end with too: no pass over the events
+    # the names present on the main thread's rows (one run of the table): marked a block of rows
+    # at a time, so the temporaries stay small beside a large table
     rows = table.line_rows(main)
     present = np.zeros(len(table.names) or 1, dtype=bool)
-    present[table.name[rows][table.end[rows] > table.start[rows]]] = True
+    for lo in range(rows.start, rows.stop, _SCAN_BLOCK):
+        block = slice(lo, min(lo + _SCAN_BLOCK, rows.stop))
+        present[table.name[block][table.end[block] > table.start[block]]] = True
     on_main = np.flatnonzero(present)
     api = [n for n in on_main.tolist()
            if table.names[n].startswith((TFE, PYTHON_FRAME, EAGER_EXECUTE, EAGER_LOCAL_EXECUTE,
@@ -444,8 +451,6 @@ def host_events_recorded(table: EventTable, main: int, recorded: dict | None) ->
            or STEP_MARKER.match(table.names[n])]
     if api or (TF_FUNCTION_CALL in table.stat_str
                and (table.line[table.stat_str[TF_FUNCTION_CALL][0]] == main).any()):
-        return True, ""
-    if recorded and recorded.get("host_tracer_level", 0) >= 1:
         return True, ""
     return False, ("the main thread holds no events of TF's Python API (TFE_*, tf.function calls, "
                    "step markers): the host trace was recorded at a low level or without Python")
