@@ -1,4 +1,4 @@
-"""The C decoder of events (native.decode_line) must agree with protobuf's own parse, field for
+"""The C decoder of events (native.scan_jobs / decode_jobs) must agree with protobuf's own parse, field for
 field."""
 
 from __future__ import annotations
@@ -210,3 +210,16 @@ def test_the_line_column_is_int16_while_the_lines_fit(tmp_path):
     t = load_files([path])
     assert t.line.dtype == np.int16
     assert np.concatenate([t.line, np.zeros(1, np.int32)]).dtype == np.int32
+
+
+def test_names_are_interned_plane_by_plane_unknown_ids_included(tmp_path):
+    """Each plane's event metadata, then the ids its events use without metadata (line by line),
+    then the next plane's: the name ids do not depend on how the lines were decoded."""
+    sp = Space()
+    for p, (known, unknown) in enumerate((("a", 99), ("b", 98))):
+        line = sp.plane(f"/host:CPU{p}").line("python")
+        line.event(known, 0, 1)
+        line.proto.events.add(metadata_id=unknown, offset_ps=5, duration_ps=1)
+    t = load_files([sp.write(tmp_path / "u.xplane.pb")])
+    assert t.names == ["a", "<unknown event metadata 99>", "b", "<unknown event metadata 98>"]
+    assert [t.names[n] for n in t.name] == t.names
