@@ -223,3 +223,34 @@ def test_names_are_interned_plane_by_plane_unknown_ids_included(tmp_path):
     t = load_files([sp.write(tmp_path / "u.xplane.pb")])
     assert t.names == ["a", "<unknown event metadata 99>", "b", "<unknown event metadata 98>"]
     assert [t.names[n] for n in t.name] == t.names
+
+
+def test_stats_come_stat_by_stat_in_the_lines_order_however_many_kinds(tmp_path):
+    """A stat's values are listed by its metadata id, then ints before strings before refs, each
+    in the line's order: as much where a line's stats fall into more groups than the decoder
+    groups itself (here 70 metadata ids, all named step_num) as where they do not."""
+    from traceinsight.xplane import XSpace
+    for n_ids in (3, 70):
+        space = XSpace()
+        plane = space.planes.add(name="/host:CPU")
+        plane.event_metadata[1].name = "e"
+        for k in range(1, n_ids + 1):
+            plane.stat_metadata[k].name = "step_num"
+        plane.stat_metadata[n_ids + 1].name = "eager_op"
+        line = plane.lines.add(name="python")
+        want: dict[str, list] = {"step_num": [], "eager_op": []}
+        for i in range(5):
+            ev = line.events.add(metadata_id=1, offset_ps=10 * i, duration_ps=5)
+            for k in range(n_ids, 0, -1):      # ids written in descending order
+                ev.stats.add(metadata_id=k, int64_value=100 * k + i)
+            ev.stats.add(metadata_id=n_ids + 1, str_value=f"op{i}")
+            ev.stats.add(metadata_id=n_ids + 1, ref_value=1)
+        want["step_num"] = [(i, 100 * k + i) for k in range(1, n_ids + 1) for i in range(5)]
+        want["eager_op"] = [(i, f"op{i}") for i in range(5)] + [(i, "step_num") for i in range(5)]
+        path = tmp_path / f"s{n_ids}.xplane.pb"
+        path.write_bytes(space.SerializeToString())
+        t = load_files([path])
+        idx, val = t.stat_int["step_num"]
+        assert list(zip(idx.tolist(), val.tolist())) == want["step_num"]
+        idx, val = t.stat_str["eager_op"]
+        assert list(zip(idx.tolist(), val.tolist())) == want["eager_op"]

@@ -492,6 +492,8 @@ static void stat_free(stat_cols *c)
     free(c->kind);
 }
 
+#define MAX_GROUPS 64 /* see group_stats */
+
 /* What a job leaves for Python: its wanted stats, its events without a name id (row, metadata
  * id), why it failed. */
 struct job_out {
@@ -500,6 +502,8 @@ struct job_out {
     Py_ssize_t n_miss, cap_miss;
     const char *err;
     int nomem;
+    int grouped, n_groups; /* group_stats */
+    int64_t group_key[MAX_GROUPS], group_count[MAX_GROUPS];
 };
 
 typedef struct {
@@ -613,6 +617,92 @@ static int decode_event(line_ctx *c, const uint8_t *p, const uint8_t *end, Py_ss
     return 0;
 }
 
+/* A job's stats grouped by (metadata id, value class), each group in the order decoded, the
+ * groups by key (id * 4 + class; class 0 an integer, 3 / 4; 1 a string, 5; 2 a ref, 7); the
+ * values Python does not read (doubles, bytes, none) dropped: Python then takes each group as
+ * one slice. A job with more than MAX_GROUPS groups is left as decoded (grouped = 0). */
+
+static int stat_class(uint8_t kind)
+{
+    return kind == 3 || kind == 4 ? 0 : kind == 5 ? 1 : kind == 7 ? 2 : -1;
+}
+
+static int group_stats(struct job_out *o)
+{
+    stat_cols *s = &o->st, g = {0};
+    int64_t key[MAX_GROUPS];
+    Py_ssize_t count[MAX_GROUPS], at[MAX_GROUPS];
+    int n = 0;
+    for (Py_ssize_t i = 0; i < s->n; i++) {
+        int cls = stat_class(s->kind[i]);
+        if (cls < 0)
+            continue;
+        int64_t k = s->mid[i] * 4 + cls;
+        int lo = 0, hi = n; /* key's place among the sorted keys */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (key[mid] < k)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < n && key[lo] == k) {
+            count[lo]++;
+            continue;
+        }
+        if (n == MAX_GROUPS)
+            return 0;
+        memmove(key + lo + 1, key + lo, (n - lo) * sizeof(int64_t));
+        memmove(count + lo + 1, count + lo, (n - lo) * sizeof(Py_ssize_t));
+        key[lo] = k;
+        count[lo] = 1;
+        n++;
+    }
+    Py_ssize_t total = 0;
+    for (int i = 0; i < n; i++) {
+        at[i] = total;
+        total += count[i];
+    }
+    g.cap = total ? total : 1;
+    g.n = total;
+    if (!(g.ev = malloc(g.cap * 8)) || !(g.mid = malloc(g.cap * 8)) ||
+        !(g.val = malloc(g.cap * 8)) || !(g.b = malloc(g.cap * 8)) ||
+        !(g.e = malloc(g.cap * 8)) || !(g.kind = malloc(g.cap))) {
+        stat_free(&g);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < s->n; i++) {
+        int cls = stat_class(s->kind[i]);
+        if (cls < 0)
+            continue;
+        int64_t k = s->mid[i] * 4 + cls;
+        int lo = 0, hi = n - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (key[mid] < k)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        Py_ssize_t t = at[lo]++;
+        g.ev[t] = s->ev[i];
+        g.mid[t] = s->mid[i];
+        g.kind[t] = s->kind[i];
+        g.val[t] = s->val[i];
+        g.b[t] = s->b[i];
+        g.e[t] = s->e[i];
+    }
+    stat_free(s);
+    *s = g;
+    o->n_groups = n;
+    for (int i = 0; i < n; i++) {
+        o->group_key[i] = key[i];
+        o->group_count[i] = count[i];
+    }
+    o->grouped = 1;
+    return 0;
+}
+
 static void decode_job(jobs_ctx *d, Py_ssize_t k)
 {
     int64_t *j = d->jobs + k * J_FIELDS;
@@ -669,6 +759,11 @@ static void decode_job(jobs_ctx *d, Py_ssize_t k)
         j[J_S1] = st[last - 1];
         j[J_E1] = en[last - 1];
     }
+    if (o->st.n && group_stats(o) < 0) {
+        o->nomem = 1;
+        err_msg = "out of memory";
+        goto fail;
+    }
     j[J_STATUS] = 0;
     return;
 fail:
@@ -682,6 +777,12 @@ static void *decode_worker(void *arg)
     for (Py_ssize_t k; (k = take(c)) < c->n_jobs;)
         decode_job(c, k);
     return NULL;
+}
+
+static PyObject *none(void)
+{
+    Py_INCREF(Py_None);
+    return Py_None;
 }
 
 static PyObject *bytes_of(const void *p, Py_ssize_t n)
@@ -767,11 +868,13 @@ PyObject *native_decode_jobs(PyObject *self, PyObject *args)
         if (!o->st.n && !o->n_miss)
             continue;
         Py_ssize_t m = o->st.n;
-        t = Py_BuildValue("(nNNNNNNNN)", k, bytes_of(o->st.ev, m * 8), bytes_of(o->st.mid, m * 8),
-                          bytes_of(o->st.kind, m), bytes_of(o->st.val, m * 8),
-                          bytes_of(o->st.b, m * 8), bytes_of(o->st.e, m * 8),
-                          bytes_of(o->miss_row, o->n_miss * 8),
-                          bytes_of(o->miss_mid, o->n_miss * 8));
+        t = Py_BuildValue("(nNNNNNNNNNN)", k, bytes_of(o->st.ev, m * 8),
+                          bytes_of(o->st.mid, m * 8), bytes_of(o->st.kind, m),
+                          bytes_of(o->st.val, m * 8), bytes_of(o->st.b, m * 8),
+                          bytes_of(o->st.e, m * 8), bytes_of(o->miss_row, o->n_miss * 8),
+                          bytes_of(o->miss_mid, o->n_miss * 8),
+                          o->grouped ? bytes_of(o->group_key, o->n_groups * 8) : none(),
+                          bytes_of(o->group_count, o->grouped ? o->n_groups * 8 : 0));
         if (!t || PyList_Append(extras, t) < 0)
             goto fail_item;
         Py_DECREF(t);

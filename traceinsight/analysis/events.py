@@ -322,15 +322,9 @@ def _load_file(path: Path, names, name_ids, lines, planes, stat_int, stat_str, d
                     raise ValueError("negative event offset")
                 for i in group:
                     parts = [d for d in line_extras[i] if len(d["stat_event"])]
-                    if not parts:
-                        continue
-                    d = parts[0] if len(parts) == 1 else \
-                        {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-                    ev = d["stat_event"]
-                    if inverse is not None:
-                        ev = inverse[ev - first] + first
-                    _collect_stats(view, d, ev + offset, fp.wanted, fp.stat_names, stat_int,
-                                   stat_str)
+                    if parts:
+                        _collect_stats(view, parts, inverse, first, offset, fp.wanted,
+                                       fp.stat_names, stat_int, stat_str)
     except ValueError as e:
         raise CorruptTrace(f"{path}: corrupt trace ({e})") from None
     return cols, base_ns
@@ -808,26 +802,48 @@ def _lookup_table(mapping: dict[int, int], dtype, missing) -> np.ndarray:
     return lut
 
 
-def _collect_stats(buf, d, ev, wanted, stat_names, stat_int, stat_str):
-    """The wanted stats of one decoded line (``ev``: their events' table-wide indices; their
-    str / bytes values' byte spans in ``buf``)."""
-    smid, kind = d["stat_metadata_id"], d["stat_kind"]
-    val, b, e = d["stat_value"], d["stat_begin"], d["stat_end"]
-    is_int = (kind == _INT_KINDS[0]) | (kind == _INT_KINDS[1])
-    is_str, is_ref = kind == _STR, kind == _REF
-    for sid in unique(smid).tolist():
+def _collect_stats(buf, parts, inverse, first, offset, wanted, stat_names, stat_int, stat_str):
+    """The wanted stats of one decoded line (``parts``: its jobs' stats, in order), appended to
+    ``stat_int`` / ``stat_str`` stat by stat (by metadata id), ints, then strings, then refs,
+    each in the line's order; their events' rows made the table's (``inverse``: the line's
+    thread's rows sorted from ``first``; ``offset``: the file's first row); str values' byte
+    spans in ``buf``."""
+    if any("group_key" not in d for d in parts):     # a job with too many kinds of stats
+        d = {k: np.concatenate([p[k] for p in parts]) for k in
+             ("stat_event", "stat_metadata_id", "stat_kind", "stat_value", "stat_begin",
+              "stat_end")}
+        smid, kind = d["stat_metadata_id"], d["stat_kind"]
+        cls = np.select([(kind == _INT_KINDS[0]) | (kind == _INT_KINDS[1]), kind == _STR,
+                         kind == _REF], [0, 1, 2], -1)
+        keep = np.flatnonzero(cls >= 0)
+        order = keep[np.argsort(smid[keep] * 4 + cls[keep], kind="stable")]
+        d = {k: v[order] for k, v in d.items()}
+        k = smid[order] * 4 + cls[order]
+        starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else k
+        parts = [dict(d, group_key=k[starts], group_count=np.diff(np.r_[starts, len(k)]))]
+    pieces: dict[int, list[tuple[dict, int, int]]] = {}
+    for d in parts:
+        at = 0
+        for key, n in zip(d["group_key"].tolist(), d["group_count"].tolist()):
+            pieces.setdefault(key, []).append((d, at, at + n))
+            at += n
+    for key in sorted(pieces):
+        sid, cls = divmod(key, 4)
         sname = wanted[sid]
-        this = smid == sid
-        ints = this & is_int
-        if ints.any():
-            stat_int.setdefault(sname, []).append((ev[ints], val[ints]))
-        strs = this & is_str
-        if strs.any():
-            text = native.utf8_strings(buf, b[strs], e[strs])
-            stat_str.setdefault(sname, []).append((ev[strs], text))
-        refs = this & is_ref
-        if refs.any():
-            stat_str.setdefault(sname, []).append((ev[refs], _ref_names(val[refs], stat_names)))
+
+        def column(name: str, pcs=pieces[key]) -> np.ndarray:
+            return pcs[0][0][name][pcs[0][1]:pcs[0][2]] if len(pcs) == 1 else \
+                np.concatenate([d[name][a:b] for d, a, b in pcs])
+        ev = column("stat_event")
+        ev = (inverse[ev - first] + first if inverse is not None else ev) + offset
+        if cls == 0:
+            stat_int.setdefault(sname, []).append((ev, column("stat_value")))
+        elif cls == 1:
+            text = native.utf8_strings(buf, column("stat_begin"), column("stat_end"))
+            stat_str.setdefault(sname, []).append((ev, text))
+        else:
+            stat_str.setdefault(sname, []).append((ev, _ref_names(column("stat_value"),
+                                                                  stat_names)))
 
 
 def _ref_names(refs: np.ndarray, stat_names: dict[int, str]) -> np.ndarray:

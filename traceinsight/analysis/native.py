@@ -66,7 +66,10 @@ def decode_jobs(data, jobs: np.ndarray, lut: np.ndarray, wanted: np.ndarray, sta
     that failed, and for each job with wanted stats or events the lookup table does not name:
     the stats' event row, metadata id, kind (the XStat value's field number: 2 double bits, 3
     uint64, 4 int64, 5 str, 6 bytes, 7 ref; 0 none), value, the byte span of str / bytes values
-    in ``data``; the unnamed events' rows and metadata ids."""
+    in ``data``; the unnamed events' rows and metadata ids; and the stats' groups: their keys
+    (metadata id * 4 + class: 0 integer, 1 str, 2 ref; sorted) and sizes, each group a run of
+    the stats in the order decoded, the other kinds dropped (no group_key: not grouped, the stats
+    as decoded)."""
     errors, extras = _native.decode_jobs(data, jobs, np.ascontiguousarray(lut, dtype=np.int32),
                                          _u8(wanted), start, end, name_id, line, threads)
     out = {}
@@ -74,7 +77,8 @@ def decode_jobs(data, jobs: np.ndarray, lut: np.ndarray, wanted: np.ndarray, sta
         out[k] = {key: np.frombuffer(raw, dtype=np.uint8 if key == "stat_kind" else _I64)
                   for key, raw in zip(("stat_event", "stat_metadata_id", "stat_kind",
                                        "stat_value", "stat_begin", "stat_end", "miss_row",
-                                       "miss_mid"), cols)}
+                                       "miss_mid", "group_key", "group_count"), cols)
+                  if raw is not None}
     return errors, out
 
 
