@@ -222,10 +222,14 @@ def load_files(paths: list[Path]) -> EventTable:
             file_cols["end"] += (b - min(bases)) * 1000
     if len(per_file) == 1:
         cols = per_file[0][0]
-    else:
-        cols = {k: np.concatenate([c[k] for c, _ in per_file]) if per_file else
+    else:   # one column at a time, the files' own freed as it is made: the peak is one table
+        #     and one column of it more, not two tables
+        cols = {}
+        for k in ("start", "end", "name", "line"):
+            parts = [c.pop(k) for c, _ in per_file]
+            cols[k] = np.concatenate(parts) if parts else \
                 np.zeros(0, dtype=np.int32 if k in ("line", "name") else np.int64)
-                for k in ("line", "name", "start", "end")}
+            del parts
     table = EventTable(line=cols["line"], name=cols["name"], start=cols["start"], end=cols["end"],
                        names=names, lines=lines, planes=planes, files=[str(p) for p in paths],
                        zero_ns=min(bases) if bases else None, duplicate_planes=duplicates)
