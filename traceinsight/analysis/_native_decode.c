@@ -562,9 +562,29 @@ static int decode_stat(line_ctx *c, const uint8_t *p, const uint8_t *end, Py_ssi
 static int decode_event(line_ctx *c, const uint8_t *p, const uint8_t *end, Py_ssize_t ev)
 {
     int64_t mid = 0, off = 0, dur = 0;
+    uint64_t v;
+    /* the fields in the order TF writes them (metadata id, offset, duration: one-byte tags)
+     * read straight; whatever follows, or comes in another order, by the loop below */
+    if (p < end && *p == 0x08) {
+        p++;
+        if (varint(&p, end, &v) < 0)
+            return -1;
+        mid = (int64_t)v;
+        if (p < end && *p == 0x10) {
+            p++;
+            if (varint(&p, end, &v) < 0)
+                return -1;
+            off = (int64_t)v;
+            if (p < end && *p == 0x18) {
+                p++;
+                if (varint(&p, end, &v) < 0)
+                    return -1;
+                dur = (int64_t)v;
+            }
+        }
+    }
     while (p < end) {
         uint32_t fnum, wt;
-        uint64_t v;
         if (field(&p, end, &fnum, &wt, &v) < 0)
             return -1;
         if (wt == 2) {
