@@ -67,7 +67,7 @@ WANTED_STATS = frozenset({
 # thread (more jobs than threads: a thread the machine slows takes fewer); a file's lines of
 # less than PARALLEL_MIN_BYTES in all are read on one thread (threads cost more than they save).
 JOB_MIN_BYTES = 1 << 18
-JOBS_PER_THREAD = 4
+JOBS_PER_THREAD = 8
 PARALLEL_MIN_BYTES = 1 << 20
 MAX_DECODE_THREADS = 64
 _threads: int | None = None     # decode_threads(); None: every usable core
