@@ -811,16 +811,18 @@ static PyObject *bytes_of(const void *p, Py_ssize_t n)
 }
 
 /* decode_jobs(buffer, jobs, lut, wanted, start, end, name_id, line, threads)
- *   -> ([(job, error), ...], [(job, stat event, stat metadata id, stat kind, stat value,
- *        stat begin, stat end, unnamed rows, their metadata ids), ...])
+ *   -> ([(job, error), ...], (stat event, stat metadata id, stat kind, stat value, stat begin,
+ *        stat end, unnamed rows, their metadata ids, group keys, group sizes, job counts))
  *
  * The scanned jobs' events (see above) into the table's columns: start / end in ps (BASE +
  * offset), name id (lut[LUT + metadata id] while the id is below NLUT, else -1 and the event
  * listed as unnamed), line index (LINE; the column int16 or int32). Stats whose metadata id is
- * wanted (wanted[WANT + id] != 0 while below NWANT) come back, for each job that has any (or an
- * unnamed event), as bytes columns: the event's row, metadata id (int64), kind (uint8: the
- * value's field number, 2 double bits, 3 uint64, 4 int64, 5 str, 6 bytes, 7 ref, 0 none), value
- * (int64) and the byte span of a str / bytes value in the buffer. */
+ * wanted (wanted[WANT + id] != 0 while below NWANT) come back as bytes columns, every job's one
+ * after another in job order: the event's row, metadata id (int64), kind (uint8: the value's
+ * field number, 2 double bits, 3 uint64, 4 int64, 5 str, 6 bytes, 7 ref, 0 none), value (int64)
+ * and the byte span of a str / bytes value in the buffer; the unnamed events' rows and metadata
+ * ids; the stats' groups (group_stats: keys, sizes); and each job's three counts (int64: its
+ * stats, its unnamed events, its groups, -1 where its stats were left as decoded). */
 PyObject *native_decode_jobs(PyObject *self, PyObject *args)
 {
     Py_buffer b = {0}, jb = {0}, lut = {0}, wanted = {0}, start = {0}, end = {0}, gid = {0},
@@ -869,39 +871,58 @@ PyObject *native_decode_jobs(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     run_threads(&c, threads, decode_worker);
     Py_END_ALLOW_THREADS
-    if (!(errors = PyList_New(0)) || !(extras = PyList_New(0)))
+    if (!(errors = PyList_New(0)))
         goto done;
+    Py_ssize_t n_st = 0, n_miss = 0, n_groups = 0;
     for (Py_ssize_t k = 0; k < c.n_jobs; k++) {
         struct job_out *o = &c.out[k];
-        PyObject *t = NULL;
         if (o->nomem) {
             PyErr_NoMemory();
             goto done;
         }
         if (c.jobs[k * J_FIELDS + J_STATUS] != 0) {
-            t = Py_BuildValue("(ns)", k, o->err ? o->err : "corrupt protobuf");
-            if (!t || PyList_Append(errors, t) < 0)
-                goto fail_item;
+            PyObject *t = Py_BuildValue("(ns)", k, o->err ? o->err : "corrupt protobuf");
+            if (!t || PyList_Append(errors, t) < 0) {
+                Py_XDECREF(t);
+                goto done;
+            }
             Py_DECREF(t);
             continue;
         }
-        if (!o->st.n && !o->n_miss)
-            continue;
-        Py_ssize_t m = o->st.n;
-        t = Py_BuildValue("(nNNNNNNNNNN)", k, bytes_of(o->st.ev, m * 8),
-                          bytes_of(o->st.mid, m * 8), bytes_of(o->st.kind, m),
-                          bytes_of(o->st.val, m * 8), bytes_of(o->st.b, m * 8),
-                          bytes_of(o->st.e, m * 8), bytes_of(o->miss_row, o->n_miss * 8),
-                          bytes_of(o->miss_mid, o->n_miss * 8),
-                          o->grouped ? bytes_of(o->group_key, o->n_groups * 8) : none(),
-                          bytes_of(o->group_count, o->grouped ? o->n_groups * 8 : 0));
-        if (!t || PyList_Append(extras, t) < 0)
-            goto fail_item;
-        Py_DECREF(t);
-        continue;
-    fail_item:
-        Py_XDECREF(t);
+        n_st += o->st.n;
+        n_miss += o->n_miss;
+        n_groups += o->grouped ? o->n_groups : 0;
+    }
+    /* every job's stats, unnamed events and groups one after another, job by job */
+    Py_ssize_t sizes[] = {n_st * 8, n_st * 8, n_st, n_st * 8, n_st * 8, n_st * 8, n_miss * 8,
+                          n_miss * 8, n_groups * 8, n_groups * 8, c.n_jobs * 3 * 8};
+    enum { N_COLS = sizeof(sizes) / sizeof(sizes[0]) };
+    char *col[N_COLS];
+    if (!(extras = PyTuple_New(N_COLS)))
         goto done;
+    for (int i = 0; i < N_COLS; i++) {
+        PyObject *bytes = PyBytes_FromStringAndSize(NULL, sizes[i]);
+        if (!bytes)
+            goto done;
+        PyTuple_SET_ITEM(extras, i, bytes);
+        col[i] = PyBytes_AS_STRING(bytes);
+    }
+    for (Py_ssize_t k = 0; k < c.n_jobs; k++) {
+        struct job_out *o = &c.out[k];
+        int ok = c.jobs[k * J_FIELDS + J_STATUS] == 0;
+        Py_ssize_t m = ok ? o->st.n : 0, q = ok ? o->n_miss : 0;
+        Py_ssize_t g = ok && o->grouped ? o->n_groups : 0;
+        const void *src[] = {o->st.ev, o->st.mid, o->st.kind, o->st.val, o->st.b, o->st.e,
+                             o->miss_row, o->miss_mid, o->group_key, o->group_count};
+        Py_ssize_t len[] = {m * 8, m * 8, m, m * 8, m * 8, m * 8, q * 8, q * 8, g * 8, g * 8};
+        for (int i = 0; i < N_COLS - 1; i++)
+            if (len[i]) {
+                memcpy(col[i], src[i], (size_t)len[i]);
+                col[i] += len[i];
+            }
+        int64_t counts[3] = {m, q, ok && o->grouped ? o->n_groups : -1};
+        memcpy(col[N_COLS - 1], counts, sizeof(counts));
+        col[N_COLS - 1] += sizeof(counts);
     }
     result = Py_BuildValue("(OO)", errors, extras);
 done:

@@ -303,21 +303,24 @@ def _load_file(path: Path, names, name_ids, lines, planes, stat_int, stat_str, d
                 fp.rows.append((first, pos))
             file_planes.append(fp)
             at += len(plane_spans)
-        errors, extras = native.decode_jobs(
+        errors, st, counts = native.decode_jobs(
             view, jobs, np.concatenate(luts) if luts else np.zeros(0, np.int32),
             np.concatenate(wanted_luts) if wanted_luts else np.zeros(0, np.uint8),
             cols["start"], cols["end"], cols["name"], cols["line"], threads)
         if errors:
             raise ValueError(errors[0][1])
-        line_extras = [[extras[k] for k in range(first_job[i], first_job[i + 1]) if k in extras]
-                       for i in range(len(spans))]
-        if any(len(d["miss_row"]) for d in extras.values()):
-            _name_unknown(file_planes, line_extras, cols["name"], names, name_ids, n0)
+        # where each job's stats, unnamed events and stat groups begin in ``st``
+        stat_at, miss_at, group_at = (np.concatenate(([0], np.cumsum(c))).tolist() for c in
+                                      (counts[:, 0], counts[:, 1], np.maximum(counts[:, 2], 0)))
+        n_groups = counts[:, 2].tolist()
+        if miss_at[-1]:
+            _name_unknown(file_planes, [(miss_at[first_job[i]], miss_at[first_job[i + 1]])
+                                        for i in range(len(spans))], st, cols["name"], names,
+                          name_ids, n0)
+        unsorted = _unsorted_threads(jobs)
         for fp in file_planes:
             for (li, group), (first, stop) in zip(fp.groups, fp.rows):
-                inverse = _sort_group(jobs, [k for i in group
-                                             for k in range(first_job[i], first_job[i + 1])],
-                                      cols, first, stop)
+                inverse = _sort_rows(cols, first, stop) if li in unsorted else None
                 # an event before its line's timestamp (a negative offset): refused, as a
                 # negative duration is (no trace TF or JAX writes has one). Each line's rows are
                 # sorted by start: its first row holds its earliest event
@@ -325,10 +328,15 @@ def _load_file(path: Path, names, name_ids, lines, planes, stat_int, stat_str, d
                         cols["start"][first] < (lines[li].timestamp_ns - (base_ns or 0)) * 1000:
                     raise ValueError("negative event offset")
                 for i in group:
-                    parts = [d for d in line_extras[i] if len(d["stat_event"])]
-                    if parts:
-                        _collect_stats(view, parts, inverse, first, offset, fp.wanted,
-                                       fp.stat_names, stat_int, stat_str)
+                    ks = range(first_job[i], first_job[i + 1])
+                    if stat_at[ks.stop] == stat_at[ks.start]:
+                        continue
+                    groups = None if any(n_groups[k] < 0 for k in ks) else \
+                        [(stat_at[k], st["group_key"][group_at[k]:group_at[k + 1]],
+                          st["group_count"][group_at[k]:group_at[k + 1]]) for k in ks]
+                    _collect_stats(view, st, stat_at[ks.start], stat_at[ks.stop], groups,
+                                   inverse, first, offset, fp.wanted, fp.stat_names, stat_int,
+                                   stat_str)
     except ValueError as e:
         raise CorruptTrace(f"{path}: corrupt trace ({e})") from None
     return cols, base_ns
@@ -719,13 +727,15 @@ def _plane(plane, heads, first, host, names, name_ids, lines, planes) -> _Plane:
                   wanted_lut=_lookup_table(dict.fromkeys(wanted, 1), np.uint8, 0), groups=groups)
 
 
-def _name_unknown(file_planes: list[_Plane], line_extras, name_col: np.ndarray, names: list[str],
+def _name_unknown(file_planes: list[_Plane], line_misses: list[tuple[int, int]],
+                  st: dict[str, np.ndarray], name_col: np.ndarray, names: list[str],
                   name_ids: dict[str, int], n0: int) -> None:
     """Name the events the lookup tables did not cover (large metadata ids, and ids with no
     metadata: named so, not dropped), and keep the names in the order of reading the file plane
     by plane, each plane's metadata then its unknown ids line by line (the planes' metadata were
     all interned before decoding): the same name ids however the file was decoded. ``n0``: the
-    names before this file's."""
+    names before this file's; ``line_misses``: where each of the file's lines' unnamed events
+    lie in ``st`` (decode_jobs's)."""
     new_names, new_ids = list(names[:n0]), {n: i for i, n in enumerate(names[:n0])}
     perm = np.arange(len(names), dtype=np.int32)
     fixes = []
@@ -734,10 +744,8 @@ def _name_unknown(file_planes: list[_Plane], line_extras, name_col: np.ndarray, 
             fp.meta_gid[k] = _intern(name, new_names, new_ids)
         for _, group in fp.groups:
             for i in group:
-                rows = np.concatenate([d["miss_row"] for d in line_extras[i]] or
-                                      [np.zeros(0, np.int64)])
-                mids = np.concatenate([d["miss_mid"] for d in line_extras[i]] or
-                                      [np.zeros(0, np.int64)])
+                lo, hi = line_misses[i]
+                rows, mids = st["miss_row"][lo:hi], st["miss_mid"][lo:hi]
                 for m in unique(mids).tolist():
                     g = fp.meta_gid.get(m)
                     if g is None:
@@ -754,20 +762,22 @@ def _name_unknown(file_planes: list[_Plane], line_extras, name_col: np.ndarray, 
     name_ids.update(new_ids)
 
 
-def _sort_group(jobs: np.ndarray, ks: list[int], cols: dict[str, np.ndarray], first: int,
-                stop: int) -> np.ndarray | None:
-    """Sort a thread's rows [first, stop) by (start, -end) where they are not (TF writes lines
-    sorted; other writers may not), each job having said whether its own rows are and given its
-    first and last; the inverse permutation (a row's new place, from ``first``), None when they
-    were sorted."""
-    j = jobs[[k for k in ks if jobs[k, native.J_N]]]
-    ok = bool(j[:, native.J_SORTED].all()) if len(j) else True
-    if ok and len(j) > 1:
-        s0, e0, s1, e1 = (j[1:, native.J_S0], j[1:, native.J_E0], j[:-1, native.J_S1],
-                          j[:-1, native.J_E1])
-        ok = bool(((s0 > s1) | ((s0 == s1) & (e0 <= e1))).all())
-    if ok:
-        return None
+def _unsorted_threads(jobs: np.ndarray) -> set[int]:
+    """The threads (line indices) whose rows are not sorted by (start, -end) (TF writes lines
+    sorted; other writers may not): a job's own rows were checked as it decoded them; here, where
+    one job's rows end and the next's of the same thread begin."""
+    j = jobs[jobs[:, native.J_N] > 0]
+    j = j[np.argsort(j[:, native.J_ROW], kind="stable")]
+    li = j[:, native.J_LINE]
+    s0, e0, s1, e1 = (j[1:, native.J_S0], j[1:, native.J_E0], j[:-1, native.J_S1],
+                      j[:-1, native.J_E1])
+    joined_bad = (li[1:] == li[:-1]) & ~((s0 > s1) | ((s0 == s1) & (e0 <= e1)))
+    return set(li[j[:, native.J_SORTED] == 0].tolist()) | set(li[1:][joined_bad].tolist())
+
+
+def _sort_rows(cols: dict[str, np.ndarray], first: int, stop: int) -> np.ndarray:
+    """Sort a thread's rows [first, stop) by (start, -end); the inverse permutation (a row's new
+    place, from ``first``)."""
     rows = slice(first, stop)
     start, end, gid = cols["start"][rows], cols["end"][rows], cols["name"][rows]
     order = np.lexsort((-end, start))
@@ -806,38 +816,41 @@ def _lookup_table(mapping: dict[int, int], dtype, missing) -> np.ndarray:
     return lut
 
 
-def _collect_stats(buf, parts, inverse, first, offset, wanted, stat_names, stat_int, stat_str):
-    """The wanted stats of one decoded line (``parts``: its jobs' stats, in order), appended to
+_STAT_COLUMNS = ("stat_event", "stat_metadata_id", "stat_kind", "stat_value", "stat_begin",
+                 "stat_end")
+
+
+def _collect_stats(buf, st, lo, hi, groups, inverse, first, offset, wanted, stat_names, stat_int,
+                   stat_str):
+    """The wanted stats of one decoded line (``st[...][lo:hi]``, decode_jobs's), appended to
     ``stat_int`` / ``stat_str`` stat by stat (by metadata id), ints, then strings, then refs,
     each in the line's order; their events' rows made the table's (``inverse``: the line's
     thread's rows sorted from ``first``; ``offset``: the file's first row); str values' byte
-    spans in ``buf``."""
-    if any("group_key" not in d for d in parts):     # a job with too many kinds of stats
-        d = {k: np.concatenate([p[k] for p in parts]) for k in
-             ("stat_event", "stat_metadata_id", "stat_kind", "stat_value", "stat_begin",
-              "stat_end")}
+    spans in ``buf``. ``groups``: each of the line's jobs' (first stat, group keys, group sizes),
+    None where a job's stats were left as decoded (grouped here, alike)."""
+    if groups is None:      # a job with too many kinds of stats
+        d = {k: st[k][lo:hi] for k in _STAT_COLUMNS}
         smid, kind = d["stat_metadata_id"], d["stat_kind"]
         cls = np.select([(kind == _INT_KINDS[0]) | (kind == _INT_KINDS[1]), kind == _STR,
                          kind == _REF], [0, 1, 2], -1)
         keep = np.flatnonzero(cls >= 0)
         order = keep[np.argsort(smid[keep] * 4 + cls[keep], kind="stable")]
-        d = {k: v[order] for k, v in d.items()}
-        k = smid[order] * 4 + cls[order]
-        starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else k
-        parts = [dict(d, group_key=k[starts], group_count=np.diff(np.r_[starts, len(k)]))]
-    pieces: dict[int, list[tuple[dict, int, int]]] = {}
-    for d in parts:
-        at = 0
-        for key, n in zip(d["group_key"].tolist(), d["group_count"].tolist()):
-            pieces.setdefault(key, []).append((d, at, at + n))
+        st = {k: v[order] for k, v in d.items()}
+        key = smid[order] * 4 + cls[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else key
+        groups = [(0, key[starts], np.diff(np.r_[starts, len(key)]))]
+    pieces: dict[int, list[tuple[int, int]]] = {}
+    for at, keys, sizes in groups:
+        for key, n in zip(keys.tolist(), sizes.tolist()):
+            pieces.setdefault(key, []).append((at, at + n))
             at += n
     for key in sorted(pieces):
         sid, cls = divmod(key, 4)
         sname = wanted[sid]
 
         def column(name: str, pcs=pieces[key]) -> np.ndarray:
-            return pcs[0][0][name][pcs[0][1]:pcs[0][2]] if len(pcs) == 1 else \
-                np.concatenate([d[name][a:b] for d, a, b in pcs])
+            return st[name][pcs[0][0]:pcs[0][1]] if len(pcs) == 1 else \
+                np.concatenate([st[name][a:b] for a, b in pcs])
         ev = column("stat_event")
         ev = (inverse[ev - first] + first if inverse is not None else ev) + offset
         if cls == 0:

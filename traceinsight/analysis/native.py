@@ -60,26 +60,23 @@ def scan_jobs(data, jobs: np.ndarray, threads: int) -> list[tuple[int, str]]:
 
 def decode_jobs(data, jobs: np.ndarray, lut: np.ndarray, wanted: np.ndarray, start: np.ndarray,
                 end: np.ndarray, name_id: np.ndarray, line: np.ndarray, threads: int
-                ) -> tuple[list[tuple[int, str]], dict[int, dict[str, np.ndarray]]]:
+                ) -> tuple[list[tuple[int, str]], dict[str, np.ndarray], np.ndarray]:
     """Decode the scanned jobs' events into the table's columns (int64 start / end in ps, int32
     name id, int16 or int32 line index) on ``threads`` threads. Returns (job, why) for each job
-    that failed, and for each job with wanted stats or events the lookup table does not name:
-    the stats' event row, metadata id, kind (the XStat value's field number: 2 double bits, 3
-    uint64, 4 int64, 5 str, 6 bytes, 7 ref; 0 none), value, the byte span of str / bytes values
-    in ``data``; the unnamed events' rows and metadata ids; and the stats' groups: their keys
-    (metadata id * 4 + class: 0 integer, 1 str, 2 ref; sorted) and sizes, each group a run of
-    the stats in the order decoded, the other kinds dropped (no group_key: not grouped, the stats
-    as decoded)."""
-    errors, extras = _native.decode_jobs(data, jobs, np.ascontiguousarray(lut, dtype=np.int32),
-                                         _u8(wanted), start, end, name_id, line, threads)
-    out = {}
-    for k, *cols in extras:
-        out[k] = {key: np.frombuffer(raw, dtype=np.uint8 if key == "stat_kind" else _I64)
-                  for key, raw in zip(("stat_event", "stat_metadata_id", "stat_kind",
-                                       "stat_value", "stat_begin", "stat_end", "miss_row",
-                                       "miss_mid", "group_key", "group_count"), cols)
-                  if raw is not None}
-    return errors, out
+    that failed; every job's wanted stats, one job's after another's: the event row, metadata
+    id, kind (the XStat value's field number: 2 double bits, 3 uint64, 4 int64, 5 str, 6 bytes,
+    7 ref; 0 none), value, the byte span of str / bytes values in ``data``; the events the lookup
+    table does not name (rows, metadata ids); the stats' groups (keys: metadata id * 4 + class,
+    0 integer, 1 str, 2 ref, sorted; sizes), each group a run of a job's stats in the order
+    decoded, the other kinds dropped; and each job's counts of these (stats, unnamed events,
+    groups: -1 where its stats were left as decoded, not grouped)."""
+    errors, cols = _native.decode_jobs(data, jobs, np.ascontiguousarray(lut, dtype=np.int32),
+                                       _u8(wanted), start, end, name_id, line, threads)
+    keys = ("stat_event", "stat_metadata_id", "stat_kind", "stat_value", "stat_begin",
+            "stat_end", "miss_row", "miss_mid", "group_key", "group_count")
+    out = {key: np.frombuffer(raw, dtype=np.uint8 if key == "stat_kind" else _I64)
+           for key, raw in zip(keys, cols)}
+    return errors, out, np.frombuffer(cols[-1], dtype=_I64).reshape(-1, 3)
 
 
 def pread_into(fd: int, buf: np.ndarray, threads: int) -> int:
