@@ -237,22 +237,26 @@ def xspaces(draw):
 
 def _decode_cut(path, job_bytes: int, threads: int):
     """The event table of ``path``, its lines cut into jobs of about ``job_bytes`` decoded on
-    ``threads`` threads; and how many lines were walked again (a guessed start not met)."""
+    ``threads`` threads; and how the jobs' guesses fared: (jobs that guessed where their first
+    field starts, those walked again from the known field, lines walked again whole)."""
     from traceinsight.analysis import events
-    again = []
+    fared = [0, 0, 0]
     scan = native.scan_jobs
 
     def counted(data, jobs, n):
         failed = scan(data, jobs, n)
         if len(jobs) == 1 and n == 1:
-            again.append(1)
+            fared[2] += 1
+        else:
+            fared[0] += int((jobs[:, native.J_X] > jobs[:, native.J_LB]).sum())
+            fared[1] += int(jobs[:, native.J_AGAIN].sum())
         return failed
     with pytest.MonkeyPatch.context() as mp, events.decode_threads(threads):
         mp.setattr(events, "JOB_MIN_BYTES", job_bytes)
         mp.setattr(events, "JOBS_PER_THREAD", 1 << 20)
         mp.setattr(events, "PARALLEL_MIN_BYTES", 0)
         mp.setattr(native, "scan_jobs", counted)
-        return events.load_files([path]), len(again)
+        return events.load_files([path]), fared
 
 
 def _same_tables(a, b) -> None:
@@ -288,22 +292,25 @@ def test_decoding_lines_cut_into_jobs_on_threads_is_one_walk(data, job_bytes, th
 
 def test_every_committed_trace_decodes_the_same_on_threads():
     """The event table of every committed trace, its lines cut into jobs decoded on threads, is
-    the table one thread decodes (the goldens are made from the latter's); the jobs' guessed
-    starts are met (no line walked again) once jobs are longer than an event."""
+    the table one thread decodes (the goldens are made from the latter's). Once jobs are longer
+    than a few events, their guesses of where a field starts are almost all met: no line is
+    walked again whole, and hardly a job from the known field (a guess in a string that parses
+    as events)."""
     from pathlib import Path
 
     from traceinsight.analysis import events
     traces = sorted((Path(__file__).parent / "data").rglob("*.xplane.pb"))
     assert len(traces) > 20
-    walked_again = 0
+    guessed = again = whole = 0
     for path in traces:
         with events.decode_threads(1):
             one = events.load_files([path])
         for job_bytes in (7, 4096):
-            cut, again = _decode_cut(path, job_bytes, 3)
+            cut, fared = _decode_cut(path, job_bytes, 3)
             _same_tables(one, cut)
-            walked_again += again if job_bytes > 7 else 0
-    assert walked_again == 0
+            if job_bytes > 7:
+                guessed, again, whole = guessed + fared[0], again + fared[1], whole + fared[2]
+    assert guessed > 1000 and whole == 0 and again <= guessed // 500, (guessed, again, whole)
 
 
 def test_a_damaged_trace_fails_alike_on_threads(tmp_path):

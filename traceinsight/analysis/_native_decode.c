@@ -199,6 +199,7 @@ enum {
     J_ROW, J_BASE, J_LINE,                   /* decode in: first row, ps of offset 0, line index */
     J_LUT, J_NLUT, J_WANT, J_NWANT,          /*   the plane's lookup tables (offset, length) */
     J_SORTED, J_S0, J_E0, J_S1, J_E1,        /* decode: sorted by (start, -end)?, first, last */
+    J_AGAIN,                                 /* scan: 1 where the guess failed (walked again) */
     J_FIELDS
 };
 
@@ -380,6 +381,7 @@ static void resolve_job(jobs_ctx *c, Py_ssize_t k)
     int met = i < m->n || (q == j[J_Q] && m->n < SYNC_MARKS);
     if (j[J_STATUS] != 0 || !met || (m->first_seen < SYNC_MARKS && m->first_seen < i)) {
         walk_job(c, k, c->buf + q, NULL);
+        j[J_AGAIN] = 1;
         return;
     }
     j[J_N] -= i < m->n ? m->before[i] : j[J_N];

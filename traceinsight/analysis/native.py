@@ -46,8 +46,8 @@ def split_space(data) -> list[tuple[bytes, list[tuple[int, int]]]]:
 # A job of scan_jobs / decode_jobs: one row of an int64 array of J_FIELDS fields (their meaning:
 # _native_decode.c, where the same names are listed in the same order)
 (J_LB, J_LE, J_X, J_Y, J_P, J_Q, J_N, J_STATUS, J_ID, J_TS, J_NB, J_NE, J_DB, J_DE, J_SEEN, J_ROW,
- J_BASE, J_LINE, J_LUT, J_NLUT, J_WANT, J_NWANT, J_SORTED, J_S0, J_E0, J_S1, J_E1,
- J_FIELDS) = range(28)
+ J_BASE, J_LINE, J_LUT, J_NLUT, J_WANT, J_NWANT, J_SORTED, J_S0, J_E0, J_S1, J_E1, J_AGAIN,
+ J_FIELDS) = range(29)
 
 
 def scan_jobs(data, jobs: np.ndarray, threads: int) -> list[tuple[int, str]]:
