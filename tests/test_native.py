@@ -313,6 +313,32 @@ def test_every_committed_trace_decodes_the_same_on_threads():
     assert guessed > 1000 and whole == 0 and again <= guessed // 500, (guessed, again, whole)
 
 
+def test_a_string_that_looks_like_events_decodes_the_same_on_threads(tmp_path):
+    """A line whose events carry long strings made of what an event's bytes look like: jobs
+    starting inside a string guess wrong, walk the string as events, and are walked again from
+    the field the job before ended at; the table is one thread's."""
+    from traceinsight.analysis import events
+    from traceinsight.xplane import XSpace
+    space = XSpace()
+    plane = space.planes.add(name="/host:CPU")
+    plane.event_metadata[1].name = "e"
+    plane.stat_metadata[1].name = "eager_op"
+    line = plane.lines.add(name="python", timestamp_ns=1)
+    fake = bytes([0x22, 0x06, 0x08, 0x01, 0x10, 0x02, 0x18, 0x03])     # an event, 8 bytes
+    for i in range(40):
+        ev = line.events.add(metadata_id=1, offset_ps=1000 * i, duration_ps=10)
+        ev.stats.add(metadata_id=1, bytes_value=fake * (500 + 37 * i))
+        ev.stats.add(metadata_id=1, str_value=(fake * 3).decode("latin-1") * (i % 3))
+    path = tmp_path / "fake.xplane.pb"
+    path.write_bytes(space.SerializeToString())
+    with events.decode_threads(1):
+        one = events.load_files([path])
+    for job_bytes in (100, 1000, 4096):
+        cut, fared = _decode_cut(path, job_bytes, 3)
+        _same_tables(one, cut)
+        assert fared[1] > 0 and fared[2] == 0       # walked again from the known field
+
+
 def test_a_damaged_trace_fails_alike_on_threads(tmp_path):
     """Bytes of a committed trace flipped here and there: decoded on threads, the same table or
     the same one-line error as one thread."""

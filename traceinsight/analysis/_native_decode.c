@@ -246,16 +246,18 @@ static inline Py_ssize_t take(jobs_ctx *c)
     return __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED);
 }
 
-/* The fields of an event (depth 1, its stats' too) at [p, end) parse? */
-static int walk_ok(const uint8_t *p, const uint8_t *end, int depth)
+/* The fields of an event (depth 1, its stats' too) at [p, end) parse, as far as `budget`
+ * fields allow (a guess needs no more: it is checked afterwards; the budget keeps the search
+ * linear in a line crafted to look like events everywhere)? */
+static int walk_ok(const uint8_t *p, const uint8_t *end, int depth, int *budget)
 {
-    while (p < end) {
+    while (p < end && --*budget >= 0) {
         uint32_t f, w;
         uint64_t v;
         if (field(&p, end, &f, &w, &v) < 0 || f == 0)
             return 0;
         if (w == 2) {
-            if (depth && f == 4 && !walk_ok(p, p + v, 0))
+            if (depth && f == 4 && !walk_ok(p, p + v, 0, budget))
                 return 0;
             p += v;
         }
@@ -264,19 +266,21 @@ static int walk_ok(const uint8_t *p, const uint8_t *end, int depth)
 }
 
 /* Might an event's field start at p? Its tag (field 4, length-delimited), then up to 8 fields
- * (events parsed through, their stats too) that parse within the line. A guess: checked by the
- * caller (see above). */
+ * (events parsed through, their stats too; 64 fields in all) that parse within the line. A
+ * guess: checked by the caller (see above). */
 static int sync_ok(const uint8_t *p, const uint8_t *end)
 {
+    int budget = 64;
     if (*p != 0x22)
         return 0;
-    for (int k = 0; k < 8 && p < end; k++) {
+    for (int k = 0; k < 8 && p < end && budget > 0; k++) {
         uint32_t f, w;
         uint64_t v;
+        budget--;
         if (field(&p, end, &f, &w, &v) < 0 || f == 0)
             return 0;
         if (w == 2) {
-            if (f == 4 && !walk_ok(p, p + v, 1))
+            if (f == 4 && !walk_ok(p, p + v, 1, &budget))
                 return 0;
             p += v;
         }
