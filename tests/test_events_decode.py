@@ -3,6 +3,8 @@ field."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -254,3 +256,31 @@ def test_stats_come_stat_by_stat_in_the_lines_order_however_many_kinds(tmp_path)
         assert list(zip(idx.tolist(), val.tolist())) == want["step_num"]
         idx, val = t.stat_str["eager_op"]
         assert list(zip(idx.tolist(), val.tolist())) == want["eager_op"]
+
+
+def test_decode_threads_follow_the_cgroup_cpu_quota(tmp_path, monkeypatch):
+    from traceinsight.analysis import events
+    (tmp_path / "proc").write_text("0::/job\n")
+    (tmp_path / "job").mkdir()
+    (tmp_path / "job" / "cpu.max").write_text("150000 100000\n")
+    assert events._cgroup_cpus(str(tmp_path), str(tmp_path / "proc")) == 2   # 1.5 CPUs
+    (tmp_path / "job" / "cpu.max").write_text("max 100000\n")
+    assert events._cgroup_cpus(str(tmp_path), str(tmp_path / "proc")) is None
+    (tmp_path / "proc").write_text("3:cpu,cpuacct:/job\n")      # cgroup v1
+    v1 = tmp_path / "cpu,cpuacct" / "job"
+    v1.mkdir(parents=True)
+    (v1 / "cpu.cfs_quota_us").write_text("300000\n")
+    (v1 / "cpu.cfs_period_us").write_text("100000\n")
+    assert events._cgroup_cpus(str(tmp_path), str(tmp_path / "proc")) == 3
+    (v1 / "cpu.cfs_quota_us").write_text("-1\n")
+    assert events._cgroup_cpus(str(tmp_path), str(tmp_path / "proc")) is None
+    assert events._cgroup_cpus(str(tmp_path), str(tmp_path / "absent")) is None
+    # the count: the affinity's cores, within the quota and MAX_DECODE_THREADS; decode_threads
+    # overrides it
+    monkeypatch.setattr(events, "_cgroup_cpus", lambda: 1)
+    assert events._decode_threads() == 1
+    monkeypatch.setattr(events, "_cgroup_cpus", lambda: None)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert events._decode_threads() == min(cores or 1, events.MAX_DECODE_THREADS)
+    with events.decode_threads(5):
+        assert events._decode_threads() == 5

@@ -87,13 +87,55 @@ def decode_threads(n: int | None) -> Iterator[None]:
 
 
 def _decode_threads() -> int:
+    """decode_threads's count, else the cores this process may run on (its CPU affinity, and
+    its cgroup's CPU quota: a container given 2 CPUs of a 64-core host gets 2 threads)."""
     if _threads is not None:
         return max(1, _threads)
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_DECODE_THREADS))
+    quota = _cgroup_cpus()
+    return max(1, min(cores, quota or cores, MAX_DECODE_THREADS))
+
+
+def _cgroup_cpus(root: str = "/sys/fs/cgroup", proc: str = "/proc/self/cgroup") -> int | None:
+    """The CPUs this process's cgroup may use, rounded up: cpu.max's quota over its period (v2),
+    or v1's cpu.cfs_quota_us over cpu.cfs_period_us; None without a quota."""
+    try:
+        with open(proc, encoding="ascii") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, rel = parts
+        if controllers == "":
+            bases, v2 = [root], True
+        elif "cpu" in controllers.split(","):
+            bases, v2 = [os.path.join(root, controllers), os.path.join(root, "cpu")], False
+        else:
+            continue
+        for base in bases:
+            for folder in (os.path.join(base, rel.lstrip("/")), base):
+                try:
+                    if v2:
+                        with open(os.path.join(folder, "cpu.max"), encoding="ascii") as f:
+                            quota, period = f.read().split()[:2]
+                    else:
+                        with open(os.path.join(folder, "cpu.cfs_quota_us"),
+                                  encoding="ascii") as f:
+                            quota = f.read().strip()
+                        with open(os.path.join(folder, "cpu.cfs_period_us"),
+                                  encoding="ascii") as f:
+                            period = f.read().strip()
+                    q, t = (None if quota == "max" else int(quota)), int(period)
+                except (OSError, ValueError):
+                    continue
+                return -(-q // t) if q is not None and q > 0 and t > 0 else None
+    return None
 
 
 class CorruptTrace(TraceinsightError):
