@@ -1,7 +1,9 @@
-"""The C decoder of events (native.decode_line) must agree with protobuf's own parse, field for
+"""The C decoder of events (native.scan_jobs / decode_jobs) must agree with protobuf's own parse, field for
 field."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -210,3 +212,75 @@ def test_the_line_column_is_int16_while_the_lines_fit(tmp_path):
     t = load_files([path])
     assert t.line.dtype == np.int16
     assert np.concatenate([t.line, np.zeros(1, np.int32)]).dtype == np.int32
+
+
+def test_names_are_interned_plane_by_plane_unknown_ids_included(tmp_path):
+    """Each plane's event metadata, then the ids its events use without metadata (line by line),
+    then the next plane's: the name ids do not depend on how the lines were decoded."""
+    sp = Space()
+    for p, (known, unknown) in enumerate((("a", 99), ("b", 98))):
+        line = sp.plane(f"/host:CPU{p}").line("python")
+        line.event(known, 0, 1)
+        line.proto.events.add(metadata_id=unknown, offset_ps=5, duration_ps=1)
+    t = load_files([sp.write(tmp_path / "u.xplane.pb")])
+    assert t.names == ["a", "<unknown event metadata 99>", "b", "<unknown event metadata 98>"]
+    assert [t.names[n] for n in t.name] == t.names
+
+
+def test_stats_come_stat_by_stat_in_the_lines_order_however_many_kinds(tmp_path):
+    """A stat's values are listed by its metadata id, then ints before strings before refs, each
+    in the line's order: as much where a line's stats fall into more groups than the decoder
+    groups itself (here 70 metadata ids, all named step_num) as where they do not."""
+    from traceinsight.xplane import XSpace
+    for n_ids in (3, 70):
+        space = XSpace()
+        plane = space.planes.add(name="/host:CPU")
+        plane.event_metadata[1].name = "e"
+        for k in range(1, n_ids + 1):
+            plane.stat_metadata[k].name = "step_num"
+        plane.stat_metadata[n_ids + 1].name = "eager_op"
+        line = plane.lines.add(name="python")
+        want: dict[str, list] = {"step_num": [], "eager_op": []}
+        for i in range(5):
+            ev = line.events.add(metadata_id=1, offset_ps=10 * i, duration_ps=5)
+            for k in range(n_ids, 0, -1):      # ids written in descending order
+                ev.stats.add(metadata_id=k, int64_value=100 * k + i)
+            ev.stats.add(metadata_id=n_ids + 1, str_value=f"op{i}")
+            ev.stats.add(metadata_id=n_ids + 1, ref_value=1)
+        want["step_num"] = [(i, 100 * k + i) for k in range(1, n_ids + 1) for i in range(5)]
+        want["eager_op"] = [(i, f"op{i}") for i in range(5)] + [(i, "step_num") for i in range(5)]
+        path = tmp_path / f"s{n_ids}.xplane.pb"
+        path.write_bytes(space.SerializeToString())
+        t = load_files([path])
+        idx, val = t.stat_int["step_num"]
+        assert list(zip(idx.tolist(), val.tolist())) == want["step_num"]
+        idx, val = t.stat_str["eager_op"]
+        assert list(zip(idx.tolist(), val.tolist())) == want["eager_op"]
+
+
+def test_decode_threads_follow_the_cgroup_cpu_quota(tmp_path, monkeypatch):
+    from traceinsight.analysis import events
+    (tmp_path / "proc").write_text("0::/job\n")
+    (tmp_path / "job").mkdir()
+    (tmp_path / "job" / "cpu.max").write_text("150000 100000\n")
+    assert events._cgroup_cpus(str(tmp_path), str(tmp_path / "proc")) == 2   # 1.5 CPUs
+    (tmp_path / "job" / "cpu.max").write_text("max 100000\n")
+    assert events._cgroup_cpus(str(tmp_path), str(tmp_path / "proc")) is None
+    (tmp_path / "proc").write_text("3:cpu,cpuacct:/job\n")      # cgroup v1
+    v1 = tmp_path / "cpu,cpuacct" / "job"
+    v1.mkdir(parents=True)
+    (v1 / "cpu.cfs_quota_us").write_text("300000\n")
+    (v1 / "cpu.cfs_period_us").write_text("100000\n")
+    assert events._cgroup_cpus(str(tmp_path), str(tmp_path / "proc")) == 3
+    (v1 / "cpu.cfs_quota_us").write_text("-1\n")
+    assert events._cgroup_cpus(str(tmp_path), str(tmp_path / "proc")) is None
+    assert events._cgroup_cpus(str(tmp_path), str(tmp_path / "absent")) is None
+    # the count: the affinity's cores, within the quota and MAX_DECODE_THREADS; decode_threads
+    # overrides it
+    monkeypatch.setattr(events, "_cgroup_cpus", lambda: 1)
+    assert events._decode_threads() == 1
+    monkeypatch.setattr(events, "_cgroup_cpus", lambda: None)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert events._decode_threads() == min(cores or 1, events.MAX_DECODE_THREADS)
+    with events.decode_threads(5):
+        assert events._decode_threads() == 5

@@ -212,110 +212,150 @@ def test_frame_sums_count_self_and_outermost_inclusive_time(ev, windows):
 
 
 @st.composite
-def xlines(draw):
-    """A serialized XLine: events with stats (ints, strings), the line's own fields around them."""
-    from traceinsight.xplane import XLine
-    line = XLine(id=draw(st.integers(0, 99)), name=draw(st.text(max_size=5)),
-                 timestamp_ns=draw(st.integers(0, 10**6)))
-    for _ in range(draw(st.integers(0, 40))):
-        ev = line.events.add(metadata_id=draw(st.integers(0, 9)),
-                             offset_ps=draw(st.integers(0, 10**6)),
-                             duration_ps=draw(st.integers(0, 10**4)))
-        for _ in range(draw(st.integers(0, 2))):
-            s = ev.stats.add(metadata_id=draw(st.integers(0, 4)))
-            if draw(st.booleans()):
-                s.str_value = draw(st.text(max_size=6))
-            else:
-                s.int64_value = draw(st.integers(-5, 5))
-    return line.SerializeToString(), len(line.events)
+def xspaces(draw):
+    """A serialized XSpace: a plane or two of lines whose events carry stats (ints, refs and
+    strings, some holding bytes an event's field would start with), the lines' own fields before
+    and after the events; a few events with metadata ids the plane does not name."""
+    from traceinsight.xplane import XSpace
+    space = XSpace()
+    for p in range(draw(st.integers(1, 2))):
+        plane = space.planes.add(name=f"/host:CPU{p}")
+        for k in range(1, 6):
+            plane.event_metadata[k].id = k
+            plane.event_metadata[k].name = f"e{k}"
+        for k, name in enumerate(("step_num", "eager_op", "tf_function_call", "other"), 1):
+            plane.stat_metadata[k].id = k
+            plane.stat_metadata[k].name = name
+        for i in range(draw(st.integers(1, 3))):
+            line = plane.lines.add(id=draw(st.integers(0, 99)), name=f"t{i}",
+                                   timestamp_ns=draw(st.integers(0, 10**6)))
+            for _ in range(draw(st.integers(0, 60))):
+                ev = line.events.add(metadata_id=draw(st.integers(1, 7)),
+                                     offset_ps=draw(st.integers(0, 10**6)),
+                                     duration_ps=draw(st.integers(0, 10**4)))
+                for _ in range(draw(st.integers(0, 3))):
+                    s = ev.stats.add(metadata_id=draw(st.integers(1, 4)))
+                    kind = draw(st.integers(0, 2))
+                    if kind == 0:
+                        s.int64_value = draw(st.integers(-5, 5))
+                    elif kind == 1:
+                        s.ref_value = draw(st.integers(1, 4))
+                    else:       # a tag of an event's field, a length, a metadata id...
+                        s.str_value = draw(st.text(alphabet='"\x08\x10\x01\x02ab\xe9',
+                                                   max_size=12))
+            line.display_name = draw(st.sampled_from(["", "shown"]))
+    return space.SerializeToString()
 
 
-@settings(max_examples=150, deadline=None)
-@given(xlines(), st.integers(1, 9))
-def test_split_line_cuts_whole_events_evenly(line, parts):
-    from traceinsight.xplane import XLine
-    raw, n = line
-    runs = native.split_line(raw, parts)
-    whole = list(XLine.FromString(raw).events)
-    assert sum(r[3] for r in runs) == n and all(r[3] > 0 for r in runs)
-    assert len(runs) == min(parts, n)
-    assert max((r[3] for r in runs), default=0) - min((r[3] for r in runs), default=0) <= 1
-    first = 0
-    for b, e, i, k in runs:
-        assert i == first
-        first += k
-        # each run's bytes parse as exactly its events (the line's other fields aside)
-        assert list(XLine.FromString(raw[b:e]).events) == whole[i:i + k]
-    assert [r[1] for r in runs[:-1]] == [r[0] for r in runs[1:]]
-    # given the count (scan_line's), the same runs without counting again; a count too high is
-    # refused (the walk to the last cut runs out of events)
-    assert native.split_line(raw, parts, n) == runs
-    if n and parts > 1:
-        with pytest.raises(ValueError):
-            native.split_line(raw, parts, 2 * n + parts)
+def _decode_cut(path, job_bytes: int, threads: int):
+    """The event table of ``path``, its lines cut into jobs of about ``job_bytes`` decoded on
+    ``threads`` threads; and how the jobs' guesses fared: (jobs that guessed where their first
+    field starts, those walked again from the known field, lines walked again whole)."""
+    from traceinsight.analysis import events
+    fared = [0, 0, 0]
+    scan = native.scan_jobs
+
+    def counted(data, jobs, n):
+        failed = scan(data, jobs, n)
+        if len(jobs) == 1 and n == 1:
+            fared[2] += 1
+        else:
+            fared[0] += int((jobs[:, native.J_X] > jobs[:, native.J_LB]).sum())
+            fared[1] += int(jobs[:, native.J_AGAIN].sum())
+        return failed
+    with pytest.MonkeyPatch.context() as mp, events.decode_threads(threads):
+        mp.setattr(events, "JOB_MIN_BYTES", job_bytes)
+        mp.setattr(events, "JOBS_PER_THREAD", 1 << 20)
+        mp.setattr(events, "PARALLEL_MIN_BYTES", 0)
+        mp.setattr(native, "scan_jobs", counted)
+        return events.load_files([path]), fared
 
 
-@settings(max_examples=60, deadline=None)
-@given(xlines(), st.integers(2, 5))
-def test_decoding_a_line_in_runs_on_threads_is_one_decode(line, threads):
-    from concurrent.futures import ThreadPoolExecutor
+def _same_tables(a, b) -> None:
+    for col in ("line", "name", "start", "end"):
+        x, y = getattr(a, col), getattr(b, col)
+        assert x.dtype == y.dtype and np.array_equal(x, y), col
+    assert a.names == b.names and a.lines == b.lines and a.planes == b.planes
+    for kind in ("stat_int", "stat_str"):
+        x, y = getattr(a, kind), getattr(b, kind)
+        assert list(x) == list(y), kind
+        for k in x:
+            assert np.array_equal(x[k][0], y[k][0]) and x[k][1].tolist() == y[k][1].tolist(), k
+
+
+@settings(max_examples=80, deadline=None)
+@given(xspaces(), st.integers(1, 40), st.integers(2, 5))
+def test_decoding_lines_cut_into_jobs_on_threads_is_one_walk(data, job_bytes, threads):
+    """A file whose lines are cut into jobs of a few bytes, each guessing where its first field
+    starts (in a stat, in a string that looks like an event...), decoded on threads: the table of
+    one thread walking each line whole."""
+    import tempfile
+    from pathlib import Path
 
     from traceinsight.analysis import events
-    raw, n = line
-    lut = np.arange(10, dtype=np.int32)
-    wanted = np.array([1, 0, 1, 1, 1], dtype=np.uint8)
-
-    def columns():
-        return (np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int32),
-                np.empty(n, np.int64))
-
-    one = columns()
-    want = native.decode_line(raw, 7, lut, wanted, *one)
-    runs = columns()
-    with ThreadPoolExecutor(threads) as pool:
-        old, events.SPLIT_MIN_EVENTS = events.SPLIT_MIN_EVENTS, 1
-        try:
-            got = events._decode(raw, 7, lut, wanted, *runs, pool, threads)
-        finally:
-            events.SPLIT_MIN_EVENTS = old
-    for a, b in zip(one, runs):
-        assert np.array_equal(a, b)
-    assert want.keys() == got.keys()
-    for k in want:
-        assert np.array_equal(want[k], got[k]) and want[k].dtype == got[k].dtype, k
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.xplane.pb"
+        path.write_bytes(data)
+        with events.decode_threads(1):
+            one = events.load_files([path])
+        cut, _ = _decode_cut(path, job_bytes, threads)
+    _same_tables(one, cut)
 
 
-def test_every_committed_trace_decodes_the_same_on_threads(monkeypatch):
-    """The event table of every committed trace, its lines cut into runs decoded on threads, is
-    the table one thread decodes (the goldens are made from the latter's)."""
+def test_every_committed_trace_decodes_the_same_on_threads():
+    """The event table of every committed trace, its lines cut into jobs decoded on threads, is
+    the table one thread decodes (the goldens are made from the latter's). Once jobs are longer
+    than a few events, their guesses of where a field starts are almost all met: no line is
+    walked again whole, and hardly a job from the known field (a guess in a string that parses
+    as events)."""
     from pathlib import Path
 
     from traceinsight.analysis import events
     traces = sorted((Path(__file__).parent / "data").rglob("*.xplane.pb"))
     assert len(traces) > 20
+    guessed = again = whole = 0
     for path in traces:
         with events.decode_threads(1):
             one = events.load_files([path])
-        monkeypatch.setattr(events, "SPLIT_MIN_EVENTS", 2)
-        with events.decode_threads(3):
-            runs = events.load_files([path])
-        monkeypatch.undo()
-        for col in ("line", "name", "start", "end"):
-            assert np.array_equal(getattr(one, col), getattr(runs, col)), (path, col)
-        assert one.names == runs.names and one.lines == runs.lines, path
-        for kind in ("stat_int", "stat_str"):
-            a, b = getattr(one, kind), getattr(runs, kind)
-            assert a.keys() == b.keys(), path
-            for k in a:
-                assert all(np.array_equal(x, y) for x, y in zip(a[k], b[k])), (path, k)
+        for job_bytes in (7, 4096):
+            cut, fared = _decode_cut(path, job_bytes, 3)
+            _same_tables(one, cut)
+            if job_bytes > 7:
+                guessed, again, whole = guessed + fared[0], again + fared[1], whole + fared[2]
+    assert guessed > 1000 and whole == 0 and again <= guessed // 500, (guessed, again, whole)
 
 
-def test_a_damaged_trace_fails_alike_on_threads(tmp_path, monkeypatch):
+def test_a_string_that_looks_like_events_decodes_the_same_on_threads(tmp_path):
+    """A line whose events carry long strings made of what an event's bytes look like: jobs
+    starting inside a string guess wrong, walk the string as events, and are walked again from
+    the field the job before ended at; the table is one thread's."""
+    from traceinsight.analysis import events
+    from traceinsight.xplane import XSpace
+    space = XSpace()
+    plane = space.planes.add(name="/host:CPU")
+    plane.event_metadata[1].name = "e"
+    plane.stat_metadata[1].name = "eager_op"
+    line = plane.lines.add(name="python", timestamp_ns=1)
+    fake = bytes([0x22, 0x06, 0x08, 0x01, 0x10, 0x02, 0x18, 0x03])     # an event, 8 bytes
+    for i in range(40):
+        ev = line.events.add(metadata_id=1, offset_ps=1000 * i, duration_ps=10)
+        ev.stats.add(metadata_id=1, bytes_value=fake * (500 + 37 * i))
+        ev.stats.add(metadata_id=1, str_value=(fake * 3).decode("latin-1") * (i % 3))
+    path = tmp_path / "fake.xplane.pb"
+    path.write_bytes(space.SerializeToString())
+    with events.decode_threads(1):
+        one = events.load_files([path])
+    for job_bytes in (100, 1000, 4096):
+        cut, fared = _decode_cut(path, job_bytes, 3)
+        _same_tables(one, cut)
+        assert fared[1] > 0 and fared[2] == 0       # walked again from the known field
+
+
+def test_a_damaged_trace_fails_alike_on_threads(tmp_path):
     """Bytes of a committed trace flipped here and there: decoded on threads, the same table or
     the same one-line error as one thread."""
     from pathlib import Path
 
-    from traceinsight.analysis import events
     from traceinsight.errors import TraceinsightError
     src = Path(__file__).parent / "data" / "runs" / "retracing" / "function" / "host"
     good = next(src.rglob("*.xplane.pb")).read_bytes()
@@ -328,18 +368,43 @@ def test_a_damaged_trace_fails_alike_on_threads(tmp_path, monkeypatch):
         path = tmp_path / f"t{k}.xplane.pb"
         path.write_bytes(bytes(data))
         results = []
-        for threads, split in ((1, events.SPLIT_MIN_EVENTS), (3, 2)):
-            monkeypatch.setattr(events, "SPLIT_MIN_EVENTS", split)
-            with events.decode_threads(threads):
-                try:
-                    t = events.load_files([path])
-                    results.append(("ok", t.start.tobytes(), t.end.tobytes(), t.name.tobytes(),
-                                    tuple(t.names)))
-                except TraceinsightError as e:
-                    results.append(("error", str(e)))
-        assert results[0] == results[1], k
+        for job_bytes, threads in ((1 << 40, 1), (64, 3), (5, 2)):
+            try:
+                t = _decode_cut(path, job_bytes, threads)[0]
+                results.append(("ok", t.start.tobytes(), t.end.tobytes(), t.name.tobytes(),
+                                tuple(t.names)))
+            except TraceinsightError as e:
+                results.append(("error", str(e)))
+        assert results[0] == results[1] == results[2], k
         outcomes.add(results[0][0])
     assert outcomes == {"ok", "error"}      # the damage hits both ways
+
+
+def test_a_file_read_in_parts_on_threads_is_its_bytes(tmp_path):
+    data = np.random.default_rng(1).integers(0, 256, (5 << 20) + 3, dtype=np.uint8).tobytes()
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    for threads in (1, 2, 3, 8):
+        buf = np.empty(len(data) + 10, np.uint8)      # a file shorter than the buffer: its length
+        with open(path, "rb") as f:
+            got = native.pread_into(f.fileno(), buf, threads)
+        assert got == len(data) and buf[:got].tobytes() == data
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=64), st.lists(st.tuples(st.integers(0, 64), st.integers(0, 64)),
+                                        max_size=30))
+def test_utf8_strings_are_str_of_the_spans(data, spans):
+    spans = [(min(a, b, len(data)), min(max(a, b), len(data))) for a, b in spans]
+    b = np.array([s for s, _ in spans], dtype=np.int64)
+    e = np.array([t for _, t in spans], dtype=np.int64)
+    got = native.utf8_strings(data, b, e)
+    assert got.dtype == object and got.tolist() == [str(data[s:t], "utf-8", "replace")
+                                                    for s, t in spans]
+    if len(spans) > 1 and spans[0] == spans[1]:
+        assert got[0] is got[1]       # a repeated value is held once
+    with pytest.raises(ValueError):
+        native.utf8_strings(data, np.array([0]), np.array([len(data) + 1]))
 
 
 def brute_nearest_marked(mask, parent, e):

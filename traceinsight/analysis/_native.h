@@ -10,9 +10,12 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Argument checking: a buffer of n elements of the given size (n < 0: any count). */
 static inline int check(Py_buffer *b, Py_ssize_t itemsize, Py_ssize_t n, const char *what)
@@ -34,8 +37,23 @@ static inline int check(Py_buffer *b, Py_ssize_t itemsize, Py_ssize_t n, const c
 
 /* _native_decode.c: the module's functions of the same names without the prefix (see there) */
 PyObject *native_split_space(PyObject *self, PyObject *args);
-PyObject *native_scan_line(PyObject *self, PyObject *args);
-PyObject *native_split_line(PyObject *self, PyObject *args);
-PyObject *native_decode_line(PyObject *self, PyObject *args);
+PyObject *native_scan_jobs(PyObject *self, PyObject *args);
+PyObject *native_decode_jobs(PyObject *self, PyObject *args);
+PyObject *native_pread_into(PyObject *self, PyObject *args);
+PyObject *native_utf8_strings(PyObject *self, PyObject *args);
+
+/* their entries in the module's method table (_native_kernels.c) */
+#define NATIVE_DECODE_METHODS                                                                  \
+    {"split_space", native_split_space, METH_VARARGS,                                          \
+     "split_space(xspace) -> [(plane_without_lines, [(line_offset, line_length), ...]), ...]"}, \
+    {"scan_jobs", native_scan_jobs, METH_VARARGS,                                              \
+     "scan_jobs(buffer, jobs, threads) -> [(job, error), ...]"},                               \
+    {"decode_jobs", native_decode_jobs, METH_VARARGS,                                          \
+     "decode_jobs(buffer, jobs, lut, wanted, start, end, name_id, line, threads) -> "          \
+     "(errors, stats)"},                                                                       \
+    {"pread_into", native_pread_into, METH_VARARGS,                                            \
+     "pread_into(fd, buffer, threads) -> bytes read"},                                        \
+    {"utf8_strings", native_utf8_strings, METH_VARARGS,                                        \
+     "utf8_strings(buffer, begin, end) -> [str, ...]"},
 
 #endif

@@ -1159,15 +1159,7 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"split_space", native_split_space, METH_VARARGS,
-     "split_space(xspace) -> [(plane_without_lines, [(line_offset, line_length), ...]), ...]"},
-    {"scan_line", native_scan_line, METH_VARARGS,
-     "scan_line(xline) -> (id, timestamp_ns, name_b, name_e, display_name_b, display_name_e, "
-     "n_events)"},
-    {"split_line", native_split_line, METH_VARARGS,
-     "split_line(xline, parts) -> [(byte_begin, byte_end, first_event, n_events), ...]"},
-    {"decode_line", native_decode_line, METH_VARARGS,
-     "decode_line(xline, base_ps, lut, wanted, start, end, metadata_id, name_id) -> stat columns"},
+    NATIVE_DECODE_METHODS
     {"is_sorted", is_sorted, METH_VARARGS, "is_sorted(start, end) -> bool"},
     {"nest", nest, METH_VARARGS,
      "nest(start, end, line, line_size, include, is_frame, name, parent, depth, crosser)"},

@@ -3,9 +3,11 @@
 Speed matters (python-traced captures hold millions of events), so events are not turned into Python
 objects one by one: the C extension splits each plane of the file into its lines
 (left in place) and the rest (name, metadata, plane stats), which protobuf (upb) parses with the
-public schema (``traceinsight.xplane.XPlane``); the C extension then decodes each line's events and
-their stats in one pass, straight into the table's numpy columns (``native.decode_line``). String
-values are materialized only for the stat names the analysis asks for (``WANTED_STATS``).
+public schema (``traceinsight.xplane.XPlane``); the C extension then walks the lines
+(``native.scan_jobs``: their own fields, their event counts) and decodes their events and stats,
+straight into the table's numpy columns (``native.decode_jobs``), each pass on every usable core:
+the file's lines are cut into jobs that threads take in turn, the GIL released. String values
+are materialized only for the stat names the analysis asks for (``WANTED_STATS``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -47,9 +48,6 @@ from traceinsight.analysis.names import (
 from traceinsight.errors import TraceinsightError
 from traceinsight.resample import unique
 
-if TYPE_CHECKING:
-    from concurrent.futures import Executor
-
 # Stats the analysis reads. Others are skipped after their metadata id is decoded.
 WANTED_STATS = frozenset({
     STEP_NUM, R_STAT, TF_FUNCTION_CALL, TRACING_COUNT, EAGER_OP, IS_FUNC, TF_OP,
@@ -64,18 +62,15 @@ WANTED_STATS = frozenset({
     CORRELATION_ID,
 })
 
-# A line of at least this many events is decoded in runs, one thread each (below, threads cost
-# more than they save); at most this many threads.
-SPLIT_MIN_EVENTS = 1 << 15
-MAX_DECODE_THREADS = 8
+# One file's lines are decoded in jobs that threads take in turn (native.scan_jobs /
+# decode_jobs): a line is cut into jobs of at least JOB_MIN_BYTES, about JOBS_PER_THREAD a
+# thread (more jobs than threads: a thread the machine slows takes fewer); a file's lines of
+# less than PARALLEL_MIN_BYTES in all are read on one thread (threads cost more than they save).
+JOB_MIN_BYTES = 1 << 18
+JOBS_PER_THREAD = 8
+PARALLEL_MIN_BYTES = 1 << 20
+MAX_DECODE_THREADS = 64
 _threads: int | None = None     # decode_threads(); None: every usable core
-
-
-def _decode_pool(threads: int) -> Executor:
-    """The threads that decode one trace's large lines at once (imported here: a small trace,
-    decoded on one thread, never loads concurrent.futures and the logging it brings)."""
-    from concurrent.futures import ThreadPoolExecutor
-    return ThreadPoolExecutor(threads, thread_name_prefix="traceinsight-decode")
 
 
 @contextlib.contextmanager
@@ -92,13 +87,55 @@ def decode_threads(n: int | None) -> Iterator[None]:
 
 
 def _decode_threads() -> int:
+    """decode_threads's count, else the cores this process may run on (its CPU affinity, and
+    its cgroup's CPU quota: a container given 2 CPUs of a 64-core host gets 2 threads)."""
     if _threads is not None:
         return max(1, _threads)
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_DECODE_THREADS))
+    quota = _cgroup_cpus()
+    return max(1, min(cores, quota or cores, MAX_DECODE_THREADS))
+
+
+def _cgroup_cpus(root: str = "/sys/fs/cgroup", proc: str = "/proc/self/cgroup") -> int | None:
+    """The CPUs this process's cgroup may use, rounded up: cpu.max's quota over its period (v2),
+    or v1's cpu.cfs_quota_us over cpu.cfs_period_us; None without a quota."""
+    try:
+        with open(proc, encoding="ascii") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, rel = parts
+        if controllers == "":
+            bases, v2 = [root], True
+        elif "cpu" in controllers.split(","):
+            bases, v2 = [os.path.join(root, controllers), os.path.join(root, "cpu")], False
+        else:
+            continue
+        for base in bases:
+            for folder in (os.path.join(base, rel.lstrip("/")), base):
+                try:
+                    if v2:
+                        with open(os.path.join(folder, "cpu.max"), encoding="ascii") as f:
+                            quota, period = f.read().split()[:2]
+                    else:
+                        with open(os.path.join(folder, "cpu.cfs_quota_us"),
+                                  encoding="ascii") as f:
+                            quota = f.read().strip()
+                        with open(os.path.join(folder, "cpu.cfs_period_us"),
+                                  encoding="ascii") as f:
+                            period = f.read().strip()
+                    q, t = (None if quota == "max" else int(quota)), int(period)
+                except (OSError, ValueError):
+                    continue
+                return -(-q // t) if q is not None and q > 0 and t > 0 else None
+    return None
 
 
 class CorruptTrace(TraceinsightError):
@@ -212,55 +249,12 @@ def load_files(paths: list[Path]) -> EventTable:
     per_file: list[tuple[dict[str, np.ndarray], int | None]] = []  # (columns, base_ns)
     duplicates: list[str] = []
     offset = 0
+    threads = _decode_threads()
     for path in paths:
         path = Path(path)
-        space = open_planes(path)
-        host = path.name[: -len(".xplane.pb")] if path.name.endswith(".xplane.pb") else path.stem
-        # a plane named twice in one XSpace is one device (or host) written twice: read once, so
-        # its events are not counted twice (XProf, too, takes a plane by its name)
-        seen: set[str] = set()
-        kept = []
-        for plane, raws in space:
-            name = str(getattr(plane, "name", ""))
-            if name in seen:
-                duplicates.append(name)
-                continue
-            seen.add(name)
-            kept.append((plane, raws))
-        space = kept
-        first_line = len(lines)      # this file's lines, and its rows from 0, follow
-        try:
-            heads = [[native.scan_line(raw) for raw in raws] for _, raws in space]
-            # Times are kept relative to the earliest line timestamp, in ps: absolute nanosecond
-            # timestamps (device planes carry them) times 1000 would overflow int64.
-            base_ns = min((h[1] for plane in heads for h in plane if h[4]), default=None)
-            _check_span([h[1] for plane in heads for h in plane if h[4]], path)
-            n = sum(h[4] for plane in heads for h in plane)
-            cols: dict[str, np.ndarray] = {
-                "line": np.empty(n, dtype=_line_dtype(len(lines) + sum(map(len, heads)))),
-                "name": np.empty(n, dtype=np.int32),
-                "start": np.empty(n, dtype=np.int64), "end": np.empty(n, dtype=np.int64)}
-            pos = 0
-            threads = _decode_threads()
-            big = max((h[4] for plane in heads for h in plane), default=0) >= SPLIT_MIN_EVENTS
-            with _decode_pool(threads) if threads > 1 and big else contextlib.nullcontext() \
-                    as pool:
-                for (plane, raws), plane_heads in zip(space, heads):
-                    pos = _load_plane(plane, raws, plane_heads, host, names, name_ids, lines,
-                                      planes, stat_int, stat_str, cols, pos, offset, base_ns or 0,
-                                      pool, threads)
-            # an event before its line's timestamp (a negative offset): refused, as a negative
-            # duration is (no trace TF or JAX writes has one). Each line's rows are sorted by
-            # start: its first row holds its earliest event
-            row = 0
-            for li in lines[first_line:]:
-                if li.n_events and cols["start"][row] < (li.timestamp_ns - (base_ns or 0)) * 1000:
-                    raise ValueError("negative event offset")
-                row += li.n_events
-        except ValueError as e:
-            raise CorruptTrace(f"{path}: corrupt trace ({e})") from None
-        del space
-        offset += n
+        cols, base_ns = _load_file(path, names, name_ids, lines, planes, stat_int, stat_str,
+                                   duplicates, offset, threads)
+        offset += len(cols["start"])
         per_file.append((cols, base_ns))
     bases = [b for _, b in per_file if b is not None]
     _check_span(bases, "these traces' hosts")
@@ -270,10 +264,14 @@ def load_files(paths: list[Path]) -> EventTable:
             file_cols["end"] += (b - min(bases)) * 1000
     if len(per_file) == 1:
         cols = per_file[0][0]
-    else:
-        cols = {k: np.concatenate([c[k] for c, _ in per_file]) if per_file else
+    else:   # one column at a time, the files' own freed as it is made: the peak is one table
+        #     and one column of it more, not two tables
+        cols = {}
+        for k in ("start", "end", "name", "line"):
+            parts = [c.pop(k) for c, _ in per_file]
+            cols[k] = np.concatenate(parts) if parts else \
                 np.zeros(0, dtype=np.int32 if k in ("line", "name") else np.int64)
-                for k in ("line", "name", "start", "end")}
+            del parts
     table = EventTable(line=cols["line"], name=cols["name"], start=cols["start"], end=cols["end"],
                        names=names, lines=lines, planes=planes, files=[str(p) for p in paths],
                        zero_ns=min(bases) if bases else None, duplicate_planes=duplicates)
@@ -281,6 +279,109 @@ def load_files(paths: list[Path]) -> EventTable:
         for k, chunks in src.items():
             dst[k] = (np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks]))
     return table
+
+
+def _load_file(path: Path, names, name_ids, lines, planes, stat_int, stat_str, duplicates,
+               offset: int, threads: int) -> tuple[dict[str, np.ndarray], int | None]:
+    """One XSpace file's events as the table's columns (its rows from 0; ``offset``: its first
+    row in the whole table, for the stats' event indices) and its earliest line timestamp (ns,
+    None without events); its lines, planes, names and stats join the lists given. The file's
+    lines are walked (native.scan_jobs), then decoded straight into the columns
+    (native.decode_jobs), each pass on ``threads`` threads over the whole file."""
+    host = path.name[: -len(".xplane.pb")] if path.name.endswith(".xplane.pb") else path.stem
+    view, space = _split(path, threads)
+    # a plane named twice in one XSpace is one device (or host) written twice: read once, so
+    # its events are not counted twice (XProf, too, takes a plane by its name)
+    seen: set[str] = set()
+    kept = []
+    for plane, spans in space:
+        name = str(getattr(plane, "name", ""))
+        if name in seen:
+            duplicates.append(name)
+            continue
+        seen.add(name)
+        kept.append((plane, spans))
+    try:
+        spans = [sp for _, plane_spans in kept for sp in plane_spans]
+        parallel = threads > 1 and sum(n for _, n in spans) >= PARALLEL_MIN_BYTES
+        threads = threads if parallel else 1
+        jobs, first_job = _scan(view, spans, threads)
+        heads_all = [_head(view, jobs[first_job[i]:first_job[i + 1]]) for i in range(len(spans))]
+        # Times are kept relative to the earliest line timestamp, in ps: absolute nanosecond
+        # timestamps (device planes carry them) times 1000 would overflow int64.
+        stamps = [h[1] for h in heads_all if h[4]]
+        base_ns = min(stamps, default=None)
+        _check_span(stamps, path)
+        n = sum(h[4] for h in heads_all)
+        cols: dict[str, np.ndarray] = {
+            "line": np.empty(n, dtype=_line_dtype(len(lines) + len(heads_all))),
+            "name": np.empty(n, dtype=np.int32),
+            "start": np.empty(n, dtype=np.int64), "end": np.empty(n, dtype=np.int64)}
+        file_planes: list[_Plane] = []
+        luts: list[np.ndarray] = []
+        wanted_luts: list[np.ndarray] = []
+        pos, at, n0, lut_at, wanted_at = 0, 0, len(names), 0, 0
+        for plane, plane_spans in kept:
+            heads = heads_all[at:at + len(plane_spans)]
+            fp = _plane(plane, heads, at, host, names, name_ids, lines, planes)
+            # the planes' lookup tables, one after another in one array each
+            plane_jobs = slice(first_job[at], first_job[at + len(plane_spans)])
+            jobs[plane_jobs, native.J_LUT] = lut_at
+            jobs[plane_jobs, native.J_NLUT] = len(fp.lut)
+            jobs[plane_jobs, native.J_WANT] = wanted_at
+            jobs[plane_jobs, native.J_NWANT] = len(fp.wanted_lut)
+            luts.append(fp.lut)
+            wanted_luts.append(fp.wanted_lut)
+            lut_at += len(fp.lut)
+            wanted_at += len(fp.wanted_lut)
+            for li, group in fp.groups:
+                first = pos
+                for i in group:
+                    k = slice(first_job[i], first_job[i + 1])
+                    jobs[k, native.J_ROW] = pos + np.cumsum(jobs[k, native.J_N]) - jobs[k, native.J_N]
+                    jobs[k, native.J_BASE] = (heads_all[i][1] - (base_ns or 0)) * 1000
+                    jobs[k, native.J_LINE] = li
+                    pos += heads_all[i][4]
+                fp.rows.append((first, pos))
+            file_planes.append(fp)
+            at += len(plane_spans)
+        errors, st, counts = native.decode_jobs(
+            view, jobs, np.concatenate(luts) if luts else np.zeros(0, np.int32),
+            np.concatenate(wanted_luts) if wanted_luts else np.zeros(0, np.uint8),
+            cols["start"], cols["end"], cols["name"], cols["line"], threads)
+        if errors:
+            raise ValueError(errors[0][1])
+        # where each job's stats, unnamed events and stat groups begin in ``st``
+        stat_at, miss_at, group_at = (np.concatenate(([0], np.cumsum(c))).tolist() for c in
+                                      (counts[:, 0], counts[:, 1], np.maximum(counts[:, 2], 0)))
+        n_groups = counts[:, 2].tolist()
+        if miss_at[-1]:
+            _name_unknown(file_planes, [(miss_at[first_job[i]], miss_at[first_job[i + 1]])
+                                        for i in range(len(spans))], st, cols["name"], names,
+                          name_ids, n0)
+        unsorted = _unsorted_threads(jobs)
+        for fp in file_planes:
+            for (li, group), (first, stop) in zip(fp.groups, fp.rows):
+                inverse = _sort_rows(cols, first, stop) if li in unsorted else None
+                # an event before its line's timestamp (a negative offset): refused, as a
+                # negative duration is (no trace TF or JAX writes has one). Each line's rows are
+                # sorted by start: its first row holds its earliest event
+                if stop > first and \
+                        cols["start"][first] < (lines[li].timestamp_ns - (base_ns or 0)) * 1000:
+                    raise ValueError("negative event offset")
+                for i in group:
+                    ks = range(first_job[i], first_job[i + 1])
+                    if stat_at[ks.stop] == stat_at[ks.start]:
+                        continue
+                    groups = None if any(n_groups[k] < 0 for k in ks) else \
+                        [(stat_at[k], st["group_key"][group_at[k]:group_at[k + 1]],
+                          st["group_count"][group_at[k]:group_at[k + 1]]) for k in ks]
+                    _collect_stats(view, st, stat_at[ks.start], stat_at[ks.stop], groups,
+                                   inverse, first, offset, fp.wanted, fp.stat_names, stat_int,
+                                   stat_str)
+    except ValueError as e:
+        raise CorruptTrace(f"{path}: corrupt trace ({e})") from None
+    return cols, base_ns
 
 
 def _line_dtype(n_lines: int) -> type:
@@ -419,25 +520,32 @@ def check_trace_size(path: Path) -> None:
 
 def open_planes(path: Path) -> list[tuple[object, list[memoryview]]]:
     """The file's planes: each as (the XPlane without its lines, parsed by protobuf; its lines as
-    views of the serialized XLines in the file's bytes, which the C decoder reads in place). The
-    file is read, not memory-mapped: a mapped file truncated while it is read would crash the
-    process (SIGBUS) instead of raising."""
+    views of the serialized XLines in the file's bytes)."""
+    view, space = _split(path, 1)
+    return [(plane, [view[o:o + n] for o, n in spans]) for plane, spans in space]
+
+
+def _split(path: Path, threads: int) -> tuple[memoryview, list[tuple[object, list[tuple[int, int]]]]]:
+    """The file's bytes, and its planes: each as (the XPlane without its lines, parsed by
+    protobuf; where its serialized XLines lie in the bytes, (offset, length) each, for the C
+    decoder to read in place). The file is read (on ``threads`` threads), not memory-mapped: a
+    mapped file truncated while it is read would crash the process (SIGBUS) instead of
+    raising."""
     from traceinsight.xplane import XPlane
     check_trace_size(path)
     try:
-        view = _read(path)
+        view = _read(path, threads)
     except OSError as e:
         raise TraceinsightError(f"{path}: cannot read ({e.strerror or e})") from None
     if not len(view):
         raise TraceinsightError(f"{path}: empty file, not an XSpace trace")
     try:
-        space = [(XPlane.FromString(meta), [view[o:o + n] for o, n in spans])
-                 for meta, spans in native.split_space(view)]
+        space = [(XPlane.FromString(meta), spans) for meta, spans in native.split_space(view)]
     except (DecodeError, RuntimeError, ValueError) as e:
         raise TraceinsightError(f"{path}: not a readable XSpace trace ({e})") from None
     if not space:
         raise TraceinsightError(f"{path}: not an XSpace trace (no planes)")
-    return space
+    return view, space
 
 
 def plane_headers(path: Path) -> list[object]:
@@ -523,12 +631,13 @@ def _walk_planes(f, size: int) -> list[bytes]:
     return planes
 
 
-def _read(path: Path) -> memoryview:
-    """The file's bytes, read into a numpy buffer: numpy asks for transparent huge pages for
-    large arrays, so a large trace costs a page fault per huge page instead of one per page (a
-    process's first trace pays a fault for every page it touches). The bytes there now: a file
-    that shrinks while it is read gives its shorter content (then found corrupt), one that grows
-    is cut."""
+def _read(path: Path, threads: int = 1) -> memoryview:
+    """The file's bytes, read into a numpy buffer by ``threads`` threads, each a part
+    (native.pread_into): numpy asks for transparent huge pages for large arrays, so a large trace
+    costs a page fault per huge page instead of one per page (a process's first trace pays a
+    fault for every page it touches), and each thread takes the faults and the copy of its part.
+    The bytes there now: a file that shrinks while it is read gives its shorter content (then
+    found corrupt), one that grows is cut."""
     from traceinsight.analysis.malloc import numpy_hugepages
     from traceinsight.runfolder import open_regular
     with open_regular(path) as f:     # a FIFO or a device is refused, never waited on
@@ -540,13 +649,8 @@ def _read(path: Path) -> memoryview:
         finally:
             if before is not None:
                 numpy_hugepages(before)
-        view, got = memoryview(buf.data), 0
-        while got < len(buf):
-            n = f.readinto(view[got:])
-            if not n:
-                break
-            got += n
-    return view[:got]
+        got = native.pread_into(f.fileno(), buf, threads)
+    return memoryview(buf.data)[:got]
 
 
 def plane_stat_value(stat, stat_names: dict[int, str]):
@@ -559,19 +663,89 @@ def plane_stat_value(stat, stat_names: dict[int, str]):
     return value
 
 
-# XStat value kinds as native.decode_line reports them (the value's field number)
+# XStat value kinds as native.decode_jobs reports them (the value's field number)
 _INT_KINDS = (3, 4)  # uint64_value, int64_value
 _STR, _BYTES, _REF = 5, 6, 7    # str_value, bytes_value, ref_value (a stat metadata id whose
 #                                name is the string)
 
 
-def _load_plane(plane, raws, heads, host, names, name_ids, lines, planes, stat_int, stat_str, cols, pos,
-                offset, base_ns, pool: Executor | None = None, threads: int = 1) -> int:
-    """Decode a plane's lines into ``cols`` (the file's table columns) from row ``pos`` on, each
-    line sorted by (start, -end); stats go to stat_int / stat_str with table-wide event indices
-    (``offset``: the file's first row in the table). ``heads``: each line's native.scan_line.
-    ``pool``: ``threads`` threads that decode a large line's runs at once. Returns the next free
-    row."""
+def _scan(view, spans: list[tuple[int, int]], threads: int) -> tuple[np.ndarray, list[int]]:
+    """The scanned jobs of the file's lines (``spans``: (offset, length) each; see
+    native.scan_jobs), and where each line's jobs begin (line i: rows first[i]:first[i + 1]).
+    A line of a large file is cut into jobs of JOB_MIN_BYTES or more; where the walk of a job
+    that starts inside its line (from a guessed field) does not join the walk before it exactly,
+    or fails, the line is walked again as one job, from its start: the outcome is always that of
+    one walk of each whole line. ValueError: the first line whose walk fails."""
+    total = sum(n for _, n in spans)
+    block = max(JOB_MIN_BYTES, -(-total // (threads * JOBS_PER_THREAD))) if threads > 1 else 0
+    cuts = [max(1, n // block) if block else 1 for _, n in spans]
+    first = [0, *np.cumsum(cuts).tolist()]
+    jobs = np.zeros((first[-1], native.J_FIELDS), dtype=np.int64)
+    for i, ((o, n), k) in enumerate(zip(spans, cuts)):
+        rows = slice(first[i], first[i + 1])
+        jobs[rows, native.J_LB] = o
+        jobs[rows, native.J_LE] = o + n
+        jobs[rows, native.J_X] = [o + n * c // k for c in range(k)]
+        jobs[rows, native.J_Y] = [o + n * (c + 1) // k for c in range(k)]
+    failed = native.scan_jobs(view, jobs, threads)
+    if len(jobs) == len(spans) and not failed:
+        return jobs, first
+    line_of = np.repeat(np.arange(len(spans)), cuts)
+    bad = set(line_of[[k for k, _ in failed]].tolist())
+    same = line_of[1:] == line_of[:-1]
+    bad |= set(line_of[1:][same & (jobs[:-1, native.J_Q] != jobs[1:, native.J_P])].tolist())
+    if not bad:
+        return jobs, first
+    parts, new_first = [], [0]
+    for i, (o, n) in enumerate(spans):
+        part = jobs[first[i]:first[i + 1]]
+        if i in bad:        # walked again as one job, on this thread
+            part = np.zeros((1, native.J_FIELDS), dtype=np.int64)
+            part[0, [native.J_LB, native.J_X]] = o
+            part[0, [native.J_LE, native.J_Y]] = o + n
+            again = native.scan_jobs(view, part, 1)
+            if again:
+                raise ValueError(again[0][1])
+        parts.append(part)
+        new_first.append(new_first[-1] + len(part))
+    return np.concatenate(parts), new_first
+
+
+def _head(view, jobs: np.ndarray) -> tuple[int, int, str, str, int]:
+    """A line's (id, timestamp_ns, name, display name, number of events) from its scanned jobs:
+    of a field the line holds more than once, its last (as protobuf reads it)."""
+    lid = ts = nb = ne = db = de = 0
+    for j in jobs:
+        seen = j[native.J_SEEN]
+        if seen & 1:
+            lid = int(j[native.J_ID])
+        if seen & 2:
+            ts = int(j[native.J_TS])
+        if seen & 4:
+            nb, ne = int(j[native.J_NB]), int(j[native.J_NE])
+        if seen & 8:
+            db, de = int(j[native.J_DB]), int(j[native.J_DE])
+    return (lid, ts, str(view[nb:ne], "utf-8", "replace"), str(view[db:de], "utf-8", "replace"),
+            int(jobs[:, native.J_N].sum()))
+
+
+@dataclass
+class _Plane:
+    """A plane of the file being read: what decoding and naming its events need."""
+    first: int                      # its first line among the file's
+    stat_names: dict[int, str]
+    wanted: dict[int, str]          # the stats the analysis reads: metadata id -> name
+    meta_gid: dict[int, int]        # event metadata id -> name id
+    names: list[str]                # its event metadata's names, in its order
+    lut: np.ndarray                 # meta_gid as a dense array (int32, -1 missing)
+    wanted_lut: np.ndarray          # wanted as a dense array (uint8)
+    groups: list[tuple[int, list[int]]]     # (line index, the file's lines it joins)
+    rows: list[tuple[int, int]] = field(default_factory=list)   # each group's rows
+
+
+def _plane(plane, heads, first, host, names, name_ids, lines, planes) -> _Plane:
+    """A plane's PlaneInfo and LineInfos appended, its event names interned. ``heads``: its
+    lines' (id, timestamp_ns, name, display name, events), the file's from ``first`` on."""
     stat_names = {k: v.name for k, v in plane.stat_metadata.items()}
     pstats = {stat_names.get(s.metadata_id, str(s.metadata_id)): plane_stat_value(s, stat_names)
               for s in plane.stats}
@@ -579,53 +753,84 @@ def _load_plane(plane, raws, heads, host, names, name_ids, lines, planes, stat_i
     planes.append(PlaneInfo(host=host, name=plane.name, stats=pstats))
     # metadata id -> global name id, as a lookup table the decoder indexes (TF numbers metadata
     # densely from 1); ids past LUT_MAX, or unknown, are looked up here afterwards
-    meta_gid = {k: _intern(md.name or md.display_name or f"<event {k}>", names, name_ids)
-                for k, md in plane.event_metadata.items()}
-    lut = _lookup_table(meta_gid, np.int32, -1)
+    md_names = [(k, md.name or md.display_name or f"<event {k}>")
+                for k, md in plane.event_metadata.items()]
+    meta_gid = {k: _intern(name, names, name_ids) for k, name in md_names}
     wanted = {k: v for k, v in stat_names.items() if v in WANTED_STATS}
-    wanted_lut = _lookup_table(dict.fromkeys(wanted, 1), np.uint8, 0)
-    mid = np.empty(max((h[4] for h in heads), default=0), dtype=np.int64)
-
+    groups = []
     for group in thread_lines(heads):
         lid, _, name, display, _ = heads[group[-1]]
-        ts = min(heads[i][1] for i in group)
-        n_ev = sum(heads[i][4] for i in group)
-        li = len(lines)
+        groups.append((len(lines), [first + i for i in group]))
         lines.append(LineInfo(plane=plane_idx, id=lid, name=name, display_name=display or name,
-                              timestamp_ns=ts, n_events=n_ev))
-        if not n_ev:
-            continue
-        rows = slice(pos, pos + n_ev)
-        gid, start, end = cols["name"][rows], cols["start"][rows], cols["end"][rows]
-        cols["line"][rows] = li
-        parts, at = [], 0       # each written line of the thread: its rows' first, its stats
-        for i in group:
-            k = heads[i][4]
-            part = slice(at, at + k)
-            parts.append((i, at, _decode(raws[i], (heads[i][1] - base_ns) * 1000, lut, wanted_lut,
-                                         start[part], end[part], gid[part], mid[:k], pool,
-                                         threads)))
-            if (gid[part] < 0).any():
-                _name_rest(gid[part], mid[:k], meta_gid, names, name_ids)
-            at += k
-        inverse = None
-        if not native.is_sorted(start, end):  # TF writes lines sorted; other writers may not
-            order = np.lexsort((-end, start))
-            inverse = np.empty_like(order)
-            inverse[order] = np.arange(len(order))
-            gid[:], start[:], end[:] = gid[order], start[order], end[order]
-        for i, first, stats in parts:
-            if len(stats["stat_event"]):
-                part_inverse = (inverse[first:] if inverse is not None
-                                else np.arange(first, n_ev) if first else None)
-                _collect_stats(raws[i], stats, wanted, stat_names, part_inverse, offset + pos,
-                               stat_int, stat_str)
-        pos += n_ev
-    return pos
+                              timestamp_ns=min(heads[i][1] for i in group),
+                              n_events=sum(heads[i][4] for i in group)))
+    return _Plane(first=first, stat_names=stat_names, wanted=wanted, meta_gid=meta_gid,
+                  names=[name for _, name in md_names], lut=_lookup_table(meta_gid, np.int32, -1),
+                  wanted_lut=_lookup_table(dict.fromkeys(wanted, 1), np.uint8, 0), groups=groups)
+
+
+def _name_unknown(file_planes: list[_Plane], line_misses: list[tuple[int, int]],
+                  st: dict[str, np.ndarray], name_col: np.ndarray, names: list[str],
+                  name_ids: dict[str, int], n0: int) -> None:
+    """Name the events the lookup tables did not cover (large metadata ids, and ids with no
+    metadata: named so, not dropped), and keep the names in the order of reading the file plane
+    by plane, each plane's metadata then its unknown ids line by line (the planes' metadata were
+    all interned before decoding): the same name ids however the file was decoded. ``n0``: the
+    names before this file's; ``line_misses``: where each of the file's lines' unnamed events
+    lie in ``st`` (decode_jobs's)."""
+    new_names, new_ids = list(names[:n0]), {n: i for i, n in enumerate(names[:n0])}
+    perm = np.arange(len(names), dtype=np.int32)
+    fixes = []
+    for fp in file_planes:
+        for k, name in zip(fp.meta_gid, fp.names):
+            fp.meta_gid[k] = _intern(name, new_names, new_ids)
+        for _, group in fp.groups:
+            for i in group:
+                lo, hi = line_misses[i]
+                rows, mids = st["miss_row"][lo:hi], st["miss_mid"][lo:hi]
+                for m in unique(mids).tolist():
+                    g = fp.meta_gid.get(m)
+                    if g is None:
+                        g = _intern(f"<unknown event metadata {m}>", new_names, new_ids)
+                    fixes.append((rows[mids == m], g))
+    for old, name in enumerate(names):
+        perm[old] = new_ids[name]
+    if not np.array_equal(perm, np.arange(len(names))):
+        name_col[:] = perm[name_col]
+    for rows, g in fixes:
+        name_col[rows] = g
+    names[:] = new_names
+    name_ids.clear()
+    name_ids.update(new_ids)
+
+
+def _unsorted_threads(jobs: np.ndarray) -> set[int]:
+    """The threads (line indices) whose rows are not sorted by (start, -end) (TF writes lines
+    sorted; other writers may not): a job's own rows were checked as it decoded them; here, where
+    one job's rows end and the next's of the same thread begin."""
+    j = jobs[jobs[:, native.J_N] > 0]
+    j = j[np.argsort(j[:, native.J_ROW], kind="stable")]
+    li = j[:, native.J_LINE]
+    s0, e0, s1, e1 = (j[1:, native.J_S0], j[1:, native.J_E0], j[:-1, native.J_S1],
+                      j[:-1, native.J_E1])
+    joined_bad = (li[1:] == li[:-1]) & ~((s0 > s1) | ((s0 == s1) & (e0 <= e1)))
+    return set(li[j[:, native.J_SORTED] == 0].tolist()) | set(li[1:][joined_bad].tolist())
+
+
+def _sort_rows(cols: dict[str, np.ndarray], first: int, stop: int) -> np.ndarray:
+    """Sort a thread's rows [first, stop) by (start, -end); the inverse permutation (a row's new
+    place, from ``first``)."""
+    rows = slice(first, stop)
+    start, end, gid = cols["start"][rows], cols["end"][rows], cols["name"][rows]
+    order = np.lexsort((-end, start))
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    gid[:], start[:], end[:] = gid[order], start[order], end[order]
+    return inverse
 
 
 def thread_lines(heads) -> list[list[int]]:
-    """A plane's lines (native.scan_line heads), grouped by the thread they record: each group
+    """A plane's lines ((id, timestamp_ns, name, display name, events) each), grouped by the thread they record: each group
     one line, in the order the plane writes them, except that TF 2.12's python tracer writes a
     thread's Python frames on a line of their own, unnamed, whose id is the thread's id read as
     a signed 32-bit int, while the thread's own line, named, has the unsigned id; left apart,
@@ -641,31 +846,6 @@ def thread_lines(heads) -> list[list[int]]:
     return [joins.get(i, []) + [i] for i in range(len(heads)) if i not in joined]
 
 
-def _decode(raw, base_ps, lut, wanted_lut, start, end, gid, mid, pool: Executor | None,
-            threads: int) -> dict[str, np.ndarray]:
-    """``native.decode_line`` of one line; a line of ``SPLIT_MIN_EVENTS`` or more, given a pool,
-    in runs of whole events (``native.split_line``), one thread each, each writing its rows of
-    the columns; the runs' stats joined in order, their event indices and byte spans made the
-    line's again: the result of one ``decode_line`` of the whole line."""
-    if pool is None or len(start) < SPLIT_MIN_EVENTS:
-        return native.decode_line(raw, base_ps, lut, wanted_lut, start, end, gid, mid)
-    runs = native.split_line(raw, threads, len(start))
-    lut = np.ascontiguousarray(lut, dtype=np.int32)
-    wanted_lut = np.ascontiguousarray(wanted_lut, dtype=np.uint8)
-    jobs = [pool.submit(native.decode_line, raw[b:e], base_ps, lut, wanted_lut, start[i:i + n],
-                        end[i:i + n], gid[i:i + n], mid[i:i + n]) for b, e, i, n in runs]
-    parts = [j.result() for j in jobs]
-    out = {k: np.concatenate([d[k] for d in parts]) for k in parts[0]}
-    # each run's event indices and byte spans (str / bytes values) are its own: the line's
-    first = np.repeat([i for _, _, i, _ in runs], [len(d["stat_event"]) for d in parts])
-    begin = np.repeat([b for b, _, _, _ in runs], [len(d["stat_event"]) for d in parts])
-    out["stat_event"] += first
-    spans = (out["stat_kind"] == _STR) | (out["stat_kind"] == _BYTES)
-    out["stat_begin"][spans] += begin[spans]
-    out["stat_end"][spans] += begin[spans]
-    return out
-
-
 LUT_MAX = 1 << 22  # metadata ids beyond this are looked up in Python (no trace seen uses them)
 
 
@@ -678,41 +858,63 @@ def _lookup_table(mapping: dict[int, int], dtype, missing) -> np.ndarray:
     return lut
 
 
-def _name_rest(gid, mid, meta_gid, names, name_ids) -> None:
-    """Name ids of the events the lookup table did not cover: large metadata ids, and ids with no
-    metadata (named so, not dropped)."""
-    for m in unique(mid[gid < 0]).tolist():
-        g = meta_gid.get(m)
-        if g is None:
-            g = _intern(f"<unknown event metadata {m}>", names, name_ids)
-        gid[(gid < 0) & (mid == m)] = g
+_STAT_COLUMNS = ("stat_event", "stat_metadata_id", "stat_kind", "stat_value", "stat_begin",
+                 "stat_end")
 
 
-def _collect_stats(raw, d, wanted, stat_names, inverse, offset, stat_int, stat_str):
-    """The wanted stats of one decoded line, with table-wide event indices."""
-    smid, kind = d["stat_metadata_id"], d["stat_kind"]
-    ev = d["stat_event"]
-    ev = (inverse[ev] if inverse is not None else ev) + offset
-    val, b, e = d["stat_value"], d["stat_begin"], d["stat_end"]
-    for sid in unique(smid).tolist():
+def _collect_stats(buf, st, lo, hi, groups, inverse, first, offset, wanted, stat_names, stat_int,
+                   stat_str):
+    """The wanted stats of one decoded line (``st[...][lo:hi]``, decode_jobs's), appended to
+    ``stat_int`` / ``stat_str`` stat by stat (by metadata id), ints, then strings, then refs,
+    each in the line's order; their events' rows made the table's (``inverse``: the line's
+    thread's rows sorted from ``first``; ``offset``: the file's first row); str values' byte
+    spans in ``buf``. ``groups``: each of the line's jobs' (first stat, group keys, group sizes),
+    None where a job's stats were left as decoded (grouped here, alike)."""
+    if groups is None:      # a job with too many kinds of stats
+        d = {k: st[k][lo:hi] for k in _STAT_COLUMNS}
+        smid, kind = d["stat_metadata_id"], d["stat_kind"]
+        cls = np.select([(kind == _INT_KINDS[0]) | (kind == _INT_KINDS[1]), kind == _STR,
+                         kind == _REF], [0, 1, 2], -1)
+        keep = np.flatnonzero(cls >= 0)
+        order = keep[np.argsort(smid[keep] * 4 + cls[keep], kind="stable")]
+        st = {k: v[order] for k, v in d.items()}
+        key = smid[order] * 4 + cls[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else key
+        groups = [(0, key[starts], np.diff(np.r_[starts, len(key)]))]
+    pieces: dict[int, list[tuple[int, int]]] = {}
+    for at, keys, sizes in groups:
+        for key, n in zip(keys.tolist(), sizes.tolist()):
+            pieces.setdefault(key, []).append((at, at + n))
+            at += n
+    for key in sorted(pieces):
+        sid, cls = divmod(key, 4)
         sname = wanted[sid]
-        this = smid == sid
-        k = kind[this]
-        ints = this.copy()
-        ints[this] = (k == _INT_KINDS[0]) | (k == _INT_KINDS[1])
-        if ints.any():
-            stat_int.setdefault(sname, []).append((ev[ints], val[ints]))
-        strs = this.copy()
-        strs[this] = k == _STR
-        if strs.any():
-            text = np.array([str(raw[i:j], "utf-8", "replace")
-                             for i, j in zip(b[strs].tolist(), e[strs].tolist())], dtype=object)
-            stat_str.setdefault(sname, []).append((ev[strs], text))
-        refs = this.copy()
-        refs[this] = k == _REF
-        if refs.any():
-            text = np.array([stat_names.get(r, "") for r in val[refs].tolist()], dtype=object)
-            stat_str.setdefault(sname, []).append((ev[refs], text))
+
+        def column(name: str, pcs=pieces[key]) -> np.ndarray:
+            return st[name][pcs[0][0]:pcs[0][1]] if len(pcs) == 1 else \
+                np.concatenate([st[name][a:b] for a, b in pcs])
+        ev = column("stat_event")
+        ev = (inverse[ev - first] + first if inverse is not None else ev) + offset
+        if cls == 0:
+            stat_int.setdefault(sname, []).append((ev, column("stat_value")))
+        elif cls == 1:
+            text = native.utf8_strings(buf, column("stat_begin"), column("stat_end"))
+            stat_str.setdefault(sname, []).append((ev, text))
+        else:
+            stat_str.setdefault(sname, []).append((ev, _ref_names(column("stat_value"),
+                                                                  stat_names)))
+
+
+def _ref_names(refs: np.ndarray, stat_names: dict[int, str]) -> np.ndarray:
+    """Ref values' strings: the names of the stat metadata they refer to ("" for none), an
+    object array (each name one object, as the metadata holds it)."""
+    if len(refs) and 0 <= refs.min() and refs.max() < LUT_MAX:
+        table = np.full(int(refs.max()) + 1, "", dtype=object)
+        for k, name in stat_names.items():
+            if 0 <= k < len(table):
+                table[k] = name
+        return table[refs]
+    return np.array([stat_names.get(r, "") for r in refs.tolist()], dtype=object)
 
 
 def _intern(name: str, names: list[str], name_ids: dict[str, int]) -> int:

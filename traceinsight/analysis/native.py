@@ -1,6 +1,6 @@
 """Typed entry points of the C extension ``_native`` (traceinsight/analysis/_native_decode.c,
 _native_kernels.c): the loops that visit every event in order. Inputs are converted to, and outputs allocated with, the dtypes the C
-code expects (decode_line writes into the table columns its caller passes)."""
+code expects (decode_jobs writes into the table columns its caller passes)."""
 
 from __future__ import annotations
 
@@ -51,41 +51,55 @@ def split_space(data) -> list[tuple[bytes, list[tuple[int, int]]]]:
     return _native.split_space(data)
 
 
-def scan_line(data) -> tuple[int, int, str, str, int]:
-    """A serialized XLine's (id, timestamp_ns, name, display_name, number of events); ``data`` is
-    any bytes-like object. ValueError when it is malformed."""
-    lid, ts, nb, ne, db, de, n_ev = _native.scan_line(data)
-    name = str(data[nb:ne], "utf-8", "replace")
-    display = str(data[db:de], "utf-8", "replace")
-    return lid, ts, name, display, n_ev
+# A job of scan_jobs / decode_jobs: one row of an int64 array of J_FIELDS fields (their meaning:
+# _native_decode.c, where the same names are listed in the same order)
+(J_LB, J_LE, J_X, J_Y, J_P, J_Q, J_N, J_STATUS, J_ID, J_TS, J_NB, J_NE, J_DB, J_DE, J_SEEN, J_ROW,
+ J_BASE, J_LINE, J_LUT, J_NLUT, J_WANT, J_NWANT, J_SORTED, J_S0, J_E0, J_S1, J_E1, J_AGAIN,
+ J_FIELDS) = range(29)
 
 
-def split_line(data, parts: int, n_events: int | None = None) -> list[tuple[int, int, int, int]]:
-    """A serialized XLine cut into at most ``parts`` runs of whole events, as even in event count
-    as may be: (byte begin, byte end, first event, number of events) each, none empty; each run's
-    bytes decode on their own with ``decode_line``. ``n_events``: the line's count where the
-    caller has it (``scan_line``'s), saving a walk over the line. ValueError when it is
-    malformed."""
-    if n_events is None:
-        return _native.split_line(data, parts)
-    return _native.split_line(data, parts, n_events)
+def scan_jobs(data, jobs: np.ndarray, threads: int) -> list[tuple[int, str]]:
+    """Walk each job's span of its line (``jobs``, int64 rows of J_FIELDS, filled in place: where
+    its fields start and stop, its event count, the line's own fields met) on ``threads``
+    threads; a job starting inside its line guesses where a field starts, for the caller to
+    check (see _native_decode.c). Returns (job, why) for each job whose walk failed."""
+    return _native.scan_jobs(data, jobs, threads)
 
 
-def decode_line(data, base_ps: int, name_lut: np.ndarray, wanted: np.ndarray,
-                start: np.ndarray, end: np.ndarray, name_id: np.ndarray,
-                metadata_id: np.ndarray) -> dict[str, np.ndarray]:
-    """Decode the events of a serialized XLine into the given arrays (int64 start / end in ps,
-    ``base_ps`` + offset; int32 name id, ``name_lut[metadata id]`` or -1 outside it; int64
-    metadata id), each as long as scan_line's count and contiguous (slices of the table's
-    columns). Returns the stats whose metadata id is ``wanted`` (a uint8 lookup table): event
-    index, metadata id, kind (the XStat value's field number: 2 double bits, 3 uint64, 4 int64,
-    5 str, 6 bytes, 7 ref; 0 none), value, and the byte span of str / bytes values. ValueError
-    when the line is malformed."""
-    cols = _native.decode_line(data, base_ps, np.ascontiguousarray(name_lut, dtype=np.int32),
-                               _u8(wanted), start, end, metadata_id, name_id)
-    return {key: np.frombuffer(raw, dtype=np.uint8 if key == "stat_kind" else _I64)
-            for key, raw in zip(("stat_event", "stat_metadata_id", "stat_kind", "stat_value",
-                                 "stat_begin", "stat_end"), cols)}
+def decode_jobs(data, jobs: np.ndarray, lut: np.ndarray, wanted: np.ndarray, start: np.ndarray,
+                end: np.ndarray, name_id: np.ndarray, line: np.ndarray, threads: int
+                ) -> tuple[list[tuple[int, str]], dict[str, np.ndarray], np.ndarray]:
+    """Decode the scanned jobs' events into the table's columns (int64 start / end in ps, int32
+    name id, int16 or int32 line index) on ``threads`` threads. Returns (job, why) for each job
+    that failed; every job's wanted stats, one job's after another's: the event row, metadata
+    id, kind (the XStat value's field number: 2 double bits, 3 uint64, 4 int64, 5 str, 6 bytes,
+    7 ref; 0 none), value, the byte span of str / bytes values in ``data``; the events the lookup
+    table does not name (rows, metadata ids); the stats' groups (keys: metadata id * 4 + class,
+    0 integer, 1 str, 2 ref, sorted; sizes), each group a run of a job's stats in the order
+    decoded, the other kinds dropped; and each job's counts of these (stats, unnamed events,
+    groups: -1 where its stats were left as decoded, not grouped)."""
+    errors, cols = _native.decode_jobs(data, jobs, np.ascontiguousarray(lut, dtype=np.int32),
+                                       _u8(wanted), start, end, name_id, line, threads)
+    keys = ("stat_event", "stat_metadata_id", "stat_kind", "stat_value", "stat_begin",
+            "stat_end", "miss_row", "miss_mid", "group_key", "group_count")
+    out = {key: np.frombuffer(raw, dtype=np.uint8 if key == "stat_kind" else _I64)
+           for key, raw in zip(keys, cols)}
+    return errors, out, np.frombuffer(cols[-1], dtype=_I64).reshape(-1, 3)
+
+
+def pread_into(fd: int, buf: np.ndarray, threads: int) -> int:
+    """Read the open file ``fd`` from offset 0 into ``buf`` (its length), in parts read at once
+    by ``threads`` threads; the length of the prefix read (shorter where the file shrank).
+    OSError as a read raises it."""
+    return _native.pread_into(fd, buf, threads)
+
+
+def utf8_strings(data, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The byte spans [begin, end) of ``data`` as str (UTF-8, errors replaced, as
+    ``str(data[b:e], "utf-8", "replace")``), an object array; equal spans share one object."""
+    out = np.empty(len(begin), dtype=object)
+    out[:] = _native.utf8_strings(data, _i64(begin), _i64(end))
+    return out
 
 
 def is_sorted(start: np.ndarray, end: np.ndarray) -> bool:
