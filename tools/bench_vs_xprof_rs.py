@@ -25,9 +25,10 @@ rusage of that child). The load average and the CPU time other processes took du
 (``/proc/stat``) are printed beside the table, and each process's CPU time (user + system, from
 the same rusage): on a shared machine, compare the ratios and the CPU times.
 
-Decoding on both cores: one trace's events loaded (``analysis.events.load_files``) in a fresh
-process with the decoder limited to 1 thread, then 2, ... up to this machine's cores (--threads
-picks the counts, as 1,2,4,8,16 on a large machine), alternated, medians. Scaling beyond the cores
+Decoding on both cores: one trace's events loaded (``analysis.events.load_files``, after a load of
+the small trace that imports what a first load imports) in a fresh process with the decoder
+limited to 1 thread, then 2, ... up to this machine's cores (--threads picks the counts, as
+1,2,4,8,16 on a large machine), alternated, medians. Scaling beyond the cores
 of the machine it runs on is not measured: run it on a larger machine for that.
 
 Every goal of the speed work is printed at the end beside its figure ("Goals"). The start-up
@@ -330,7 +331,8 @@ def versus(args, env: dict[str, str]) -> None:
 SCALING = """
 import sys, time
 from traceinsight.analysis import events
-trace, threads = sys.argv[1], int(sys.argv[2])
+trace, threads, warm = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+events.load_files([warm])      # the modules a first load imports, before the clock starts
 with events.decode_threads(threads):
     t0 = time.perf_counter()
     table = events.load_files([trace])
@@ -360,6 +362,7 @@ def scaling(args, env: dict[str, str]) -> None:
     events that threads decode at once (analysis.events)."""
     logdir = logdir_of(max(float(s) for s in args.sizes.split(",")), args.env.parent)
     trace = next(logdir.rglob("*.xplane.pb"))
+    warm = next(SMALL.rglob("*.xplane.pb"))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     counts = (sorted({1, *(int(n) for n in args.threads.split(","))}) if args.threads
               else list(range(1, cores + 1)))
@@ -370,11 +373,11 @@ def scaling(args, env: dict[str, str]) -> None:
     events = "0"
     for rnd in range(args.repeat + 1):            # the first round untimed (file cache)
         for n in counts:
-            out = subprocess.run([sys.executable, "-c", SCALING, str(trace), str(n)], env=env,
+            out = subprocess.run([sys.executable, "-c", SCALING, str(trace), str(n), str(warm)], env=env,
                                  cwd=NEUTRAL, capture_output=True, text=True, check=True)
             dt, events = out.stdout.split()
             if args.before:
-                old = subprocess.run([sys.executable, "-c", SCALING, str(trace), str(n)],
+                old = subprocess.run([sys.executable, "-c", SCALING, str(trace), str(n), str(warm)],
                                      env=child_env(args.before), cwd=NEUTRAL,
                                      capture_output=True, text=True, check=True)
                 if rnd:

@@ -805,12 +805,6 @@ static void *decode_worker(void *arg)
     return NULL;
 }
 
-static PyObject *none(void)
-{
-    Py_INCREF(Py_None);
-    return Py_None;
-}
-
 static PyObject *bytes_of(const void *p, Py_ssize_t n)
 {
     return PyBytes_FromStringAndSize(n ? p : NULL, n);
