@@ -805,11 +805,6 @@ static void *decode_worker(void *arg)
     return NULL;
 }
 
-static PyObject *bytes_of(const void *p, Py_ssize_t n)
-{
-    return PyBytes_FromStringAndSize(n ? p : NULL, n);
-}
-
 /* decode_jobs(buffer, jobs, lut, wanted, start, end, name_id, line, threads)
  *   -> ([(job, error), ...], (stat event, stat metadata id, stat kind, stat value, stat begin,
  *        stat end, unnamed rows, their metadata ids, group keys, group sizes, job counts))
