@@ -99,14 +99,15 @@ def _decode_threads() -> int:
     return max(1, min(cores, quota or cores, MAX_DECODE_THREADS))
 
 
-def _cgroup_cpus(root: str = "/sys/fs/cgroup", proc: str = "/proc/self/cgroup") -> int | None:
-    """The CPUs this process's cgroup may use, rounded up: cpu.max's quota over its period (v2),
-    or v1's cpu.cfs_quota_us over cpu.cfs_period_us; None without a quota."""
+def _cgroup_folders(controller: str, root: str, proc: str) -> Iterator[tuple[bool, list[str]]]:
+    """For each of this process's cgroups that holds ``controller`` (``/proc/self/cgroup``): whether
+    it is cgroup v2, and the folders to read its files from, in order: the cgroup's own folder,
+    then the hierarchy's root (in a container, a cgroup namespace, the root is the cgroup)."""
     try:
         with open(proc, encoding="ascii") as f:
             lines = f.read().splitlines()
     except OSError:
-        return None
+        return
     for line in lines:
         parts = line.split(":", 2)
         if len(parts) != 3:
@@ -114,27 +115,32 @@ def _cgroup_cpus(root: str = "/sys/fs/cgroup", proc: str = "/proc/self/cgroup") 
         _, controllers, rel = parts
         if controllers == "":
             bases, v2 = [root], True
-        elif "cpu" in controllers.split(","):
-            bases, v2 = [os.path.join(root, controllers), os.path.join(root, "cpu")], False
+        elif controller in controllers.split(","):
+            bases, v2 = [os.path.join(root, controllers), os.path.join(root, controller)], False
         else:
             continue
-        for base in bases:
-            for folder in (os.path.join(base, rel.lstrip("/")), base):
-                try:
-                    if v2:
-                        with open(os.path.join(folder, "cpu.max"), encoding="ascii") as f:
-                            quota, period = f.read().split()[:2]
-                    else:
-                        with open(os.path.join(folder, "cpu.cfs_quota_us"),
-                                  encoding="ascii") as f:
-                            quota = f.read().strip()
-                        with open(os.path.join(folder, "cpu.cfs_period_us"),
-                                  encoding="ascii") as f:
-                            period = f.read().strip()
-                    q, t = (None if quota == "max" else int(quota)), int(period)
-                except (OSError, ValueError):
-                    continue
-                return -(-q // t) if q is not None and q > 0 and t > 0 else None
+        yield v2, [folder for base in dict.fromkeys(bases)
+                   for folder in (os.path.join(base, rel.lstrip("/")), base)]
+
+
+def _cgroup_cpus(root: str = "/sys/fs/cgroup", proc: str = "/proc/self/cgroup") -> int | None:
+    """The CPUs this process's cgroup may use, rounded up: cpu.max's quota over its period (v2),
+    or v1's cpu.cfs_quota_us over cpu.cfs_period_us; None without a quota."""
+    for v2, folders in _cgroup_folders("cpu", root, proc):
+        for folder in folders:
+            try:
+                if v2:
+                    with open(os.path.join(folder, "cpu.max"), encoding="ascii") as f:
+                        quota, period = f.read().split()[:2]
+                else:
+                    with open(os.path.join(folder, "cpu.cfs_quota_us"), encoding="ascii") as f:
+                        quota = f.read().strip()
+                    with open(os.path.join(folder, "cpu.cfs_period_us"), encoding="ascii") as f:
+                        period = f.read().strip()
+                q, t = (None if quota == "max" else int(quota)), int(period)
+            except (OSError, ValueError):
+                continue
+            return -(-q // t) if q is not None and q > 0 and t > 0 else None
     return None
 
 
@@ -468,26 +474,10 @@ def _rlimit_left() -> int | None:
 def _cgroup_left(root: str = "/sys/fs/cgroup", proc: str = "/proc/self/cgroup") -> int | None:
     """memory.max minus memory.current of this process's cgroup (v2), or of v1's memory
     controller (limit_in_bytes minus usage_in_bytes); None without a limit."""
-    try:
-        with open(proc, encoding="ascii") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        _, controllers, rel = parts
-        if controllers == "":
-            files = ("memory.max", "memory.current")
-            base = root
-        elif "memory" in controllers.split(","):
-            files = ("memory.limit_in_bytes", "memory.usage_in_bytes")
-            base = os.path.join(root, "memory")
-        else:
-            continue
-        # the cgroup's own folder; in a container (a cgroup namespace) the root is the cgroup
-        for folder in (os.path.join(base, rel.lstrip("/")), base):
+    for v2, folders in _cgroup_folders("memory", root, proc):
+        files = ("memory.max", "memory.current") if v2 else \
+            ("memory.limit_in_bytes", "memory.usage_in_bytes")
+        for folder in folders:
             try:
                 with open(os.path.join(folder, files[0]), encoding="ascii") as f:
                     limit = f.read().strip()
