@@ -653,6 +653,20 @@ static int stat_class(uint8_t kind)
     return kind == 3 || kind == 4 ? 0 : kind == 5 ? 1 : kind == 7 ? 2 : -1;
 }
 
+/* The place of k among the n sorted keys: its index if present, else where it would go. */
+static int key_place(const int64_t *key, int n, int64_t k)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (key[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int group_stats(struct job_out *o)
 {
     stat_cols *s = &o->st, g = {0};
@@ -664,14 +678,7 @@ static int group_stats(struct job_out *o)
         if (cls < 0)
             continue;
         int64_t k = s->mid[i] * 4 + cls;
-        int lo = 0, hi = n; /* key's place among the sorted keys */
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            if (key[mid] < k)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        int lo = key_place(key, n, k);
         if (lo < n && key[lo] == k) {
             count[lo]++;
             continue;
@@ -702,15 +709,7 @@ static int group_stats(struct job_out *o)
         if (cls < 0)
             continue;
         int64_t k = s->mid[i] * 4 + cls;
-        int lo = 0, hi = n - 1;
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            if (key[mid] < k)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        Py_ssize_t t = at[lo]++;
+        Py_ssize_t t = at[key_place(key, n, k)]++;
         g.ev[t] = s->ev[i];
         g.mid[t] = s->mid[i];
         g.kind[t] = s->kind[i];
