@@ -12,6 +12,17 @@ from hypothesis import strategies as st
 from traceinsight.analysis import native
 
 
+def disjoint_windows(windows) -> tuple[np.ndarray, np.ndarray]:
+    """The (start, end) windows in start order, each one overlapping an earlier kept one
+    dropped: disjoint windows, as steps are (starts, ends)."""
+    steps: list[tuple[int, int]] = []
+    for a, b in sorted(windows):
+        if not steps or a >= steps[-1][1]:
+            steps.append((a, b))
+    return (np.array([a for a, _ in steps], dtype=np.int64),
+            np.array([b for _, b in steps], dtype=np.int64))
+
+
 @st.composite
 def nested_lines(draw, max_lines=3):
     """Events of a few thread lines, properly nested (touching and equal spans allowed), sorted by
@@ -149,12 +160,7 @@ def test_window_sums_and_owned_time_clip_every_segment(ev, windows):
     for c in range(4):
         np.testing.assert_array_equal(got[:, c], clip[:, seg_cat == c].sum(axis=1))
     # owned time: disjoint windows (the steps), per owning event
-    steps: list[tuple[int, int]] = []
-    for a, b in sorted(zip(t0.tolist(), t1.tolist())):
-        if not steps or a >= steps[-1][1]:
-            steps.append((a, b))
-    ws = np.array([a for a, _ in steps], dtype=np.int64)
-    we = np.array([b for _, b in steps], dtype=np.int64)
+    ws, we = disjoint_windows(zip(t0.tolist(), t1.tolist()))
     for c in range(3):
         got = native.owned_time(bounds, owner, seg_cat, ws, we, c, len(start))
         clip = np.clip(np.minimum(bounds[1:][None, :], we[:, None])
@@ -178,12 +184,7 @@ def test_frame_sums_count_self_and_outermost_inclusive_time(ev, windows):
     n = len(start)
     own = (np.arange(n) * 7 + 3) % 11
     is_frame_name = np.array([True, True, False, True])  # name 2 is a TraceMe
-    steps: list[tuple[int, int]] = []
-    for a, b in sorted((a, a + d) for a, d in windows):
-        if not steps or a >= steps[-1][1]:
-            steps.append((a, b))
-    ws = np.array([a for a, _ in steps], dtype=np.int64)
-    we = np.array([b for _, b in steps], dtype=np.int64)
+    ws, we = disjoint_windows((a, a + d) for a, d in windows)
     calls, self_t, incl = native.frame_sums(parent, name, start, np.ones(n, bool), is_frame_name,
                                             0, n, ws, we, own)
     ancestors = []
@@ -193,7 +194,7 @@ def test_frame_sums_count_self_and_outermost_inclusive_time(ev, windows):
             chain.append(p)
             p = parent[p]
         ancestors.append(chain)
-    counted = [bool(is_frame_name[name[i]]) and any(a <= start[i] < b for a, b in steps)
+    counted = [bool(is_frame_name[name[i]]) and any(a <= start[i] < b for a, b in zip(ws, we))
                for i in range(n)]
     want = np.zeros((3, 4), dtype=np.int64)
     for i in range(n):
@@ -519,12 +520,7 @@ def test_frame_sweep_is_frame_sums_over_owned_time_and_the_issuers_sums(ev, wind
         with pytest.raises(IndexError):
             native.timeline(start, end, None, cat, 3, outside=outside, n_events=0)
     owner, seg_cat = owner[:-1], seg_cat[:-1]
-    steps: list[tuple[int, int]] = []
-    for a, b in sorted((a, a + d) for a, d in windows):
-        if not steps or a >= steps[-1][1]:
-            steps.append((a, b))
-    ws = np.array([a for a, _ in steps], dtype=np.int64)
-    we = np.array([b for _, b in steps], dtype=np.int64)
+    ws, we = disjoint_windows((a, a + d) for a, d in windows)
     is_frame = np.array([True, True, False, True])
     marked = np.array(draw(st.lists(st.booleans(), min_size=4, max_size=4)))
     caller = np.array(draw(st.lists(st.booleans(), min_size=4, max_size=4)))
@@ -538,7 +534,7 @@ def test_frame_sweep_is_frame_sums_over_owned_time_and_the_issuers_sums(ev, wind
         np.testing.assert_array_equal(got[k], w)
     issuer_name = marked & (want[0] > 0)
     issuer = np.array([brute_nearest_marked(issuer_name[name], parent, e) for e in range(n)])
-    in_win = np.array([any(a <= s < b for a, b in steps) for s in start.tolist()], dtype=bool)
+    in_win = np.array([any(a <= s < b for a, b in zip(ws, we)) for s in start.tolist()], dtype=bool)
     for k, c in (("time_a", 1), ("time_b", 2)):
         by_event = native.owned_time(bounds, owner, seg_cat, ws, we, c, n)
         by_name = np.zeros(4, dtype=np.int64)
