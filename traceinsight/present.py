@@ -329,7 +329,8 @@ STAGE_TITLE = "tf.data stages (self: less nested stages; a Prefetch's is the ste
 
 # A mode's memory (report document's ``memory``: ``ModeResult.memory_figures``)
 MEMORY_TITLE = ("Memory per mode: the process's peak resident memory while it was timed untraced, "
-                "and TensorFlow's allocator events in the steady traced steps")
+                "and the allocator's events (TensorFlow's, or XLA's under JAX) in the steady "
+                "traced steps")
 MEMORY_COLUMNS = (
     ColumnSpec("peak_rss_bytes", "peak RSS MiB (untraced)", mib),
     ColumnSpec("rss_basis", "RSS peak of", text=True,

@@ -241,7 +241,7 @@ DEVICE_COLUMNS = (ColumnSpec("host", "host"), ColumnSpec("device", "device"),
                   ColumnSpec("after_host_ms", "after host", present.ms),
                   ColumnSpec("slowest", "", text=True,
                              get=lambda d: "slowest" if d.get("slowest") else ""))
-KERNEL_COLUMNS = (ColumnSpec("op", "TF op"), ColumnSpec("op_type", "type"),
+KERNEL_COLUMNS = (ColumnSpec("op", "framework op"), ColumnSpec("op_type", "type"),
                   ColumnSpec("kernel", "kernel"), ColumnSpec("calls", "calls", present.count),
                   ColumnSpec("device_ms", "device ms", present.ms),
                   ColumnSpec("ms_per_step", "ms/step", present.ms),

@@ -94,7 +94,7 @@ KERNEL_COLUMNS = [
     Column("share", "share", fmt.percent, numeric=True),
     Column("calls", "calls", fmt.count, numeric=True),
     Column("op_type", "type"),
-    Column("op", "TF op"),
+    Column("op", "framework op"),
     Column("kernel", "kernel"),
 ]
 
