@@ -204,7 +204,7 @@ def test_a_script_that_ends_with_its_window_says_it_timed_no_untraced_step(runs_
     entry = runfolder.read_manifest(runs_dir / "short")["modes"]["custom_loop"]
     assert entry["status"] == "ok" and entry["details"]["untraced_steps"] == 0
     note = next(n for n in entry["notes"] if n.startswith("no untraced step was timed after the trace"))
-    assert "the script ended 0 steps after the traced window" in note
+    assert "the script ended with the traced window" in note
     assert "no untraced step was timed after the trace" in err
     m = traceinsight.load(runs_dir / "short", use_cache=False).modes["custom_loop"]
     assert m.correction is not None and m.correction.kind is CorrectionKind.TRACED

@@ -449,10 +449,11 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
     if trace and path and traced_steps and not after:
         later = sum(1 for n in nums if n > traced_steps[-1][1])
         notes.append(
-            NO_UNTRACED_NOTE + f": the script ended {later} step{'s' if later != 1 else ''} after "
-            "the traced window"
-            + (", every one of them while the profiler was still saving the trace (a step then "
-               "runs beside its work and is not timed)" if later else "")
+            NO_UNTRACED_NOTE + (
+                f": the script ended {later} step{'s' if later != 1 else ''} after the traced "
+                "window, every one of them while the profiler was still saving the trace (a step "
+                "then runs beside its work and is not timed)" if later else
+                ": the script ended with the traced window")
             + ". The figures are the traced steps', the profiler's cost inside; run the script "
             "longer (more steps or epochs after the window) for an untraced median")
     po = host.get("profile_options") or {}
