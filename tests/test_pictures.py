@@ -166,12 +166,14 @@ def test_the_bars_say_traced_where_no_untraced_timing_exists():
     captured = traceinsight.load(data / "runs" / "conv1d")
     both = complete(Run(None, "both", {**captured.modes,
                                        "jax": replace(next(iter(foreign.modes.values())), name="jax")}))
-    for run, basis in ((foreign, "traced"), (captured, "untraced"), (both, "mixed")):
+    from traceinsight.present import DrawnBasis
+    for run, basis in ((foreign, DrawnBasis.TRACED), (captured, DrawnBasis.UNTRACED),
+                       (both, DrawnBasis.MIXED)):
         md = render(run, "md")
         assert f'title "{MERMAID_TITLE[basis]}"' in md
         alts = [alt for _, alt, _ in figures(build(run))]
         assert alts[0] == BARS_ALT[basis]
-        assert ("The traced step: mean ms/step" in md) == (basis == "traced")
+        assert ("The traced step: mean ms/step" in md) == (basis is DrawnBasis.TRACED)
     m = next(iter(foreign.modes.values()))
     steady = m.steady_steps
     assert abs(sum(m.category_means().values()) - float(steady["wall_ms"].mean())) < 1e-9

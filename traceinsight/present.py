@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 # Category order and colours. Mid-tone colours (Tableau 10) read on dark and light backgrounds.
@@ -44,14 +45,20 @@ CATEGORY_GLYPHS: dict[str, str] = {
     "other": "x",
 }
 
-def drawn_basis(traced: Sequence[bool]) -> str:
+class DrawnBasis(Enum):
+    """How the category figures of some modes were drawn (``drawn_basis``)."""
+    UNTRACED = "untraced"    # each mode's split of its untraced median, the profiler's cost out
+    TRACED = "traced"        # every one as recorded (no untraced timing), the profiler's cost in
+    MIXED = "mixed"          # some of each
+
+
+def drawn_basis(traced: Sequence[bool]) -> DrawnBasis:
     """How the category figures of some modes were drawn, given for each whether it is drawn as
     traced (``CorrectionKind.TRACED``: no untraced timing, a trace captured without
-    traceinsight): "untraced" (each mode's split of its untraced median), "traced" (every one as
-    recorded, the profiler's cost inside) or "mixed"."""
+    traceinsight)."""
     if not any(traced):
-        return "untraced"
-    return "traced" if all(traced) else "mixed"
+        return DrawnBasis.UNTRACED
+    return DrawnBasis.TRACED if all(traced) else DrawnBasis.MIXED
 
 
 MISSING = "–"          # a figure that does not exist (failed mode, no steps)

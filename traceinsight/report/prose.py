@@ -25,9 +25,12 @@ TRACED_MEANS_NOTE = ("The traced step: mean ms/step per category of the host-tra
                      "share, stalls in a few steps included. No untraced timing exists for a trace "
                      "captured without traceinsight: the profiler's own cost is inside these "
                      "figures, and they add up to the mean traced step, not to the median above")
+CATEGORY_MEDIANS_NOTE = ("The typical step: median ms/step per category, corrected as the means are "
+                         "(medians do not add up to a step).")
+STEP_COLUMN = "step ms"
 
 
-def drawn_basis(modes: Sequence[ModeEntry]) -> str:
+def drawn_basis(modes: Sequence[ModeEntry]) -> present.DrawnBasis:
     """``present.drawn_basis`` of the ok modes' entries."""
     return present.drawn_basis([(m.get("correction") or {}).get("kind") == CorrectionKind.TRACED.value
                                 for m in modes if m["status"] == "ok"])
@@ -35,10 +38,8 @@ def drawn_basis(modes: Sequence[ModeEntry]) -> str:
 
 def category_means_note(modes: Sequence[ModeEntry]) -> str:
     """What the category means add up to, for these modes."""
-    return TRACED_MEANS_NOTE if drawn_basis(modes) == "traced" else CATEGORY_MEANS_NOTE
-CATEGORY_MEDIANS_NOTE = ("The typical step: median ms/step per category, corrected as the means are "
-                         "(medians do not add up to a step).")
-STEP_COLUMN = "step ms"
+    return TRACED_MEANS_NOTE if drawn_basis(modes) is present.DrawnBasis.TRACED else \
+        CATEGORY_MEANS_NOTE
 
 
 _ENV_LABELS = [("tensorflow", "TensorFlow"), ("keras", "Keras"), ("tf_keras", "tf_keras"),

@@ -77,21 +77,21 @@ def _legend(items: list[tuple[str, str]], x: float, y: float, max_x: float) -> t
 
 # the category bars' words by how the modes were drawn (``prose.drawn_basis``): the user's
 # untraced step, or for traces captured without traceinsight the traced step as recorded
-BARS_TITLE = {"untraced": "ms per untraced step by category and mode",
-              "traced": "ms per traced step by category and mode",
-              "mixed": "ms per step by category and mode"}
+_U, _T, _M = present.DrawnBasis.UNTRACED, present.DrawnBasis.TRACED, present.DrawnBasis.MIXED
+BARS_TITLE = {_U: "ms per untraced step by category and mode",
+              _T: "ms per traced step by category and mode",
+              _M: "ms per step by category and mode"}
 BARS_ALT = {
-    "untraced": "ms per untraced step by category and mode (each category's mean ms/step; a bar "
-                "adds up to the mode's untraced median)",
-    "traced": "ms per traced step by category and mode (each category's mean ms/step of the "
-              "traced steps, the profiler's cost inside: no untraced timing was captured; a bar "
-              "adds up to the mode's mean traced step)",
-    "mixed": "ms per step by category and mode (each category's mean ms/step; a bar adds up to "
-             "the mode's untraced median, or for a mode with no untraced timing to its mean "
-             "traced step)"}
-MERMAID_TITLE = {"untraced": "ms per untraced step, by category (profiler cost taken out)",
-                 "traced": "ms per traced step, by category (profiler cost inside)",
-                 "mixed": "ms per step, by category (profiler cost taken out where timed untraced)"}
+    _U: "ms per untraced step by category and mode (each category's mean ms/step; a bar adds up "
+        "to the mode's untraced median)",
+    _T: "ms per traced step by category and mode (each category's mean ms/step of the traced "
+        "steps, the profiler's cost inside: no untraced timing was captured; a bar adds up to the "
+        "mode's mean traced step)",
+    _M: "ms per step by category and mode (each category's mean ms/step; a bar adds up to the "
+        "mode's untraced median, or for a mode with no untraced timing to its mean traced step)"}
+MERMAID_TITLE = {_U: "ms per untraced step, by category (profiler cost taken out)",
+                 _T: "ms per traced step, by category (profiler cost inside)",
+                 _M: "ms per step, by category (profiler cost taken out where timed untraced)"}
 
 
 def category_bars(modes: Sequence[ModeEntry]) -> str:

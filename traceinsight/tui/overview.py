@@ -54,12 +54,13 @@ def run_title(run: Run) -> Text:
 
 # the bars' heading by how the modes were drawn (``present.drawn_basis``)
 BARS_HEADING = {
-    "untraced": "Where the time goes (ms per untraced step by category, the profiler's cost "
-                "taken out; one scale)",
-    "traced": "Where the time goes (ms per traced step by category, the profiler's cost inside: "
-              "no untraced timing was captured; one scale)",
-    "mixed": "Where the time goes (ms per step by category: untraced, the profiler's cost taken "
-             "out, where the mode was timed untraced, else traced; one scale)"}
+    fmt.DrawnBasis.UNTRACED: "Where the time goes (ms per untraced step by category, the "
+                             "profiler's cost taken out; one scale)",
+    fmt.DrawnBasis.TRACED: "Where the time goes (ms per traced step by category, the profiler's "
+                           "cost inside: no untraced timing was captured; one scale)",
+    fmt.DrawnBasis.MIXED: "Where the time goes (ms per step by category: untraced, the "
+                          "profiler's cost taken out, where the mode was timed untraced, else "
+                          "traced; one scale)"}
 
 
 def bar_rows(run: Run) -> list[BarRow]:
