@@ -491,9 +491,11 @@ def startup(args, env: dict[str, str]) -> None:
     floor, one, cached, uncached = (cpu[labels[i]] for i in range(4))
     print(f"PYTHONDONTWRITEBYTECODE=1 (no bytecode cache: every traceinsight module compiled "
           f"again) adds {uncached - cached:.3f} s of CPU to analyze")
-    goal("analyze of a small trace, above the numpy floor", f"{cached - floor:.3f} s CPU "
-         f"({cached - one:.3f} s above numpy with one OpenBLAS thread, as analyze imports it)",
-         "≤ 0.1 s", cached - floor <= 0.1)
+    # judged against the numpy import analyze pays (one OpenBLAS thread): the plain import's CPU
+    # time also holds OpenBLAS's other threads starting, which analyze never starts
+    goal("analyze of a small trace, above the numpy floor", f"{cached - one:.3f} s CPU above "
+         f"numpy with one OpenBLAS thread, as analyze imports it ({cached - floor:.3f} s above "
+         "the plain import's CPU, OpenBLAS's threads included)", "≤ 0.1 s", cached - one <= 0.1)
     goal("PYTHONDONTWRITEBYTECODE=1 adds (compiling)", f"{uncached - cached:.3f} s CPU",
          "~0.09 s (said in the benchmark)", None)
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "bench_view.py"), str(RUN),
