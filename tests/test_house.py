@@ -179,6 +179,11 @@ def test_package_index_from_install_records_is_the_walks(tmp_path):
         "keras/sub/listed.py,sha256=x,1\nkeras-9.0.dist-info/RECORD,,\n\"keras/a,b.py\",,\n")
     assert hotspots._recorded_py_files(roots, hotspots._install_records(roots)) == {
         roots[0]: ["listed.py", "a,b.py"]}
+    # the csv module's own line ending (CRLF), as a RECORD written by it has
+    (tmp_path / "keras-9.0.dist-info" / "RECORD").write_bytes(
+        b"keras/sub/listed.py,sha256=x,1\r\nkeras-9.0.dist-info/RECORD,,\r\n\"keras/a,b.py\",,\r\n")
+    assert hotspots._recorded_py_files(roots, hotspots._install_records(roots)) == {
+        roots[0]: ["listed.py", "a,b.py"]}
 
 
 SOURCES = [p for d in ("traceinsight", "tests", "tools", "samples") for p in (ROOT / d).rglob("*.py")]

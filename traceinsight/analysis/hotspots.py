@@ -63,9 +63,7 @@ def _package_files() -> dict[str, str]:
     TensorFlow's tree takes a while, so the index is kept for the process, and on disk per package
     location and version only where the user asks for it (``TRACEINSIGHT_CACHE=DIR``): the tool
     writes nothing outside a run folder unless asked."""
-    import hashlib
     import importlib.util
-    import json
 
     roots: list[tuple[str, str]] = []
     for pkg, group in _PACKAGES:
@@ -76,16 +74,20 @@ def _package_files() -> dict[str, str]:
         if spec is not None and spec.submodule_search_locations:
             roots += [(r, group) for r in spec.submodule_search_locations]
     records = _install_records([r for r, _ in roots])
-    # the dist-info folders' names carry the distributions' versions (and their places)
-    key = hashlib.sha256(json.dumps([roots, sorted(records)]).encode()).hexdigest()[:16]
     cache_dir = os.environ.get("TRACEINSIGHT_CACHE")
-    cache = Path(cache_dir) / f"pyfiles-{key}.json" if cache_dir else None
-    try:
-        data = json.loads(cache.read_text()) if cache else None
-        if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
-            return data
-    except (OSError, ValueError, RecursionError):
-        pass
+    cache = None
+    if cache_dir:
+        import hashlib
+        import json
+        # the dist-info folders' names carry the distributions' versions (and their places)
+        key = hashlib.sha256(json.dumps([roots, sorted(records)]).encode()).hexdigest()[:16]
+        cache = Path(cache_dir) / f"pyfiles-{key}.json"
+        try:
+            data = json.loads(cache.read_text())
+            if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
+                return data
+        except (OSError, ValueError, RecursionError):
+            pass
     listed = _recorded_py_files([r for r, _ in roots], records)
     out: dict[str, str] = {}
     for root, group in roots:
@@ -126,8 +128,9 @@ def _install_records(roots: list[str]) -> dict[str, str]:
             dist = name[: -len(".dist-info")].rpartition("-")[0].lower().replace("_", "-")
             if dist in _DISTRIBUTIONS:
                 try:
-                    out[os.path.join(parent, name)] = (Path(parent) / name / "RECORD").read_text(
-                        encoding="utf-8")
+                    # bytes decoded: read_text's newline translation costs more than the read
+                    out[os.path.join(parent, name)] = (
+                        Path(parent) / name / "RECORD").read_bytes().decode("utf-8")
                 except (OSError, UnicodeDecodeError):
                     continue
     return out
@@ -142,15 +145,20 @@ def _recorded_py_files(roots: list[str], records: dict[str, str]) -> dict[str, l
     out: dict[str, list[str]] = {}
     for info, record in records.items():
         parent = os.path.dirname(info)     # RECORD's paths are relative to it
-        for line in record.splitlines():
-            path = line.split(",", 1)[0]
+        root_of: dict[str, str | None] = {}
+        # TensorFlow's RECORD is ~20,000 lines, a tenth of them .py: the cheap test first
+        for line in [x for x in record.split("\n") if ".py," in x or x.startswith('"')]:
             if line.startswith('"'):    # a quoted path (a comma in it): CSV, rarely
                 import csv
-                path = next(csv.reader([line]))[0]
+                path = next(csv.reader([line.rstrip("\r")]))[0]
+            else:
+                path = line.partition(",")[0]
             if not path.endswith(".py"):
                 continue
             top, _, rest = path.partition("/")
-            root = folders.get(os.path.join(parent, top))
+            if top not in root_of:
+                root_of[top] = folders.get(os.path.join(parent, top))
+            root = root_of[top]
             if root is not None and rest:
                 out.setdefault(root, []).append(rest.rpartition("/")[2])
     return out
