@@ -10,6 +10,7 @@ workload process).
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -134,7 +135,21 @@ def one_blas_thread(command: str | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """The ``traceinsight`` command. Without ``argv`` (the console script, ``python -m
+    traceinsight``) the process is the command's own and ends after it: the objects it made are
+    then frozen out of the garbage collector (``gc.freeze``), so the interpreter's collections at
+    exit do not walk every object numpy and the analysis made only to free memory the process
+    hands back anyway (a small command's exit, several milliseconds). Exit handlers still run and
+    files are still flushed and closed; only cyclic garbage is left to the operating system."""
+    if argv is not None:
+        return _main(list(argv))
+    try:
+        return _main(sys.argv[1:])
+    finally:
+        gc.freeze()
+
+
+def _main(argv: list[str]) -> int:
     one_blas_thread(_command_in(argv))
     from traceinsight.analysis import malloc
     malloc.allow()       # the command's process is the tool's: it may tune its own allocator
