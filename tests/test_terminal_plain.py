@@ -159,23 +159,26 @@ def test_one_blas_thread_only_for_the_analysing_commands(monkeypatch):
         assert os.environ.get("OPENBLAS_NUM_THREADS") == want, (command, env)
 
 
-def test_the_command_s_own_process_freezes_its_objects_at_the_end(monkeypatch, capsys):
-    """Run as the process's command (no argv: the console script), ``main`` freezes the objects
-    it made out of the garbage collector when it ends, whatever the command returned, so the
-    exit's collections skip them; called with an argv (a caller's process, as here) it never
-    does."""
+def test_the_command_s_own_process_tunes_its_garbage_collector(monkeypatch, capsys):
+    """Run as the process's command (no argv: the console script), ``main`` collects the youngest
+    generation less often and freezes the objects it made out of the garbage collector when it
+    ends, whatever the command returned, so the exit's collections skip them; called with an argv
+    (a caller's process, as here) it changes neither."""
     import gc
     import sys
 
     from traceinsight import cli
     frozen: list[int] = []
+    thresholds: list[tuple] = []
     monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
+    monkeypatch.setattr(gc, "set_threshold", lambda *t: thresholds.append(t))
     with pytest.raises(SystemExit):
         cli.main(["--version"])
-    assert frozen == []
+    assert frozen == [] and thresholds == []
     for argv, status in ((["traceinsight"], 2), (["traceinsight", "analyze", "/no/such/path"], 2)):
         monkeypatch.setattr(sys, "argv", argv)
         assert cli.main() == status
-        assert frozen == [1]
+        assert frozen == [1] and thresholds == [(cli.GC_YOUNG_THRESHOLD,)]
         frozen.clear()
+        thresholds.clear()
     capsys.readouterr()
