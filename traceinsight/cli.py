@@ -144,11 +144,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     traceinsight``) the process is the command's own, and it tunes its garbage collector as it
     tunes its allocator (``malloc.allow``):
 
-    * the youngest generation is collected every ``GC_YOUNG_THRESHOLD`` new objects: importing
-      numpy and the package makes tens of thousands of long-lived objects (functions, classes,
-      module dicts), which at Python's default are each walked several times by collections that
-      find nothing to free (a small command's start, several milliseconds); cyclic garbage still
-      goes, a bounded number of objects later;
+    * a command that only analyses (``ANALYSING``) collects the youngest generation every
+      ``GC_YOUNG_THRESHOLD`` new objects: importing numpy and the package makes tens of thousands
+      of long-lived objects (functions, classes, module dicts), which at Python's default are each
+      walked several times by collections that find nothing to free (a small command's start,
+      several milliseconds); cyclic garbage still goes, a bounded number of objects later;
     * when the command ends, the objects it made are frozen out of the collector
       (``gc.freeze``), so the interpreter's collections at exit do not walk them all only to free
       memory the process hands back anyway (several milliseconds more). Exit handlers still run
@@ -156,7 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     if argv is not None:
         return _main(list(argv))
-    gc.set_threshold(GC_YOUNG_THRESHOLD)
+    if _command_in(sys.argv[1:]) in ANALYSING:
+        gc.set_threshold(GC_YOUNG_THRESHOLD)
     try:
         return _main(sys.argv[1:])
     finally:
