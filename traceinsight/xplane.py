@@ -194,9 +194,10 @@ def message_classes(serialized: bytes) -> dict[str, Any]:
     made: dict[str, Any] = {}
 
     def make(descriptor) -> Any:
-        # GetMessageClass under upb: the class from upb's metaclass (GetMessageClass's subclass
-        # of it adds nothing), then the classes of the messages its fields hold (a map's entries
-        # too), each made once
+        # GetMessageClass under upb: the class from upb's metaclass (the subclass of it that
+        # GetMessageClass uses only names its "DESCRIPTOR" key), then the classes of the messages
+        # its fields hold (a map's entries too), each made once; the schemas here declare no
+        # extensions, the rest of what GetMessageClass does
         cls = made.get(descriptor.full_name)
         if cls is None:
             cls = made[descriptor.full_name] = upb.MessageMeta(
