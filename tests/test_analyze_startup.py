@@ -46,9 +46,12 @@ def heavy(imported: set[str]) -> list[str]:
 def test_analyze_a_trace_without_pandas():
     out, imported = analyze(TRACE)
     assert heavy(imported) == []
-    # start-up: a trace's analysis reads no analysis cache, its protobuf classes come from
-    # serialized schemas, the help formatter is sized without shutil
-    assert not imported & {"traceinsight.analysis.cache", "google.protobuf.descriptor_pb2", "shutil"}
+    # start-up: a trace's analysis reads no analysis cache and no JSON, its protobuf classes come
+    # from serialized schemas (under upb, without protobuf's pure-Python implementation), the help
+    # formatter is sized without shutil
+    assert not imported & {"traceinsight.analysis.cache", "google.protobuf.descriptor_pb2", "shutil",
+                           "google.protobuf.internal.python_message", "google.protobuf.text_format",
+                           "json"}
     check_golden("analyze_trace.txt", out)
 
 

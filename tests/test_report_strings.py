@@ -194,8 +194,10 @@ def test_skipped_modes_are_named_in_the_headline():
 def test_safe_leaves_a_printable_string_as_it_is_and_escapes_the_rest():
     """``safe``'s shortcut for a printable string agrees with the escaping it skips: every
     character ``_UNSAFE`` escapes is unprintable, so a printable string has none to escape."""
+    import re
     import sys
-    unsafe = [chr(c) for c in range(sys.maxunicode + 1) if present._UNSAFE.match(chr(c))]
+    match = re.compile(present._UNSAFE).match
+    unsafe = [chr(c) for c in range(sys.maxunicode + 1) if match(chr(c))]
     assert unsafe and not any(c.isprintable() for c in unsafe)
     for s in ("plain", "ü 日本 🙂 back\\slash", "[bold]x[/bold]", "", "a" * present.MAX_NAME):
         assert present.safe(s) == s and present.safe(s, None) == s

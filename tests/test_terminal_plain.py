@@ -157,3 +157,34 @@ def test_one_blas_thread_only_for_the_analysing_commands(monkeypatch):
         monkeypatch.setattr(os, "environ", dict(env))
         cli.one_blas_thread(command)
         assert os.environ.get("OPENBLAS_NUM_THREADS") == want, (command, env)
+
+
+def test_the_command_s_own_process_tunes_its_garbage_collector(monkeypatch, capsys):
+    """Run as the process's command (no argv: the console script), ``main`` collects the youngest
+    generation less often where the command only analyses, and freezes the objects it made out of
+    the garbage collector when it ends, however the command ended, so the exit's collections skip
+    them; called with an argv (a caller's process, as here) it changes neither."""
+    import gc
+    import sys
+
+    from traceinsight import cli
+    frozen: list[int] = []
+    thresholds: list[tuple] = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
+    monkeypatch.setattr(gc, "set_threshold", lambda *t: thresholds.append(t))
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert frozen == [] and thresholds == []
+    for argv, status, tuned in ((["traceinsight"], 2, []),
+                                (["traceinsight", "capture", "--no-such-option"], 2, []),
+                                (["traceinsight", "analyze", "/no/such/path"], 2,
+                                 [(cli.GC_YOUNG_THRESHOLD,)])):
+        monkeypatch.setattr(sys, "argv", argv)
+        try:
+            assert cli.main() == status
+        except SystemExit as e:       # argparse's own exit, on a bad option
+            assert e.code == status
+        assert frozen == [1] and thresholds == tuned, argv
+        frozen.clear()
+        thresholds.clear()
+    capsys.readouterr()

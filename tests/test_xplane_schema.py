@@ -80,3 +80,46 @@ def test_profile_options_match_tensorflow():
                              duration_ms=1500, repository_path="/tmp/x")
     assert xplane.decode_profile_options(msg.SerializeToString()) == {
         "host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 1}
+
+
+def test_the_classes_read_a_trace_alike_under_either_backend():
+    """Under upb the classes are made by upb's own metaclass (no pure-Python implementation
+    imported); under the pure-Python backend by ``message_factory``. Both read a committed trace
+    to the same message, and under upb nothing of the Python implementation is imported."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    trace = next(p for p in sorted((Path(__file__).parent / "data" / "runs" / "conv1d").rglob(
+        "*.xplane.pb")) if "/host/" in p.as_posix())
+    code = ("import hashlib, sys; from traceinsight import xplane; "
+            "s = xplane.XSpace.FromString(open(sys.argv[1], 'rb').read()); "
+            "p = s.planes[0]; m = next(iter(p.event_metadata.values())); "
+            # (each backend serializes a map in its own order: the fields, maps by key)
+            "stat = lambda t: (t.metadata_id, t.WhichOneof('value'), "
+            "getattr(t, t.WhichOneof('value') or 'ref_value')); "
+            "dump = repr([(q.id, q.name, [(k, v.name, v.display_name, v.metadata, "
+            "[stat(t) for t in v.stats], list(v.child_id)) for k, v in sorted(q.event_metadata.items())], "
+            "[(k, v.name, v.description) for k, v in sorted(q.stat_metadata.items())], "
+            "[stat(t) for t in q.stats], [(line.id, line.display_id, line.name, line.timestamp_ns, "
+            "line.duration_ps, [(e.metadata_id, e.WhichOneof('data'), e.offset_ps, "
+            "e.num_occurrences, e.duration_ps, [stat(t) for t in e.stats]) for e in line.events]) "
+            "for line in q.lines]) for q in s.planes]); "
+            "print(hashlib.sha256(dump.encode()).hexdigest(), "
+            "sum(len(line.events) for q in s.planes for line in q.lines), "
+            "type(m) is xplane.XEventMetadata, type(p) is xplane.XPlane, "
+            "type(p.lines[0].events[0].stats.add()) is xplane.XStat, "
+            "sorted(m for m in ('google.protobuf.descriptor_pool', "
+            "'google.protobuf.internal.python_message', 'google.protobuf.text_format') "
+            "if m in sys.modules))")
+    out = {}
+    for impl in ("upb", "python"):
+        env = dict(os.environ, PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=impl)
+        r = subprocess.run([sys.executable, "-c", code, str(trace)], capture_output=True,
+                           text=True, env=env, check=True)
+        out[impl] = r.stdout.split(" ", 5)
+    digest, events, *same_classes, python_modules = out["upb"]
+    assert int(events) > 1000 and same_classes == ["True"] * 3
+    assert python_modules.strip() == "[]"
+    assert out["python"][:5] == out["upb"][:5]
+    assert "python_message" in out["python"][5]

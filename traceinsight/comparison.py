@@ -45,7 +45,7 @@ class FamilyDelta:
     delta_ms: float
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)   # its own __eq__ and __repr__ below
 class Comparison:
     """Two modes compared: the difference of their medians with its interval, and the tables
     that explain it.

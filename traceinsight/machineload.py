@@ -5,7 +5,7 @@ took (``other_cpu_busy``: ``/proc/stat``'s busy ticks, steal included, minus the
 process's own) and the share the hypervisor stole (``steal``, part of the former). The capture's
 round loop (``capture.orchestrate.run_rounds``) reads ``disturbed`` to re-run or set aside a
 round; the analysis reads the same records (``model.Timing.round_loads`` / ``.set_aside``) to say
-on every page which rounds were set aside and why, and ``stats.between_runs`` to tell a busier
+on every page which rounds were set aside and why, and ``rundiff.between_runs`` to tell a busier
 machine from a code change. Standard library only: the capture's workload side imports it.
 """
 

@@ -378,7 +378,7 @@ class MemoryFigures:
                                             self.peak_in_use_bytes))
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)   # its own __eq__ and __repr__ below
 class ModeResult:
     """One execution mode of a run (or one foreign trace, shown as a mode).
 
@@ -794,7 +794,7 @@ class Display(Protocol):
     def show(self, run: Run, file: Any) -> None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)   # its own __repr__ below
 class Run:
     """A captured run (a run folder) or a set of foreign traces, analysed.
 

@@ -68,11 +68,12 @@ MAX_NAME = 200         # characters of a trace string shown in a table cell or a
 
 # C0 controls, DEL, C1 controls; bidi embeddings / overrides / isolates and marks; zero-width and
 # invisible format characters; line and paragraph separators. Everything else (any script, emoji,
-# the backslash) is shown as it is.
-_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
+# the backslash) is shown as it is. (Patterns, compiled by ``re`` at their first use, once: most
+# commands escape nothing, ``safe``'s printable strings never reach them, and compiling these
+# classes costs more than half a millisecond of every start.)
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]"
 # json escapes C0 itself; its layout (newlines, indentation) is C0 and must stay
-_UNSAFE_JSON = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
+_UNSAFE_JSON = "[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]"
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -84,7 +85,7 @@ def _escape_char(m: re.Match) -> str:
     return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
 
 
-_LONG_WORD = re.compile(rf"\S{{{MAX_NAME + 1},}}")
+_LONG_WORD = rf"\S{{{MAX_NAME + 1},}}"
 
 
 def _cut_word(m: re.Match) -> str:
@@ -107,14 +108,15 @@ def safe(s: Any, limit: int | None = MAX_NAME, *, newlines: bool = False) -> str
         return s
     if limit is not None and limit > MAX_NAME and n > MAX_NAME:
         # prose quoting a name (a finding's evidence, a note): each huge word cut on its own
-        s = _LONG_WORD.sub(_cut_word, s)
+        s = re.sub(_LONG_WORD, _cut_word, s)
     cut = limit is not None and len(s) > limit
     if cut:
         s = s[:limit]
     if newlines:
-        s = "\n".join(_UNSAFE.sub(_escape_char, line) for line in s.replace("\r\n", "\n").split("\n"))
+        s = "\n".join(re.sub(_UNSAFE, _escape_char, line)
+                      for line in s.replace("\r\n", "\n").split("\n"))
     else:
-        s = _UNSAFE.sub(_escape_char, s)
+        s = re.sub(_UNSAFE, _escape_char, s)
     if limit is not None and len(s) > limit:        # escapes made it longer
         s = s[:limit]
         s = re.sub(r"\\(x[0-9a-f]?|u[0-9a-f]{0,3})?$", "", s)   # no half escape at the end
@@ -128,7 +130,7 @@ def json_escape(text: str) -> str:
     """JSON text with every unsafe character (see ``safe``) as a ``\\uXXXX`` escape: the same
     data, inert when printed. Only valid on JSON text (where these characters occur only inside
     strings)."""
-    return _UNSAFE_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return re.sub(_UNSAFE_JSON, lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 # ------------------------------------------------------------------------------------------ numbers

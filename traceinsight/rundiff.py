@@ -3,7 +3,7 @@
 A is "before", B is "after": every delta is B − A (positive: B is slower). The ratio and its
 interval are the comparison's (``stats.mode_ratio``), the one figure every page shows for the pair.
 Two modes of one run: significant when the comparison orders them. The same mode in two runs:
-``stats.between_runs`` also asks the change to exceed run-to-run variation (either capture's own
+``between_runs`` also asks the change to exceed run-to-run variation (either capture's own
 round-to-round spread when both have interleaved rounds, else an assumed tolerance, and the pair
 says which). Per-category significance: a bootstrap interval of the difference of the per-step
 category means of the host-traced steady steps (``stats.delta_ci``).
@@ -23,7 +23,9 @@ from traceinsight.columns import Columns, text
 from traceinsight.compare import Comparison, compare_modes, op_type_diff
 from traceinsight.machineload import load_explains
 from traceinsight.model import CATEGORIES, ModeResult, Run
-from traceinsight.stats import BetweenRuns, between_runs, delta_ci
+from traceinsight.ratio import RatioEstimate
+from traceinsight.resample import median
+from traceinsight.stats import RUN_TO_RUN_TOLERANCE, beyond, delta_ci
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -36,6 +38,86 @@ OP_CHANGES = ("slower", "faster", "added", "removed", "same")
 # from A's side of the comparison of A with B: an op only in A was removed in B; A slower = B faster
 _CHANGE = {"only in b": "added", "only in a": "removed", "faster": "slower", "slower": "faster",
            "same": "same"}
+
+# With rounds, the between-round spread is measured; a change must still exceed this share.
+MIN_RELATIVE_EFFECT = 0.05
+
+
+def _drift(samples: np.ndarray) -> float:
+    """|median(first half) / median(second half) − 1| of steps in time order (0 with < 6 steps)."""
+    s = np.asarray(samples, dtype=float)
+    if len(s) < 6:
+        return 0.0
+    h = len(s) // 2
+    m1, m2 = float(median(s[:h])), float(median(s[h:]))
+    return abs(max(m1, m2) / min(m1, m2) - 1.0) if min(m1, m2) > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class BetweenRuns:
+    """``between_runs``' verdict on the same mode captured twice: the ratio B / A with its
+    interval, whether the change beats run-to-run variation (``significant``), the share it had to
+    exceed (``tolerance``), where that share came from (``basis``: "rounds", measured from the
+    captures' interleaved rounds, or "assumed"), the ``verdict`` ("slower" | "faster" | "within
+    noise" | "machine differed" | "no data"), each capture's load (``a_load`` / ``b_load``: the
+    share of the CPUs other processes took while its steps were timed, ``Timing.other_cpu_busy``;
+    None where not recorded) and whether that load explains the change (``load_explains``)."""
+
+    ratio: float
+    ratio_lo: float
+    ratio_hi: float
+    significant: bool
+    tolerance: float
+    basis: str
+    verdict: str
+    a_load: float | None = None
+    b_load: float | None = None
+    load_explains: bool = False
+
+
+def between_runs(est: RatioEstimate, a_samples: np.ndarray, b_samples: np.ndarray, a_rounds=None,
+                 b_rounds=None, a_load: float | None = None,
+                 b_load: float | None = None) -> BetweenRuns:
+    """Is B's median step different from A's, two separate captures of the same mode, beyond what
+    run-to-run variation and the machine's load explain?
+
+    ``est``: the ratio B / A as every page shows it (``mode_ratio``, through the comparison of the
+    two modes), so the diff's table and sentence quote one figure; its ``orders`` (the interval
+    excludes 1) is the first condition. On top of it, a change must exceed what each capture's
+    own variation already shows. With interleaved rounds on both sides (>= 2 each), that is the
+    spread of either capture's round medians ((max − min) / median, the larger of the two: a run
+    whose rounds alone differ by 40 % cannot prove a 30 % change), at least MIN_RELATIVE_EFFECT.
+    Without rounds a capture holds no measure of between-run variation, so the change counts only
+    beyond RUN_TO_RUN_TOLERANCE, and ``basis`` says the variation was assumed, not measured
+    (widened to the drift between the halves of either capture's steps, when larger).
+
+    ``a_load`` / ``b_load``: each capture's other-process share of the CPUs. A change in the
+    direction the load points (the slower capture ran disturbed, or busier by
+    ``machineload.LOAD_EXPLAINS``) is never significant: the verdict is "machine differed".
+    """
+    a = np.asarray(a_samples, dtype=float)
+    b = np.asarray(b_samples, dtype=float)
+    ra = [float(median(x)) for x in (a_rounds or ()) if len(x)]
+    rb = [float(median(x)) for x in (b_rounds or ()) if len(x)]
+    ratio, lo, hi = est.ratio, est.lo, est.hi
+    if len(ra) >= 2 and len(rb) >= 2:
+        ra_, rb_ = np.asarray(ra), np.asarray(rb)
+        spread_a = (ra_.max() - ra_.min()) / float(median(ra_))
+        spread_b = (rb_.max() - rb_.min()) / float(median(rb_))
+        tolerance, basis = max(MIN_RELATIVE_EFFECT, float(spread_a), float(spread_b)), "rounds"
+    else:
+        # a capture whose own halves differ shows at least that much drift over time
+        tolerance, basis = max(RUN_TO_RUN_TOLERANCE, _drift(a), _drift(b)), "assumed"
+    if not np.isfinite(ratio):
+        return BetweenRuns(ratio, lo, hi, False, tolerance, basis, "no data", a_load, b_load)
+    slower, faster = (b_load, a_load) if ratio > 1 else (a_load, b_load)
+    explained = ratio != 1 and load_explains(slower, faster)
+    counts = est.orders and beyond(ratio, tolerance)   # a change, were the machine the same
+    significant = counts and not explained
+    verdict = ("slower" if ratio > 1 else "faster") if significant else \
+        "machine differed" if counts else "within noise"
+    return BetweenRuns(ratio, lo, hi, bool(significant), tolerance, basis, verdict, a_load,
+                       b_load, explained)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ capture leaves a readable run holding what finished.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -23,6 +22,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from traceinsight.errors import TraceinsightError
+
+# (json is imported where a run folder's files are read or written: analysing a trace alone, which
+# never does, does not import it)
 
 SCHEMA_VERSION = 1
 MANIFEST = "run.json"
@@ -155,6 +157,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:
+    import json
     atomic_write_bytes(path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default)
                        .encode() + b"\n")
 
@@ -174,6 +177,7 @@ MAX_JSON_BYTES = 64 << 20
 
 
 def read_json(path: Path, max_bytes: int = MAX_JSON_BYTES) -> dict[str, Any]:
+    import json
     path = Path(path)
     try:
         with open_regular(path, max_bytes) as f:
@@ -208,6 +212,7 @@ def _describe(value: Any) -> str:
     if isinstance(value, str):
         return f"the string {_short(repr(value), 40)}"
     if isinstance(value, bool) or value is None:
+        import json
         return json.dumps(value)
     return _short(repr(value), 40)
 
@@ -217,6 +222,7 @@ _COMPILED: dict[str, Any] = {}
 
 
 def _schema(schema: str) -> dict[str, Any]:
+    import json
     return json.loads((Path(__file__).parent / "schemas" / schema).read_text(encoding="utf-8"))
 
 
@@ -248,6 +254,8 @@ def _compiled(schema: str):
         if module is not None and module.SCHEMA_SHA256 == hashlib.sha256(text).hexdigest():
             _COMPILED[schema] = module.validate
         else:
+            import json
+
             import fastjsonschema
             _COMPILED[schema] = fastjsonschema.compile(json.loads(text))
     return _COMPILED[schema]
@@ -266,6 +274,8 @@ def validate(data: dict[str, Any], schema: str, path: Path) -> None:
         return
     except ValueError as e:     # fastjsonschema's exception, or schemas.refused's (a ValueError)
         refused = e
+    import json
+
     from jsonschema.exceptions import best_match
     err = best_match(_validator(schema).iter_errors(data))
     if err is None:

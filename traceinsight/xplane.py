@@ -10,13 +10,21 @@ The classes are built at import from the schema already serialized (``_SERIALIZE
 generated modules are: building it message by message needs ``descriptor_pb2``, a large module,
 on every start (start-up time). ``_build_file`` is the schema as written; the test checks that
 ``_SERIALIZED`` is exactly it serialized (``python -m traceinsight.xplane`` prints it again).
+
+Under protobuf's upb backend (every protobuf this package admits, unless
+``PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION`` picks another) the pool and the classes are upb's own,
+made as ``descriptor_pool.DescriptorPool`` and ``message_factory.GetMessageClass`` make them under
+upb: those two modules import the pure-Python implementation (``python_message``, ``text_format``
+and more, which upb never runs) on every start (start-up time). Any other backend goes through
+them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from google.protobuf import descriptor_pool, message_factory
+from google.protobuf import message
+from google.protobuf.internal import api_implementation
 
 if TYPE_CHECKING:
     from google.protobuf import descriptor_pb2
@@ -169,22 +177,48 @@ _SERIALIZED = (
     b"R\x0bdescriptionb\x06proto3"
 )
 
-_pool = descriptor_pool.DescriptorPool()
-_pool.AddSerializedFile(_SERIALIZED)
+
+def message_classes(serialized: bytes) -> dict[str, Any]:
+    """The message classes of a schema serialized as a FileDescriptorProto, by name (its
+    top-level messages), in a pool of their own: what ``descriptor_pool.DescriptorPool()`` and
+    ``message_factory.GetMessageClass`` make of it. Under upb, made as those make them under upb
+    (without importing them: see the module's docstring)."""
+    if api_implementation.Type() != "upb":
+        from google.protobuf import descriptor_pool, message_factory
+        pool = descriptor_pool.DescriptorPool()
+        file = pool.AddSerializedFile(serialized)
+        return {name: message_factory.GetMessageClass(d)
+                for name, d in file.message_types_by_name.items()}
+    from google._upb import _message as upb  # type: ignore[import-untyped]
+    file = upb.DescriptorPool().AddSerializedFile(serialized)
+    made: dict[str, Any] = {}
+
+    def make(descriptor) -> Any:
+        # GetMessageClass under upb: the class from upb's metaclass (the subclass of it that
+        # GetMessageClass uses only names its "DESCRIPTOR" key), then the classes of the messages
+        # its fields hold (a map's entries too), each made once; the schemas here declare no
+        # extensions, the rest of what GetMessageClass does
+        cls = made.get(descriptor.full_name)
+        if cls is None:
+            cls = made[descriptor.full_name] = upb.MessageMeta(
+                descriptor.name, (message.Message,), {"DESCRIPTOR": descriptor, "__module__": None})
+            for field in descriptor.fields:
+                if field.message_type is not None:
+                    make(field.message_type)
+        return cls
+    return {name: make(d) for name, d in file.message_types_by_name.items()}
 
 
-def _message(name: str):
-    return message_factory.GetMessageClass(_pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
+_CLASSES = message_classes(_SERIALIZED)
 
-
-XSpace = _message("XSpace")
-XPlane = _message("XPlane")
-XLine = _message("XLine")
-XEvent = _message("XEvent")
-XStat = _message("XStat")
-XEventMetadata = _message("XEventMetadata")
-XStatMetadata = _message("XStatMetadata")
-ProfileOptions = _message("ProfileOptions")
+XSpace = _CLASSES["XSpace"]
+XPlane = _CLASSES["XPlane"]
+XLine = _CLASSES["XLine"]
+XEvent = _CLASSES["XEvent"]
+XStat = _CLASSES["XStat"]
+XEventMetadata = _CLASSES["XEventMetadata"]
+XStatMetadata = _CLASSES["XStatMetadata"]
+ProfileOptions = _CLASSES["ProfileOptions"]
 
 TRACER_LEVELS = ("host_tracer_level", "device_tracer_level", "python_tracer_level")
 

@@ -55,10 +55,8 @@ _HLO_SERIALIZED = (
 
 
 def _hlo_classes():
-    from google.protobuf import descriptor_pool, message_factory
-    pool = descriptor_pool.DescriptorPool()
-    pool.AddSerializedFile(_HLO_SERIALIZED)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("traceinsight.hlo.Hlo"))
+    from traceinsight.xplane import message_classes
+    return message_classes(_HLO_SERIALIZED)["Hlo"]
 
 
 _HLO_CACHE: dict[tuple[str, ...], dict[tuple[str, str], str]] = {}

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ def _load_modes(path: Path, manifest: dict, user_files: frozenset[str], use_cach
     In the manifest's order."""
     # (a run folder's only: the analysis of a trace reads no cache)
     import hashlib
+    import json
 
     from traceinsight.analysis import cache
     modes: dict[str, ModeResult | None] = {}

@@ -52,7 +52,6 @@ files must be readable by the workers at the same paths: a shared file system), 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -396,6 +395,8 @@ class _Forked(_Worker):
 
 
 def _send(f, obj, allow_nan: bool = False) -> None:
+    # (json for the workers' messages only: one process analysing alone never imports it)
+    import json
     data = json.dumps(obj, allow_nan=allow_nan).encode()
     f.write(len(data).to_bytes(8, "little") + data)
     f.flush()
@@ -409,6 +410,7 @@ def _receive(f):
     data = f.read(n)
     if len(data) < n:
         raise EOFError
+    import json
     return json.loads(data)
 
 

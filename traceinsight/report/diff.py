@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     # types only: what is computed from them is computed in ``rundiff`` (tests/test_house.py)
     from traceinsight.compare import Comparison
     from traceinsight.model import ModeResult, Run
-    from traceinsight.stats import BetweenRuns
+    from traceinsight.rundiff import BetweenRuns
 
 OP_LIMIT = 200    # ops per change kind kept in the document
 _OP_FIELDS = ("op", "type", "thread", "family", "a_ms", "b_ms", "delta_ms")
