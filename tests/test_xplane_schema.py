@@ -123,3 +123,21 @@ def test_the_classes_read_a_trace_alike_under_either_backend():
     assert python_modules.strip() == "[]"
     assert out["python"][:5] == out["upb"][:5]
     assert "python_message" in out["python"][5]
+
+
+def test_a_protobuf_without_upbs_private_module_gets_the_public_path(monkeypatch):
+    """upb's module is protobuf's private one: where a release lacks it (or shapes it otherwise)
+    the classes come from ``message_factory``, and read the same bytes to the same message."""
+    from traceinsight import xplane
+
+    def missing(serialized):
+        raise ImportError("no google._upb here")
+    monkeypatch.setattr(xplane, "_upb_classes", missing)
+    classes = xplane.message_classes(xplane._SERIALIZED)
+    space = xplane.XSpace(hostnames=["h"])
+    space.planes.add(id=3, name="/host:CPU").lines.add(id=1, name="t").events.add(
+        metadata_id=2, offset_ps=5, duration_ps=7)
+    again = classes["XSpace"].FromString(space.SerializeToString())
+    assert again.SerializeToString() == space.SerializeToString()
+    assert again.planes[0].lines[0].events[0].duration_ps == 7
+    assert set(classes) >= {"XSpace", "XPlane", "XLine", "XEvent", "XStat", "ProfileOptions"}

@@ -183,12 +183,21 @@ def message_classes(serialized: bytes) -> dict[str, Any]:
     top-level messages), in a pool of their own: what ``descriptor_pool.DescriptorPool()`` and
     ``message_factory.GetMessageClass`` make of it. Under upb, made as those make them under upb
     (without importing them: see the module's docstring)."""
-    if api_implementation.Type() != "upb":
-        from google.protobuf import descriptor_pool, message_factory
-        pool = descriptor_pool.DescriptorPool()
-        file = pool.AddSerializedFile(serialized)
-        return {name: message_factory.GetMessageClass(d)
-                for name, d in file.message_types_by_name.items()}
+    if api_implementation.Type() == "upb":
+        try:
+            return _upb_classes(serialized)
+        except (ImportError, AttributeError, TypeError):
+            # upb's module is protobuf's private one: a release that names or shapes it
+            # otherwise gets the public path below, slower to import but the same classes
+            pass
+    from google.protobuf import descriptor_pool, message_factory
+    pool = descriptor_pool.DescriptorPool()
+    file = pool.AddSerializedFile(serialized)
+    return {name: message_factory.GetMessageClass(d)
+            for name, d in file.message_types_by_name.items()}
+
+
+def _upb_classes(serialized: bytes) -> dict[str, Any]:
     from google._upb import _message as upb  # type: ignore[import-untyped]
     file = upb.DescriptorPool().AddSerializedFile(serialized)
     made: dict[str, Any] = {}
