@@ -716,3 +716,50 @@ def test_the_kernels_take_an_empty_table():
                                np.zeros(1, bool), np.zeros(1, bool), np.full(1, -1, np.int8), 1,
                                2)
     assert swept is not None and not swept["calls"].any()
+
+
+@settings(max_examples=200, deadline=None)
+@given(nested_lines(), st.data())
+def test_inherit_against_its_rule_and_in_place(ev, data):
+    """Each event's category along the nesting, one event at a time (parents first): its own where
+    it holds it at least as strongly as its parent hands one down, else the inherited one, else
+    python for a frame and other for the rest. Written over the caller's columns (``consume``):
+    the same categories; with the two strengths one column, too. No depth column: the same
+    parents and crossers."""
+    line, start, end, _ = ev
+    n = len(start)
+    parent, depth, crosser = nest_all(line, start, end)
+    no_depth = native.nest(start, end, line, np.ones(n, bool), np.zeros(n, bool), depth=False)
+    assert no_depth[1] is None
+    np.testing.assert_array_equal(no_depth[0], parent)
+    np.testing.assert_array_equal(no_depth[2], crosser)
+    draw = data.draw
+    own = np.array(draw(st.lists(st.integers(-2, 3), min_size=n, max_size=n)), dtype=np.int8)
+    own_s = np.array(draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), dtype=np.int8)
+    pass_s = np.array(draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), dtype=np.int8)
+    pyframe, python, other, n_cat = -2, 4, 5, 6
+    want = np.zeros(n, dtype=np.int8)
+    passed = np.zeros(n, dtype=np.int8)
+    for i in range(n):
+        p = parent[i]
+        inh_s = passed[p] if p >= 0 else 0
+        inh_c = want[p] if inh_s > 0 else n_cat
+        if own[i] >= 0 and own_s[i] >= inh_s:
+            res, rp = own[i], pass_s[i]
+        else:
+            res, rp = inh_c, inh_s
+        if res == n_cat:
+            res, rp = (python if own[i] == pyframe else other), 0
+        want[i], passed[i] = res, rp
+    kw = {"n_cat": n_cat, "pyframe": pyframe, "python": python, "other": other}
+    np.testing.assert_array_equal(native.inherit(parent, own, own_s, pass_s, **kw), want)
+    mine, mine_pass = own.copy(), pass_s.copy()
+    got = native.inherit(parent, mine, own_s, mine_pass, consume=True, **kw)
+    assert got is mine
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(mine_pass, passed)
+    # one column for both strengths (an event hands down as strongly as it holds)
+    shared = own_s.copy()
+    np.testing.assert_array_equal(native.inherit(parent, own.copy(), shared, shared, consume=True,
+                                                 **kw),
+                                  native.inherit(parent, own, own_s, own_s, **kw))

@@ -322,24 +322,29 @@ done:
     Py_RETURN_NONE;
 }
 
-/* inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other)
+/* inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other[, passed])
  *
  * Each event's effective category along the nesting, parents before children (table order). An
  * event keeps its own category (own >= 0) when it holds it at least as strongly as its parent
  * hands one down; otherwise it takes the inherited one; with neither, python for a python-tracer
- * frame (own == pyframe), other for the rest. parent int32; own, the strengths and cat int8. */
+ * frame (own == pyframe), other for the rest. parent int32; own, the strengths and cat int8.
+ * passed (int8, writable; one is allocated where it is not given) receives how strongly each
+ * event hands its category down. Each event's own code and strengths are read before its
+ * category and strength passed are written, and no earlier event's after: cat may be own's
+ * buffer, and passed the strengths' (the caller's columns consumed, no new ones). */
 static PyObject *inherit(PyObject *self, PyObject *args)
 {
-    Py_buffer bp = {0}, bo = {0}, bos = {0}, bps = {0}, bc = {0};
+    Py_buffer bp = {0}, bo = {0}, bos = {0}, bps = {0}, bc = {0}, bpa = {0};
     long long n_cat, pyframe, python, other;
     int ok = 0;
-    int8_t *passed = NULL;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*w*LLLL", &bp, &bo, &bos, &bps, &bc, &n_cat, &pyframe,
-                          &python, &other))
+    int8_t *passed = NULL, *scratch = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*LLLL|w*", &bp, &bo, &bos, &bps, &bc, &n_cat, &pyframe,
+                          &python, &other, &bpa))
         goto done;
     Py_ssize_t n = bp.len / 4;
     if (check(&bp, 4, n, "parent") || check(&bo, 1, n, "own") || check(&bos, 1, n, "own_strength") ||
-        check(&bps, 1, n, "pass_strength") || check(&bc, 1, n, "cat"))
+        check(&bps, 1, n, "pass_strength") || check(&bc, 1, n, "cat") ||
+        (bpa.obj && check(&bpa, 1, n, "passed")))
         goto done;
     if (n_cat < 0 || n_cat > INT8_MAX || python < INT8_MIN || python > INT8_MAX ||
         other < INT8_MIN || other > INT8_MAX) {
@@ -349,7 +354,7 @@ static PyObject *inherit(PyObject *self, PyObject *args)
     const int32_t *par = bp.buf;
     const int8_t *own = bo.buf, *os = bos.buf, *ps = bps.buf;
     int8_t *cat = bc.buf;
-    passed = malloc(n ? n : 1);
+    passed = bpa.obj ? bpa.buf : (scratch = malloc(n ? n : 1));
     if (!passed) {
         PyErr_NoMemory();
         goto done;
@@ -379,8 +384,8 @@ static PyObject *inherit(PyObject *self, PyObject *args)
     }
     ok = 1;
 done:
-    free(passed);
-    RELEASE(&bp, &bo, &bos, &bps, &bc);
+    free(scratch);
+    RELEASE(&bp, &bo, &bos, &bps, &bc, &bpa);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
@@ -1329,7 +1334,8 @@ static PyMethodDef methods[] = {
     {"nest", nest, METH_VARARGS,
      "nest(start, end, line, line_size, include, is_frame, name, parent, depth, crosser)"},
     {"inherit", inherit, METH_VARARGS,
-     "inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other)"},
+     "inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other"
+     "[, passed])"},
     {"mark_ancestors", mark_ancestors, METH_VARARGS, "mark_ancestors(parent, flag)"},
     {"has_child", has_child, METH_VARARGS, "has_child(parent, name, child_name, start, end, out)"},
     {"lookup", lookup, METH_VARARGS, "lookup(lut, index, index_size, out)"},

@@ -55,7 +55,7 @@ class Attribution:
     main_line: int                 # index into table.lines, -1 when the trace has no host events
     main_rule: str                 # how the main thread was chosen
     parent: np.ndarray             # int32 per event, -1 for roots and zero-length events
-    crosser: np.ndarray            # bool per event: crosses another event, kept out of the nesting
+    marker: np.ndarray             # bool per event: a step marker (a window), kept out of the nesting
     outside: np.ndarray            # bool per event: kept out of the nesting (crossers, step markers)
     cat: np.ndarray                # effective category per event (0..N_CAT-1), int8
     # the main thread's timeline: its segments tile it, each owned by an event or by none (-1:
@@ -72,6 +72,12 @@ class Attribution:
     step_partial: np.ndarray | None = None  # bool per step: cut by the end of the trace
     step_notes: tuple[str, ...] = ()
     compile_estimate: CompileEstimate | None = None   # compile derived where no event records it
+
+    @property
+    def crosser(self) -> np.ndarray:
+        """Bool per event: crosses another event, kept out of the nesting (made when asked: the
+        markers and the events kept out are held, not a third table-long column)."""
+        return self.outside & ~self.marker
 
     def depth(self, rows: np.ndarray) -> np.ndarray:
         """The nesting depth of the events ``rows`` (int32; 0 at top level and out of the
@@ -111,22 +117,25 @@ def nest(table: EventTable, marker: np.ndarray | None = None, *, depth: bool = T
     if marker is None:
         marker = step_markers(table)
     is_frame = np.array([n.startswith(PYTHON_FRAME) for n in table.names] or [False], dtype=bool)
-    include = (table.end > table.start) & ~marker
+    include = np.greater(table.end, table.start)
+    include[marker] = False     # (in place: no table-long temporaries)
     parent, depths, crosser = native.nest(table.start, table.end, table.line, include, is_frame,
                                           table.name, depth=depth)
     return parent, depths, crosser, marker
 
 
 def effective_categories(own: np.ndarray, parent: np.ndarray, own_strength: np.ndarray,
-                         pass_strength: np.ndarray) -> np.ndarray:
+                         pass_strength: np.ndarray, *, consume: bool = False) -> np.ndarray:
     """Each event's category along the nesting.
 
     ``own_strength`` is how strongly an event holds its own category against the one inherited
     from its ancestors; ``pass_strength`` how strongly it hands its category down (0: not at all).
     An event without a rule of its own takes the inherited category, else ``python`` for a python
-    tracer frame and ``other`` for the rest."""
+    tracer frame and ``other`` for the rest. ``consume``: written over ``own`` (and
+    ``pass_strength``), which the caller drops (``native.inherit``)."""
     return native.inherit(parent, own, own_strength, pass_strength, n_cat=N_CAT,
-                          pyframe=rules.PYFRAME, python=rules.PYTHON, other=rules.OTHER)
+                          pyframe=rules.PYFRAME, python=rules.PYTHON, other=rules.OTHER,
+                          consume=consume)
 
 
 def _merge(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -392,20 +401,26 @@ def attribute(table: EventTable, marker: np.ndarray | None = None) -> Attributio
     if gb >= 0:
         sel = np.nonzero(table.name == gb)[0]
         own_strength[sel] = 2 * rules.GRAPH_BUILDING_PRIORITY
-    pass_strength = own_strength.copy()
+    # each event hands its category down as strongly as it holds it, but the compiling launches
+    # below: one column for both where there are none (a table-long copy less)
+    pass_strength = own_strength
     launch_names = np.array([bool(rules.XLA_LAUNCH.match(n)) for n in names] or [False])
     launch = native.lookup(launch_names, table.name) if launch_names.any() else np.zeros(0, bool)
     if launch.any():
         compiling = launch & native.mark_ancestors(own == rules.COMPILE, parent)
+        if compiling.any():
+            pass_strength = own_strength.copy()
         own[compiling] = rules.COMPILE
         own_strength[compiling] = 2 * rules.INHERIT_PRIORITY[rules.COMPILE]
         pass_strength[compiling] = 1  # weak: only nested events without a rule inherit it
-    cat = effective_categories(own, parent, own_strength, pass_strength)
-    del own_strength, pass_strength
     compile_recorded = bool((own == rules.COMPILE).any())
-    del own
+    # the categories written over the own codes (no column more at this point of the peak)
+    cat = effective_categories(own, parent, own_strength, pass_strength, consume=True)
+    del own, own_strength, pass_strength
 
-    outside = crosser | marker_ev
+    outside = crosser
+    outside |= marker_ev    # (in place: the crossers are told from the markers when asked)
+    del crosser
     # the main thread's events (int32), for the steps (traceinsight.analysis.steps: markers,
     # tf.function calls, device grouping, fallback), found before the timeline and dropped: the
     # list is written into the timeline's room (no more than half of it), which the timeline
@@ -413,7 +428,7 @@ def attribute(table: EventTable, marker: np.ndarray | None = None) -> Attributio
     on_main = native.spans_in(table.start, end, outside, rows, room=room)
     found = find_steps(table, main, marker, parent, on_main)
     n_main = len(on_main)
-    del on_main, marker, marker_ev
+    del on_main, marker_ev
     # every instant the innermost open event changes (strictly increasing): the segments between
     # them tile [first start, last end]
     # (owner -1 is a gap between top-level events: python)
@@ -431,7 +446,7 @@ def attribute(table: EventTable, marker: np.ndarray | None = None) -> Attributio
     tl, estimate = xla_compile.estimate(table, main, compile_recorded, outside, tl, found.start,
                                         found.num)
     return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent,
-                       crosser=crosser, outside=outside, cat=cat, timeline=tl,
+                       marker=marker, outside=outside, cat=cat, timeline=tl,
                        step_start=found.start, step_end=found.end, step_num=found.num,
                        step_rule=found.rule, step_source=found.source,
                        has_device_plane=has_device,

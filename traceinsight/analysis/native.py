@@ -130,9 +130,18 @@ def nest(start, end, line, include, is_frame, name=None, *, depth: bool = True
 
 
 def inherit(parent, own, own_strength, pass_strength, *, n_cat: int, pyframe: int, python: int,
-            other: int) -> np.ndarray:
+            other: int, consume: bool = False) -> np.ndarray:
     """Effective category per event (int8; ``own`` and the strengths are int8 too); see inherit()
-    in _native_kernels.c."""
+    in _native_kernels.c. ``consume``: the categories are written over ``own`` (returned) and
+    the strengths handed down over ``pass_strength`` (both int8 arrays, writable, of the caller's,
+    which drops them): no table-long column made."""
+    if consume:
+        for a in (own, pass_strength):
+            if a.dtype != np.int8 or not a.flags.c_contiguous or not a.flags.writeable:
+                raise ValueError("inherit: consume needs writable int8 columns")
+        _native.inherit(_i32(parent), own, _i8(own_strength), pass_strength, own, n_cat, pyframe,
+                        python, other, pass_strength)
+        return own
     cat = np.empty(len(parent), dtype=np.int8)
     _native.inherit(_i32(parent), _i8(own), _i8(own_strength), _i8(pass_strength), cat,
                     n_cat, pyframe, python, other)
@@ -269,6 +278,14 @@ class Timeline:
         y = r < END
         out[y] = self.syn_owner[r[y].astype(_I64) - SYN]
         return out
+
+    def of_category(self, category: int) -> np.ndarray:
+        """The segments of one category, in order (int64): found a block of segments at a time,
+        with no mask as long as the timeline."""
+        step = 1 << 20
+        parts = [k + np.flatnonzero(self.cat[k:k + step] == category)
+                 for k in range(0, len(self.cat), step)]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=_I64)
 
     def search(self, x, side: str = "left") -> np.ndarray:
         """``np.searchsorted(self.times(), x, side)`` without the instants' array: a binary

@@ -150,8 +150,8 @@ def owned_by_window(a: Attribution, ws: np.ndarray, we: np.ndarray,
     tl = a.timeline
     if not len(tl) or not len(ws):
         return none
-    # the category's segments as indices (one segment-long mask at a time)
-    keep = np.flatnonzero(tl.cat == category)
+    # the category's segments as indices (no segment-long mask)
+    keep = tl.of_category(category)
     owner = tl.owners(keep).astype(np.int64)
     keep, owner = keep[owner >= 0], owner[owner >= 0]
     start, end = tl.times(keep), tl.times(keep + 1)
@@ -417,7 +417,7 @@ def _owned_by_owner(a: Attribution, ws: np.ndarray, we: np.ndarray,
 def other_table(a: Attribution, steps: Columns) -> Columns:
     """Main-thread time of events no rule places, by name."""
     ws, we, n = steady_windows(a, steps)
-    if n == 0 or not (a.seg_cat == rules.OTHER).any():
+    if n == 0 or not len(a.timeline.of_category(rules.OTHER)):
         return Columns.no_rows(OTHER_COLUMNS)
     owners, owned = _owned_by_owner(a, ws, we, rules.OTHER)
     if not len(owners):
