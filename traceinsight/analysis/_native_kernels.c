@@ -871,7 +871,9 @@ static int consume(timeline_sweep *S, open_stack *stk, int64_t x)
     /* the instant of boundary j, carried from one segment to the next */
     int64_t bj = j < nseg ? tl_t(T, j) : 0;
     for (; j < nseg && bj < x; j++) {
-        int32_t o = tl_owner(T, j);
+        int32_t o = T->ref[j];  /* the owner: the event the boundary starts, most often */
+        if (o < 0)
+            o = tl_owner(T, j);
         int64_t s0 = bj, s1 = tl_t(T, j + 1);
         bj = s1;
         /* most segments: owned by the top of the stack */
