@@ -599,7 +599,7 @@ def test_frame_sweep_refuses_a_timeline_that_is_not_the_nestings():
 
 def test_a_timeline_reference_out_of_range_is_refused():
     """A boundary that names no event, or no synthetic instant: IndexError from every kernel
-    that reads the timeline, nothing read past the columns."""
+    that reads the timeline (and its search), nothing read past the columns."""
     start, end = np.array([0, 2], dtype=np.int64), np.array([10, 5], dtype=np.int64)
     parent = np.array([-1, 0], dtype=np.int32)
     w0, w1 = np.array([0]), np.array([10])
@@ -613,6 +613,8 @@ def test_a_timeline_reference_out_of_range_is_refused():
         with pytest.raises(IndexError):
             native.landing_counts(start, end, np.zeros(2, np.int16), parent, np.zeros(2, bool),
                                   np.zeros(2, np.int8), tl, w0, w1, np.array([2], np.uint8), 5, 7)
+        with pytest.raises(IndexError):
+            tl.search(np.array([5]))
 
 
 @settings(max_examples=200, deadline=None)
@@ -621,8 +623,8 @@ def test_a_timeline_reference_out_of_range_is_refused():
 def test_a_cut_timeline_is_the_timeline_split_at_the_cuts(ev, cuts, windows):
     """``Timeline.cut`` against the instants and owners made by hand: the cuts strictly inside
     the timeline and not boundaries already become boundaries, each new segment its split
-    one's owner and category; ``search`` is numpy's searchsorted of the instants; ``within``
-    the segments inside the windows."""
+    one's owner and category; ``search`` (the C kernel) is numpy's searchsorted of the instants;
+    ``within`` the segments inside the windows."""
     line, start, end, _ = ev
     parent, _, _ = nest_all(line, start, end)
     cat = (np.arange(len(start)) % 4).astype(np.int8)
@@ -635,7 +637,9 @@ def test_a_cut_timeline_is_the_timeline_split_at_the_cuts(ev, cuts, windows):
     src = np.searchsorted(t, want_t[:-1], side="right") - 1
     np.testing.assert_array_equal(cut.owners(), owner[src])
     np.testing.assert_array_equal(cut.cat, tl.cat[src])
-    x = np.array(cuts + [-100, 2000], dtype=np.int64)
+    # in no order, and the extremes
+    big = np.iinfo(np.int64)
+    x = np.array(cuts + [-100, 2000, big.min, big.max] + cuts[::-1], dtype=np.int64)
     for side in ("left", "right"):
         np.testing.assert_array_equal(cut.search(x, side), np.searchsorted(want_t, x, side=side))
     ws, we = disjoint_windows((a, a + d) for a, d in windows)

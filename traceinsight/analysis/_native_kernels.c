@@ -1250,6 +1250,44 @@ static Py_ssize_t tl_gallop(tline *T, Py_ssize_t p, int64_t x)
     return p;
 }
 
+/* timeline_search(<the timeline's six buffers>, x, right, out): out[i] = the place of x[i] among
+ * the boundaries' instants (sorted), as numpy's searchsorted gives it: the first boundary whose
+ * instant is above x[i] (right) or at or above it (not right). Galloping from the place of the
+ * value before: sorted values cost a few steps each. */
+static PyObject *timeline_search(PyObject *self, PyObject *args)
+{
+    Py_buffer bx = {0}, bo = {0};
+    tline_buf B = {0};
+    tline T;
+    int right, ok = 0;
+    if (!PyArg_ParseTuple(args, TL_FORMAT "y*pw*", TL_ARGS(B), &bx, &right, &bo))
+        goto done;
+    if (tl_open(&T, &B))
+        goto done;
+    Py_ssize_t m = bx.len / 8;
+    if (check(&bx, 8, m, "x") || check(&bo, 8, m, "out"))
+        goto done;
+    const int64_t *x = bx.buf;
+    int64_t *out = bo.buf;
+    Py_ssize_t p = 0;
+    for (Py_ssize_t i = 0; i < m && !T.bad; i++) {
+        if (!right && x[i] == INT64_MIN) { /* nothing is below it */
+            out[i] = 0;
+            continue;
+        }
+        /* the first instant at or above x is the first above x - 1 (integers) */
+        p = tl_gallop(&T, p, right ? x[i] : x[i] - 1);
+        out[i] = p;
+    }
+    ok = !tl_check(&T, "timeline_search");
+done:
+    TL_RELEASE(B);
+    RELEASE(&bx, &bo);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 /* landing_counts(start, end, line, line_size, parent, outside, cat, <the timeline's six buffers>,
  *                seg_cat, t0, t1, line_kind, python, counts)
  *
@@ -1360,6 +1398,8 @@ static PyMethodDef methods[] = {
      "cat_b, time_a, time_b, ops, entry) -> bool"},
     {"window_sums", window_sums, METH_VARARGS,
      "window_sums(ref, start, end, parent, syn_t, syn_owner, seg_cat, t0, t1, out)"},
+    {"timeline_search", timeline_search, METH_VARARGS,
+     "timeline_search(ref, start, end, parent, syn_t, syn_owner, x, right, out)"},
     {"landing_counts", landing_counts, METH_VARARGS,
      "landing_counts(start, end, line, line_size, parent, outside, cat, ref, start, end, parent, "
      "syn_t, syn_owner, seg_cat, t0, t1, "

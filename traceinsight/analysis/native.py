@@ -288,20 +288,15 @@ class Timeline:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=_I64)
 
     def search(self, x, side: str = "left") -> np.ndarray:
-        """``np.searchsorted(self.times(), x, side)`` without the instants' array: a binary
-        search of each value, in steps over all of them at once."""
+        """``np.searchsorted(self.times(), x, side)`` (int64) without the instants' array; see
+        timeline_search() in _native_kernels.c."""
+        if side not in ("left", "right"):
+            raise ValueError(f"search: side 'left' or 'right', not {side!r}")
         x = np.asarray(x, dtype=_I64)
-        lo = np.zeros(x.shape, dtype=_I64)
-        hi = np.full(x.shape, len(self.ref), dtype=_I64)
-        while True:
-            open_ = lo < hi
-            if not open_.any():
-                return lo
-            mid = (lo + hi) // 2
-            t = self.times(np.minimum(mid, len(self.ref) - 1))
-            go_right = open_ & ((t <= x) if side == "right" else (t < x))
-            lo = np.where(go_right, mid + 1, lo)
-            hi = np.where(open_ & ~go_right, mid, hi)
+        out = np.empty(x.shape, dtype=_I64)
+        _native.timeline_search(*self._args(), np.ascontiguousarray(x).reshape(-1),
+                                side == "right", out.reshape(-1))
+        return out
 
     def cut(self, at) -> Timeline:
         """This timeline with a boundary at each instant of ``at`` strictly inside it and not
