@@ -112,10 +112,10 @@ _DISTRIBUTIONS = frozenset({"tensorflow", "tensorflow-cpu", "tensorflow-intel", 
 
 
 def _install_records(roots: list[str]) -> dict[str, str]:
-    """dist-info folder (``.../site-packages/tensorflow_cpu-2.21.0.dist-info``) -> its RECORD
-    file, for the distributions of ``_DISTRIBUTIONS`` installed beside the package folders
-    ``roots`` (what pip installed there). Found in the folders themselves: ``importlib.metadata``
-    costs more to import than the reading."""
+    """dist-info folder (``.../site-packages/tensorflow_cpu-2.21.0.dist-info``) -> its RECORD's
+    text, for the distributions of ``_DISTRIBUTIONS`` installed beside the package folders
+    ``roots`` (what pip installed there). Read from the folders themselves: ``importlib.metadata`` costs more to
+    import than the reading."""
     out: dict[str, str] = {}
     for parent in dict.fromkeys(os.path.dirname(os.path.realpath(r)) for r in roots):
         try:
@@ -124,43 +124,35 @@ def _install_records(roots: list[str]) -> dict[str, str]:
             continue
         for name in entries:
             dist = name[: -len(".dist-info")].rpartition("-")[0].lower().replace("_", "-")
-            record = os.path.join(parent, name, "RECORD")
-            if dist in _DISTRIBUTIONS and os.path.isfile(record):
-                out[os.path.join(parent, name)] = record
+            if dist in _DISTRIBUTIONS:
+                try:
+                    out[os.path.join(parent, name)] = (Path(parent) / name / "RECORD").read_text(
+                        encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
     return out
 
 
 def _recorded_py_files(roots: list[str], records: dict[str, str]) -> dict[str, list[str]]:
     """The .py base names under each package folder of ``roots`` that the install records list
-    (``records``: dist-info folder -> RECORD file; a RECORD line:
-    ``tensorflow/python/ops/math_ops.py,sha256=...,1234``), instead of walking TensorFlow's tree
-    (thousands of folders: 0.05 - 0.1 s, more on a cold disk). Each RECORD is read a line at a
-    time (TensorFlow's lists tens of thousands of files: not held whole beside a large trace's
-    analysis); an unreadable one is left out. A folder no RECORD lists (a source checkout, an
-    install without one) is left out: the caller walks it."""
+    (a RECORD line: ``tensorflow/python/ops/math_ops.py,sha256=...,1234``), instead of walking
+    TensorFlow's tree (thousands of folders: 0.05 - 0.1 s, more on a cold disk). A folder no
+    RECORD lists (a source checkout, an install without one) is left out: the caller walks it."""
     folders = {os.path.realpath(r): r for r in roots}
     out: dict[str, list[str]] = {}
     for info, record in records.items():
         parent = os.path.dirname(info)     # RECORD's paths are relative to it
-        found: dict[str, list[str]] = {}
-        try:
-            with open(record, encoding="utf-8") as f:
-                for line in f:
-                    line = line.rstrip("\r\n")
-                    path = line.split(",", 1)[0]
-                    if line.startswith('"'):    # a quoted path (a comma in it): CSV, rarely
-                        import csv
-                        path = next(csv.reader([line]))[0]
-                    if not path.endswith(".py"):
-                        continue
-                    top, _, rest = path.partition("/")
-                    root = folders.get(os.path.join(parent, top))
-                    if root is not None and rest:
-                        found.setdefault(root, []).append(rest.rpartition("/")[2])
-        except (OSError, UnicodeDecodeError):
-            continue
-        for root, files in found.items():
-            out.setdefault(root, []).extend(files)
+        for line in record.splitlines():
+            path = line.split(",", 1)[0]
+            if line.startswith('"'):    # a quoted path (a comma in it): CSV, rarely
+                import csv
+                path = next(csv.reader([line]))[0]
+            if not path.endswith(".py"):
+                continue
+            top, _, rest = path.partition("/")
+            root = folders.get(os.path.join(parent, top))
+            if root is not None and rest:
+                out.setdefault(root, []).append(rest.rpartition("/")[2])
     return out
 
 
