@@ -137,12 +137,56 @@ def test_window_sums_agree_with_clipping_every_segment(real_runs):
         mid = (ws + we) // 2
         for t0, t1 in ((ws, we), (mid[:-1], mid[1:]), (ws[:-2], we[2:])):
             got = a.category_time(t0, t1)
-            overlap = np.clip(np.minimum(a.seg_end[None, :], t1[:, None])
-                              - np.maximum(a.seg_start[None, :], t0[:, None]), 0, None)
+            b = a.timeline.times()
+            overlap = np.clip(np.minimum(b[1:][None, :], t1[:, None])
+                              - np.maximum(b[:-1][None, :], t0[:, None]), 0, None)
             want = np.stack([overlap[:, a.seg_cat == c].sum(axis=1)
                              for c in range(len(CATEGORIES))], axis=1)
             want[:, rules.PYTHON] = (t1 - t0) - np.delete(want, rules.PYTHON, axis=1).sum(axis=1)
             np.testing.assert_array_equal(got, want)
+
+
+def _emit(times: list[int], owners: list[int], at: int, who: int) -> None:
+    """A change of owner at ``at``: at one instant only the last change is kept."""
+    if times and times[-1] == at:
+        owners[-1] = who
+    else:
+        times.append(at)
+        owners.append(who)
+
+
+def test_timeline_owners_are_the_innermost_open_main_thread_event(real_runs):
+    """The timeline keeps no owner per segment: an end hands the time to the ended event's parent
+    (the nesting's). Against a plain stack sweep of the main thread's events of positive length
+    kept in the nesting: the same instants, owners and categories (python where none is open),
+    on real passes (python-traced eager, XLA, tf.function)."""
+    for run_name, mode in (("conv1d", "eager"), ("costly-loop", "xla"), ("retracing", "function")):
+        path = [p for p in real_runs[run_name].modes[mode].trace_paths if "/host/" in p]
+        a = attribute(load_files(path))
+        t = a.table
+        rows = t.line_rows(a.main_line)
+        times: list[int] = []
+        owners: list[int] = []
+        stack: list[int] = []
+        for e in range(rows.start, rows.stop):
+            if t.end[e] <= t.start[e] or a.outside[e]:
+                continue
+            while stack and t.end[stack[-1]] <= t.start[e]:
+                top = stack.pop()
+                _emit(times, owners, int(t.end[top]), stack[-1] if stack else -1)
+            _emit(times, owners, int(t.start[e]), e)
+            stack.append(e)
+        while stack:
+            top = stack.pop()
+            _emit(times, owners, int(t.end[top]), stack[-1] if stack else -1)
+        tl = a.timeline
+        assert len(tl.syn_t) == 0   # no synthetic cut in these passes: the sweep's own timeline
+        np.testing.assert_array_equal(tl.times(), times)
+        np.testing.assert_array_equal(tl.owners(), owners[:-1])
+        own = np.array(owners[:-1], dtype=np.int64)
+        want_cat = np.where(own >= 0, a.cat[np.maximum(own, 0)], rules.PYTHON)
+        relabelled = tl.cat != want_cat      # (input conversions in the fast path: input)
+        assert (tl.cat[relabelled] == rules.INPUT).all()
 
 
 def test_hotspot_groups_come_from_the_capture_record_not_this_machine(real_runs, monkeypatch):

@@ -462,7 +462,8 @@ def test_owned_time_split_by_window_adds_up_to_the_native_sums():
     files = sorted((RUNS / "conv1d" / "eager" / "python").rglob("*.xplane.pb"))
     a = analyze_trace(files).attribution
     # the steps, and windows whose edges fall inside segments
-    span = (int(a.bounds[0]), int(a.bounds[-1]))
+    b = a.timeline.times()
+    span = (int(b[0]), int(b[-1]))
     cuts = np.linspace(*span, 9).astype(np.int64) + 12345
     for ws, we in ((a.step_start, a.step_end), (cuts[:-1:2], cuts[1::2])):
         for c in range(N_CAT):

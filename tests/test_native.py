@@ -121,19 +121,24 @@ def test_a_frame_crossing_a_traceme_is_kept_out_not_the_traceme():
 @given(nested_lines(max_lines=1), st.lists(st.integers(-5, 1005), min_size=1, max_size=20))
 def test_timeline_owner_is_the_innermost_open_event(ev, probes):
     line, start, end, _ = ev
+    """The boundaries' instants strictly increase, and each segment's owner (the event a
+    boundary starts, or the parent of the one it ends) is the innermost open event there."""
     parent, depth, _ = nest_all(line, start, end)
     cat = np.arange(len(start)) % 5
-    t, owner, seg_cat = native.timeline(start, end, np.arange(len(start)), cat, 9)
-    assert (np.diff(t) > 0).all()
+    tl = native.timeline(start, end, np.arange(len(start)), cat, 9, parent)
+    t, owner, seg_cat = tl.times(), tl.owners(), tl.cat
+    assert (np.diff(t) > 0).all() and len(seg_cat) == max(len(t) - 1, 0) == len(owner)
     # the same events given as the rows of positive length not outside: the same timeline
     outside = np.zeros(len(start), dtype=bool)
-    for got, want in zip(native.timeline(start, end, None, cat, 9, outside=outside,
-                                         n_events=len(start)), (t, owner, seg_cat)):
-        np.testing.assert_array_equal(got, want)
+    by_rows = native.timeline(start, end, None, cat, 9, parent, outside=outside,
+                              n_events=len(start))
+    np.testing.assert_array_equal(by_rows.ref, tl.ref)
+    np.testing.assert_array_equal(by_rows.cat, tl.cat)
     for x in probes:
         open_ = [i for i in range(len(start)) if start[i] <= x < end[i]]
         want = max(open_, key=lambda i: depth[i]) if open_ else -1
         k = np.searchsorted(t, x, side="right") - 1
+        assert k == tl.search(np.array([x]), "right")[0] - 1
         got = owner[k] if 0 <= k < len(t) - 1 else -1
         assert got == want, (x, got, want)
         if got >= 0:
@@ -150,11 +155,18 @@ def test_window_sums_and_owned_time_clip_every_segment(ev, windows):
     if not len(start):
         return
     cat = np.arange(len(start)) % 3
-    bounds, owner, seg_cat = native.timeline(start, end, np.arange(len(start)), cat, 3)
-    owner, seg_cat = owner[:-1], seg_cat[:-1]
+    parent, _, _ = nest_all(line, start, end)
+    whole = native.timeline(start, end, np.arange(len(start)), cat, 3, parent)
     t0 = np.array([w[0] for w in windows], dtype=np.int64)
     t1 = t0 + np.array([w[1] for w in windows], dtype=np.int64)
-    got = native.window_sums(bounds, seg_cat, t0, t1, 4)
+    # cut at the windows' starts too (synthetic boundaries: the sums are the same)
+    for tl in (whole, whole.cut(t0)):
+        check_sums_clip_every_segment(tl, t0, t1, len(start))
+
+
+def check_sums_clip_every_segment(tl, t0, t1, n):
+    bounds, owner, seg_cat = tl.times(), tl.owners(), tl.cat
+    got = native.window_sums(tl, t0, t1, 4)
     clip = np.clip(np.minimum(bounds[1:][None, :], t1[:, None])
                    - np.maximum(bounds[:-1][None, :], t0[:, None]), 0, None)
     for c in range(4):
@@ -162,16 +174,16 @@ def test_window_sums_and_owned_time_clip_every_segment(ev, windows):
     # owned time: disjoint windows (the steps), per owning event
     ws, we = disjoint_windows(zip(t0.tolist(), t1.tolist()))
     for c in range(3):
-        got = native.owned_time(bounds, owner, seg_cat, ws, we, c, len(start))
+        got = native.owned_time(tl, ws, we, c, n)
         clip = np.clip(np.minimum(bounds[1:][None, :], we[:, None])
                        - np.maximum(bounds[:-1][None, :], ws[:, None]), 0, None).sum(axis=0)
-        want = np.zeros(len(start), dtype=np.int64)
+        want = np.zeros(n, dtype=np.int64)
         for j in np.nonzero((seg_cat == c) & (owner >= 0))[0]:
             want[owner[j]] += clip[j]
         np.testing.assert_array_equal(got, want)
         # by group: each event's owned time summed into its group's (-1: into none)
-        group = (np.arange(len(start)) % 4 - 1).astype(np.int32)
-        by = native.owned_time(bounds, owner, seg_cat, ws, we, c, 3, group=group)
+        group = (np.arange(n) % 4 - 1).astype(np.int32)
+        by = native.owned_time(tl, ws, we, c, 3, group=group)
         np.testing.assert_array_equal(by, [want[group == g].sum() for g in range(3)])
 
 
@@ -481,16 +493,18 @@ def test_landing_counts_count_each_event_where_its_cost_lands(ev, windows, data)
     outside = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
     cat = (np.arange(n) % 6).astype(np.int8)
     main = np.flatnonzero((line == 0) & (end > start))
-    bounds, _, seg_cat = native.timeline(start, end, main, cat, 5)
-    seg_cat = seg_cat[:-1]
+    whole = native.timeline(start, end, main, cat, 5, parent)
     ws = np.sort(np.array([w[0] for w in windows], dtype=np.int64))
     we = ws + np.array([w[1] for w in windows], dtype=np.int64)
     kind = np.array([1, 2, 0], dtype=np.uint8)
-    want = brute_landing(start, end, line, parent, outside, cat, bounds, seg_cat, ws, we, kind, 5)
-    for dtype in (np.int16, np.int32, np.int64):
-        got = native.landing_counts(start, end, line.astype(dtype), parent, outside, cat, bounds,
-                                    seg_cat, ws, we, kind, 5, 7)
-        np.testing.assert_array_equal(got, want)
+    # cut at the windows' ends too (synthetic boundaries, each its segment's category)
+    for tl in (whole, whole.cut(we)):
+        want = brute_landing(start, end, line, parent, outside, cat, tl.times(), tl.cat, ws, we,
+                             kind, 5)
+        for dtype in (np.int16, np.int32, np.int64):
+            got = native.landing_counts(start, end, line.astype(dtype), parent, outside, cat, tl,
+                                        ws, we, kind, 5, 7)
+            np.testing.assert_array_equal(got, want)
 
 
 @settings(max_examples=300, deadline=None)
@@ -510,25 +524,28 @@ def test_frame_sweep_is_frame_sums_over_owned_time_and_the_issuers_sums(ev, wind
     include = (end > start) & ~outside
     parent, _, _ = native.nest(start, end, line, include, np.zeros(n, bool))
     cat = np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=np.int8)
-    bounds, owner, seg_cat = native.timeline(start, end, np.flatnonzero(include), cat, 3)
+    tl = native.timeline(start, end, np.flatnonzero(include), cat, 3, parent)
     # by rows (those of positive length not outside: the included ones), the same timeline
-    for got, want in zip(native.timeline(start, end, None, cat, 3, outside=outside,
-                                         rows=slice(0, n), n_events=int(include.sum())),
-                         (bounds, owner, seg_cat)):
-        np.testing.assert_array_equal(got, want)
-    if include.any():      # no room for the rows' times: refused, nothing written past it
+    by_rows = native.timeline(start, end, None, cat, 3, parent, outside=outside,
+                              rows=slice(0, n), n_events=int(include.sum()))
+    np.testing.assert_array_equal(by_rows.ref, tl.ref)
+    np.testing.assert_array_equal(by_rows.cat, tl.cat)
+    if include.any():      # no room for the rows' boundaries: refused, nothing written past it
         with pytest.raises(IndexError):
-            native.timeline(start, end, None, cat, 3, outside=outside, n_events=0)
-    owner, seg_cat = owner[:-1], seg_cat[:-1]
+            native.timeline(start, end, None, cat, 3, parent, outside=outside, n_events=0)
     ws, we = disjoint_windows((a, a + d) for a, d in windows)
+    # cut at the windows' edges (synthetic boundaries, owned as the segments they split): the
+    # same sums
+    if draw(st.booleans()):
+        tl = tl.cut(np.concatenate([ws, we]))
     is_frame = np.array([True, True, False, True])
     marked = np.array(draw(st.lists(st.booleans(), min_size=4, max_size=4)))
     caller = np.array(draw(st.lists(st.booleans(), min_size=4, max_size=4)))
     op_kind = np.array(draw(st.lists(st.integers(-1, 2), min_size=4, max_size=4)), dtype=np.int8)
-    got = native.frame_sweep(parent, name, start, end, outside, 0, n, bounds, owner, seg_cat, ws,
-                             we, is_frame, 3, marked, caller, op_kind, 1, 2)
+    got = native.frame_sweep(parent, name, start, end, outside, 0, n, tl, ws, we, is_frame, 3,
+                             marked, caller, op_kind, 1, 2)
     assert got is not None
-    own = native.owned_time(bounds, owner, seg_cat, ws, we, 3, n)
+    own = native.owned_time(tl, ws, we, 3, n)
     want = native.frame_sums(parent, name, start, include, is_frame, 0, n, ws, we, own)
     for k, w in zip(("calls", "self", "inclusive"), want):
         np.testing.assert_array_equal(got[k], w)
@@ -536,7 +553,7 @@ def test_frame_sweep_is_frame_sums_over_owned_time_and_the_issuers_sums(ev, wind
     issuer = np.array([brute_nearest_marked(issuer_name[name], parent, e) for e in range(n)])
     in_win = np.array([any(a <= s < b for a, b in zip(ws, we)) for s in start.tolist()], dtype=bool)
     for k, c in (("time_a", 1), ("time_b", 2)):
-        by_event = native.owned_time(bounds, owner, seg_cat, ws, we, c, n)
+        by_event = native.owned_time(tl, ws, we, c, n)
         by_name = np.zeros(4, dtype=np.int64)
         for e in np.flatnonzero(issuer >= 0):
             by_name[name[issuer[e]]] += by_event[e]
@@ -563,15 +580,72 @@ def test_frame_sweep_refuses_a_timeline_that_is_not_the_nestings():
     start, end = np.array([0, 2], dtype=np.int64), np.array([10, 5], dtype=np.int64)
     parent = np.array([-1, 0], dtype=np.int32)
     names = np.zeros(2, dtype=np.int32)
-    bounds = np.array([0, 3, 10], dtype=np.int64)
-    owner = np.array([0, 0], dtype=np.int32)      # event 1 is open over 2-5: it owns that time
+    # event 0's start, a synthetic boundary at 3 owned by event 0, event 0's end; but event 1
+    # is open over 2-5: it owns that time
+    bad = native.Timeline(ref=np.array([0, native.SYN, ~0], np.int32), cat=np.full(2, 3, np.int8),
+                          start=start, end=end, parent=parent, syn_t=np.array([3]),
+                          syn_owner=np.array([0], np.int32))
     args = (np.array([True]), 3, np.array([True]), np.array([False]), np.array([-1], np.int8), 1, 2)
-    assert native.frame_sweep(parent, names, start, end, np.zeros(2, bool), 0, 2, bounds, owner,
-                              np.full(2, 3, np.int8), np.array([0]), np.array([10]), *args) is None
-    good = native.frame_sweep(parent, names, start, end, np.zeros(2, bool), 0, 2,
-                              np.array([0, 2, 5, 10]), np.array([0, 1, 0], np.int32),
-                              np.full(3, 3, np.int8), np.array([0]), np.array([10]), *args)
-    assert good is not None and good["inclusive"].tolist() == [10]
+    assert native.frame_sweep(parent, names, start, end, np.zeros(2, bool), 0, 2, bad,
+                              np.array([0]), np.array([10]), *args) is None
+    good = native.Timeline(ref=np.array([0, 1, ~1, ~0], np.int32), cat=np.full(3, 3, np.int8),
+                           start=start, end=end, parent=parent)
+    np.testing.assert_array_equal(good.times(), [0, 2, 5, 10])
+    np.testing.assert_array_equal(good.owners(), [0, 1, 0])
+    good_sums = native.frame_sweep(parent, names, start, end, np.zeros(2, bool), 0, 2, good,
+                                   np.array([0]), np.array([10]), *args)
+    assert good_sums is not None and good_sums["inclusive"].tolist() == [10]
+
+
+def test_a_timeline_reference_out_of_range_is_refused():
+    """A boundary that names no event, or no synthetic instant: IndexError from every kernel
+    that reads the timeline (and its search), nothing read past the columns."""
+    start, end = np.array([0, 2], dtype=np.int64), np.array([10, 5], dtype=np.int64)
+    parent = np.array([-1, 0], dtype=np.int32)
+    w0, w1 = np.array([0]), np.array([10])
+    for ref in ([0, 2, ~0], [0, ~2, ~0], [0, native.SYN, ~0], [0, native.END - 1, ~0]):
+        tl = native.Timeline(ref=np.array(ref, np.int32), cat=np.zeros(2, np.int8), start=start,
+                             end=end, parent=parent)
+        with pytest.raises(IndexError):
+            native.window_sums(tl, w0, w1, 4)
+        with pytest.raises(IndexError):
+            native.owned_time(tl, w0, w1, 0, 2)
+        with pytest.raises(IndexError):
+            native.landing_counts(start, end, np.zeros(2, np.int16), parent, np.zeros(2, bool),
+                                  np.zeros(2, np.int8), tl, w0, w1, np.array([2], np.uint8), 5, 7)
+        with pytest.raises(IndexError):
+            tl.search(np.array([5]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(nested_lines(max_lines=1), st.lists(st.integers(-5, 1005), max_size=12),
+       st.lists(st.tuples(st.integers(-50, 1050), st.integers(0, 300)), max_size=4))
+def test_a_cut_timeline_is_the_timeline_split_at_the_cuts(ev, cuts, windows):
+    """``Timeline.cut`` against the instants and owners made by hand: the cuts strictly inside
+    the timeline and not boundaries already become boundaries, each new segment its split
+    one's owner and category; ``search`` (the C kernel) is numpy's searchsorted of the instants;
+    ``within`` the segments inside the windows."""
+    line, start, end, _ = ev
+    parent, _, _ = nest_all(line, start, end)
+    cat = (np.arange(len(start)) % 4).astype(np.int8)
+    tl = native.timeline(start, end, np.arange(len(start)), cat, 5, parent)
+    cut = tl.cut(np.array(cuts, dtype=np.int64))
+    t, owner = tl.times(), tl.owners()
+    inside = [c for c in sorted(set(cuts)) if len(t) and t[0] < c < t[-1] and c not in set(t)]
+    want_t = np.sort(np.concatenate([t, np.array(inside, dtype=np.int64)]))
+    np.testing.assert_array_equal(cut.times(), want_t)
+    src = np.searchsorted(t, want_t[:-1], side="right") - 1
+    np.testing.assert_array_equal(cut.owners(), owner[src])
+    np.testing.assert_array_equal(cut.cat, tl.cat[src])
+    # in no order, and the extremes
+    big = np.iinfo(np.int64)
+    x = np.array(cuts + [-100, 2000, big.min, big.max] + cuts[::-1], dtype=np.int64)
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(cut.search(x, side), np.searchsorted(want_t, x, side=side))
+    ws, we = disjoint_windows((a, a + d) for a, d in windows)
+    want = [j for j in range(len(cut)) if any(a <= want_t[j] and want_t[j + 1] <= b
+                                              for a, b in zip(ws, we))]
+    np.testing.assert_array_equal(cut.within(ws, we), want)
 
 
 @settings(max_examples=200, deadline=None)
@@ -637,10 +711,59 @@ def test_the_kernels_take_an_empty_table():
     assert not len(native.has_child(zi, zi, np.zeros(1, bool)))
     assert not len(native.lookup(np.zeros(1, np.int8), zi))
     assert not len(native.spans_in(z, z, zb, slice(0, 0)))
-    assert all(not len(a) for a in native.timeline(z, z, None, z8, 5, outside=zb, n_events=0))
-    assert not native.landing_counts(z, z, np.zeros(0, np.int16), zi, zb, z8, z, z8, z, z,
+    tl = native.timeline(z, z, None, z8, 5, zi, outside=zb, n_events=0)
+    assert not len(tl) and not len(tl.ref) and not len(tl.times())
+    assert not len(tl.cut(np.array([1]))) and tl.search(np.array([1])).tolist() == [0]
+    assert not native.landing_counts(z, z, np.zeros(0, np.int16), zi, zb, z8, tl, z, z,
                                      np.zeros(1, np.uint8), 5, 7).any()
-    swept = native.frame_sweep(zi, zi, z, z, zb, 0, 0, z, zi, z8, z, z, np.zeros(1, bool), 5,
+    swept = native.frame_sweep(zi, zi, z, z, zb, 0, 0, tl, z, z, np.zeros(1, bool), 5,
                                np.zeros(1, bool), np.zeros(1, bool), np.full(1, -1, np.int8), 1,
                                2)
     assert swept is not None and not swept["calls"].any()
+
+
+@settings(max_examples=200, deadline=None)
+@given(nested_lines(), st.data())
+def test_inherit_against_its_rule_and_in_place(ev, data):
+    """Each event's category along the nesting, one event at a time (parents first): its own where
+    it holds it at least as strongly as its parent hands one down, else the inherited one, else
+    python for a frame and other for the rest. Written over the caller's columns (``consume``):
+    the same categories; with the two strengths one column, too. No depth column: the same
+    parents and crossers."""
+    line, start, end, _ = ev
+    n = len(start)
+    parent, depth, crosser = nest_all(line, start, end)
+    no_depth = native.nest(start, end, line, np.ones(n, bool), np.zeros(n, bool), depth=False)
+    assert no_depth[1] is None
+    np.testing.assert_array_equal(no_depth[0], parent)
+    np.testing.assert_array_equal(no_depth[2], crosser)
+    draw = data.draw
+    own = np.array(draw(st.lists(st.integers(-2, 3), min_size=n, max_size=n)), dtype=np.int8)
+    own_s = np.array(draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), dtype=np.int8)
+    pass_s = np.array(draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), dtype=np.int8)
+    pyframe, python, other, n_cat = -2, 4, 5, 6
+    want = np.zeros(n, dtype=np.int8)
+    passed = np.zeros(n, dtype=np.int8)
+    for i in range(n):
+        p = parent[i]
+        inh_s = passed[p] if p >= 0 else 0
+        inh_c = want[p] if inh_s > 0 else n_cat
+        if own[i] >= 0 and own_s[i] >= inh_s:
+            res, rp = own[i], pass_s[i]
+        else:
+            res, rp = inh_c, inh_s
+        if res == n_cat:
+            res, rp = (python if own[i] == pyframe else other), 0
+        want[i], passed[i] = res, rp
+    kw = {"n_cat": n_cat, "pyframe": pyframe, "python": python, "other": other}
+    np.testing.assert_array_equal(native.inherit(parent, own, own_s, pass_s, **kw), want)
+    mine, mine_pass = own.copy(), pass_s.copy()
+    got = native.inherit(parent, mine, own_s, mine_pass, consume=True, **kw)
+    assert got is mine
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(mine_pass, passed)
+    # one column for both strengths (an event hands down as strongly as it holds)
+    shared = own_s.copy()
+    np.testing.assert_array_equal(native.inherit(parent, own.copy(), shared, shared, consume=True,
+                                                 **kw),
+                                  native.inherit(parent, own, own_s, own_s, **kw))

@@ -205,7 +205,7 @@ def test_xla_compile_not_separable_where_the_trace_writes_no_compile_event(versi
 def test_the_excess_moves_from_op_to_other_and_nothing_else(version, monkeypatch):
     after = _mode(version, "xla").table("steps")
     monkeypatch.setattr(xla_compile, "estimate",
-                        lambda table, main, own, outside, b, o, c, s, n: (b, o, c, None))
+                        lambda table, main, recorded, outside, tl, s, n: (tl, None))
     before = analyze_mode("before", _files(version, "xla")).table("steps")
     assert float(before["other"][0]) == 0.0      # what the trace alone gave: compile in op
     np.testing.assert_allclose(after["op"] + after["other"], before["op"], atol=1e-6)

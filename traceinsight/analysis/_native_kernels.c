@@ -8,7 +8,89 @@
  */
 #include "_native.h"
 
-static Py_ssize_t first_segment(const int64_t *b, Py_ssize_t nseg, int64_t t);
+/* ---- a thread's timeline, by reference -------------------------------------------------------
+ *
+ * The main thread's timeline (traceinsight.analysis.native.Timeline) is a list of boundaries; the
+ * segment j is [bound j, bound j + 1). A boundary is no time but a reference (int32): r >= 0 the
+ * start of event r, TL_END <= r < 0 the end of event ~r, r < TL_END a synthetic instant (a cut
+ * made after the sweep: an input wait's edge, say), syn_t[r - INT32_MIN]. The time after a
+ * boundary is owned by: the event r it starts; the parent of the event ~r it ends (parent[~r],
+ * -1: none, a gap); for a synthetic one, syn_owner[r - INT32_MIN]. 4 bytes a boundary instead of
+ * 8 for a time and 4 for an owner: the times are the event table's own. */
+#define TL_END (-(1 << 30))
+
+typedef struct {
+    const int32_t *ref, *par, *syn_own;
+    const int64_t *st, *en, *syn_t;
+    Py_ssize_t nb, n, nsyn; /* boundaries, events, synthetic instants */
+    int bad;                /* a reference out of range was read */
+} tline;
+
+/* The buffers of a timeline as a kernel takes them: six arguments in a row (ref, start, end,
+ * parent, syn_t, syn_owner; not a tuple: PyArg_ParseTuple sizes its list of buffers to release by
+ * the top-level arguments); parent may be empty where the kernel asks no owner. */
+typedef struct {
+    Py_buffer ref, st, en, par, syn_t, syn_own;
+} tline_buf;
+
+#define TL_FORMAT "y*y*y*y*y*y*"
+#define TL_ARGS(B) &(B).ref, &(B).st, &(B).en, &(B).par, &(B).syn_t, &(B).syn_own
+#define TL_RELEASE(B) RELEASE(&(B).ref, &(B).st, &(B).en, &(B).par, &(B).syn_t, &(B).syn_own)
+
+static int tl_open(tline *T, tline_buf *B)
+{
+    Py_ssize_t n = B->st.len / 8, nsyn = B->syn_t.len / 8;
+    if (check(&B->ref, 4, -1, "timeline refs") || check(&B->st, 8, -1, "start") ||
+        check(&B->en, 8, n, "end") || (B->par.len && check(&B->par, 4, n, "parent")) ||
+        check(&B->syn_t, 8, -1, "syn_t") || check(&B->syn_own, 4, nsyn, "syn_owner"))
+        return -1;
+    *T = (tline){B->ref.buf, B->par.len ? B->par.buf : NULL, B->syn_own.buf, B->st.buf,
+                 B->en.buf, B->syn_t.buf, B->ref.len / 4, n, nsyn, 0};
+    return 0;
+}
+
+/* The instant of boundary j (0 where its reference is out of range: T->bad is set). */
+static inline int64_t tl_t(tline *T, Py_ssize_t j)
+{
+    int32_t r = T->ref[j];
+    if (r >= 0) {
+        if (r < T->n)
+            return T->st[r];
+    } else if (r >= TL_END) {
+        if (~r < T->n)
+            return T->en[~r];
+    } else if ((int64_t)r - INT32_MIN < T->nsyn)
+        return T->syn_t[(int64_t)r - INT32_MIN];
+    T->bad = 1;
+    return 0;
+}
+
+/* The owner of segment j (the time after boundary j): an event or -1. */
+static inline int32_t tl_owner(tline *T, Py_ssize_t j)
+{
+    int32_t r = T->ref[j];
+    if (r >= 0) {
+        if (r < T->n)
+            return r;
+    } else if (r >= TL_END) {
+        if (~r < T->n && T->par)
+            return T->par[~r];
+    } else if ((int64_t)r - INT32_MIN < T->nsyn)
+        return T->syn_own[(int64_t)r - INT32_MIN];
+    T->bad = 1;
+    return -1;
+}
+
+/* IndexError where a reference was out of range (-1), else 0. */
+static int tl_check(tline *T, const char *who)
+{
+    if (!T->bad)
+        return 0;
+    PyErr_Format(PyExc_IndexError, "%s: timeline reference out of range", who);
+    return -1;
+}
+
+static Py_ssize_t first_segment(tline *T, int64_t t);
 
 /* An integer column of any width (1, 2, 4 or 8 bytes, signed): the caller's own dtype, so that a
  * narrow column (thread lines, ids) is read as it is instead of copied to a wider one. */
@@ -121,8 +203,8 @@ static PyObject *is_sorted(PyObject *self, PyObject *args)
 }
 
 /* nest(start, end, line, line_size, include, is_frame, name, parent, depth, crosser)
- * (parent, depth: int32; line of line_size bytes; is_frame per event, or per name id where name,
- * int32 per event, is given: not empty)
+ * (parent, depth: int32, depth empty where it is not wanted; line of line_size bytes; is_frame per
+ * event, or per name id where name, int32 per event, is given: not empty)
  *
  * Events in table order, sorted by (line, start, -end). For included events (positive length, not
  * a step marker), per thread line: parent (the innermost enclosing event, -1 at top level), depth,
@@ -147,7 +229,7 @@ static PyObject *nest(PyObject *self, PyObject *args)
     if (check(&be, 8, n, "end") || check(&bl, line_size, n, "line") ||
         check(&binc, 1, n, "include") || check(&bfr, 1, by_name ? -1 : n, "is_frame") ||
         (by_name && check(&bn, 4, n, "name")) || check(&bp, 4, n, "parent") ||
-        check(&bd, 4, n, "depth") || check(&bc, 1, n, "crosser"))
+        (bd.len && check(&bd, 4, n, "depth")) || check(&bc, 1, n, "crosser"))
         goto done;
     if (n < 0 || n > INT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "nest: more than 2^31 events");
@@ -164,7 +246,7 @@ static PyObject *nest(PyObject *self, PyObject *args)
                 goto done;
             }
 #define FRAME(i) (by_name ? is_frame[nm[i]] : is_frame[i])
-    int32_t *par = bp.buf, *dep = bd.buf;
+    int32_t *par = bp.buf, *dep = bd.len ? bd.buf : NULL; /* depth: not asked where empty */
     uint8_t *cr = bc.buf;
     int nomem = 0;
     Py_ssize_t n_runs = 0;
@@ -180,7 +262,8 @@ static PyObject *nest(PyObject *self, PyObject *args)
         stk.n = 0;
         for (Py_ssize_t i = runs[r]; i < runs[r + 1] && !nomem; i++) {
             par[i] = -1;
-            dep[i] = 0;
+            if (dep)
+                dep[i] = 0;
             if (!inc[i])
                 continue;
             while (stk.n && en[stk.v[stk.n - 1]] <= st[i])
@@ -217,7 +300,8 @@ static PyObject *nest(PyObject *self, PyObject *args)
                 continue;
             }
             par[i] = stk.n ? (int32_t)stk.v[stk.n - 1] : -1;
-            dep[i] = (int32_t)stk.n;
+            if (dep)
+                dep[i] = (int32_t)stk.n;
             if (push(&stk, i) < 0)
                 nomem = 1;
         }
@@ -238,24 +322,29 @@ done:
     Py_RETURN_NONE;
 }
 
-/* inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other)
+/* inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other[, passed])
  *
  * Each event's effective category along the nesting, parents before children (table order). An
  * event keeps its own category (own >= 0) when it holds it at least as strongly as its parent
  * hands one down; otherwise it takes the inherited one; with neither, python for a python-tracer
- * frame (own == pyframe), other for the rest. parent int32; own, the strengths and cat int8. */
+ * frame (own == pyframe), other for the rest. parent int32; own, the strengths and cat int8.
+ * passed (int8, writable; one is allocated where it is not given) receives how strongly each
+ * event hands its category down. Each event's own code and strengths are read before its
+ * category and strength passed are written, and no earlier event's after: cat may be own's
+ * buffer, and passed the strengths' (the caller's columns consumed, no new ones). */
 static PyObject *inherit(PyObject *self, PyObject *args)
 {
-    Py_buffer bp = {0}, bo = {0}, bos = {0}, bps = {0}, bc = {0};
+    Py_buffer bp = {0}, bo = {0}, bos = {0}, bps = {0}, bc = {0}, bpa = {0};
     long long n_cat, pyframe, python, other;
     int ok = 0;
-    int8_t *passed = NULL;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*w*LLLL", &bp, &bo, &bos, &bps, &bc, &n_cat, &pyframe,
-                          &python, &other))
+    int8_t *passed = NULL, *scratch = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*LLLL|w*", &bp, &bo, &bos, &bps, &bc, &n_cat, &pyframe,
+                          &python, &other, &bpa))
         goto done;
     Py_ssize_t n = bp.len / 4;
     if (check(&bp, 4, n, "parent") || check(&bo, 1, n, "own") || check(&bos, 1, n, "own_strength") ||
-        check(&bps, 1, n, "pass_strength") || check(&bc, 1, n, "cat"))
+        check(&bps, 1, n, "pass_strength") || check(&bc, 1, n, "cat") ||
+        (bpa.obj && check(&bpa, 1, n, "passed")))
         goto done;
     if (n_cat < 0 || n_cat > INT8_MAX || python < INT8_MIN || python > INT8_MAX ||
         other < INT8_MIN || other > INT8_MAX) {
@@ -265,7 +354,7 @@ static PyObject *inherit(PyObject *self, PyObject *args)
     const int32_t *par = bp.buf;
     const int8_t *own = bo.buf, *os = bos.buf, *ps = bps.buf;
     int8_t *cat = bc.buf;
-    passed = malloc(n ? n : 1);
+    passed = bpa.obj ? bpa.buf : (scratch = malloc(n ? n : 1));
     if (!passed) {
         PyErr_NoMemory();
         goto done;
@@ -295,8 +384,8 @@ static PyObject *inherit(PyObject *self, PyObject *args)
     }
     ok = 1;
 done:
-    free(passed);
-    RELEASE(&bp, &bo, &bos, &bps, &bc);
+    free(scratch);
+    RELEASE(&bp, &bo, &bos, &bps, &bc, &bpa);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
@@ -501,54 +590,61 @@ static PyObject *nearest_marked_at(PyObject *self, PyObject *args)
     return PyBool_FromLong(done);
 }
 
-/* timeline(start, end, events, cat, python, t, owner, seg_cat[, outside, lo, hi]) -> k
+/* timeline(start, end, events, cat, python, ref, seg_cat[, outside, lo, hi]) -> k
  *
  * The timeline of properly nested events (indices in table order): every instant where the
- * innermost open event changes, the event that owns the time after it (int32, -1: none) and that
- * time's category (int8: cat[owner], python where no event is open). At one instant only the
- * last change is kept, so t[:k] is strictly increasing and segment j is [t[j], t[j+1]) owned by
- * owner[j]. events is int32, cat int8. t, owner and seg_cat need room for 2 * len(events) (an
- * IndexError past their room). With outside (uint8 per event), the events are instead the rows
- * [lo, hi) of positive length and not outside (events empty): no list of them is made. */
+ * innermost open event changes, as a reference (see tline: the start of event e is e, its end ~e),
+ * and the category of the time after it (int8: cat of the event that owns it, python where no
+ * event is open). At one instant only the last change is kept, so the instants of ref[:k] are
+ * strictly increasing and segment j is [ref[j], ref[j+1]) owned by the event ref[j] starts or
+ * by the parent of the one it ends: the innermost event open when that one opened. events is
+ * int32, cat int8. ref and seg_cat need room for 2 * len(events) (an IndexError past their room);
+ * events past 2^30 are refused (OverflowError: an end's reference is ~e). With outside (uint8 per
+ * event), the events are instead the rows [lo, hi) of positive length and not outside (events
+ * empty): no list of them is made. */
 static PyObject *timeline(PyObject *self, PyObject *args)
 {
-    Py_buffer bs = {0}, be = {0}, bev = {0}, bcat = {0}, bt = {0}, bo = {0}, bsc = {0},
-              bout = {0};
+    Py_buffer bs = {0}, be = {0}, bev = {0}, bcat = {0}, bref = {0}, bsc = {0}, bout = {0};
     long long python;
     Py_ssize_t lo = 0, hi = 0;
     stack stk = {0};
     Py_ssize_t k = 0;
     int ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*Lw*w*w*|y*nn", &bs, &be, &bev, &bcat, &python, &bt, &bo,
+    if (!PyArg_ParseTuple(args, "y*y*y*y*Lw*w*|y*nn", &bs, &be, &bev, &bcat, &python, &bref,
                           &bsc, &bout, &lo, &hi))
         goto done;
-    Py_ssize_t n = bs.len / 8, m = bev.len / 4, cap = bt.len / 8, by_rows = bout.obj != NULL;
+    Py_ssize_t n = bs.len / 8, m = bev.len / 4, cap = bref.len / 4, by_rows = bout.obj != NULL;
     if (check(&be, 8, n, "end") || check(&bev, 4, m, "events") || check(&bcat, 1, n, "cat") ||
-        check(&bo, 4, cap, "owner") || check(&bsc, 1, cap, "seg_cat") ||
+        check(&bref, 4, -1, "ref") || check(&bsc, 1, cap, "seg_cat") ||
         (by_rows && check(&bout, 1, n, "outside")) || (!by_rows && cap < 2 * m))
         goto done;
-    if (by_rows && (m || lo < 0 || hi > n || lo > hi || hi > INT32_MAX)) {
+    if (by_rows && (m || lo < 0 || hi > n || lo > hi)) {
         PyErr_SetString(PyExc_IndexError, "timeline: rows out of range");
+        goto done;
+    }
+    if (n > -(Py_ssize_t)TL_END) {
+        PyErr_SetString(PyExc_OverflowError, "timeline: more than 2^30 events");
         goto done;
     }
     const int64_t *st = bs.buf, *en = be.buf;
     const int32_t *ev = bev.buf;
     const int8_t *cat = bcat.buf;
     const uint8_t *out = bout.buf;
-    int64_t *t = bt.buf;
-    int32_t *ow = bo.buf;
+    int32_t *ref = bref.buf;
     int8_t *sc = bsc.buf;
-#define EMIT(time, who)                                                                        \
+    int64_t last = 0; /* the instant of ref[k - 1] */
+#define EMIT(time, r, who)                                                                     \
     do {                                                                                       \
         int64_t _w = (who);                                                                    \
-        if (!(k && t[k - 1] == (time))) {                                                      \
+        if (!(k && last == (time))) {                                                          \
             if (k == cap) {                                                                    \
                 PyErr_SetString(PyExc_IndexError, "timeline: more segments than room");        \
                 goto done;                                                                     \
             }                                                                                  \
-            t[k++] = (time);                                                                   \
+            last = (time);                                                                     \
+            k++;                                                                               \
         }                                                                                      \
-        ow[k - 1] = (int32_t)_w;                                                               \
+        ref[k - 1] = (int32_t)(r);                                                             \
         sc[k - 1] = (int8_t)(_w >= 0 ? cat[_w] : python);                                      \
     } while (0)
     /* the events: the list given, or the rows [lo, hi) of positive length not outside */
@@ -559,16 +655,16 @@ static PyObject *timeline(PyObject *self, PyObject *args)
                 continue;
         } else {
             e = ev[j];
-            if (e < 0 || e >= n || e > INT32_MAX) {
+            if (e < 0 || e >= n) {
                 PyErr_SetString(PyExc_IndexError, "timeline: event index out of range");
                 goto done;
             }
         }
         while (stk.n && en[stk.v[stk.n - 1]] <= st[e]) {
             int64_t top = stk.v[--stk.n];
-            EMIT(en[top], stk.n ? stk.v[stk.n - 1] : -1);
+            EMIT(en[top], ~top, stk.n ? stk.v[stk.n - 1] : -1);
         }
-        EMIT(st[e], e);
+        EMIT(st[e], e, e);
         if (push(&stk, e) < 0) {
             PyErr_NoMemory();
             goto done;
@@ -576,13 +672,13 @@ static PyObject *timeline(PyObject *self, PyObject *args)
     }
     while (stk.n) {
         int64_t top = stk.v[--stk.n];
-        EMIT(en[top], stk.n ? stk.v[stk.n - 1] : -1);
+        EMIT(en[top], ~top, stk.n ? stk.v[stk.n - 1] : -1);
     }
 #undef EMIT
     ok = 1;
 done:
     free(stk.v);
-    RELEASE(&bs, &be, &bev, &bcat, &bt, &bo, &bsc, &bout);
+    RELEASE(&bs, &be, &bev, &bcat, &bref, &bsc, &bout);
     if (!ok)
         return NULL;
     return PyLong_FromSsize_t(k);
@@ -736,9 +832,10 @@ static void open_pop(open_stack *s)
 
 /* The timeline's side of frame_sweep: its segments, the windows, and where the sweep is in them. */
 typedef struct {
-    const int32_t *owner, *nm;
+    tline *T;
+    const int32_t *nm;
     const int8_t *cat;
-    const int64_t *b, *t0, *t1, *st, *en;
+    const int64_t *t0, *t1, *st, *en;
     const uint8_t *out;
     uint8_t kind[256]; /* per category (its byte): 1 python, 2 cat_a, 3 cat_b, 0 none */
     Py_ssize_t lo, hi, nseg, w, j, wseg; /* j: the next segment; wseg: its first window */
@@ -764,17 +861,24 @@ static int settle(timeline_sweep *S, open_stack *stk, int32_t o, int64_t at)
  * nesting's. */
 static int consume(timeline_sweep *S, open_stack *stk, int64_t x)
 {
-    const int32_t *owner = S->owner, *nm = S->nm;
+    tline *T = S->T;
+    const int32_t *nm = S->nm;
     const int8_t *cat = S->cat;
-    const int64_t *b = S->b, *t0 = S->t0, *t1 = S->t1;
+    const int64_t *t0 = S->t0, *t1 = S->t1;
     const uint8_t *kind = S->kind;
     Py_ssize_t j = S->j, wseg = S->wseg, nseg = S->nseg, w = S->w;
     int ok = 1;
-    for (; j < nseg && b[j] < x; j++) {
-        int32_t o = owner[j];
+    /* the instant of boundary j, carried from one segment to the next */
+    int64_t bj = j < nseg ? tl_t(T, j) : 0;
+    for (; j < nseg && bj < x; j++) {
+        int32_t o = T->ref[j];  /* the owner: the event the boundary starts, most often */
+        if (o < 0)
+            o = tl_owner(T, j);
+        int64_t s0 = bj, s1 = tl_t(T, j + 1);
+        bj = s1;
         /* most segments: owned by the top of the stack */
         if (o >= 0 ? !stk->n || stk->v[stk->n - 1].ev != o : stk->n != 0) {
-            if (!settle(S, stk, o, b[j])) {
+            if (!settle(S, stk, o, s0)) {
                 ok = 0;
                 break;
             }
@@ -782,7 +886,7 @@ static int consume(timeline_sweep *S, open_stack *stk, int64_t x)
         uint8_t k = kind[(uint8_t)cat[j]];
         if (o < 0 || !k)
             continue;
-        int64_t s0 = b[j], s1 = b[j + 1], d = 0;
+        int64_t d = 0;
         while (wseg < w && t1[wseg] <= s0)
             wseg++;
         for (Py_ssize_t q = wseg; q < w && t0[q] < s1; q++) {
@@ -801,45 +905,48 @@ static int consume(timeline_sweep *S, open_stack *stk, int64_t x)
     return ok;
 }
 
-/* frame_sweep(parent, name, start, end, outside, lo, hi, bounds, seg_owner, seg_cat, t0, t1,
- *             is_frame_name, python, calls, self, inclusive,
+/* frame_sweep(parent, name, start, end, outside, lo, hi, <the timeline's six buffers>, seg_cat,
+ *             t0, t1, is_frame_name, python, calls, self, inclusive,
  *             issuer_name, caller_name, op_kind, cat_a, cat_b, time_a, time_b, ops, entry) -> bool
  *
  * One pass over one thread's events (rows [lo, hi), sorted by start; those kept out of the nesting,
  * ``outside``, skipped; the others of positive length are the nesting) together with that thread's
- * timeline (segment j is [bounds[j], bounds[j + 1]), owned by seg_owner[j], of category
- * seg_cat[j]), inside the sorted, disjoint windows [t0, t1). The open events are kept on a stack,
- * each summing the time it owns and, once it ends, its subtree's. It gives frame_sums() over
- * owned_time()'s python time (per name: calls, self and outermost inclusive time of the frames
- * that start in a window), with no per-event column, and at once, per issuer name (a name that
- * issuer_name marks and that has calls; each event's issuer is the nearest issuer event at or
- * above it): the time of categories cat_a and cat_b owned by events under it (time_a, time_b);
- * the op events in the windows (op_kind per name, -1: no op) whose parent's issuer it is, by kind
- * (ops[3 * name + 0]: all, + 1: kind 1, + 2: kind 2); and entry[name] = 1 for an issuer event in
- * a window whose issuer above is none or one whose name caller_name marks. Per name: all outputs
- * as long as the names (ops three times).
+ * timeline (see tline: segment j is [bound j, bound j + 1), of category seg_cat[j]), inside the
+ * sorted, disjoint windows [t0, t1). The open events are kept on a stack, each summing the time it
+ * owns and, once it ends, its subtree's. It gives frame_sums() over owned_time()'s python time (per
+ * name: calls, self and outermost inclusive time of the frames that start in a window), with no
+ * per-event column, and at once, per issuer name (a name that issuer_name marks and that has calls;
+ * each event's issuer is the nearest issuer event at or above it): the time of categories cat_a and
+ * cat_b owned by events under it (time_a, time_b); the op events in the windows (op_kind per name,
+ * -1: no op) whose parent's issuer it is, by kind (ops[3 * name + 0]: all, + 1: kind 1, + 2: kind
+ * 2); and entry[name] = 1 for an issuer event in a window whose issuer above is none or one whose
+ * name caller_name marks. Per name: all outputs as long as the names (ops three times).
  *
  * False where the timeline is not the nesting's (a segment's owner is not the innermost open
  * event, an event ends after the time that must have closed it): the caller then computes the
  * same sums from the per-event columns. */
 static PyObject *frame_sweep(PyObject *self, PyObject *args)
 {
-    Py_buffer bp = {0}, bn = {0}, bs = {0}, be = {0}, bout = {0}, bb = {0}, bown = {0}, bc = {0},
-              b0 = {0}, b1 = {0}, bfn = {0}, bcalls = {0}, bself = {0}, bincl = {0}, bir = {0},
-              bcr = {0}, bok = {0}, bta = {0}, btb = {0}, bops = {0}, bentry = {0};
+    Py_buffer bp = {0}, bn = {0}, bs = {0}, be = {0}, bout = {0}, bc = {0}, b0 = {0}, b1 = {0},
+              bfn = {0}, bcalls = {0}, bself = {0}, bincl = {0}, bir = {0}, bcr = {0}, bok = {0},
+              bta = {0}, btb = {0}, bops = {0}, bentry = {0};
+    tline_buf B = {0};
+    tline T;
     Py_ssize_t lo, hi;
     int python, cat_a, cat_b, ok = 0, consistent = 1;
     open_stack stk = {0};
     uint8_t *isr = NULL; /* the issuers' names */
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nny*y*y*y*y*y*iw*w*w*y*y*y*iiw*w*w*w*", &bp, &bn, &bs,
-                          &be, &bout, &lo, &hi, &bb, &bown, &bc, &b0, &b1, &bfn, &python, &bcalls,
-                          &bself, &bincl, &bir, &bcr, &bok, &cat_a, &cat_b, &bta, &btb, &bops,
-                          &bentry))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nn" TL_FORMAT "y*y*y*y*iw*w*w*y*y*y*iiw*w*w*w*", &bp,
+                          &bn, &bs, &be, &bout, &lo, &hi, TL_ARGS(B), &bc, &b0, &b1, &bfn, &python,
+                          &bcalls, &bself, &bincl, &bir, &bcr, &bok, &cat_a, &cat_b, &bta, &btb,
+                          &bops, &bentry))
         goto done;
-    Py_ssize_t n = bp.len / 4, n_names = bfn.len, w = b0.len / 8, nb = bb.len / 8,
+    if (tl_open(&T, &B))
+        goto done;
+    Py_ssize_t n = bp.len / 4, n_names = bfn.len, w = b0.len / 8, nb = T.nb,
                nseg = nb > 0 ? nb - 1 : 0;
     if (check(&bn, 4, n, "name") || check(&bs, 8, n, "start") || check(&be, 8, n, "end") ||
-        check(&bout, 1, n, "outside") || check(&bown, 4, nseg, "seg_owner") ||
+        check(&bout, 1, n, "outside") || check(&B.par, 4, n, "timeline parent") ||
         check(&bc, 1, nseg, "seg_cat") || check(&b1, 8, w, "t1") ||
         check(&bcalls, 8, n_names, "calls") || check(&bself, 8, n_names, "self") ||
         check(&bincl, 8, n_names, "inclusive") || check(&bir, 1, n_names, "issuer_name") ||
@@ -851,8 +958,8 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_IndexError, "frame_sweep: rows out of range");
         goto done;
     }
-    const int32_t *par = bp.buf, *nm = bn.buf, *owner = bown.buf;
-    const int64_t *st = bs.buf, *en = be.buf, *b = bb.buf, *t0 = b0.buf, *t1 = b1.buf;
+    const int32_t *par = bp.buf, *nm = bn.buf;
+    const int64_t *st = bs.buf, *en = be.buf, *t0 = b0.buf, *t1 = b1.buf;
     const uint8_t *out = bout.buf, *is_frame = bfn.buf, *caller = bcr.buf, *issuer_name = bir.buf;
     const int8_t *cat = bc.buf, *opk = bok.buf;
     int64_t *calls = bcalls.buf, *time_a = bta.buf, *time_b = btb.buf, *ops = bops.buf;
@@ -885,7 +992,7 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
     stk.nm = nm;
     stk.selft = bself.buf;
     stk.incl = bincl.buf;
-    timeline_sweep S = {owner, nm, cat, b, t0, t1, st, en, out, {0}, lo, hi, nseg, w, 0, 0,
+    timeline_sweep S = {&T, nm, cat, t0, t1, st, en, out, {0}, lo, hi, nseg, w, 0, 0,
                         time_a, time_b};
     S.kind[(uint8_t)python] = 1;
     S.kind[(uint8_t)cat_a] = 2;
@@ -940,61 +1047,71 @@ static PyObject *frame_sweep(PyObject *self, PyObject *args)
         consistent = consume(&S, &stk, INT64_MAX);
     while (stk.n)
         open_pop(&stk);
-    ok = 1;
+    ok = !tl_check(&T, "frame_sweep");
 done:
     free(stk.v);
     free(stk.count);
     free(isr);
-    RELEASE(&bp, &bn, &bs, &be, &bout, &bb, &bown, &bc, &b0, &b1, &bfn, &bcalls, &bself, &bincl,
-            &bir, &bcr, &bok, &bta, &btb, &bops, &bentry);
+    TL_RELEASE(B);
+    RELEASE(&bp, &bn, &bs, &be, &bout, &bc, &b0, &b1, &bfn, &bcalls, &bself, &bincl, &bir, &bcr,
+            &bok, &bta, &btb, &bops, &bentry);
     if (!ok)
         return NULL;
     return PyBool_FromLong(consistent);
 }
 
-/* window_sums(bounds, seg_cat, t0, t1, out): out[w * n_cat + c] = time of the segments of category
- * c (segment j is [bounds[j], bounds[j+1]), seg_cat int8) inside window [t0[w], t1[w]). Each window
+/* window_sums(ref, start, end, parent, syn_t, syn_owner, seg_cat, t0, t1, out):
+ * out[w * n_cat + c] = time of the segments of category c (the timeline's six buffers, see tline:
+ * segment j is [bound j, bound j + 1), seg_cat int8) inside window [t0[w], t1[w]). Each window
  * finds its first segment by binary search and walks its segments: linear in the segments the
  * windows cover. */
 static PyObject *window_sums(PyObject *self, PyObject *args)
 {
-    Py_buffer bb = {0}, bc = {0}, b0 = {0}, b1 = {0}, bo = {0};
+    Py_buffer bc = {0}, b0 = {0}, b1 = {0}, bo = {0};
+    tline_buf B = {0};
+    tline T;
     int ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &bb, &bc, &b0, &b1, &bo))
+    if (!PyArg_ParseTuple(args, TL_FORMAT "y*y*y*w*", TL_ARGS(B), &bc, &b0, &b1, &bo))
         goto done;
-    Py_ssize_t nb = bb.len / 8, w = b0.len / 8;
+    if (tl_open(&T, &B))
+        goto done;
+    Py_ssize_t nb = T.nb, w = b0.len / 8;
     Py_ssize_t nseg = nb > 0 ? nb - 1 : 0;
     if (check(&bc, 1, nseg, "seg_cat") || check(&b1, 8, w, "t1") || (w && bo.len % (8 * w)))
         goto done;
     Py_ssize_t n_cat = w ? bo.len / 8 / w : 0;
-    const int64_t *b = bb.buf, *t0 = b0.buf, *t1 = b1.buf;
+    const int64_t *t0 = b0.buf, *t1 = b1.buf;
     const int8_t *cat = bc.buf;
     int64_t *out = bo.buf;
     memset(out, 0, bo.len);
-    for (Py_ssize_t k = 0; k < w; k++) {
-        Py_ssize_t lo = first_segment(b, nseg, t0[k]);
-        for (Py_ssize_t j = lo; j < nseg && b[j] < t1[k]; j++) {
-            int64_t a = b[j] > t0[k] ? b[j] : t0[k];
-            int64_t z = b[j + 1] < t1[k] ? b[j + 1] : t1[k];
+    for (Py_ssize_t k = 0; k < w && !T.bad; k++) {
+        Py_ssize_t j = first_segment(&T, t0[k]);
+        int64_t bj = j < nseg ? tl_t(&T, j) : 0;
+        for (; j < nseg && bj < t1[k]; j++) {
+            int64_t next = tl_t(&T, j + 1);
+            int64_t a = bj > t0[k] ? bj : t0[k];
+            int64_t z = next < t1[k] ? next : t1[k];
             if (z > a && cat[j] >= 0 && cat[j] < n_cat)
                 out[k * n_cat + cat[j]] += z - a;
+            bj = next;
         }
     }
-    ok = 1;
+    ok = !tl_check(&T, "window_sums");
 done:
-    RELEASE(&bb, &bc, &b0, &b1, &bo);
+    TL_RELEASE(B);
+    RELEASE(&bc, &b0, &b1, &bo);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
 }
 
-/* first segment ending after t (segment j is [b[j], b[j + 1])) */
-static Py_ssize_t first_segment(const int64_t *b, Py_ssize_t nseg, int64_t t)
+/* first segment ending after t (segment j is [bound j, bound j + 1)) */
+static Py_ssize_t first_segment(tline *T, int64_t t)
 {
-    Py_ssize_t lo = 0, hi = nseg;
+    Py_ssize_t lo = 0, hi = T->nb > 0 ? T->nb - 1 : 0;
     while (lo < hi) {
         Py_ssize_t mid = lo + (hi - lo) / 2;
-        if (b[mid + 1] > t)
+        if (tl_t(T, mid + 1) > t)
             hi = mid;
         else
             lo = mid + 1;
@@ -1002,42 +1119,55 @@ static Py_ssize_t first_segment(const int64_t *b, Py_ssize_t nseg, int64_t t)
     return lo;
 }
 
-/* owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out[, group]): out[e] += the time of
- * the segments of one category owned by event e (seg_owner int32, -1 for none) inside the windows
+/* owned_time(ref, start, end, parent, syn_t, syn_owner, seg_cat, t0, t1, category, out[, group]):
+ * out[e] += the time of the segments of one category owned by event e (the timeline's six
+ * buffers, see tline; -1 for none) inside the windows
  * [t0, t1), clipped to them. With group (int32 per event, -1: none), summed by the owner's group
  * instead, out[group[e]] (out as long as the groups), so no per-event column is made. */
 static PyObject *owned_time(PyObject *self, PyObject *args)
 {
-    Py_buffer bb = {0}, bown = {0}, bc = {0}, b0 = {0}, b1 = {0}, bo = {0}, bg = {0};
+    Py_buffer bc = {0}, b0 = {0}, b1 = {0}, bo = {0}, bg = {0};
+    tline_buf B = {0};
+    tline T;
     int category, ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*iw*|y*", &bb, &bown, &bc, &b0, &b1, &category, &bo,
-                          &bg))
+    if (!PyArg_ParseTuple(args, TL_FORMAT "y*y*y*iw*|y*", TL_ARGS(B), &bc, &b0, &b1, &category,
+                          &bo, &bg))
         goto done;
-    Py_ssize_t nb = bb.len / 8, w = b0.len / 8, n = bo.len / 8;
+    if (tl_open(&T, &B))
+        goto done;
+    Py_ssize_t nb = T.nb, w = b0.len / 8, n = bo.len / 8;
     Py_ssize_t nseg = nb > 0 ? nb - 1 : 0;
-    if (check(&bown, 4, nseg, "seg_owner") || check(&bc, 1, nseg, "seg_cat") ||
+    if (check(&B.par, 4, T.n, "timeline parent") || check(&bc, 1, nseg, "seg_cat") ||
         check(&b1, 8, w, "t1") || check(&bo, 8, n, "out") || (bg.obj && check(&bg, 4, -1, "group")))
         goto done;
-    const int64_t *b = bb.buf, *t0 = b0.buf, *t1 = b1.buf;
-    const int32_t *owner = bown.buf, *group = bg.obj ? bg.buf : NULL;
+    const int64_t *t0 = b0.buf, *t1 = b1.buf;
+    const int32_t *group = bg.obj ? bg.buf : NULL;
     Py_ssize_t n_owners = group ? bg.len / 4 : n;
     const int8_t *cat = bc.buf;
     int64_t *out = bo.buf;
-    for (Py_ssize_t k = 0; k < w; k++)
-        for (Py_ssize_t j = first_segment(b, nseg, t0[k]); j < nseg && b[j] < t1[k]; j++) {
-            if (cat[j] != category || owner[j] < 0 || owner[j] >= n_owners)
+    for (Py_ssize_t k = 0; k < w && !T.bad; k++) {
+        Py_ssize_t j = first_segment(&T, t0[k]);
+        int64_t bj = j < nseg ? tl_t(&T, j) : 0;
+        for (; j < nseg && bj < t1[k]; j++) {
+            int64_t a = bj > t0[k] ? bj : t0[k], next = tl_t(&T, j + 1);
+            bj = next;
+            if (cat[j] != category)
                 continue;
-            int64_t to = group ? group[owner[j]] : owner[j];
+            int32_t o = tl_owner(&T, j);
+            if (o < 0 || o >= n_owners)
+                continue;
+            int64_t to = group ? group[o] : o;
             if (to < 0 || to >= n)
                 continue;
-            int64_t a = b[j] > t0[k] ? b[j] : t0[k];
-            int64_t z = b[j + 1] < t1[k] ? b[j + 1] : t1[k];
+            int64_t z = next < t1[k] ? next : t1[k];
             if (z > a)
                 out[to] += z - a;
         }
-    ok = 1;
+    }
+    ok = !tl_check(&T, "owned_time");
 done:
-    RELEASE(&bb, &bown, &bc, &b0, &b1, &bo, &bg);
+    TL_RELEASE(B);
+    RELEASE(&bc, &b0, &b1, &bo, &bg);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
@@ -1083,8 +1213,83 @@ static Py_ssize_t gallop(const int64_t *b, Py_ssize_t n, Py_ssize_t p, int64_t x
     return p;
 }
 
-/* landing_counts(start, end, line, line_size, parent, outside, cat, bounds, seg_cat, t0, t1,
- *                line_kind, python, counts)
+/* gallop() over a timeline's boundaries: the first boundary whose instant is above x. */
+static Py_ssize_t tl_upper_bound(tline *T, Py_ssize_t lo, Py_ssize_t hi, int64_t x)
+{
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (tl_t(T, mid) <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static Py_ssize_t tl_gallop(tline *T, Py_ssize_t p, int64_t x)
+{
+    Py_ssize_t n = T->nb;
+    if (p < n && tl_t(T, p) <= x) {
+        Py_ssize_t last = p, probe = p + 1, step = 1;
+        while (probe < n && tl_t(T, probe) <= x) {
+            last = probe;
+            step *= 2;
+            probe = last + step;
+        }
+        return tl_upper_bound(T, last + 1, probe < n ? probe : n, x);
+    }
+    if (p > 0 && tl_t(T, p - 1) > x) {
+        Py_ssize_t first = p - 1, probe = p - 2, step = 1;
+        while (probe >= 0 && tl_t(T, probe) > x) {
+            first = probe;
+            step *= 2;
+            probe = first - step;
+        }
+        return tl_upper_bound(T, probe < 0 ? 0 : probe + 1, first, x);
+    }
+    return p;
+}
+
+/* timeline_search(<the timeline's six buffers>, x, right, out): out[i] = the place of x[i] among
+ * the boundaries' instants (sorted), as numpy's searchsorted gives it: the first boundary whose
+ * instant is above x[i] (right) or at or above it (not right). Galloping from the place of the
+ * value before: sorted values cost a few steps each. */
+static PyObject *timeline_search(PyObject *self, PyObject *args)
+{
+    Py_buffer bx = {0}, bo = {0};
+    tline_buf B = {0};
+    tline T;
+    int right, ok = 0;
+    if (!PyArg_ParseTuple(args, TL_FORMAT "y*pw*", TL_ARGS(B), &bx, &right, &bo))
+        goto done;
+    if (tl_open(&T, &B))
+        goto done;
+    Py_ssize_t m = bx.len / 8;
+    if (check(&bx, 8, m, "x") || check(&bo, 8, m, "out"))
+        goto done;
+    const int64_t *x = bx.buf;
+    int64_t *out = bo.buf;
+    Py_ssize_t p = 0;
+    for (Py_ssize_t i = 0; i < m && !T.bad; i++) {
+        if (!right && x[i] == INT64_MIN) { /* nothing is below it */
+            out[i] = 0;
+            continue;
+        }
+        /* the first instant at or above x is the first above x - 1 (integers) */
+        p = tl_gallop(&T, p, right ? x[i] : x[i] - 1);
+        out[i] = p;
+    }
+    ok = !tl_check(&T, "timeline_search");
+done:
+    TL_RELEASE(B);
+    RELEASE(&bx, &bo);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* landing_counts(start, end, line, line_size, parent, outside, cat, <the timeline's six buffers>,
+ *                seg_cat, t0, t1, line_kind, python, counts)
  *
  * The host's events by the category their recording cost lands in (traceinsight.analysis.overhead),
  * counted: an event counts when its line's kind (line_kind[line], uint8) is 1 (the main thread;
@@ -1092,26 +1297,30 @@ static Py_ssize_t gallop(const int64_t *b, Py_ssize_t n, Py_ssize_t p, int64_t x
  * start falls in the window that is the last to start at or before it ([t0, t1) sorted by t0).
  * A main-thread event lands in its parent's category (cat, int8), python for a root event of
  * positive length; any other event in the main thread's category at its start instant: the
- * segment of the timeline holding it (segment j is [bounds[j], bounds[j + 1]), seg_cat int8 as
- * long as the segments), python off the timeline. counts (int64, one per category) is added to. */
+ * segment of the timeline holding it (see tline: segment j is [bound j, bound j + 1), seg_cat
+ * int8 as long as the segments), python off the timeline. counts (int64, one per category) is
+ * added to. */
 static PyObject *landing_counts(PyObject *self, PyObject *args)
 {
-    Py_buffer bs = {0}, be = {0}, bl = {0}, bp = {0}, bout = {0}, bc = {0}, bb = {0}, bsc = {0},
-              b0 = {0}, b1 = {0}, bk = {0}, bcount = {0};
+    Py_buffer bs = {0}, be = {0}, bl = {0}, bp = {0}, bout = {0}, bc = {0}, bsc = {0}, b0 = {0},
+              b1 = {0}, bk = {0}, bcount = {0};
+    tline_buf B = {0};
+    tline T;
     Py_ssize_t *runs = NULL;
     int line_size, python, ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*iy*y*y*y*y*y*y*y*iw*", &bs, &be, &bl, &line_size, &bp,
-                          &bout, &bc, &bb, &bsc, &b0, &b1, &bk, &python, &bcount))
+    if (!PyArg_ParseTuple(args, "y*y*y*iy*y*y*" TL_FORMAT "y*y*y*y*iw*", &bs, &be, &bl,
+                          &line_size, &bp, &bout, &bc, TL_ARGS(B), &bsc, &b0, &b1, &bk, &python,
+                          &bcount))
         goto done;
-    if (!int_size_ok(line_size))
+    if (!int_size_ok(line_size) || tl_open(&T, &B))
         goto done;
-    Py_ssize_t n = bs.len / 8, nb = bb.len / 8, nseg = bsc.len, w = b0.len / 8,
-               n_lines = bk.len, n_cat = bcount.len / 8;
+    Py_ssize_t n = bs.len / 8, nb = T.nb, nseg = bsc.len, w = b0.len / 8, n_lines = bk.len,
+               n_cat = bcount.len / 8;
     if (check(&be, 8, n, "end") || check(&bl, line_size, n, "line") || check(&bp, 4, n, "parent") ||
-        check(&bout, 1, n, "outside") || check(&bc, 1, n, "cat") || check(&bb, 8, -1, "bounds") ||
-        check(&b1, 8, w, "t1") || check(&bcount, 8, -1, "counts"))
+        check(&bout, 1, n, "outside") || check(&bc, 1, n, "cat") || check(&b1, 8, w, "t1") ||
+        check(&bcount, 8, -1, "counts"))
         goto done;
-    const int64_t *st = bs.buf, *en = be.buf, *b = bb.buf, *t0 = b0.buf, *t1 = b1.buf;
+    const int64_t *st = bs.buf, *en = be.buf, *t0 = b0.buf, *t1 = b1.buf;
     const int32_t *par = bp.buf;
     const uint8_t *out = bout.buf, *kind = bk.buf;
     const int8_t *cat = bc.buf, *sc = bsc.buf;
@@ -1142,17 +1351,18 @@ static PyObject *landing_counts(PyObject *self, PyObject *args)
             else if (k == 1 && en[i] > st[i])
                 land = python;
             else {
-                pb = gallop(b, nb, pb, st[i]);
-                land = pb >= 1 && pb - 1 < nseg ? sc[pb - 1] : python;
+                pb = tl_gallop(&T, pb, st[i]);
+                land = pb >= 1 && pb - 1 < nseg && pb < nb ? sc[pb - 1] : python;
             }
             if (land >= 0 && land < n_cat)
                 counts[land]++;
         }
     }
-    ok = 1;
+    ok = !tl_check(&T, "landing_counts");
 done:
     free(runs);
-    RELEASE(&bs, &be, &bl, &bp, &bout, &bc, &bb, &bsc, &b0, &b1, &bk, &bcount);
+    TL_RELEASE(B);
+    RELEASE(&bs, &be, &bl, &bp, &bout, &bc, &bsc, &b0, &b1, &bk, &bcount);
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
@@ -1164,7 +1374,8 @@ static PyMethodDef methods[] = {
     {"nest", nest, METH_VARARGS,
      "nest(start, end, line, line_size, include, is_frame, name, parent, depth, crosser)"},
     {"inherit", inherit, METH_VARARGS,
-     "inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other)"},
+     "inherit(parent, own, own_strength, pass_strength, cat, n_cat, pyframe, python, other"
+     "[, passed])"},
     {"mark_ancestors", mark_ancestors, METH_VARARGS, "mark_ancestors(parent, flag)"},
     {"has_child", has_child, METH_VARARGS, "has_child(parent, name, child_name, start, end, out)"},
     {"lookup", lookup, METH_VARARGS, "lookup(lut, index, index_size, out)"},
@@ -1173,19 +1384,25 @@ static PyMethodDef methods[] = {
     {"nearest_marked_at", nearest_marked_at, METH_VARARGS,
      "nearest_marked_at(parent, mask, events, out, budget) -> bool"},
     {"timeline", timeline, METH_VARARGS,
-     "timeline(start, end, events, cat, python, t, owner, seg_cat[, outside, lo, hi]) -> k"},
+     "timeline(start, end, events, cat, python, ref, seg_cat[, outside, lo, hi]) -> k"},
     {"frame_sums", frame_sums, METH_VARARGS,
      "frame_sums(parent, name, start, nested, is_frame_name, lo, hi, t0, t1, own, calls, self, "
      "inclusive)"},
     {"owned_time", owned_time, METH_VARARGS,
-     "owned_time(bounds, seg_owner, seg_cat, t0, t1, category, out[, group])"},
+     "owned_time(ref, start, end, parent, syn_t, syn_owner, seg_cat, t0, t1, category, out"
+     "[, group])"},
     {"frame_sweep", frame_sweep, METH_VARARGS,
-     "frame_sweep(parent, name, start, end, outside, lo, hi, bounds, seg_owner, seg_cat, t0, t1, "
+     "frame_sweep(parent, name, start, end, outside, lo, hi, ref, start, end, parent, syn_t, "
+     "syn_owner, seg_cat, t0, t1, "
      "is_frame_name, python, calls, self, inclusive, issuer_name, caller_name, op_kind, cat_a, "
      "cat_b, time_a, time_b, ops, entry) -> bool"},
-    {"window_sums", window_sums, METH_VARARGS, "window_sums(bounds, seg_cat, t0, t1, out)"},
+    {"window_sums", window_sums, METH_VARARGS,
+     "window_sums(ref, start, end, parent, syn_t, syn_owner, seg_cat, t0, t1, out)"},
+    {"timeline_search", timeline_search, METH_VARARGS,
+     "timeline_search(ref, start, end, parent, syn_t, syn_owner, x, right, out)"},
     {"landing_counts", landing_counts, METH_VARARGS,
-     "landing_counts(start, end, line, line_size, parent, outside, cat, bounds, seg_cat, t0, t1, "
+     "landing_counts(start, end, line, line_size, parent, outside, cat, ref, start, end, parent, "
+     "syn_t, syn_owner, seg_cat, t0, t1, "
      "line_kind, python, counts)"},
     {NULL, NULL, 0, NULL},
 };

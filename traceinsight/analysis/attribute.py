@@ -55,13 +55,13 @@ class Attribution:
     main_line: int                 # index into table.lines, -1 when the trace has no host events
     main_rule: str                 # how the main thread was chosen
     parent: np.ndarray             # int32 per event, -1 for roots and zero-length events
-    crosser: np.ndarray            # bool per event: crosses another event, kept out of the nesting
+    marker: np.ndarray             # bool per event: a step marker (a window), kept out of the nesting
     outside: np.ndarray            # bool per event: kept out of the nesting (crossers, step markers)
     cat: np.ndarray                # effective category per event (0..N_CAT-1), int8
-    # main-thread timeline: segments [bounds[i], bounds[i+1]) tile it
-    seg_owner: np.ndarray          # event index or -1 (no event: Python), int32
-    seg_cat: np.ndarray            # category of each segment, int8
-    bounds: np.ndarray             # segment boundary times (len(seg)+1)
+    # the main thread's timeline: its segments tile it, each owned by an event or by none (-1:
+    # Python), of one category (timeline.cat, int8); its boundaries are references to the events
+    # whose edges they are (native.Timeline)
+    timeline: native.Timeline
     # steps
     step_start: np.ndarray
     step_end: np.ndarray
@@ -73,18 +73,21 @@ class Attribution:
     step_notes: tuple[str, ...] = ()
     compile_estimate: CompileEstimate | None = None   # compile derived where no event records it
 
+    @property
+    def crosser(self) -> np.ndarray:
+        """Bool per event: crosses another event, kept out of the nesting (made when asked: the
+        markers and the events kept out are held, not a third table-long column)."""
+        return self.outside & ~self.marker
+
     def depth(self, rows: np.ndarray) -> np.ndarray:
         """The nesting depth of the events ``rows`` (int32; 0 at top level and out of the
         nesting): made from ``parent`` for the rows asked, the table-long column is not kept."""
         return depth_of(self.parent, rows)
 
     @property
-    def seg_start(self) -> np.ndarray:
-        return self.bounds[:-1]
-
-    @property
-    def seg_end(self) -> np.ndarray:
-        return self.bounds[1:]
+    def seg_cat(self) -> np.ndarray:
+        """The category of each segment of the main thread's timeline (int8)."""
+        return self.timeline.cat
 
     def category_time(self, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
         """(len(t0), N_CAT) main-thread time per category inside each window [t0, t1), in ps.
@@ -92,13 +95,13 @@ class Attribution:
         is python."""
         t0 = np.asarray(t0, dtype=np.int64)
         t1 = np.asarray(t1, dtype=np.int64)
-        out = native.window_sums(self.bounds, self.seg_cat, t0, t1, N_CAT)
+        out = native.window_sums(self.timeline, t0, t1, N_CAT)
         out[:, rules.PYTHON] = 0
         out[:, rules.PYTHON] = (t1 - t0) - out.sum(axis=1)  # python: its segments and the rest
         return out
 
 
-def nest(table: EventTable, marker: np.ndarray | None = None):
+def nest(table: EventTable, marker: np.ndarray | None = None, *, depth: bool = True):
     """Parent and depth of every positive-length event, and which events cross others.
 
     TraceMe events nest among themselves, and python-tracer frames among themselves, but a TraceMe
@@ -107,28 +110,32 @@ def nest(table: EventTable, marker: np.ndarray | None = None):
     keep their own time span, e.g. as step windows, but own no timeline segments): of a frame and a
     TraceMe the frame is kept out, so the TraceMe keeps its place and its category; otherwise the
     later event. Step markers are always kept out (they are windows). Zero-length events own no
-    time and get no parent. One stack pass per thread line (``native.nest``)."""
+    time and get no parent. One stack pass per thread line (``native.nest``). ``depth=False``: no
+    depth column (None)."""
     # Step markers are windows, not owners: kept out of the nesting so an event that crosses a
     # step edge is split between the two steps instead of being lost.
     if marker is None:
         marker = step_markers(table)
     is_frame = np.array([n.startswith(PYTHON_FRAME) for n in table.names] or [False], dtype=bool)
-    include = (table.end > table.start) & ~marker
-    parent, depth, crosser = native.nest(table.start, table.end, table.line, include, is_frame,
-                                         table.name)
-    return parent, depth, crosser, marker
+    include = np.greater(table.end, table.start)
+    include[marker] = False     # (in place: no table-long temporaries)
+    parent, depths, crosser = native.nest(table.start, table.end, table.line, include, is_frame,
+                                          table.name, depth=depth)
+    return parent, depths, crosser, marker
 
 
 def effective_categories(own: np.ndarray, parent: np.ndarray, own_strength: np.ndarray,
-                         pass_strength: np.ndarray) -> np.ndarray:
+                         pass_strength: np.ndarray, *, consume: bool = False) -> np.ndarray:
     """Each event's category along the nesting.
 
     ``own_strength`` is how strongly an event holds its own category against the one inherited
     from its ancestors; ``pass_strength`` how strongly it hands its category down (0: not at all).
     An event without a rule of its own takes the inherited category, else ``python`` for a python
-    tracer frame and ``other`` for the rest."""
+    tracer frame and ``other`` for the rest. ``consume``: written over ``own`` (and
+    ``pass_strength``), which the caller drops (``native.inherit``)."""
     return native.inherit(parent, own, own_strength, pass_strength, n_cat=N_CAT,
-                          pyframe=rules.PYFRAME, python=rules.PYTHON, other=rules.OTHER)
+                          pyframe=rules.PYFRAME, python=rules.PYTHON, other=rules.OTHER,
+                          consume=consume)
 
 
 def _merge(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -202,20 +209,16 @@ def _input_work_intervals(table: EventTable, main: int, outside: np.ndarray, cat
     return _subtract(w_s, w_e, *_merge(table.start[c], table.end[c]))
 
 
-def _relabel_waits(seg_start, seg_end, seg_owner, seg_cat, w_start, w_end):
+def _relabel_waits(tl: native.Timeline, w_start, w_end) -> native.Timeline:
     """Main-thread op time spent while input work runs elsewhere is input: the main thread is
     blocked in the function / kernel waiting on tf.data or a copy. Segments are split at the
-    intervals' edges, and the op parts inside an interval become input."""
-    cuts = unique(np.concatenate([w_start, w_end]))
-    cuts = cuts[(cuts > seg_start[0]) & (cuts < seg_end[-1])]
-    bounds = np.union1d(np.concatenate([seg_start, seg_end[-1:]]), cuts)
-    new_start, new_end = bounds[:-1], bounds[1:]
-    src = np.searchsorted(seg_start, new_start, side="right") - 1
-    owner, cat = seg_owner[src], seg_cat[src].copy()
-    k = np.searchsorted(w_start, new_start, side="right") - 1
-    inside = (k >= 0) & (new_end <= w_end[np.maximum(k, 0)])
-    cat[inside & (cat == rules.OP)] = rules.INPUT
-    return new_start, new_end, owner, cat
+    intervals' edges (sorted, disjoint), and the op parts inside an interval become input (in
+    place on the timeline's categories where nothing is split)."""
+    tl = tl.cut(np.concatenate([w_start, w_end]))
+    inside = tl.within(w_start, w_end)
+    inside = inside[tl.cat[inside] == rules.OP]
+    tl.cat[inside] = rules.INPUT
+    return tl
 
 
 def _conversions_without_work(table: EventTable, own: np.ndarray, parent: np.ndarray) -> None:
@@ -279,24 +282,23 @@ def _compile_without_parent(table: EventTable, own: np.ndarray, parent: np.ndarr
     own[cand] = rules.COMPILE
 
 
-def _fast_path_conversions(table: EventTable, parent: np.ndarray, bounds: np.ndarray,
-                           seg_owner: np.ndarray, seg_cat: np.ndarray) -> np.ndarray:
+def _fast_path_conversions(table: EventTable, parent: np.ndarray, tl: native.Timeline) -> None:
     """Input conversion inside the C fast path. ``TFE_Py_FastPathExecute_C`` converts each numpy
     / Python argument itself: it copies the value into a new tensor (no event of its own), then
     places it with an ``_EagerConst`` op (``EagerExecute`` > ``EagerLocalExecute: _EagerConst``).
     The fast path's own time from its start, or from the end of its previous child, to such an
-    ``EagerExecute`` is that copy: input, not dispatch. Returns seg_cat relabelled."""
+    ``EagerExecute`` is that copy: input, not dispatch. In place on the timeline's categories."""
     ec = table.name_id(EAGER_CONST_EXECUTE)
     fp = table.name_id(TFE_FAST_PATH)
     if ec < 0 or fp < 0:
-        return seg_cat
+        return
     consts = np.nonzero(table.name == ec)[0]
     ee = parent[consts]
     ee = ee[ee >= 0]
     ee = ee[(parent[ee] >= 0)]
     ee = ee[table.name[parent[ee]] == fp]
     if not len(ee):
-        return seg_cat
+        return
     owners = unique(parent[ee])
     # every child of those fast paths, in time order per fast path: the gap before each
     # _EagerConst run starts where the previous child ended (or at the fast path's start)
@@ -309,15 +311,16 @@ def _fast_path_conversions(table: EventTable, parent: np.ndarray, bounds: np.nda
     g_s, g_e, g_own = gap_start[is_const], table.start[kids[is_const]], parent[kids[is_const]]
     o = np.argsort(g_s, kind="stable")
     g_s, g_e, g_own = g_s[o], g_e[o], g_own[o]
-    seg_s, seg_e = bounds[:-1], bounds[1:]
-    k = np.searchsorted(g_s, seg_s, side="right") - 1
-    kk = np.maximum(k, 0)
-    inside = (k >= 0) & (seg_e <= g_e[kk]) & (seg_owner == g_own[kk])
-    if not inside.any():
-        return seg_cat
-    seg_cat = seg_cat.copy()
-    seg_cat[inside & (seg_cat == rules.DISPATCH)] = rules.INPUT
-    return seg_cat
+    # the segments inside each gap (its edges are event edges: timeline boundaries) that its fast
+    # path owns; the gaps are disjoint (a gap holds no child of its fast path, so no other one)
+    keep = g_e > g_s
+    g_s, g_e, g_own = g_s[keep], g_e[keep], g_own[keep]
+    lo = tl.search(g_s, "left")
+    n = np.maximum(np.minimum(tl.search(g_e, "right") - 1, len(tl)) - lo, 0)
+    seg = tl.within(g_s, g_e)
+    gap_owner = np.repeat(g_own, n)
+    seg = seg[(tl.owners(seg) == gap_owner) & (tl.cat[seg] == rules.DISPATCH)]
+    tl.cat[seg] = rules.INPUT
 
 
 def _choose_main_line(table: EventTable, marker: np.ndarray, host_lines: np.ndarray) -> tuple[int, str]:
@@ -354,6 +357,15 @@ def main_thread(table: EventTable, marker: np.ndarray) -> tuple[int, str]:
 def attribute(table: EventTable, marker: np.ndarray | None = None) -> Attribution:
     """``marker``: the step markers (``steps.step_markers(table)``) where the caller has them."""
     names = table.names
+    if marker is None:
+        marker = step_markers(table)
+    main, main_rule = main_thread(table, marker)
+    rows = table.line_rows(main) if main >= 0 else slice(0, 0)
+    # the room for the main thread's timeline, its largest array (two int32 boundaries an event),
+    # made first: a large trace's analysis starts with much of the memory its reading freed in one
+    # block, which this takes before the per-event columns below scatter over it (a process keeps
+    # freed memory while it analyses, see malloc.kept_memory; a block found nowhere would grow it)
+    room = native.timeline_room(rows.stop - rows.start)
     has_device = any(p.name.startswith(DEVICE_PLANE) and any(
         ln.plane == i and ln.n_events for ln in table.lines) for i, p in enumerate(table.planes))
     # per-event codes and strengths are int8, parent and depth int32 (not int64): every byte per
@@ -370,11 +382,9 @@ def attribute(table: EventTable, marker: np.ndarray | None = None) -> Attributio
         traced = np.array([traced_call(v) for v in val], dtype=bool)
         own[idx] = np.where(traced, rules.TRACING, rules.DISPATCH)
 
-    if marker is None:
-        marker = step_markers(table)
     own[marker] = rules.PYTHON  # a marker's own time (outside any event) is python
-    parent, depth, crosser, marker_ev = nest(table, marker)
-    del depth     # 4 bytes an event, made again for the rows that need it (steps.depth_of)
+    # no depth column (4 bytes an event): made again for the rows that need it (steps.depth_of)
+    parent, _, crosser, marker_ev = nest(table, marker, depth=False)
     end = table.end
     _conversions_without_work(table, own, parent)
     _kernel_runs_without_event(table, own, parent)
@@ -391,49 +401,52 @@ def attribute(table: EventTable, marker: np.ndarray | None = None) -> Attributio
     if gb >= 0:
         sel = np.nonzero(table.name == gb)[0]
         own_strength[sel] = 2 * rules.GRAPH_BUILDING_PRIORITY
-    pass_strength = own_strength.copy()
+    # each event hands its category down as strongly as it holds it, but the compiling launches
+    # below: one column for both where there are none (a table-long copy less)
+    pass_strength = own_strength
     launch_names = np.array([bool(rules.XLA_LAUNCH.match(n)) for n in names] or [False])
     launch = native.lookup(launch_names, table.name) if launch_names.any() else np.zeros(0, bool)
     if launch.any():
         compiling = launch & native.mark_ancestors(own == rules.COMPILE, parent)
+        if compiling.any():
+            pass_strength = own_strength.copy()
         own[compiling] = rules.COMPILE
         own_strength[compiling] = 2 * rules.INHERIT_PRIORITY[rules.COMPILE]
         pass_strength[compiling] = 1  # weak: only nested events without a rule inherit it
-    cat = effective_categories(own, parent, own_strength, pass_strength)
-    del own_strength, pass_strength
+    compile_recorded = bool((own == rules.COMPILE).any())
+    # the categories written over the own codes (no column more at this point of the peak)
+    cat = effective_categories(own, parent, own_strength, pass_strength, consume=True)
+    del own, own_strength, pass_strength
 
-    main, main_rule = main_thread(table, marker)
-
-    outside = crosser | marker_ev
+    outside = crosser
+    outside |= marker_ev    # (in place: the crossers are told from the markers when asked)
+    del crosser
     # the main thread's events (int32), for the steps (traceinsight.analysis.steps: markers,
     # tf.function calls, device grouping, fallback), found before the timeline and dropped: the
-    # timeline takes the same rows from the main line's run, so that the list is not held at the
-    # peak, beside the timeline's arrays
-    rows = table.line_rows(main) if main >= 0 else slice(0, 0)
-    on_main = native.spans_in(table.start, end, outside, rows)
+    # list is written into the timeline's room (no more than half of it), which the timeline
+    # then overwrites, and the timeline takes the same rows from the main line's run
+    on_main = native.spans_in(table.start, end, outside, rows, room=room)
     found = find_steps(table, main, marker, parent, on_main)
     n_main = len(on_main)
-    del on_main, marker, marker_ev
+    del on_main, marker_ev
     # every instant the innermost open event changes (strictly increasing): the segments between
     # them tile [first start, last end]
     # (owner -1 is a gap between top-level events: python)
-    bounds, seg_owner, seg_cat = native.timeline(table.start, table.end, None, cat, rules.PYTHON,
-                                                 outside=outside, rows=rows, n_events=n_main)
-    seg_owner, seg_cat = seg_owner[:-1], seg_cat[:-1]
-    if main >= 0 and len(seg_owner):
-        seg_cat = _fast_path_conversions(table, parent, bounds, seg_owner, seg_cat)
+    # (the timeline's events are the nesting's on the main line: the parent of each is the
+    # innermost of them open at its start, so an event's end hands the time back to its parent)
+    tl = native.timeline(table.start, table.end, None, cat, rules.PYTHON, parent,
+                         outside=outside, rows=rows, n_events=n_main, room=room)
+    if main >= 0 and len(tl):
+        _fast_path_conversions(table, parent, tl)
         waits = _input_work_intervals(table, main, outside, cat)
         if len(waits[0]):
-            seg_start, seg_end, seg_owner, seg_cat = _relabel_waits(
-                bounds[:-1], bounds[1:], seg_owner, seg_cat, *waits)
-            bounds = np.append(seg_start, seg_end[-1])
+            tl = _relabel_waits(tl, *waits)
 
     # XLA compilation that no event records (TF 2.15, 2.16): out of op (analysis.xla_compile)
-    bounds, seg_owner, seg_cat, estimate = xla_compile.estimate(
-        table, main, own, outside, bounds, seg_owner, seg_cat, found.start, found.num)
+    tl, estimate = xla_compile.estimate(table, main, compile_recorded, outside, tl, found.start,
+                                        found.num)
     return Attribution(table=table, main_line=main, main_rule=main_rule, parent=parent,
-                       crosser=crosser, outside=outside, cat=cat,
-                       seg_owner=seg_owner, seg_cat=seg_cat, bounds=bounds,
+                       marker=marker, outside=outside, cat=cat, timeline=tl,
                        step_start=found.start, step_end=found.end, step_num=found.num,
                        step_rule=found.rule, step_source=found.source,
                        has_device_plane=has_device,

@@ -266,8 +266,8 @@ def _swept(a: Attribution, ws: np.ndarray, we: np.ndarray, lo: int, hi: int,
         op = rules.op_of_name(nm)
         if op is not None:
             op_kind[i] = 1 if op[1] == EAGER_CONST else 2 if op[1] == "StridedSlice" else 0
-    out = native.frame_sweep(a.parent, t.name, t.start, t.end, a.outside, lo, hi, a.bounds,
-                             a.seg_owner, a.seg_cat, ws, we, frame_name, rules.PYTHON,
+    out = native.frame_sweep(a.parent, t.name, t.start, t.end, a.outside, lo, hi, a.timeline,
+                             ws, we, frame_name, rules.PYTHON,
                              issuer_name, caller_name, op_kind, rules.INPUT, rules.DISPATCH)
     if out is None or max(out["time_a"].max(initial=0), out["time_b"].max(initial=0)) >= 1 << 53:
         return None
@@ -325,8 +325,7 @@ def _issued_by_frame(a: Attribution, ws: np.ndarray, we: np.ndarray, nids: np.nd
         by = issuer[lo:lo + (1 << 20)]
         group[lo:lo + len(by)] = np.where(by >= 0, row32[t.name[np.maximum(by, 0)]], -1)
     for col, cat in (("input_ms", rules.INPUT), ("dispatch_ms", rules.DISPATCH)):
-        by_row = native.owned_time(a.bounds, a.seg_owner, a.seg_cat, ws, we, cat, len(nids),
-                                   group=group)
+        by_row = native.owned_time(a.timeline, ws, we, cat, len(nids), group=group)
         if by_row.max(initial=0) < 1 << 53:
             # integers below 2**53: the float sum the per-event path made is exact, so this is it
             out[col] = by_row.astype(float) / PS_PER_MS

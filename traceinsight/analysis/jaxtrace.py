@@ -236,27 +236,20 @@ def relabel_executable_waits(a) -> int:
     if not len(ev):
         return 0
     w_s, w_e = attr_mod._merge(t.start[ev], t.end[ev])
-    bounds = a.bounds
-    seg_s, seg_e = bounds[:-1], bounds[1:]
-    cuts = np.unique(np.concatenate([w_s, w_e]))
-    cuts = cuts[(cuts > seg_s[0]) & (cuts < seg_e[-1])]
-    nb = np.union1d(bounds, cuts)
-    ns, ne = nb[:-1], nb[1:]
-    src = np.searchsorted(seg_s, ns, side="right") - 1
-    owner, cat = a.seg_owner[src], a.seg_cat[src].copy()
-    k = np.searchsorted(w_s, ns, side="right") - 1
-    inside = (k >= 0) & (ne <= w_e[np.maximum(k, 0)])
+    tl = a.timeline.cut(np.concatenate([w_s, w_e]))
+    seg = tl.within(w_s, w_e)
+    owner, cat = tl.owners(seg), tl.cat[seg]
     frame = np.array([n.startswith(PYTHON_FRAME) for n in t.names] or [False], dtype=bool)
     execute = np.array([n in _EXECUTE_WAITS for n in t.names] or [False], dtype=bool)
     owned_by_frame = np.zeros(len(owner), dtype=bool)
     owned_by_frame[owner >= 0] = frame[t.name[owner[owner >= 0]]]
     owned_by_execute = np.zeros(len(owner), dtype=bool)
     owned_by_execute[owner >= 0] = execute[t.name[owner[owner >= 0]]]
-    moved = inside & (((cat == rules.PYTHON) & ((owner < 0) | owned_by_frame))
-                      | ((cat == rules.DISPATCH) & owned_by_execute))
-    cat[moved] = rules.OP
-    a.bounds, a.seg_owner, a.seg_cat = nb, owner, cat
-    return int((ne - ns)[moved].sum())
+    moved = seg[((cat == rules.PYTHON) & ((owner < 0) | owned_by_frame))
+                | ((cat == rules.DISPATCH) & owned_by_execute)]
+    tl.cat[moved] = rules.OP
+    a.timeline = tl
+    return int((tl.times(moved + 1) - tl.times(moved)).sum())
 
 
 _META_CACHE: dict[tuple[str, ...], dict[tuple[str, str], str]] = {}

@@ -4,6 +4,8 @@ code expects (decode_jobs writes into the table columns its caller passes)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
+
 import numpy as np
 
 from traceinsight.errors import TraceinsightError
@@ -107,27 +109,39 @@ def is_sorted(start: np.ndarray, end: np.ndarray) -> bool:
     return _native.is_sorted(_i64(start), _i64(end))
 
 
-def nest(start, end, line, include, is_frame, name=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(parent, depth, crosser) of the included events; see nest() in _native_kernels.c. Parent and depth
-    are int32 (an XSpace holds far fewer than 2^31 events: protobuf's 2 GiB limit). ``is_frame``:
-    per event, or per name id where ``name`` (each event's) is given: no table-long column of it.
+def nest(start, end, line, include, is_frame, name=None, *, depth: bool = True
+         ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """(parent, depth, crosser) of the included events; see nest() in _native_kernels.c. Parent and
+    depth are int32 (an XSpace holds far fewer than 2^31 events: protobuf's 2 GiB limit); depth
+    None where not asked for (``depth=False``: no table-long column made). ``is_frame``: per
+    event, or per name id where ``name`` (each event's) is given: no table-long column of it.
     ``line`` is read in its own width."""
     n = len(start)
-    parent, depth = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
+    parent = np.empty(n, dtype=np.int32)
+    dep = np.empty(n if depth else 0, dtype=np.int32)
     crosser = np.empty(n, dtype=np.uint8)
     line = _int_column(line)
     names = np.zeros(0, dtype=np.int32) if name is None else _i32(name)
     if not n:      # (the kernel tells the frames by name from a name column that is not empty)
         is_frame, names = np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int32)
     _native.nest(_i64(start), _i64(end), line, line.dtype.itemsize, _u8(include), _u8(is_frame),
-                 names, parent, depth, crosser)
-    return parent, depth, crosser.view(bool)
+                 names, parent, dep, crosser)
+    return parent, dep if depth else None, crosser.view(bool)
 
 
 def inherit(parent, own, own_strength, pass_strength, *, n_cat: int, pyframe: int, python: int,
-            other: int) -> np.ndarray:
+            other: int, consume: bool = False) -> np.ndarray:
     """Effective category per event (int8; ``own`` and the strengths are int8 too); see inherit()
-    in _native_kernels.c."""
+    in _native_kernels.c. ``consume``: the categories are written over ``own`` (returned) and
+    the strengths handed down over ``pass_strength`` (both int8 arrays, writable, of the caller's,
+    which drops them): no table-long column made."""
+    if consume:
+        for a in (own, pass_strength):
+            if a.dtype != np.int8 or not a.flags.c_contiguous or not a.flags.writeable:
+                raise ValueError("inherit: consume needs writable int8 columns")
+        _native.inherit(_i32(parent), own, _i8(own_strength), pass_strength, own, n_cat, pyframe,
+                        python, other, pass_strength)
+        return own
     cat = np.empty(len(parent), dtype=np.int8)
     _native.inherit(_i32(parent), _i8(own), _i8(own_strength), _i8(pass_strength), cat,
                     n_cat, pyframe, python, other)
@@ -170,10 +184,18 @@ def lookup(table: np.ndarray, index: np.ndarray) -> np.ndarray:
     return out
 
 
-def spans_in(start: np.ndarray, end: np.ndarray, outside: np.ndarray, rows: slice) -> np.ndarray:
+def spans_in(start: np.ndarray, end: np.ndarray, outside: np.ndarray, rows: slice,
+             room: np.ndarray | None = None) -> np.ndarray:
     """The rows of ``rows`` (a run of the table) of positive length and not ``outside``, int32,
-    in order; see spans_in() in _native_kernels.c (no table-long mask, nor an int64 index)."""
+    in order; see spans_in() in _native_kernels.c (no table-long mask, nor an int64 index).
+    ``room``: an int32 array to write them into (as long as the rows or longer), a view of which
+    is returned."""
     lo, hi = rows.start, rows.stop
+    if room is not None:
+        if room.dtype != np.int32 or len(room) < hi - lo or not room.flags.c_contiguous:
+            raise ValueError("spans_in: room for the rows expected (int32, contiguous)")
+        k = _native.spans_in(_i64(start), _i64(end), _u8(outside), lo, hi, room)
+        return room[:k]
     out = np.empty(hi - lo, dtype=np.int32)
     k = _native.spans_in(_i64(start), _i64(end), _u8(outside), lo, hi, out)
     # a copy where most rows were left out: not the whole run's room held for a few
@@ -202,38 +224,157 @@ def nearest_marked_at(mask: np.ndarray, parent: np.ndarray, events: np.ndarray) 
     return out
 
 
-def timeline(start, end, events, cat, python: int, *, outside: np.ndarray | None = None,
-             rows: slice | None = None, n_events: int = 0
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(times, owner after each time (int32), its category (int8)) of properly nested ``events``
-    (table order, int32), ``cat`` the events' categories; see timeline() in _native_kernels.c.
-    With ``outside`` (per event) and ``rows`` (a run of the table) instead of ``events`` (None):
-    the rows of positive length not outside, ``n_events`` of them, with no list of them made."""
+# A timeline boundary's reference (Timeline.ref, int32): r >= 0 the start of event r, END <= r < 0
+# the end of event ~r, r < END the synthetic instant syn_t[r - SYN] (see tline in _native_kernels.c)
+END = -(1 << 30)
+SYN = -(1 << 31)
+
+
+@dataclass(eq=False)
+class Timeline:
+    """One thread's exclusive timeline: its boundaries, as references to the events whose edges
+    they are (``ref``, int32: 4 bytes a boundary, the instants are the event table's own), and the
+    category of each segment between two (``cat``, int8); segment j is [bound j, bound j + 1).
+    The time after a boundary is owned by the event it starts, or by the parent of the event it
+    ends (-1: none, a gap: the timeline's events nest as ``parent`` says). Cuts made after the
+    sweep (``cut``) are synthetic boundaries: their instants and owners in ``syn_t`` and
+    ``syn_owner``. ``start``, ``end`` and ``parent`` are the table's columns, shared."""
+    ref: np.ndarray
+    cat: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    parent: np.ndarray
+    syn_t: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=_I64))
+    syn_owner: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+
+    def __len__(self) -> int:
+        """The number of segments."""
+        return len(self.cat)
+
+    def _args(self) -> tuple:
+        return (np.ascontiguousarray(self.ref, dtype=np.int32), _i64(self.start), _i64(self.end),
+                _i32(self.parent), _i64(self.syn_t), _i32(self.syn_owner))
+
+    def times(self, idx=None) -> np.ndarray:
+        """The instants of the boundaries ``idx`` (all where None), int64."""
+        r = self.ref if idx is None else self.ref[idx]
+        r = np.asarray(r, dtype=np.int32)
+        out = np.empty(r.shape, dtype=_I64)
+        s = r >= 0
+        out[s] = self.start[r[s]]
+        e = (r < 0) & (r >= END)
+        out[e] = self.end[~r[e]]
+        y = r < END
+        out[y] = self.syn_t[r[y].astype(_I64) - SYN]
+        return out
+
+    def owners(self, idx=None) -> np.ndarray:
+        """The owners of the segments ``idx`` (all where None), int32, -1 for none."""
+        r = self.ref[:-1] if idx is None else self.ref[idx]
+        r = np.asarray(r, dtype=np.int32)
+        out = r.copy()
+        e = (r < 0) & (r >= END)
+        out[e] = self.parent[~r[e]]
+        y = r < END
+        out[y] = self.syn_owner[r[y].astype(_I64) - SYN]
+        return out
+
+    def of_category(self, category: int) -> np.ndarray:
+        """The segments of one category, in order (int64): found a block of segments at a time,
+        with no mask as long as the timeline."""
+        step = 1 << 20
+        parts = [k + np.flatnonzero(self.cat[k:k + step] == category)
+                 for k in range(0, len(self.cat), step)]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=_I64)
+
+    def search(self, x, side: str = "left") -> np.ndarray:
+        """``np.searchsorted(self.times(), x, side)`` (int64) without the instants' array; see
+        timeline_search() in _native_kernels.c."""
+        if side not in ("left", "right"):
+            raise ValueError(f"search: side 'left' or 'right', not {side!r}")
+        x = np.asarray(x, dtype=_I64)
+        out = np.empty(x.shape, dtype=_I64)
+        _native.timeline_search(*self._args(), np.ascontiguousarray(x).reshape(-1),
+                                side == "right", out.reshape(-1))
+        return out
+
+    def cut(self, at) -> Timeline:
+        """This timeline with a boundary at each instant of ``at`` strictly inside it and not
+        one already: synthetic, each owned by the owner of the segment it splits, whose category
+        the new segment keeps. A new Timeline (self where nothing is cut)."""
+        if len(self.ref) < 2:
+            return self
+        at = np.unique(np.asarray(at, dtype=_I64))
+        first, last = self.times(np.array([0, len(self.ref) - 1]))
+        at = at[(at > first) & (at < last)]
+        pos = self.search(at, "left")
+        new = self.times(pos) != at
+        at, pos = at[new], pos[new]
+        if not len(at):
+            return self
+        k0 = len(self.syn_t)
+        if k0 + len(at) > END - SYN:
+            raise OverflowError("timeline: more than 2^30 synthetic boundaries")
+        codes = (SYN + np.arange(k0, k0 + len(at), dtype=_I64)).astype(np.int32)
+        return replace(self, ref=np.insert(self.ref, pos, codes),
+                       cat=np.insert(self.cat, pos, self.cat[pos - 1]),
+                       syn_t=np.concatenate([self.syn_t, at]),
+                       syn_owner=np.concatenate([self.syn_owner,
+                                                 self.owners(pos - 1)]).astype(np.int32))
+
+    def within(self, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+        """The segments inside one of the windows [t0, t1) (their edges boundaries of this
+        timeline, see ``cut``), in order, int64."""
+        lo = self.search(t0, "left")
+        hi = np.minimum(self.search(t1, "right") - 1, len(self))
+        n = np.maximum(hi - lo, 0)
+        if not n.sum():
+            return np.zeros(0, dtype=_I64)
+        return np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()), dtype=_I64)
+
+
+def timeline(start, end, events, cat, python: int, parent: np.ndarray, *,
+             outside: np.ndarray | None = None, rows: slice | None = None, n_events: int = 0,
+             room: np.ndarray | None = None) -> Timeline:
+    """The timeline of properly nested ``events`` (table order, int32), ``cat`` the events'
+    categories, ``parent`` their nesting (as ``nest`` makes it: the parent of each is the innermost
+    of them open when it starts); see timeline() in _native_kernels.c. With ``outside`` (per event)
+    and ``rows`` (a run of the table) instead of ``events`` (None): the rows of positive length not
+    outside, ``n_events`` of them, with no list of them made. ``room``: the int32 array to write
+    the boundaries into (``timeline_room``; the timeline's ``ref`` is a view of it), made by the
+    caller beforehand."""
     if outside is None:
         events = _i32(events)
         n_events = len(events)
-    t = np.empty(2 * n_events, dtype=_I64)
-    owner = np.empty(2 * n_events, dtype=np.int32)
-    seg_cat = np.empty(2 * n_events, dtype=np.int8)
+    ref = room if room is not None else timeline_room(n_events)
+    if ref.dtype != np.int32 or len(ref) < 2 * n_events or not ref.flags.c_contiguous:
+        raise ValueError("timeline: room for two boundaries an event expected (int32)")
+    seg_cat = np.empty(len(ref), dtype=np.int8)
     if outside is None:
-        k = _native.timeline(_i64(start), _i64(end), events, _i8(cat), python, t, owner, seg_cat)
+        k = _native.timeline(_i64(start), _i64(end), events, _i8(cat), python, ref, seg_cat)
     else:
         rows = rows if rows is not None else slice(0, len(start))
         k = _native.timeline(_i64(start), _i64(end), np.zeros(0, dtype=np.int32), _i8(cat),
-                             python, t, owner, seg_cat, _u8(outside), rows.start, rows.stop)
-    return t[:k], owner[:k], seg_cat[:k]
+                             python, ref, seg_cat, _u8(outside), rows.start, rows.stop)
+    # the category of the time after the last boundary (nothing: python) is no segment's
+    return Timeline(ref=ref[:k], cat=seg_cat[:max(k - 1, 0)], start=start, end=end,
+                    parent=parent)
 
 
-def owned_time(bounds, seg_owner, seg_cat, t0, t1, category: int, n_events: int,
+def timeline_room(n_events: int) -> np.ndarray:
+    """Room for the boundaries of the timeline of ``n_events`` events (``timeline``): two an
+    event, int32."""
+    return np.empty(2 * n_events, dtype=np.int32)
+
+
+def owned_time(tl: Timeline, t0, t1, category: int, n_events: int,
                group: np.ndarray | None = None) -> np.ndarray:
     """Per event (n_events), the time (ps) of the timeline segments of ``category`` it owns inside
     the windows [t0, t1), clipped to them. With ``group`` (per event, -1: in none), per group
     instead (``n_events`` groups): the summed time of the events of each."""
     out = np.zeros(n_events, dtype=_I64)
     extra = () if group is None else (_i32(group),)
-    _native.owned_time(_i64(bounds), np.ascontiguousarray(seg_owner, dtype=np.int32),
-                       np.ascontiguousarray(seg_cat, dtype=np.int8), _i64(t0), _i64(t1),
-                       int(category), out, *extra)
+    _native.owned_time(*tl._args(), _i8(tl.cat), _i64(t0), _i64(t1), int(category), out, *extra)
     return out
 
 
@@ -254,16 +395,14 @@ def frame_sums(parent, name, start, nested, is_frame_name, lo: int, hi: int, t0,
     return calls, self_t, incl
 
 
-def window_sums(bounds: np.ndarray, seg_cat: np.ndarray, t0: np.ndarray, t1: np.ndarray,
-                n_cat: int) -> np.ndarray:
+def window_sums(tl: Timeline, t0: np.ndarray, t1: np.ndarray, n_cat: int) -> np.ndarray:
     """(len(t0), n_cat) time of each category's timeline segments inside each window [t0, t1)."""
     out = np.zeros((len(t0), n_cat), dtype=_I64)
-    _native.window_sums(_i64(bounds), np.ascontiguousarray(seg_cat, dtype=np.int8), _i64(t0),
-                        _i64(t1), out)
+    _native.window_sums(*tl._args(), _i8(tl.cat), _i64(t0), _i64(t1), out)
     return out
 
 
-def landing_counts(start, end, line, parent, outside, cat, bounds, seg_cat, t0, t1,
+def landing_counts(start, end, line, parent, outside, cat, tl: Timeline, t0, t1,
                    line_kind: np.ndarray, python: int, n_cat: int) -> np.ndarray:
     """The host's events counted by the category their recording cost lands in (int64, one per
     category): the main thread's (``line_kind`` 1 by line) and another host thread's (2) events
@@ -271,13 +410,13 @@ def landing_counts(start, end, line, parent, outside, cat, bounds, seg_cat, t0, 
     counts = np.zeros(n_cat, dtype=_I64)
     line = _int_column(line)
     _native.landing_counts(_i64(start), _i64(end), line, line.dtype.itemsize, _i32(parent),
-                           _u8(outside), _i8(cat), _i64(bounds), _i8(seg_cat), _i64(t0),
+                           _u8(outside), _i8(cat), *tl._args(), _i8(tl.cat), _i64(t0),
                            _i64(t1), _u8(line_kind), int(python), counts)
     return counts
 
 
-def frame_sweep(parent, name, start, end, outside, lo: int, hi: int, bounds, seg_owner, seg_cat,
-                t0, t1, is_frame_name, python: int, issuer_name, caller_name, op_kind,
+def frame_sweep(parent, name, start, end, outside, lo: int, hi: int, tl: Timeline, t0, t1,
+                is_frame_name, python: int, issuer_name, caller_name, op_kind,
                 cat_a: int, cat_b: int) -> dict[str, np.ndarray] | None:
     """``frame_sums`` of one thread's python-tracer frames over the python time the events own
     (``owned_time``), in one sweep of its rows [lo, hi) and its timeline (windows [t0, t1) sorted
@@ -294,8 +433,7 @@ def frame_sweep(parent, name, start, end, outside, lo: int, hi: int, bounds, seg
     entry = np.zeros(n_names, dtype=np.uint8)
     if not _native.frame_sweep(
             _i32(parent), np.ascontiguousarray(name, dtype=np.int32), _i64(start), _i64(end),
-            _u8(outside), lo, hi, _i64(bounds), np.ascontiguousarray(seg_owner, dtype=np.int32),
-            np.ascontiguousarray(seg_cat, dtype=np.int8), _i64(t0), _i64(t1), _u8(is_frame_name),
+            _u8(outside), lo, hi, *tl._args(), _i8(tl.cat), _i64(t0), _i64(t1), _u8(is_frame_name),
             int(python), out["calls"], out["self"], out["inclusive"], _u8(issuer_name),
             _u8(caller_name), _i8(op_kind), int(cat_a), int(cat_b), out["time_a"],
             out["time_b"], ops, entry):

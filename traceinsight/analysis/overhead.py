@@ -80,8 +80,8 @@ def tracer_events(a: Attribution, steps: Columns, timing: Timing | None) -> Trac
     kind = _thread_lines(a).astype(np.uint8) * 2
     kind[a.main_line] = 1
     from traceinsight.analysis import native  # here: the correction alone needs no C code
-    counts = native.landing_counts(t.start, t.end, t.line, a.parent, a.outside, a.cat, a.bounds,
-                                   a.seg_cat, ws, we, kind, rules.PYTHON, len(CATEGORIES))
+    counts = native.landing_counts(t.start, t.end, t.line, a.parent, a.outside, a.cat,
+                                   a.timeline, ws, we, kind, rules.PYTHON, len(CATEGORIES))
     per_step = {c: float(counts[i]) / n for i, c in enumerate(CATEGORIES)}
     return TracerEvents(per_step=per_step, calibration_events=calibration_events(a, timing))
 

@@ -137,7 +137,7 @@ def owned_time(a: Attribution, ws: np.ndarray, we: np.ndarray, category: int) ->
     """Per event, the main-thread time (ps) of one category it owns inside the windows, clipped
     to them. Not kept: each (category, windows) is asked for once per analysis, and a table-long
     int64 column kept per category would hold 8 bytes per event each until the analysis ended."""
-    return native.owned_time(a.bounds, a.seg_owner, a.seg_cat, ws, we, category, len(a.table))
+    return native.owned_time(a.timeline, ws, we, category, len(a.table))
 
 
 def owned_by_window(a: Attribution, ws: np.ndarray, we: np.ndarray,
@@ -147,14 +147,14 @@ def owned_by_window(a: Attribution, ws: np.ndarray, we: np.ndarray,
     across an edge is split between the windows; an event may own several pieces of one window).
     Summed per event, the pieces give ``owned_time``'s times."""
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    b = np.asarray(a.bounds, dtype=np.int64)
-    if len(b) < 2 or not len(ws):
+    tl = a.timeline
+    if not len(tl) or not len(ws):
         return none
-    # the category's segments as indices (one segment-long mask at a time)
-    keep = np.flatnonzero(np.asarray(a.seg_cat) == category)
-    keep = keep[np.asarray(a.seg_owner)[keep] >= 0]
-    start, end = b[keep], b[keep + 1]
-    owner = np.asarray(a.seg_owner)[keep].astype(np.int64)
+    # the category's segments as indices (no segment-long mask)
+    keep = tl.of_category(category)
+    owner = tl.owners(keep).astype(np.int64)
+    keep, owner = keep[owner >= 0], owner[owner >= 0]
+    start, end = tl.times(keep), tl.times(keep + 1)
     if not len(start):
         return none
     # the windows' edges that fall inside one of these segments cut it (the segments are sorted
@@ -335,7 +335,7 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
 
     rows: list[tuple[str, str, str, int, float, int]] = []
     # main thread: op-category timeline segments, owned by the nearest op event above the owner
-    if a.main_line >= 0 and len(a.seg_owner):
+    if a.main_line >= 0 and len(a.timeline):
         if by_window:
             owners, owner_win, owned_ps = owned_by_window(a, ws, we, rules.OP)
         else:
@@ -417,7 +417,7 @@ def _owned_by_owner(a: Attribution, ws: np.ndarray, we: np.ndarray,
 def other_table(a: Attribution, steps: Columns) -> Columns:
     """Main-thread time of events no rule places, by name."""
     ws, we, n = steady_windows(a, steps)
-    if n == 0 or not (a.seg_cat == rules.OTHER).any():
+    if n == 0 or not len(a.timeline.of_category(rules.OTHER)):
         return Columns.no_rows(OTHER_COLUMNS)
     owners, owned = _owned_by_owner(a, ws, we, rules.OTHER)
     if not len(owners):

@@ -174,10 +174,16 @@ def step_timeline(tr: TraceAnalysis, which: str | int = "median", *, max_depth: 
     # 1. the main thread's exclusive timeline: the attribution's segments, clipped to the step
     main = a.main_line
     if tr.host_events_recorded and main >= 0 and len(a.seg_cat):
-        lo, hi = a.bounds[:-1], a.bounds[1:]
+        # the segments that may reach into the step, and their boundaries' instants (not the
+        # whole timeline's)
+        tl = a.timeline
+        j0 = max(int(tl.search(np.array([s0]), "right")[0]) - 1, 0)
+        j1 = min(int(tl.search(np.array([s1]), "left")[0]), len(tl))
+        b = tl.times(np.arange(j0, max(j1, j0) + 1))
+        lo, hi = b[:-1], b[1:]
         keep = (lo < s1) & (hi > s0)
         st, en = np.maximum(lo[keep], s0), np.minimum(hi[keep], s1)
-        cat = a.seg_cat[keep].astype(np.int64)
+        cat = tl.cat[j0:j0 + len(lo)][keep].astype(np.int64)
         # a step that reaches past the timeline (a marker opened before the first event) is
         # Python there, as the analysis counts it (category_time)
         if len(st) and st[0] > s0:

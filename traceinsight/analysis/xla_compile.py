@@ -52,64 +52,59 @@ def xla_compiling_calls(table: EventTable, main: int, outside: np.ndarray
     return idx[traced].astype(np.int64), idx[~traced].astype(np.int64)
 
 
-def _move_first(bounds: np.ndarray, seg_owner: np.ndarray, seg_cat: np.ndarray, t0: int, t1: int,
-                amount: int, to: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _move_first(tl: native.Timeline, t0: int, t1: int, amount: int, to: int) -> native.Timeline:
     """The first ``amount`` ps of op segments inside [t0, t1), in time order, become ``to``; the
     segment where the amount ends is split there, so the categories still tile the timeline. (A
-    call event is on the timeline: its edges are segment bounds.)"""
-    lo = max(int(np.searchsorted(bounds, t0, side="right")) - 1, 0)
-    hi = min(int(np.searchsorted(bounds, t1, side="left")), len(seg_cat))
-    ops = [k for k in range(lo, hi) if seg_cat[k] == rules.OP]
+    call event is on the timeline: its edges are segment bounds.) In place on the categories but
+    for the split, which makes a new timeline."""
+    lo = max(int(tl.search(np.array([t0]), "right")[0]) - 1, 0)
+    hi = min(int(tl.search(np.array([t1]), "left")[0]), len(tl))
+    ops = [k for k in range(lo, hi) if tl.cat[k] == rules.OP]
     if not ops or amount <= 0:
-        return bounds, seg_owner, seg_cat
-    seg_cat = seg_cat.copy()
+        return tl
     left = amount
     for k in ops:
-        n = int(bounds[k + 1] - bounds[k])
+        b0, b1 = (int(x) for x in tl.times(np.array([k, k + 1])))
+        n = b1 - b0
         if n > left:     # the amount ends inside this segment: split it
-            bounds = np.insert(bounds, k + 1, bounds[k] + left)
-            seg_owner = np.insert(seg_owner, k + 1, seg_owner[k])
-            seg_cat = np.insert(seg_cat, k + 1, seg_cat[k])
+            tl = tl.cut(np.array([b0 + left]))
             n = left
-        seg_cat[k] = to
+        tl.cat[k] = to
         left -= n
         if left <= 0:
             break
-    return bounds, seg_owner, seg_cat
+    return tl
 
 
-def estimate(table: EventTable, main: int, own: np.ndarray, outside: np.ndarray,
-             bounds: np.ndarray, seg_owner: np.ndarray, seg_cat: np.ndarray,
-             step_start: np.ndarray, step_num: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, CompileEstimate | None]:
-    """(bounds, seg_owner, seg_cat, estimate): the timeline with the compile time of XLA calls
+def estimate(table: EventTable, main: int, compile_recorded: bool, outside: np.ndarray,
+             tl: native.Timeline, step_start: np.ndarray, step_num: np.ndarray
+             ) -> tuple[native.Timeline, CompileEstimate | None]:
+    """(timeline, estimate): the main thread's timeline with the compile time of XLA calls
     that compiled moved out of ``op`` (see the module docstring), and what was done, or the
     timeline unchanged and None when the trace records compilation or compiles nothing."""
-    if not len(seg_cat) or (own == rules.COMPILE).any():
-        return bounds, seg_owner, seg_cat, None
+    if not len(tl) or compile_recorded:
+        return tl, None
     traced, steady = xla_compiling_calls(table, main, outside)
     if not len(traced):
-        return bounds, seg_owner, seg_cat, None
+        return tl, None
     names = table.name
     calls: list[CompileCall] = []
     for ev in traced.tolist():
         t0, t1 = int(table.start[ev]), int(table.end[ev])
-        op = int(native.window_sums(bounds, seg_cat, np.array([t0]), np.array([t1]),
+        op = int(native.window_sums(tl, np.array([t0]), np.array([t1]),
                                     N_CAT)[0, rules.OP])
         later = steady[(names[steady] == names[ev]) & (table.start[steady] > t0)]
         k = int(np.searchsorted(step_start, t0, side="right")) - 1
         num = int(step_num[k]) if k >= 0 else None
         fn = table.names[names[ev]]
         if len(later):
-            sums = native.window_sums(bounds, seg_cat, table.start[later], table.end[later], N_CAT)
+            sums = native.window_sums(tl, table.start[later], table.end[later], N_CAT)
             steady_op = min(int(np.median(sums[:, rules.OP])), op)
-            bounds, seg_owner, seg_cat = _move_first(bounds, seg_owner, seg_cat, t0, t1,
-                                                     op - steady_op, rules.OTHER)
+            tl = _move_first(tl, t0, t1, op - steady_op, rules.OTHER)
             calls.append(CompileCall(fn, num, op / PS_PER_MS, steady_op / PS_PER_MS, None))
         else:
-            bounds, seg_owner, seg_cat = _move_first(bounds, seg_owner, seg_cat, t0, t1, op,
-                                                     rules.OTHER)
+            tl = _move_first(tl, t0, t1, op, rules.OTHER)
             calls.append(CompileCall(fn, num, op / PS_PER_MS, None, None))
     kind = (CompileKind.NOT_SEPARABLE if all(c.steady_op_ms is not None for c in calls)
             else CompileKind.NOT_RECORDED)
-    return bounds, seg_owner, seg_cat, CompileEstimate(kind, tuple(calls))
+    return tl, CompileEstimate(kind, tuple(calls))

@@ -261,8 +261,8 @@ def trace_chunks(tr: TraceAnalysis, select: list[int] | None = None,
     # main-thread category timeline: runs of equal category, clipped to the windows
     if recorded and a.main_line >= 0 and len(a.seg_cat):
         change = np.flatnonzero(np.diff(a.seg_cat.astype(np.int16)) != 0) + 1
-        run_start = a.bounds[np.concatenate(([0], change))]
-        run_end = a.bounds[np.concatenate((change, [len(a.seg_cat)]))]
+        run_start = a.timeline.times(np.concatenate(([0], change)))
+        run_end = a.timeline.times(np.concatenate((change, [len(a.seg_cat)])))
         run_cat = a.seg_cat[np.concatenate(([0], change))].astype(np.int64)
         # steps reach past the timeline (a marker opened before the first event): python, as in
         # the analysis' category_time
