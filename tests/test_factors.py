@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from importlib.resources import files
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -236,3 +237,59 @@ def test_tf1_predict_runs_keras_2_predict_in_a_session(tmp_path):
         for plane in space.planes:
             names |= {m.name for m in plane.event_metadata.values()}
     assert "SessionRun" in names or any(n.startswith("Session") for n in names), sorted(names)[:80]
+
+
+def keras2_run(ms: dict[str, float]) -> Run:
+    """``run_of`` captured where ``keras`` is Keras 2 (TensorFlow 2.12 - 2.15), each mode's kind as
+    the loader reads it beside that environment."""
+    from traceinsight.modekind import mode_kind
+    modes = {n: make_mode(n, {"op": v}, untraced_ms=v).replace(kind=mode_kind(n, None, "2.12.0"))
+             for n, v in ms.items()}
+    manifest = {"environment": {"tensorflow": "2.12.1", "keras": "2.12.0"},
+                "workload": {"kind": "keras"}}
+    return complete(Run(None, "r", modes, manifest=manifest))
+
+
+def test_under_keras_2_a_mode_without_the_tf_keras_prefix_ran_keras_2():
+    """On TensorFlow 2.12 - 2.15 ``tf.keras`` is Keras 2: ``fit`` and ``tf_keras:fit`` run the same
+    Keras, so no factor says "Keras 2 vs 3" between them, a TF1 mode's TF2 twin is ``fit`` (the
+    gap is TF1 vs TF2 alone, split), and the Keras factor says why no run of this TensorFlow can
+    measure it instead of naming a mode to add that would run Keras 2 again."""
+    from traceinsight.modekind import mode_kind, with_keras
+    assert mode_kind("fit", None, "2.12.0").flavour == "tf_keras"
+    assert mode_kind("fit", None, "3.15.1").flavour == "keras3"
+    assert mode_kind("fit", None, None).flavour == "keras3"       # unknown: as named
+    assert mode_kind("tf1:fit", None, "2.12.0").flavour == "tf1"
+    assert with_keras(from_name("jax:fit"), "2.12.0").backend == "jax"   # never re-labelled
+    same = keras2_run({"fit": 1.1, "tf_keras:fit": 1.0})
+    assert same.modes["fit"].kind.axes() == same.modes["tf_keras:fit"].kind.axes()
+    assert not same.factors.effects and not same.factors.gaps
+    run = keras2_run({"tf1:fit": 1.0, "fit": 1.5})
+    (g,) = run.factors.gaps
+    assert g.split and g.factors == ("tf",) and (g.from_mode, g.to_mode) == ("tf1:fit", "fit")
+    assert [s.factor for s in run.factors.effects] == ["tf"]
+    absent = {f: (why, add) for f, why, add in run.factors.absent}
+    assert absent["keras"][1] == () and "2.12.0" in absent["keras"][0]
+    assert absent["backend"][1] == ()
+    assert all("jax:" not in n and "tf_keras:" not in n for _, add in absent.values() for n in add)
+    assert [f.rule for f in run.findings if f.rule == "tf1-vs-tf2"] == ["tf1-vs-tf2"]
+
+
+RUNS = Path(__file__).parent / "data" / "runs"
+
+
+def test_the_loader_reads_each_modes_keras_from_the_runs_environment(tmp_path):
+    """A mode named as Keras 3's (its kind recorded so, or derived from its name as here) is read
+    with the environment's ``keras``: the same folder says Keras 3 under 3.15.1, Keras 2 under
+    2.12.0 (a folder captured on TensorFlow 2.12 before this was read so too)."""
+    import shutil
+
+    import traceinsight
+    run = tmp_path / "conv1d"
+    shutil.copytree(RUNS / "conv1d", run, ignore=shutil.ignore_patterns(".traceinsight"))
+    manifest = json.loads((run / "run.json").read_text())
+    manifest["environment"]["keras"] = "2.12.0"
+    (run / "run.json").write_text(json.dumps(manifest))
+    before = {n: m.kind.flavour for n, m in traceinsight.load(RUNS / "conv1d").modes.items()}
+    flavours = {n: m.kind.flavour for n, m in traceinsight.load(run).modes.items()}
+    assert set(before.values()) == {"keras3"} and set(flavours.values()) == {"tf_keras"}

@@ -40,7 +40,17 @@ from traceinsight.factortable import (
     Step,
     level_label,
 )
-from traceinsight.modekind import AXES, TF2_TWIN, Axes, ModeKind, all_kinds, name_of
+from traceinsight.modekind import (
+    AXES,
+    TF2_SAME_KERAS,
+    TF2_TWIN,
+    Axes,
+    ModeKind,
+    all_kinds,
+    keras_major,
+    name_of,
+    with_keras,
+)
 from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED, median
 from traceinsight.runview import RunView
 
@@ -150,13 +160,13 @@ def _interaction_interval(run: RunView, x: str, f: str, g: str, fg: str) -> tupl
 
 
 def _gap_pairs(run: RunView, by_axes: dict[Axes, str]) -> list[tuple[str, str, str]]:
-    """(why, from, to): each TF1 mode and its TF2 twin (Keras 3 on TensorFlow, the same call and
-    input), then the fastest and the slowest mode of each task when they differ in two factors or
-    more."""
+    """(why, from, to): each TF1 mode and its TF2 twin (Keras 3 on TensorFlow, else the same Keras
+    where the run's TensorFlow brings Keras 2 only; the same call and input), then the fastest and
+    the slowest mode of each task when they differ in two factors or more."""
     pairs: list[tuple[str, str, str]] = []
     for ax, name in by_axes.items():
         if ax.tf == "tf1":
-            twin = by_axes.get(ax.moved(**TF2_TWIN))
+            twin = by_axes.get(ax.moved(**TF2_TWIN)) or by_axes.get(ax.moved(**TF2_SAME_KERAS))
             if twin is not None and run.same_program(name, twin):
                 pairs.append(("tf1-vs-tf2", name, twin))
     for task in ("infer", "train"):
@@ -222,13 +232,26 @@ def _gap(run: RunView, why: str, a: str, b: str, by_axes: dict[Axes, str],
 
 
 @functools.cache
-def _kinds_by_axes(workload: str | None) -> dict[Axes, ModeKind]:
+def _kinds_by_axes(workload: str | None, keras: str | None) -> dict[Axes, ModeKind]:
+    """The kinds the capture can make, by the axes they run with under the run's ``keras``
+    (``with_keras``: under Keras 2 a mode named as Keras 3's runs Keras 2, and no mode runs Keras
+    3 on JAX); each kept as named, the name ``capture --modes`` takes."""
     out: dict[Axes, ModeKind] = {}
+    keras2 = keras_major(keras) == "2"
     for k in all_kinds(workload):
-        ax = k.axes()
+        if keras2 and k.backend == "jax":
+            continue
+        ax = with_keras(k, keras).axes()
         if ax is not None:
             out.setdefault(ax, k)
     return out
+
+
+def _keras(run: RunView) -> str | None:
+    """The ``keras`` version of the run's interpreter (run.json's environment), if recorded."""
+    env = run.manifest.get("environment") if isinstance(run.manifest, dict) else None
+    v = env.get("keras") if isinstance(env, dict) else None
+    return v if isinstance(v, str) else None
 
 
 def _workload(run: RunView) -> str | None:
@@ -241,7 +264,7 @@ def _workload(run: RunView) -> str | None:
 
 def _kind_of(run: RunView, ax: Axes) -> ModeKind | None:
     """A mode kind with these axes that the capture can make for the run's workload, if any."""
-    return _kinds_by_axes(_workload(run)).get(ax)
+    return _kinds_by_axes(_workload(run), _keras(run)).get(ax)
 
 
 def _absent(run: RunView, effects: list[Step],
@@ -250,8 +273,14 @@ def _absent(run: RunView, effects: list[Step],
     it one (a mode beside one of the run's, else two), as ``capture --modes`` names them."""
     have = {s.factor for s in effects}
     out: list[tuple[str, str, tuple[str, ...]]] = []
+    keras = _keras(run)
     for f in FACTORS:
         if f in have:
+            continue
+        if f in ("keras", "backend") and keras_major(keras) == "2" and _workload(run) == "keras":
+            # TensorFlow 2.12 - 2.15 bring Keras 2: no mode of this interpreter runs Keras 3
+            out.append((f, f"this run's Keras is {keras}: Keras 3 (and with it Keras on JAX) "
+                           "needs TensorFlow 2.16 or later, a run of its own", ()))
             continue
         best: list[str] | None = None
         for ax in by_axes:

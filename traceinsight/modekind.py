@@ -160,6 +160,9 @@ AXES = ("tf", "execution", "jit", "keras", "backend", "input", "task", "call")
 # a TF1 or Keras 2 mode's twin of the same workload on TF2 with Keras 3 (on TensorFlow): the same
 # call, compile and input (``Axes.moved(**TF2_TWIN)``), what the TF1-vs-TF2 gap and finding compare
 TF2_TWIN = {"tf": "tf2", "keras": "3", "backend": "tensorflow"}
+# where the run's TensorFlow brings Keras 2 only (2.12 - 2.15: ``tf.keras`` is Keras 2, and no mode
+# can run Keras 3), a TF1 mode's TF2 twin is the same Keras on TF2
+TF2_SAME_KERAS = {"tf": "tf2", "backend": "tensorflow"}
 
 
 @dataclass(frozen=True)
@@ -267,14 +270,34 @@ def input_of(base: str, tensor_inputs: bool) -> str:
 SCRIPT = ModeKind("script", "numpy", "keras3")
 
 
-def mode_kind(name: str, entry: dict | None = None) -> ModeKind:
+def mode_kind(name: str, entry: dict | None = None, keras_version: object = None) -> ModeKind:
     """The kind run.json records for a mode (``entry["kind"]``); ``SCRIPT`` for a script's mode
-    recorded without one (its entry holds the script's ``command``); else derived from its name."""
+    recorded without one (its entry holds the script's ``command``); else derived from its name.
+    ``keras_version``: the ``keras`` the run's interpreter had (run.json's environment), which
+    says whether a mode without the ``tf_keras:`` prefix ran Keras 3 (``with_keras``)."""
     k = (entry or {}).get("kind") if isinstance(entry, dict) else None
     if isinstance(k, dict) and all(isinstance(k.get(f), str) for f in ("base", "input", "flavour")):
         backend = k.get("backend", "tensorflow")
-        return ModeKind(k["base"], k["input"], k["flavour"],
+        kind = ModeKind(k["base"], k["input"], k["flavour"],
                         backend if backend in BACKENDS else "tensorflow")
-    if isinstance(entry, dict) and "command" in entry:
-        return SCRIPT
-    return from_name(name)
+    elif isinstance(entry, dict) and "command" in entry:
+        kind = SCRIPT
+    else:
+        kind = from_name(name)
+    return with_keras(kind, keras_version)
+
+
+def with_keras(kind: ModeKind, keras_version: object) -> ModeKind:
+    """The kind as its process ran it: a mode named as Keras 3's (no ``tf_keras:`` prefix) in an
+    interpreter whose ``keras`` is Keras 2 (TensorFlow 2.12 - 2.15, where ``tf.keras`` is Keras 2)
+    ran Keras 2, its ``tf_keras:`` twin's Keras: its flavour is ``tf_keras``, so that no factor
+    says "Keras 2 vs 3" between two modes that both ran Keras 2. An unknown version changes
+    nothing."""
+    if kind.flavour == "keras3" and kind.backend == "tensorflow" and keras_major(keras_version) == "2":
+        return kind.same_but(flavour="tf_keras")
+    return kind
+
+
+def keras_major(keras_version: object) -> str | None:
+    """"2" for "2.12.0" (a version string's major); None for anything else."""
+    return keras_version.split(".", 1)[0] if isinstance(keras_version, str) else None

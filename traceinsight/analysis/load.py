@@ -137,7 +137,10 @@ def _with_kinds(modes: dict[str, ModeResult], manifest: dict) -> dict[str, ModeR
     not cached with the analysis: like the timings, it is the capture's, read each load."""
     raw = manifest.get("modes")
     entries = raw if isinstance(raw, dict) else {}
-    return {n: m.replace(kind=modekind.mode_kind(n, entries.get(n))) for n, m in modes.items()}
+    env = manifest.get("environment")
+    keras = env.get("keras") if isinstance(env, dict) else None
+    return {n: m.replace(kind=modekind.mode_kind(n, entries.get(n), keras))
+            for n, m in modes.items()}
 
 
 def _with_notes(mode: ModeResult, notes: list[str]) -> ModeResult:

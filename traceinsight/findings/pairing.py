@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from traceinsight.compare import Comparison
 from traceinsight.findings import frames
-from traceinsight.modekind import CALL, CHEAPER_CALLS, EAGER, GRAPH, TF2_TWIN, XLA
+from traceinsight.modekind import CALL, CHEAPER_CALLS, EAGER, GRAPH, TF2_SAME_KERAS, TF2_TWIN, XLA
 from traceinsight.model import ModeResult
 from traceinsight.runview import RunView
 
@@ -108,11 +108,12 @@ def numpy_twin(run: RunView, m: ModeResult) -> ModeResult | None:
 
 def tf2_twin(run: RunView, m: ModeResult) -> ModeResult | None:
     """Same workload, call, compile and input: for a TF1 or Keras 2 mode, its twin on TF2 with
-    Keras 3 (``modekind.TF2_TWIN``)."""
+    Keras 3 (``modekind.TF2_TWIN``); where the run has none (TensorFlow 2.12 - 2.15 bring Keras 2
+    only), a TF1 mode's twin on TF2 with the same Keras (``modekind.TF2_SAME_KERAS``)."""
     ax = m.kind.axes()
     if ax is None or (ax.tf == TF2_TWIN["tf"] and ax.keras == TF2_TWIN["keras"]):
         return None
-    return twin(run, m, **TF2_TWIN)
+    return twin(run, m, **TF2_TWIN) or twin(run, m, **TF2_SAME_KERAS)
 
 
 def tensorflow_peers(run: RunView, m: ModeResult) -> list[ModeResult]:
