@@ -149,7 +149,7 @@ class Session:
         if not final:
             with self._finishing:
                 if not self.finished:
-                    self.recorded.finish(0, final=False)
+                    self.recorded.finish(0, final=False, res=self.agent.state())
             return
         agent = self.agent
         interrupted: BaseException | None = None
@@ -171,9 +171,10 @@ class Session:
                 ", and interrupted again while traceinsight waited for its trace"
         except Exception as e:
             agent.notes.append(f"traceinsight could not stop the trace: {e}")
-        agent.save(exiting=True)
+        agent.save(exiting=True)     # for the watcher, should finishing fail
         with self._finishing:
-            self.recorded.finish(0, raised=raised)
+            # from the agent's own state: its file may be older (a full disk refused a write)
+            self.recorded.finish(0, raised=raised, res=agent.state(exiting=True))
         self.recorded.say()
         if interrupted is not None:
             raise interrupted
