@@ -601,7 +601,7 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         notes.append(f"host pass: profiler options not as requested: {po.get('problem', 'unknown')}")
     lost = res.get("write_error")
     if lost and not write_failed:     # the state came whole from memory, or a later write
-        notes.append(f"{_agent_write_failed(lost)} after {lost.get('after_steps')} steps ("
+        notes.append(f"{_agent_write_failed(lost)} when it held {lost.get('after_steps')} of them ("
                      + ("the mode was finished from the steps it held in memory" if from_memory
                         else "a later write of it succeeded") + ")")
     try:
@@ -632,8 +632,9 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
     if write_failed and not (write_failed.get("trace_saved") and path):
         # the agent's record stops before the trace's end: what it holds cannot be matched with
         # the trace (nor with the steps the script made after)
-        error = (f"{_agent_write_failed(write_failed)} when it held "
-                 f"{write_failed.get('after_steps')} steps ({how}): its record ends there, "
+        held = write_failed.get("after_steps")
+        error = (f"{_agent_write_failed(write_failed)} when it held {held} "
+                 f"step{'' if held == 1 else 's'} ({how}): its record ends there, "
                  "before the end of the traced window")
     elif not steps and res.get("broken"):
         # the hook failed (at the first step, or wrapping TF / Keras): say why, never "no steps"
@@ -666,8 +667,9 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         if error is not None:
             error = f"the trace cannot be trusted: {error}"
     if error is None and write_failed:
-        notes.append(f"{_agent_write_failed(write_failed)} after {write_failed.get('after_steps')} "
-                     "steps, after the trace was saved: the steps after those are not recorded")
+        notes.append(f"{_agent_write_failed(write_failed)} when it held "
+                     f"{write_failed.get('after_steps')} of them, after the trace was saved: the "
+                     "steps after those are not recorded")
     if error is None:
         entry.update(status="ok", error=None, summary=summary_of(timings))
     else:

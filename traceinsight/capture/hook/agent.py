@@ -52,6 +52,7 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import stat
 import sys
 import tempfile
 import threading
@@ -217,12 +218,15 @@ class Agent:
         # ``run``'s parent's pipe: told when a write of the result file fails (and when one
         # succeeds again); not inherited by the script's children
         self.status_fd: int | None = None
+        self._status_id: tuple[int, int] | None = None
         fd = spec.get("status_fd")
         if isinstance(fd, int) and fd >= 0:
             try:
-                os.set_inheritable(fd, False)
-                os.set_blocking(fd, False)
-                self.status_fd = fd
+                st = os.fstat(fd)
+                if stat.S_ISFIFO(st.st_mode):
+                    os.set_inheritable(fd, False)
+                    os.set_blocking(fd, False)
+                    self.status_fd, self._status_id = fd, (st.st_dev, st.st_ino)
             except OSError:
                 pass
         self._worker: threading.Thread | None = None
@@ -662,6 +666,11 @@ class Agent:
         if fd is None or self._forked or os.getpid() != self.pid:
             return
         try:
+            # still our pipe: a script that closed it may have opened a file under its number
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != self._status_id:
+                self.status_fd = None
+                return
             os.write(fd, (json.dumps(message) + "\n").encode())
         except (OSError, ValueError, TypeError):
             pass
