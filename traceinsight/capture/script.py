@@ -340,8 +340,9 @@ class RecordedMode:
             self.unfinished = str(e)
             # the watcher (in-process routes) tries once more, from this state, with the reason
             self.handoff = {"unfinished": str(e), "rc": rc, "raised": raised, "res": res}
-            print(f"traceinsight: could not finish mode {self.mode} of {self.run_path}: "
-                  f"{e}; its entry in run.json was not updated", file=sys.stderr, flush=True)
+            if final:    # (a provisional end that fails is written again at the final one)
+                print(f"traceinsight: could not finish mode {self.mode} of {self.run_path}: "
+                      f"{e}; its entry in run.json was not updated", file=sys.stderr, flush=True)
         finally:
             if final:
                 self.release()
@@ -487,7 +488,7 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
     disk), so the file holds an earlier state. The mode is ``ok`` only when its trace parses and
     the disk was not full (``orchestrate.verify_traces``, as for ``capture``); the steps measured
     are kept whatever the status, unless the disk cannot hold them (then the mode fails, saying
-    so). run.json is written with the reserve's space if need be (``save_manifest``)."""
+    so). run.json is written with the reserve's space if need be (``_save_end``)."""
     from traceinsight import runfolder
     from traceinsight.capture import options as options_mod
     from traceinsight.capture.orchestrate import summary_of, verify_traces
@@ -511,7 +512,7 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
             "measured" if full else
             f"the script {_exit_text(rc)} and the traceinsight hook never ran in it (not a Python "
             "command? a Python without this traceinsight?)"))
-        save_manifest(writer)
+        _save_end(writer, final)
         return
     steps = list(res.get("steps_s") or [])
     nums = list(res.get("step_nums") or [])
@@ -613,7 +614,7 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
             f"{_agent_write_failed(write_failed)}, and " if write_failed else "")
             + f"{_cannot_write(mode_path / runfolder.TIMINGS, e)}: the {len(steps)} steps "
             "measured are not recorded")
-        save_manifest(writer)
+        _save_end(writer, final)
         return
     if final:
         try:
@@ -674,7 +675,16 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         entry.update(status="ok", error=None, summary=summary_of(timings))
     else:
         entry.update(status="failed", error=error, summary=None)
-    save_manifest(writer)
+    _save_end(writer, final)
+
+
+def _save_end(writer, final: bool) -> None:
+    """The mode's end into run.json: with the reserve's space if need be (``save_manifest``) when
+    it is the last word; a provisional end (``final=False``) does without, keeping it for that."""
+    if final:
+        save_manifest(writer)
+    else:
+        writer.save()
 
 
 def _agent_write_failed(failure: dict[str, Any]) -> str:
