@@ -664,7 +664,7 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
     elif not traced_steps:
         error = "no step was traced" + (f": {trace['problem']}" if trace.get("problem") else "")
     else:
-        error = verify_traces(writer.path, runfolder.mode_dir(mode), timings)
+        error = verify_traces(writer.path, runfolder.mode_dir(mode), timings, resume=False)
         if error is not None:
             error = f"the trace cannot be trusted: {error}"
     if error is None and write_failed:
