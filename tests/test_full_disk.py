@@ -139,8 +139,8 @@ def test_an_agent_whose_last_write_failed_is_not_read_as_the_last_word(tmp_path)
     assert entry["status"] == "failed"
     assert entry["error"] == (
         f"the file-size limit was reached (EFBIG): traceinsight could not write its record of the "
-        f"steps ({failure['path']}: File too large) when it held 1 step (the script ended): its "
-        "record ends there, before the end of the traced window")
+        f"steps ({failure['path']}: File too large) once it held 1 step (the script ended): only "
+        "what it wrote before that is recorded, not the end of the traced window")
     assert not any("exit handler did not run" in n for n in entry["notes"]), entry["notes"]
 
 

@@ -350,7 +350,8 @@ import tensorflow as tf
 import traceinsight
 from traceinsight import runfolder
 from traceinsight.capture.hook import agent as agent_mod
-route, runs, reserve = sys.argv[1], sys.argv[2], sys.argv[3] == "reserve"
+route, runs, how = sys.argv[1], sys.argv[2], sys.argv[3]
+reserve = how != "never"
 full = []
 
 def refuse(path):
@@ -369,9 +370,13 @@ runfolder.atomic_write_bytes, agent_mod._atomic_json = atomic_write_bytes, agent
 if route == "profile":
     f = tf.function(lambda x: x * 2)
     with traceinsight.profile(out=runs, name="run", skip_steps=3, steps=5) as p:
-        for _ in range(16):
+        for i in range(16):
+            if how == "die" and i == 1:     # full before the window (the agent saves before it)
+                full.append(1)
             f(tf.constant(1.0))
         p.session.agent.wait_trace()
+        if how == "die":
+            os._exit(3)
         full.append(1)
 else:
     import keras, numpy as np
@@ -431,6 +436,27 @@ def test_a_run_json_the_process_cannot_write_is_written_by_its_watcher(tmp_path)
     assert timings is not None and len(timings["all_steps"]["step_nums"]) == 16
 
 
+def test_a_process_that_dies_on_a_full_disk_is_finished_by_its_watcher_saying_so(tmp_path):
+    """The agent's file could not be written from before the traced window on, then the process
+    died: its watcher, told of the failed write, does not take the older file for the last word
+    (which would say the process died inside the traced window), and says the disk was full."""
+    done = subprocess.run([PY, "-c", FILLING, "profile", str(tmp_path), "die"],
+                          capture_output=True, text=True, timeout=300, env=_env())
+    assert done.returncode == 3, done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    entry, timings = _finished(tmp_path)
+    assert entry["status"] == "failed", entry
+    result = (tmp_path / "run" / entry["dir"]).resolve() / ".agent.json"
+    assert entry["error"] == (
+        "the disk is full (ENOSPC): traceinsight could not write its record of the steps "
+        f"({result}: No space left on device) once it held 2 steps (the process ended without "
+        "finishing the mode (os._exit, a signal or a crash)): only what it wrote before that is "
+        "recorded, not the end of the traced window"), entry["error"]
+    # what it wrote before: its first record, and maybe one after the first step
+    assert timings is not None and timings["all_steps"]["step_nums"] in ([], [0])
+    assert runfolder.pass_traces(tmp_path / "run", entry["dir"], "host")    # the trace is kept
+
+
 RLIMITED = """
 import resource, signal
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)     # a write past the limit fails with EFBIG
@@ -460,7 +486,7 @@ def test_run_says_when_its_agent_cannot_write_its_record(tmp_path, capfd):
     assert entry["status"] == "failed", entry
     assert entry["error"].startswith(
         "the file-size limit was reached (EFBIG): traceinsight could not write its record of the "
-        f"steps ({result}: File too large) when it held 0 steps (the script ended)"), entry["error"]
+        f"steps ({result}: File too large) once it held 0 steps (the script ended)"), entry["error"]
     assert err.count(f"could not write {result}") == 1      # the agent's one line
 
 

@@ -364,6 +364,7 @@ class RecordedMode:
             if self.watch_fd is not None:     # the watcher (``watch``) sees the mode finished
                 if self.handoff is not None:  # ... or not: it tries once more
                     try:
+                        os.set_blocking(self.watch_fd, True)   # (the agent's lines do not wait)
                         with os.fdopen(self.watch_fd, "wb", closefd=False) as pipe:
                             pipe.write(json.dumps(self.handoff).encode())
                     except (OSError, TypeError, ValueError):
@@ -447,17 +448,29 @@ def _agent_told(fd: int) -> dict[str, Any] | None:
             data += chunk
     except OSError:     # nothing more now (BlockingIOError)
         pass
-    failed = None
+    return _told(data)[0]
+
+
+def _told(data: bytes) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The lines an agent (``Agent._tell``) and, for a watcher, its process (``RecordedMode.
+    release``) wrote to a pipe, one JSON document a line: the agent's failed write of its result
+    file when no write succeeded after it (the file then holds an earlier state), and the
+    process's handoff (``RecordedMode.handoff``); None for each not told."""
+    failed = handoff = None
     for line in data.splitlines():
         try:
             message = json.loads(line)
         except ValueError:
             continue
-        if isinstance(message, dict) and "write_ok" in message:
+        if not isinstance(message, dict):
+            continue
+        if "write_ok" in message:
             failed = None
-        elif isinstance(message, dict) and isinstance(message.get("write_failed"), dict):
+        elif isinstance(message.get("write_failed"), dict):
             failed = message["write_failed"]
-    return failed
+        elif isinstance(message.get("res"), dict):
+            handoff = message
+    return failed, handoff
 
 
 def _exit_text(rc: int) -> str:
@@ -634,9 +647,9 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         # the agent's record stops before the trace's end: what it holds cannot be matched with
         # the trace (nor with the steps the script made after)
         held = write_failed.get("after_steps")
-        error = (f"{_agent_write_failed(write_failed)} when it held {held} "
-                 f"step{'' if held == 1 else 's'} ({how}): its record ends there, "
-                 "before the end of the traced window")
+        error = (f"{_agent_write_failed(write_failed)} once it held {held} "
+                 f"step{'' if held == 1 else 's'} ({how}): only what it wrote before that is "
+                 "recorded, not the end of the traced window")
     elif not steps and res.get("broken"):
         # the hook failed (at the first step, or wrapping TF / Keras): say why, never "no steps"
         error = f"traceinsight could not mark the script's steps: {reason}"
@@ -701,6 +714,8 @@ def watch(rec: RecordedMode) -> Any:
     unfinished (``os._exit``, a signal, a crash: nothing of this process runs then). It waits for
     the end of a pipe whose other end only this process holds: the kernel closes it at any death,
     and ``RecordedMode.finish`` closes it (after letting the lock go) when the mode is finished.
+    Through it the agent tells when its result file cannot be written (a full disk), and a
+    process that could not write the mode's end hands over its state (``RecordedMode.handoff``).
     Returns the pipe's end to close, or None when no watcher could start (then a death leaves the
     mode ``running``, its agent's file kept)."""
     try:
@@ -728,20 +743,14 @@ def _watched(run_path: Path, mode: str, settings: dict) -> int:
     from traceinsight import runfolder
     from traceinsight.capture import lock as lock_mod
     from traceinsight.capture.planning import RunWriter
-    told = b""     # the process's handoff, when it could not write the mode's end itself
+    told = bytearray()     # what the process and its agent told (``_told``)
     try:
         while chunk := sys.stdin.buffer.read(65536):
             if len(told) < MAX_HANDOFF_BYTES:
                 told += chunk
     except OSError:
         pass
-    handoff = None
-    try:
-        handoff = json.loads(told) if told and len(told) < MAX_HANDOFF_BYTES else None
-    except ValueError:
-        pass
-    if not isinstance(handoff, dict) or not isinstance(handoff.get("res"), dict):
-        handoff = None
+    write_failed, handoff = _told(bytes(told)) if len(told) < MAX_HANDOFF_BYTES else (None, None)
     # the dead process's lock goes a moment after its pipe closes (the kernel releases a flock
     # when it drops the file, which it may do later): wait for it, a while
     lock = None
@@ -774,7 +783,7 @@ def _watched(run_path: Path, mode: str, settings: dict) -> int:
         else:
             finish_mode(writer, mode, mode_path, 0, settings,
                         raised="the process ended without finishing the mode (os._exit, a "
-                        "signal or a crash)")
+                        "signal or a crash)", write_failed=write_failed)
     except (TraceinsightError, OSError, ValueError):
         return 1
     finally:

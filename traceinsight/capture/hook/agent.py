@@ -659,9 +659,15 @@ class Agent:
                     _say(f"could not write {self.result_path}: {_one_line(e)}")
                 self._tell({"write_failed": failure})
 
+    def stop_telling(self) -> None:
+        """No more lines to ``status_fd``: its owner is about to close it (``profile()`` and the
+        callback tell their watcher, whose pipe closes when the mode is finished)."""
+        with self._write_lock:
+            self.status_fd = None
+
     def _tell(self, message: dict) -> None:
-        """One line to ``run``'s parent (``status_fd``, a pipe it reads after the script ends);
-        never blocks, never raises."""
+        """One line to ``run``'s parent (``status_fd``, a pipe it reads after the script ends)
+        or to the in-process routes' watcher; never blocks, never raises."""
         fd = self.status_fd
         if fd is None or self._forked or os.getpid() != self.pid:
             return
