@@ -150,3 +150,20 @@ def test_a_write_that_succeeds_after_a_failed_one_is_the_last_word():
     assert script._agent_told(r) is None      # noqa: SLF001
     os.close(w)
     os.close(r)
+
+
+def test_a_mode_that_fails_at_its_start_on_a_full_disk_never_raises(tmp_path, full_disk, capfd):
+    """``fail`` (the script could not start, the agent could not be made): with the reserve's
+    space its status is written; without, one line, and the lock and the reserve go."""
+    rec = _record(tmp_path)
+    full_disk(rec.run_path)
+    rec.fail("cannot start python9: No such file or directory")
+    assert runfolder.read_manifest(rec.run_path)["modes"]["train"]["status"] == "failed"
+    rec2 = _record(tmp_path / "second")
+    full_disk(rec2.run_path, reserve=False)
+    rec2.fail("cannot start python9: No such file or directory")     # never raises
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and "could not finish mode train" in err, err
+    assert runfolder.read_manifest(rec2.run_path)["modes"]["train"]["status"] == "running"
+    assert not (rec2.run_path / script.RESERVE).exists()
+    assert not (rec2.run_path / ".capture.lock").exists()

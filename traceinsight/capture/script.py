@@ -349,10 +349,15 @@ class RecordedMode:
         return self.entry
 
     def fail(self, error: str) -> None:
-        """The mode failed before any step could run: say why in run.json, let the lock go."""
+        """The mode failed before any step could run: say why in run.json, let the lock go. Never
+        raises (a write that fails is said in one line, as ``finish`` says it)."""
         self.writer.mode(self.mode).update(status="failed", error=error)
         try:
             save_manifest(self.writer)
+        except Exception as e:
+            self.unfinished = str(e)
+            print(f"traceinsight: could not finish mode {self.mode} of {self.run_path}: "
+                  f"{e}; its entry in run.json was not updated", file=sys.stderr, flush=True)
         finally:
             self.release()
 
