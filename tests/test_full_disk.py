@@ -167,3 +167,15 @@ def test_a_mode_that_fails_at_its_start_on_a_full_disk_never_raises(tmp_path, fu
     assert runfolder.read_manifest(rec2.run_path)["modes"]["train"]["status"] == "running"
     assert not (rec2.run_path / script.RESERVE).exists()
     assert not (rec2.run_path / ".capture.lock").exists()
+
+
+def test_an_agent_that_could_never_write_says_why_nothing_was_saved(tmp_path):
+    rec = _record(tmp_path)
+    failure = {"path": str(rec.mode_path / script.RESULT), "errno": errno.ENOSPC,
+               "strerror": os.strerror(errno.ENOSPC), "after_steps": 0, "trace_saved": False}
+    entry = rec.finish(0, write_failed=failure)
+    assert entry["status"] == "failed"
+    assert entry["error"] == (
+        "the script exited with status 0; the disk is full (ENOSPC): traceinsight could not "
+        f"write its record of the steps ({failure['path']}: No space left on device): nothing it "
+        "measured was saved")

@@ -524,8 +524,8 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
     if res is None:
         full = _disk_full(mode_path)
         entry.update(status="failed", error=(
-            f"the script {_exit_text(rc)}; {_agent_write_failed(write_failed)}: traceinsight "
-            "could not save what it measured" if write_failed else
+            f"the script {_exit_text(rc)}; {_agent_write_failed(write_failed)}: nothing it "
+            "measured was saved" if write_failed else
             f"the script {_exit_text(rc)}; the disk is full: traceinsight could not save what it "
             "measured" if full else
             f"the script {_exit_text(rc)} and the traceinsight hook never ran in it (not a Python "
