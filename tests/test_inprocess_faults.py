@@ -301,6 +301,10 @@ def tiny_disk(tmp_path):
 @pytest.mark.parametrize("free_kib", [8, 24, 200])
 @pytest.mark.parametrize("route", ["profile", "callback", "run"])
 def test_full_disk_is_never_ok_and_never_raises(tiny_disk, tmp_path, capfd, route, free_kib):
+    """A real full disk (a tmpfs): the mode ends ``failed`` saying the disk was full, or ``ok``
+    with a trace that parses, never ``running``; or, when even the space the mode's end needs
+    cannot be set aside, the capture does not start, saying so in one line (``run``: a non-zero
+    exit; in process: one warning, the code runs untraced)."""
     out = tmp_path / "user"
     out.mkdir()
     disk = tiny_disk(free_kib << 10)
@@ -308,27 +312,182 @@ def test_full_disk_is_never_ok_and_never_raises(tiny_disk, tmp_path, capfd, rout
         rc = main(["run", "--out", str(disk), "--name", "run", "--skip-steps", str(SKIP),
                    "--steps", str(WINDOW), "--", PY, str(LOOP), "plain", str(out), "none"])
         err = capfd.readouterr().err
-        assert rc == 0, err[-3000:]
     else:
         done = _script(route, out, "none", "16", "0", str(disk))
         err = done.stderr
-        assert done.returncode == 0, err[-3000:]
+        rc = done.returncode
+        assert rc == 0, err[-3000:]
+        assert (out / "user.json").is_file()       # the script itself ran to its end
     _no_traceback(err)
-    assert (out / "user.json").is_file()       # the script itself ran to its end
     if not (disk / "run" / runfolder.MANIFEST).is_file():
-        assert "untraced" in err               # the run folder could not be made: said so
+        assert "the disk is full (ENOSPC)" in err, err[-3000:]      # said so, in one line
+        if route == "run":
+            assert rc != 0 and not (out / "user.json").exists()
+        else:
+            assert err.count("runs untraced") == 1
+        assert not (disk / "run").exists()       # nothing half-made left behind
         return
-    (entry,) = runfolder.read_manifest(disk / "run")["modes"].values()
-    if entry["status"] == "running":           # not even run.json could be rewritten: said so
-        assert "could not finish mode" in err and "No space left" in err
-        return
-    assert entry["status"] in ("ok", "failed")
+    assert rc == 0, err[-3000:]
+    entry, timings = _finished(disk)
+    assert entry["status"] in ("ok", "failed"), entry
     if entry["status"] == "ok":     # then its trace parses and the disk was not full
         from traceinsight.capture.orchestrate import verify_traces
-        timings = runfolder.read_json(disk / "run" / entry["dir"] / runfolder.TIMINGS)
         assert verify_traces(disk / "run", entry["dir"], timings) is None
     else:
-        assert entry["error"]
+        assert "disk is full" in entry["error"], entry["error"]
+        assert f"mode faulty_loop: {entry['error']}" in err
+    assert not (disk / "run" / ".capture.reserve").exists()
+
+
+# the in-process routes with a disk that fills once the steps are done (after the traced window):
+# every write of the process then fails with ENOSPC (``runfolder.atomic_write_bytes``: run.json,
+# timings.json; the agent's result file), except, with ``reserve``, once the space traceinsight
+# set aside for the mode's end is given back (a real full disk does that: see the tmpfs test
+# above, which needs root)
+FILLING = """
+import errno, os, sys
+import tensorflow as tf
+import traceinsight
+from traceinsight import runfolder
+from traceinsight.capture.hook import agent as agent_mod
+route, runs, how = sys.argv[1], sys.argv[2], sys.argv[3]
+reserve = how != "never"
+full = []
+
+def refuse(path):
+    if full and (not reserve or os.path.exists(os.path.join(runs, "run", ".capture.reserve"))):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+write_bytes, write_json = runfolder.atomic_write_bytes, agent_mod._atomic_json
+def atomic_write_bytes(path, data):
+    refuse(path)
+    return write_bytes(path, data)
+def agent_json(path, obj):
+    refuse(path)
+    return write_json(path, obj)
+runfolder.atomic_write_bytes, agent_mod._atomic_json = atomic_write_bytes, agent_json
+
+if route == "profile":
+    f = tf.function(lambda x: x * 2)
+    with traceinsight.profile(out=runs, name="run", skip_steps=3, steps=5) as p:
+        for i in range(16):
+            if how == "die" and i == 1:     # full before the window (the agent saves before it)
+                full.append(1)
+            f(tf.constant(1.0))
+        p.session.agent.wait_trace()
+        if how == "die":
+            os._exit(3)
+        full.append(1)
+else:
+    import keras, numpy as np
+    import traceinsight.keras
+    class Fill(keras.callbacks.Callback):     # before Profile: the disk is full at fit's end
+        def on_train_end(self, logs=None):
+            full.append(1)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse")
+    data = np.zeros((16 * 16, 4), "float32")
+    model.fit(data, data[:, :2], batch_size=16, epochs=1, verbose=0, callbacks=[
+        Fill(), traceinsight.keras.Profile(out=runs, name="run", skip_steps=3, steps=5)])
+print("done")
+"""
+
+
+@pytest.mark.parametrize("route", ["profile", "callback"])
+def test_a_disk_full_at_the_modes_end_fails_it_saying_so(tmp_path, route):
+    """timings.json cannot be written: the mode ends ``failed``, its error naming the full disk
+    and the file (run.json written in the space set aside), the trace and the earlier record
+    kept; the user's code is not disturbed (no exception, one line on stderr)."""
+    done = subprocess.run([PY, "-c", FILLING, route, str(tmp_path), "reserve"],
+                          capture_output=True, text=True, timeout=300, env=_env())
+    assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    entry, _ = _finished(tmp_path)
+    assert entry["status"] == "failed", entry
+    timings = tmp_path / "run" / entry["dir"] / runfolder.TIMINGS
+    assert entry["error"] == (f"the disk is full (ENOSPC): cannot write {timings.resolve()} "
+                              "(No space left on device): the 16 steps measured are not "
+                              "recorded"), entry["error"]
+    assert f"traceinsight: mode session: {entry['error']}" in done.stderr   # (named after -c)
+    # the agent's own file could not be written either: one line, the mode finished from memory
+    assert done.stderr.count("No space left on device") == 2, done.stderr[-3000:]
+    assert any(n.endswith("(the mode was finished from the steps it held in memory)")
+               for n in entry["notes"]), entry["notes"]
+    assert runfolder.pass_traces(tmp_path / "run", entry["dir"], "host")    # the trace is kept
+    assert not (tmp_path / "run" / ".capture.reserve").exists()
+    assert not (tmp_path / "run" / ".capture.lock").exists()
+
+
+def test_a_run_json_the_process_cannot_write_is_written_by_its_watcher(tmp_path):
+    """Even the space set aside does not let the process write run.json: it says so in one
+    line, and its watcher process writes the mode's end from the state the process handed it,
+    saying why (here the disk has room again by then, so the mode stands)."""
+    done = subprocess.run([PY, "-c", FILLING, "profile", str(tmp_path), "never"],
+                          capture_output=True, text=True, timeout=300, env=_env())
+    assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    assert "could not finish mode" in done.stderr and "was not updated" in done.stderr
+    entry, timings = _finished(tmp_path)
+    assert entry["status"] == "ok", entry
+    assert any(n.startswith("the profiling process could not write the mode's end (cannot "
+                            "write") and "No space left on device" in n
+               and n.endswith("traceinsight's watcher process wrote it after")
+               for n in entry["notes"]), entry["notes"]
+    assert timings is not None and len(timings["all_steps"]["step_nums"]) == 16
+
+
+def test_a_process_that_dies_on_a_full_disk_is_finished_by_its_watcher_saying_so(tmp_path):
+    """The agent's file could not be written from before the traced window on, then the process
+    died: its watcher, told of the failed write, does not take the older file for the last word
+    (which would say the process died inside the traced window), and says the disk was full."""
+    done = subprocess.run([PY, "-c", FILLING, "profile", str(tmp_path), "die"],
+                          capture_output=True, text=True, timeout=300, env=_env())
+    assert done.returncode == 3, done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    entry, timings = _finished(tmp_path)
+    assert entry["status"] == "failed", entry
+    result = (tmp_path / "run" / entry["dir"]).resolve() / ".agent.json"
+    assert entry["error"] == (
+        "the disk is full (ENOSPC): traceinsight could not write its record of the steps "
+        f"({result}: No space left on device) once it held 2 steps (the process ended without "
+        "finishing the mode (os._exit, a signal or a crash)): only what it wrote before that is "
+        "recorded, not the end of the traced window"), entry["error"]
+    # what it wrote before: its first record, and maybe one after the first step
+    assert timings is not None and timings["all_steps"]["step_nums"] in ([], [0])
+    assert runfolder.pass_traces(tmp_path / "run", entry["dir"], "host")    # the trace is kept
+
+
+RLIMITED = """
+import resource, signal
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)     # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
+import tensorflow as tf
+f = tf.function(lambda x: x * 2)
+for _ in range(12):
+    f(tf.constant(1.0))
+print("done")
+"""
+
+
+def test_run_says_when_its_agent_cannot_write_its_record(tmp_path, capfd):
+    """``run``'s agent cannot write its result file past a file-size limit the script set
+    (``ulimit -f``: EFBIG, as a full disk's ENOSPC): the script runs on undisturbed, and the mode
+    ends ``failed`` saying why, not as if the script never imported TensorFlow (what its older
+    record says)."""
+    script = tmp_path / "limited.py"
+    script.write_text(RLIMITED)
+    rc = main(["run", "--out", str(tmp_path), "--name", "run", "--skip-steps", "3", "--steps",
+               "5", "--", PY, str(script)])
+    out, err = capfd.readouterr()
+    assert rc == 0 and out.strip() == "done", err[-3000:]
+    _no_traceback(err)
+    entry, _ = _mode(tmp_path)
+    result = (tmp_path / "run" / entry["dir"]).resolve() / ".agent.json"
+    assert entry["status"] == "failed", entry
+    assert entry["error"].startswith(
+        "the file-size limit was reached (EFBIG): traceinsight could not write its record of the "
+        f"steps ({result}: File too large) once it held 0 steps (the script ended)"), entry["error"]
+    assert err.count(f"could not write {result}") == 1      # the agent's one line
 
 
 def test_a_second_interrupt_while_the_trace_is_saved_still_finishes_the_mode(tmp_path):

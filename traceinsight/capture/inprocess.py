@@ -106,7 +106,12 @@ class Session:
         self.recorded.watch_fd = watch(self.recorded)   # finishes the mode if this process dies
         try:
             from traceinsight.capture.hook.agent import Agent
-            agent = Agent(self.recorded.agent_spec(quiet=True))
+            spec = self.recorded.agent_spec(quiet=True)
+            if self.recorded.watch_fd is not None:
+                # the watcher learns when the agent's file cannot be written (a full disk): should
+                # this process die, it does not take that older file for the last word
+                spec["status_fd"] = self.recorded.watch_fd
+            agent = Agent(spec)
             agent.tf = tf
             agent.versions["tensorflow"] = getattr(tf, "__version__", "?")
             try:
@@ -149,7 +154,7 @@ class Session:
         if not final:
             with self._finishing:
                 if not self.finished:
-                    self.recorded.finish(0, final=False)
+                    self.recorded.finish(0, final=False, res=self.agent.state())
             return
         agent = self.agent
         interrupted: BaseException | None = None
@@ -171,9 +176,11 @@ class Session:
                 ", and interrupted again while traceinsight waited for its trace"
         except Exception as e:
             agent.notes.append(f"traceinsight could not stop the trace: {e}")
-        agent.save(exiting=True)
+        agent.save(exiting=True)     # for the watcher, should finishing fail
+        agent.stop_telling()         # the watcher's pipe is closed once the mode is finished
         with self._finishing:
-            self.recorded.finish(0, raised=raised)
+            # from the agent's own state: its file may be older (a full disk refused a write)
+            self.recorded.finish(0, raised=raised, res=agent.state(exiting=True))
         self.recorded.say()
         if interrupted is not None:
             raise interrupted

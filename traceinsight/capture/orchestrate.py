@@ -200,15 +200,18 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
 MIN_FREE_BYTES = 256 << 10
 
 
-def verify_traces(run_path: Path, folder: str, timings: dict) -> str | None:
+def verify_traces(run_path: Path, folder: str, timings: dict, resume: bool = True) -> str | None:
     """Why a captured mode's traces cannot be trusted, or None: each pass the workload says it
     traced has a non-empty trace in the run folder that parses as an XSpace, and the disk was not full
-    (the profiler writes its file on its own, and a full disk leaves a truncated one)."""
+    (the profiler writes its file on its own, and a full disk leaves a truncated one). ``resume``:
+    the advice names ``--resume`` (``capture``'s; a script's mode is recorded again by running
+    it again)."""
     from traceinsight.analysis.events import open_planes
     try:
         st = os.statvfs(run_path)
         if st.f_bavail * st.f_frsize < MIN_FREE_BYTES:
-            return "the disk is full: its traces may be truncated (free some space and --resume)"
+            return ("the disk is full: its traces may be truncated (free some space"
+                    + (" and --resume)" if resume else ")"))
     except (OSError, AttributeError):
         pass
     for pass_name, info in (timings.get("traced") or {}).items():

@@ -10,6 +10,7 @@ crashes."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -31,7 +32,81 @@ from traceinsight.errors import TraceinsightError
 # inflates Python several-fold and grows the trace many times over)
 LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 0}
 RESULT = ".agent.json"
+# Space set aside in the run folder while a mode is recorded, given back to write the mode's end in
+# run.json when the disk is full: the status update is the write a full disk refuses, and a mode
+# left ``running`` says nothing true. The status is written as the rest of run.json is (whole,
+# atomically: a torn run.json would lose every mode), so the space must hold a whole new run.json.
+RESERVE = ".capture.reserve"
+RESERVE_MIN_BYTES = 64 << 10
 
+
+def _reserve(run_path: Path, manifest: dict[str, Any]) -> None:
+    """Set ``RESERVE`` aside in the run folder: twice run.json's size and ``RESERVE_MIN_BYTES``,
+    allocated (not a sparse file). Raises TraceinsightError (one line) when the disk cannot hold
+    it: the disk is full, and the mode would end failed anyway (``verify_traces``)."""
+    size = RESERVE_MIN_BYTES + 2 * len(json.dumps(manifest, default=str))
+    path = run_path / RESERVE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            try:
+                os.posix_fallocate(fd, 0, size)
+            except (AttributeError, OSError) as e:
+                if isinstance(e, OSError) and e.errno in _SPACE_ERRNOS:
+                    raise
+                os.write(fd, b"\0" * size)    # a file system without fallocate
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        drop_reserve(run_path)
+        raise TraceinsightError(f"{_space_words(e) or 'cannot write'}: cannot set aside "
+                                f"{size >> 10} KiB in {run_path} for the run's record "
+                                f"({e.strerror or e}); free some space") from None
+
+
+def drop_reserve(run_path: Path) -> bool:
+    """Give ``RESERVE``'s space back; whether there was one."""
+    try:
+        os.unlink(Path(run_path) / RESERVE)
+        return True
+    except OSError:
+        return False
+
+
+def save_manifest(writer) -> None:
+    """``writer.save()``; when it fails (a full disk), again once with the reserve's space given
+    back (``RESERVE``). Raises WriteError when that fails too."""
+    from traceinsight.errors import WriteError
+    try:
+        writer.save()
+    except WriteError:
+        if not drop_reserve(writer.path):
+            raise
+        writer.save()
+
+
+_SPACE_ERRNOS = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _space_words(e: BaseException | int | None) -> str:
+    """What a write's failure says of the disk: "the disk is full" (ENOSPC, EDQUOT: a quota), "the
+    file-size limit was reached" (EFBIG: ``ulimit -f``), else ""."""
+    code = e if isinstance(e, int) or e is None else getattr(e, "errno", None)
+    if code == errno.EFBIG:
+        return "the file-size limit was reached (EFBIG)"
+    if code == errno.ENOSPC:
+        return "the disk is full (ENOSPC)"
+    if code == getattr(errno, "EDQUOT", None):
+        return "the disk quota is used up (EDQUOT)"
+    return ""
+
+
+def _cannot_write(path: Path | str, e: OSError) -> str:
+    """One line for a write that failed: what it says of the disk, the file, the system's words."""
+    words = _space_words(e)
+    return f"{words + ': ' if words else ''}cannot write {path} ({e.strerror or e})"
 
 
 def script_of(cmd: list[str]) -> Path | None:
@@ -198,6 +273,7 @@ class RecordedMode:
             self.lock = lock_mod.RunLock(run_path).acquire()
         self.run_path = run_path
         try:
+            _reserve(run_path, manifest)
             self.writer = RunWriter(run_path, manifest)
             self.folder = runfolder.mode_dir(mode)
             self.mode_path = (run_path / self.folder).resolve()
@@ -218,6 +294,8 @@ class RecordedMode:
             self._undo(into is None)
             raise
         self.done = False
+        self.unfinished: str | None = None    # why the mode's end could not be written
+        self.handoff: dict[str, Any] | None = None    # what the watcher needs to write it
         self.watch_fd: int | None = None
         self.watcher: Any = None
 
@@ -227,6 +305,7 @@ class RecordedMode:
         if made:
             shutil.rmtree(self.run_path, ignore_errors=True)
         else:
+            drop_reserve(self.run_path)
             mode_path = getattr(self, "mode_path", None)
             if mode_path is not None and mode_path.is_dir() and not any(mode_path.iterdir()):
                 mode_path.rmdir()
@@ -241,43 +320,67 @@ class RecordedMode:
         return dict(self.settings, result=str(self.mode_path / RESULT),
                     logdir=str(self.mode_path / "host"), levels=LEVELS, quiet=quiet)
 
-    def finish(self, rc: int, raised: str | None = None, final: bool = True) -> dict[str, Any]:
-        """The agent's result into timings.json and the mode's run.json entry (``finish_mode``);
-        ``final``: let the run's lock go (else the mode is rewritten later, as a callback whose
-        window ended does, before ``fit`` ends). Never raises: a write that fails is said in one
-        line and leaves the mode as it was. Returns the mode's entry."""
+    def finish(self, rc: int, raised: str | None = None, final: bool = True,
+               res: dict[str, Any] | None = None,
+               write_failed: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The agent's result (``res``, the in-process routes' agent's own state; else its file)
+        into timings.json and the mode's run.json entry (``finish_mode``); ``final``: let the
+        run's lock go (else the mode is rewritten later, as a callback whose window ended does,
+        before ``fit`` ends). Never raises: a write that fails even with the reserve's space
+        (``save_manifest``) is said in one line, and run.json keeps its last word on the mode.
+        Returns the mode's entry."""
+        self.unfinished = self.handoff = None
         try:
             # a mode finished before its process ends (``final=False``) says so: the watcher
             # finishes it again if the process then dies
             self.writer.mode(self.mode)["provisional"] = not final
             finish_mode(self.writer, self.mode, self.mode_path, rc, self.settings, raised=raised,
-                        final=final)
+                        final=final, res=res, write_failed=write_failed)
         except Exception as e:
-            print(f"traceinsight: could not finish mode {self.mode} of {self.run_path}: "
-                  f"{e}", file=sys.stderr, flush=True)
+            self.unfinished = str(e)
+            # the watcher (in-process routes) tries once more, from this state, with the reason
+            self.handoff = {"unfinished": str(e), "rc": rc, "raised": raised, "res": res}
+            if final:    # (a provisional end that fails is written again at the final one)
+                print(f"traceinsight: could not finish mode {self.mode} of {self.run_path}: "
+                      f"{e}; its entry in run.json was not updated", file=sys.stderr, flush=True)
         finally:
             if final:
                 self.release()
         return self.entry
 
     def fail(self, error: str) -> None:
-        """The mode failed before any step could run: say why in run.json, let the lock go."""
+        """The mode failed before any step could run: say why in run.json, let the lock go. Never
+        raises (a write that fails is said in one line, as ``finish`` says it)."""
         self.writer.mode(self.mode).update(status="failed", error=error)
         try:
-            self.writer.save()
+            save_manifest(self.writer)
+        except Exception as e:
+            self.unfinished = str(e)
+            print(f"traceinsight: could not finish mode {self.mode} of {self.run_path}: "
+                  f"{e}; its entry in run.json was not updated", file=sys.stderr, flush=True)
         finally:
             self.release()
 
     def release(self) -> None:
         if not self.done:
             self.done = True
+            drop_reserve(self.run_path)    # the mode's end is written (or could not be)
             self.lock.release()
             if self.watch_fd is not None:     # the watcher (``watch``) sees the mode finished
+                if self.handoff is not None:  # ... or not: it tries once more
+                    try:
+                        os.set_blocking(self.watch_fd, True)   # (the agent's lines do not wait)
+                        with os.fdopen(self.watch_fd, "wb", closefd=False) as pipe:
+                            pipe.write(json.dumps(self.handoff).encode())
+                    except (OSError, TypeError, ValueError):
+                        pass
                 os.close(self.watch_fd)
                 self.watch_fd = None
 
     def say(self) -> None:
         done = self.entry
+        if self.unfinished is not None:     # ``finish`` said why, in one line
+            return
         if done["status"] == "ok":
             print(f"traceinsight: {done['summary']['traced_n']} traced steps of mode {self.mode} "
                   f"in {self.run_path}; open it with: traceinsight view {self.run_path}",
@@ -305,7 +408,9 @@ def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path
                   "name": stem, "kind": "script", "doc": shlex.join(cmd)},
         command="traceinsight run -- " + shlex.join(cmd),
         entry={"command": shlex.join(cmd), "script_sha256": _sha256(script)})
-    spec = rec.agent_spec(quiet=False)      # our stderr relay filters TF's profiler lines
+    # the agent tells us through this pipe when it cannot write its result file (a full disk)
+    status_r, status_w = os.pipe()
+    spec = dict(rec.agent_spec(quiet=False), status_fd=status_w)   # our stderr relay filters
     print(f"traceinsight: running {shlex.join(cmd)} (mode {mode}, run {rec.run_path})",
           file=sys.stderr)
     # Ctrl-C reaches the script (same process group); we wait for it and keep what it traced.
@@ -313,21 +418,64 @@ def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path
     try:
         relay = StderrFilter()
         try:
-            proc = subprocess.Popen(cmd, env=_script_env(spec), stderr=relay.start())
+            proc = subprocess.Popen(cmd, env=_script_env(spec), stderr=relay.start(),
+                                    pass_fds=(status_w,))
         except OSError as e:
             relay.child_started()
             relay.join()
             rec.fail(f"cannot start {cmd[0]}: {e.strerror or e}")
             raise TraceinsightError(f"cannot start {cmd[0]}: {e.strerror or e}") from None
+        finally:
+            os.close(status_w)
         relay.child_started()
         rc = proc.wait()
         relay.join()
-        rec.finish(rc)
+        rec.finish(rc, write_failed=_agent_told(status_r))
     finally:
         signal.signal(signal.SIGINT, old)
+        os.close(status_r)
         rec.release()
     rec.say()
     return rc if rc >= 0 else 128 - rc
+
+
+def _agent_told(fd: int) -> dict[str, Any] | None:
+    """What ``run``'s agent told through its pipe (``Agent._tell``): its failed write of the
+    result file when no write succeeded after it (the file then holds an earlier state), else
+    None. Read without waiting (a child of the script may still hold the pipe)."""
+    data = b""
+    try:
+        os.set_blocking(fd, False)
+        while len(data) < 1 << 20:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:     # nothing more now (BlockingIOError)
+        pass
+    return _told(data)[0]
+
+
+def _told(data: bytes) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The lines an agent (``Agent._tell``) and, for a watcher, its process (``RecordedMode.
+    release``) wrote to a pipe, one JSON document a line: the agent's failed write of its result
+    file when no write succeeded after it (the file then holds an earlier state), and the
+    process's handoff (``RecordedMode.handoff``); None for each not told."""
+    failed = handoff = None
+    for line in data.splitlines():
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(message, dict):
+            continue
+        if "write_ok" in message:
+            failed = None
+        elif isinstance(message.get("write_failed"), dict):
+            failed = message["write_failed"]
+        elif isinstance(message.get("res"), dict):
+            handoff = message
+    return failed, handoff
 
 
 def _exit_text(rc: int) -> str:
@@ -349,32 +497,40 @@ def _disk_full(path: Path) -> bool:
 
 
 def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
-                raised: str | None = None, final: bool = True) -> None:
-    """Turn the agent's result file into timings.json and the mode's run.json entry. ``rc``: the
-    script's exit status (0 for an in-process route that ended normally); ``raised``: what the
-    profiled code raised, if it did. The mode is ``ok`` only when its trace parses and the disk
-    was not full (``orchestrate.verify_traces``, as for ``capture``); the steps measured are kept
-    whatever the status."""
+                raised: str | None = None, final: bool = True, res: dict[str, Any] | None = None,
+                write_failed: dict[str, Any] | None = None) -> None:
+    """Turn the agent's result (``res``: its state, from the in-process routes; else its result
+    file) into timings.json and the mode's run.json entry. ``rc``: the script's exit status (0
+    for an in-process route that ended normally); ``raised``: what the profiled code raised, if it
+    did; ``write_failed``: ``run``'s agent said its last write of the result file failed (a full
+    disk), so the file holds an earlier state. The mode is ``ok`` only when its trace parses and
+    the disk was not full (``orchestrate.verify_traces``, as for ``capture``); the steps measured
+    are kept whatever the status, unless the disk cannot hold them (then the mode fails, saying
+    so). run.json is written with the reserve's space if need be (``_save_end``)."""
     from traceinsight import runfolder
     from traceinsight.capture import options as options_mod
     from traceinsight.capture.orchestrate import summary_of, verify_traces
 
     entry = writer.mode(mode)
     entry["exit_status"] = rc
-    try:
-        res = json.loads((mode_path / RESULT).read_text(encoding="utf-8"))
-        if not isinstance(res, dict):
+    from_memory = res is not None
+    if res is None:
+        try:
+            res = json.loads((mode_path / RESULT).read_text(encoding="utf-8"))
+            if not isinstance(res, dict):
+                res = None
+        except (OSError, ValueError):
             res = None
-    except (OSError, ValueError):
-        res = None
     if res is None:
         full = _disk_full(mode_path)
         entry.update(status="failed", error=(
+            f"the script {_exit_text(rc)}; {_agent_write_failed(write_failed)}: nothing it "
+            "measured was saved" if write_failed else
             f"the script {_exit_text(rc)}; the disk is full: traceinsight could not save what it "
             "measured" if full else
             f"the script {_exit_text(rc)} and the traceinsight hook never ran in it (not a Python "
             "command? a Python without this traceinsight?)"))
-        writer.save()
+        _save_end(writer, final)
         return
     steps = list(res.get("steps_s") or [])
     nums = list(res.get("step_nums") or [])
@@ -437,7 +593,8 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
     env = writer.manifest.get("environment") or {}
     for k, v in (res.get("versions") or {}).items():
         env.setdefault(k, v)
-    died = not res.get("exited")    # the agent's exit handler never ran: os._exit, a signal
+    # the agent's exit handler never ran (os._exit, a signal), unless only its write failed
+    died = not res.get("exited") and not write_failed
     if raised:
         notes.append(f"{raised} after {len(steps)} steps")
     elif rc != 0 or died and final:
@@ -461,7 +618,22 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         notes.append(f"host pass: {po['unverified']}")
     elif trace and path and po and not po.get("ok"):
         notes.append(f"host pass: profiler options not as requested: {po.get('problem', 'unknown')}")
-    runfolder.atomic_write_json(mode_path / runfolder.TIMINGS, timings)
+    lost = res.get("write_error")
+    if lost and not write_failed:     # the state came whole from memory, or a later write
+        notes.append(f"{_agent_write_failed(lost)} when it held {lost.get('after_steps')} of them ("
+                     + ("the mode was finished from the steps it held in memory" if from_memory
+                        else "a later write of it succeeded") + ")")
+    try:
+        runfolder.atomic_write_json(mode_path / runfolder.TIMINGS, timings)
+    except OSError as e:
+        # the steps cannot be kept (nor a mode ``ok`` without them): the mode fails, saying so;
+        # the agent's result file, if any, is left as it is
+        entry.update(status="failed", summary=None, notes=notes, error=(
+            f"{_agent_write_failed(write_failed)}, and " if write_failed else "")
+            + f"{_cannot_write(mode_path / runfolder.TIMINGS, e)}: the {len(steps)} steps "
+            "measured are not recorded")
+        _save_end(writer, final)
+        return
     if final:
         try:
             (mode_path / RESULT).unlink()
@@ -476,7 +648,14 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         notes.append(f"{unmarked} more step calls after that ran unmarked")
     how = f"the script {_exit_text(rc)}" if rc else (raised or "the script ended")
     error: str | None
-    if not steps and res.get("broken"):
+    if write_failed and not (write_failed.get("trace_saved") and path):
+        # the agent's record stops before the trace's end: what it holds cannot be matched with
+        # the trace (nor with the steps the script made after)
+        held = write_failed.get("after_steps")
+        error = (f"{_agent_write_failed(write_failed)} once it held {held} "
+                 f"step{'' if held == 1 else 's'} ({how}): only what it wrote before that is "
+                 "recorded, not the end of the traced window")
+    elif not steps and res.get("broken"):
         # the hook failed (at the first step, or wrapping TF / Keras): say why, never "no steps"
         error = f"traceinsight could not mark the script's steps: {reason}"
     elif not steps and tf_version:
@@ -503,14 +682,34 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
     elif not traced_steps:
         error = "no step was traced" + (f": {trace['problem']}" if trace.get("problem") else "")
     else:
-        error = verify_traces(writer.path, runfolder.mode_dir(mode), timings)
+        error = verify_traces(writer.path, runfolder.mode_dir(mode), timings, resume=False)
         if error is not None:
             error = f"the trace cannot be trusted: {error}"
+    if error is None and write_failed:
+        notes.append(f"{_agent_write_failed(write_failed)} when it held "
+                     f"{write_failed.get('after_steps')} of them, after the trace was saved: the "
+                     "steps after those are not recorded")
     if error is None:
         entry.update(status="ok", error=None, summary=summary_of(timings))
     else:
         entry.update(status="failed", error=error, summary=None)
-    writer.save()
+    _save_end(writer, final)
+
+
+def _save_end(writer, final: bool) -> None:
+    """The mode's end into run.json: with the reserve's space if need be (``save_manifest``) when
+    it is the last word; a provisional end (``final=False``) does without, keeping it for that."""
+    if final:
+        save_manifest(writer)
+    else:
+        writer.save()
+
+
+def _agent_write_failed(failure: dict[str, Any]) -> str:
+    """The agent's failed write of its result file (``Agent.save``'s record), in words."""
+    words = _space_words(failure.get("errno"))
+    return (f"{words + ': ' if words else ''}traceinsight could not write its record of the steps "
+            f"({failure.get('path')}: {failure.get('strerror') or failure.get('error')})")
 
 
 # ----------------------------------------------------------------------------- a process that dies
@@ -520,6 +719,8 @@ def watch(rec: RecordedMode) -> Any:
     unfinished (``os._exit``, a signal, a crash: nothing of this process runs then). It waits for
     the end of a pipe whose other end only this process holds: the kernel closes it at any death,
     and ``RecordedMode.finish`` closes it (after letting the lock go) when the mode is finished.
+    Through it the agent tells when its result file cannot be written (a full disk), and a
+    process that could not write the mode's end hands over its state (``RecordedMode.handoff``).
     Returns the pipe's end to close, or None when no watcher could start (then a death leaves the
     mode ``running``, its agent's file kept)."""
     try:
@@ -538,16 +739,23 @@ def watch(rec: RecordedMode) -> Any:
     return w
 
 
+# the most a process hands its watcher (its agent's state: a million steps are ~40 MB)
+MAX_HANDOFF_BYTES = 256 << 20
+
+
 def _watched(run_path: Path, mode: str, settings: dict) -> int:
     """The watcher's side: after the pipe's end, finish the mode if it is still ``running``."""
     from traceinsight import runfolder
     from traceinsight.capture import lock as lock_mod
     from traceinsight.capture.planning import RunWriter
+    told = bytearray()     # what the process and its agent told (``_told``)
     try:
-        while sys.stdin.buffer.read(65536):
-            pass
+        while chunk := sys.stdin.buffer.read(65536):
+            if len(told) < MAX_HANDOFF_BYTES:
+                told += chunk
     except OSError:
         pass
+    write_failed, handoff = _told(bytes(told)) if len(told) < MAX_HANDOFF_BYTES else (None, None)
     # the dead process's lock goes a moment after its pipe closes (the kernel releases a flock
     # when it drops the file, which it may do later): wait for it, a while
     lock = None
@@ -567,12 +775,24 @@ def _watched(run_path: Path, mode: str, settings: dict) -> int:
             return 0     # finished by its process
         entry["provisional"] = False
         writer = RunWriter(run_path, manifest)
-        finish_mode(writer, mode, (run_path / runfolder.mode_dir(mode)).resolve(), 0, settings,
-                    raised="the process ended without finishing the mode (os._exit, a signal "
-                    "or a crash)")
+        mode_path = (run_path / runfolder.mode_dir(mode)).resolve()
+        if handoff is not None:
+            # the process ended as it should but could not write the mode's end (a full disk):
+            # written from its state, with why it is written late
+            res = dict(handoff["res"])
+            res["notes"] = [n for n in res.get("notes") or [] if isinstance(n, str)] + [
+                f"the profiling process could not write the mode's end "
+                f"({handoff.get('unfinished')}); traceinsight's watcher process wrote it after"]
+            finish_mode(writer, mode, mode_path, int(handoff.get("rc") or 0), settings,
+                        raised=handoff.get("raised"), res=res)
+        else:
+            finish_mode(writer, mode, mode_path, 0, settings,
+                        raised="the process ended without finishing the mode (os._exit, a "
+                        "signal or a crash)", write_failed=write_failed)
     except (TraceinsightError, OSError, ValueError):
         return 1
     finally:
+        drop_reserve(run_path)
         lock.release()
     return 0
 

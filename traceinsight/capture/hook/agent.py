@@ -52,6 +52,7 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import stat
 import sys
 import tempfile
 import threading
@@ -212,7 +213,22 @@ class Agent:
         self._bound: threading.Timer | None = None
         self._write_lock = threading.Lock()
         self._saved_n = -1
-        self._save_failed = False
+        self._save_failed = False       # the last write of the result file failed
+        self.write_error: dict[str, Any] | None = None   # the first write that failed
+        # ``run``'s parent's pipe: told when a write of the result file fails (and when one
+        # succeeds again); not inherited by the script's children
+        self.status_fd: int | None = None
+        self._status_id: tuple[int, int] | None = None
+        fd = spec.get("status_fd")
+        if isinstance(fd, int) and fd >= 0:
+            try:
+                st = os.fstat(fd)
+                if stat.S_ISFIFO(st.st_mode):
+                    os.set_inheritable(fd, False)
+                    os.set_blocking(fd, False)
+                    self.status_fd, self._status_id = fd, (st.st_dev, st.st_ino)
+            except OSError:
+                pass
         self._worker: threading.Thread | None = None
         self._worker_pid = -1
         self.on_saved: Any = None      # called on the agent's thread once the trace is saved
@@ -597,11 +613,13 @@ class Agent:
                 # at most about a twentieth of the time goes to saving, however long the list
                 next_save = time.perf_counter() + max(SAVE_S, 20 * (time.perf_counter() - t0))
 
-    def save(self, exiting: bool = False) -> None:
+    def state(self, exiting: bool = False) -> dict[str, Any]:
+        """What the result file holds: the steps so far and what was traced (the in-process
+        routes finish their mode from it directly, the file only for a watcher)."""
         with self.lock:     # a copy, made quickly (the script's thread appends without a lock:
             # the prefix all three lists hold is whole)
             n = min(len(self.steps_s), len(self.step_nums), len(self.traced))
-            state = {
+            return {
                 "pid": self.pid, "versions": dict(self.versions), "steps_s": self.steps_s[:n],
                 "step_nums": self.step_nums[:n], "traced": self.traced[:n],
                 "step_kinds": dict(self.kinds), "trace": dict(self.trace),
@@ -609,15 +627,59 @@ class Agent:
                 "unmarked_steps": self.unmarked, "skip_steps": self.skip, "steps": self.window,
                 "step_function": self.step_function, "load": self._load(),
                 "calibration": self.calibration(),
-                "in_window": self.session is not None and "path" not in self.trace}
+                "in_window": self.session is not None and "path" not in self.trace,
+                "write_error": self.write_error}
+
+    def save(self, exiting: bool = False) -> None:
+        """Rewrite the result file; never raises. A write that fails (a full disk: ENOSPC, a
+        file-size limit: EFBIG) is said once on stderr, recorded (``write_error``: the next write
+        that succeeds carries it) and told to ``run``'s parent through ``status_fd``, as is the
+        next write that succeeds: the parent then knows whether the file it reads is the last
+        word or an older one."""
+        state = self.state(exiting)
+        n = len(state["steps_s"])
         with self._write_lock:
             try:
                 _atomic_json(self.result_path, state)
                 self._saved_n = n
-            except Exception as e:  # the parent reports a missing result; said once
-                if not self._save_failed:
-                    _say(f"could not write {self.result_path}: {_one_line(e)}")
+                if self._save_failed:
+                    self._save_failed = False
+                    self._tell({"write_ok": n})
+            except Exception as e:
+                self._saved_n = n    # not again until a step comes
+                if self._save_failed:
+                    return
                 self._save_failed = True
+                err = getattr(e, "errno", None)
+                failure = {"path": self.result_path, "error": _one_line(e), "errno": err,
+                           "strerror": getattr(e, "strerror", None), "after_steps": n,
+                           "trace_saved": "path" in state["trace"]}
+                if self.write_error is None:
+                    self.write_error = failure
+                    _say(f"could not write {self.result_path}: {_one_line(e)}")
+                self._tell({"write_failed": failure})
+
+    def stop_telling(self) -> None:
+        """No more lines to ``status_fd``: its owner is about to close it (``profile()`` and the
+        callback tell their watcher, whose pipe closes when the mode is finished)."""
+        with self._write_lock:
+            self.status_fd = None
+
+    def _tell(self, message: dict) -> None:
+        """One line to ``run``'s parent (``status_fd``, a pipe it reads after the script ends)
+        or to the in-process routes' watcher; never blocks, never raises."""
+        fd = self.status_fd
+        if fd is None or self._forked or os.getpid() != self.pid:
+            return
+        try:
+            # still our pipe: a script that closed it may have opened a file under its number
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != self._status_id:
+                self.status_fd = None
+                return
+            os.write(fd, (json.dumps(message) + "\n").encode())
+        except (OSError, ValueError, TypeError):
+            pass
 
     def at_exit(self) -> None:
         if os.getpid() != self.pid:
