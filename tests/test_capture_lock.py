@@ -71,3 +71,21 @@ def test_lock_of_a_dead_capture_is_taken_over(tmp_path):
     assert lock_mod.holder(run) is None
     with lock_mod.RunLock(run):
         assert lock_mod.holder(run)["pid"] == os.getpid()
+
+
+def test_a_mode_left_running_says_whether_a_capture_still_writes_it(tmp_path):
+    """run.json calls a mode running: while a capture holds the run's lock, the readers say it is
+    being captured (by whom); once none does, that its process ended without writing its end,
+    never that it was simply not captured."""
+    from traceinsight.analysis.load import load_timings
+    run = tmp_path / "runs" / "r"
+    (run / "m").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"schema_version": 1, "modes": {
+        "m": {"dir": "m", "status": "running", "error": None}}}))
+    with lock_mod.RunLock(run):
+        mode = load_timings(run).modes["m"]
+        assert mode.status == "missing"
+        assert mode.error.startswith(f"being captured now (pid {os.getpid()}, since ")
+    mode = load_timings(run).modes["m"]
+    assert mode.status == "missing" and mode.error.startswith("not finished: the process that "
+                                                              "captured it ended without")

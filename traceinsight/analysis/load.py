@@ -111,11 +111,26 @@ def _captured(path: Path, name: str, info: Any
     except TraceinsightError as e:  # this mode's timings are damaged: the others still open
         return ModeResult(name=name, status="failed", error=str(e))
     if status != "ok":
-        error = info.get("error") or ("not captured (the capture was interrupted?)"
-                                      if status in ("pending", "running") else status)
+        error = info.get("error") or (_unfinished(path) if status in ("pending", "running")
+                                      else status)
         return ModeResult(name=name, status="failed" if status == "failed" else "missing",
                           error=error, timing=timing)
     return folder, timing, requested, capture_notes, recorded
+
+
+def _unfinished(path: Path) -> str:
+    """Why a mode run.json still calls pending or running is not there: a capture holds the run
+    folder's lock now (it is being captured), or none does (the process that captured it ended
+    without writing its end)."""
+    from traceinsight.capture.lock import holder
+    info = holder(path)
+    if info is not None:
+        pid = info.get("pid")
+        since = info.get("since_utc")
+        return (f"being captured now (pid {pid if isinstance(pid, int) else '?'}"
+                f"{f', since {since}' if isinstance(since, str) else ''}): not finished yet")
+    return ("not finished: the process that captured it ended without writing its end "
+            "(interrupted, killed, or its disk full; its output said which)")
 
 
 def load_timings(path: Path) -> Run:
