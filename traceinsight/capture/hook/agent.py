@@ -330,6 +330,8 @@ class Agent:
         elif not self.start_asked and self.next_step >= self.skip - 1:
             self._calibrate_untraced()   # between this step and the next, before the session
             self._ask(start=True)        # a step ahead (see _start_trace)
+        elif self._calibration_after_due():
+            self._calibrate_untraced_after()
         if self._idle:
             self._idle = False
             self._wake.set()
@@ -342,7 +344,8 @@ class Agent:
         t = time.perf_counter()
         now = self.open
         if (now is None or now[0] is None) and not self.broken and not self._forked \
-                and self.tf is not None and (self.stop_asked or self.next_step + 2 < self.skip):
+                and self.tf is not None and (self.stop_asked or self.next_step + 2 < self.skip) \
+                and not self._calibration_after_due():
             if now is not None:
                 self._record(t - now[2])
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
@@ -359,7 +362,8 @@ class Agent:
         if now is None:
             return
         if now[0] is None and not self.broken and not self._forked \
-                and (self.stop_asked or self.next_step + 2 < self.skip):
+                and (self.stop_asked or self.next_step + 2 < self.skip) \
+                and not self._calibration_after_due():
             self.open = None
             self._record(t - now[2])
         else:
@@ -407,6 +411,23 @@ class Agent:
                 self._start_bound(bound.interval)
         if blocks and self._recording():
             self.cal_traced = blocks
+
+    def _calibration_after_due(self) -> bool:
+        """The traced blocks were kept and the window's trace is saved (the session has ended):
+        the untraced blocks are to be taken again, once."""
+        return self._cal_state == 2 and bool(self.cal_traced) and self.saved.is_set()
+
+    def _calibrate_untraced_after(self) -> None:
+        """The untraced blocks again after the traced window, as ``capture`` takes them on both
+        sides of its traced pass, between two steps (after one's time is taken, before the
+        next's): before the window the script's own start may still be busy (a Keras ``fit``'s
+        tf.data threads filling their buffers while the first blocks ran made every untraced
+        block slower than the traced ones, and the cost unmeasurable), so the fastest block of
+        both sides is the one the analysis uses."""
+        self._cal_state = 3
+        after = self._calibration("untraced")
+        if after and self.cal_untraced:
+            self.cal_untraced = list(self.cal_untraced) + list(after)
 
     def _calibration(self, kind: str) -> list[float] | None:
         """One kind of calibration block (seconds each); None where TensorFlow does not execute
