@@ -412,3 +412,40 @@ def test_a_retraces_cause_is_decided_on_the_arguments_recorded_kinds():
     blind = {**sig, "distinct": [{**d, "args": [f"argument {j}.{p}" for p in range(len(d["args"]))]}
                                  for j, d in enumerate(sig["distinct"])]}
     assert [c["kind"] for c in signature_changes(blind)] == ["shape", "python", "type"]
+
+
+def test_the_retrace_fix_gives_the_signature_every_recorded_input_fits():
+    """From the recorded kinds of the arguments the capture fed: a dimension that varied is None,
+    one that never did is kept, a rank that changed is unknown, a Python float is a float32 scalar
+    (passed as tf.constant); nothing where an argument's kind or dtype does not allow one (the
+    template fix then)."""
+    from traceinsight.analysis.retraces import input_signature
+    from traceinsight.capture.loading import arg_kind
+    from traceinsight.findings import retrace_cause
+
+    def fed(*calls):
+        return {"distinct": [{"args": [str(a) for a in c], "kinds": [arg_kind(a) for a in c]}
+                             for c in calls]}
+    x = np.zeros
+    assert input_signature(fed((x(100, np.float32), 0.0), (x(200, np.float32), 0.01))) == \
+        "[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.float32)]"
+    assert input_signature(fed((x((8, 30), np.float64),), (x((16, 30), np.float64),))) == \
+        "[tf.TensorSpec([None, 30], tf.float64)]"
+    assert input_signature(fed((x((8, 30)),), (x(8),))) == "[tf.TensorSpec(None, tf.float64)]"
+    assert input_signature(fed((3,), (4,))) == "[tf.TensorSpec([], tf.int32)]"
+    assert input_signature(fed((x(3, np.float32),), (x(3, np.int32),))) == ""   # dtype changed
+    assert input_signature(fed((object(),), (object(),))) == ""
+    assert input_signature(fed((None,), (None,))) == ""
+    # a run folder that recorded the texts only: no signature, the template fix
+    assert input_signature({"distinct": [{"args": ["ndarray float32 shape (100,)"]},
+                                         {"args": ["ndarray float32 shape (200,)"]}]}) == ""
+    # a dtype from a run folder is data: never written into the snippet unless a plain name
+    forged = {"distinct": [{"args": ["a"], "kinds": [{"kind": "array", "dtype": "x); evil(",
+                                                     "shape": [1]}]},
+                           {"args": ["b"], "kinds": [{"kind": "array", "dtype": "x); evil(",
+                                                     "shape": [2]}]}]}
+    assert input_signature(forged) == ""
+    cause, fix = retrace_cause(RetraceCause.SHAPES, "argument 1 shape changed", 3, 3,
+                               "[tf.TensorSpec([None], tf.float32)]")
+    assert "input_signature=[tf.TensorSpec([None], tf.float32)]" in fix and "def step(x)" in fix
+    assert "[None, 30]" in retrace_cause(RetraceCause.SHAPES, "", 3, 3)[1]   # the template

@@ -20,10 +20,11 @@ if TYPE_CHECKING:   # (findings import GRAPH_BUILDS: no trace decoding, no proto
     from traceinsight.analysis.attribute import Attribution
 
 RETRACE_COLUMNS = ["function", "calls", "traced_calls", "tracing_ms", "compile_ms", "changes",
-                   "cause", "cause_detail"]
+                   "cause", "cause_detail", "signature"]
 # cause: why the function was traced more than once, as data the findings read (never parsed from
 # ``changes``, which is for people): a ``RetraceCause``'s value. cause_detail: the recorded
-# argument changes, or the tracing_count range, in words.
+# argument changes, or the tracing_count range, in words. signature: an ``input_signature`` that
+# covers every argument signature the capture fed (``input_signature``), "" where none can be said.
 GRAPH_BUILDS = "(graphs built outside tf.function calls)"
 
 
@@ -47,6 +48,7 @@ def retraces_table(a: Attribution, signatures: dict | None = None) -> Columns:
     calls = calls.take(sort_order([(calls["start"], True), (calls["function"], True)]))
     rows: list[dict[str, Any]] = []
     changed = signature_changes(signatures) if signatures else []
+    spec = input_signature(signatures) if changed and signatures else ""
     codes, functions = factorize(calls["function"])   # groups in order of their first call
     for k, fn in enumerate(functions.tolist()):
         g = calls.take(np.nonzero(codes == k)[0])
@@ -59,7 +61,8 @@ def retraces_table(a: Attribution, signatures: dict | None = None) -> Columns:
         rows.append({"function": fn, "calls": len(g), "traced_calls": n_traced,
                      "tracing_ms": float(np.nansum(g["tracing"])),
                      "compile_ms": float(np.nansum(g["compile"])),
-                     "changes": changes, "cause": cause.value, "cause_detail": detail})
+                     "changes": changes, "cause": cause.value, "cause_detail": detail,
+                     "signature": spec if n_traced > 1 and cause in _SIGNATURE_FIXES else ""})
     builds = _graph_builds_outside_calls(a, idx[on_main])
     if builds is not None:
         rows.append(builds)
@@ -68,7 +71,8 @@ def retraces_table(a: Attribution, signatures: dict | None = None) -> Columns:
                    "traced_calls": np.array([r["traced_calls"] for r in rows], dtype=np.int64),
                    "tracing_ms": np.array([r["tracing_ms"] for r in rows], dtype=float),
                    "compile_ms": np.array([r["compile_ms"] for r in rows], dtype=float),
-                   **{k: text([r[k] for r in rows]) for k in ("changes", "cause", "cause_detail")}})
+                   **{k: text([r.get(k, "") for r in rows])
+                      for k in ("changes", "cause", "cause_detail", "signature")}})
     return out.take(sort_order([(out["traced_calls"], False), (out["tracing_ms"], False),
                                 (out["function"], True)]))
 
@@ -233,6 +237,53 @@ def signature_changes(signatures: dict) -> list[dict]:
             out.append({"argument": pos + 1, "kind": "type",
                         "text": f"argument {pos + 1} changed type: {', '.join(uniq[:3])}"})
     return out
+
+
+# the causes a fixed input signature answers: new shapes, new Python values
+_SIGNATURE_FIXES = (RetraceCause.SHAPES, RetraceCause.PYTHON_VALUES,
+                    RetraceCause.SHAPES_AND_PYTHON_VALUES)
+# a Python value passed as a tensor instead (``tf.constant(v)``): the dtype it gets
+_PYTHON_DTYPES = {"float": "float32", "int": "int32", "bool": "bool", "str": "string"}
+
+
+def input_signature(signatures: dict) -> str:
+    """An ``input_signature`` (Python source) that every argument signature the capture fed the
+    step fits, from their recorded kinds (``capture.loading.arg_kind``): an array argument's
+    dimensions kept where they never changed and None where they did (its rank unknown where that
+    changed), a Python number or flag as a scalar tensor (passed as ``tf.constant``). "" where it
+    cannot be said: an argument of another kind, a dtype that changed, the signatures' lengths
+    differing, or a run folder that recorded the texts only."""
+    entries = [d for d in signatures.get("distinct") or [] if isinstance(d, dict)]
+    kinds = [d.get("kinds") for d in entries]
+    if len(entries) < 2 or not all(isinstance(k, list) and k for k in kinds) \
+            or len({len(k) for k in kinds}) != 1:
+        return ""
+    specs = []
+    for pos in range(len(kinds[0])):
+        ks = [k[pos] for k in kinds]
+        if not all(isinstance(k, dict) for k in ks):
+            return ""
+        if all(k.get("kind") == "python" for k in ks):
+            dtypes = {_PYTHON_DTYPES.get(str(k.get("type"))) for k in ks}
+            if len(dtypes) != 1 or None in dtypes:
+                return ""
+            specs.append(f"tf.TensorSpec([], tf.{dtypes.pop()})")
+            continue
+        if not all(k.get("kind") == "array" and isinstance(k.get("shape"), list) for k in ks):
+            return ""
+        dtypes = {str(k.get("dtype")) for k in ks}
+        if len(dtypes) != 1 or not dtypes.pop().isidentifier():
+            return ""
+        dtype = str(ks[0].get("dtype"))
+        shapes = [k["shape"] for k in ks]
+        if len({len(sh) for sh in shapes}) != 1:
+            specs.append(f"tf.TensorSpec(None, tf.{dtype})")    # the rank changed
+            continue
+        dims = [d[0] if len(set(d)) == 1 and isinstance(d[0], int) else None
+                for d in zip(*shapes)]
+        specs.append(f"tf.TensorSpec([{', '.join('None' if d is None else str(d) for d in dims)}], "
+                     f"tf.{dtype})")
+    return f"[{', '.join(specs)}]"
 
 
 def describe_signature_changes(signatures: dict) -> str:

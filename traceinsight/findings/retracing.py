@@ -25,7 +25,19 @@ _FIX_SHAPES = ("@tf.function(reduce_retracing=True)   # or a fixed signature:\n"
 _FIX_PYTHON = "step(x, tf.constant(lr))   # pass tensors, not Python numbers or objects"
 
 
-def retrace_cause(cause: RetraceCause, detail: str, calls: int, traced: int) -> tuple[str, str]:
+def _fix_shapes(signature: str, args: str) -> str:
+    """The fix for changing shapes: ``reduce_retracing``, or the fixed signature the recorded
+    inputs fit (``signature``, from ``analysis.retraces.input_signature``; a template without)."""
+    if not signature:
+        return _FIX_SHAPES.replace("def step(x): ...", f"def step({args}): ...")
+    return ("@tf.function(reduce_retracing=True)   # or the signature every recorded input fits:\n"
+            f"# @tf.function(input_signature={signature})\n"
+            "# (None: a dimension that varied)\n"
+            f"def step({args}): ...")
+
+
+def retrace_cause(cause: RetraceCause, detail: str, calls: int, traced: int,
+                  signature: str = "") -> tuple[str, str]:
     """(cause in words, fix snippet) from what the analysis recorded about the traces (the
     ``cause`` / ``cause_detail`` columns of ``ModeResult.retraces``).
 
@@ -34,13 +46,12 @@ def retrace_cause(cause: RetraceCause, detail: str, calls: int, traced: int) -> 
     arguments changed: shapes or Python values); a count stuck at 1 while every call traces means a
     new tf.function object per call. The capture's log of the arguments it fed says which.
     """
-    both_fix = (_FIX_SHAPES.replace("def step(x): ...", "def step(x, lr): ...") + "\n"
-                + _FIX_PYTHON)
+    both_fix = _fix_shapes(signature, "x, lr") + "\n" + _FIX_PYTHON
     if cause is RetraceCause.SHAPES_AND_PYTHON_VALUES:
         return (f"its inputs changed between calls: {detail} — every new shape and every new "
                 "Python value is a new trace", both_fix)
     if cause is RetraceCause.SHAPES:
-        return f"input shapes change between calls: {detail}", _FIX_SHAPES
+        return f"input shapes change between calls: {detail}", _fix_shapes(signature, "x")
     if cause is RetraceCause.PYTHON_VALUES:
         return (f"Python values passed as arguments: {detail} (each new value is a new trace)",
                 _FIX_PYTHON)
@@ -84,7 +95,7 @@ def rule_retracing(run: RunView) -> Iterable[Finding]:
             per_trace = (tracing + compile_) / traced
             one_time = per_trace * (traced - 1)
             cause, fix = retrace_cause(recorded_cause, str(_row_get(row, "cause_detail")),
-                                        calls, traced)
+                                        calls, traced, str(_row_get(row, "signature")))
             recorded = f" Recorded: {row['changes']}." if row["changes"] else ""
             evidence = (f"In {m.name}, {function} was traced {traced} times in {calls} calls of the "
                         f"trace: {ev.fmt_ms(tracing)} ms tracing"
