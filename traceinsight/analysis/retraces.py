@@ -254,9 +254,8 @@ def input_signature(signatures: dict) -> str:
     cannot be said: an argument of another kind, a dtype that changed, the signatures' lengths
     differing, or a run folder that recorded the texts only."""
     entries = [d for d in signatures.get("distinct") or [] if isinstance(d, dict)]
-    kinds = [d.get("kinds") for d in entries]
-    if len(entries) < 2 or not all(isinstance(k, list) and k for k in kinds) \
-            or len({len(k) for k in kinds}) != 1:
+    kinds: list[list] = [k for k in (d.get("kinds") for d in entries) if isinstance(k, list) and k]
+    if len(entries) < 2 or len(kinds) != len(entries) or len({len(k) for k in kinds}) != 1:
         return ""
     specs = []
     for pos in range(len(kinds[0])):
@@ -264,10 +263,10 @@ def input_signature(signatures: dict) -> str:
         if not all(isinstance(k, dict) for k in ks):
             return ""
         if all(k.get("kind") == "python" for k in ks):
-            dtypes = {_PYTHON_DTYPES.get(str(k.get("type"))) for k in ks}
-            if len(dtypes) != 1 or None in dtypes:
+            scalar = {_PYTHON_DTYPES.get(str(k.get("type")), "") for k in ks}
+            if len(scalar) != 1 or "" in scalar:
                 return ""
-            specs.append(f"tf.TensorSpec([], tf.{dtypes.pop()})")
+            specs.append(f"tf.TensorSpec([], tf.{scalar.pop()})")
             continue
         if not all(k.get("kind") == "array" and isinstance(k.get("shape"), list) for k in ks):
             return ""
