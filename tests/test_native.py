@@ -646,6 +646,9 @@ def test_a_cut_timeline_is_the_timeline_split_at_the_cuts(ev, cuts, windows):
     want = [j for j in range(len(cut)) if any(a <= want_t[j] and want_t[j + 1] <= b
                                               for a, b in zip(ws, we))]
     np.testing.assert_array_equal(cut.within(ws, we), want)
+    seg, win = cut.within_windows(ws, we)
+    np.testing.assert_array_equal(seg, want)
+    assert all(ws[w] <= want_t[j] and want_t[j + 1] <= we[w] for j, w in zip(seg, win))
 
 
 @settings(max_examples=200, deadline=None)

@@ -315,11 +315,8 @@ def _fast_path_conversions(table: EventTable, parent: np.ndarray, tl: native.Tim
     # path owns; the gaps are disjoint (a gap holds no child of its fast path, so no other one)
     keep = g_e > g_s
     g_s, g_e, g_own = g_s[keep], g_e[keep], g_own[keep]
-    lo = tl.search(g_s, "left")
-    n = np.maximum(np.minimum(tl.search(g_e, "right") - 1, len(tl)) - lo, 0)
-    seg = tl.within(g_s, g_e)
-    gap_owner = np.repeat(g_own, n)
-    seg = seg[(tl.owners(seg) == gap_owner) & (tl.cat[seg] == rules.DISPATCH)]
+    seg, gap = tl.within_windows(g_s, g_e)
+    seg = seg[(tl.owners(seg) == g_own[gap]) & (tl.cat[seg] == rules.DISPATCH)]
     tl.cat[seg] = rules.INPUT
 
 

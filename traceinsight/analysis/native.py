@@ -325,12 +325,18 @@ class Timeline:
     def within(self, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
         """The segments inside one of the windows [t0, t1) (their edges boundaries of this
         timeline, see ``cut``), in order, int64."""
+        return self.within_windows(t0, t1)[0]
+
+    def within_windows(self, t0: np.ndarray, t1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(``within``'s segments, the window each lies in), both int64."""
         lo = self.search(t0, "left")
         hi = np.minimum(self.search(t1, "right") - 1, len(self))
         n = np.maximum(hi - lo, 0)
-        if not n.sum():
-            return np.zeros(0, dtype=_I64)
-        return np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()), dtype=_I64)
+        total = int(n.sum())
+        if not total:
+            return np.zeros(0, dtype=_I64), np.zeros(0, dtype=_I64)
+        return (np.repeat(lo - np.cumsum(n) + n, n) + np.arange(total, dtype=_I64),
+                np.repeat(np.arange(len(n), dtype=_I64), n))
 
 
 def timeline(start, end, events, cat, python: int, parent: np.ndarray, *,
