@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_run import _check_calibrated
+from test_run import _check_calibrated, _timings
 
 import traceinsight
 from traceinsight import runfolder
@@ -130,3 +130,16 @@ def test_eager_loop_marks_its_steps_by_hand(tmp_path, form):
     assert len(own) == 15
     _own_against_trace(mode, own)
     _check_calibrated(run, "eager_marked_loop", corrected=False)
+
+
+@pytest.mark.capture
+def test_calibration_is_taken_again_after_the_window(tmp_path):
+    """Once the window's trace is saved, the next step boundary takes the untraced calibration
+    blocks a second time (as ``capture`` takes them on both sides of its traced pass): twice as
+    many untraced blocks as traced ones in timings.json."""
+    from traceinsight.capture import calibrate
+    r = _script("profile_after_window.py", str(tmp_path))
+    assert r.returncode == 0, r.stderr[-2000:]
+    cal = _timings(tmp_path / "after", "profile_after_window")["calibration"]
+    assert len(cal["traced_s"]) == calibrate.BLOCKS
+    assert len(cal["untraced_s"]) == 2 * calibrate.BLOCKS
