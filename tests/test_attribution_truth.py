@@ -135,6 +135,28 @@ def test_conversion_without_work_is_dispatch_synthetic(tmp_path):
     assert cats(analyze(sp, tmp_path)) == {"input": 20, "dispatch": 19, "python": 61}
 
 
+def test_variable_read_in_a_conversion_is_not_input_synthetic(tmp_path):
+    """TensorFlow 2.16 on wrap an eager op's variable argument's read in ``convert_to_tensor``
+    (``tf.matmul(x, w)``, ``w`` a ``tf.Variable``): the ReadVariableOp that runs there is an op
+    call, not an input conversion; a conversion that places a value (``_EagerConst``, found by its
+    event's name or by its EagerExecute's ``eager_op`` stat, at any depth) stays input."""
+    sp = Space()
+    main = sp.host().line("python")
+    main.event("train", 0, 100, step_num=1)
+    main.event("convert_to_tensor", 10, 20)                        # w: a variable read
+    main.event("TFE_Py_FastPathExecute_C", 11, 18)
+    main.event("EagerExecute", 12, 16, eager_op="ReadVariableOp")
+    main.event("EagerLocalExecute: ReadVariableOp", 13, 14)
+    main.event("KernelAndDeviceFunc::Run", 15, 6)
+    main.event("convert_to_tensor", 40, 20)                        # x: numpy, converted
+    main.event("TFE_Py_FastPathExecute_C", 41, 18)
+    main.event("EagerExecute", 42, 16, eager_op="_EagerConst")     # known by its stat only
+    main.event("KernelAndDeviceFunc::Run", 45, 6)
+    # input: the numpy conversion's 20 (its kernel run included: inside a conversion, input wins);
+    # the read: its kernel 6 is op, the other 14 dispatch; python 100 - 40
+    assert cats(analyze(sp, tmp_path)) == {"input": 20, "dispatch": 14, "op": 6, "python": 60}
+
+
 def test_add_of_tensors_converts_nothing_real(runs):
     """tf.add(s, x) of two tensors, 300 times a step: 600 convert_to_tensor events per step, each
     returning its tensor unchanged (no op runs inside): no input at all."""

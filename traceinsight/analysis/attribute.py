@@ -23,8 +23,10 @@ from traceinsight.analysis.events import EventTable
 from traceinsight.analysis.names import (
     CONVERT_TO_TENSOR,
     DEVICE_PLANE,
+    EAGER_CONST,
     EAGER_CONST_EXECUTE,
     EAGER_KERNEL_EXECUTE,
+    EAGER_OP,
     HLO_OP,
     HOST_PLANE,
     ITERATOR_GET_NEXT,
@@ -222,10 +224,15 @@ def _relabel_waits(tl: native.Timeline, w_start, w_end) -> native.Timeline:
 
 
 def _conversions_without_work(table: EventTable, own: np.ndarray, parent: np.ndarray) -> None:
-    """``convert_to_tensor`` / ``tf.constant`` events that hold no TensorFlow event did no
-    conversion: every conversion of a Python or numpy value runs an ``_EagerConst`` op (an
-    ``EagerExecute`` inside the event), while a tensor comes back unchanged in a few µs. Those
-    are the op-call machinery's own time: dispatch, not input (in place on ``own``)."""
+    """``convert_to_tensor`` / ``tf.constant`` events that place no value did no input
+    conversion: every conversion of a Python or numpy value runs an ``_EagerConst`` op
+    (``EagerLocalExecute: _EagerConst``, or an ``EagerExecute`` whose ``eager_op`` it is) inside
+    the event. A tensor comes back unchanged in a few µs (no TensorFlow event inside), and a
+    variable converted for an op's argument runs a ``ReadVariableOp`` there (TensorFlow 2.16 on
+    wrap an eager op's variable reads in ``convert_to_tensor``: a loop of ``tf.matmul(x, w)``
+    over a ``tf.Variable`` ``w`` holds one per call). Those are the op-call machinery's own time
+    and the op they run, not the step's inputs: dispatch (in place on ``own``), so that what runs
+    inside keeps its own category."""
     ids = [i for i in (table.name_id(CONVERT_TO_TENSOR), table.name_id(TF_CONSTANT)) if i >= 0]
     if not ids or not len(table):
         return
@@ -235,7 +242,30 @@ def _conversions_without_work(table: EventTable, own: np.ndarray, parent: np.nda
     if not len(conv):
         return
     not_frame = np.array([not n.startswith(PYTHON_FRAME) for n in table.names], dtype=bool)
-    own[conv[~native.has_child(parent, table.name, not_frame)[conv]]] = rules.DISPATCH
+    works = native.has_child(parent, table.name, not_frame)[conv]
+    own[conv[~works]] = rules.DISPATCH
+    busy = conv[works]
+    if len(busy):
+        own[busy[~np.isin(busy, _placing_ancestors(table, parent))]] = rules.DISPATCH
+
+
+def _placing_ancestors(table: EventTable, parent: np.ndarray) -> np.ndarray:
+    """Rows of every event that holds a value's placement as a tensor (an ``_EagerConst`` op run,
+    by its event's name or its ``EagerExecute``'s ``eager_op`` stat) at any depth."""
+    parts = []
+    ec = table.name_id(EAGER_CONST_EXECUTE)
+    if ec >= 0:
+        parts.append(np.flatnonzero(table.name == ec))
+    if EAGER_OP in table.stat_str:
+        idx, val = table.stat_str[EAGER_OP]
+        parts.append(np.asarray(idx)[np.asarray(val) == EAGER_CONST])
+    rows = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    found = []
+    while len(rows):        # up the nesting, one level a pass, each row once
+        rows = parent[rows]
+        rows = np.unique(rows[rows >= 0])
+        found.append(rows)
+    return np.concatenate(found) if found else rows
 
 
 def _kernel_runs_without_event(table: EventTable, own: np.ndarray, parent: np.ndarray) -> None:
