@@ -239,13 +239,18 @@ def test_real_runs_name_the_users_line(real_runs):
 # ---- one finding, one stage ---------------------------------------------------------------------
 
 def _stages(*rows):
-    """(stage, self_ms) rows: the kind is the name's last part."""
+    """(stage, self_ms[, recorded parallelism, autotuned]) rows: the kind is the name's last
+    part; no parallelism recorded where a row does not give one."""
     names = [r[0] for r in rows]
     self_ms = np.array([r[1] for r in rows], dtype=float)
     return Columns({"stage": text(names), "kind": text([n.rsplit("::", 1)[-1] for n in names]),
                     "count": np.full(len(rows), 20, dtype=np.int64), "total_ms": self_ms,
                     "self_ms": self_ms, "share": self_ms / self_ms.sum(),
-                    "calls_per_step": np.ones(len(rows)), "ms_per_step": self_ms / 20})
+                    "calls_per_step": np.ones(len(rows)), "ms_per_step": self_ms / 20,
+                    "parallel_calls": np.array([r[2] if len(r) > 2 else 0 for r in rows],
+                                               dtype=np.int64),
+                    "autotuned": np.array([r[3] if len(r) > 3 else False for r in rows],
+                                          dtype=bool)})
 
 
 def _input_bound(stages) -> str:
@@ -263,6 +268,15 @@ def test_input_bound_advises_the_pipeline_as_configured():
     serial = _input_bound(_stages(("Iterator::Root", 1.0), ("Iterator::Root::Map", 13.0)))
     assert "runs serially, the pipeline does not prefetch" in serial.evidence
     assert serial.fix.count("ds.map(") == 1 and serial.fix.count("prefetch(") == 1
+    # ``ds.map(f).batch(n)``: tf.data fuses the two into MapAndBatch, which records parallelism 1
+    # when the map had no num_parallel_calls: serial, and told to run in parallel
+    fused = _input_bound(_stages(("Iterator::Root", 1.0), ("Iterator::Root::MapAndBatch", 13.0, 1)))
+    assert "runs serially (its events record parallelism 1)" in fused.evidence
+    assert "num_parallel_calls=tf.data.AUTOTUNE" in fused.fix and "already" not in fused.fix
+    tuned = _input_bound(_stages(("Iterator::Root", 1.0),
+                                 ("Iterator::Root::MapAndBatch", 13.0, 2, True)))
+    assert "runs in parallel (its events record parallelism 2, autotuned)" in tuned.evidence
+    assert "already runs in parallel" in tuned.fix
 
 
 # ---- XLA without kernels in the trace ----------------------------------------------------------

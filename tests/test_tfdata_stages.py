@@ -74,6 +74,38 @@ def test_input_bound_names_the_costliest_stage():
     assert "num_parallel_calls" in f.fix.splitlines()[1]
 
 
+@pytest.mark.parametrize("name", sorted(TRACES))
+def test_each_stages_parallelism_is_what_its_events_record(name):
+    """The stage table's parallel_calls / autotuned against the trace read by protobuf's own
+    parser (not the C decoder): the largest ``parallelism`` stat of each stage's events, and
+    whether any of them holds ``autotune`` = true."""
+    from traceinsight.xplane import XSpace
+    want: dict[str, list] = {}
+    for plane in XSpace.FromString(Path(_file(name)).read_bytes()).planes:
+        em, sm = plane.event_metadata, plane.stat_metadata
+        for line in plane.lines:
+            for e in line.events:
+                stage = em[e.metadata_id].name
+                if not stage.startswith("Iterator::"):
+                    continue
+                w = want.setdefault(stage, [0, False])
+                for st in e.stats:
+                    key = sm[st.metadata_id].name
+                    if key == "parallelism":
+                        w[0] = max(w[0], st.int64_value or st.uint64_value)
+                    elif key == "autotune" and st.WhichOneof("value") == "ref_value":
+                        w[1] = w[1] or sm[st.ref_value].name == "true"
+    ours = stage_table([_file(name)])
+    got = {s: [int(p), bool(a)] for s, p, a in
+           zip(ours["stage"], ours["parallel_calls"], ours["autotuned"])}
+    assert got == want
+    # what the committed traces hold: a serial map fused with its batch, Keras' autotuned map
+    if name == "tfdata_stalls":
+        assert got["Iterator::Root::Prefetch::MapAndBatch"] == [1, False]
+    if name == "conv1d-predict":
+        assert any(k.endswith("ParallelMapV2") and v[0] >= 1 and v[1] for k, v in got.items())
+
+
 def _mode(name: str):
     run = traceinsight.load(TRACES[name], use_cache=False)
     (m,) = run.modes.values()

@@ -256,6 +256,19 @@ class ColumnSpec:
         return self.get(row) if self.get is not None else row.get(self.key)
 
 
+def parallelism(n: Any, autotune: Any) -> str:
+    """A tf.data stage's recorded parallelism: ``4``, ``auto 2`` (autotune's choice then), or
+    ``–`` where its events recorded none (a stage without parallelism, or a run folder analysed
+    before the column existed)."""
+    try:
+        k = int(n)
+    except (TypeError, ValueError):
+        return "–"
+    if k <= 0:
+        return "–"
+    return f"auto {k}" if autotune is True or autotune == 1 else str(k)
+
+
 def names(items: Sequence[str]) -> str:
     """Names in a sentence: ``a``, ``a and b``, ``a, b and c``."""
     items = list(items)
@@ -333,7 +346,9 @@ STAGE_COLUMNS = (ColumnSpec("stage", "tf.data stage"),
                  ColumnSpec("count", "calls (trace)", integer),
                  ColumnSpec("total_ms", "total ms (trace)", ms),
                  ColumnSpec("self_ms", "self ms (trace)", ms),
-                 ColumnSpec("share", "share of self", percent))
+                 ColumnSpec("share", "share of self", percent),
+                 ColumnSpec("parallel_calls", "parallel calls", text=True, right=True,
+                            get=lambda r: parallelism(r.get("parallel_calls"), r.get("autotuned"))))
 STAGE_TITLE = "tf.data stages (self: less nested stages; a Prefetch's is the step waiting)"
 
 # A mode's memory (report document's ``memory``: ``ModeResult.memory_figures``)

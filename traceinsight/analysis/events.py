@@ -41,6 +41,8 @@ from traceinsight.analysis.names import (
     REQUESTED_BYTES,
     STEP_NAME,
     STEP_NUM,
+    TF_DATA_AUTOTUNE,
+    TF_DATA_PARALLELISM,
     TF_FUNCTION_CALL,
     TF_OP,
     TRACING_COUNT,
@@ -60,6 +62,8 @@ WANTED_STATS = frozenset({
     NAME_STAT, DEVICE_DURATION_PS,
     # a kernel and the host-side launch that made it (CUPTI)
     CORRELATION_ID,
+    # how a tf.data stage runs (its parallelism, autotuned or not)
+    TF_DATA_PARALLELISM, TF_DATA_AUTOTUNE,
 })
 
 # One file's lines are decoded in jobs that threads take in turn (native.scan_jobs /

@@ -236,6 +236,15 @@ ITERATOR = _add("Iterator::", Kind.EVENT_PREFIX,
                 "a tf.data pipeline stage, named by its path from the root "
                 "(``Iterator::Root::Prefetch::...``): input", ALL_TF + (Source.TF_GPU_DEMO,))
 ITERATOR_ROOT = _add("Iterator::Root", Kind.EVENT, "the root stage of a tf.data pipeline", ALL_TF)
+TF_DATA_PARALLELISM = _add("parallelism", Kind.STAT,
+                           "a parallel tf.data stage's parallelism when its element was asked for: "
+                           "its ``num_parallel_calls``, or autotune's choice then (a map that "
+                           "``map_and_batch_fusion`` fused into ``MapAndBatch`` without "
+                           "``num_parallel_calls``: 1)", ALL_TF + (Source.JAX_TPU,),
+                           "JAX's TPU trace holds a stat of this name too (not on a tf.data stage)")
+TF_DATA_AUTOTUNE = _add("autotune", Kind.STAT,
+                        "whether a tf.data stage's parallelism or buffer is autotuned (``true`` / "
+                        "``false``, a ref value)", ALL_TF)
 
 # --- Zero-length bookkeeping
 MEMORY_ALLOCATION = _add("MemoryAllocation", Kind.EVENT,

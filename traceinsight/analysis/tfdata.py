@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from traceinsight.analysis.names import ITERATOR, ITERATOR_ROOT
+from traceinsight.analysis.names import ITERATOR, ITERATOR_ROOT, TF_DATA_AUTOTUNE, TF_DATA_PARALLELISM
 from traceinsight.columns import Columns
 
 STAGE_COLUMNS = ["stage", "kind", "count", "total_ms", "self_ms", "share", "calls_per_step",
-                 "ms_per_step"]
+                 "ms_per_step", "parallel_calls", "autotuned"]
 PREFIX = ITERATOR
 
 
@@ -29,7 +29,10 @@ def stage_table_of(table, steps: Columns | None = None) -> Columns:
     input_pipeline_analyzer counts them) count, total_ms, self_ms and share (of all stages' self
     time), and per steady step calls_per_step and ms_per_step (self time of the events that start
     inside the steady steps of ``steps``, any thread, over their number; NaN without steady
-    steps). Largest self time first."""
+    steps); then how the stage ran, from its events' stats: parallel_calls (the largest its events
+    recorded: its ``num_parallel_calls``, or autotune's choice; 0 where none was recorded, as for
+    a stage that has none) and autotuned (whether any of its events says it is autotuned).
+    Largest self time first."""
     ids = [i for i, n in enumerate(table.names) if n.startswith(PREFIX)]
     if not ids:
         return Columns.no_rows(STAGE_COLUMNS)
@@ -46,6 +49,12 @@ def stage_table_of(table, steps: Columns | None = None) -> Columns:
             own_ev[stack[-1][2]] -= min(d, (stack[-1][0] - s) / 1e9)
         stack.append((e, line, k))
     names_of = [table.names[int(n)] for n in table.name[sel]]
+    par = table.stat_int_at(TF_DATA_PARALLELISM, sel, default=0)
+    tuned = np.zeros(len(sel), dtype=bool)
+    if TF_DATA_AUTOTUNE in table.stat_str:
+        idx, val = table.stat_str[TF_DATA_AUTOTUNE]
+        on = np.asarray(idx)[np.asarray([str(v).lower() == "true" for v in val], dtype=bool)]
+        tuned = np.isin(sel, on)
     dur = (table.end[sel] - table.start[sel]) / 1e9
     in_steady, n_steady = _in_steady_steps(table.start[sel], steps)
     total: dict[str, float] = {}
@@ -53,7 +62,11 @@ def stage_table_of(table, steps: Columns | None = None) -> Columns:
     count: dict[str, int] = {}
     step_own: dict[str, float] = {}
     step_calls: dict[str, int] = {}
+    parallelism: dict[str, int] = {}
+    autotune: dict[str, bool] = {}
     for k, name in enumerate(names_of):
+        parallelism[name] = max(parallelism.get(name, 0), int(par[k]))
+        autotune[name] = autotune.get(name, False) or bool(tuned[k])
         total[name] = total.get(name, 0.0) + float(dur[k])
         own[name] = own.get(name, 0.0) + float(own_ev[k])
         count[name] = count.get(name, 0) + 1
@@ -73,7 +86,9 @@ def stage_table_of(table, steps: Columns | None = None) -> Columns:
                     "calls_per_step": np.asarray([per(step_calls.get(n, 0)) for n in names],
                                                  dtype=float),
                     "ms_per_step": np.asarray([per(max(step_own.get(n, 0.0), 0.0))
-                                               for n in names], dtype=float)})
+                                               for n in names], dtype=float),
+                    "parallel_calls": np.asarray([parallelism[n] for n in names], dtype=np.int64),
+                    "autotuned": np.asarray([autotune[n] for n in names], dtype=bool)})
 
 
 def _in_steady_steps(starts: np.ndarray, steps: Columns | None) -> tuple[np.ndarray, int]:
@@ -137,19 +152,29 @@ _STAGE_FIX = (
      "ds = ds.cache()   # when it fits in memory: the stages before it run once"),
 )
 PREFETCH_FIX = "ds = ds.prefetch(tf.data.AUTOTUNE)   # overlap the pipeline with the step"
+# a map (fused with its batch, or a parallel map given one call) that runs one call at a time
+SERIAL_MAP_FIX = ("# the map runs one call at a time (no num_parallel_calls): run it in parallel\n"
+                  "ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE).batch(32)")
 
 
-def stage_fix(kind: str) -> str | None:
+def stage_fix(kind: str, parallel: bool | None = None) -> str | None:
     """The fix for the costliest stage of this kind, as configured (a parallel map is not told
-    to run in parallel)."""
+    to run in parallel; ``parallel``: ``is_parallel``'s answer for the stage, None: by its kind)."""
+    if parallel is False and kind.startswith(("ParallelMap", "MapAndBatch")):
+        return SERIAL_MAP_FIX
     for kinds, fix in _STAGE_FIX:
         if any(kind.startswith(k) for k in kinds):
             return fix
     return None
 
 
-def is_parallel(kind: str) -> bool:
-    """The stage runs its work on tf.data's threads (a num_parallel_calls stage)."""
+def is_parallel(kind: str, parallelism: int = 0, autotune: bool = False) -> bool:
+    """The stage runs its work on several of tf.data's threads at once: as its events recorded it
+    (a parallelism above 1, or an autotuned one), else, where they recorded none, as its kind
+    implies (a num_parallel_calls stage). A map that ``map_and_batch_fusion`` fused into a
+    ``MapAndBatch`` from a plain ``ds.map(f).batch(n)`` records parallelism 1: serial."""
+    if parallelism > 0:
+        return parallelism > 1 or autotune
     return kind.startswith(_PARALLEL_MAPS)
 
 

@@ -232,17 +232,27 @@ def _stage_evidence(m: ModeResult) -> tuple[str, str]:
     if best is None:
         return "", ""
     kind = str(best["kind"])
+    parallel = is_parallel(kind, int(best.get("parallel_calls") or 0), bool(best.get("autotuned")))
     prefetch = has_prefetch(stages)
     text = (f" By tf.data stage, {present.safe(str(best['stage']))} costs most: "
             f"{ev.fmt_ms(best['self_ms'])} ms of its own work over {best['count']} calls in the trace "
             f"({ev.pct(best['share'])} of the pipeline's time; a Prefetch stage's time is the step "
             "waiting on it). As configured: "
-            + ("this stage runs in parallel" if is_parallel(kind) else "this stage runs serially")
+            + ("this stage runs in parallel" if parallel else "this stage runs serially")
+            + _parallelism_text(best)
             + (", the pipeline prefetches." if prefetch else ", the pipeline does not prefetch."))
     lines = [f"# the costliest stage: {kind}"]
-    fix = stage_fix(kind)
+    fix = stage_fix(kind, parallel)
     if fix:
         lines.append(fix)
     if not prefetch:
         lines.append(PREFETCH_FIX)
     return text, "\n".join(lines)
+
+
+def _parallelism_text(stage: dict) -> str:
+    """How the trace recorded the stage's parallelism, in words ("" where it recorded none)."""
+    n = int(stage.get("parallel_calls") or 0)
+    if n <= 0:
+        return ""
+    return f" (its events record parallelism {n}" + (", autotuned)" if stage.get("autotuned") else ")")
