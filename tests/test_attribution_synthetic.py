@@ -297,6 +297,7 @@ def test_tracemes_opened_and_closed_in_other_python_frames(tmp_path):
     main.event("$model.py:1 f", 0, 100)
     main.event("$trace.py:83 __enter__", 10, 10)
     main.event("tf.constant", 15, 45)
+    main.event("EagerLocalExecute: _EagerConst", 28, 14)    # what places a converted value
     main.event("KernelAndDeviceFunc::Run", 30, 10)
     main.event("$trace.py:121 __exit__", 55, 15)
     path = sp.write(tmp_path / "h.xplane.pb")
