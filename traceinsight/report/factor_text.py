@@ -37,10 +37,9 @@ def effect_rows(factors: dict, name: Fmt, text: Fmt) -> list[list[str]]:
     """One row per single-factor pair of modes, by factor."""
     rows = []
     for s in factors.get("effects", []):
-        # an interval that excludes 1 yet no verdict: the interleaved rounds disagree (the note)
-        why = s.get("note") if present.is_num(s.get("ratio_lo")) else ""
-        verdict = "" if s.get("significant") else \
-            " (no measurable difference" + (f": {why})" if why else ")")
+        # no verdict: the ratio's own note (beside it) says why where its interval excludes 1
+        # (the interleaved rounds disagree, too few of them): not said twice
+        verdict = "" if s.get("significant") else " (no measurable difference)"
         rows.append([text(s["factor_label"]), text(s["change"]),
                      f"{name(s['from_mode'])} → {name(s['to_mode'])}", text(_ratio(s) + verdict),
                      text(_delta(s))])
