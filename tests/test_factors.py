@@ -152,6 +152,18 @@ def test_reports_show_the_table_and_the_json_follows_its_schema():
     assert "<h2>Factors: what separates the modes</h2>" in html and "<code>tf_keras:predict</code>" in html
 
 
+def test_a_pair_without_a_measurable_difference_says_why_once():
+    """The ratio's note (why its interval does not settle it) is in the ratio cell; "no
+    measurable difference" follows it without repeating the note."""
+    from traceinsight.report.factor_text import effect_rows
+    factors = {"effects": [{"factor_label": "TF1 vs TF2", "change": "TF1 → TF2", "from_mode": "a",
+                            "to_mode": "b", "ratio": 0.71, "ratio_lo": 0.64, "ratio_hi": 0.80,
+                            "note": "no paired round", "significant": False,
+                            "delta_ms": -1.0, "delta_lo": -1.2, "delta_hi": -0.7}]}
+    (row,) = effect_rows(factors, str, str)
+    assert row[3] == "0.71× [0.64, 0.80] (no paired round) (no measurable difference)"
+
+
 def test_a_mode_name_from_a_run_folder_is_escaped_in_the_factor_section():
     """Mode names are data: a run.json may record a capture kind under any name; the factor
     section shows the name escaped, never as markup."""
