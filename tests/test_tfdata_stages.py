@@ -278,5 +278,9 @@ def test_the_viewers_mode_detail_has_a_tf_data_tab():
             table = app.screen.query_one("#tfdata", FrameTable)
             assert table.table.row_count == 4
             assert table.view["stage"].tolist() == _stage_names(m)
+            # the serial map fused with its batch, as the reports show its parallelism
+            par = dict(zip(table.view["stage"], table.view["parallel"]))
+            assert par["Iterator::Root::Prefetch::MapAndBatch"] == "1"
+            assert par["Iterator::Root"] == "–"
 
     asyncio.run(go())

@@ -47,8 +47,20 @@ STAGE_COLUMNS = [
     Column("total_ms", "total ms (trace)", fmt.ms, numeric=True),
     Column("count", "calls (trace)", fmt.count, numeric=True),
     Column("share", "share", fmt.percent, numeric=True),
+    Column("parallel", "parallel calls"),
     Column("stage", "tf.data stage"),
 ]
+
+
+def _stage_frame(stages: Columns) -> pd.DataFrame:
+    """The stage table with each stage's recorded parallelism in words (``4``, ``auto 2``, ``–``),
+    as the reports show it."""
+    df = stages.to_pandas()
+    if not df.empty:
+        df["parallel"] = [fmt.parallelism(p, a) for p, a in
+                          zip(df.get("parallel_calls", [None] * len(df)),
+                              df.get("autotuned", [None] * len(df)))]
+    return df
 
 LAYER_COLUMNS = [
     Column("ms_per_step", "self ms/step", fmt.ms, numeric=True),
@@ -303,8 +315,8 @@ class ModeScreen(Screen):
             return [VerticalScroll(StepChart(self.step_series, m.table("steps").to_pandas(), id="steps"))]
         if pane_id == "tab-tfdata":
             return [Static(Text(fmt.STAGE_TITLE, style="dim")),
-                    FrameTable(m.table("stages").to_pandas(), STAGE_COLUMNS, filter_columns=["stage"], noun="stages",
-                               placeholder="/ filter stages", id="tfdata")]
+                    FrameTable(_stage_frame(m.table("stages")), STAGE_COLUMNS, filter_columns=["stage"],
+                               noun="stages", placeholder="/ filter stages", id="tfdata")]
         if pane_id == "tab-device":
             out = [Static(device_text(m.table("devices").to_pandas()), id="devices")]
             if not m.table("kernels").empty:
