@@ -178,6 +178,11 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
         if p.get("first_step_note"):
             state.notes.append(p["first_step_note"])
     try:
+        for pass_name, p in (timings.get("traced") or {}).items():
+            if isinstance(p, dict) and p.get("disk_full"):
+                raise reserve.DiskFull(f"the disk is full (ENOSPC): the {pass_name} pass's trace "
+                                       f"could not be saved ({p.get('problem')})", errno.ENOSPC,
+                                       mode_path)
         full = disk_full(writer.path)
         if full is not None:   # the profiler writes its file on its own: a full disk cuts it
             raise reserve.DiskFull(f"{full} once the mode's process ended: its traces may be "
@@ -229,7 +234,7 @@ def disk_full(run_path: Path) -> str | None:
     free = st.f_bavail * st.f_frsize
     if free >= MIN_FREE_BYTES:
         return None
-    return f"the disk is full ({free >> 10} KiB free on the disk of {run_path})"
+    return f"the disk is full ({free >> 10} KiB left on the disk of {run_path})"
 
 
 def verify_traces(run_path: Path, folder: str, timings: dict, resume: bool = True) -> str | None:
