@@ -72,10 +72,30 @@ def stand_in_for(monkeypatch) -> None:
         got = json.loads(json.dumps(timings))
         got["mode"] = spec["mode"]
         got["traced"]["host"]["trace"] = str(workdir.resolve() / host)
-        return children.ChildResult(True, got, "", None, 0)
+        if not keep_alive:
+            return children.ChildResult(True, got, "", None, 0)
+        got["rounds"] = [{"round": 0, "steps_s": got["steps_s"], "step_nums": got["step_nums"],
+                          "other_cpu_busy": 0.0}]
+        return children.ChildResult(True, got, "", None, None, live=LiveStandIn())
 
     monkeypatch.setattr(planning, "probe_workload", probe)
     monkeypatch.setattr(orchestrate, "run_child", run_child)
+
+
+class LiveStandIn:
+    """A mode's process kept alive for the interleaved rounds: each round, five 2 ms steps."""
+
+    proc = type("Proc", (), {"poll": staticmethod(lambda: None)})
+
+    def ask_round(self, i: int, out: Path, timeout: float) -> dict:
+        return {"round": i, "steps_s": [0.002] * 5, "step_nums": list(range(1000 * i, 1000 * i + 5)),
+                "other_cpu_busy": 0.0}
+
+    def close(self) -> None:
+        pass
+
+    def kill(self) -> None:
+        pass
 
 
 def fill_at(monkeypatch, run: Path, name: str, nth: int = 1, reserve_back: bool = True) -> list:
@@ -179,6 +199,28 @@ def test_a_disk_full_from_the_first_write_of_a_mode_fails_it_and_keeps_none(
     fill_at(monkeypatch, run, "run.json", nth=2)     # the first mode's start
     assert capture(out) == 1
     check_stopped(run, capsys.readouterr().err, "eager", "run.json")
+
+
+def test_a_disk_that_fills_in_the_interleaved_rounds_keeps_every_mode_on_its_first_round(
+        stand_in, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "runs"
+    run = out / "run"
+    fill_at(monkeypatch, run, runfolder.TIMINGS, nth=len(MODES) + 1)   # the rounds' rewrite
+    assert main(["capture", str(COSTLY), "--modes", ",".join(MODES), "--out", str(out),
+                 "--name", "run", "--rounds", "2", "--no-python-tracer"]) == 1
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("traceinsight: error: the disk is full (ENOSPC): cannot write ")
+    assert line.endswith("the 3 mode(s) captured are kept (one whose interleaved rounds could not "
+                         "be written is timed in its first round only, its notes say so)"), line
+    assert "--resume" not in line      # nothing to resume
+    for entry in modes_of(run).values():
+        assert entry["status"] == "ok", entry
+        assert any(n.startswith("its interleaved rounds are not recorded (the disk is full")
+                   for n in entry["notes"]), entry["notes"]
+        timings = runfolder.read_timings(run / entry["dir"] / runfolder.TIMINGS)
+        assert [r["round"] for r in timings["rounds"]] == [0]
+        assert entry["summary"]["n"] == len(timings["steps_s"])
+    assert not (run / reserve.RESERVE).exists() and not (run / ".capture.lock").exists()
 
 
 def test_run_json_the_disk_refuses_even_with_the_reserve_is_said_in_the_one_line(

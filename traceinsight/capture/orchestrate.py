@@ -301,9 +301,15 @@ def end_on_full_disk(plan: Plan, writer: RunWriter, error: reserve.DiskFull) -> 
         said.append(f"mode {', '.join(failed)} failed")
     if not_run:
         said.append(f"not run: {', '.join(not_run)}")
-    said.append(f"{len(kept)} mode(s) captured are kept" if kept else "no mode was captured")
-    return reserve.DiskFull("; ".join(said) + unsaved + f". Free some space, then: {resume}",
-                            error.errno, error.path)
+    if failed or not_run:
+        said.append(f"{len(kept)} mode(s) captured are kept" if kept else "no mode was captured")
+        then = f". Free some space, then: {resume}"
+    else:   # every mode was captured: the interleaved rounds after the first were not recorded
+        said.append(f"the {len(kept)} mode(s) captured are kept (one whose interleaved rounds "
+                    "could not be written is timed in its first round only, its notes say so)"
+                    if kept else "no mode was captured")
+        then = ""
+    return reserve.DiskFull("; ".join(said) + unsaved + then, error.errno, error.path)
 
 
 def rounds_fit(opts: Options, n_modes: int) -> bool:
@@ -364,6 +370,7 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
             if st.name not in lost:
                 child.close()
             st.live = None
+    refused: reserve.DiskFull | None = None
     for st, _ in live:
         entry = writer.mode(st.name)
         tpath = writer.path / entry["dir"] / runfolder.TIMINGS
@@ -394,6 +401,17 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
         try:
             runfolder.atomic_write_json(tpath, timings)
         except OSError as e:   # the round 0 timings.json stays, whole
-            raise reserve.write_error(tpath, e) from None
+            error = reserve.write_error(tpath, e)
+            if not isinstance(error, reserve.DiskFull):
+                raise error from None
+            # the mode stays as captured, timed in its first round: said in its notes, and the
+            # capture ends on the disk (``end_on_full_disk``)
+            refused = refused or error
+            st.notes.append(f"its interleaved rounds are not recorded ({error}): it is timed in "
+                            "its first round only")
+            entry["notes"] = list(st.notes)
+            continue
         entry["summary"] = summary_of(timings)
+    if refused is not None:
+        raise refused
     writer.save()
