@@ -294,6 +294,8 @@ def test_a_pass_whose_trace_could_not_be_saved_is_never_ok(tmp_path):
 # ------------------------------------------------------------------ real captures (TensorFlow)
 FAST = ["--min-steps", "5", "--min-time", "0", "--max-time", "3", "--warmup", "2",
         "--host-trace-ms", "2500", "--host-max-steps", "10"]
+# the modes' processes kept alive for interleaved rounds, as a capture's default does
+ROUNDS = ["--rounds", "2", "--round-time", "0.2", "--round-min-steps", "3"]
 
 # a workload process whose profiler cannot save its trace, as TensorFlow does on a full disk (the
 # file cut where the disk filled, then ResourceExhaustedError naming it), in the mode named by
@@ -332,7 +334,7 @@ def test_a_trace_the_disk_cuts_in_the_workload_process(tmp_path, monkeypatch, ca
     monkeypatch.setenv("TRACEINSIGHT_TEST_FULL_AT", "function")
     out = tmp_path / "runs"
     run = out / "run"
-    assert capture(out, *FAST) == 1
+    assert capture(out, *FAST, *ROUNDS) == 1
     modes = check_stopped(run, capsys.readouterr().err, "function",
                           "the host pass's trace could not be saved (saving the trace failed: "
                           "ResourceExhaustedError: ")
@@ -361,7 +363,7 @@ def test_a_real_full_disk(tmpfs, tmp_path, capsys):
     """Three modes' traces (some hundreds of KiB each) on a 1.5 MiB disk: it fills during one of
     them, whichever: that one fails naming the disk, those before stay ok and their traces parse,
     those after are not run; once the disk is larger, --resume completes the run."""
-    rc = capture(tmpfs, *FAST)
+    rc = capture(tmpfs, *FAST, *ROUNDS)
     err = capsys.readouterr().err
     run = tmpfs / "run"
     assert rc == 1, err[-3000:]

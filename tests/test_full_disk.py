@@ -89,7 +89,11 @@ def test_timings_the_disk_cannot_hold_fail_the_mode_in_the_space_set_aside(tmp_p
     assert (rec.mode_path / script.RESULT).is_file()     # what the agent wrote is kept
     rec.say()
     err = capfd.readouterr().err
-    assert err.strip() == f"traceinsight: mode train: {on_disk['error']}"
+    assert err.strip() == f"traceinsight: recording failed: mode train: {on_disk['error']}"
+    rec.say(0)       # ``run``: the script's exit status is passed through, and said to be its own
+    assert capfd.readouterr().err.strip() == (f"traceinsight: recording failed: mode train: "
+                                              f"{on_disk['error']}; exit status 0 is the "
+                                              "script's own")
 
 
 def test_run_json_the_disk_cannot_hold_even_so_is_said_in_one_line(tmp_path, full_disk, capfd):
@@ -106,6 +110,9 @@ def test_run_json_the_disk_cannot_hold_even_so_is_said_in_one_line(tmp_path, ful
     assert rec.handoff is not None and rec.handoff["res"] is None   # for a watcher, if any
     rec.say()
     assert capfd.readouterr().err == ""    # said once
+    rec.say(0)       # ``run``: that the script's exit status is its own
+    assert capfd.readouterr().err == ("traceinsight: recording failed: mode train is not "
+                                      "recorded; exit status 0 is the script's own\n")
     assert not (rec.run_path / RESERVE).exists()
 
 

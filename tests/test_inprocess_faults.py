@@ -408,7 +408,7 @@ def test_a_disk_full_at_the_modes_end_fails_it_saying_so(tmp_path, route):
     assert entry["error"] == (f"the disk is full (ENOSPC): cannot write {timings.resolve()} "
                               "(No space left on device): the 16 steps measured are not "
                               "recorded"), entry["error"]
-    assert f"traceinsight: mode session: {entry['error']}" in done.stderr   # (named after -c)
+    assert f"traceinsight: recording failed: mode session: {entry['error']}" in done.stderr
     # the agent's own file could not be written either: one line, the mode finished from memory
     assert done.stderr.count("No space left on device") == 2, done.stderr[-3000:]
     assert any(n.endswith("(the mode was finished from the steps it held in memory)")

@@ -299,9 +299,15 @@ class RecordedMode:
                 os.close(self.watch_fd)
                 self.watch_fd = None
 
-    def say(self) -> None:
+    def say(self, rc: int | None = None) -> None:
+        """The mode's end in one line on stderr. ``rc``: the script's exit status (``run``), which
+        the command passes through even when the recording failed: the line says so."""
         done = self.entry
+        own = f"; exit status {rc} is the script's own" if rc is not None else ""
         if self.unfinished is not None:     # ``finish`` said why, in one line
+            if rc is not None:
+                print(f"traceinsight: recording failed: mode {self.mode} is not recorded{own}",
+                      file=sys.stderr, flush=True)
             return
         if done["status"] == "ok":
             print(f"traceinsight: {done['summary']['traced_n']} traced steps of mode {self.mode} "
@@ -312,7 +318,8 @@ class RecordedMode:
                       "traced steps', the profiler's cost inside (its notes say why); run the "
                       "script longer for an untraced median", file=sys.stderr, flush=True)
         else:
-            print(f"traceinsight: mode {self.mode}: {done['error']}", file=sys.stderr, flush=True)
+            print(f"traceinsight: recording failed: mode {self.mode}: {done['error']}{own}",
+                  file=sys.stderr, flush=True)
 
 
 # the mode's note, and ``say``'s line, when its script timed no untraced step
@@ -357,8 +364,12 @@ def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path
         signal.signal(signal.SIGINT, old)
         os.close(status_r)
         rec.release()
-    rec.say()
-    return rc if rc >= 0 else 128 - rc
+    status = rc if rc >= 0 else 128 - rc
+    rec.say(status)
+    # the script's exit status, also when the recording failed (the line above says so): the
+    # script ran as it would have without traceinsight, and a wrapper that checks its status
+    # must see its own
+    return status
 
 
 def _agent_told(fd: int) -> dict[str, Any] | None:
