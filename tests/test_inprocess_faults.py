@@ -429,8 +429,8 @@ def test_a_run_json_the_process_cannot_write_is_written_by_its_watcher(tmp_path)
     assert "could not finish mode" in done.stderr and "was not updated" in done.stderr
     entry, timings = _finished(tmp_path)
     assert entry["status"] == "ok", entry
-    assert any(n.startswith("the profiling process could not write the mode's end (cannot "
-                            "write") and "No space left on device" in n
+    assert any(n.startswith("the profiling process could not write the mode's end (the disk "
+                            "is full (ENOSPC): cannot write") and "No space left on device" in n
                and n.endswith("traceinsight's watcher process wrote it after")
                for n in entry["notes"]), entry["notes"]
     assert timings is not None and len(timings["all_steps"]["step_nums"]) == 16
