@@ -199,6 +199,9 @@ def test_a_disk_full_from_the_first_write_of_a_mode_fails_it_and_keeps_none(
     fill_at(monkeypatch, run, "run.json", nth=2)     # the first mode's start
     assert capture(out) == 1
     check_stopped(run, capsys.readouterr().err, "eager", "run.json")
+    monkeypatch.undo()
+    text = report_reads(run, tmp_path, capsys)      # a run with no mode measured still reads
+    assert "failed: the disk is full (ENOSPC)" in text and "missing: not run: the disk" in text
 
 
 def test_a_disk_that_fills_in_the_interleaved_rounds_keeps_every_mode_on_its_first_round(
