@@ -353,6 +353,7 @@ def run_with_progress(console, plan, writer, opts) -> list:
         return t
 
     keep_alive = orch.rounds_fit(opts, len(plan.modes))
+    stopped: reserve.DiskFull | None = None
     with Live(render(), console=console, refresh_per_second=4, transient=False) as live:
         def poll():
             live.update(render())
@@ -389,8 +390,9 @@ def run_with_progress(console, plan, writer, opts) -> list:
                 elif entry.get("status") == "pending":
                     st.status, st.error = "not run", entry.get("error")
             live.update(render())
-            raise stopped from None
     console.print()
+    if stopped is not None:    # (after the table, on a line of its own)
+        raise stopped
     return list(states.values())
 
 
