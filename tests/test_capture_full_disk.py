@@ -118,6 +118,17 @@ def fill_at(monkeypatch, run: Path, name: str, nth: int = 1, reserve_back: bool 
     return refused
 
 
+def refuse_inside(monkeypatch, run: Path) -> None:
+    """Every write inside the run folder fails with ENOSPC (the analysis cache's included)."""
+    real = runfolder.atomic_write_bytes
+
+    def write(path, data):
+        if Path(path).resolve().is_relative_to(run.resolve()):
+            raise OSError(errno.ENOSPC, ENOSPC)
+        return real(path, data)
+    monkeypatch.setattr(runfolder, "atomic_write_bytes", write)
+
+
 def capture(out: Path, *more: str) -> int:
     return main(["capture", str(COSTLY), "--modes", ",".join(MODES), "--out", str(out),
                  "--name", "run", "--rounds", "1", "--no-python-tracer", *more])
@@ -181,8 +192,12 @@ def test_a_disk_that_fills_during_a_mode_stops_the_capture_saying_so(
         return
     modes = check_stopped(run, err, "function", what)
     assert modes["function"]["error"].startswith("the disk is full (ENOSPC): cannot write ")
+    # the disk still full: report reads the run, its analysis cache not written
+    monkeypatch.undo()
+    refuse_inside(monkeypatch, run)
     text = report_reads(run, tmp_path, capsys)
     assert "failed: the disk is full (ENOSPC)" in text and "missing: not run: the disk" in text
+    assert not [p for p in run.rglob("*") if p.is_file() and ".traceinsight" in p.parts]
     # space freed: --resume captures what the disk stopped, and nothing else
     monkeypatch.undo()
     stand_in_for(monkeypatch)
@@ -190,6 +205,8 @@ def test_a_disk_that_fills_during_a_mode_stops_the_capture_saying_so(
         capsys.readouterr().err
     assert [modes_of(run)[m]["status"] for m in MODES] == ["ok"] * 3
     assert not (run / reserve.RESERVE).exists()
+    report_reads(run, tmp_path, capsys)       # with room, the analysis is cached in the run
+    assert [p for p in run.rglob("*") if p.is_file() and ".traceinsight" in p.parts]
 
 
 def test_a_disk_full_from_the_first_write_of_a_mode_fails_it_and_keeps_none(
