@@ -302,6 +302,29 @@ def test_a_workload_process_that_exits_so_is_a_full_disk_to_the_parent(tmp_path,
     assert e.value.errno == errno.ENOSPC
 
 
+@pytest.mark.parametrize("keep_alive", [False, True])
+def test_a_workload_output_the_disk_refuses_is_a_full_disk(tmp_path, monkeypatch, keep_alive):
+    """The mode's stderr.log, written by the parent as the process ends (or, kept alive for the
+    rounds, once its result is there): refused, the mode cannot be recorded (``DiskFull``), the
+    process is not left running and its temporary log goes."""
+    fake = tmp_path / "python"
+    fake.write_text(f'#!/bin/sh\necho $$ > {tmp_path}/pid\nfor a; do out="$a"; done\n'
+                    'echo "its output" >&2\nprintf "{}" > "$out"\n'
+                    + ("sleep 600\n" if keep_alive else ""))
+    fake.chmod(0o755)
+    monkeypatch.setattr(environment, "workload_python", str(fake))
+    mode = tmp_path / "eager"
+    refused = fill_at(monkeypatch, tmp_path / "no-run", "stderr.log", reserve_back=False)
+    with pytest.raises(reserve.DiskFull) as e:
+        children.run_child("mode", {}, mode, 60, dict(os.environ), stderr_path=mode / "stderr.log",
+                           keep_alive=keep_alive)
+    assert refused == ["stderr.log"]
+    assert str(e.value) == f"the disk is full (ENOSPC): cannot write {mode / 'stderr.log'} ({ENOSPC})"
+    assert not [p for p in mode.iterdir() if p.name.endswith(".tmp")]
+    with pytest.raises(ProcessLookupError):     # not left running (and reaped)
+        os.kill(int((tmp_path / "pid").read_text()), 0)
+
+
 def test_a_pass_whose_trace_could_not_be_saved_is_never_ok(tmp_path):
     """A traced pass whose save failed (``profiling``: ``save_failed``) fails its mode, even
     with no trace file to look at."""
