@@ -269,6 +269,27 @@ def test_no_space_to_set_aside_refuses_to_start_and_leaves_nothing(
     assert not (out / "run").exists()
 
 
+def test_a_resume_without_space_to_set_aside_leaves_the_run_as_it_was(
+        stand_in, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "runs"
+    run = out / "run"
+    fill_at(monkeypatch, run, runfolder.TIMINGS, nth=2)
+    assert capture(out) == 1
+    capsys.readouterr()
+    before = (run / runfolder.MANIFEST).read_bytes()
+    monkeypatch.undo()
+    stand_in_for(monkeypatch)
+
+    def refuse(fd, offset, size):
+        raise OSError(errno.ENOSPC, ENOSPC)
+    monkeypatch.setattr(os, "posix_fallocate", refuse)
+    assert main(["capture", "--resume", str(run), "--no-python-tracer"]) == 1
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("traceinsight: error: the disk is full (ENOSPC): cannot set aside ")
+    assert (run / runfolder.MANIFEST).read_bytes() == before
+    assert not (run / reserve.RESERVE).exists() and not (run / ".capture.lock").exists()
+
+
 def test_the_workload_process_says_a_refused_write_by_its_exit_status(tmp_path):
     """``reserve.hand_back`` (the workload process's result, error, round): a disk that refuses
     it ends the process with the errno as its status and one line, never a traceback."""

@@ -315,8 +315,14 @@ def _resume_locked(run_path, requested, overrides, command, workload, lock, say=
         {"utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": command, "modes": todo,
          "options": opts.as_dict()})
     writer = RunWriter(Path(run_path), manifest)
-    writer.save()
-    reserve.set_aside(Path(run_path), manifest)    # (given back by Plan.release)
+    # space for the run's last word (given back by Plan.release); before run.json is touched, so
+    # a disk without it leaves the run as it was
+    reserve.set_aside(Path(run_path), manifest)
+    try:
+        writer.save()
+    except BaseException:
+        reserve.give_back(Path(run_path))
+        raise
     return Plan(wf, todo, probe, Path(run_path), opts, resume=True, lock=lock), writer, notes
 
 
