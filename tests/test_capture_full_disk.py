@@ -14,6 +14,7 @@ own error, injected), and a real full disk (a tmpfs: root only, skipped elsewher
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import os
@@ -25,8 +26,13 @@ from pathlib import Path
 import pytest
 
 from traceinsight import runfolder
+from traceinsight.analysis.load import load
 from traceinsight.capture import children, environment, orchestrate, planning, reserve
 from traceinsight.cli import main
+from traceinsight.tui import get_app
+
+from test_tui import screen_text
+from tui_runs import settle
 
 ROOT = Path(__file__).resolve().parents[1]
 COSTLY = ROOT / "samples" / "costly_loop.py"
@@ -267,6 +273,29 @@ def test_no_space_to_set_aside_refuses_to_start_and_leaves_nothing(
     line = one_line(capsys.readouterr().err)
     assert line.startswith("traceinsight: error: the disk is full (ENOSPC): cannot set aside ")
     assert not (out / "run").exists()
+
+
+def test_the_viewer_opens_a_run_the_disk_stopped(stand_in, tmp_path, monkeypatch, capsys):
+    """``view``: the overview shows the mode kept, the failed one (with why) and the one not
+    run."""
+    out = tmp_path / "runs"
+    run = out / "run"
+    fill_at(monkeypatch, run, runfolder.TIMINGS, nth=2)
+    assert capture(out) == 1
+    monkeypatch.undo()
+
+    async def shown() -> str:
+        app = get_app(load(run))
+        async with app.run_test(size=(160, 40)) as pilot:
+            await settle(pilot)
+            return screen_text(app)
+    text = asyncio.run(shown())
+    rows: dict[str, str] = {}        # the mode table's rows: each mode's first line
+    for words in (ln.split() for ln in text.splitlines()):
+        if words and words[0] in MODES:
+            rows.setdefault(words[0], words[-1])
+    assert rows == {"eager": "fastest", "function": "failed", "v1-session": "missing"}, text
+    assert "function   failed: the disk is full (ENOSPC): cannot write" in text, text
 
 
 def test_a_resume_without_space_to_set_aside_leaves_the_run_as_it_was(
