@@ -193,6 +193,8 @@ def verify_run(console, run_path: Path, budget_s: float, overrides: dict, comman
         try:
             plan, writer, notes = planning.resume_run(run_path, batch, overrides, command, None,
                                                       say=_say(console))
+        except reserve.DiskFull:            # no room for the run's last word: stop, saying so
+            raise
         except TraceinsightError as e:      # a mode this workload cannot run: said, not fatal
             left += [{"rule": c.rule, "mode": c.mode, "why": str(e)} for c in found
                      if c.fix_mode in batch]
