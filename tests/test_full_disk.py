@@ -1,7 +1,7 @@
 """A full disk while an in-process mode (``run``, ``profile()``, the Keras callback) is finished,
 without TensorFlow: the agent's result file is written here by hand, and the disk "fills" by
 making ``runfolder.atomic_write_bytes`` refuse with ENOSPC, as a full disk does, until the space
-the mode set aside (``script.RESERVE``) is given back. The same faults with real captures, and a
+the mode set aside (``RESERVE``) is given back. The same faults with real captures, and a
 real full disk (a tmpfs, root only), are in tests/test_inprocess_faults.py."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import pytest
 
 from traceinsight import runfolder
 from traceinsight.capture import script
+from traceinsight.capture.reserve import RESERVE, RESERVE_MIN_BYTES
 from traceinsight.errors import TraceinsightError
 
 SETTINGS = {"skip_steps": 2, "steps": 3, "step_function": None, "trace_ms": None,
@@ -48,7 +49,7 @@ def full_disk(monkeypatch):
         refused: list[str] = []
 
         def write(path, data):
-            if not reserve or (run_path / script.RESERVE).exists():
+            if not reserve or (run_path / RESERVE).exists():
                 refused.append(Path(path).name)
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             return real(path, data)
@@ -59,13 +60,13 @@ def full_disk(monkeypatch):
 
 def test_a_mode_sets_space_aside_and_gives_it_back(tmp_path):
     rec = _record(tmp_path)
-    reserve = rec.run_path / script.RESERVE
-    assert reserve.stat().st_size >= script.RESERVE_MIN_BYTES
+    kept = rec.run_path / RESERVE
+    assert kept.stat().st_size >= RESERVE_MIN_BYTES
     # allocated, not a sparse file: the space is the disk's no more
-    assert reserve.stat().st_blocks * 512 >= script.RESERVE_MIN_BYTES
+    assert kept.stat().st_blocks * 512 >= RESERVE_MIN_BYTES
     _agent_file(rec)
     rec.finish(0)
-    assert not reserve.exists() and not (rec.run_path / ".capture.lock").exists()
+    assert not kept.exists() and not (rec.run_path / ".capture.lock").exists()
     (entry,) = runfolder.read_manifest(rec.run_path)["modes"].values()
     assert (entry["status"], entry["error"]) == ("failed", "the trace was not saved"), entry
     assert runfolder.read_timings(rec.mode_path / runfolder.TIMINGS)["all_steps"]["step_nums"] \
@@ -88,7 +89,11 @@ def test_timings_the_disk_cannot_hold_fail_the_mode_in_the_space_set_aside(tmp_p
     assert (rec.mode_path / script.RESULT).is_file()     # what the agent wrote is kept
     rec.say()
     err = capfd.readouterr().err
-    assert err.strip() == f"traceinsight: mode train: {on_disk['error']}"
+    assert err.strip() == f"traceinsight: recording failed: mode train: {on_disk['error']}"
+    rec.say(0)       # ``run``: the script's exit status is passed through, and said to be its own
+    assert capfd.readouterr().err.strip() == (f"traceinsight: recording failed: mode train: "
+                                              f"{on_disk['error']}; exit status 0 is the "
+                                              "script's own")
 
 
 def test_run_json_the_disk_cannot_hold_even_so_is_said_in_one_line(tmp_path, full_disk, capfd):
@@ -98,14 +103,17 @@ def test_run_json_the_disk_cannot_hold_even_so_is_said_in_one_line(tmp_path, ful
     entry = rec.finish(0)         # never raises
     err = capfd.readouterr().err
     assert err.count("\n") == 1 and err.startswith(
-        f"traceinsight: could not finish mode train of {rec.run_path}: cannot write "
-        f"{rec.run_path / runfolder.MANIFEST}: No space left on device; its entry in run.json "
-        "was not updated"), err
+        f"traceinsight: could not finish mode train of {rec.run_path}: the disk is full "
+        f"(ENOSPC): cannot write {rec.run_path / runfolder.MANIFEST} (No space left on device); "
+        "its entry in run.json was not updated"), err
     assert entry["status"] == "failed"     # in memory; run.json keeps its last word
     assert rec.handoff is not None and rec.handoff["res"] is None   # for a watcher, if any
     rec.say()
     assert capfd.readouterr().err == ""    # said once
-    assert not (rec.run_path / script.RESERVE).exists()
+    rec.say(0)       # ``run``: that the script's exit status is its own
+    assert capfd.readouterr().err == ("traceinsight: recording failed: mode train is not "
+                                      "recorded; exit status 0 is the script's own\n")
+    assert not (rec.run_path / RESERVE).exists()
 
 
 def test_no_space_to_set_aside_refuses_to_start_and_leaves_nothing(tmp_path, monkeypatch):
@@ -165,7 +173,7 @@ def test_a_mode_that_fails_at_its_start_on_a_full_disk_never_raises(tmp_path, fu
     err = capfd.readouterr().err
     assert err.count("\n") == 1 and "could not finish mode train" in err, err
     assert runfolder.read_manifest(rec2.run_path)["modes"]["train"]["status"] == "running"
-    assert not (rec2.run_path / script.RESERVE).exists()
+    assert not (rec2.run_path / RESERVE).exists()
     assert not (rec2.run_path / ".capture.lock").exists()
 
 

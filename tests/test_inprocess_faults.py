@@ -408,7 +408,7 @@ def test_a_disk_full_at_the_modes_end_fails_it_saying_so(tmp_path, route):
     assert entry["error"] == (f"the disk is full (ENOSPC): cannot write {timings.resolve()} "
                               "(No space left on device): the 16 steps measured are not "
                               "recorded"), entry["error"]
-    assert f"traceinsight: mode session: {entry['error']}" in done.stderr   # (named after -c)
+    assert f"traceinsight: recording failed: mode session: {entry['error']}" in done.stderr
     # the agent's own file could not be written either: one line, the mode finished from memory
     assert done.stderr.count("No space left on device") == 2, done.stderr[-3000:]
     assert any(n.endswith("(the mode was finished from the steps it held in memory)")
@@ -429,8 +429,8 @@ def test_a_run_json_the_process_cannot_write_is_written_by_its_watcher(tmp_path)
     assert "could not finish mode" in done.stderr and "was not updated" in done.stderr
     entry, timings = _finished(tmp_path)
     assert entry["status"] == "ok", entry
-    assert any(n.startswith("the profiling process could not write the mode's end (cannot "
-                            "write") and "No space left on device" in n
+    assert any(n.startswith("the profiling process could not write the mode's end (the disk "
+                            "is full (ENOSPC): cannot write") and "No space left on device" in n
                and n.endswith("traceinsight's watcher process wrote it after")
                for n in entry["notes"]), entry["notes"]
     assert timings is not None and len(timings["all_steps"]["step_nums"]) == 16

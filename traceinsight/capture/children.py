@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from traceinsight import runfolder
-from traceinsight.capture import environment
+from traceinsight.capture import environment, reserve
 
 STDERR_TAIL_LINES = 25
 
@@ -83,6 +83,8 @@ class LiveChild:
             text = Path(self.log_tmp).read_text(encoding="utf-8", errors="replace")
             if self.stderr_path is not None and self.stderr_path.parent.is_dir():
                 runfolder.atomic_write_bytes(self.stderr_path, text.encode())
+        except OSError:
+            pass   # the mode is recorded already: its output is not worth failing it (a full disk)
         finally:
             try:
                 os.unlink(self.log_tmp)
@@ -104,15 +106,18 @@ def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[st
 
     ``keep_alive``: return as soon as the result is written, leaving the process running (it then
     serves interleaved rounds, see ``LiveChild``)."""
-    workdir.mkdir(parents=True, exist_ok=True)
     out = workdir / f".{what}.result.json"
     err_file = out.with_name(out.name + ".error")
-    for p in (out, err_file):
-        if p.exists():
-            p.unlink()
+    try:
+        workdir.mkdir(parents=True, exist_ok=True)
+        for p in (out, err_file):
+            if p.exists():
+                p.unlink()
+        log_fd, log_tmp = tempfile.mkstemp(dir=workdir, prefix=f".{what}.stderr.", suffix=".tmp")
+    except OSError as e:   # a full disk: the mode cannot be recorded (``reserve``)
+        raise reserve.write_error(e.filename or workdir, e) from None
     cmd = [environment.workload_python or sys.executable, "-m", "traceinsight.capture.runner", what, "--spec", json.dumps(spec),
            "--out", str(out)]
-    log_fd, log_tmp = tempfile.mkstemp(dir=workdir, prefix=f".{what}.stderr.", suffix=".tmp")
     timed_out = False
     alive = False
     try:
@@ -141,7 +146,13 @@ def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[st
                 raise
         text = Path(log_tmp).read_text(encoding="utf-8", errors="replace")
         if stderr_path is not None:
-            runfolder.atomic_write_bytes(stderr_path, text.encode())
+            try:
+                runfolder.atomic_write_bytes(stderr_path, text.encode())
+            except OSError as e:   # a full disk: the mode cannot be recorded (``reserve``)
+                if alive:
+                    _kill_group(proc)
+                    alive = False
+                raise reserve.write_error(stderr_path, e) from None
     finally:
         if not alive:
             try:
@@ -156,6 +167,10 @@ def run_child(what: str, spec: dict, workdir: Path, timeout: float, env: dict[st
         return ChildResult(True, result, "", tail, None, live=LiveChild(proc, log_tmp, stderr_path))
     if timed_out:
         return ChildResult(False, {}, f"timed out after {timeout:g} s (--timeout)", tail, rc)
+    if reserve.refused_by_disk(rc) and not out.exists() and not err_file.exists():
+        # the process could not write what it hands back (``reserve.hand_back``)
+        raise reserve.DiskFull(f"{reserve.space_words(rc)}: the workload process could not write "
+                               f"its result in {workdir}", rc, workdir)
     if rc == 0 and out.exists():
         result = json.loads(out.read_text())
         out.unlink()

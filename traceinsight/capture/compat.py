@@ -192,6 +192,7 @@ class LocalTrace:
         import threading
         self.tf, self.logdir, self.levels = tf, str(logdir), dict(levels)
         self.error: str | None = None
+        self.disk_full = False     # the trace could not be saved: the disk is full
         self.started = False
         self.stopped = False
         self._lock = threading.Lock()
@@ -224,6 +225,10 @@ class LocalTrace:
             except Exception as e:   # a full disk, an unwritable folder: the trace is lost, say so
                 msg = str(e).strip().splitlines()
                 self.error = f"saving the trace failed: {type(e).__name__}: {msg[0] if msg else ''}"
+                # TensorFlow raises ResourceExhaustedError for a file the disk refused (ENOSPC,
+                # a quota), the file cut where the disk filled
+                exhausted = getattr(getattr(self.tf, "errors", None), "ResourceExhaustedError", ())
+                self.disk_full = isinstance(e, exhausted)
 
     def path(self) -> str | None:
         """The newest trace file under ``logdir`` (None when none was saved)."""

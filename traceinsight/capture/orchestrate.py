@@ -11,7 +11,9 @@ every state change, so an interrupted capture (Ctrl-C, a killed process) leaves 
 
 from __future__ import annotations
 
+import errno
 import os
+import shlex
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ import numpy as np
 
 from traceinsight import machineload, runfolder
 from traceinsight.capture import modes as modes_mod
+from traceinsight.capture import reserve
 from traceinsight.capture.children import PROGRESS, LiveChild, read_phase, run_child
 from traceinsight.capture.environment import child_env
 from traceinsight.capture.planning import Options, Plan, RunWriter
@@ -174,12 +177,28 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
             state.notes.append(f"{pass_name} pass: {p['problem']}")
         if p.get("first_step_note"):
             state.notes.append(p["first_step_note"])
-    problem = verify_traces(writer.path, entry["dir"], timings)
-    if problem is None:
-        try:
-            runfolder.atomic_write_json(mode_path / runfolder.TIMINGS, timings)
-        except OSError as e:
-            problem = f"cannot write {runfolder.TIMINGS}: {e.strerror or e}"
+    try:
+        for pass_name, p in (timings.get("traced") or {}).items():
+            if isinstance(p, dict) and p.get("disk_full"):
+                raise reserve.DiskFull(f"the disk is full (ENOSPC): the {pass_name} pass's trace "
+                                       f"could not be saved ({p.get('problem')})", errno.ENOSPC,
+                                       mode_path)
+        full = disk_full(writer.path)
+        if full is not None:   # the profiler writes its file on its own: a full disk cuts it
+            raise reserve.DiskFull(f"{full} once the mode's process ended: its traces may be "
+                                   "truncated", errno.ENOSPC, writer.path)
+        problem = verify_traces(writer.path, entry["dir"], timings)
+        if problem is None:
+            try:
+                runfolder.atomic_write_json(mode_path / runfolder.TIMINGS, timings)
+            except OSError as e:
+                if e.errno in reserve.SPACE_ERRNOS:
+                    raise reserve.write_error(mode_path / runfolder.TIMINGS, e) from None
+                problem = f"cannot write {runfolder.TIMINGS}: {e.strerror or e}"
+    except reserve.DiskFull:
+        if res.live is not None:
+            res.live.kill()
+        raise
     if problem is not None:   # never recorded ok: a truncated trace is not a measurement
         entry.update(status="failed", error=problem)
         state.status, state.error = "failed", problem
@@ -190,14 +209,32 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     entry.update(status="ok", summary=summary_of(timings), notes=state.notes,
                  details=timings.get("details", {}))
     state.status = "ok"
+    try:
+        writer.save()
+    except BaseException:   # (a full disk: the mode is ended by ``end_on_full_disk``)
+        if res.live is not None:
+            res.live.kill()
+        raise
     state.live = res.live
-    writer.save()
     return state
 
 
 # A disk with less free space than this after a mode's capture was likely full while the
 # profiler wrote: its traces may be cut short even where they parse.
 MIN_FREE_BYTES = 256 << 10
+
+
+def disk_full(run_path: Path) -> str | None:
+    """"the disk is full ..." when the run folder's disk has less than ``MIN_FREE_BYTES`` free,
+    else None (also where it cannot be asked)."""
+    try:
+        st = os.statvfs(run_path)
+    except (OSError, AttributeError):
+        return None
+    free = st.f_bavail * st.f_frsize
+    if free >= MIN_FREE_BYTES:
+        return None
+    return f"the disk is full ({free >> 10} KiB left on the disk of {run_path})"
 
 
 def verify_traces(run_path: Path, folder: str, timings: dict, resume: bool = True) -> str | None:
@@ -207,14 +244,13 @@ def verify_traces(run_path: Path, folder: str, timings: dict, resume: bool = Tru
     the advice names ``--resume`` (``capture``'s; a script's mode is recorded again by running
     it again)."""
     from traceinsight.analysis.events import open_planes
-    try:
-        st = os.statvfs(run_path)
-        if st.f_bavail * st.f_frsize < MIN_FREE_BYTES:
-            return ("the disk is full: its traces may be truncated (free some space"
-                    + (" and --resume)" if resume else ")"))
-    except (OSError, AttributeError):
-        pass
+    if disk_full(run_path) is not None:
+        return ("the disk is full: its traces may be truncated (free some space"
+                + (" and --resume)" if resume else ")"))
     for pass_name, info in (timings.get("traced") or {}).items():
+        if pass_name in runfolder.PASSES and (info or {}).get("save_failed"):
+            # a pass that recorded and could not save its trace is no measurement
+            return f"{pass_name} pass: {info.get('problem') or 'its trace could not be saved'}"
         if pass_name not in runfolder.PASSES or not (info or {}).get("trace"):
             continue    # a pass that recorded nothing says so itself (its "problem")
         skipped: list[str] = []
@@ -231,6 +267,49 @@ def verify_traces(run_path: Path, folder: str, timings: dict, resume: bool = Tru
             except TraceinsightError as e:
                 return f"{pass_name} pass: the trace is unreadable ({e}); disk full?"
     return None
+
+
+def end_on_full_disk(plan: Plan, writer: RunWriter, error: reserve.DiskFull) -> reserve.DiskFull:
+    """The capture stops on a disk that refused a write (``error``): the mode being captured ends
+    ``failed`` with the error, the modes not yet run stay ``pending`` and say they were not run
+    because of the disk, the modes captured stay ``ok``; run.json is written with the space set
+    aside for it (``reserve.save_manifest``). Returns the one line the command ends with."""
+    run = writer.path
+    resume = f"traceinsight capture --resume {shlex.quote(str(run))}"
+    words = reserve.space_words(error.errno) or "a write was refused"
+    failed, not_run, kept = [], [], []
+    for name in plan.modes:
+        entry = writer.mode(name)
+        if entry.get("status") == "running":
+            entry.update(status="failed", error=str(error))
+            failed.append(name)
+        elif entry.get("status") == "pending":
+            entry["error"] = (f"not run: {words}" + (f" (mode {failed[0]} failed on it)"
+                                                     if failed else "")
+                              + f"; free some space, then: {resume}")
+            not_run.append(name)
+        elif entry.get("status") == "ok":
+            kept.append(name)
+    try:
+        reserve.save_manifest(writer)
+        unsaved = ""
+    except WriteError as e:
+        unsaved = (f"; run.json could not be updated even with the space set aside ({e}): it "
+                   "may still call a mode running")
+    said = [str(error)]
+    if failed:
+        said.append(f"mode {', '.join(failed)} failed")
+    if not_run:
+        said.append(f"not run: {', '.join(not_run)}")
+    if failed or not_run:
+        said.append(f"{len(kept)} mode(s) captured are kept" if kept else "no mode was captured")
+        then = f". Free some space, then: {resume}"
+    else:   # every mode was captured: the interleaved rounds after the first were not recorded
+        said.append(f"the {len(kept)} mode(s) captured are kept (one whose interleaved rounds "
+                    "could not be written is timed in its first round only, its notes say so)"
+                    if kept else "no mode was captured")
+        then = ""
+    return reserve.DiskFull("; ".join(said) + unsaved + then, error.errno, error.path)
 
 
 def rounds_fit(opts: Options, n_modes: int) -> bool:
@@ -278,8 +357,11 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
                         busy_again = busy_again + 1 if machineload.disturbed(
                             got.get("other_cpu_busy")) else 0
                 if got is None:
-                    lost[st.name] = f"round {i}: the mode's process " + (
-                        "died" if child.proc.poll() is not None else "did not answer in time")
+                    rc = child.proc.poll()
+                    lost[st.name] = f"round {i}: " + (
+                        f"{reserve.space_words(rc)}: the mode's process could not write its round"
+                        if reserve.refused_by_disk(rc) else "the mode's process " + (
+                            "died" if rc is not None else "did not answer in time"))
                     child.kill()
                     continue
                 extra[st.name].append(got)
@@ -288,6 +370,7 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
             if st.name not in lost:
                 child.close()
             st.live = None
+    refused: reserve.DiskFull | None = None
     for st, _ in live:
         entry = writer.mode(st.name)
         tpath = writer.path / entry["dir"] / runfolder.TIMINGS
@@ -318,6 +401,17 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
         try:
             runfolder.atomic_write_json(tpath, timings)
         except OSError as e:   # the round 0 timings.json stays, whole
-            raise WriteError(f"cannot write {tpath}: {e.strerror or e}") from None
+            error = reserve.write_error(tpath, e)
+            if not isinstance(error, reserve.DiskFull):
+                raise error from None
+            # the mode stays as captured, timed in its first round: said in its notes, and the
+            # capture ends on the disk (``end_on_full_disk``)
+            refused = refused or error
+            st.notes.append(f"its interleaved rounds are not recorded ({error}): it is timed in "
+                            "its first round only")
+            entry["notes"] = list(st.notes)
+            continue
         entry["summary"] = summary_of(timings)
+    if refused is not None:
+        raise refused
     writer.save()

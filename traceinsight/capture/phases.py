@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from traceinsight import runfolder
-from traceinsight.capture import calibrate, machine, memory
+from traceinsight.capture import calibrate, machine, memory, reserve
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.function_driver import function_driver
 from traceinsight.capture.keras_driver import keras_driver
@@ -23,8 +23,12 @@ PROGRESS = ".progress.json"
 
 
 def progress(mode_path: Path, phase: str) -> None:
-    """Tell the parent which phase runs (its live display, and what a timed-out mode was doing)."""
-    runfolder.atomic_write_json(mode_path / PROGRESS, {"phase": phase, "t": time.time()})
+    """Tell the parent which phase runs (its live display, and what a timed-out mode was doing).
+    Not written on a disk that refuses it: the mode goes on, and the disk decides at its result."""
+    try:
+        runfolder.atomic_write_json(mode_path / PROGRESS, {"phase": phase, "t": time.time()})
+    except OSError:
+        pass
 
 
 def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
@@ -184,7 +188,7 @@ class RoundServer:
                 continue
             if not isinstance(cmd, dict) or cmd.get("exit"):
                 return
-            runfolder.atomic_write_json(Path(cmd["out"]), self.round(int(cmd["round"])))
+            reserve.hand_back(Path(cmd["out"]), self.round(int(cmd["round"])))
 
     def recorder(self, phase: str, next_step: int, done: Callable[[Recorder], bool]) -> Recorder:
         """A step recorder for a round (TF's step marker; Keras on JAX overrides it)."""

@@ -16,10 +16,11 @@ from typing import Any, Callable
 from traceinsight import __version__, runfolder
 from traceinsight.capture import lock as lock_mod
 from traceinsight.capture import modes as modes_mod
+from traceinsight.capture import reserve
 from traceinsight.capture.children import run_child
 from traceinsight.capture.environment import TF_ENV_VARS, child_env, host_environment
 from traceinsight.capture.workload import WorkloadFile, inspect_file
-from traceinsight.errors import TraceinsightError, WriteError
+from traceinsight.errors import TraceinsightError
 
 
 @dataclass
@@ -109,8 +110,7 @@ class RunWriter:
         try:
             runfolder.atomic_write_json(self.path / runfolder.MANIFEST, self.manifest)
         except OSError as e:   # the atomic write left the old run.json and no temp file
-            raise WriteError(f"cannot write {self.path / runfolder.MANIFEST}: "
-                             f"{e.strerror or e}") from None
+            raise reserve.write_error(self.path / runfolder.MANIFEST, e) from None
 
     def mode(self, name: str) -> dict:
         return self.manifest["modes"][name]
@@ -136,6 +136,13 @@ class Plan:
     resume: bool = False
     notes: list[str] = field(default_factory=list)   # said to the user before the modes run
     lock: lock_mod.RunLock | None = None              # held while the run is written
+
+    def release(self) -> None:
+        """The capture ends: the space set aside for its last word goes (``reserve``), then
+        the lock."""
+        reserve.give_back(self.run_path)
+        if self.lock is not None:
+            self.lock.release()
 
 
 def probe_workload(wf: WorkloadFile, timeout: float) -> dict:
@@ -252,6 +259,8 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
         try:
             writer = RunWriter(run_path, manifest)
             writer.save()
+            # space for the run's last word on a disk that fills while the modes run
+            reserve.set_aside(run_path, manifest)
         except BaseException:
             lock.release()
             raise
@@ -306,7 +315,14 @@ def _resume_locked(run_path, requested, overrides, command, workload, lock, say=
         {"utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": command, "modes": todo,
          "options": opts.as_dict()})
     writer = RunWriter(Path(run_path), manifest)
-    writer.save()
+    # space for the run's last word (given back by Plan.release); before run.json is touched, so
+    # a disk without it leaves the run as it was
+    reserve.set_aside(Path(run_path), manifest)
+    try:
+        writer.save()
+    except BaseException:
+        reserve.give_back(Path(run_path))
+        raise
     return Plan(wf, todo, probe, Path(run_path), opts, resume=True, lock=lock), writer, notes
 
 

@@ -78,7 +78,10 @@ def traced_phase(tf, driver, logdir, duration_ms, levels, max_steps, next_step, 
         result["load"] = load
     if not live:
         result["problem"] = "the profiler never started recording" + (f" ({tp.error})" if tp.error else "")
-    elif tp.error:
+    elif tp.error:     # the session recorded: its trace could not be saved (a full disk ...)
         result["problem"] = tp.error
+        result["save_failed"] = True
+        if tp.session.disk_full:
+            result["disk_full"] = True
     return rec, result
 

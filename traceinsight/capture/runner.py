@@ -46,8 +46,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from traceinsight import runfolder
 from traceinsight.capture import modes as modes_mod
+from traceinsight.capture import reserve
 from traceinsight.capture.loading import (  # noqa: F401
     SetupError,
     WorkloadError,
@@ -160,32 +160,44 @@ def main(argv: list[str] | None = None) -> int:
                 from traceinsight.capture.phases import run_mode
                 result, server = run_mode(spec)
     except WorkloadError as e:
-        traceback.print_exc()
-        runfolder.atomic_write_json(out.with_name(out.name + ".error"), {"error": str(e)})
+        _print_exc()
+        reserve.hand_back(out.with_name(out.name + ".error"), {"error": str(e)})
         status = 3
     except SetupError as e:
-        traceback.print_exc()
-        runfolder.atomic_write_json(out.with_name(out.name + ".error"), {"error": str(e), "setup": True})
+        _print_exc()
+        reserve.hand_back(out.with_name(out.name + ".error"), {"error": str(e), "setup": True})
         status = 3
     except BaseException as e:
-        traceback.print_exc()
-        runfolder.atomic_write_json(out.with_name(out.name + ".error"), {"error": one_line(e)})
+        _print_exc()
+        reserve.hand_back(out.with_name(out.name + ".error"), {"error": one_line(e)})
         status = 4
     else:
-        runfolder.atomic_write_json(out, result)
+        reserve.hand_back(out, result)
         status = 0
         if server is not None:  # the parent reads the result, then asks for rounds on stdin
-            sys.stdout.flush()
             try:
+                sys.stdout.flush()
                 server.serve()
             except BaseException:
-                traceback.print_exc()
+                _print_exc()
                 status = 4
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:     # the log is on the run folder's disk, which may be full
+            pass
     # os._exit: skip interpreter teardown (TF's profiler and thread pools can make a clean
     # exit slow or hang); every file is already written and fsynced.
     os._exit(status)
+
+
+def _print_exc() -> None:
+    """The traceback into the log the parent keeps; a log the disk refuses (full) is not a second
+    error: what the process hands back says what happened."""
+    try:
+        traceback.print_exc()
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

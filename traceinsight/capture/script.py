@@ -10,7 +10,6 @@ crashes."""
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
@@ -25,90 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from traceinsight import modekind
-from traceinsight.capture import compat
+from traceinsight.capture import compat, reserve
 from traceinsight.errors import TraceinsightError
 
 # tracer levels of the traced window (host tracer 3 sees the eager runtime; python tracer off: it
 # inflates Python several-fold and grows the trace many times over)
 LEVELS = {"host_tracer_level": 3, "device_tracer_level": 1, "python_tracer_level": 0}
 RESULT = ".agent.json"
-# Space set aside in the run folder while a mode is recorded, given back to write the mode's end in
-# run.json when the disk is full: the status update is the write a full disk refuses, and a mode
-# left ``running`` says nothing true. The status is written as the rest of run.json is (whole,
-# atomically: a torn run.json would lose every mode), so the space must hold a whole new run.json.
-RESERVE = ".capture.reserve"
-RESERVE_MIN_BYTES = 64 << 10
-
-
-def _reserve(run_path: Path, manifest: dict[str, Any]) -> None:
-    """Set ``RESERVE`` aside in the run folder: twice run.json's size and ``RESERVE_MIN_BYTES``,
-    allocated (not a sparse file). Raises TraceinsightError (one line) when the disk cannot hold
-    it: the disk is full, and the mode would end failed anyway (``verify_traces``)."""
-    size = RESERVE_MIN_BYTES + 2 * len(json.dumps(manifest, default=str))
-    path = run_path / RESERVE
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_CLOEXEC", 0), 0o600)
-        try:
-            try:
-                os.posix_fallocate(fd, 0, size)
-            except (AttributeError, OSError) as e:
-                if isinstance(e, OSError) and e.errno in _SPACE_ERRNOS:
-                    raise
-                os.write(fd, b"\0" * size)    # a file system without fallocate
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as e:
-        drop_reserve(run_path)
-        raise TraceinsightError(f"{_space_words(e) or 'cannot write'}: cannot set aside "
-                                f"{size >> 10} KiB in {run_path} for the run's record "
-                                f"({e.strerror or e}); free some space") from None
-
-
-def drop_reserve(run_path: Path) -> bool:
-    """Give ``RESERVE``'s space back; whether there was one."""
-    try:
-        os.unlink(Path(run_path) / RESERVE)
-        return True
-    except OSError:
-        return False
-
-
-def save_manifest(writer) -> None:
-    """``writer.save()``; when it fails (a full disk), again once with the reserve's space given
-    back (``RESERVE``). Raises WriteError when that fails too."""
-    from traceinsight.errors import WriteError
-    try:
-        writer.save()
-    except WriteError:
-        if not drop_reserve(writer.path):
-            raise
-        writer.save()
-
-
-_SPACE_ERRNOS = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
-
-
-def _space_words(e: BaseException | int | None) -> str:
-    """What a write's failure says of the disk: "the disk is full" (ENOSPC, EDQUOT: a quota), "the
-    file-size limit was reached" (EFBIG: ``ulimit -f``), else ""."""
-    code = e if isinstance(e, int) or e is None else getattr(e, "errno", None)
-    if code == errno.EFBIG:
-        return "the file-size limit was reached (EFBIG)"
-    if code == errno.ENOSPC:
-        return "the disk is full (ENOSPC)"
-    if code == getattr(errno, "EDQUOT", None):
-        return "the disk quota is used up (EDQUOT)"
-    return ""
-
-
-def _cannot_write(path: Path | str, e: OSError) -> str:
-    """One line for a write that failed: what it says of the disk, the file, the system's words."""
-    words = _space_words(e)
-    return f"{words + ': ' if words else ''}cannot write {path} ({e.strerror or e})"
-
-
 def script_of(cmd: list[str]) -> Path | None:
     """The Python file the command runs (``python train.py``, ``./train.py``), if it names one."""
     for i, a in enumerate(cmd):
@@ -273,7 +195,7 @@ class RecordedMode:
             self.lock = lock_mod.RunLock(run_path).acquire()
         self.run_path = run_path
         try:
-            _reserve(run_path, manifest)
+            reserve.set_aside(run_path, manifest)
             self.writer = RunWriter(run_path, manifest)
             self.folder = runfolder.mode_dir(mode)
             self.mode_path = (run_path / self.folder).resolve()
@@ -305,7 +227,7 @@ class RecordedMode:
         if made:
             shutil.rmtree(self.run_path, ignore_errors=True)
         else:
-            drop_reserve(self.run_path)
+            reserve.give_back(self.run_path)
             mode_path = getattr(self, "mode_path", None)
             if mode_path is not None and mode_path.is_dir() and not any(mode_path.iterdir()):
                 mode_path.rmdir()
@@ -327,7 +249,7 @@ class RecordedMode:
         into timings.json and the mode's run.json entry (``finish_mode``); ``final``: let the
         run's lock go (else the mode is rewritten later, as a callback whose window ended does,
         before ``fit`` ends). Never raises: a write that fails even with the reserve's space
-        (``save_manifest``) is said in one line, and run.json keeps its last word on the mode.
+        (``reserve.save_manifest``) is said in one line, and run.json keeps its last word on the mode.
         Returns the mode's entry."""
         self.unfinished = self.handoff = None
         try:
@@ -353,7 +275,7 @@ class RecordedMode:
         raises (a write that fails is said in one line, as ``finish`` says it)."""
         self.writer.mode(self.mode).update(status="failed", error=error)
         try:
-            save_manifest(self.writer)
+            reserve.save_manifest(self.writer)
         except Exception as e:
             self.unfinished = str(e)
             print(f"traceinsight: could not finish mode {self.mode} of {self.run_path}: "
@@ -364,7 +286,7 @@ class RecordedMode:
     def release(self) -> None:
         if not self.done:
             self.done = True
-            drop_reserve(self.run_path)    # the mode's end is written (or could not be)
+            reserve.give_back(self.run_path)    # the mode's end is written (or could not be)
             self.lock.release()
             if self.watch_fd is not None:     # the watcher (``watch``) sees the mode finished
                 if self.handoff is not None:  # ... or not: it tries once more
@@ -377,9 +299,15 @@ class RecordedMode:
                 os.close(self.watch_fd)
                 self.watch_fd = None
 
-    def say(self) -> None:
+    def say(self, rc: int | None = None) -> None:
+        """The mode's end in one line on stderr. ``rc``: the script's exit status (``run``), which
+        the command passes through even when the recording failed: the line says so."""
         done = self.entry
+        own = f"; exit status {rc} is the script's own" if rc is not None else ""
         if self.unfinished is not None:     # ``finish`` said why, in one line
+            if rc is not None:
+                print(f"traceinsight: recording failed: mode {self.mode} is not recorded{own}",
+                      file=sys.stderr, flush=True)
             return
         if done["status"] == "ok":
             print(f"traceinsight: {done['summary']['traced_n']} traced steps of mode {self.mode} "
@@ -390,7 +318,8 @@ class RecordedMode:
                       "traced steps', the profiler's cost inside (its notes say why); run the "
                       "script longer for an untraced median", file=sys.stderr, flush=True)
         else:
-            print(f"traceinsight: mode {self.mode}: {done['error']}", file=sys.stderr, flush=True)
+            print(f"traceinsight: recording failed: mode {self.mode}: {done['error']}{own}",
+                  file=sys.stderr, flush=True)
 
 
 # the mode's note, and ``say``'s line, when its script timed no untraced step
@@ -435,8 +364,12 @@ def run_script(cmd: list[str], *, mode: str | None, into: Path | None, out: Path
         signal.signal(signal.SIGINT, old)
         os.close(status_r)
         rec.release()
-    rec.say()
-    return rc if rc >= 0 else 128 - rc
+    status = rc if rc >= 0 else 128 - rc
+    rec.say(status)
+    # the script's exit status, also when the recording failed (the line above says so): the
+    # script ran as it would have without traceinsight, and a wrapper that checks its status
+    # must see its own
+    return status
 
 
 def _agent_told(fd: int) -> dict[str, Any] | None:
@@ -630,7 +563,7 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         # the agent's result file, if any, is left as it is
         entry.update(status="failed", summary=None, notes=notes, error=(
             f"{_agent_write_failed(write_failed)}, and " if write_failed else "")
-            + f"{_cannot_write(mode_path / runfolder.TIMINGS, e)}: the {len(steps)} steps "
+            + f"{reserve.cannot_write(mode_path / runfolder.TIMINGS, e)}: the {len(steps)} steps "
             "measured are not recorded")
         _save_end(writer, final)
         return
@@ -697,17 +630,17 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
 
 
 def _save_end(writer, final: bool) -> None:
-    """The mode's end into run.json: with the reserve's space if need be (``save_manifest``) when
+    """The mode's end into run.json: with the reserve's space if need be (``reserve.save_manifest``) when
     it is the last word; a provisional end (``final=False``) does without, keeping it for that."""
     if final:
-        save_manifest(writer)
+        reserve.save_manifest(writer)
     else:
         writer.save()
 
 
 def _agent_write_failed(failure: dict[str, Any]) -> str:
     """The agent's failed write of its result file (``Agent.save``'s record), in words."""
-    words = _space_words(failure.get("errno"))
+    words = reserve.space_words(failure.get("errno"))
     return (f"{words + ': ' if words else ''}traceinsight could not write its record of the steps "
             f"({failure.get('path')}: {failure.get('strerror') or failure.get('error')})")
 
@@ -792,7 +725,7 @@ def _watched(run_path: Path, mode: str, settings: dict) -> int:
     except (TraceinsightError, OSError, ValueError):
         return 1
     finally:
-        drop_reserve(run_path)
+        reserve.give_back(run_path)
         lock.release()
     return 0
 

@@ -93,7 +93,7 @@ class Command:
     def run(self, args, parser) -> int:
         from rich.console import Console
 
-        from traceinsight.capture import environment, planning
+        from traceinsight.capture import environment, planning, reserve
 
         console = Console(highlight=False)
         if args.remote:
@@ -138,7 +138,7 @@ class Command:
                 raise
             wall = time.monotonic() - started
             writer.manifest.setdefault("capture_wall_s", []).append(round(wall, 1))
-            writer.save()
+            reserve.save_manifest(writer)   # with the space set aside, on a disk that filled
             print_summary(console, plan.run_path)
             tf_notes = list(dict.fromkeys(n for s in states for n in s.tf_notes))
             for s in states:
@@ -154,8 +154,7 @@ class Command:
                 console.print(f"[red]{len(failed)} of {len(states)} mode(s) failed:[/] "
                               f"{', '.join(s.name for s in failed)}")
         finally:
-            if plan.lock is not None:
-                plan.lock.release()
+            plan.release()
         if getattr(args, "verify", False):
             verify_run(console, plan.run_path, float(args.verify_budget), overrides, command)
         return 1 if failed else 0
@@ -166,7 +165,7 @@ def verify_run(console, run_path: Path, budget_s: float, overrides: dict, comman
     budget, then record claimed against measured in run.json and print it."""
     from traceinsight import runfolder
     from traceinsight.analysis.load import load
-    from traceinsight.capture import planning, verify
+    from traceinsight.capture import planning, reserve, verify
 
     started = time.monotonic()
     manifest = runfolder.read_manifest(run_path)
@@ -194,6 +193,8 @@ def verify_run(console, run_path: Path, budget_s: float, overrides: dict, comman
         try:
             plan, writer, notes = planning.resume_run(run_path, batch, overrides, command, None,
                                                       say=_say(console))
+        except reserve.DiskFull:            # no room for the run's last word: stop, saying so
+            raise
         except TraceinsightError as e:      # a mode this workload cannot run: said, not fatal
             left += [{"rule": c.rule, "mode": c.mode, "why": str(e)} for c in found
                      if c.fix_mode in batch]
@@ -201,10 +202,9 @@ def verify_run(console, run_path: Path, budget_s: float, overrides: dict, comman
             continue
         try:
             run_with_progress(console, plan, writer, plan.opts)
-            writer.save()
+            reserve.save_manifest(writer)
         finally:
-            if plan.lock is not None:
-                plan.lock.release()
+            plan.release()
         rounds += 1
         if out_of_budget:
             break
@@ -326,6 +326,7 @@ def run_with_progress(console, plan, writer, opts) -> list:
     from rich.table import Table
 
     from traceinsight.capture import orchestrate as orch
+    from traceinsight.capture import reserve
     from traceinsight.capture.children import read_phase
 
     states = {m: orch.ModeState(m) for m in plan.modes}
@@ -344,7 +345,7 @@ def run_with_progress(console, plan, writer, opts) -> list:
             detail = ""
             if s.status == "ok" and (writer.mode(name).get("summary") or {}).get("median_ms") is not None:
                 detail = median_detail(writer.mode(name)["summary"])
-            elif s.status == "failed":
+            elif s.status in ("failed", "not run"):
                 detail = (s.error or "")[:80]
             elif s.status == "running":
                 detail = read_phase(writer.path / writer.mode(name)["dir"]) or "starting"
@@ -354,6 +355,7 @@ def run_with_progress(console, plan, writer, opts) -> list:
         return t
 
     keep_alive = orch.rounds_fit(opts, len(plan.modes))
+    stopped: reserve.DiskFull | None = None
     with Live(render(), console=console, refresh_per_second=4, transient=False) as live:
         def poll():
             live.update(render())
@@ -374,12 +376,25 @@ def run_with_progress(console, plan, writer, opts) -> list:
                 orch.run_rounds(writer, list(states.values()), opts, poll=poll, on_round=on_round)
                 rounds_note[0] = None
                 live.update(render())
-        except BaseException:  # Ctrl-C: no workload process may stay behind
+        except BaseException as e:  # Ctrl-C: no workload process may stay behind
             for st in states.values():
                 if st.live is not None:
                     st.live.kill()
-            raise
+                    st.live = None
+            if not isinstance(e, reserve.DiskFull):
+                raise
+            # the disk is full: the mode being captured fails, the rest are not run, saying so
+            stopped = orch.end_on_full_disk(plan, writer, e)
+            for name, st in states.items():
+                entry = writer.mode(name)
+                if entry.get("status") == "failed" and st.status == "running":
+                    st.status, st.error, st.ended = "failed", entry.get("error"), time.monotonic()
+                elif entry.get("status") == "pending":
+                    st.status, st.error = "not run", entry.get("error")
+            live.update(render())
     console.print()
+    if stopped is not None:    # (after the table, on a line of its own)
+        raise stopped
     return list(states.values())
 
 

@@ -19,7 +19,8 @@ class Command:
     --steps steps with a TF profiler session in the script's process (host tracer level 3; no
     profiler server, nothing listens on any address), and writes a run folder that view,
     report, analyze, diff and export read like a capture. The script's output and exit status pass
-    through; a script that crashes keeps what was traced.
+    through, also when the recording fails (a full disk ...: one line says "recording failed" and
+    that the exit status is the script's own); a script that crashes keeps what was traced.
 
     examples:
       traceinsight run -- python train.py --epochs 1
