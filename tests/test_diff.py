@@ -73,6 +73,15 @@ def test_two_runs_matched_by_mode_name():
     jsonschema.validate(doc, load_schema())
 
 
+def test_runs_that_name_their_modes_apart_are_told_how_to_pair_them():
+    a = complete(Run(path=None, name="a", modes={"fit": make_mode("fit", {"op": 4.0})}))
+    b = complete(Run(path=None, name="b", modes={"fit_fixed": make_mode("fit_fixed", {"op": 2.0})}))
+    doc = diff_data(a, b)
+    assert doc["pairs"] == []
+    assert doc["summary"] == ("no mode ran in both A and B; to compare mode fit of A with mode "
+                              "fit_fixed of B: traceinsight diff A B --modes fit,fit_fixed.")
+
+
 def test_two_modes_of_one_run_added_removed_ops():
     run = sample_run()
     doc = diff_data(run, run, [(run.modes["eager"], run.modes["function"])])

@@ -132,7 +132,11 @@ def _side(run: Run, load: float | None) -> dict:
 
 def _summary(d: RunDiff, entries: list[dict]) -> str:
     if not entries:
-        return "no mode ran in both A and B"
+        hint = ""
+        if d.only_in_a and d.only_in_b:   # the runs name their modes apart: say how to pair them
+            hint = (f"; to compare mode {d.only_in_a[0]} of A with mode {d.only_in_b[0]} of B: "
+                    f"traceinsight diff A B --modes {d.only_in_a[0]},{d.only_in_b[0]}")
+        return "no mode ran in both A and B" + hint
     sig = [e for p, e in zip(d.pairs, entries) if p.significant]
     summary = (f"{len(entries)} mode pair(s) compared, {len(sig)} measurably different"
                + ("" if d.same_run else " beyond run-to-run variation")
