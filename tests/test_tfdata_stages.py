@@ -177,6 +177,14 @@ def _stage_names(m) -> list[str]:
     return m.table("stages")["stage"].tolist()
 
 
+def test_export_writes_the_stage_table():
+    from traceinsight.report.tables import tables
+    _, m = _mode("tfdata_stalls")
+    df = tables(m)["stages"]
+    assert df["stage"].tolist() == _stage_names(m)
+    assert dict(zip(df["stage"], df["parallel_calls"]))["Iterator::Root::Prefetch::MapAndBatch"] == 1
+
+
 def test_json_report_has_the_stage_table():
     run, m = _mode("tfdata_stalls")
     doc = json.loads(render(run, "json"))

@@ -410,7 +410,8 @@ class ModeResult:
       stages:     tf.data stages (``Iterator::*`` events) of the trace the steps come from: stage,
                   kind, count, total_ms, self_ms, share (whole trace, as XProf's
                   input_pipeline_analyzer), calls_per_step, ms_per_step (self time of the events
-                  starting in steady steps, per steady step); see ``analysis.tfdata``. Empty
+                  starting in steady steps, per steady step), parallel_calls and autotuned (the
+                  parallelism its events recorded, 0: none); see ``analysis.tfdata``. Empty
                   without tf.data.
       memory:     per step of the host-traced pass, what TensorFlow's allocator events record
                   (``analysis.memory``): step_num, allocations, deallocations, bytes_allocated,

@@ -10,8 +10,8 @@ class Command:
 
     Writes trace.json.gz (trace-event format: every slice carries its category, a track per
     category shows the main thread's exclusive timeline, the steps are spans with their category
-    split) and the breakdown, steps, op, retrace and hotspot tables as CSV (or Parquet, with
-    pyarrow).
+    split) and the breakdown, steps, op, retrace, hotspot and tf.data stage tables as CSV (or
+    Parquet, with pyarrow).
 
       traceinsight export RUN --mode eager                   into ./<run>-eager/
       traceinsight export RUN --mode xla -o out/ --trace python --steps 5-9

@@ -4,7 +4,8 @@
 time (``report.write_files`` writes them, each atomically):
 
 * with a mode: the mode's tables as the viewer and the reports show them (breakdown, steps, ops,
-  retraces, hotspots, other, and the device tables of GPU traces; empty ones left out);
+  retraces, hotspots, other, tf.data stages, and the device tables of GPU traces; empty ones
+  left out);
 * without (``mode`` None): the modes, steps, categories, ops and hotspots tables of every mode
   and host, stacked, with the run's metadata as their first columns, so the tables of many runs
   can be queried together (docs/reports.md: DuckDB).
@@ -81,7 +82,7 @@ def tables(mode: ModeResult) -> dict[str, pd.DataFrame]:
         "breakdown": with_untraced(mode, mode.breakdown.rename_axis("category").reset_index())
         if not mode.breakdown.empty else mode.breakdown,
         "steps": mode.steps, "ops": mode.ops, "retraces": mode.retraces,
-        "hotspots": mode.hotspots, "other": mode.other,
+        "hotspots": mode.hotspots, "other": mode.other, "stages": mode.stages,
         # GPU traces: the device side (empty, so left out, on CPU-only traces)
         "devices": mode.devices, "device_steps": mode.device_steps, "kernels": mode.kernels,
     }
