@@ -18,26 +18,34 @@ from traceinsight.runview import RunView
 
 _FIX_NEW_FUNCTION = ("step = tf.function(step_fn)   # create it once, outside the loop\n"
                      "for x in batches:\n    step(x)")
-_FIX_SHAPES = ("@tf.function(reduce_retracing=True)   # or a fixed signature:\n"
-               "# @tf.function(input_signature=[tf.TensorSpec([None, 30], tf.float32)])\n"
-               "# (None: the dimension that varies)\n"
+# without the arguments' record (a trace from elsewhere, ``run``'s script): the signature's form,
+# not a shape made up for it
+_FIX_SHAPES = ("@tf.function(reduce_retracing=True)   # or a fixed signature, one spec an argument:\n"
+               "# @tf.function(input_signature=[tf.TensorSpec(shape, dtype), ...])\n"
+               "# (shape: None in each dimension that varies)\n"
                "def step(x): ...")
 _FIX_PYTHON = "step(x, tf.constant(lr))   # pass tensors, not Python numbers or objects"
 
 
-def _fix_shapes(signature: str, args: str) -> str:
+def _fix_shapes(signature: str, args: str, name: str = "step") -> str:
     """The fix for changing shapes: ``reduce_retracing``, or the fixed signature the recorded
-    inputs fit (``signature``, from ``analysis.retraces.input_signature``; a template without)."""
+    inputs fit (``signature``, from ``analysis.retraces.input_signature``; its form without)."""
     if not signature:
-        return _FIX_SHAPES.replace("def step(x): ...", f"def step({args}): ...")
+        return _FIX_SHAPES.replace("def step(x): ...", f"def {name}({args}): ...")
     return ("@tf.function(reduce_retracing=True)   # or the signature every recorded input fits:\n"
             f"# @tf.function(input_signature={signature})\n"
             "# (None: a dimension that varied)\n"
-            f"def step({args}): ...")
+            f"def {name}({args}): ...")
+
+
+def _code_name(function: str) -> str:
+    """The traced function's name where it can stand in a ``def`` line (an identifier from the
+    trace), else ``step``: a name from a trace is data, never written into code as it is."""
+    return function if function.isidentifier() and function.isascii() else "step"
 
 
 def retrace_cause(cause: RetraceCause, detail: str, calls: int, traced: int,
-                  signature: str = "") -> tuple[str, str]:
+                  signature: str = "", function: str = "step") -> tuple[str, str]:
     """(cause in words, fix snippet) from what the analysis recorded about the traces (the
     ``cause`` / ``cause_detail`` columns of ``ModeResult.retraces``).
 
@@ -46,15 +54,16 @@ def retrace_cause(cause: RetraceCause, detail: str, calls: int, traced: int,
     arguments changed: shapes or Python values); a count stuck at 1 while every call traces means a
     new tf.function object per call. The capture's log of the arguments it fed says which.
     """
-    both_fix = _fix_shapes(signature, "x, lr") + "\n" + _FIX_PYTHON
+    name = _code_name(function)
+    both_fix = _fix_shapes(signature, "x, lr", name) + "\n" + _FIX_PYTHON.replace("step(", f"{name}(", 1)
     if cause is RetraceCause.SHAPES_AND_PYTHON_VALUES:
         return (f"its inputs changed between calls: {detail} — every new shape and every new "
                 "Python value is a new trace", both_fix)
     if cause is RetraceCause.SHAPES:
-        return f"input shapes change between calls: {detail}", _fix_shapes(signature, "x")
+        return f"input shapes change between calls: {detail}", _fix_shapes(signature, "x", name)
     if cause is RetraceCause.PYTHON_VALUES:
         return (f"Python values passed as arguments: {detail} (each new value is a new trace)",
-                _FIX_PYTHON)
+                _FIX_PYTHON.replace("step(", f"{name}(", 1))
     if cause is RetraceCause.NEW_FUNCTION:
         return (f"a new tf.function object per call ({detail}: created inside a loop or a "
                 "function)", _FIX_NEW_FUNCTION)
@@ -69,7 +78,8 @@ def retrace_cause(cause: RetraceCause, detail: str, calls: int, traced: int,
     return (text,
             "step = tf.function(step_fn, reduce_retracing=True)  # create once, outside loops\n"
             "step(tf.constant(x))      # pass tensors, not Python numbers or objects\n"
-            "# or fix shapes: input_signature=[tf.TensorSpec([None, 30], tf.float32)]")
+            "# or fix shapes: input_signature=[tf.TensorSpec(shape, dtype), ...] (None where "
+            "a dimension varies)")
 
 
 def _row_get(row: dict, name: str, default=""):
@@ -95,7 +105,8 @@ def rule_retracing(run: RunView) -> Iterable[Finding]:
             per_trace = (tracing + compile_) / traced
             one_time = per_trace * (traced - 1)
             cause, fix = retrace_cause(recorded_cause, str(_row_get(row, "cause_detail")),
-                                        calls, traced, str(_row_get(row, "signature")))
+                                        calls, traced, str(_row_get(row, "signature")),
+                                        str(function))
             recorded = f" Recorded: {row['changes']}." if row["changes"] else ""
             evidence = (f"In {m.name}, {function} was traced {traced} times in {calls} calls of the "
                         f"trace: {ev.fmt_ms(tracing)} ms tracing"
