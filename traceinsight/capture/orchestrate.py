@@ -100,6 +100,9 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     spec = opts.spec() | {"workload": str(plan.workload.path), "kind": plan.workload.kind, "mode": name,
                           "mode_path": str(mode_path.resolve())}
     spec["rounds"] = opts.rounds if keep_alive else 1
+    if mode is not None and mode.row.fixed_signature:
+        # the signature the mode runs with, as data (its run.json entry: planning.mode_entry)
+        spec["input_signature"] = entry.get("input_signature")
     attempts: list[dict] = []
     while True:
         # The host trace must hold the whole first step (tracing, XLA's compile). Capture is

@@ -48,7 +48,8 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
         _v1_optimizers()
     progress(mode_path, "building the workload")
     module = load_workload(spec["workload"])
-    driver = keras_driver(tf, mode, module) if mode.kind == modes_mod.KERAS else function_driver(tf, mode, module)
+    driver = (keras_driver(tf, mode, module) if mode.kind == modes_mod.KERAS else
+              function_driver(tf, mode, module, spec.get("input_signature")))
 
     load_start = machine.loadavg()
     timings: dict[str, Any] = {"mode": mode.name, "kind": mode.kind, "pid": os.getpid(),

@@ -30,14 +30,39 @@ def rows(v: dict, name: Fmt, text: Fmt) -> list[list[str]]:
             ratio = present.ratio_ci(r.get("ratio"), r.get("ratio_lo"), r.get("ratio_hi"))
         else:
             got, ratio = f"not measured: {r.get('why', '')}", ""
-        out.append([text(r["rule"]), name(r["mode"]), name(r["fix_mode"]), text(claimed),
+        out.append([text(r["rule"]), name(r["mode"]), fix_applied(r, name, text), text(claimed),
                     text(got), text(ratio)])
     return out
+
+
+def fix_applied(r: dict, name: Fmt, text: Fmt) -> str:
+    """The fix-applied mode; a fixed-signature mode with the signature it ran the step with and
+    the traces its process counted (one: the signature held)."""
+    out = name(r["fix_mode"])
+    src = r.get("input_signature_source")
+    if not isinstance(src, str) or not src:
+        return out
+    traces = r.get("traces")
+    held = (": traced once, the signature held" if traces == 1 else
+            f": traced {traces} times, the signature did not hold" if isinstance(traces, int) else "")
+    return out + text(f" with input_signature={src}{held}")
+
+
+def twice(v: dict, name: Fmt, text: Fmt) -> list[str]:
+    """A finding checked against more than one fix applied (a retraced step: reduce_retracing and
+    the quoted input_signature), said once: each row measures its own fix."""
+    by: dict[tuple[str, str], list[str]] = {}
+    for r in v.get("checked", []):
+        by.setdefault((r["rule"], r["mode"]), []).append(r["fix_mode"])
+    return [f"{text(rule)} in {name(mode)} is checked against {len(fixes)} fixes applied, one row "
+            f"each: {', '.join(name(f) for f in fixes)}."
+            for (rule, mode), fixes in by.items() if len(fixes) > 1]
 
 
 def notes(v: dict, name: Fmt, text: Fmt) -> list[str]:
     out = [text(f"Budget {present.ms(v.get('budget_s'))} s, spent {present.ms(v.get('spent_s'))} s "
                 f"in {v.get('rounds', 0)} round(s); {v.get('note', '')}.")]
+    out += twice(v, name, text)
     for r in v.get("left", []):
         out.append(f"Not verified: {text(r['rule'])} in {name(r['mode'])}: {text(r['why'])}.")
     if v.get("out_of_budget"):
