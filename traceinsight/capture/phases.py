@@ -185,7 +185,13 @@ class RoundServer:
                 continue
             if not isinstance(cmd, dict) or cmd.get("exit"):
                 return
-            runfolder.atomic_write_json(Path(cmd["out"]), self.round(int(cmd["round"])))
+            try:
+                out = self.round(int(cmd["round"]))
+            except WorkloadError as e:   # the workload's own failure (a signature that stopped
+                # holding): said to the parent in one line, then this process ends
+                runfolder.atomic_write_json(Path(cmd["out"]), {"round": cmd["round"], "error": str(e)})
+                raise
+            runfolder.atomic_write_json(Path(cmd["out"]), out)
 
     def recorder(self, phase: str, next_step: int, done: Callable[[Recorder], bool]) -> Recorder:
         """A step recorder for a round (TF's step marker; Keras on JAX overrides it)."""

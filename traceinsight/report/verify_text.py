@@ -45,7 +45,7 @@ def fix_applied(r: dict, name: Fmt, text: Fmt) -> str:
     traces = r.get("traces")
     held = (": traced once, the signature held" if traces == 1 else
             f": traced {traces} times, the signature did not hold" if isinstance(traces, int) else "")
-    return out + text(f" with input_signature={src}{held}")
+    return out + text(" with ") + name(f"input_signature={src}") + text(held)
 
 
 def twice(v: dict, name: Fmt, text: Fmt) -> list[str]:
