@@ -435,3 +435,16 @@ def test_a_signature_that_does_not_hold_fails_its_mode_in_one_line(tmp_path):
     assert entry["status"] == "failed"
     assert entry["error"].startswith("round 1: the input_signature did not hold: step 12 (inputs: "
                                      "ndarray float32 shape (2, 3)) raised ")
+
+
+def test_a_function_workload_under_keras_2_gets_both_checks_by_their_names():
+    """TF 2.12 - 2.15: the loader gives a function workload's modes the Keras 2 flavour (the
+    interpreter's Keras is Keras 2), which is no part of their names: the fixes are still
+    function-relaxed and function-signature, not tf_keras: ones."""
+    import dataclasses
+    run = retracing_run()
+    m = run.modes["function"]
+    old = complete(Run(None, "r", {"function": dataclasses.replace(
+        m, kind=m.kind.same_but(flavour="tf_keras"))}, manifest=dict(run.manifest)))
+    checks, _ = verify.plan(old, recorded={"function": RECORDED}.get)
+    assert [c.fix_mode for c in checks] == ["function-relaxed", "function-signature"]

@@ -128,6 +128,13 @@ def _retracing_fix(kind: ModeKind, which: Callable[[Base], bool]) -> ModeKind | 
     return kind.same_but(base=fix.name) if fix is not None else None
 
 
+def _named(kind: ModeKind, workload: object) -> ModeKind:
+    """A mode's kind as ``capture --modes`` names it. A function workload's step runs no Keras:
+    the Keras 2 flavour the loader gives its modes where the interpreter's Keras is Keras 2
+    (``modekind.with_keras``, TF 2.12 - 2.15) is no part of their names."""
+    return kind.same_but(flavour="keras3") if workload == "function" and kind.flavour == "tf_keras" else kind
+
+
 def _capturable(kinds: set[ModeKind], kind: ModeKind) -> bool:
     return kind in kinds
 
@@ -235,14 +242,15 @@ def plan(run: Run, tried: frozenset[str] = frozenset(), recorded: Recorded | Non
             continue
         m = run.modes[f.modes[0]]
         if f.rule in _RELAXED_RULES:   # beside reduce_retracing: the signature the finding quotes
-            sig = _signature_check(f, m, kinds, recorded, tried, run)
+            sig = _signature_check(f, m, _named(m.kind, workload), kinds, recorded, tried, run)
             if isinstance(sig, Check):
                 signature_checks.append(sig)
             elif sig is not None:
                 left.append(sig)
-        k = _fix_kind(f, m.kind, kinds)
-        if k is None or k == m.kind or not _capturable(kinds, k):
-            if k == m.kind:
+        mk = _named(m.kind, workload)
+        k = _fix_kind(f, mk, kinds)
+        if k is None or k == mk or not _capturable(kinds, k):
+            if k == mk:
                 left.append({"rule": f.rule, "mode": m.name,
                              "why": "the mode has the fix applied already: what is left needs the "
                                     "workload's code changed"})
@@ -275,13 +283,13 @@ def plan(run: Run, tried: frozenset[str] = frozenset(), recorded: Recorded | Non
     return checks, left
 
 
-def _signature_check(f: Finding, m: ModeResult, kinds: set[ModeKind], recorded: Recorded,
-                     tried: frozenset[str], run: Run) -> Check | dict | None:
+def _signature_check(f: Finding, m: ModeResult, kind: ModeKind, kinds: set[ModeKind],
+                     recorded: Recorded, tried: frozenset[str], run: Run) -> Check | dict | None:
     """The check of a retracing finding's quoted input signature (a fixed-signature mode), a
     ``left`` row saying why it cannot be checked, or None (no signature is the fix: nothing to
     say beside reduce_retracing's check)."""
-    k = _retracing_fix(m.kind, lambda b: b.fixed_signature)
-    if k is None or k == m.kind or not _capturable(kinds, k):
+    k = _retracing_fix(kind, lambda b: b.fixed_signature)
+    if k is None or k == kind or not _capturable(kinds, k):
         return None
     sig = quoted_signature(m, recorded(m.name))
     if sig is None:

@@ -83,7 +83,9 @@ class Command:
         parser.add_argument("--verify", action="store_true",
                             help="after the capture, add the mode with each finding's fix applied "
                                  "where the fix is a mode (tf.function, tensors, XLA, "
-                                 "predict_on_batch) and the modes that split the factor table's "
+                                 "predict_on_batch; a retraced function step: reduce_retracing and "
+                                 "the input_signature the finding quotes) and the modes that split "
+                                 "the factor table's "
                                  "gaps, and report each claimed saving against the measured one; "
                                  "again until nothing is left or the budget is spent")
         parser.add_argument("--verify-budget", type=float, default=600.0, metavar="SECONDS",
