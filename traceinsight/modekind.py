@@ -113,9 +113,8 @@ FUNCTION_BASES: tuple[Base, ...] = (
     Base("function-relaxed", GRAPH, CALL, "tf.function(step, reduce_retracing=True)(*inputs): the "
          "retracing fix applied (capture --verify adds it; not a default mode)",
          relaxed_retracing=True, default=False),
-    Base("function-signature", GRAPH, CALL, "tf.function(step, input_signature=<the signature the "
-         "retracing finding quotes>)(*inputs): the retracing fix with a fixed signature, checked to "
-         "trace once (capture --verify adds it; not a default mode)",
+    Base("function-signature", GRAPH, CALL, "tf.function(step, input_signature=<the finding's>)"
+         "(*inputs): traces once, or fails (--verify adds it)",
          fixed_signature=True, default=False),
 )
 # every base by name: a base in both tables (eager, function, xla) has the same axes in both
