@@ -371,6 +371,12 @@ def test_capture_verify_runs_the_retracing_sample_with_the_signature_its_finding
               for m in ("function", "function-signature")}
     assert traced["function-signature"]["step"] == 1
     assert traced["function"]["step"] > 1
+    # the signature run is the one the finding quotes: its retrace table's column, its fix
+    (quoted,) = [r["signature"] for r in run.modes["function"].table("retraces").records()
+                 if r["function"] == "step"]
+    assert quoted == SIGNATURE_SOURCE
+    finding = next(f for f in run.findings if f.rule == "retracing" and f.modes == ("function",))
+    assert f"input_signature={SIGNATURE_SOURCE}" in finding.fix
 
 
 _CHANGES_RANK = '''"""A step fed vectors of two lengths, then (from step 12 on) a matrix."""
