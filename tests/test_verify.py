@@ -454,3 +454,34 @@ def test_a_function_workload_under_keras_2_gets_both_checks_by_their_names():
         m, kind=m.kind.same_but(flavour="tf_keras"))}, manifest=dict(run.manifest)))
     checks, _ = verify.plan(old, recorded={"function": RECORDED}.get)
     assert [c.fix_mode for c in checks] == ["function-relaxed", "function-signature"]
+
+
+@pytest.mark.capture
+def test_capture_verify_checks_the_signature_on_the_oldest_tensorflow(tmp_path):
+    """TF 2.12 (Keras 2 as tf.keras: the loader gives the function modes the Keras 2 flavour)
+    through --python: the same two fixes added by their names, the signature built in that
+    TensorFlow from the data handed to it, traced once."""
+    import importlib.util
+    import os
+    import sys
+
+    from traceinsight import runfolder
+    from traceinsight.cli import main
+    if sys.version_info >= (3, 12):
+        pytest.skip("tensorflow-cpu 2.12.1 has no wheel for this Python")
+    spec = importlib.util.spec_from_file_location("make_tf_envs", ROOT / "tools" / "make_tf_envs.py")
+    assert spec is not None and spec.loader is not None
+    tools = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tools)
+    python = str(tools.make_env("2.12.1", Path(os.environ.get("TRACEINSIGHT_TF_ENVS") or tools.DEFAULT_CACHE)))
+    out = tmp_path / "runs"
+    assert main(["capture", str(ROOT / "samples" / "retracing.py"), "--python", python,
+                 "--modes", "function", "--out", str(out), "--name", "r", *SMALL, "--rounds", "2",
+                 "--verify", "--verify-budget", "300"]) == 0
+    manifest = runfolder.read_manifest(out / "r")
+    assert manifest["environment"]["tensorflow"] == "2.12.1"
+    rows = {r["fix_mode"]: r for r in manifest["verify"]["checked"]}
+    assert set(rows) == {"function-relaxed", "function-signature"}
+    assert manifest["modes"]["function-signature"]["details"]["traces"] == 1
+    assert rows["function-signature"]["status"] == "measured"
+    assert rows["function-signature"]["signature_held"] is True
