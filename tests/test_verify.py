@@ -156,6 +156,8 @@ def test_a_retraced_step_is_checked_with_the_signature_its_finding_quotes_beside
     relaxed, fixed = checks
     assert relaxed.signature is None and fixed.signature_data() == SIGNATURE_DATA
     row = fixed.to_dict()
+    assert relaxed.to_dict()["fix"] == "reduce_retracing=True"
+    assert row["fix"] == f"input_signature={SIGNATURE_SOURCE}"
     assert row["input_signature"] == SIGNATURE_DATA
     assert row["input_signature_source"] == input_signature(RECORDED) == SIGNATURE_SOURCE
     assert fixed.claimed_ms == relaxed.claimed_ms          # the one finding's claim, twice
@@ -220,17 +222,21 @@ def test_reports_say_which_fix_each_row_of_one_finding_applied():
     verify.record(manifest, 300.0, 42.0, 1, verify.measured(after, checks), left, [])
     run = complete(Run(None, "r", dict(after.modes), manifest=manifest))
     md = render(run, "md")
-    assert "| retracing | `function` | `function-relaxed` |" in md
+    assert "| retracing | `function` | `function-relaxed` with `reduce_retracing=True` |" in md
     assert (f"| retracing | `function` | `function-signature` with `input_signature={SIGNATURE_SOURCE}`: "
             "traced once, the signature held |") in md
     assert ("retracing in `function` is checked against 2 fixes applied, one row each: "
             "`function-relaxed`, `function-signature`.") in md
     html = render(run, "html")
     assert "traced once, the signature held" in html and "2 fixes applied" in html
+    assert manifest["verify"]["several_fixes"] == [
+        {"rule": "retracing", "mode": "function", "fix_modes": ["function-relaxed", "function-signature"]}]
     from traceinsight.report import verify_text as vt
-    failed = {"fix_mode": "function-signature", "input_signature_source": SIGNATURE_SOURCE,
+    failed = {"fix_mode": "function-signature", "fix": f"input_signature={SIGNATURE_SOURCE}",
               "traces": None}
     assert vt.fix_applied(failed, str, str) == f"function-signature with input_signature={SIGNATURE_SOURCE}"
+    # a run.json written before rows said their fix: the mode's name alone
+    assert vt.fix_applied({"fix_mode": "function"}, str, str) == "function"
 
 
 def test_a_run_gives_the_signature_mode_added_by_name_its_function_modes_inputs(tmp_path):

@@ -62,6 +62,8 @@ _FIX_AXES: dict[str, dict[str, str]] = {
 # a retraced step: the mode table's retracing fix of the same compile and call, in TF2 (a function
 # workload's tf.function with reduce_retracing=True)
 _RELAXED_RULES = frozenset({"retracing"})
+# the relaxed retracing fix in the words of its code
+_RELAXED_FIX = "reduce_retracing=True"
 # rules whose saving is read from the mode's own trace even when it says "measured" (the retraces'
 # time, not a step with the fix): checked against the fix applied all the same
 _ALWAYS_CHECK = frozenset({"retracing"})
@@ -88,6 +90,9 @@ class Check:
     claimed_ms: float | None
     claimed_kind: str | None    # SavingKind's value, None: no saving was claimed
     signature: tuple[ArgSpec, ...] | None = None
+    # the fix in the words of the code it changes, where the mode's name alone does not say it
+    # (a retracing fix: ``reduce_retracing=True``, ``input_signature=[...]``)
+    fix: str | None = None
 
     def signature_data(self) -> list[dict[str, Any]] | None:
         """The signature as the mode's run.json entry and process take it (data, not source)."""
@@ -96,6 +101,8 @@ class Check:
     def to_dict(self) -> dict[str, Any]:
         row: dict[str, Any] = {"rule": self.rule, "mode": self.mode, "fix_mode": self.fix_mode,
                                "claimed_ms": self.claimed_ms, "claimed_kind": self.claimed_kind}
+        if self.fix is not None:
+            row["fix"] = self.fix
         if self.signature is not None:
             from traceinsight.analysis.retraces import signature_source
             row.update(input_signature=self.signature_data(),
@@ -268,7 +275,9 @@ def plan(run: Run, tried: frozenset[str] = frozenset(), recorded: Recorded | Non
                          "why": f"the fix-applied mode {name} was added and did not run"})
             continue
         checks.append(Check(f.rule, m.name, name, _num(f.saving_ms),
-                            f.saving_kind.value if f.saving_kind is not None else None))
+                            f.saving_kind.value if f.saving_kind is not None else None,
+                            fix=_RELAXED_FIX if k.row is not None and k.row.relaxed_retracing
+                            else None))
         wanted.add(name)
     for c in signature_checks:     # after the finding's other checks (reduce_retracing's)
         if c.fix_mode not in wanted:
@@ -300,8 +309,10 @@ def _signature_check(f: Finding, m: ModeResult, kind: ModeKind, kinds: set[ModeK
     if name in tried:
         return {"rule": f.rule, "mode": m.name,
                 "why": f"the fix-applied mode {name} (its input_signature) was added and did not run"}
+    from traceinsight.analysis.retraces import signature_source
     return Check(f.rule, m.name, name, _num(f.saving_ms),
-                 f.saving_kind.value if f.saving_kind is not None else None, sig)
+                 f.saving_kind.value if f.saving_kind is not None else None, sig,
+                 f"input_signature={signature_source(sig)}")
 
 
 def modes_to_add(checks: list[Check]) -> list[str]:
@@ -353,8 +364,16 @@ def _num(x: float | None) -> float | None:
 
 def record(manifest: dict, budget_s: float, spent_s: float, rounds: int, rows: list[dict],
            left: list[dict], out_of_budget: list[str]) -> None:
-    """What --verify did, in run.json (``verify``): every report shows it."""
+    """What --verify did, in run.json (``verify``): every report shows it. ``several_fixes``: the
+    findings checked against more than one fix applied (a retraced step: reduce_retracing and the
+    quoted input_signature), each with its rows' fix-applied modes: one row per fix, one claim."""
+    by: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        by.setdefault((r["rule"], r["mode"]), []).append(r["fix_mode"])
+    several = [{"rule": rule, "mode": mode, "fix_modes": fixes}
+               for (rule, mode), fixes in by.items() if len(fixes) > 1]
     manifest["verify"] = {"budget_s": budget_s, "spent_s": round(spent_s, 1), "rounds": rounds,
                           "checked": rows, "left": left, "out_of_budget": out_of_budget,
+                          "several_fixes": several,
                           "note": "the fix-applied modes were captured after the first pass: their "
                                   "rounds are interleaved with each other, not with it"}

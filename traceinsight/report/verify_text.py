@@ -36,27 +36,24 @@ def rows(v: dict, name: Fmt, text: Fmt) -> list[list[str]]:
 
 
 def fix_applied(r: dict, name: Fmt, text: Fmt) -> str:
-    """The fix-applied mode; a fixed-signature mode with the signature it ran the step with and
-    the traces its process counted (one: the signature held)."""
+    """The fix-applied mode, with the fix in its code's words where the row says it (a retracing
+    fix); a fixed-signature mode with the traces its process counted (one: the signature held)."""
     out = name(r["fix_mode"])
-    src = r.get("input_signature_source")
-    if not isinstance(src, str) or not src:
+    fix = r.get("fix")
+    if not isinstance(fix, str) or not fix:
         return out
     traces = r.get("traces")
     held = (": traced once, the signature held" if traces == 1 else
             f": traced {traces} times, the signature did not hold" if isinstance(traces, int) else "")
-    return out + text(" with ") + name(f"input_signature={src}") + text(held)
+    return out + text(" with ") + name(fix) + text(held)
 
 
 def twice(v: dict, name: Fmt, text: Fmt) -> list[str]:
-    """A finding checked against more than one fix applied (a retraced step: reduce_retracing and
-    the quoted input_signature), said once: each row measures its own fix."""
-    by: dict[tuple[str, str], list[str]] = {}
-    for r in v.get("checked", []):
-        by.setdefault((r["rule"], r["mode"]), []).append(r["fix_mode"])
-    return [f"{text(rule)} in {name(mode)} is checked against {len(fixes)} fixes applied, one row "
-            f"each: {', '.join(name(f) for f in fixes)}."
-            for (rule, mode), fixes in by.items() if len(fixes) > 1]
+    """The findings --verify checked against more than one fix applied (run.json's
+    ``several_fixes``), said once each: every row measures its own fix."""
+    return [f"{text(s['rule'])} in {name(s['mode'])} is checked against {len(s['fix_modes'])} "
+            f"fixes applied, one row each: {', '.join(name(f) for f in s['fix_modes'])}."
+            for s in v.get("several_fixes") or [] if isinstance(s, dict)]
 
 
 def notes(v: dict, name: Fmt, text: Fmt) -> list[str]:
