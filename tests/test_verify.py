@@ -491,3 +491,22 @@ def test_capture_verify_checks_the_signature_on_the_oldest_tensorflow(tmp_path):
     assert manifest["modes"]["function-signature"]["details"]["traces"] == 1
     assert rows["function-signature"]["status"] == "measured"
     assert rows["function-signature"]["signature_held"] is True
+
+
+def test_a_step_still_retracing_for_python_values_under_reduce_retracing_is_said_so():
+    """function-relaxed retraced for new Python values (its retrace table's cause): the option
+    relaxes shapes only, which the left row says instead of the generic sentence."""
+    retraces = [("step", 40, 40, 300.0, 0.0, "shape", "shapes and python values", "")]
+    relaxed = make_mode("function-relaxed", {"op": 1.0, "tracing": 0.5}, retraces=retraces)
+    run = complete(Run(None, "r", {"function-relaxed": relaxed},
+                       manifest={"workload": {"kind": "function"}}))
+    _, left = verify.plan(run, recorded=lambda mode: None)
+    assert [r["why"] for r in left if r["mode"] == "function-relaxed"] == [
+        "reduce_retracing=True is applied and the step still retraces for new Python values, which "
+        "it does not relax: pass them as tensors (tf.constant) or give an input_signature"]
+    shapes = complete(Run(None, "r", {"function-relaxed": make_mode(
+        "function-relaxed", {"op": 1.0, "tracing": 0.5},
+        retraces=[("step", 40, 40, 300.0, 0.0, "shape", "new function object", "")])},
+        manifest={"workload": {"kind": "function"}}))
+    assert [r["why"] for r in verify.plan(shapes, recorded=lambda mode: None)[1]] == [
+        "the mode has the fix applied already: what is left needs the workload's code changed"]

@@ -258,9 +258,7 @@ def plan(run: Run, tried: frozenset[str] = frozenset(), recorded: Recorded | Non
         k = _fix_kind(f, mk, kinds)
         if k is None or k == mk or not _capturable(kinds, k):
             if k == mk:
-                left.append({"rule": f.rule, "mode": m.name,
-                             "why": "the mode has the fix applied already: what is left needs the "
-                                    "workload's code changed"})
+                left.append({"rule": f.rule, "mode": m.name, "why": _applied_already(f, m)})
             elif f.rule in _NOT_A_MODE:
                 left.append({"rule": f.rule, "mode": m.name, "why": _NOT_A_MODE[f.rule]})
             continue
@@ -290,6 +288,22 @@ def plan(run: Run, tried: frozenset[str] = frozenset(), recorded: Recorded | Non
                 checks.append(Check("factor-gap", g.from_mode, name, None, None))
                 wanted.add(name)
     return checks, left
+
+
+def _applied_already(f: Finding, m: ModeResult) -> str:
+    """Why a finding in a mode that has its fix applied is left: its code must change. A step
+    retraced under ``reduce_retracing=True`` for new Python values (its retrace table's cause):
+    that option relaxes shapes only, and the signature or tensors stop them."""
+    if f.rule in _RELAXED_RULES:
+        from traceinsight.retracecause import RetraceCause
+        r = m.table("retraces")
+        python = (RetraceCause.PYTHON_VALUES, RetraceCause.SHAPES_AND_PYTHON_VALUES)
+        if not r.empty and any(int(row["traced_calls"]) > 1 and RetraceCause.of(row.get("cause"))
+                               in python for row in r.records()):
+            return ("reduce_retracing=True is applied and the step still retraces for new Python "
+                    "values, which it does not relax: pass them as tensors (tf.constant) or give "
+                    "an input_signature")
+    return "the mode has the fix applied already: what is left needs the workload's code changed"
 
 
 def _signature_check(f: Finding, m: ModeResult, kind: ModeKind, kinds: set[ModeKind],
