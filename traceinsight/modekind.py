@@ -64,6 +64,9 @@ class Base:
     dataset: bool = False           # the step reads a tf.data pipeline (its input is "dataset")
     tf1_graph: bool = False         # a TF1 graph run by a Session: eager disabled in its process
     relaxed_retracing: bool = False  # tf.function(reduce_retracing=True): the retracing fix
+    # tf.function(input_signature=...): the retracing fix with the signature the finding quotes;
+    # the signature is the mode's own data (run.json's mode entry, handed to its process)
+    fixed_signature: bool = False
     default: bool = True            # captured for a workload without MODES
     tf1_help: str | None = None     # the same call on a TF1 graph (tf_keras, eager disabled)
     jax_help: str | None = None     # the same call under Keras 3 on JAX
@@ -71,6 +74,11 @@ class Base:
     @property
     def task(self) -> str:
         return TASK_OF_CALL[self.call]
+
+    @property
+    def retracing_fix(self) -> bool:
+        """A graph function that differs from its base only in how it retraces (no factor)."""
+        return self.relaxed_retracing or self.fixed_signature
 
 
 KERAS_BASES: tuple[Base, ...] = (
@@ -105,6 +113,9 @@ FUNCTION_BASES: tuple[Base, ...] = (
     Base("function-relaxed", GRAPH, CALL, "tf.function(step, reduce_retracing=True)(*inputs): the "
          "retracing fix applied (capture --verify adds it; not a default mode)",
          relaxed_retracing=True, default=False),
+    Base("function-signature", GRAPH, CALL, "tf.function(step, input_signature=<the finding's>)"
+         "(*inputs): traces once, or fails (--verify adds it)",
+         fixed_signature=True, default=False),
 )
 # every base by name: a base in both tables (eager, function, xla) has the same axes in both
 # (tests/test_factors.py checks it)
@@ -201,10 +212,10 @@ class ModeKind:
 
     def axes(self) -> Axes | None:
         """The mode on every axis of ``Axes`` (None for a base the capture does not make, and for
-        the retracing fix's mode: it differs from its graph function only in how it retraces,
-        which is no factor of the table)."""
+        the retracing fixes' modes: they differ from their graph function only in how it
+        retraces, which is no factor of the table)."""
         row = self.row
-        if row is None or row.relaxed_retracing:
+        if row is None or row.retracing_fix:
             return None
         tf1 = self.flavour == "tf1" or row.tf1_graph
         return Axes(tf="tf1" if tf1 else "tf2", execution=EAGER if row.compile == EAGER else GRAPH,

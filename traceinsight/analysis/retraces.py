@@ -5,6 +5,7 @@ changed between its traces in words (the ``changes`` column, for people), from t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -12,6 +13,7 @@ import numpy as np
 from traceinsight.analysis import rules
 from traceinsight.analysis.names import GRAPH_BUILDING, TF_FUNCTION_CALL, TRACING_COUNT, traced_call, xla_call
 from traceinsight.analysis.results import PS_PER_MS, factorize, in_windows, sort_order
+from traceinsight.capture.loading import PLAIN_DTYPES
 from traceinsight.columns import Columns, text
 from traceinsight.model import CATEGORIES
 from traceinsight.retracecause import RetraceCause
@@ -62,7 +64,7 @@ def retraces_table(a: Attribution, signatures: dict | None = None) -> Columns:
                      "tracing_ms": float(np.nansum(g["tracing"])),
                      "compile_ms": float(np.nansum(g["compile"])),
                      "changes": changes, "cause": cause.value, "cause_detail": detail,
-                     "signature": spec if n_traced > 1 and cause in _SIGNATURE_FIXES else ""})
+                     "signature": spec if n_traced > 1 and cause in SIGNATURE_FIXES else ""})
     builds = _graph_builds_outside_calls(a, idx[on_main])
     if builds is not None:
         rows.append(builds)
@@ -239,50 +241,87 @@ def signature_changes(signatures: dict) -> list[dict]:
     return out
 
 
-# the causes a fixed input signature answers: new shapes, new Python values
-_SIGNATURE_FIXES = (RetraceCause.SHAPES, RetraceCause.PYTHON_VALUES,
-                    RetraceCause.SHAPES_AND_PYTHON_VALUES)
+# the causes a fixed input signature answers: new shapes, new Python values (the retrace table
+# quotes a signature for these; ``capture --verify`` checks it for these)
+SIGNATURE_FIXES = (RetraceCause.SHAPES, RetraceCause.PYTHON_VALUES,
+                   RetraceCause.SHAPES_AND_PYTHON_VALUES)
 # a Python value passed as a tensor instead (``tf.constant(v)``): the dtype it gets
 _PYTHON_DTYPES = {"float": "float32", "int": "int32", "bool": "bool", "str": "string"}
 
 
-def input_signature(signatures: dict) -> str:
-    """An ``input_signature`` (Python source) that every argument signature the capture fed the
-    step fits, from their recorded kinds (``capture.loading.arg_kind``): an array argument's
-    dimensions kept where they never changed and None where they did (its rank unknown where that
-    changed), a Python number or flag as a scalar tensor (passed as ``tf.constant``). "" where it
-    cannot be said: an argument of another kind, a dtype that changed, the signatures' lengths
-    differing, or a run folder that recorded the texts only."""
+@dataclass(frozen=True)
+class ArgSpec:
+    """One argument of an ``input_signature``, as data: its shape (a dimension None where it
+    varied; the whole shape None where the rank did) and its dtype, a plain TensorFlow dtype name
+    (``capture.loading.PLAIN_DTYPES``). What the retrace table quotes (``source``) and what
+    ``capture --verify``'s fixed-signature mode builds its ``tf.TensorSpec`` from (``to_dict``:
+    data, never source to evaluate)."""
+
+    shape: tuple[int | None, ...] | None
+    dtype: str
+
+    def source(self) -> str:
+        if self.shape is None:
+            return f"tf.TensorSpec(None, tf.{self.dtype})"
+        dims = ", ".join("None" if d is None else str(d) for d in self.shape)
+        return f"tf.TensorSpec([{dims}], tf.{self.dtype})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"shape": None if self.shape is None else list(self.shape), "dtype": self.dtype}
+
+
+def signature_source(specs: tuple[ArgSpec, ...]) -> str:
+    """The signature as the fix snippet writes it: ``[tf.TensorSpec([None], tf.float32), ...]``."""
+    return f"[{', '.join(s.source() for s in specs)}]"
+
+
+def signature_specs(signatures: dict) -> tuple[ArgSpec, ...] | None:
+    """An ``input_signature`` that every argument signature the capture fed the step fits, from
+    their recorded kinds (``capture.loading.arg_kind``): an array argument's dimensions kept where
+    they never changed and None where they did (its rank unknown where that changed), a Python
+    number or flag as a scalar tensor (passed as ``tf.constant``). None where it cannot be said:
+    fewer than two signatures recorded, an argument of another kind, a dtype that changed or is no
+    plain TensorFlow dtype name, the signatures' lengths differing, or a run folder that recorded
+    the texts only."""
     entries = [d for d in signatures.get("distinct") or [] if isinstance(d, dict)]
     kinds: list[list] = [k for k in (d.get("kinds") for d in entries) if isinstance(k, list) and k]
     if len(entries) < 2 or len(kinds) != len(entries) or len({len(k) for k in kinds}) != 1:
-        return ""
-    specs = []
+        return None
+    specs: list[ArgSpec] = []
     for pos in range(len(kinds[0])):
         ks = [k[pos] for k in kinds]
         if not all(isinstance(k, dict) for k in ks):
-            return ""
+            return None
         if all(k.get("kind") == "python" for k in ks):
             scalar = {_PYTHON_DTYPES.get(str(k.get("type")), "") for k in ks}
             if len(scalar) != 1 or "" in scalar:
-                return ""
-            specs.append(f"tf.TensorSpec([], tf.{scalar.pop()})")
+                return None
+            specs.append(ArgSpec((), scalar.pop()))
             continue
         if not all(k.get("kind") == "array" and isinstance(k.get("shape"), list) for k in ks):
-            return ""
+            return None
         dtypes = {str(k.get("dtype")) for k in ks}
-        if len(dtypes) != 1 or not dtypes.pop().isidentifier():
-            return ""
-        dtype = str(ks[0].get("dtype"))
+        dtype = dtypes.pop() if len(dtypes) == 1 else ""
+        if dtype not in PLAIN_DTYPES:     # data from a run folder: never written into source
+            return None
         shapes = [k["shape"] for k in ks]
         if len({len(sh) for sh in shapes}) != 1:
-            specs.append(f"tf.TensorSpec(None, tf.{dtype})")    # the rank changed
+            specs.append(ArgSpec(None, dtype))    # the rank changed
             continue
-        dims = [d[0] if len(set(d)) == 1 and isinstance(d[0], int) else None
-                for d in zip(*shapes)]
-        specs.append(f"tf.TensorSpec([{', '.join('None' if d is None else str(d) for d in dims)}], "
-                     f"tf.{dtype})")
-    return f"[{', '.join(specs)}]"
+        specs.append(ArgSpec(tuple(d[0] if len(set(d)) == 1 and _dim(d[0]) else None
+                                   for d in zip(*shapes)), dtype))
+    return tuple(specs)
+
+
+def _dim(d: object) -> bool:
+    return isinstance(d, int) and not isinstance(d, bool) and d >= 0
+
+
+def input_signature(signatures: dict) -> str:
+    """``signature_specs`` as Python source (the retrace table's ``signature`` column, quoted by
+    the retracing finding's fix); "" where none can be said."""
+    specs = signature_specs(signatures)
+    return signature_source(specs) if specs is not None else ""
 
 
 def describe_signature_changes(signatures: dict) -> str:

@@ -15,7 +15,7 @@ class CallDriver:
         self.tf = tf
         self.call = call            # (args) -> outputs
         self.prepare = prepare or (lambda i: ())
-        self.details = details or {}
+        self.details = details if details is not None else {}   # the caller's own dict, even empty
         self.signatures: Any = None   # the argument source whose signatures are logged (function modes)
 
     def run(self, rec: Recorder) -> None:

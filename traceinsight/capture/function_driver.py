@@ -6,11 +6,22 @@ from typing import Any
 
 from traceinsight.capture import modes as modes_mod
 from traceinsight.capture.drivers import CallDriver
-from traceinsight.capture.loading import SignatureLog, WorkloadError, call_user, input_source
+from traceinsight.capture.loading import (
+    SignatureLog,
+    WorkloadError,
+    call_user,
+    describe_arg,
+    input_source,
+    one_line,
+    signature_of_data,
+    tensor_specs,
+)
 from traceinsight.modekind import CALL, EAGER, XLA
 
 
-def function_driver(tf, mode: modes_mod.Mode, module):
+def function_driver(tf, mode: modes_mod.Mode, module, signature: list | None = None):
+    """``signature``: the input signature a ``fixed_signature`` mode runs the step with, as data
+    (``[{"shape": [...], "dtype": "float32"}, ...]``, from the run's mode entry)."""
     source = SignatureLog(input_source(module))
     step = module.step
     details: dict[str, Any] = {}
@@ -23,6 +34,13 @@ def function_driver(tf, mode: modes_mod.Mode, module):
         driver = CallDriver(tf, step, prepare=source, details=details)
     elif row.compile == XLA:
         driver = CallDriver(tf, tf.function(step, jit_compile=True), prepare=source, details=details)
+    elif row.fixed_signature:
+        if signature is None:
+            raise WorkloadError(f"mode {mode.name} needs an input signature (capture --verify "
+                                "gives it the one the retracing finding quotes)")
+        driver = SignatureDriver(tf, step, tensor_specs(tf, signature), source, details)
+        details["input_signature"] = [{"shape": sh, "dtype": dt}
+                                      for sh, dt in signature_of_data(signature)]
     elif row.relaxed_retracing:
         driver = CallDriver(tf, tf.function(step, reduce_retracing=True), prepare=source,
                             details=details)
@@ -30,6 +48,45 @@ def function_driver(tf, mode: modes_mod.Mode, module):
         driver = CallDriver(tf, tf.function(step), prepare=source, details=details)
     driver.signatures = source
     return driver
+
+
+class SignatureDriver(CallDriver):
+    """``tf.function(step, input_signature=specs)``, checked to hold: the step traced once. A
+    retrace (an input the signature fits but that traced again) or a call whose inputs do not fit
+    it (TensorFlow raises) fails the mode in one line: the signature did not hold. Checked before
+    each step's inputs are made and after each phase, outside the timed region; ``details["traces"]``
+    is the function's trace count."""
+
+    def __init__(self, tf, step, specs: list, source, details: dict):
+        self.fn = tf.function(step, input_signature=specs)
+        self.source = source
+        self.step_num: int | None = None
+        self.last_args = ""
+        super().__init__(tf, self.fn, prepare=self.inputs, details=details)
+        details["traces"] = 0
+
+    def inputs(self, i: int) -> tuple:
+        self.check()
+        args = self.source(i)
+        self.step_num, self.last_args = i, "; ".join(describe_arg(a) for a in args)
+        return args
+
+    def check(self) -> None:
+        n = int(self.fn.experimental_get_tracing_count())
+        self.details["traces"] = n
+        if n > 1:
+            raise WorkloadError(f"the input_signature did not hold: step() traced {n} times, "
+                                f"again at step {self.step_num} (inputs: {self.last_args})")
+
+    def run(self, rec) -> None:
+        try:
+            super().run(rec)
+        except WorkloadError:
+            raise
+        except Exception as e:   # the inputs do not fit the signature (TF raises), or the step
+            raise WorkloadError(f"the input_signature did not hold: step {self.step_num} "
+                                f"(inputs: {self.last_args}) raised {one_line(e)}") from e
+        self.check()
 
 
 def session_driver(tf, step, source, details):

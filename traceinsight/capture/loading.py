@@ -184,3 +184,52 @@ class SignatureLog:
         return {"steps": self.steps, "distinct": list(self.seen.values()),
                 "truncated": len(self.seen) >= self.limit}
 
+
+
+# The dtypes an input signature passed to a workload process may name: TensorFlow's plain dtype
+# names (``tf.float32`` ...), each an attribute of ``tf`` that is a ``tf.DType``. The signature is
+# data from a run folder: anything else (a resource, a variant, a name that is no dtype) is refused.
+PLAIN_DTYPES = frozenset({"bool", "bfloat16", "float16", "float32", "float64", "complex64",
+                          "complex128", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                          "uint32", "uint64", "string"})
+# ranks a TensorSpec of a signature may have (the timings schema's limit on a recorded shape)
+MAX_RANK = 64
+
+
+def signature_of_data(data: Any) -> list[tuple[list[int | None] | None, str]]:
+    """An input signature as the parent passes it (``[{"shape": [None, 30], "dtype": "float32"},
+    ...]``: ``analysis.retraces.ArgSpec.to_dict``), checked: a list of (shape, dtype name) pairs,
+    each shape a list of non-negative ints and None (None: any rank), each dtype a plain
+    TensorFlow dtype name (``PLAIN_DTYPES``). Anything else is a ``WorkloadError`` in one line."""
+    if not isinstance(data, list) or not data:
+        raise WorkloadError("the input_signature must be a non-empty list of "
+                            "{shape, dtype} objects")
+    out: list[tuple[list[int | None] | None, str]] = []
+    for i, spec in enumerate(data):
+        where = f"input_signature argument {i + 1}"
+        if not isinstance(spec, dict) or set(spec) != {"shape", "dtype"}:
+            raise WorkloadError(f"{where}: expected an object with shape and dtype")
+        dtype, shape = spec["dtype"], spec["shape"]
+        if not isinstance(dtype, str) or dtype not in PLAIN_DTYPES:
+            raise WorkloadError(f"{where}: dtype {str(dtype)[:40]!r} is not a plain TensorFlow "
+                                f"dtype name ({', '.join(sorted(PLAIN_DTYPES))})")
+        if shape is not None and not (
+                isinstance(shape, list) and len(shape) <= MAX_RANK
+                and all(d is None or (type(d) is int and d >= 0) for d in shape)):
+            raise WorkloadError(f"{where}: shape must be null or a list of non-negative "
+                                "integers and nulls")
+        out.append((None if shape is None else list(shape), dtype))
+    return out
+
+
+def tensor_specs(tf, data: Any) -> list:
+    """The ``tf.TensorSpec`` list of a signature passed as data (``signature_of_data``): built
+    from its fields, never evaluated."""
+    specs = []
+    for shape, name in signature_of_data(data):
+        dtype = getattr(tf, name, None)
+        if not isinstance(dtype, tf.dtypes.DType):
+            raise WorkloadError(f"input_signature: tf.{name} is not a dtype in TensorFlow "
+                                f"{tf.__version__}")
+        specs.append(tf.TensorSpec(shape, dtype))
+    return specs

@@ -103,6 +103,9 @@ def capture_mode(plan: Plan, writer: RunWriter, name: str, opts: Options,
     spec = opts.spec() | {"workload": str(plan.workload.path), "kind": plan.workload.kind, "mode": name,
                           "mode_path": str(mode_path.resolve())}
     spec["rounds"] = opts.rounds if keep_alive else 1
+    if mode is not None and mode.row.fixed_signature:
+        # the signature the mode runs with, as data (its run.json entry: planning.mode_entry)
+        spec["input_signature"] = entry.get("input_signature")
     attempts: list[dict] = []
     while True:
         # The host trace must hold the whole first step (tracing, XLA's compile). Capture is
@@ -335,11 +338,12 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
     extra: dict[str, list[dict]] = {s.name: [] for s, _ in live}
     aside: dict[str, list[dict]] = {s.name: [] for s, _ in live}
     lost: dict[str, str] = {}
+    failed: dict[str, str] = {}   # the workload's own error in a round, in one line
     busy_again = 0   # re-runs in a row that came back disturbed
     try:
         for i in range(1, opts.rounds):
             for st, child in live:
-                if st.name in lost:
+                if st.name in lost or st.name in failed:
                     continue
                 if on_round is not None:
                     on_round(st.name, i)
@@ -347,6 +351,12 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
                     poll()
                 mode_path = writer.path / writer.mode(st.name)["dir"]
                 got = child.ask_round(i, mode_path / ".round.json", opts.timeout)
+                if got is not None and isinstance(got.get("error"), str):
+                    # the workload failed in the round (a fixed-signature mode's signature that
+                    # stopped holding fails the mode, below)
+                    failed[st.name] = f"round {i}: {got['error']}"
+                    child.kill()
+                    continue
                 reruns = 0
                 while (got is not None and machineload.disturbed(got.get("other_cpu_busy"))
                        and reruns < machineload.MAX_RERUNS and busy_again < 2):
@@ -367,7 +377,7 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
                 extra[st.name].append(got)
     finally:
         for st, child in live:
-            if st.name not in lost:
+            if st.name not in lost and st.name not in failed:
                 child.close()
             st.live = None
     refused: reserve.DiskFull | None = None
@@ -397,6 +407,14 @@ def run_rounds(writer: RunWriter, states: list[ModeState], opts: Options,
         timings["step_nums"] = [n for r in timings["rounds"] for n in r["step_nums"]]
         if st.name in lost:
             st.notes.append(lost[st.name])
+            entry["notes"] = list(st.notes)
+        mode = modes_mod.get(writer.manifest.get("workload", {}).get("kind", ""), st.name)
+        if st.name in failed and mode is not None and mode.row.fixed_signature:
+            # its signature must hold on every step it took: never recorded ok otherwise
+            entry.update(status="failed", error=failed[st.name])
+            st.status, st.error = "failed", failed[st.name]
+        elif st.name in failed:
+            st.notes.append(failed[st.name])
             entry["notes"] = list(st.notes)
         try:
             runfolder.atomic_write_json(tpath, timings)

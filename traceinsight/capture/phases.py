@@ -52,7 +52,8 @@ def run_mode(spec: dict) -> tuple[dict, "RoundServer | None"]:
         _v1_optimizers()
     progress(mode_path, "building the workload")
     module = load_workload(spec["workload"])
-    driver = keras_driver(tf, mode, module) if mode.kind == modes_mod.KERAS else function_driver(tf, mode, module)
+    driver = (keras_driver(tf, mode, module) if mode.kind == modes_mod.KERAS else
+              function_driver(tf, mode, module, spec.get("input_signature")))
 
     load_start = machine.loadavg()
     timings: dict[str, Any] = {"mode": mode.name, "kind": mode.kind, "pid": os.getpid(),
@@ -188,7 +189,13 @@ class RoundServer:
                 continue
             if not isinstance(cmd, dict) or cmd.get("exit"):
                 return
-            reserve.hand_back(Path(cmd["out"]), self.round(int(cmd["round"])))
+            try:
+                out = self.round(int(cmd["round"]))
+            except WorkloadError as e:   # the workload's own failure (a signature that stopped
+                # holding): said to the parent in one line, then this process ends
+                reserve.hand_back(Path(cmd["out"]), {"round": cmd["round"], "error": str(e)})
+                raise
+            reserve.hand_back(Path(cmd["out"]), out)
 
     def recorder(self, phase: str, next_step: int, done: Callable[[Recorder], bool]) -> Recorder:
         """A step recorder for a round (TF's step marker; Keras on JAX overrides it)."""

@@ -210,11 +210,17 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
     opts = Options.resolve(wf.capture, overrides)
     if requested or wf.modes:  # refuse unknown names before spending a TF import on the probe
         for m in requested or wf.modes or ():
-            if modes_mod.get(wf.kind, m) is None:
+            mode = modes_mod.get(wf.kind, m)
+            if mode is None:
                 try:
                     modes_mod.check(wf.kind, m, True)
                 except ValueError as e:
                     raise TraceinsightError(f"{wf.path.name}: {e}") from None
+            elif mode.row.fixed_signature:   # its signature comes from a captured run
+                raise TraceinsightError(
+                    f"{wf.path.name}: mode {m!r} runs the step with the input_signature a "
+                    "retracing finding quotes, which a new run has not recorded: capture the "
+                    f"run, then add it (--verify, or --resume RUN --modes {m})")
     if name:  # refused before spending a TF import on the probe
         _refuse_existing(Path(out_dir) / name)
     probe = probe_workload(wf, opts.timeout)
@@ -271,19 +277,23 @@ def new_run(workload: str | Path, requested: list[str] | None, out_dir: Path, na
 
 
 def resume_run(run_path: Path, requested: list[str] | None, overrides: dict[str, Any], command: str,
-               workload: str | Path | None = None, say: Callable[[str], None] | None = None
+               workload: str | Path | None = None, say: Callable[[str], None] | None = None,
+               signatures: dict[str, tuple[str, list]] | None = None
                ) -> tuple[Plan, RunWriter, list[str]]:
     """``say``: told the workload's path and sha256 before anything of it runs (the probe
-    imports it)."""
+    imports it). ``signatures``: a fixed-signature mode's (source mode, input signature as data),
+    as ``capture --verify`` found it; one named without is given its run's (``verify.signature_for``)."""
     lock = lock_mod.RunLock(run_path).acquire()   # before anything of the run is read or changed
     try:
-        return _resume_locked(run_path, requested, overrides, command, workload, lock, say)
+        return _resume_locked(run_path, requested, overrides, command, workload, lock, say,
+                              signatures)
     except BaseException:
         lock.release()
         raise
 
 
-def _resume_locked(run_path, requested, overrides, command, workload, lock, say=None):
+def _resume_locked(run_path, requested, overrides, command, workload, lock, say=None,
+                   signatures=None):
     manifest = runfolder.read_manifest(run_path)
     check_resumable(Path(run_path), manifest)
     wf = resume_workload(Path(run_path), manifest, workload)
@@ -304,6 +314,20 @@ def _resume_locked(run_path, requested, overrides, command, workload, lock, say=
             manifest["modes"][m] = mode_entry(m, modes_mod.get(wf.kind, m))
     todo = [m for m, e in manifest["modes"].items()
             if e.get("status") != "ok" and (not requested or m in requested)]
+    for m in todo:
+        mode = modes_mod.get(wf.kind, m)
+        entry = manifest["modes"][m]
+        if mode is None or not mode.row.fixed_signature:
+            continue
+        given = (signatures or {}).get(m)
+        if given is None and entry.get("input_signature") is None:
+            from traceinsight.capture.verify import signature_for
+            try:
+                given = signature_for(Path(run_path), manifest, m)
+            except TraceinsightError as e:
+                raise TraceinsightError(f"{wf.path.name}: {e}") from None
+        if given is not None:   # the mode's own data: its process runs the step with it
+            entry["input_signature_from"], entry["input_signature"] = given
     probe = probe_workload(wf, opts.timeout) if todo else {}
     for m in todo:
         try:

@@ -83,7 +83,9 @@ class Command:
         parser.add_argument("--verify", action="store_true",
                             help="after the capture, add the mode with each finding's fix applied "
                                  "where the fix is a mode (tf.function, tensors, XLA, "
-                                 "predict_on_batch) and the modes that split the factor table's "
+                                 "predict_on_batch; a retraced function step: reduce_retracing and "
+                                 "the input_signature the finding quotes) and the modes that split "
+                                 "the factor table's "
                                  "gaps, and report each claimed saving against the measured one; "
                                  "again until nothing is left or the budget is spent")
         parser.add_argument("--verify-budget", type=float, default=600.0, metavar="SECONDS",
@@ -191,8 +193,10 @@ def verify_run(console, run_path: Path, budget_s: float, overrides: dict, comman
         tried.update(batch)
         checks += [c for c in found if c.fix_mode in batch]
         try:
+            sigs = {c.fix_mode: (c.mode, data) for c in found
+                    if c.fix_mode in batch and (data := c.signature_data()) is not None}
             plan, writer, notes = planning.resume_run(run_path, batch, overrides, command, None,
-                                                      say=_say(console))
+                                                      say=_say(console), signatures=sigs)
         except reserve.DiskFull:            # no room for the run's last word: stop, saying so
             raise
         except TraceinsightError as e:      # a mode this workload cannot run: said, not fatal
@@ -220,6 +224,7 @@ def print_verified(console, v: dict) -> None:
     from rich.text import Text
 
     from traceinsight import present
+    from traceinsight.report import verify_text as vt
     rows = []
     for r in v["checked"]:
         claimed = (f"{present.ms(r['claimed_ms'])} ({r['claimed_kind']})"
@@ -227,13 +232,16 @@ def print_verified(console, v: dict) -> None:
         got = (f"{present.signed_ms(r['measured_ms'])} "
                f"{present.ratio_ci(r['ratio'], r['ratio_lo'], r['ratio_hi'])}"
                if r["status"] == "measured" else r.get("why", ""))
+        fix = vt.fix_applied(r, present.safe, present.safe)
         rows.append([Text(present.safe(r["rule"])), Text(present.safe(r["mode"])),
-                     Text(present.safe(r["fix_mode"])), claimed, Text(present.safe(got))])
+                     Text(fix), claimed, Text(present.safe(got))])
     if rows:
         present.print_table(console, present.rich_table(
             "verify: claimed saving against the fix applied (ms/step)",
             [("finding", False), ("mode", False), ("fix applied", False), ("claimed saving", True),
              ("measured saving, mode ÷ fix [95% CI]", True)], rows))
+    for line in vt.twice(v, present.safe, present.safe):
+        console.print(Text(line, style="dim"))
     for r in v["left"]:
         console.print(Text(f"not verified: {r['rule']} in {present.safe(r['mode'])}: "
                            f"{present.safe(r['why'], None)}", style="yellow"))
