@@ -313,10 +313,6 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
                  for k in range(0, len(t), block)]
         op_ev = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
 
-    def op_at(ev: np.ndarray) -> np.ndarray:
-        """Whether each event of ``ev`` is an op event."""
-        return is_op_event[ev] if mask_name is None else is_op_event[mask_name[ev]]
-
     def codes_of(ev: np.ndarray) -> np.ndarray:
         code = t.name[ev].astype(np.int64)
         if len(hlo_ev) and len(ev):
@@ -350,6 +346,8 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
         key *= n_win
         if window is not None and by_window:
             key += window
+        counts: np.ndarray
+        sums: np.ndarray
         if weights is None:
             # counts only: the keys sorted in place and their runs counted (no inverse index,
             # nor np.unique's own copies of the events' length)
@@ -383,7 +381,8 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
         # op time with no op event above it: named after the owning event
         anc_key = np.where(anc >= 0, anc, owners)
         del anc
-        anc_is_op = op_at(anc_key)
+        anc_is_op = is_op_event[anc_key] if mask_name is None else \
+            is_op_event[mask_name[anc_key]]
     # worker threads: self time of op events: duration minus the durations of the op events
     # nested in it (the nearest ones, at any depth). Other nested events (ParallelFor, Eigen
     # pool work, executor bookkeeping) are the op's own execution and stay in its self time, as
