@@ -453,6 +453,19 @@ def test_nearest_marked_and_at_walk_up_the_parents(ev, data):
     if len(unmarked):
         many = np.full(2 * n + 1100, unmarked[-1], dtype=np.int64)
         np.testing.assert_array_equal(native.nearest_marked_at(mask, parent, many), want[many])
+    # the mask per name id, each event's name given: as the walk of the per-event mask it makes
+    # (its fallback too)
+    names = np.array(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=np.int32)
+    name_mask = np.array(data.draw(st.lists(st.booleans(), min_size=4, max_size=4)), dtype=bool)
+    want = np.array([brute_nearest_marked(name_mask[names], parent, e) for e in range(n)],
+                    dtype=np.int32)
+    np.testing.assert_array_equal(native.nearest_marked_at(name_mask, parent, events, name=names),
+                                  want[events])
+    unmarked = np.flatnonzero(~name_mask[names])
+    if len(unmarked):
+        many = np.full(2 * n + 1100, unmarked[-1], dtype=np.int64)
+        np.testing.assert_array_equal(native.nearest_marked_at(name_mask, parent, many,
+                                                               name=names), want[many])
 
 
 def brute_landing(start, end, line, parent, outside, cat, bounds, seg_cat, ws, we, kind, python):

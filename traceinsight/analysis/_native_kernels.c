@@ -554,30 +554,35 @@ static PyObject *nearest_marked(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* nearest_marked_at(parent, mask, events, out, budget) -> bool: nearest_marked's answer for the
- * given events only (int32 each), found by walking up their parents: no table-long column. False,
- * with out unfinished, once the walks have taken more than budget steps in all (a caller asking
- * for many events far below their marked ancestors is better served by nearest_marked). */
+/* nearest_marked_at(parent, mask, events, out, budget[, name]) -> bool: nearest_marked's answer for
+ * the given events only (int32 each), found by walking up their parents: no table-long column.
+ * False, with out unfinished, once the walks have taken more than budget steps in all (a caller
+ * asking for many events far below their marked ancestors is better served by nearest_marked).
+ * With name (int32, each event's name id): mask is per name id, event e marked where
+ * mask[name[e]] (a name id outside mask: not marked), so no per-event mask is made. */
 static PyObject *nearest_marked_at(PyObject *self, PyObject *args)
 {
-    Py_buffer bp = {0}, bm = {0}, bev = {0}, bo = {0};
+    Py_buffer bp = {0}, bm = {0}, bev = {0}, bo = {0}, bn = {0};
     long long budget;
-    if (!PyArg_ParseTuple(args, "y*y*y*w*L", &bp, &bm, &bev, &bo, &budget))
+    if (!PyArg_ParseTuple(args, "y*y*y*w*L|y*", &bp, &bm, &bev, &bo, &budget, &bn))
         return NULL;
-    Py_ssize_t n = bp.len / 4, q = bev.len / 4;
-    if (check(&bm, 1, n, "mask") || check(&bev, 4, q, "events") || check(&bo, 4, q, "out")) {
-        RELEASE(&bp, &bm, &bev, &bo);
+    Py_ssize_t n = bp.len / 4, q = bev.len / 4, n_mask = bm.len;
+    int by_name = bn.obj != NULL;
+    if (check(&bm, 1, by_name ? -1 : n, "mask") || check(&bev, 4, q, "events") ||
+        check(&bo, 4, q, "out") || (by_name && check(&bn, 4, n, "name"))) {
+        RELEASE(&bp, &bm, &bev, &bo, &bn);
         return NULL;
     }
-    const int32_t *par = bp.buf, *ev = bev.buf;
+    const int32_t *par = bp.buf, *ev = bev.buf, *nm = bn.buf;
     const uint8_t *m = bm.buf;
     int32_t *out = bo.buf;
     long long steps = 0;
     int done = 1;
+#define MARKED(e) (by_name ? (nm[e] >= 0 && nm[e] < n_mask && m[nm[e]]) : m[e])
     for (Py_ssize_t i = 0; i < q && done; i++) {
         int32_t e = ev[i];
         /* as nearest_marked: a parent at or after its child is none */
-        while (e >= 0 && e < n && !m[e]) {
+        while (e >= 0 && e < n && !MARKED(e)) {
             if (++steps > budget) {
                 done = 0;
                 break;
@@ -586,7 +591,8 @@ static PyObject *nearest_marked_at(PyObject *self, PyObject *args)
         }
         out[i] = e >= 0 && e < n ? e : -1;
     }
-    RELEASE(&bp, &bm, &bev, &bo);
+#undef MARKED
+    RELEASE(&bp, &bm, &bev, &bo, &bn);
     return PyBool_FromLong(done);
 }
 
@@ -1382,7 +1388,7 @@ static PyMethodDef methods[] = {
     {"spans_in", spans_in, METH_VARARGS, "spans_in(start, end, outside, lo, hi, out) -> k"},
     {"nearest_marked", nearest_marked, METH_VARARGS, "nearest_marked(parent, mask, out)"},
     {"nearest_marked_at", nearest_marked_at, METH_VARARGS,
-     "nearest_marked_at(parent, mask, events, out, budget) -> bool"},
+     "nearest_marked_at(parent, mask, events, out, budget[, name]) -> bool"},
     {"timeline", timeline, METH_VARARGS,
      "timeline(start, end, events, cat, python, ref, seg_cat[, outside, lo, hi]) -> k"},
     {"frame_sums", frame_sums, METH_VARARGS,

@@ -312,6 +312,13 @@ def _compile_without_parent(table: EventTable, own: np.ndarray, parent: np.ndarr
     own[cand] = rules.COMPILE
 
 
+def _rows_where(column: np.ndarray, test, block: int = 1 << 20) -> np.ndarray:
+    """``np.nonzero(test(column))[0]``, ``test`` applied to a block of rows at a time: no mask as
+    long as the column."""
+    parts = [k + np.flatnonzero(test(column[k:k + block])) for k in range(0, len(column), block)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+
+
 def _fast_path_conversions(table: EventTable, parent: np.ndarray, tl: native.Timeline) -> None:
     """Input conversion inside the C fast path. ``TFE_Py_FastPathExecute_C`` converts each numpy
     / Python argument itself: it copies the value into a new tensor (no event of its own), then
@@ -322,7 +329,8 @@ def _fast_path_conversions(table: EventTable, parent: np.ndarray, tl: native.Tim
     fp = table.name_id(TFE_FAST_PATH)
     if ec < 0 or fp < 0:
         return
-    consts = np.nonzero(table.name == ec)[0]
+    # (runs after the timeline is made, at the analysis's largest: no table-long mask)
+    consts = _rows_where(table.name, lambda names: names == ec)
     ee = parent[consts]
     ee = ee[ee >= 0]
     ee = ee[(parent[ee] >= 0)]
@@ -332,7 +340,7 @@ def _fast_path_conversions(table: EventTable, parent: np.ndarray, tl: native.Tim
     owners = unique(parent[ee])
     # every child of those fast paths, in time order per fast path: the gap before each
     # _EagerConst run starts where the previous child ended (or at the fast path's start)
-    kids = np.nonzero(np.isin(parent, owners))[0]
+    kids = _rows_where(parent, lambda parents: np.isin(parents, owners))
     kids = kids[np.lexsort((table.start[kids], parent[kids]))]
     same = np.r_[False, parent[kids[1:]] == parent[kids[:-1]]]
     prev_end = np.r_[0, table.end[kids[:-1]]]

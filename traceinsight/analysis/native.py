@@ -210,17 +210,21 @@ def nearest_marked(mask: np.ndarray, parent: np.ndarray) -> np.ndarray:
     return out
 
 
-def nearest_marked_at(mask: np.ndarray, parent: np.ndarray, events: np.ndarray) -> np.ndarray:
+def nearest_marked_at(mask: np.ndarray, parent: np.ndarray, events: np.ndarray,
+                      name: np.ndarray | None = None) -> np.ndarray:
     """``nearest_marked(mask, parent)[events]`` (int32), without its table-long column: each event's
     parents are walked up. Where the walks would take more steps than a pass over the whole table
-    (events far below their marked ancestors), the table-long pass is made instead."""
+    (events far below their marked ancestors), the table-long pass is made instead. With ``name``
+    (each event's name id): ``mask`` is per name id (``nearest_marked_at(mask[name], ...)``), and
+    no per-event mask is made but for that pass."""
     events = _i32(events)
     out = np.empty(len(events), dtype=np.int32)
     if not len(events):
         return out
     parent, mask = _i32(parent), _u8(mask)
-    if not _native.nearest_marked_at(parent, mask, events, out, 2 * len(parent) + 1024):
-        return nearest_marked(mask, parent)[events]
+    extra = () if name is None else (_i32(name),)
+    if not _native.nearest_marked_at(parent, mask, events, out, 2 * len(parent) + 1024, *extra):
+        return nearest_marked(mask if name is None else lookup(mask, name), parent)[events]
     return out
 
 

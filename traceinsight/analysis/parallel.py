@@ -129,13 +129,20 @@ def analyze_modes(groups: dict[str, list[Path]], jobs: int | None = None,
     from traceinsight.analysis.events import decode_threads
     # processes at once take the cores: each decodes its lines on one thread (forks inherit it)
     with malloc.kept_memory(), decode_threads(1 if n > 1 else None):
-        return _analyze_modes(groups, n, args, sizes)
+        modes = _analyze_modes(groups, n, args, sizes)
+    # analysed one after another here: resampled once the analysis's memory is given back (the
+    # first resampling imports numpy.random, whose libraries would otherwise add to the peak)
+    for mode in modes.values():
+        _ = mode.boot_medians
+    return modes
 
 
 def _analyze_modes(groups: dict[str, list[Path]], n: int, args: Mapping[str, Mapping[str, Any]],
                    sizes: dict[str, int]) -> dict[str, Any]:
     if n <= 1:
-        return {name: _analyze(name, files, **(args.get(name) or {}))
+        # (resampled by analyze_modes, once the analysis's memory is given back)
+        from traceinsight.analysis.mode import analyze_mode
+        return {name: analyze_mode(name, files, **(args.get(name) or {}))
                 for name, files in groups.items()}
     # largest first, so the last job to start is a small one (less idle time at the end)
     order = sorted(groups, key=lambda k: -sizes[k])

@@ -263,16 +263,22 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
     # (each table-long int column would hold 4-8 bytes an event at the analysis's peak).
     t = a.table
     names = t.names
+    # main thread: op-category timeline segments, owned by the nearest op event above the owner
+    # (their pieces made before the op-event mask: their temporaries and it are not alive at once)
+    main = a.main_line >= 0 and len(a.timeline)
+    if main:
+        if by_window:
+            owners, owner_win, owned_ps = owned_by_window(a, ws, we, rules.OP)
+        else:
+            owners, owned_ps = _owned_by_owner(a, ws, we, rules.OP)
+            owner_win = np.zeros(len(owners), dtype=np.int64)
     op_of_name = [rules.op_of_name(nm) for nm in names]
     # accelerator planes (/device:GPU:0, ...) are not ops here: their kernels and copies are in
     # the device analysis (traceinsight.analysis.device: by whole kernel name and TF op, and not
     # from XProf's derived lines, which repeat the kernels' times)
     device_line = np.array([t.planes[ln.plane].name.startswith(DEVICE_PLANE) for ln in t.lines]
                            or [False], dtype=bool)
-    is_op_event = native.lookup(np.array([o is not None for o in op_of_name] or [False],
-                                         dtype=bool), t.name)
-    if len(t) and device_line.any():
-        is_op_event &= (~device_line)[t.line]
+    op_name = np.array([o is not None for o in op_of_name] or [False], dtype=bool)
     # events are grouped by an integer key code: the name id, or for events carrying an hlo_op
     # stat, len(names) + the id of that HLO op's name; runtime (non-op) owners: -1 - name id.
     # The HLO codes are kept for the events that carry one (sorted), not per event
@@ -290,8 +296,22 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
         last[:-1] = idx[1:] != idx[:-1]
         hlo_ev, hlo_val = idx[last], len(names) + codes[last]
         hlo_names = [str(u) for u in uniq]
+    # the op events: by name, but on device lines, and the events carrying an hlo_op stat. Where
+    # the name tells (no such lines or events), the mask is per name id (``mask_name``: each
+    # event's), else per event (1 byte an event, held until the sums)
+    mask_name: np.ndarray | None = None
+    if len(hlo_ev) or (len(t) and device_line.any()):
+        is_op_event = native.lookup(op_name, t.name)
+        if len(t) and device_line.any():
+            is_op_event &= (~device_line)[t.line]
         is_op_event[hlo_ev] = True
-    op_ev = np.flatnonzero(is_op_event)
+        op_ev = np.flatnonzero(is_op_event)
+    else:
+        is_op_event, mask_name = op_name, t.name
+        block = 1 << 20
+        parts = [k + np.flatnonzero(native.lookup(op_name, t.name[k:k + block]))
+                 for k in range(0, len(t), block)]
+        op_ev = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
 
     def codes_of(ev: np.ndarray) -> np.ndarray:
         code = t.name[ev].astype(np.int64)
@@ -315,17 +335,33 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
 
     n_win = len(ws) if by_window else 1
 
-    def totals(codes: np.ndarray, weights: np.ndarray,
+    def totals(codes: np.ndarray, weights: np.ndarray | None,
                window: np.ndarray | None = None) -> dict[tuple[str, str, int], list]:
         """(key, window) -> [events, summed weight]; several codes may share a key. Window 0
-        for all without ``by_window``."""
-        win = np.zeros(len(codes), dtype=np.int64) if window is None or not by_window else window
-        # codes run from -1 - len(names) (runtime owners) up: shifted to be >= 0
-        uniq, inv = np.unique((codes.astype(np.int64) + len(names) + 1) * n_win + win,
-                              return_inverse=True)
-        inv = inv.reshape(-1)
-        sums = np.bincount(inv, weights=weights.astype(float), minlength=len(uniq))
-        counts = np.bincount(inv, minlength=len(uniq))
+        for all without ``by_window``. ``weights`` None: the events counted, each weighing 0."""
+        # codes run from -1 - len(names) (runtime owners) up: shifted to be >= 0 (made in place:
+        # one array of the events' length, not one per operation)
+        key = codes.astype(np.int64)
+        key += len(names) + 1
+        key *= n_win
+        if window is not None and by_window:
+            key += window
+        counts: np.ndarray
+        sums: np.ndarray
+        if weights is None:
+            # counts only: the keys sorted in place and their runs counted (no inverse index,
+            # nor np.unique's own copies of the events' length)
+            key.sort()
+            first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else \
+                np.zeros(0, dtype=np.intp)
+            uniq, counts = key[first], np.diff(np.r_[first, len(key)])
+            sums = np.zeros(len(uniq))
+        else:
+            uniq, inv = np.unique(key, return_inverse=True)
+            inv = inv.reshape(-1)
+            sums = np.bincount(inv, weights=np.asarray(weights, dtype=float), minlength=len(uniq))
+            counts = np.bincount(inv, minlength=len(uniq))
+        del key
         out: dict[tuple[str, str, int], list] = {}
         for u, n, w in zip(uniq.tolist(), counts.tolist(), sums.tolist()):
             acc = out.setdefault((*key_of(u // n_win - len(names) - 1), u % n_win), [0, 0.0])
@@ -334,26 +370,19 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
         return out
 
     rows: list[tuple[str, str, str, int, float, int]] = []
-    # main thread: op-category timeline segments, owned by the nearest op event above the owner
-    if a.main_line >= 0 and len(a.timeline):
-        if by_window:
-            owners, owner_win, owned_ps = owned_by_window(a, ws, we, rules.OP)
-        else:
-            owners, owned_ps = _owned_by_owner(a, ws, we, rules.OP)
-            owner_win = np.zeros(len(owners), dtype=np.int64)
+    # What reads the op-event mask is asked first (the nearest op event above each owner of op
+    # time, above each nested op event), the mask then dropped: the sums below make their
+    # temporaries without it (at a large trace's analysis, this is its peak).
+    if main:
         # the nearest op event at or above each owner, walked up once per distinct owner
         distinct, back = unique_inverse(owners)
-        anc = native.nearest_marked_at(is_op_event, a.parent, distinct)[back]
+        anc = native.nearest_marked_at(is_op_event, a.parent, distinct, name=mask_name)[back]
+        del distinct, back
         # op time with no op event above it: named after the owning event
         anc_key = np.where(anc >= 0, anc, owners)
-        codes = np.where(is_op_event[anc_key], codes_of(anc_key), -1 - t.name[anc_key])
-        keyed = totals(codes, owned_ps, owner_win)
-        main_ops = op_ev[(t.line[op_ev] == a.main_line) & ~a.outside[op_ev]]
-        main_win = in_windows(t.start[main_ops], ws, we)
-        main_ops, main_win = main_ops[main_win >= 0], main_win[main_win >= 0]
-        calls = totals(codes_of(main_ops), np.zeros(len(main_ops)), main_win)
-        for k in sorted(set(keyed) | set(calls)):
-            rows.append((k[0], k[1], "main", calls.get(k, [0])[0], keyed.get(k, [0, 0.0])[1], k[2]))
+        del anc
+        anc_is_op = is_op_event[anc_key] if mask_name is None else \
+            is_op_event[mask_name[anc_key]]
     # worker threads: self time of op events: duration minus the durations of the op events
     # nested in it (the nearest ones, at any depth). Other nested events (ParallelFor, Eigen
     # pool work, executor bookkeeping) are the op's own execution and stay in its self time, as
@@ -362,12 +391,14 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
                               for ln in t.lines] or [True])
     op_line = t.line[op_ev]
     ev = op_ev[(op_line != a.main_line) & ~a.outside[op_ev] & on_data_plane[op_line]]
+    del op_line
     ev_win = in_windows(t.start[ev], ws, we)
     ev, ev_win = ev[ev_win >= 0], ev_win[ev_win >= 0]
     if len(ev):
         nested_op = op_ev[a.parent[op_ev] >= 0]
         # the nearest op event strictly above
-        above = native.nearest_marked_at(is_op_event, a.parent, a.parent[nested_op])
+        above = native.nearest_marked_at(is_op_event, a.parent, a.parent[nested_op],
+                                         name=mask_name)
         nested_op, above = nested_op[above >= 0], above[above >= 0]
         # the nested op events' durations summed per event of ev (sorted): positions, not a
         # table-long array
@@ -375,7 +406,22 @@ def op_totals(a: Attribution, ws: np.ndarray, we: np.ndarray, by_window: bool = 
         hit = ev[pos] == above
         child_sum = np.bincount(pos[hit], minlength=len(ev),
                                 weights=(t.end[nested_op[hit]] - t.start[nested_op[hit]]).astype(float))
+        del nested_op, above, pos, hit
         self_ps = np.maximum((t.end[ev] - t.start[ev]).astype(float) - child_sum, 0.0)
+    del is_op_event
+    if main:
+        codes = np.where(anc_is_op, codes_of(anc_key), -1 - t.name[anc_key])
+        del anc_is_op, anc_key
+        keyed = totals(codes, owned_ps, owner_win)
+        del codes, owners, owner_win, owned_ps
+        main_ops = op_ev[(t.line[op_ev] == a.main_line) & ~a.outside[op_ev]]
+        main_win = in_windows(t.start[main_ops], ws, we)
+        main_ops, main_win = main_ops[main_win >= 0], main_win[main_win >= 0]
+        calls = totals(codes_of(main_ops), None, main_win)
+        del main_ops, main_win
+        for k in sorted(set(keyed) | set(calls)):
+            rows.append((k[0], k[1], "main", calls.get(k, [0])[0], keyed.get(k, [0, 0.0])[1], k[2]))
+    if len(ev):
         for k, (n, ps) in totals(codes_of(ev), self_ps, ev_win).items():
             rows.append((k[0], k[1], "worker", n, ps, k[2]))
     window_col = ["window"] if by_window else []
