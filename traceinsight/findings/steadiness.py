@@ -8,7 +8,6 @@ from typing import Iterable
 
 import numpy as np
 
-from traceinsight.compare import is_distorted
 from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import inputs, pairing
@@ -78,7 +77,11 @@ def rule_distortion(run: RunView) -> Iterable[Finding]:
     for m in run.ok_modes():
         t = m.timing
         d = t.distortion if t is not None else None
-        if t is not None and t.traced_steps_s is not None and is_distorted(d):
+        if t is None or t.traced_steps_s is None:
+            continue
+        # (imported here: a trace analysed alone has no timings and compares nothing; start-up)
+        from traceinsight.compare import is_distorted
+        if is_distorted(d):
             traced = float(median(t.traced_steps_s) * 1e3)
             hits.append((d, m.name, t.median_ms, traced, t.traced_other_cpu_busy,
                          t.other_cpu_busy))
