@@ -11,7 +11,6 @@ import numpy as np
 from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import inputs, pairing
-from traceinsight.machineload import changed, percent
 from traceinsight.resample import median
 from traceinsight.runview import RunView
 
@@ -126,7 +125,10 @@ def rule_distortion(run: RunView) -> Iterable[Finding]:
 def _load_text(traced: float | None, untraced: float | None) -> str:
     """``; other processes took 3 % of the CPUs while traced, 48 % untraced`` where the machine's
     load changed between the two phases (``machineload.changed``)."""
-    if traced is None or untraced is None or not changed(traced, untraced):
+    if traced is None or untraced is None:
+        return ""     # (a trace analysed alone: no timings, no machine load; start-up time)
+    from traceinsight.machineload import changed, percent
+    if not changed(traced, untraced):
         return ""
     return (f"; other processes took {percent(traced)} of the CPUs while traced, "
             f"{percent(untraced)} untraced")
