@@ -48,10 +48,14 @@ def test_analyze_a_trace_without_pandas():
     assert heavy(imported) == []
     # start-up: a trace's analysis reads no analysis cache and no JSON, its protobuf classes come
     # from serialized schemas (under upb, without protobuf's pure-Python implementation), the help
-    # formatter is sized without shutil
+    # formatter is sized without shutil; a trace analysed alone compares no two modes and has no
+    # timings.json, so the comparisons' modules and the timings' (their frozen classes) are not
+    # imported
     assert not imported & {"traceinsight.analysis.cache", "google.protobuf.descriptor_pb2", "shutil",
                            "google.protobuf.internal.python_message", "google.protobuf.text_format",
-                           "json"}
+                           "json", "traceinsight.compare", "traceinsight.comparison",
+                           "traceinsight.ratio", "traceinsight.analysis.timings",
+                           "traceinsight.machineload"}
     check_golden("analyze_trace.txt", out)
 
 

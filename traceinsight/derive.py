@@ -26,14 +26,15 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from traceinsight.comparison import Comparison
-from traceinsight.factortable import FactorTable
 from traceinsight.model import Display, ModeResult, Run, RunFigures
 from traceinsight.runview import RunView
 
 if TYPE_CHECKING:
+    # (types only: a run of one mode compares no pair and makes no comparison; start-up time)
     from traceinsight.analysis.step_marks import StepMarks, StepSeries
     from traceinsight.columns import Columns
+    from traceinsight.comparison import Comparison
+    from traceinsight.factortable import FactorTable
 
 
 def in_run_order(run: Run, a: str, b: str) -> Comparison:
@@ -99,11 +100,10 @@ def figures_of(run: Run, hosts_compared: tuple | None) -> RunFigures:
     factor table; the hosts' comparison. A rule failing on an unusual run leaves no findings and
     says why (``findings_error``); the factor table likewise; the other figures stand."""
     from traceinsight import findings, stats
-    from traceinsight.compare import program_groups
     from traceinsight.findings.pairing import pairs_compared
 
     comparisons = _Comparisons(run)
-    view = RunView(run, program_groups=tuple(tuple(g) for g in program_groups(run)),
+    view = RunView(run, program_groups=_program_groups(run),
                    concentrated=MappingProxyType({name: stats.concentrated_costs(m)
                                                   for name, m in run.modes.items()}),
                    compare=comparisons.get)
@@ -141,6 +141,17 @@ def figures_of(run: Run, hosts_compared: tuple | None) -> RunFigures:
                       op_ms_per_call=MappingProxyType(_op_ms_per_call(run)),
                       hotspots_listed=MappingProxyType(_hotspots_listed(run)),
                       layer_matrix=layers)
+
+
+def _program_groups(run: Run) -> tuple[tuple[str, ...], ...]:
+    """The ok modes grouped by program (``compare.program_groups``). Fewer than two ok modes
+    are each a group of their own, as that function finds them, without importing the
+    comparisons' modules: a trace analysed alone compares nothing (start-up time)."""
+    ok = run.ok_modes()
+    if len(ok) < 2:
+        return tuple((m.name,) for m in ok)
+    from traceinsight.compare import program_groups
+    return tuple(tuple(g) for g in program_groups(run))
 
 
 def _layer_matrix(view: RunView) -> Columns:

@@ -8,10 +8,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from traceinsight.comparison import Comparison
+if TYPE_CHECKING:
+    # (a type: a run of one mode has a factor table with no comparison in it; start-up time)
+    from traceinsight.comparison import Comparison
 
 # The factors, in the order a gap is split in (and the table is shown): each an axis of
 # ``modekind.Axes`` but "task" (training and inference are different work, not a factor).

@@ -36,6 +36,8 @@ def advice(change: Change, *lines: str) -> tuple[tuple[Change, str], ...]:
 
 @dataclass(frozen=True)
 class Finding:
+    """What to change, from one rule: the figures it read, the fix and what the fix saves."""
+
     rule: str                       # stable id, e.g. "eager-dispatch-bound"
     title: str                      # one line, in the user's words
     evidence: str                   # the figures and mode names the rule read

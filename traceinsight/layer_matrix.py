@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from traceinsight.columns import Columns, text
-from traceinsight.ratio import RatioEstimate
 from traceinsight.resample import bootstrap_medians_rows, median
 from traceinsight.stats import MIN_STEPS_FOR_INTERVAL, mode_ratio
 
 if TYPE_CHECKING:
     from traceinsight.model import ModeResult, Run
+    from traceinsight.ratio import RatioEstimate  # (where a ratio is made: start-up time)
     from traceinsight.runview import RunView
 
 COLUMNS = ("layer", "placed", "mode", "ms_per_step", "steps", "median_ms", "versus", "ratio",
@@ -92,6 +92,7 @@ def versus_of(run: Run | RunView, shown: Sequence[ModeResult]) -> dict[str, str]
 def _ratio(a: np.ndarray, b: np.ndarray, versus: str, boot_a: np.ndarray | None = None,
            boot_b: np.ndarray | None = None) -> RatioEstimate:
     """The ratio of a layer's per-step times in two modes (``stats.mode_ratio``), or why none."""
+    from traceinsight.ratio import RatioEstimate
     nan = float("nan")
     if not len(a) or not len(b):
         return RatioEstimate(nan, nan, nan, False, "steps", "no per-step times")

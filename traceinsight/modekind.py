@@ -178,6 +178,9 @@ TF2_SAME_KERAS = {"tf": "tf2", "backend": "tensorflow"}
 
 @dataclass(frozen=True)
 class ModeKind:
+    """What a mode runs, as data: its base (the mode table's row), its input, the Keras it uses
+    and the backend Keras runs on (``mode_kind`` parses a mode's name into one)."""
+
     base: str           # eager, function, xla, predict, predict_on_batch, fit, train_on_batch ...
     input: str          # numpy | tensor | dataset
     flavour: str        # keras3 | tf_keras | tf1

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traceinsight.columns import Columns
-from traceinsight.comparison import Comparison
 from traceinsight.model import ModeResult, Run
+
+if TYPE_CHECKING:
+    from traceinsight.comparison import Comparison  # (a type: start-up time)
 
 
 class RunView:

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from traceinsight.columns import Columns
-from traceinsight.ratio import RatioEstimate
 from traceinsight.resample import BOOTSTRAP_SAMPLES, SEED, bootstrap_medians, median, quantiles
 
 if TYPE_CHECKING:
+    # (imported where a ratio is made: a run of one mode takes none; start-up time)
+    from traceinsight.ratio import RatioEstimate
     from traceinsight.runview import RunView
 
 _DIFF_SEED = 20261121  # fixed: the same diff always shows the same intervals
@@ -255,6 +256,7 @@ def paired_ratio(p: PairedRounds, level: float = 0.95) -> RatioEstimate:
     ratios with fewer than ``_ROUNDS_FOR_PERCENTILES`` rounds; none with fewer than
     ``MIN_PAIRED_ROUNDS``. An interval that held none of the rounds' ratios would contradict
     every round: it is widened to them (it cannot happen below ``_ROUNDS_FOR_PERCENTILES``)."""
+    from traceinsight.ratio import RatioEstimate
     rr = p.ratios()
     k = len(rr)
     basis = "paired rounds"
@@ -300,6 +302,7 @@ def mode_ratio(a: np.ndarray, b: np.ndarray, a_rounds=None, b_rounds=None,
     Otherwise from all the steps (``boot_a`` / ``boot_b``: the modes' bootstrap medians,
     resampled within each mode's rounds: ``ModeResult.boot_medians``, when already computed),
     and a change counts only beyond ``RUN_TO_RUN_TOLERANCE``."""
+    from traceinsight.ratio import RatioEstimate
     if paired is not None and len(paired.rounds) >= MIN_PAIRED_ROUNDS:
         return paired_ratio(paired, level)
     # too few paired rounds for an interval (a disturbed round set aside, ``--rounds 2``): the

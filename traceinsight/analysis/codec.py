@@ -223,6 +223,9 @@ def _floats_out(a: np.ndarray) -> list:
 
 
 _NUMBERS = frozenset({float, int})
+# what a text column's cells may be (JSON's scalars: a bool is an int): checked by type at once,
+# each cell by isinstance only where another type is there
+_TEXT_CELLS = frozenset({str, int, float, bool, type(None)})
 
 
 def _floats_in(d: Any) -> np.ndarray:
@@ -303,7 +306,8 @@ def table_from_json(d: Any) -> Columns:
         elif dtype in ("int64", "bool"):
             cols[name] = np.array(values, dtype=dtype)
         elif dtype == "object":
-            if not all(v is None or isinstance(v, (str, int, float)) for v in values):
+            if not _TEXT_CELLS.issuperset(map(type, values)) and \
+                    not all(v is None or isinstance(v, (str, int, float)) for v in values):
                 raise CodecError("a text column holds a list or an object")
             cols[name] = text(values)
         else:

@@ -84,6 +84,8 @@ KIND_COMPUTE, KIND_H2D, KIND_D2H, KIND_D2D, KIND_MEMSET = range(5)
 
 @dataclass(frozen=True)
 class DeviceAnalysis:
+    """A trace's device planes analysed: per step and device, per device, and its kernels."""
+
     steps: Columns             # STEP_COLUMNS: one row per (host, device, step)
     devices: Columns           # DEVICE_COLUMNS: medians over steady steps per device
     kernels: Columns           # KERNEL_COLUMNS: steady steps, all devices

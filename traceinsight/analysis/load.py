@@ -8,7 +8,6 @@ from typing import Any
 
 from traceinsight import modekind, runfolder
 from traceinsight.analysis.sessions import foreign_modes, straggler_notes
-from traceinsight.analysis.timings import read_timing
 from traceinsight.derive import complete
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import Display, ModeResult, Run, Timing
@@ -102,6 +101,8 @@ def _captured(path: Path, name: str, info: Any
     """What run.json and the mode's timings.json say of one mode: a ``ModeResult`` already, when
     the mode was not captured (failed, missing) or its timings are damaged; else its folder, its
     timing and what the capture recorded (``read_timing``), for its traces to be analysed."""
+    # (a run folder's only: a trace analysed alone has no timings.json; start-up time)
+    from traceinsight.analysis.timings import read_timing
     info = info if isinstance(info, dict) else {}
     status = info.get("status") or "ok"
     try:   # every path of a mode stays inside the run folder (run.json comes from elsewhere)

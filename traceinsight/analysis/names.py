@@ -46,6 +46,9 @@ class Source(enum.Enum):
 
 @dataclass(frozen=True)
 class TraceName:
+    """One trace name the analysis reads: the name, its kind, what it means and the committed
+    traces that hold it."""
+
     name: str
     kind: Kind
     means: str                       # what it is, and what the analysis makes of it

@@ -20,6 +20,9 @@ STALL_FACTOR = 1.5
 
 @dataclass(frozen=True)
 class StepMark:
+    """One traced step as the pictures mark it: its time, and whether it is the first, cut by the
+    trace's end, a stall or a retrace."""
+
     step_num: int
     wall_ms: float
     first: bool

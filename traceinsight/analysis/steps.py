@@ -89,6 +89,9 @@ def is_derived_line(line) -> bool:
 
 @dataclass(frozen=True)
 class StepWindows:
+    """The steps a trace holds: each step's window on the trace's clock, its number, whether the
+    trace's end cut it, and the rule that found them (in words and as data)."""
+
     start: np.ndarray          # int64 ps, sorted
     end: np.ndarray
     num: np.ndarray            # step_num (renumbered in time order when markers repeat one)

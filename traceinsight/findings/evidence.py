@@ -7,13 +7,17 @@ reads the same in every finding.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from traceinsight import present
-from traceinsight.compare import Comparison, FamilyDelta
 from traceinsight.model import ModeResult
 from traceinsight.runview import RunView
+
+if TYPE_CHECKING:
+    # (types: the rules of a run of one mode compare nothing; start-up time)
+    from traceinsight.compare import Comparison, FamilyDelta
 
 # --------------------------------------------------------------------------------------------------
 # helpers

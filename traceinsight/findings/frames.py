@@ -70,7 +70,9 @@ def issuers(m: ModeResult) -> list[dict] | None:
     h = m.table("hotspots")
     if h.empty or "op_calls_per_step" not in h:
         return None
-    rows = [r for r in h.records() if float(r["op_calls_per_step"] or 0) > 0]
+    # only the frames that issue ops made into rows (a python pass lists hundreds of frames, and
+    # several rules ask): a missing figure (None, NaN) issues none
+    rows = h.take(np.asarray(h["op_calls_per_step"], dtype=float) > 0).records()
     if not rows:
         return None   # no frame issued an op: a trace analysed before frames were tied to ops
     return sorted(rows, key=lambda r: (-float(r["op_calls_per_step"]), str(r["file"]), int(r["line"])))
@@ -100,7 +102,7 @@ def _user_frame(m: ModeResult) -> dict | None:
     h = m.table("hotspots")
     if h.empty:
         return None
-    rows = [r for r in h.records() if r["group"] == "user"]
+    rows = h.take(h["group"] == "user").records()
     if not rows:
         return None
     return max(rows, key=lambda r: (float(r.get("op_calls_per_step", 0.0) or 0.0),

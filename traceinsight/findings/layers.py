@@ -19,15 +19,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from traceinsight.finding import Change, Finding, advice
 from traceinsight.layer_matrix import pair_ratio
 from traceinsight.model import ModeResult
-from traceinsight.ratio import RatioEstimate
 from traceinsight.runview import RunView
+
+if TYPE_CHECKING:
+    from traceinsight.ratio import RatioEstimate  # (a type: start-up time)
 
 # the group must hold this share of the difference between the two layers tables' totals, and
 # the difference must be this large a share of the faster mode's table (smaller gaps are noise

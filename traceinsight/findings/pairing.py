@@ -17,11 +17,15 @@ A new mode is paired by its row of the mode table: nothing here names a mode.
 
 from __future__ import annotations
 
-from traceinsight.compare import Comparison
+from typing import TYPE_CHECKING
+
 from traceinsight.findings import frames
 from traceinsight.modekind import CALL, CHEAPER_CALLS, EAGER, GRAPH, TF2_SAME_KERAS, TF2_TWIN, XLA
 from traceinsight.model import ModeResult
 from traceinsight.runview import RunView
+
+if TYPE_CHECKING:
+    from traceinsight.compare import Comparison  # (a type: start-up time)
 
 
 def compare_modes(run: RunView, a: ModeResult, b: ModeResult) -> Comparison:

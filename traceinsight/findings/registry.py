@@ -31,6 +31,8 @@ from traceinsight.runview import RunView
 
 @dataclass(frozen=True)
 class Rule:
+    """A rule of the registry: its function and the finding ids it can give."""
+
     function: Callable[[RunView], Iterable[Finding]]
     ids: tuple[str, ...]      # every ``Finding.rule`` the function can give
 

@@ -8,11 +8,9 @@ from typing import Iterable
 
 import numpy as np
 
-from traceinsight.compare import is_distorted
 from traceinsight.finding import Finding, SavingKind
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import inputs, pairing
-from traceinsight.machineload import changed, percent
 from traceinsight.resample import median
 from traceinsight.runview import RunView
 
@@ -78,7 +76,11 @@ def rule_distortion(run: RunView) -> Iterable[Finding]:
     for m in run.ok_modes():
         t = m.timing
         d = t.distortion if t is not None else None
-        if t is not None and t.traced_steps_s is not None and is_distorted(d):
+        if t is None or t.traced_steps_s is None:
+            continue
+        # (imported here: a trace analysed alone has no timings and compares nothing; start-up)
+        from traceinsight.compare import is_distorted
+        if is_distorted(d):
             traced = float(median(t.traced_steps_s) * 1e3)
             hits.append((d, m.name, t.median_ms, traced, t.traced_other_cpu_busy,
                          t.other_cpu_busy))
@@ -123,7 +125,10 @@ def rule_distortion(run: RunView) -> Iterable[Finding]:
 def _load_text(traced: float | None, untraced: float | None) -> str:
     """``; other processes took 3 % of the CPUs while traced, 48 % untraced`` where the machine's
     load changed between the two phases (``machineload.changed``)."""
-    if traced is None or untraced is None or not changed(traced, untraced):
+    if traced is None or untraced is None:
+        return ""     # (a trace analysed alone: no timings, no machine load; start-up time)
+    from traceinsight.machineload import changed, percent
+    if not changed(traced, untraced):
         return ""
     return (f"; other processes took {percent(traced)} of the CPUs while traced, "
             f"{percent(untraced)} untraced")

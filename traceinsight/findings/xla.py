@@ -5,11 +5,10 @@ same call.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
-from traceinsight.compare import Comparison, FamilyDelta
 from traceinsight.finding import Change, Finding, SavingKind, advice
 from traceinsight.findings import evidence as ev
 from traceinsight.findings import frames as fr
@@ -17,6 +16,9 @@ from traceinsight.findings import pairing
 from traceinsight.modekind import XLA
 from traceinsight.model import ModeResult
 from traceinsight.runview import RunView
+
+if TYPE_CHECKING:
+    from traceinsight.compare import Comparison, FamilyDelta  # (types: start-up time)
 
 # op families that are not work XLA compiles: the function call itself, constants and arguments
 _NOT_WORK_FAMILIES = ("tf.function", "constants", "variables and arguments")
@@ -39,6 +41,7 @@ def _one_sided_family(c: Comparison, side_b: bool = True) -> FamilyDelta | None:
             best = i
     if best is None:
         return None
+    from traceinsight.compare import FamilyDelta
     return FamilyDelta(str(fams["family"][best]), float(fams["a_ms"][best]),
                        float(fams["b_ms"][best]), float(fams["delta_ms"][best]))
 
