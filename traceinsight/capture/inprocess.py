@@ -165,8 +165,8 @@ class Session:
                       "the profiled code was interrupted (KeyboardInterrupt)")
         self.finished = True
         try:
-            if agent.open is not None:   # raised inside a step
-                agent.end()
+            # raised inside a step; or the loop's last step call, whose iteration has no end
+            agent.close_open()
             agent.broken = True          # no step after this one
             while not agent.wait_trace(timeout=0.2):
                 pass
