@@ -687,7 +687,9 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         # the agent does not write its file while the window is traced: what it wrote last is kept
         error = (f"{how} inside the traced window, before the trace was saved: the "
                  f"{len(steps)} steps recorded before the window are kept, none traced")
-    elif not traced_steps and len(steps) <= skip:
+    elif not traced_steps and len(steps) <= skip and not trace.get("problem"):
+        # (a loop's last call began the window's first iteration, which has no end: the
+        # profiler's own problem at its start, if any, is the reason said)
         error = (f"{how} after {len(steps)} steps, not more than the {skip} warm-up steps "
                  f"(skip_steps): nothing was traced")
     elif not path:

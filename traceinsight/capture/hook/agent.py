@@ -19,6 +19,11 @@ script imports ``tensorflow`` / ``keras`` itself, then wraps
 * ``traceinsight.profile``'s hand-marked steps (``p.step()``, ``capture.inprocess``): once the
   script marks a step by hand, only its marks are steps (``manual``).
 
+A step marked per call (all but ``fit``'s batches and the hand-marked steps) is the loop's
+iteration: from its call's start to the next step call's start (``call_step``), so that the loop's
+input fetch and the rest of its body between calls are in it, as the loop's own timer would say;
+the last call's iteration has no end and is no step (``drop_iteration``).
+
 Every step gets TF's step marker ``tf.profiler.experimental.Trace("train traceinsight",
 step_num=i, _r=1)`` (a name apart from the ``train`` markers Keras 2's fit puts around each batch)
 and a ``perf_counter`` time. At step ``skip_steps`` a profiler session starts in this process
@@ -66,6 +71,10 @@ PATH_ENV = "TRACEINSIGHT_RUN_PYTHONPATH"
 BETWEEN_S = 0.002    # how long after a step's call returns the agent's threads start their work
 SAVE_S = 0.05     # the result file is rewritten at most this often while steps come
 MAX_RECORDED_STEPS = 1_000_000
+# a loop's iterations after a pause of the agent (see Agent._paused): pauses shorter than this are
+# its per-call bookkeeping; at most this many iterations after one are kept out of the median
+PAUSE_FLOOR_S = 0.0002
+SETTLE_MAX = 10
 # this agent's step marker: a ``train…`` name apart from the ``train`` markers Keras 2's fit puts
 # around each batch, so that the analysis takes these as the steps (``analysis.names.
 # SCRIPT_STEP_MARKER``, a test holds them equal: not imported, this file runs in the user's
@@ -213,6 +222,8 @@ class Agent:
         # work is in their time, so they are kept out of the untraced median
         self.disturbed: list[int] = []
         self._work_gen = 0              # odd while the agent's thread works
+        self._settle_until = 0.0        # see _paused
+        self._unsettled = 0
         self._open_work = 0             # _work_gen when the open iteration began
         self._next_save = 0.0
         self.notes: list[str] = []
@@ -287,9 +298,12 @@ class Agent:
         return self.session is not None and not self.stop_asked and not self.session.stopped \
             and bool(self._enabled())
 
-    def begin(self, kind: str, iteration: bool = False) -> bool:
+    def begin(self, kind: str, iteration: bool = False, since: float | None = None) -> bool:
         """Open a step; False when this call is not a step (nested, another process, broken).
-        ``iteration``: a loop iteration, ended by the next step call (``call_step``)."""
+        ``iteration``: a loop iteration, ended by the next step call (``call_step``), whose entry
+        was at ``since``: the agent's work from then until the iteration begins is a pause of the
+        loop (``_paused``), and the window's first marked iteration waits until the loop has
+        settled from it."""
         if self.open is not None:
             return False
         if self._unended_markers and self.saved.is_set():
@@ -312,6 +326,13 @@ class Agent:
                 # records then
                 self._calibrate_traced()
                 recording = self._recording()
+            if iteration and since is not None:
+                now = time.perf_counter()
+                self._paused(since, now)
+                if recording and not self._settled(now):
+                    # the session records, but the loop has not settled from the agent's pause
+                    # (its start, the calibration): the window begins with a later iteration
+                    recording = False
             marker = None
             if recording:
                 self.trace.setdefault("started_before_step", self.next_step)
@@ -335,7 +356,8 @@ class Agent:
         marker, recording, t0 = self.open
         self.open = None
         iteration, self.iterating = self.iterating, False
-        if iteration and (self._work_gen != self._open_work or self._work_gen % 2):
+        if iteration and (self._work_gen != self._open_work or self._work_gen % 2
+                          or not self._settled(t0, count=True)):
             self.disturbed.append(self.next_step)
         traced = False
         if marker is not None:
@@ -379,11 +401,31 @@ class Agent:
             self.end(t)
         self.loop_steps = True
         self._save_between(t)
-        if not self.begin(kind, iteration=True):
+        if not self.begin(kind, iteration=True, since=t):
             return False
         key = name or kind
         self.step_calls[key] = self.step_calls.get(key, 0) + 1
         return True
+
+    def _paused(self, t0: float, t1: float) -> None:
+        """The agent worked from ``t0`` to ``t1`` while the script's loop waited (between two
+        iterations, on its thread) or ran beside it (the agent's thread). Meanwhile the loop's
+        input pipeline ran on: its next iterations find their batches ready, shorter than the
+        loop's own, so the iterations that begin within the pause's length after it are not
+        settled (at most ``SETTLE_MAX`` of them). A pause under ``PAUSE_FLOOR_S`` is the agent's
+        own per-call bookkeeping, not counted."""
+        if t1 - t0 >= PAUSE_FLOOR_S:
+            self._settle_until = max(self._settle_until, t1 + (t1 - t0))
+            self._unsettled = 0
+
+    def _settled(self, t: float, count: bool = False) -> bool:
+        """An iteration beginning at ``t`` is past the agent's last pause's effect; ``count``:
+        it is one of those that were not (counted towards ``SETTLE_MAX``)."""
+        if t >= self._settle_until or self._unsettled >= SETTLE_MAX:
+            return True
+        if count:
+            self._unsettled += 1
+        return False
 
     def _save_between(self, t: float) -> None:
         """The result file's periodic write, on the script's thread between two iterations (the
@@ -562,7 +604,11 @@ class Agent:
     def _between_steps(self) -> None:
         """On the agent's thread: wait until the script's thread has left the step it is in and
         the call that made it (its own step timer stops right after), so that work that holds the
-        interpreter's lock lands between two steps when the script leaves time between them."""
+        interpreter's lock lands between two steps when the script leaves time between them. Not
+        when the steps are a loop's iterations: the script is always inside one (the iteration the
+        work overlaps is then kept out of the median, ``end``)."""
+        if self.loop_steps:
+            return
         deadline = time.perf_counter() + 0.2
         n = self.next_step
         while self.open is not None and self.next_step == n and time.perf_counter() < deadline:
@@ -706,6 +752,7 @@ class Agent:
             self._wake.clear()
             # odd while this thread works: a loop iteration it overlaps is not timed (``end``)
             self._work_gen += 1
+            t_work = time.perf_counter()
             try:
                 if self.start_asked and not self.started.is_set():
                     self._start_trace()
@@ -726,6 +773,8 @@ class Agent:
                     # at most about a twentieth of the time goes to saving, however long the list
                     next_save = time.perf_counter() + max(SAVE_S, 20 * (time.perf_counter() - t0))
             finally:
+                if self.loop_steps:
+                    self._paused(t_work, time.perf_counter())
                 self._work_gen += 1
 
     def state(self, exiting: bool = False) -> dict[str, Any]:
