@@ -74,7 +74,7 @@ MAX_RECORDED_STEPS = 1_000_000
 # a loop's iterations after a pause of the agent (see Agent._paused): pauses shorter than this are
 # its per-call bookkeeping; at most this many iterations after one are kept out of the median
 PAUSE_FLOOR_S = 0.0002
-SETTLE_MAX = 10
+SETTLE_MAX = 3
 # this agent's step marker: a ``train…`` name apart from the ``train`` markers Keras 2's fit puts
 # around each batch, so that the analysis takes these as the steps (``analysis.names.
 # SCRIPT_STEP_MARKER``, a test holds them equal: not imported, this file runs in the user's
