@@ -3,7 +3,7 @@ chosen route: ``python faulty_loop.py ROUTE OUT FAULT [STEPS] [SLEEP_S]``.
 
 ROUTE: ``profile`` (``with traceinsight.profile``, a custom loop), ``callback``
 (``traceinsight.keras.Profile`` in ``fit``), ``plain`` (the custom loop alone: ``traceinsight run``
-traces it from outside). FAULT, at step FAULT_AT (inside the traced window: skip 3, steps 5) or
+traces it from outside). FAULT, at step FAULT_AT (inside the traced window: skip 5, steps 5) or
 after the window: ``none``, ``exit_in`` / ``exit_after`` (``os._exit(7)``), ``segv_in``
 (SIGSEGV), ``raise_in`` / ``raise_after`` (RuntimeError out of the loop or out of ``fit``),
 ``interrupt_in`` (KeyboardInterrupt). RUNS (argv 6, default OUT): where the run folder goes.
@@ -23,7 +23,7 @@ route, out, fault = sys.argv[1], sys.argv[2], sys.argv[3]
 n_steps = int(sys.argv[4]) if len(sys.argv) > 4 else 16
 sleep_s = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
 runs = sys.argv[6] if len(sys.argv) > 6 else out     # where the run folder goes
-SKIP, WINDOW = 3, 5
+SKIP, WINDOW = 5, 5
 fault_at = SKIP + 2 if fault.endswith("_in") else SKIP + WINDOW + 3
 
 spec = importlib.util.spec_from_file_location(

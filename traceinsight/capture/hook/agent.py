@@ -74,7 +74,7 @@ MAX_RECORDED_STEPS = 1_000_000
 # a loop's iterations after a pause of the agent (see Agent._paused): pauses shorter than this are
 # its per-call bookkeeping; at most this many iterations after one are kept out of the median
 PAUSE_FLOOR_S = 0.0002
-SETTLE_MAX = 3
+SETTLE_MAX = 4
 # this agent's step marker: a ``train…`` name apart from the ``train`` markers Keras 2's fit puts
 # around each batch, so that the analysis takes these as the steps (``analysis.names.
 # SCRIPT_STEP_MARKER``, a test holds them equal: not imported, this file runs in the user's
@@ -313,19 +313,23 @@ class Agent:
                 self.unmarked += 1
             return False
         try:
-            if self.next_step >= self.skip and not self.started.is_set():
-                # skip_steps 0, or steps back to back: the session starts before this step
+            if (self.next_step >= self.skip or iteration and self.start_asked) \
+                    and not self.started.is_set():
+                # skip_steps 0, or steps back to back: the session starts before this step (a
+                # loop's iteration waits for the start asked at a call's entry: a pause of the
+                # loop at its start, settled before the window, see ``end``)
                 if not self.start_asked:
                     self._calibrate_untraced()
                 self._ask(start=True)
                 self.started.wait(60.0)
-            recording = self.next_step >= self.skip and self._recording()
-            if recording and self._cal_state == 1:
-                # the window's first step: the traced blocks first, outside it (this step's
-                # time starts after them), and it is a window step only if the session still
-                # records then
+            records = self._recording()
+            if records and self._cal_state == 1 and (self.next_step >= self.skip or iteration):
+                # the window's first step (a loop's: the first iteration the session records):
+                # the traced blocks first, outside it (this step's time starts after them), and
+                # it is a window step only if the session still records then
                 self._calibrate_traced()
-                recording = self._recording()
+                records = self._recording()
+            recording = self.next_step >= self.skip and records
             if iteration and since is not None:
                 now = time.perf_counter()
                 self._paused(since, now)
@@ -377,9 +381,14 @@ class Agent:
             self.traced_n += 1
             if self.traced_n >= self.window:
                 self._ask(stop=True)     # the agent's thread saves it: the next step does not wait
-        elif not self.start_asked and self.next_step >= self.skip - 1:
-            self._calibrate_untraced()   # between this step and the next, before the session
-            self._ask(start=True)        # a step ahead (see _start_trace)
+        elif not self.start_asked and self.next_step >= (
+                max(1, self.skip - 1 - SETTLE_MAX) if iteration else self.skip - 1):
+            # between this step and the next, before the session, a step ahead (_start_trace);
+            # a loop's, up to SETTLE_MAX steps more ahead (not before its first step has ended):
+            # the next iteration waits for the start and takes the traced blocks, and the
+            # iterations the pause unsettles are before skip_steps where skip_steps allows
+            self._calibrate_untraced()
+            self._ask(start=True)
         elif self._calibration_after_due():
             self._calibrate_untraced_after()
         if self._idle and not self.loop_steps:
