@@ -21,6 +21,8 @@ from traceinsight.capture.hook import agent as agent_mod
 from traceinsight.model import Timing
 from traceinsight.stepsource import StepSpan
 
+from xspace_builder import Space
+
 
 class Clock:
     def __init__(self) -> None:
@@ -375,3 +377,40 @@ def test_the_window_begins_once_the_loop_has_settled_from_the_profilers_start(tm
     first = a.traced.index(True)
     assert first > 2 and a.trace["started_before_step"] == first
     assert a.cal_traced == [0.001]
+
+
+def test_iteration_markers_touch_and_split_what_crosses_their_edge(tmp_path):
+    """The trace of two loop iterations as the agent marks them: each marker from a train_step
+    call's start to the next's (they touch, never nest: two steps, not folded into one), the
+    call first, then the iterator's wait for the next batch, split into its categories. A Python
+    frame of the next call's wrapper, opened before the edge and closed after it (a
+    python-tracer trace; ``run``'s own traces have none), is neither lost nor counted twice: the
+    markers are kept out of the nesting, and the frame, crossing the next call's TraceMe, is
+    too, its time each step's python on its side of the edge."""
+    from traceinsight.analysis.mode import analyze_mode
+    from traceinsight.model import CATEGORIES
+    from traceinsight.stepsource import StepSource
+    sp = Space()
+    sp.task_environment(python_level=1)
+    main = sp.host().line("python")
+    for k in range(2):
+        t = 100 * k
+        main.event(agent_mod.STEP_MARKER, t, 100, step_num=5 + k, _r=1)
+        main.event("train_step", t + 2, 20, tf_function_call="notTraced-nonXla")
+        main.event("KernelAndDeviceFunc::Run", t + 5, 15)
+        main.event("EagerLocalExecute: IteratorGetNext", t + 30, 60)
+        main.event("IteratorGetNextOp::DoCompute", t + 31, 58)
+        main.event("Iterator::Root", t + 32, 56)
+    main.event("$agent.py:900 __call__", 95, 10)     # the wrapper of the call at 100
+    m = analyze_mode("m", [sp.write(tmp_path / "h.xplane.pb")])
+    assert m.step_source is StepSource.MARKERS_STEP_NUM
+    assert m.steps["step_num"].tolist() == [5, 6]
+    assert m.steps["wall_ms"].tolist() == pytest.approx([0.1, 0.1])
+    # by hand, each step (µs): the call's kernel run 15 op, the rest of the call (3 + 2) and of
+    # the iterator's eager execute (1 + 1) dispatch, the iterator's compute 58 input (waiting on
+    # tf.data), the rest python: 2 before the call, 8 between it and the fetch, 10 after the
+    # fetch (the frame across the edge lies there, 5 on each side: no event of its own)
+    for k in range(2):
+        got = {c: round(float(m.steps[c].iloc[k]) * 1e3, 6) for c in CATEGORIES
+               if m.steps[c].iloc[k]}
+        assert got == {"op": 15, "dispatch": 7, "input": 58, "python": 20}
