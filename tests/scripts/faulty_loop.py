@@ -8,8 +8,10 @@ after the window: ``none``, ``exit_in`` / ``exit_after`` (``os._exit(7)``), ``se
 (SIGSEGV), ``raise_in`` / ``raise_after`` (RuntimeError out of the loop or out of ``fit``),
 ``interrupt_in`` (KeyboardInterrupt). RUNS (argv 6, default OUT): where the run folder goes.
 
-Writes OUT/user.json: the script's own ``perf_counter`` time of every step call, and the
-process's listening TCP sockets that are not on loopback, seen inside the traced window."""
+Writes OUT/user.json: the script's own ``perf_counter`` time of every step call (``user_s``) and,
+for the custom loop, of every iteration from one step call's start to the next's (``iter_s``: what
+``run`` and ``profile()`` take as a loop's step), and the process's listening TCP sockets that are
+not on loopback, seen inside the traced window."""
 import importlib.util
 import json
 import os
@@ -31,9 +33,11 @@ spec = importlib.util.spec_from_file_location(
 listeners = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(listeners)
 state = {"user_s": [], "not_loopback": [], "checked": False}
+starts = []
 
 
 def dump():
+    state["iter_s"] = [b - a for a, b in zip(starts, starts[1:])]
     with open(os.path.join(out, "user.json"), "w") as f:
         json.dump(state, f)
 
@@ -71,6 +75,7 @@ def loop():
     for i in range(n_steps):
         at_step(i)
         t0 = time.perf_counter()
+        starts.append(t0)
         train_step(x, y)
         state["user_s"].append(time.perf_counter() - t0)
         time.sleep(sleep_s)

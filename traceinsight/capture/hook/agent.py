@@ -22,7 +22,10 @@ script imports ``tensorflow`` / ``keras`` itself, then wraps
 A step marked per call (all but ``fit``'s batches and the hand-marked steps) is the loop's
 iteration: from its call's start to the next step call's start (``call_step``), so that the loop's
 input fetch and the rest of its body between calls are in it, as the loop's own timer would say;
-the last call's iteration has no end and is no step (``drop_iteration``).
+the last call's iteration has no end and is no step (``drop_iteration``). The agent's own work
+is done at a call's entry, between two iterations; the iterations right after a pause of the loop
+(which find their input ready) are kept out of the untraced median, and a loop's session starts a
+few steps ahead of the window so that its window begins settled (``_paused``).
 
 Every step gets TF's step marker ``tf.profiler.experimental.Trace("train traceinsight",
 step_num=i, _r=1)`` (a name apart from the ``train`` markers Keras 2's fit puts around each batch)
@@ -400,10 +403,12 @@ class Agent:
         iteration the previous step call began, now, before anything else, and begin the next
         one. Between the two (outside both) go the agent's own work on the script's thread (the
         calibration, the wait for the profiler's start, the result file's write) and the traced
-        window's edges (the start is asked a step ahead, the stop when the window's last
+        window's edges (the start is asked a few steps ahead, the stop when the window's last
         iteration ends here), so that each iteration is the loop's own time, as its own timer
         around ``next(iterator)`` and the call would say. False: this call begins no step."""
         t = time.perf_counter()
+        if self._forked:
+            return False             # a fork's child is not the traced process (nor its file's)
         if self.open is not None:
             if not self.iterating:
                 return False         # inside a fit batch or a hand-marked step
