@@ -414,3 +414,21 @@ def test_iteration_markers_touch_and_split_what_crosses_their_edge(tmp_path):
         got = {c: round(float(m.steps[c].iloc[k]) * 1e3, 6) for c in CATEGORIES
                if m.steps[c].iloc[k]}
         assert got == {"op": 15, "dispatch": 7, "input": 58, "python": 20}
+
+
+def test_a_write_short_beside_the_iteration_leaves_every_iteration_in_the_median(tmp_path, clock,
+                                                                                 monkeypatch):
+    """A write of the agent's record at every call's entry (1 ms, between 100 ms iterations):
+    under ``PAUSE_SHARE`` of an iteration, so no iteration is kept out for it, and none holds
+    its time."""
+    a = _agent(tmp_path, clock)
+    real_save = a.save
+
+    def save(exiting=False):
+        clock.advance(0.001)
+        real_save(exiting)
+    monkeypatch.setattr(a, "save", save)
+    monkeypatch.setattr(agent_mod, "SAVE_S", 0.0)
+    _loop(a, clock, 8, fetch_s=0.099, call_s=0.001)
+    a.close_open()
+    assert a.steps_s == pytest.approx([0.100] * 7) and a.disturbed == []

@@ -74,9 +74,12 @@ PATH_ENV = "TRACEINSIGHT_RUN_PYTHONPATH"
 BETWEEN_S = 0.002    # how long after a step's call returns the agent's threads start their work
 SAVE_S = 0.05     # the result file is rewritten at most this often while steps come
 MAX_RECORDED_STEPS = 1_000_000
-# a loop's iterations after a pause of the agent (see Agent._paused): pauses shorter than this are
-# its per-call bookkeeping; at most this many iterations after one are kept out of the median
+# a loop's iterations after a pause of the agent (see Agent._paused): pauses shorter than this, or
+# than this share of the loop's last iteration, are its per-call bookkeeping or a write of its
+# record (they shorten the next iteration by at most their own length: a few % at most); at most
+# this many iterations after one are kept out of the median
 PAUSE_FLOOR_S = 0.0002
+PAUSE_SHARE = 0.05
 SETTLE_MAX = 4
 # this agent's step marker: a ``train…`` name apart from the ``train`` markers Keras 2's fit puts
 # around each batch, so that the analysis takes these as the steps (``analysis.names.
@@ -426,9 +429,10 @@ class Agent:
         iterations, on its thread) or ran beside it (the agent's thread). Meanwhile the loop's
         input pipeline ran on: its next iterations find their batches ready, shorter than the
         loop's own, so the iterations that begin within the pause's length after it are not
-        settled (at most ``SETTLE_MAX`` of them). A pause under ``PAUSE_FLOOR_S`` is the agent's
-        own per-call bookkeeping, not counted."""
-        if t1 - t0 >= PAUSE_FLOOR_S:
+        settled (at most ``SETTLE_MAX`` of them). A pause under ``PAUSE_FLOOR_S``, or under
+        ``PAUSE_SHARE`` of the last iteration, is not counted."""
+        last = self.steps_s[-1] if self.steps_s else 0.0
+        if t1 - t0 >= max(PAUSE_FLOOR_S, PAUSE_SHARE * last):
             self._settle_until = max(self._settle_until, t1 + (t1 - t0))
             self._unsettled = 0
 
