@@ -131,6 +131,13 @@ def test_run_marks_a_custom_loop_on_the_oldest_tensorflow(runs_oldest):
     _check_steps(loaded.modes["custom_loop"], timings)
 
 
+
+def test_run_of_a_loop_waiting_on_its_input_on_the_oldest_tensorflow(tf_oldest, tmp_path):
+    """Each step is the loop's iteration on 2.12 too (tests/test_run.py says what is checked)."""
+    from test_run import check_a_loop_waiting_on_its_input
+    check_a_loop_waiting_on_its_input(tf_oldest, tmp_path, "input_loop", tmp_path / "own.json")
+
+
 def test_run_of_a_keras_2_fit_takes_its_own_markers_as_the_steps(runs_oldest):
     """Keras 2's fit wraps each batch in its own ``train`` marker (numbered per epoch) around
     run's, and goes on marking batches while the profiler stops: the steps are run's 6, their

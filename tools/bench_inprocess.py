@@ -4,11 +4,12 @@ of the same step, under ``traceinsight run`` and ``with traceinsight.profile``.
 
     .venv/bin/python tools/bench_inprocess.py [--python PY] [--steps 40] [--sleep 0.1 --sleep 0]
 
-The script is ``tests/scripts/faulty_loop.py`` (a custom loop, skip 3, trace 5), run with a sleep
+The script is ``tests/scripts/faulty_loop.py`` (a custom loop, skip 5, trace 5), run with a sleep
 between its steps (Python work between steps: the tool's work should land there) and without one
 (steps back to back: any work lands in some step). The difference of one step is the user's time
-minus the tool's; a pause the tool makes inside the user's call (starting or stopping the profiler,
-saving) shows there. Printed: the largest difference, at which step, whether that step was traced,
+minus the tool's, the user's step being a ``fit`` batch's, or for the loop the iteration from one
+step call to the next (as the tool takes it); a pause the tool makes inside the user's step
+(starting or stopping the profiler, saving) shows there. Printed: the largest difference, at which step, whether that step was traced,
 the median, and the machine's load (figures from a loaded machine are noisy: compare within a run).
 Also the traced steps of the window (the ``--steps`` asked for must be met).
 """
@@ -34,13 +35,14 @@ def one(route: str, python: str, steps: int, sleep: float) -> str:
     args = [str(LOOP), "plain" if route == "run" else route, str(out), "none", str(steps), str(sleep)]
     if route == "run":
         cmd = [sys.executable, "-m", "traceinsight", "run", "--out", str(out), "--name", "run",
-               "--skip-steps", "3", "--steps", "5", "--", python, *args]
+               "--skip-steps", "5", "--steps", "5", "--", python, *args]
     else:
         cmd = [python, *args]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     if done.returncode != 0:
         return f"{route}: exit {done.returncode}: {done.stderr[-500:]}"
-    user = json.loads((out / "user.json").read_text())["user_s"]
+    own = json.loads((out / "user.json").read_text())
+    user = own["user_s"] if route == "callback" else own["iter_s"]
     (timings,) = (out / "run").glob("*/timings.json")
     t = json.loads(timings.read_text())["all_steps"]
     gaps = sorted(((user[n] - s) * 1e3, n, tr) for s, n, tr in

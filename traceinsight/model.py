@@ -30,7 +30,7 @@ from traceinsight.categories import CATEGORIES
 from traceinsight.columns import Columns, Table, fields_equal
 from traceinsight.modekind import ModeKind, mode_kind
 from traceinsight.resample import bootstrap_medians, median, samples_digest
-from traceinsight.stepsource import StepSource
+from traceinsight.stepsource import StepSource, StepSpan
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,6 +83,11 @@ class Timing:
     # untraced and traced (``Calibration``); None where the capture ran none (older run folders,
     # graph-mode processes, foreign traces)
     calibration: Calibration | None = None
+    # a script's mode: what one step spans (a loop's iteration from one step call to the next, a
+    # fit batch, a hand-marked step), and the functions whose calls began the iterations; None
+    # and () elsewhere (a capture's steps are its own driver's, foreign traces, older run folders)
+    step_span: StepSpan | None = None
+    step_calls: tuple[str, ...] = ()
 
     @property
     def round_loads(self) -> tuple[RoundLoad, ...] | None:

@@ -31,3 +31,22 @@ class StepSource(str, Enum):
         Every other source numbers steps per trace (tf.function calls in order, XProf's group ids,
         0 for one window): the same number on two hosts need not be the same step."""
         return self is StepSource.MARKERS_STEP_NUM
+
+
+class StepSpan(str, Enum):
+    """What one step of a script's mode (``run``, ``profile()``, the Keras callback) spans, as
+    timings.json records it (``step_span``): decided from the kinds of step the agent marked."""
+    # the loop's iteration: from one step call's start (a tf.function, a Keras per-call method, a
+    # --step-function) to the next step call's start, the loop's input fetch and body between
+    # calls included
+    ITERATION = "iteration"
+    BATCH = "batch"         # a Keras fit batch: the batch's begin to its end
+    MARKED = "marked"       # hand-marked (``p.step()``): from one mark to the next (or the with's end)
+    MIXED = "mixed"         # more than one of these in one mode
+
+    @staticmethod
+    def of_kinds(kinds) -> StepSpan | None:
+        """The span of the step kinds the agent counted (its ``step_kinds`` keys); None for none."""
+        spans = {StepSpan.BATCH if k == "fit batch" else StepSpan.MARKED if k == "marked step"
+                 else StepSpan.ITERATION for k in kinds}
+        return spans.pop() if len(spans) == 1 else StepSpan.MIXED if spans else None

@@ -3,13 +3,15 @@ chosen route: ``python faulty_loop.py ROUTE OUT FAULT [STEPS] [SLEEP_S]``.
 
 ROUTE: ``profile`` (``with traceinsight.profile``, a custom loop), ``callback``
 (``traceinsight.keras.Profile`` in ``fit``), ``plain`` (the custom loop alone: ``traceinsight run``
-traces it from outside). FAULT, at step FAULT_AT (inside the traced window: skip 3, steps 5) or
+traces it from outside). FAULT, at step FAULT_AT (inside the traced window: skip 5, steps 5) or
 after the window: ``none``, ``exit_in`` / ``exit_after`` (``os._exit(7)``), ``segv_in``
 (SIGSEGV), ``raise_in`` / ``raise_after`` (RuntimeError out of the loop or out of ``fit``),
 ``interrupt_in`` (KeyboardInterrupt). RUNS (argv 6, default OUT): where the run folder goes.
 
-Writes OUT/user.json: the script's own ``perf_counter`` time of every step call, and the
-process's listening TCP sockets that are not on loopback, seen inside the traced window."""
+Writes OUT/user.json: the script's own ``perf_counter`` time of every step call (``user_s``) and,
+for the custom loop, of every iteration from one step call's start to the next's (``iter_s``: what
+``run`` and ``profile()`` take as a loop's step), and the process's listening TCP sockets that are
+not on loopback, seen inside the traced window."""
 import importlib.util
 import json
 import os
@@ -23,7 +25,7 @@ route, out, fault = sys.argv[1], sys.argv[2], sys.argv[3]
 n_steps = int(sys.argv[4]) if len(sys.argv) > 4 else 16
 sleep_s = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
 runs = sys.argv[6] if len(sys.argv) > 6 else out     # where the run folder goes
-SKIP, WINDOW = 3, 5
+SKIP, WINDOW = 5, 5
 fault_at = SKIP + 2 if fault.endswith("_in") else SKIP + WINDOW + 3
 
 spec = importlib.util.spec_from_file_location(
@@ -31,9 +33,11 @@ spec = importlib.util.spec_from_file_location(
 listeners = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(listeners)
 state = {"user_s": [], "not_loopback": [], "checked": False}
+starts = []
 
 
 def dump():
+    state["iter_s"] = [b - a for a, b in zip(starts, starts[1:])]
     with open(os.path.join(out, "user.json"), "w") as f:
         json.dump(state, f)
 
@@ -71,6 +75,7 @@ def loop():
     for i in range(n_steps):
         at_step(i)
         t0 = time.perf_counter()
+        starts.append(t0)
         train_step(x, y)
         state["user_s"].append(time.perf_counter() - t0)
         time.sleep(sleep_s)

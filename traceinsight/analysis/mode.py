@@ -43,7 +43,7 @@ from traceinsight.analysis.names import (
     STEP_NUM,
     TF_FUNCTION_CALL,
 )
-from traceinsight.analysis.steps import host_events_recorded, step_markers
+from traceinsight.analysis.steps import host_events_recorded, spanned_rule, step_markers
 from traceinsight.columns import Columns
 from traceinsight.errors import TraceinsightError
 from traceinsight.model import CompileEstimate, ModeResult, Timing
@@ -323,7 +323,7 @@ def mode_result(name: str, tr: TraceAnalysis, host_files: Sequence[Path],
         name=name, status="ok", timing=timing, steps=steps, breakdown=breakdown, first_step=first,
         ops=ops, retraces=retraces.retraces_table(a, signatures),
         hotspots=hot if hot is not None else hotspots.hotspots_table(a, steps.head(0)),
-        other=other, step_rule=a.step_rule, step_source=a.step_source,
+        other=other, step_rule=spanned_rule(a.step_rule, timing), step_source=a.step_source,
         profile_options=options, notes=tuple(notes),
         host_events_recorded=host_recorded, compile_estimate=a.compile_estimate,
         device_steps=dev.steps if dev is not None else Columns(),

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -60,7 +61,10 @@ from traceinsight.analysis.names import (
     TFE,
     TRACE_CONTEXT,
 )
-from traceinsight.stepsource import StepSource
+from traceinsight.stepsource import StepSource, StepSpan
+
+if TYPE_CHECKING:
+    from traceinsight.model import Timing
 
 STEP_MARKER = re.compile(f"^({re.escape(STEP_MARKER_TRAIN)}|{re.escape(STEP_MARKER_TEST)})[^/]*$"
                          f"|^{re.escape(TRACE_CONTEXT)}$|^{re.escape(PROFILED_BATCH)}$")
@@ -81,6 +85,17 @@ STEP_NUM_RULE = "(step_num)"
 RENUMBERED_RULE = "(renumbered in time order: the markers repeat a step_num)"
 RULE_DEVICE_GROUPS = ("no host events: device events grouped into steps by their group_id stat "
                       "(TF's step grouping)")
+
+
+def spanned_rule(rule: str, timing: Timing | None) -> str:
+    """The step rule's sentence, saying what a step spans where a script's mode recorded it: its
+    markers are the agent's, and for a loop's steps each runs from one step call to the next."""
+    if timing is None or timing.step_span is not StepSpan.ITERATION:
+        return rule
+    calls = " / ".join(timing.step_calls) or "step"
+    return (f"{rule}: each step is one iteration of the loop: from one {calls} call to the next "
+            "(what the loop does between calls, its input fetch included, is in the step; the "
+            "last call, which has no next, is not a step)")
 
 
 def is_derived_line(line) -> bool:

@@ -20,6 +20,7 @@ from traceinsight.machineload import (
     percent,
 )
 from traceinsight.model import Calibration, Timing
+from traceinsight.stepsource import StepSpan
 
 
 def read_timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], dict]:
@@ -55,7 +56,9 @@ def read_timing(mode_path: Path) -> tuple[Timing | None, dict, tuple[str, ...], 
                     rounds=tuple(np.asarray(r.get("steps_s") or [], dtype=float) for r in rounds)
                     if rounds else None,
                     load=load, calibration=calibration,
-                    memory=dict(data["memory"]) if isinstance(data.get("memory"), dict) else None)
+                    memory=dict(data["memory"]) if isinstance(data.get("memory"), dict) else None,
+                    step_span=StepSpan(data["step_span"]) if data.get("step_span") else None,
+                    step_calls=tuple(data.get("step_calls") or ()))
     requested = {p: (traced.get(p) or {}).get("profile_options") for p in runfolder.PASSES
                  if (traced.get(p) or {}).get("profile_options")}
     notes = list(load_notes(timing))

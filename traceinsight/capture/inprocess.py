@@ -9,8 +9,10 @@ only when its trace parses), so ``view`` / ``report`` read the folder like any o
 counts as a step:
 
 * the callback: each training batch of the ``fit`` it is given to (as ``run`` does for ``fit``);
-* the context manager: each outermost ``tf.function`` call inside the block (as ``run`` does for a
-  custom loop), or only calls of the function named by ``step_function``; or, in a loop with no
+* the context manager: each outermost ``tf.function`` call inside the block begins a step, the
+  loop's iteration, which lasts until the next such call (as ``run`` does for a custom loop; the
+  last call's iteration, with no next call, is no step), or only calls of the function named by
+  ``step_function``; or, in a loop with no
   ``tf.function`` (plain eager code), the steps the block marks by hand: ``p.step()`` at the top
   of each iteration, or ``with p.step(): ...`` around it. Once the block marks a step, only its
   marks are steps. A mark is TF's own step marker inside the traced window and a clock read
@@ -165,8 +167,8 @@ class Session:
                       "the profiled code was interrupted (KeyboardInterrupt)")
         self.finished = True
         try:
-            if agent.open is not None:   # raised inside a step
-                agent.end()
+            # raised inside a step; or the loop's last step call, whose iteration has no end
+            agent.close_open()
             agent.broken = True          # no step after this one
             while not agent.wait_trace(timeout=0.2):
                 pass

@@ -443,6 +443,7 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
     from traceinsight import runfolder
     from traceinsight.capture import options as options_mod
     from traceinsight.capture.orchestrate import summary_of, verify_traces
+    from traceinsight.stepsource import StepSpan
 
     entry = writer.mode(mode)
     entry["exit_status"] = rc
@@ -477,9 +478,13 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
     # untraced steady steps: those that began after the trace was saved (a step that began while
     # it was being saved ran beside the profiler's work)
     settled = trace.get("settled_from_step")
+    # a loop's iterations during which the agent's own thread worked (a save, the profiler's stop)
+    disturbed = set(res.get("disturbed_steps") or ())
     after = [(s, n) for s, n, t in zip(steps, nums, traced) if not t and n >= skip and
              (not traced_steps or n > traced_steps[-1][1]) and (settled is None or n >= settled)
-             and (not trace or "path" in trace)]
+             and (not trace or "path" in trace) and n not in disturbed]
+    kinds = res.get("step_kinds") or {}
+    span = StepSpan.of_kinds(kinds)
     timings: dict[str, Any] = {
         "mode": mode, "kind": "script", "pid": res.get("pid"),
         "first_step_s": steps[0] if nums and nums[0] == 0 else None,
@@ -489,10 +494,18 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         # the untimed-by-the-profiler steady steps: untraced steps after the traced window
         "steps_s": [s for s, _ in after], "step_nums": [n for _, n in after],
         "all_steps": {"steps_s": steps, "step_nums": nums, "traced": traced},
-        "details": {"command": entry.get("command"), "step_kinds": res.get("step_kinds") or {},
+        "details": {"command": entry.get("command"), "step_kinds": kinds,
                     "skip_steps": skip, "steps": window, "versions": res.get("versions") or {},
                     "exit_status": rc, "untraced_steps": len(after)},
     }
+    if span is not None:
+        # what a step spans (``StepSpan``), and for a loop's iterations the calls that began them
+        timings["step_span"] = span.value
+    if res.get("step_calls"):
+        timings["step_calls"] = sorted(res["step_calls"])
+        timings["details"]["step_calls"] = dict(res["step_calls"])
+        # the loop's last step call, whose iteration has no next call to end it, is no step
+        timings["details"]["unended_iterations"] = int(res.get("unended_iterations") or 0)
     duration = None
     if trace.get("started_s") and trace.get("saved_s"):
         duration = max(0, int((trace["saved_s"] - trace["started_s"]) * 1e3))
@@ -607,7 +620,9 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         # the agent does not write its file while the window is traced: what it wrote last is kept
         error = (f"{how} inside the traced window, before the trace was saved: the "
                  f"{len(steps)} steps recorded before the window are kept, none traced")
-    elif not traced_steps and len(steps) <= skip:
+    elif not traced_steps and len(steps) <= skip and not trace.get("problem"):
+        # (a loop's last call began the window's first iteration, which has no end: the
+        # profiler's own problem at its start, if any, is the reason said)
         error = (f"{how} after {len(steps)} steps, not more than the {skip} warm-up steps "
                  f"(skip_steps): nothing was traced")
     elif not path:

@@ -13,9 +13,12 @@ class Command:
     """Profile an unmodified script: traceinsight run [options] -- python train.py [args]
 
     Runs the command with a startup hook (a sitecustomize first on PYTHONPATH) that marks steps
-    from outside: each Keras fit batch, each train_on_batch / predict / predict_on_batch /
-    test_on_batch call, or else each outermost tf.function call (a custom training loop's step).
-    It times every step with perf_counter, skips --skip-steps warm-up steps, traces the next
+    from outside: each Keras fit batch, or else each iteration of the script's loop, from one
+    step call to the next (a train_on_batch / predict / predict_on_batch / test_on_batch call, or
+    else an outermost tf.function call: a custom training loop's step), so that its input fetch
+    and the rest of its body between calls are in the step; the last call's iteration has no end
+    and is not a step. It times every step with perf_counter, skips --skip-steps warm-up steps,
+    traces the next
     --steps steps with a TF profiler session in the script's process (host tracer level 3; no
     profiler server, nothing listens on any address), and writes a run folder that view,
     report, analyze, diff and export read like a capture. The script's output and exit status pass
@@ -40,7 +43,8 @@ class Command:
         parser.add_argument("--steps", type=int, default=10,
                             help="steps in the traced window (default: 10)")
         parser.add_argument("--step-function", metavar="NAME",
-                            help="count only calls of the tf.function of this name as steps, or "
+                            help="count only calls of the tf.function of this name as steps "
+                                 "(each from its call to the next), or "
                                  "of the plain Python function NAME of the script (after its first "
                                  "call) or module.NAME (default: every outermost tf.function call "
                                  "outside Keras methods)")

@@ -19,6 +19,14 @@ script imports ``tensorflow`` / ``keras`` itself, then wraps
 * ``traceinsight.profile``'s hand-marked steps (``p.step()``, ``capture.inprocess``): once the
   script marks a step by hand, only its marks are steps (``manual``).
 
+A step marked per call (all but ``fit``'s batches and the hand-marked steps) is the loop's
+iteration: from its call's start to the next step call's start (``call_step``), so that the loop's
+input fetch and the rest of its body between calls are in it, as the loop's own timer would say;
+the last call's iteration has no end and is no step (``drop_iteration``). The agent's own work
+is done at a call's entry, between two iterations; the iterations right after a pause of the loop
+(which find their input ready) are kept out of the untraced median, and a loop's session starts a
+few steps ahead of the window so that its window begins settled (``_paused``).
+
 Every step gets TF's step marker ``tf.profiler.experimental.Trace("train traceinsight",
 step_num=i, _r=1)`` (a name apart from the ``train`` markers Keras 2's fit puts around each batch)
 and a ``perf_counter`` time. At step ``skip_steps`` a profiler session starts in this process
@@ -66,6 +74,13 @@ PATH_ENV = "TRACEINSIGHT_RUN_PYTHONPATH"
 BETWEEN_S = 0.002    # how long after a step's call returns the agent's threads start their work
 SAVE_S = 0.05     # the result file is rewritten at most this often while steps come
 MAX_RECORDED_STEPS = 1_000_000
+# a loop's iterations after a pause of the agent (see Agent._paused): pauses shorter than this, or
+# than this share of the loop's last iteration, are its per-call bookkeeping or a write of its
+# record (they shorten the next iteration by at most their own length: a few % at most); at most
+# this many iterations after one are kept out of the median
+PAUSE_FLOOR_S = 0.0002
+PAUSE_SHARE = 0.05
+SETTLE_MAX = 4
 # this agent's step marker: a ``train…`` name apart from the ``train`` markers Keras 2's fit puts
 # around each batch, so that the analysis takes these as the steps (``analysis.names.
 # SCRIPT_STEP_MARKER``, a test holds them equal: not imported, this file runs in the user's
@@ -197,6 +212,26 @@ class Agent:
         self.next_step = 0
         self.guard = 0                  # inside a wrapped Keras method (or the agent itself)
         self.open: tuple | None = None  # (marker, recording, t0)
+        # Steps marked per call (a tf.function, a Keras per-call method, a --step-function) are
+        # the loop's iterations: a step runs from its call's start to the next step call's start,
+        # so the loop's input fetch and the rest of its body between calls are in it
+        # (``call_step``). ``iterating``: the open step is such an iteration; ``loop_steps``: the
+        # steps come per call now (the agent's thread then leaves the result file to the calls'
+        # entries, between two iterations: on its own it would write inside one).
+        self.iterating = False
+        self.loop_steps = False
+        self.in_call = 0                # inside a wrapped step call (its nested calls are not steps)
+        self.step_calls: dict[str, int] = {}   # the functions whose calls began the iterations
+        self.unended = 0                # iterations with no next step call: not steps
+        self._unended_markers: list = []   # their step markers, never exited (see drop_iteration)
+        # the loop's iterations during which the agent's thread worked (start, stop, a save): its
+        # work is in their time, so they are kept out of the untraced median
+        self.disturbed: list[int] = []
+        self._work_gen = 0              # odd while the agent's thread works
+        self._settle_until = 0.0        # see _paused
+        self._unsettled = 0
+        self._open_work = 0             # _work_gen when the open iteration began
+        self._next_save = 0.0
         self.notes: list[str] = []
         self.versions: dict[str, str] = {}
         self.trace: dict[str, Any] = {}
@@ -269,28 +304,45 @@ class Agent:
         return self.session is not None and not self.stop_asked and not self.session.stopped \
             and bool(self._enabled())
 
-    def begin(self, kind: str) -> bool:
-        """Open a step; False when this call is not a step (nested, another process, broken)."""
+    def begin(self, kind: str, iteration: bool = False, since: float | None = None) -> bool:
+        """Open a step; False when this call is not a step (nested, another process, broken).
+        ``iteration``: a loop iteration, ended by the next step call (``call_step``), whose entry
+        was at ``since``: the agent's work from then until the iteration begins is a pause of the
+        loop (``_paused``), and the window's first marked iteration waits until the loop has
+        settled from it."""
         if self.open is not None:
             return False
+        if self._unended_markers and self.saved.is_set():
+            self._unended_markers.clear()    # the session has stopped: they can no longer record
         if not self._usable():
             if self.broken and not self._forked:
                 self.unmarked += 1
             return False
         try:
-            if self.next_step >= self.skip and not self.started.is_set():
-                # skip_steps 0, or steps back to back: the session starts before this step
+            if (self.next_step >= self.skip or iteration and self.start_asked) \
+                    and not self.started.is_set():
+                # skip_steps 0, or steps back to back: the session starts before this step (a
+                # loop's iteration waits for the start asked at a call's entry: a pause of the
+                # loop at its start, settled before the window, see ``end``)
                 if not self.start_asked:
                     self._calibrate_untraced()
                 self._ask(start=True)
                 self.started.wait(60.0)
-            recording = self.next_step >= self.skip and self._recording()
-            if recording and self._cal_state == 1:
-                # the window's first step: the traced blocks first, outside it (this step's
-                # time starts after them), and it is a window step only if the session still
-                # records then
+            records = self._recording()
+            if records and self._cal_state == 1 and (self.next_step >= self.skip or iteration):
+                # the window's first step (a loop's: the first iteration the session records):
+                # the traced blocks first, outside it (this step's time starts after them), and
+                # it is a window step only if the session still records then
                 self._calibrate_traced()
-                recording = self._recording()
+                records = self._recording()
+            recording = self.next_step >= self.skip and records
+            if iteration and since is not None:
+                now = time.perf_counter()
+                self._paused(since, now)
+                if recording and not self._settled(now):
+                    # the session records, but the loop has not settled from the agent's pause
+                    # (its start, the calibration): the window begins with a later iteration
+                    recording = False
             marker = None
             if recording:
                 self.trace.setdefault("started_before_step", self.next_step)
@@ -301,14 +353,22 @@ class Agent:
             self.disable(f"could not open step {self.next_step}", e)
             return False
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        self.iterating = iteration
+        self._open_work = self._work_gen
         self.open = (marker, recording, time.perf_counter())
         return True
 
-    def end(self) -> None:
-        t1 = time.perf_counter()
+    def end(self, t1: float | None = None) -> None:
+        """Close the open step; ``t1``: its end, when taken before (the next step call's entry)."""
+        if t1 is None:
+            t1 = time.perf_counter()
         assert self.open is not None, "end() without begin()"
         marker, recording, t0 = self.open
         self.open = None
+        iteration, self.iterating = self.iterating, False
+        if iteration and (self._work_gen != self._open_work or self._work_gen % 2
+                          or not self._settled(t0, count=True)):
+            self.disturbed.append(self.next_step)
         traced = False
         if marker is not None:
             try:
@@ -327,20 +387,107 @@ class Agent:
             self.traced_n += 1
             if self.traced_n >= self.window:
                 self._ask(stop=True)     # the agent's thread saves it: the next step does not wait
-        elif not self.start_asked and self.next_step >= self.skip - 1:
-            self._calibrate_untraced()   # between this step and the next, before the session
-            self._ask(start=True)        # a step ahead (see _start_trace)
+        elif not self.start_asked and self.next_step >= (
+                max(1, self.skip - 1 - SETTLE_MAX) if iteration else self.skip - 1):
+            # between this step and the next, before the session, a step ahead (_start_trace);
+            # a loop's, up to SETTLE_MAX steps more ahead (not before its first step has ended):
+            # the next iteration waits for the start and takes the traced blocks, and the
+            # iterations the pause unsettles are before skip_steps where skip_steps allows
+            self._calibrate_untraced()
+            self._ask(start=True)
         elif self._calibration_after_due():
             self._calibrate_untraced_after()
-        if self._idle:
+        if self._idle and not self.loop_steps:
             self._idle = False
             self._wake.set()
+
+    def call_step(self, kind: str, name: str | None) -> bool:
+        """At the entry of a step call (``name``: its function's or method's name): end the loop's
+        iteration the previous step call began, now, before anything else, and begin the next
+        one. Between the two (outside both) go the agent's own work on the script's thread (the
+        calibration, the wait for the profiler's start, the result file's write) and the traced
+        window's edges (the start is asked a few steps ahead, the stop when the window's last
+        iteration ends here), so that each iteration is the loop's own time, as its own timer
+        around ``next(iterator)`` and the call would say. False: this call begins no step."""
+        t = time.perf_counter()
+        if self._forked:
+            return False             # a fork's child is not the traced process (nor its file's)
+        if self.open is not None:
+            if not self.iterating:
+                return False         # inside a fit batch or a hand-marked step
+            self.end(t)
+        self.loop_steps = True
+        self._save_between(t)
+        if not self.begin(kind, iteration=True, since=t):
+            return False
+        key = name or kind
+        self.step_calls[key] = self.step_calls.get(key, 0) + 1
+        return True
+
+    def _paused(self, t0: float, t1: float) -> None:
+        """The agent worked from ``t0`` to ``t1`` while the script's loop waited (between two
+        iterations, on its thread) or ran beside it (the agent's thread). Meanwhile the loop's
+        input pipeline ran on: its next iterations find their batches ready, shorter than the
+        loop's own, so the iterations that begin within the pause's length after it are not
+        settled (at most ``SETTLE_MAX`` of them). A pause under ``PAUSE_FLOOR_S``, or under
+        ``PAUSE_SHARE`` of the last iteration, is not counted."""
+        last = self.steps_s[-1] if self.steps_s else 0.0
+        if t1 - t0 >= max(PAUSE_FLOOR_S, PAUSE_SHARE * last):
+            self._settle_until = max(self._settle_until, t1 + (t1 - t0))
+            self._unsettled = 0
+
+    def _settled(self, t: float, count: bool = False) -> bool:
+        """An iteration beginning at ``t`` is past the agent's last pause's effect; ``count``:
+        it is one of those that were not (counted towards ``SETTLE_MAX``)."""
+        if t >= self._settle_until or self._unsettled >= SETTLE_MAX:
+            return True
+        if count:
+            self._unsettled += 1
+        return False
+
+    def _save_between(self, t: float) -> None:
+        """The result file's periodic write, on the script's thread between two iterations (the
+        agent's thread writes it while steps come only when they are calls or batches: between
+        them, outside every step). Never while the window is traced or its trace being saved."""
+        if self.stop_asked and not self.saved.is_set() or self._recording() \
+                or len(self.steps_s) == self._saved_n or t < self._next_save:
+            return
+        self.save()
+        now = time.perf_counter()
+        # at most about a twentieth of the time goes to saving, however long the list
+        self._next_save = now + max(SAVE_S, 20 * (now - t))
+
+    def drop_iteration(self) -> None:
+        """The open iteration ends with no next step call (the loop's last call, when the script
+        ends or its steps come another way: ``fit``, a hand-marked step): its end is unknown, so
+        it is no step, counted in ``unended``. Its step marker (inside the traced window) is never
+        exited: TensorFlow records a TraceMe when it stops, so it stays held, unrecorded, until
+        the session has stopped (the trace then holds exactly the steps the agent counts)."""
+        if self.open is None or not self.iterating:
+            return
+        marker = self.open[0]
+        self.open = None
+        self.iterating = False
+        self.unended += 1
+        if marker is not None:
+            self._unended_markers.append(marker)
+
+    def close_open(self) -> None:
+        """The script ends (or ``profile()``'s block does): end the open step, or drop the open
+        iteration (``drop_iteration``)."""
+        if self.iterating:
+            self.drop_iteration()
+        elif self.open is not None:
+            self.end()
 
     def mark(self, kind: str) -> bool:
         """A hand-marked step (``p.step()``): end the open step, if any, and begin the next at the
         same instant; False when the new one is not a step (as ``begin``). Where the profiler has
         no part in either step (a warm-up step before the session is asked to start, a step after
         the window) it takes the short path: one clock read and the step's record, nothing else."""
+        if self.iterating:      # the loop's last step call before the first mark: no end
+            self.drop_iteration()
+        self.loop_steps = False
         t = time.perf_counter()
         now = self.open
         if (now is None or now[0] is None) and not self.broken and not self._forked \
@@ -475,7 +622,11 @@ class Agent:
     def _between_steps(self) -> None:
         """On the agent's thread: wait until the script's thread has left the step it is in and
         the call that made it (its own step timer stops right after), so that work that holds the
-        interpreter's lock lands between two steps when the script leaves time between them."""
+        interpreter's lock lands between two steps when the script leaves time between them. Not
+        when the steps are a loop's iterations: the script is always inside one (the iteration the
+        work overlaps is then kept out of the median, ``end``)."""
+        if self.loop_steps:
+            return
         deadline = time.perf_counter() + 0.2
         n = self.next_step
         while self.open is not None and self.next_step == n and time.perf_counter() < deadline:
@@ -611,12 +762,15 @@ class Agent:
             timeout = None
             if self._recording():
                 self._idle = False    # nothing to do in the window but stop (``_ask`` wakes it)
-            elif len(self.steps_s) != self._saved_n:
+            elif len(self.steps_s) != self._saved_n and not self.loop_steps:
                 self._idle = False
                 timeout = max(0.0, next_save - time.perf_counter())
             self._wake.wait(timeout)
             self._idle = False
             self._wake.clear()
+            # odd while this thread works: a loop iteration it overlaps is not timed (``end``)
+            self._work_gen += 1
+            t_work = time.perf_counter()
             try:
                 if self.start_asked and not self.started.is_set():
                     self._start_trace()
@@ -625,14 +779,21 @@ class Agent:
             except Exception as e:     # never a traceback on the script's stderr
                 self.notes.append(f"traceinsight's profiler thread failed: {_one_line(e)}")
                 self.saved.set()
-            if self._recording():
-                continue    # no file writes beside the traced steps; the stop saves them
-            if len(self.steps_s) != self._saved_n and time.perf_counter() >= next_save:
-                self._between_steps()
-                t0 = time.perf_counter()
-                self.save()
-                # at most about a twentieth of the time goes to saving, however long the list
-                next_save = time.perf_counter() + max(SAVE_S, 20 * (time.perf_counter() - t0))
+            try:
+                if self._recording() or self.loop_steps:
+                    # no file writes beside the traced steps (the stop saves them), nor inside
+                    # a loop's iteration (``call_step`` writes between two)
+                    continue
+                if len(self.steps_s) != self._saved_n and time.perf_counter() >= next_save:
+                    self._between_steps()
+                    t0 = time.perf_counter()
+                    self.save()
+                    # at most about a twentieth of the time goes to saving, however long the list
+                    next_save = time.perf_counter() + max(SAVE_S, 20 * (time.perf_counter() - t0))
+            finally:
+                if self.loop_steps:
+                    self._paused(t_work, time.perf_counter())
+                self._work_gen += 1
 
     def state(self, exiting: bool = False) -> dict[str, Any]:
         """What the result file holds: the steps so far and what was traced (the in-process
@@ -649,6 +810,8 @@ class Agent:
                 "step_function": self.step_function, "load": self._load(),
                 "calibration": self.calibration(),
                 "in_window": self.session is not None and "path" not in self.trace,
+                "step_calls": dict(self.step_calls), "unended_iterations": self.unended,
+                "disturbed_steps": list(self.disturbed),
                 "write_error": self.write_error}
 
     def save(self, exiting: bool = False) -> None:
@@ -705,9 +868,11 @@ class Agent:
     def at_exit(self) -> None:
         if os.getpid() != self.pid:
             return
-        if self.open is not None:    # the script exited inside a step (sys.exit in a callback)
-            self.end()
+        # the script exited inside a step (sys.exit in a callback), or after its loop's last
+        # step call (whose iteration has no end: dropped)
+        self.close_open()
         self.wait_trace()            # the script ended inside the traced window: keep the trace
+        self._unended_markers.clear()    # the session has stopped: they record nothing
         self.save(exiting=True)
 
     def on_import(self, name: str, module) -> None:
@@ -737,14 +902,18 @@ class Agent:
         ``--step-function``)."""
         agent = self
 
+        name = getattr(fn, "__name__", None)
+
         @functools.wraps(fn)
         def step(*args, **kwargs):
-            if agent.guard or agent.open is not None or not agent.begin("python function"):
+            if agent.guard or agent.in_call or agent.manual:
                 return fn(*args, **kwargs)
+            agent.in_call += 1
             try:
+                agent.call_step("python function", name)
                 return fn(*args, **kwargs)
             finally:
-                agent.end()
+                agent.in_call -= 1
 
         return step
 
@@ -799,16 +968,16 @@ class Agent:
         wanted = self.step_name if self.step_function else None
 
         def __call__(fn, *args, **kwargs):
-            if agent.guard or agent.open is not None or agent.manual or (
+            if agent.guard or agent.in_call or agent.manual or (
                     wanted and getattr(fn, "_name", None) != wanted
                     and getattr(getattr(fn, "_python_function", None), "__name__", None) != wanted):
                 return original(fn, *args, **kwargs)
-            if not agent.begin("tf.function"):
-                return original(fn, *args, **kwargs)
+            agent.in_call += 1
             try:
+                agent.call_step("tf.function", getattr(fn, "_name", None))
                 return original(fn, *args, **kwargs)
             finally:
-                agent.end()
+                agent.in_call -= 1
 
         __call__.__wrapped__ = original  # type: ignore[attr-defined]
         cls.__call__ = __call__
@@ -821,6 +990,7 @@ class Agent:
             """One step per training batch (traceinsight run)."""
 
             def on_train_batch_begin(self, batch, logs=None):
+                agent.loop_steps = False
                 if agent.open is None:
                     agent.begin("fit batch")
 
@@ -833,14 +1003,15 @@ class Agent:
 
         def guarded(method, per_call_step: str | None):
             def wrapper(model, *args, **kwargs):
-                if per_call_step and agent.guard == 0 and agent.open is None \
-                        and agent.begin(per_call_step):
+                if per_call_step and agent.guard == 0 and agent.in_call == 0 and not agent.manual:
+                    agent.in_call += 1
                     agent.guard += 1
                     try:
+                        agent.call_step(per_call_step, per_call_step)
                         return method(model, *args, **kwargs)
                     finally:
                         agent.guard -= 1
-                        agent.end()
+                        agent.in_call -= 1
                 agent.guard += 1
                 try:
                     return method(model, *args, **kwargs)
@@ -854,8 +1025,9 @@ class Agent:
         fit = model_cls.fit
 
         def fit_wrapper(model, *args, **kwargs):
-            if agent.guard or agent.open is not None:
+            if agent.guard or agent.in_call or agent.open is not None and not agent.iterating:
                 return fit(model, *args, **kwargs)
+            agent.drop_iteration()    # a loop's last step call before fit: its iteration has no end
             if len(args) >= 6:                     # fit(x, y, batch_size, epochs, verbose, callbacks)
                 args = list(args)
                 args[5] = list(args[5] or []) + [StepCallback()]
