@@ -188,3 +188,18 @@ def test_the_command_s_own_process_tunes_its_garbage_collector(monkeypatch, caps
         frozen.clear()
         thresholds.clear()
     capsys.readouterr()
+
+
+
+def test_a_long_step_rule_is_shown_whole():
+    """The steps note is the tool's own sentence around a marker's name (a run's loop iterations
+    take 250 characters): shown whole, a name in it cut only where it alone is too long."""
+    from traceinsight.derive import complete
+    from traceinsight.model import Run
+    from traceinsight.testing import make_mode
+    rule = ("step markers 'train traceinsight' (step_num): each step is one iteration of the loop: "
+            "from one train_step call to the next (what the loop does between calls, its input "
+            "fetch included, is in the step; the last call, which has no next, is not a step)")
+    run = complete(Run(None, "r", {"m": make_mode("m", {"op": 1.0}).replace(step_rule=rule)}))
+    text = " ".join(by_rich(terminal._blocks(run, TerminalOptions()), 100).split())
+    assert f"steps: {rule};" in text

@@ -135,7 +135,7 @@ def _blocks(run: Run, options: TerminalOptions) -> list[Any]:
             parts = ", ".join(f"{k}{' (derived)' if derived and k == 'compile' else ''} {ms(v)}"
                               for k, v in split.items() if v > 0.0005)
             first = f", first step apart: {ms(np.nansum(list(split.values())))} ms ({parts})"
-        out.append(_LineBlock((f"steps: {safe(m.step_rule)}; {m.n_steady} steady "
+        out.append(_LineBlock((f"steps: {safe(m.step_rule, 2000)}; {m.n_steady} steady "
                                f"step(s){first}", None)))
         c = m.correction
         if c is not None and m.host_events_recorded:

@@ -172,7 +172,7 @@ def mode_headline(mode: ModeResult, row: pd.Series | None) -> Text:
     if mem:
         lines.append(mem)
     if mode.step_rule:
-        lines.append(f"steps: {fmt.safe(mode.step_rule)}")
+        lines.append(f"steps: {fmt.safe(mode.step_rule, 2000)}")
     if mode.correction is not None and mode.host_events_recorded:
         lines.append(f"breakdown: {mode.correction.method}")
     lines.extend(fmt.safe(n, 2000) for n in mode.notes)

@@ -90,7 +90,7 @@ def missing_notes(run: Run) -> list[str]:
             continue
         if m.table("steps").empty:
             notes.append(f"{fmt.safe(m.name)}: no steps found in the trace "
-                         f"({fmt.safe(m.step_rule or 'no step rule')}).")
+                         f"({fmt.safe(m.step_rule or 'no step rule', 2000)}).")
         if m.table("hotspots").empty:
             notes.append(f"{fmt.safe(m.name)}: no python-tracer pass: no Python hotspots.")
     with_notes = [fmt.safe(m.name) for m in run.modes.values() if m.ok and m.notes]
