@@ -433,3 +433,52 @@ def test_a_write_short_beside_the_iteration_leaves_every_iteration_in_the_median
     a.close_open()
     # (the write before the first call's iteration has no iteration to be measured against)
     assert a.steps_s == pytest.approx([0.100] * 7) and a.disturbed in ([], [0])
+
+
+def test_the_traced_calls_arguments_are_recorded_for_the_retrace_table(tmp_path, clock):
+    """A tf.function step call's positional arguments are recorded as ``capture`` records the
+    inputs it feeds (``loading.SignatureLog``), for the traced window's calls only (the untraced
+    steps carry none of that work); a call with keyword arguments is not recorded (an input
+    signature binds positional ones); timings.json holds them where one function made the
+    steps, and the retrace table's signature is read from them."""
+    import numpy as np
+
+    from traceinsight.analysis.retraces import input_signature, signature_changes
+    from traceinsight.capture.loading import SignatureLog
+
+    def calls(a, n, kwargs=None):
+        for i in range(n):
+            clock.advance(0.010)
+            if a.call_step("tf.function", "train_step"):
+                a.log_args("train_step", (np.zeros((4 + i % 3, 8), np.float32), 0.1 / (i + 1)),
+                           kwargs or {})
+            clock.advance(0.001)
+
+    (tmp_path / "u").mkdir()
+    untraced = _agent(tmp_path / "u", clock)
+    untraced._signature_log = SignatureLog                 # noqa: SLF001
+    calls(untraced, 5)
+    assert untraced.state()["input_signatures"] == {}
+
+    a = _agent(tmp_path, clock, skip=0, steps=50, traced=True)
+    a._signature_log = SignatureLog                        # noqa: SLF001
+    calls(a, 6)
+    calls(a, 2, kwargs={"training": True})
+    recorded = a.state()["input_signatures"]["train_step"]
+    assert recorded["steps"] == 6 and len(recorded["distinct"]) == 6
+    assert input_signature(recorded) == \
+        "[tf.TensorSpec([None, 8], tf.float32), tf.TensorSpec([], tf.float32)]"
+    assert [(c["argument"], c["kind"]) for c in signature_changes(recorded)] == \
+        [(1, "shape"), (2, "python")]
+    a.close_open()
+    rec = script.RecordedMode(
+        mode="train", into=None, out=tmp_path, name="run", stem="train",
+        settings={"skip_steps": 0, "steps": 50, "step_function": None, "trace_ms": None,
+                  "max_trace_ms": 30000},
+        workload={"path": "train.py", "name": "train", "kind": "script", "doc": None},
+        command="traceinsight run -- python train.py", entry={"command": "python train.py"})
+    state = a.state(exiting=True)
+    state["trace"] = {}
+    rec.finish(0, res=state)
+    t = json.loads((rec.mode_path / "timings.json").read_text())
+    assert t["input_signatures"] == json.loads(json.dumps(recorded))

@@ -452,3 +452,33 @@ def check_a_loop_waiting_on_its_input(python: str, out: Path, name: str, own_fil
 
 def test_a_loop_waiting_on_its_input_steps_as_its_own_timer_says(runs_dir, tmp_path):
     check_a_loop_waiting_on_its_input(PY, runs_dir, "input_loop", tmp_path / "own.json")
+
+
+def test_a_retracing_steps_arguments_give_its_cause_and_a_signature_that_holds(runs_dir,
+                                                                            tmp_path):
+    """The traced calls' arguments (recorded by the hook as capture records its inputs) say why
+    the step retraced (a shape, a Python float), and the fix quotes the signature they fit,
+    which, applied to the same calls (built from the run's data, not from the quoted text),
+    traces once."""
+    import subprocess
+
+    from traceinsight.analysis.retraces import signature_specs
+    from traceinsight.analysis.timings import read_timing
+
+    rc = main(["run", "--out", str(runs_dir), "--name", "retrace", "--skip-steps", "3",
+               "--steps", "8", "--", PY, str(SCRIPTS / "retracing_loop.py"), "40"])
+    assert rc == 0
+    run = traceinsight.load(runs_dir / "retrace", use_cache=False)
+    m = run.modes["retracing_loop"]
+    row = next(r for r in m.table("retraces").records() if r["function"] == "body")
+    assert row["traced_calls"] > 1 and row["cause"] == "shapes and python values"
+    assert row["signature"] == "[tf.TensorSpec([None, 8], tf.float32), tf.TensorSpec([], tf.float32)]"
+    f = next(f for f in run.findings if f.rule == "retracing")
+    assert row["signature"] in f.fix and "def body(x, lr)" in f.fix
+    recorded = read_timing(runs_dir / "retrace" / "retracing_loop")[3]["input_signatures"]
+    sig = tmp_path / "sig.json"
+    sig.write_text(json.dumps([a.to_dict() for a in signature_specs(recorded)]))
+    out = subprocess.run([PY, str(SCRIPTS / "retracing_loop.py"), "40", str(sig)],
+                         capture_output=True, text=True, check=True).stdout
+    assert "traces 1" in out
+

@@ -160,16 +160,25 @@ def arg_kind(v: Any) -> dict:
 
 class SignatureLog:
     """Wraps a step's input source and records the distinct argument signatures it fed (kept to
-    the first ``limit``): the evidence for why a tf.function retraced."""
+    the first ``limit``): the evidence for why a tf.function retraced. ``record`` takes a call's
+    arguments directly (``run``'s hook, which sees the script's calls; no source: None).
 
-    def __init__(self, source: Callable[[int], tuple], limit: int = 64):
+    Standard library only: ``run``'s hook loads this file by path into the script's interpreter."""
+
+    def __init__(self, source: Callable[[int], tuple] | None, limit: int = 64):
         self.source = source
         self.limit = limit
         self.seen: dict[tuple, dict] = {}
         self.steps = 0
 
     def __call__(self, i: int) -> tuple:
+        assert self.source is not None
         args = self.source(i)
+        self.record(i, args)
+        return args
+
+    def record(self, i: int, args: tuple) -> None:
+        """One step's arguments (step ``i``)."""
         sig = tuple(describe_arg(a) for a in args)
         self.steps += 1
         entry = self.seen.get(sig)
@@ -178,7 +187,6 @@ class SignatureLog:
         elif len(self.seen) < self.limit:
             self.seen[sig] = {"args": list(sig), "kinds": [arg_kind(a) for a in args],
                               "first_step": i, "steps": 1}
-        return args
 
     def summary(self) -> dict:
         return {"steps": self.steps, "distinct": list(self.seen.values()),

@@ -529,6 +529,11 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         timings["traced"] = {"host": host}
     if isinstance(res.get("load"), dict):   # ... and while the untraced steps after it ran
         timings["load"] = res["load"]
+    sigs = res.get("input_signatures")
+    if isinstance(sigs, dict) and len(sigs) == 1 and isinstance(next(iter(sigs.values())), dict):
+        # the traced calls' arguments, as capture records the inputs it feeds: where one function
+        # made the steps (the retrace table reads them for every function it shows)
+        timings["input_signatures"] = next(iter(sigs.values()))
     cal = res.get("calibration")
     if isinstance(cal, dict) and isinstance(cal.get("calls"), int) and cal.get("untraced_s") \
             and cal.get("traced_s") and path:

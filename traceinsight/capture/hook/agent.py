@@ -73,6 +73,7 @@ SPEC_ENV = "TRACEINSIGHT_RUN_SPEC"
 PATH_ENV = "TRACEINSIGHT_RUN_PYTHONPATH"
 BETWEEN_S = 0.002    # how long after a step's call returns the agent's threads start their work
 SAVE_S = 0.05     # the result file is rewritten at most this often while steps come
+MAX_LOGGED_FUNCTIONS = 8   # step functions whose traced calls' arguments are recorded
 MAX_RECORDED_STEPS = 1_000_000
 # a loop's iterations after a pause of the agent (see Agent._paused): pauses shorter than this, or
 # than this share of the loop's last iteration, are its per-call bookkeeping or a write of its
@@ -222,6 +223,10 @@ class Agent:
         self.loop_steps = False
         self.in_call = 0                # inside a wrapped step call (its nested calls are not steps)
         self.step_calls: dict[str, int] = {}   # the functions whose calls began the iterations
+        # per step function, the arguments of its traced calls (``log_args``): loading.SignatureLog
+        self._arg_logs: dict[str, Any] = {}
+        self._signature_log: Any = None     # loading.SignatureLog, loaded outside every step
+        self._arg_log_failed = False
         self.unended = 0                # iterations with no next step call: not steps
         self._unended_markers: list = []   # their step markers, never exited (see drop_iteration)
         # the loop's iterations during which the agent's thread worked (start, stop, a save): its
@@ -423,6 +428,28 @@ class Agent:
         key = name or kind
         self.step_calls[key] = self.step_calls.get(key, 0) + 1
         return True
+
+    def log_args(self, name: str | None, args: tuple, kwargs: dict) -> None:
+        """The arguments of a traced step's call, recorded as ``capture`` records the inputs it
+        feeds (``loading.SignatureLog``): what the retrace table reads a retrace's cause and its
+        fix's input signature from. Only the traced window's calls (the few µs it takes land in
+        steps whose time the profiler's cost correction holds, never in the untraced median: the
+        retraces the trace shows are the window's), and only positional arguments (an input
+        signature binds those: a call with keyword arguments is not recorded)."""
+        if kwargs or self.open is None or not self.open[1] or self._signature_log is None:
+            return
+        try:
+            key = name or ""
+            log = self._arg_logs.get(key)
+            if log is None:
+                if len(self._arg_logs) >= MAX_LOGGED_FUNCTIONS:
+                    return
+                log = self._arg_logs[key] = self._signature_log(None)
+            log.record(self.next_step, args)
+        except Exception as e:
+            if not self._arg_log_failed:
+                self._arg_log_failed = True
+                self.notes.append(f"the step calls' arguments were not recorded: {_one_line(e)}")
 
     def _paused(self, t0: float, t1: float) -> None:
         """The agent worked from ``t0`` to ``t1`` while the script's loop waited (between two
@@ -812,6 +839,7 @@ class Agent:
                 "in_window": self.session is not None and "path" not in self.trace,
                 "step_calls": dict(self.step_calls), "unended_iterations": self.unended,
                 "disturbed_steps": list(self.disturbed),
+                "input_signatures": {k: v.summary() for k, v in list(self._arg_logs.items())},
                 "write_error": self.write_error}
 
     def save(self, exiting: bool = False) -> None:
@@ -966,6 +994,10 @@ class Agent:
         original = cls.__call__
         agent = self
         wanted = self.step_name if self.step_function else None
+        try:    # loaded here, outside every step, for the traced calls' arguments (``log_args``)
+            self._signature_log = _load_capture_module("loading").SignatureLog
+        except Exception as e:
+            self.notes.append(f"the step calls' arguments will not be recorded: {_one_line(e)}")
 
         def __call__(fn, *args, **kwargs):
             if agent.guard or agent.in_call or agent.manual or (
@@ -974,7 +1006,9 @@ class Agent:
                 return original(fn, *args, **kwargs)
             agent.in_call += 1
             try:
-                agent.call_step("tf.function", getattr(fn, "_name", None))
+                name = getattr(fn, "_name", None)
+                if agent.call_step("tf.function", name):
+                    agent.log_args(name, args, kwargs)
                 return original(fn, *args, **kwargs)
             finally:
                 agent.in_call -= 1
