@@ -482,3 +482,27 @@ def test_a_retracing_steps_arguments_give_its_cause_and_a_signature_that_holds(r
                          capture_output=True, text=True, check=True).stdout
     assert "traces 1" in out
 
+
+def test_a_tf1_session_loop_steps_per_session_run(runs_dir, tmp_path):
+    """A TF1 script's outermost ``Session.run`` calls are step calls as tf.function calls are:
+    each step is the loop's iteration (the known sleep in its body included, as python), the
+    same as the loop's own perf_counter times of the same iterations."""
+    own_file = tmp_path / "own.json"
+    rc = main(["run", "--out", str(runs_dir), "--name", "tf1loop", "--skip-steps", "3",
+               "--steps", "5", "--", PY, str(SCRIPTS / "tf1_session_loop.py"), "40", "0.003",
+               str(own_file)])
+    assert rc == 0
+    run = runs_dir / "tf1loop"
+    entry = runfolder.read_manifest(run)["modes"]["tf1_session_loop"]
+    assert entry["status"] == "ok", entry["error"]
+    t = _timings(run, "tf1_session_loop")
+    assert t["step_span"] == "iteration" and t["step_calls"] == ["Session.run"]
+    own = np.asarray(json.loads(own_file.read_text()))
+    ours, theirs = np.asarray(t["steps_s"]), own[t["step_nums"]]
+    assert np.median(ours) == pytest.approx(np.median(theirs), rel=0.05)
+    mode = traceinsight.load(run, use_cache=False).modes["tf1_session_loop"]
+    assert "from one Session.run call to the next" in mode.step_rule
+    means = mode.category_means()
+    assert max(means, key=means.get) == "python"          # the 3 ms sleep between the runs
+    assert means["python"] > 0.5 * float(np.median(ours)) * 1e3
+

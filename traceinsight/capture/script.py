@@ -613,7 +613,8 @@ def finish_mode(writer, mode: str, mode_path: Path, rc: int, settings: dict,
         named = settings.get("step_function")
         error = (f"no steps: {how} before its first step" if rc or raised else
                  "no steps: the script called neither Keras fit / train_on_batch / predict nor a "
-                 + (f"function named {named} (step_function)" if named else "tf.function")
+                 + (f"function named {named} (step_function)" if named else
+                    "tf.function nor a TF1 Session.run")
                  + ", and marked no step by hand (traceinsight.profile's p.step())")
     elif not steps:
         error = (f"no steps: {how} before it imported TensorFlow" if rc or raised else

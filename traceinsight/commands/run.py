@@ -15,7 +15,8 @@ class Command:
     Runs the command with a startup hook (a sitecustomize first on PYTHONPATH) that marks steps
     from outside: each Keras fit batch, or else each iteration of the script's loop, from one
     step call to the next (a train_on_batch / predict / predict_on_batch / test_on_batch call, or
-    else an outermost tf.function call: a custom training loop's step), so that its input fetch
+    else an outermost tf.function call: a custom training loop's step, or a TF1 script's
+    Session.run call), so that its input fetch
     and the rest of its body between calls are in the step; the last call's iteration has no end
     and is not a step. It times every step with perf_counter, skips --skip-steps warm-up steps,
     traces the next

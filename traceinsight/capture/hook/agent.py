@@ -11,6 +11,8 @@ script imports ``tensorflow`` / ``keras`` itself, then wraps
 * ``tf.function`` calls (``Function.__call__``): one step per outermost call made outside those
   Keras methods (a custom training loop's ``train_step``), optionally only the function named by
   ``--step-function``;
+* a TF1 script's ``Session.run`` calls (``BaseSession.run``): one step per outermost call, as a
+  ``tf.function`` call (not with ``--step-function``);
 * or, when ``--step-function`` names a plain Python function (``module.func``, or ``func`` of the
   script itself), each call of it: ``module.func`` is wrapped when its module is imported;
   ``func`` of ``__main__`` is found at its first call (a trace function watches the script's
@@ -909,6 +911,7 @@ class Agent:
                 self.tf = module
                 self.versions["tensorflow"] = getattr(module, "__version__", "?")
                 self.wrap_tf_function()
+                self.wrap_session_run()
                 if self.step_function and self.step_module == "__main__":
                     self.find_main_step_function()
                 self.start_worker()
@@ -1015,6 +1018,32 @@ class Agent:
 
         __call__.__wrapped__ = original  # type: ignore[attr-defined]
         cls.__call__ = __call__
+
+    def wrap_session_run(self) -> None:
+        """A TF1 script's ``Session.run`` (``tf.compat.v1.Session``, a ``MonitoredSession``'s
+        inner session): each outermost call made outside the Keras methods and outside a step
+        call is a step call, as a ``tf.function`` call is (a TF1 training loop's
+        ``sess.run(train_op, feed_dict=...)``; its iteration runs to the next such call). Not with
+        ``--step-function``, which names the steps' function."""
+        if self.step_function:
+            return
+        from tensorflow.python.client import session as session_lib
+        cls = session_lib.BaseSession
+        original = cls.run
+        agent = self
+
+        def run(sess, *args, **kwargs):
+            if agent.guard or agent.in_call or agent.manual:
+                return original(sess, *args, **kwargs)
+            agent.in_call += 1
+            try:
+                agent.call_step("Session.run", "Session.run")
+                return original(sess, *args, **kwargs)
+            finally:
+                agent.in_call -= 1
+
+        run.__wrapped__ = original  # type: ignore[attr-defined]
+        cls.run = run
 
     def _wrap_keras(self, keras) -> None:
         model_cls = keras.Model
