@@ -138,6 +138,12 @@ def test_run_of_a_loop_waiting_on_its_input_on_the_oldest_tensorflow(tf_oldest, 
     check_a_loop_waiting_on_its_input(tf_oldest, tmp_path, "input_loop", tmp_path / "own.json")
 
 
+def test_run_of_a_tf1_session_loop_on_the_oldest_tensorflow(tf_oldest, tmp_path):
+    """TF1 scripts are where the TF1-vs-TF2 question comes from: their Session.run loop steps."""
+    from test_run import check_a_tf1_session_loop
+    check_a_tf1_session_loop(tf_oldest, tmp_path, "tf1_loop", tmp_path / "own.json")
+
+
 def test_run_of_a_keras_2_fit_takes_its_own_markers_as_the_steps(runs_oldest):
     """Keras 2's fit wraps each batch in its own ``train`` marker (numbered per epoch) around
     run's, and goes on marking batches while the profiler stops: the steps are run's 6, their

@@ -484,15 +484,18 @@ def test_a_retracing_steps_arguments_give_its_cause_and_a_signature_that_holds(r
 
 
 def test_a_tf1_session_loop_steps_per_session_run(runs_dir, tmp_path):
+    check_a_tf1_session_loop(PY, runs_dir, "tf1loop", tmp_path / "own.json")
+
+
+def check_a_tf1_session_loop(python: str, out: Path, name: str, own_file: Path) -> None:
     """A TF1 script's outermost ``Session.run`` calls are step calls as tf.function calls are:
     each step is the loop's iteration (the known sleep in its body included, as python), the
     same as the loop's own perf_counter times of the same iterations."""
-    own_file = tmp_path / "own.json"
-    rc = main(["run", "--out", str(runs_dir), "--name", "tf1loop", "--skip-steps", "3",
-               "--steps", "5", "--", PY, str(SCRIPTS / "tf1_session_loop.py"), "40", "0.003",
+    rc = main(["run", "--out", str(out), "--name", name, "--skip-steps", "3",
+               "--steps", "5", "--", python, str(SCRIPTS / "tf1_session_loop.py"), "40", "0.003",
                str(own_file)])
     assert rc == 0
-    run = runs_dir / "tf1loop"
+    run = out / name
     entry = runfolder.read_manifest(run)["modes"]["tf1_session_loop"]
     assert entry["status"] == "ok", entry["error"]
     t = _timings(run, "tf1_session_loop")
