@@ -97,6 +97,21 @@ def _agent(tmp_path: Path, clock: Clock, skip: int = 1000, steps: int = 3,
     return a
 
 
+def _finish_untraced(a: agent_mod.Agent, out: Path, skip: int, steps: int) -> dict:
+    """The mode ``run`` makes of the agent's record, as if untraced (the steps from
+    ``skip_steps`` on are the median's): its timings.json."""
+    rec = script.RecordedMode(
+        mode="train", into=None, out=out, name="run", stem="train",
+        settings={"skip_steps": skip, "steps": steps, "step_function": None, "trace_ms": None,
+                  "max_trace_ms": 30000},
+        workload={"path": "train.py", "name": "train", "kind": "script", "doc": None},
+        command="traceinsight run -- python train.py", entry={"command": "python train.py"})
+    state = a.state(exiting=True)
+    state["trace"] = {}
+    rec.finish(0, res=state)
+    return json.loads((rec.mode_path / "timings.json").read_text())
+
+
 def _loop(a: agent_mod.Agent, clock: Clock, n: int, fetch_s: float, call_s: float,
           rest_s: float = 0.0) -> None:
     """A custom loop of ``n`` iterations: fetch the batch, call the step function, the rest of
@@ -177,16 +192,7 @@ def test_an_iteration_the_agents_thread_worked_in_is_kept_out_of_the_median(tmp_
             assert a._work_gen >= gen + 2              # noqa: SLF001
     a.close_open()
     assert a.disturbed == [3]
-    rec = script.RecordedMode(
-        mode="train", into=None, out=tmp_path, name="run", stem="train",
-        settings={"skip_steps": 1, "steps": 3, "step_function": None, "trace_ms": None,
-                  "max_trace_ms": 30000},
-        workload={"path": "train.py", "name": "train", "kind": "script", "doc": None},
-        command="traceinsight run -- python train.py", entry={"command": "python train.py"})
-    state = a.state(exiting=True)
-    state["trace"] = {}      # untraced: the steps from skip_steps on are the median's
-    rec.finish(0, res=state)
-    t = json.loads((rec.mode_path / "timings.json").read_text())
+    t = _finish_untraced(a, tmp_path, skip=1, steps=3)
     assert t["step_nums"] == [1, 2, 4] and t["step_span"] == "iteration"
     assert t["step_calls"] == ["<lambda>"] and t["details"]["unended_iterations"] == 1
 
@@ -471,14 +477,5 @@ def test_the_traced_calls_arguments_are_recorded_for_the_retrace_table(tmp_path,
     assert [(c["argument"], c["kind"]) for c in signature_changes(recorded)] == \
         [(1, "shape"), (2, "python")]
     a.close_open()
-    rec = script.RecordedMode(
-        mode="train", into=None, out=tmp_path, name="run", stem="train",
-        settings={"skip_steps": 0, "steps": 50, "step_function": None, "trace_ms": None,
-                  "max_trace_ms": 30000},
-        workload={"path": "train.py", "name": "train", "kind": "script", "doc": None},
-        command="traceinsight run -- python train.py", entry={"command": "python train.py"})
-    state = a.state(exiting=True)
-    state["trace"] = {}
-    rec.finish(0, res=state)
-    t = json.loads((rec.mode_path / "timings.json").read_text())
+    t = _finish_untraced(a, tmp_path, skip=0, steps=50)
     assert t["input_signatures"] == json.loads(json.dumps(recorded))
