@@ -80,3 +80,17 @@ def test_unique_is_numpys_for_integer_arrays():
         assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
     f = np.array([1.0, np.nan, 1.0, np.nan])
     assert np.array_equal(unique(f), np.unique(f), equal_nan=True)
+
+
+def test_isin_is_numpys_for_integer_arrays():
+    """``resample.isin`` is ``np.isin`` of the 1-D integer arrays the analysis asks it of (rows,
+    ids), without importing numpy.ma; other inputs are numpy's own call."""
+    from traceinsight.resample import isin
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        a = rng.integers(-40, 40, size=int(rng.integers(0, 60))).astype(rng.choice(
+            [np.int16, np.int32, np.int64]))
+        b = rng.integers(-40, 40, size=int(rng.integers(0, 60)))
+        assert np.array_equal(isin(a, b), np.isin(a, b))
+    assert isin(np.array([1, 2]), np.zeros(0, dtype=np.int64)).tolist() == [False, False]
+    assert np.array_equal(isin(np.array([1.0, 2.0]), np.array([2.0])), [False, True])

@@ -7,7 +7,7 @@ samples once (``ModeResult.boot_medians``) and every interval and ratio the anal
 
 ``median`` and ``quantiles`` are ``np.median`` and ``np.quantile`` (linear) of a 1-D array, bit
 for bit: the same partition, the same arithmetic; ``unique`` is ``np.unique`` of a 1-D integer
-array (what the analysis takes it of: ids, timestamps). numpy's own functions import numpy's
+array (what the analysis takes it of: ids, timestamps), ``isin`` ``np.isin`` of two. numpy's own functions import numpy's
 masked-array module on their first call (a check for masked input), a few milliseconds of every
 command's start-up, and cost several times more per call.
 """
@@ -66,6 +66,20 @@ def unique(a: Any) -> np.ndarray:
     keep[0] = True
     np.not_equal(s[1:], s[:-1], out=keep[1:])
     return s[keep]
+
+
+def isin(a: Any, b: Any) -> np.ndarray:
+    """``np.isin(a, b)`` of 1-D integer arrays (a's shape, bool): a search of ``a`` in ``b``'s
+    sorted distinct values (``np.isin`` imports numpy.ma on its first call where it sorts).
+    Other dtypes are left to ``np.isin``."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu" or a.ndim != 1:
+        return np.isin(a, b)
+    v = unique(b)
+    if not len(v):
+        return np.zeros(len(a), dtype=bool)
+    at = np.minimum(np.searchsorted(v, a), len(v) - 1)
+    return v[at] == a
 
 
 def quantiles(a: Any, q: Sequence[float]) -> np.ndarray:

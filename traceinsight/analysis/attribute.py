@@ -44,7 +44,7 @@ from traceinsight.analysis.names import (
 )
 from traceinsight.analysis.steps import depth_of, find_steps, step_markers  # noqa: F401 (re-exported)
 from traceinsight.model import CATEGORIES, CompileEstimate
-from traceinsight.resample import unique
+from traceinsight.resample import isin, unique
 from traceinsight.stepsource import StepSource
 
 N_CAT = len(CATEGORIES)
@@ -246,7 +246,7 @@ def _conversions_without_work(table: EventTable, own: np.ndarray, parent: np.nda
     own[conv[~works]] = rules.DISPATCH
     busy = conv[works]
     if len(busy):
-        own[busy[~np.isin(busy, _placing_ancestors(table, parent))]] = rules.DISPATCH
+        own[busy[~isin(busy, _placing_ancestors(table, parent))]] = rules.DISPATCH
 
 
 def _placing_ancestors(table: EventTable, parent: np.ndarray) -> np.ndarray:
@@ -259,11 +259,11 @@ def _placing_ancestors(table: EventTable, parent: np.ndarray) -> np.ndarray:
     if EAGER_OP in table.stat_str:
         idx, val = table.stat_str[EAGER_OP]
         parts.append(np.asarray(idx)[np.asarray(val) == EAGER_CONST])
-    rows = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    rows = unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
     found = []
     while len(rows):        # up the nesting, one level a pass, each row once
         rows = parent[rows]
-        rows = np.unique(rows[rows >= 0])
+        rows = unique(rows[rows >= 0])
         found.append(rows)
     return np.concatenate(found) if found else rows
 

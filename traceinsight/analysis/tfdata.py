@@ -17,6 +17,7 @@ import numpy as np
 
 from traceinsight.analysis.names import ITERATOR, ITERATOR_ROOT, TF_DATA_AUTOTUNE, TF_DATA_PARALLELISM
 from traceinsight.columns import Columns
+from traceinsight.resample import isin
 
 STAGE_COLUMNS = ["stage", "kind", "count", "total_ms", "self_ms", "share", "calls_per_step",
                  "ms_per_step", "parallel_calls", "autotuned"]
@@ -54,7 +55,7 @@ def stage_table_of(table, steps: Columns | None = None) -> Columns:
     if TF_DATA_AUTOTUNE in table.stat_str:
         idx, val = table.stat_str[TF_DATA_AUTOTUNE]
         on = np.asarray(idx)[np.asarray([str(v).lower() == "true" for v in val], dtype=bool)]
-        tuned = np.isin(sel, on)
+        tuned = isin(sel, on)
     dur = (table.end[sel] - table.start[sel]) / 1e9
     in_steady, n_steady = _in_steady_steps(table.start[sel], steps)
     total: dict[str, float] = {}
