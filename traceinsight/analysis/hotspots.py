@@ -113,12 +113,12 @@ _DISTRIBUTIONS = frozenset({"tensorflow", "tensorflow-cpu", "tensorflow-intel", 
                             "keras", "tf-keras"})
 
 
-def _install_records(roots: list[str]) -> dict[str, bytes]:
+def _install_records(roots: list[str]) -> dict[str, str]:
     """dist-info folder (``.../site-packages/tensorflow_cpu-2.21.0.dist-info``) -> its RECORD's
-    bytes, for the distributions of ``_DISTRIBUTIONS`` installed beside the package folders
+    text, for the distributions of ``_DISTRIBUTIONS`` installed beside the package folders
     ``roots`` (what pip installed there). Read from the folders themselves: ``importlib.metadata`` costs more to
     import than the reading."""
-    out: dict[str, bytes] = {}
+    out: dict[str, str] = {}
     for parent in dict.fromkeys(os.path.dirname(os.path.realpath(r)) for r in roots):
         try:
             entries = [e.name for e in os.scandir(parent) if e.name.endswith(".dist-info")]
@@ -128,37 +128,26 @@ def _install_records(roots: list[str]) -> dict[str, bytes]:
             dist = name[: -len(".dist-info")].rpartition("-")[0].lower().replace("_", "-")
             if dist in _DISTRIBUTIONS:
                 try:
-                    # bytes, decoded line by line where read (``_recorded_py_files``): no str of
-                    # the whole file beside them
-                    out[os.path.join(parent, name)] = (Path(parent) / name / "RECORD").read_bytes()
-                except OSError:
+                    # bytes decoded: read_text's newline translation costs more than the read
+                    out[os.path.join(parent, name)] = (
+                        Path(parent) / name / "RECORD").read_bytes().decode("utf-8")
+                except (OSError, UnicodeDecodeError):
                     continue
     return out
 
 
-# the RECORD lines that can name a .py file: a plain path ending in .py, or a quoted one (a comma
-# in it: CSV, rarely); ``\r`` kept where the csv module ended its lines with CRLF
-_PY_RECORD_LINE = re.compile(rb'^(?:"[^\n]*|[^\n"][^\n]*?\.py,[^\n]*)$', re.M)
-
-
-def _recorded_py_files(roots: list[str], records: dict[str, bytes]) -> dict[str, list[str]]:
+def _recorded_py_files(roots: list[str], records: dict[str, str]) -> dict[str, list[str]]:
     """The .py base names under each package folder of ``roots`` that the install records list
     (a RECORD line: ``tensorflow/python/ops/math_ops.py,sha256=...,1234``), instead of walking
     TensorFlow's tree (thousands of folders: 0.05 - 0.1 s, more on a cold disk). A folder no
-    RECORD lists (a source checkout, an install without one, a RECORD whose .py lines are not
-    UTF-8) is left out: the caller walks it."""
+    RECORD lists (a source checkout, an install without one) is left out: the caller walks it."""
     folders = {os.path.realpath(r): r for r in roots}
     out: dict[str, list[str]] = {}
-    for info, data in records.items():
+    for info, record in records.items():
         parent = os.path.dirname(info)     # RECORD's paths are relative to it
         root_of: dict[str, str | None] = {}
-        # TensorFlow's RECORD is ~20,000 lines, a tenth of them .py: only those are made
-        # strings (this runs amid the analysis's largest arrays: no list of every line)
-        try:
-            lines = [m.decode("utf-8") for m in _PY_RECORD_LINE.findall(data)]
-        except UnicodeDecodeError:
-            continue
-        for line in lines:
+        # TensorFlow's RECORD is ~20,000 lines, a tenth of them .py: the cheap test first
+        for line in [x for x in record.split("\n") if ".py," in x or x.startswith('"')]:
             if line.startswith('"'):    # a quoted path (a comma in it): CSV, rarely
                 import csv
                 path = next(csv.reader([line.rstrip("\r")]))[0]
