@@ -144,6 +144,29 @@ def test_run_of_a_tf1_session_loop_on_the_oldest_tensorflow(tf_oldest, tmp_path)
     check_a_tf1_session_loop(tf_oldest, tmp_path, "tf1_loop", tmp_path / "own.json")
 
 
+def test_run_of_a_keras_2_fit_in_a_tf1_graph_on_the_oldest_tensorflow(tf_oldest, tmp_path):
+    """Eager execution disabled, a Keras 2 model is its TF1-graph class (``training_v1.Model``,
+    whose fit overrides the one run wraps first): its batches are the steps, as the script's own
+    callback times them (before, the script had no step at all)."""
+    import json
+
+    import numpy as np
+    from test_run import SCRIPTS
+    own_file = tmp_path / "own.json"
+    rc = main(["run", "--out", str(tmp_path), "--name", "tf1fit", "--skip-steps", "5",
+               "--steps", "6", "--", tf_oldest, str(SCRIPTS / "keras_tf1_fit.py"), "3",
+               str(own_file)])
+    assert rc == 0
+    entry = runfolder.read_manifest(tmp_path / "tf1fit")["modes"]["keras_tf1_fit"]
+    assert entry["status"] == "ok", entry["error"]
+    timings = runfolder.read_json(tmp_path / "tf1fit" / entry["dir"] / runfolder.TIMINGS)
+    assert timings["step_span"] == "batch"
+    assert timings["details"]["step_kinds"] == {"fit batch": 96}     # 3 epochs of 32 batches
+    own = np.asarray(json.loads(own_file.read_text()))
+    ours, theirs = np.asarray(timings["steps_s"]), own[timings["step_nums"]]
+    assert len(ours) and np.median(ours) == pytest.approx(np.median(theirs), rel=0.05)
+
+
 def test_run_of_a_keras_2_fit_takes_its_own_markers_as_the_steps(runs_oldest):
     """Keras 2's fit wraps each batch in its own ``train`` marker (numbered per epoch) around
     run's, and goes on marking batches while the profiler stops: the steps are run's 6, their

@@ -1046,7 +1046,9 @@ class Agent:
         cls.run = run
 
     def _wrap_keras(self, keras) -> None:
-        model_cls = keras.Model
+        """``keras.Model``'s fit and per-call methods, and, under Keras 2, those of its TF1-graph
+        model class (``training_v1.Model``: what a model becomes when eager execution is disabled,
+        whose methods override the base class's)."""
         agent = self
 
         class StepCallback(keras.callbacks.Callback):
@@ -1085,32 +1087,53 @@ class Agent:
             wrapper.__doc__ = method.__doc__
             return wrapper
 
-        fit = model_cls.fit
+        def wrap_model_class(model_cls) -> None:
+            fit = model_cls.fit
 
-        def fit_wrapper(model, *args, **kwargs):
-            if agent.guard or agent.in_call or agent.open is not None and not agent.iterating:
-                return fit(model, *args, **kwargs)
-            agent.drop_iteration()    # a loop's last step call before fit: its iteration has no end
-            if len(args) >= 6:                     # fit(x, y, batch_size, epochs, verbose, callbacks)
-                args = list(args)
-                args[5] = list(args[5] or []) + [StepCallback()]
-            else:
-                kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [StepCallback()]
-            agent.guard += 1
-            try:
-                return fit(model, *args, **kwargs)
-            finally:
-                agent.guard -= 1
-                if agent.open is not None:
-                    agent.end()
+            def fit_wrapper(model, *args, **kwargs):
+                if agent.guard or agent.in_call or agent.open is not None and not agent.iterating:
+                    return fit(model, *args, **kwargs)
+                agent.drop_iteration()    # a loop's last step call before fit: its iteration has no end
+                if len(args) >= 6:                     # fit(x, y, batch_size, epochs, verbose, callbacks)
+                    args = list(args)
+                    args[5] = list(args[5] or []) + [StepCallback()]
+                else:
+                    kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [StepCallback()]
+                agent.guard += 1
+                try:
+                    return fit(model, *args, **kwargs)
+                finally:
+                    agent.guard -= 1
+                    if agent.open is not None:
+                        agent.end()
 
-        fit_wrapper.__wrapped__ = fit  # type: ignore[attr-defined]
-        fit_wrapper.__name__ = "fit"
-        fit_wrapper.__doc__ = fit.__doc__
-        model_cls.fit = fit_wrapper
-        for name in ("train_on_batch", "test_on_batch", "predict_on_batch", "predict"):
-            setattr(model_cls, name, guarded(getattr(model_cls, name), name))
-        model_cls.evaluate = guarded(model_cls.evaluate, None)
+            fit_wrapper.__wrapped__ = fit  # type: ignore[attr-defined]
+            fit_wrapper.__name__ = "fit"
+            fit_wrapper.__doc__ = fit.__doc__
+            model_cls.fit = fit_wrapper
+            for name in ("train_on_batch", "test_on_batch", "predict_on_batch", "predict"):
+                setattr(model_cls, name, guarded(getattr(model_cls, name), name))
+            model_cls.evaluate = guarded(model_cls.evaluate, None)
+
+        wrap_model_class(keras.Model)
+        v1 = _keras_v1_model_class(keras)
+        if v1 is not None and v1 is not keras.Model:
+            wrap_model_class(v1)
+
+
+def _keras_v1_model_class(keras):
+    """Keras 2's TF1-graph model class (``training_v1.Model``), where this Keras has one (Keras 2
+    and tf_keras; Keras 3 has none): a model built with eager execution disabled is of it."""
+    package = getattr(keras, "__name__", "")
+    for name in ("keras.src.engine.training_v1", "keras.engine.training_v1",
+                 "tf_keras.src.engine.training_v1"):
+        if not name.startswith(package + "."):
+            continue
+        try:
+            return importlib.import_module(name).Model
+        except Exception:     # another layout: no TF1-graph class to wrap
+            continue
+    return None
 
 
 class _ImportWatcher(importlib.abc.MetaPathFinder):
