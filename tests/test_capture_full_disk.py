@@ -296,6 +296,10 @@ def test_the_viewer_opens_a_run_the_disk_stopped(stand_in, tmp_path, monkeypatch
             rows.setdefault(words[0], words[-1])
     assert rows == {"eager": "fastest", "function": "failed", "v1-session": "missing"}, text
     assert "function   failed: the disk is full (ENOSPC): cannot write" in text, text
+    # the mode not run says why, whole, among the bars (its reason is longer than a trace name)
+    flat = " ".join(text.split())
+    assert "v1-session missing: not run: the disk is full (ENOSPC)" in flat, text
+    assert "capture --resume" in flat, text
 
 
 def test_a_resume_without_space_to_set_aside_leaves_the_run_as_it_was(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -49,7 +50,10 @@ def render_bars(rows: list[BarRow], width: int) -> Text:
             out.append("\n")
         out.append(row.mode.ljust(name_w) + " ", style="bold")
         if not row.categories:
-            out.append(row.reason or "no breakdown", style="italic")
+            # a failed or missing mode's reason, whole: wrapped here under its row (the widget's
+            # height counts these lines)
+            lines = textwrap.wrap(row.reason or "no breakdown", max(20, width - name_w - 1)) or [""]
+            out.append(("\n" + " " * (name_w + 1)).join(lines), style="italic")
             continue
         cum = 0.0
         edge = 0
@@ -94,4 +98,5 @@ class CategoryBars(Widget):
         return render_bars(self.rows, self.size.width)
 
     def get_content_height(self, container, viewport, width: int) -> int:
-        return max(1, len(self.rows))
+        # the lines as drawn: a failed mode's reason takes more than its one row where it is long
+        return max(1, render_bars(self.rows, width).plain.count("\n") + 1)

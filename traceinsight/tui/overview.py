@@ -68,7 +68,7 @@ def bar_rows(run: Run) -> list[BarRow]:
     for m in run.modes.values():
         if not m.ok:
             rows.append(BarRow(fmt.safe(m.name), None,
-                               f"{fmt.safe(m.status)}: {fmt.safe(m.error or 'no reason recorded')}"))
+                               f"{fmt.safe(m.status)}: {fmt.safe(m.error or 'no reason recorded', 2000)}"))
         elif m.table("breakdown").empty:     # the light tables: no pandas before the first frame
             rows.append(BarRow(fmt.safe(m.name), None, "no steps found in the trace: no breakdown"))
         else:
