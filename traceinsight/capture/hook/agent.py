@@ -431,6 +431,20 @@ class Agent:
         self.step_calls[key] = self.step_calls.get(key, 0) + 1
         return True
 
+    def step_call(self, kind: str, name: str | None, call, args: tuple, kwargs: dict,
+                  log_args: bool = False):
+        """``call(*args, **kwargs)`` as a step call of the loop (``call_step`` at its entry), the
+        calls nested in it no steps of their own; ``log_args``: its arguments are recorded where
+        the step is traced (``log_args``). What every per-call wrapper runs once it has decided
+        the call is one (outside the Keras methods, another step call and hand-marked steps)."""
+        self.in_call += 1
+        try:
+            if self.call_step(kind, name) and log_args:
+                self.log_args(name, args, kwargs)
+            return call(*args, **kwargs)
+        finally:
+            self.in_call -= 1
+
     def log_args(self, name: str | None, args: tuple, kwargs: dict) -> None:
         """The arguments of a traced step's call, recorded as ``capture`` records the inputs it
         feeds (``loading.SignatureLog``): what the retrace table reads a retrace's cause and its
@@ -939,12 +953,7 @@ class Agent:
         def step(*args, **kwargs):
             if agent.guard or agent.in_call or agent.manual:
                 return fn(*args, **kwargs)
-            agent.in_call += 1
-            try:
-                agent.call_step("python function", name)
-                return fn(*args, **kwargs)
-            finally:
-                agent.in_call -= 1
+            return agent.step_call("python function", name, fn, args, kwargs)
 
         return step
 
@@ -1007,14 +1016,8 @@ class Agent:
                     wanted and getattr(fn, "_name", None) != wanted
                     and getattr(getattr(fn, "_python_function", None), "__name__", None) != wanted):
                 return original(fn, *args, **kwargs)
-            agent.in_call += 1
-            try:
-                name = getattr(fn, "_name", None)
-                if agent.call_step("tf.function", name):
-                    agent.log_args(name, args, kwargs)
-                return original(fn, *args, **kwargs)
-            finally:
-                agent.in_call -= 1
+            return agent.step_call("tf.function", getattr(fn, "_name", None),
+                                   functools.partial(original, fn), args, kwargs, log_args=True)
 
         __call__.__wrapped__ = original  # type: ignore[attr-defined]
         cls.__call__ = __call__
@@ -1035,12 +1038,8 @@ class Agent:
         def run(sess, *args, **kwargs):
             if agent.guard or agent.in_call or agent.manual:
                 return original(sess, *args, **kwargs)
-            agent.in_call += 1
-            try:
-                agent.call_step("Session.run", "Session.run")
-                return original(sess, *args, **kwargs)
-            finally:
-                agent.in_call -= 1
+            return agent.step_call("Session.run", "Session.run", functools.partial(original, sess),
+                                   args, kwargs)
 
         run.__wrapped__ = original  # type: ignore[attr-defined]
         cls.run = run
@@ -1069,14 +1068,12 @@ class Agent:
         def guarded(method, per_call_step: str | None):
             def wrapper(model, *args, **kwargs):
                 if per_call_step and agent.guard == 0 and agent.in_call == 0 and not agent.manual:
-                    agent.in_call += 1
                     agent.guard += 1
                     try:
-                        agent.call_step(per_call_step, per_call_step)
-                        return method(model, *args, **kwargs)
+                        return agent.step_call(per_call_step, per_call_step,
+                                               functools.partial(method, model), args, kwargs)
                     finally:
                         agent.guard -= 1
-                        agent.in_call -= 1
                 agent.guard += 1
                 try:
                     return method(model, *args, **kwargs)
